@@ -1,0 +1,76 @@
+"""tapeflow: TensorFlow's eager autodiff, rebuilt on NumPy.
+
+Use it as ``import tapeflow as tf``; TF2 code using ``tf.GradientTape``,
+``tf.Variable`` and the ops below runs unchanged.
+"""
+
+from __future__ import annotations
+
+import warnings as _warnings
+
+# NumPy warns on log(0), x/0 ...; TF silently returns inf/nan. Silence only
+# warnings raised from tapeflow's own kernels (no per-op cost).
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tapeflow(\.|$)")
+
+from tapeflow.framework import errors  # noqa: E402
+from tapeflow.framework import nest  # noqa: E402
+from tapeflow.framework.context import executing_eagerly  # noqa: E402
+from tapeflow.framework.dtypes import (  # noqa: E402
+    DType, as_dtype, bool, complex64, complex128, double, float16, float32, float64, half, int8, int16, int32,
+    int64, string, uint8, uint16, uint32, uint64,
+)
+from tapeflow.framework.indexed_slices import IndexedSlices  # noqa: E402
+from tapeflow.framework.tensor import (  # noqa: E402
+    Tensor, constant, convert_to_tensor, is_tensor, register_tensor_conversion_function,
+)
+from tapeflow.framework.tensor_shape import TensorShape  # noqa: E402
+from tapeflow.framework.variables import (  # noqa: E402
+    Variable, VariableAggregation, VariableSynchronization,
+)
+from tapeflow import ops as _ops  # noqa: E402, F401 - registers every op
+from tapeflow.eager.backprop import GradientTape, UnconnectedGradients  # noqa: E402
+from tapeflow.ops.registry import NotDifferentiable, RegisterGradient, no_gradient  # noqa: E402
+from tapeflow.ops.array_ops import (  # noqa: E402
+    argmax, argmin, broadcast_to, concat, expand_dims, eye, fill, gather, identity, linspace, ones, ones_like,
+    range, rank, reshape, shape, size, slice, split, squeeze, stack, stop_gradient, strided_slice, tile, transpose,
+    unstack, zeros, zeros_like,
+)
+from tapeflow.ops.math_ops import (  # noqa: E402
+    abs, add, add_n, cast, ceil, clip_by_value, cos, cumprod, cumsum, divide, equal, exp, floor, floordiv,
+    greater, greater_equal, less, less_equal, log, logical_and, logical_not, logical_or, matmul, maximum, minimum,
+    multiply, negative, not_equal, pow, realdiv, reduce_all, reduce_any, reduce_logsumexp, reduce_max, reduce_mean,
+    reduce_min, reduce_prod, reduce_sum, round, saturate_cast, sigmoid, sign, sin, sqrt, square, squared_difference,
+    subtract, tan, tanh, truediv, where,
+)
+from tapeflow import linalg, math, nn  # noqa: E402
+
+newaxis = None
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "keras": "tapeflow.keras",
+    "optimizers": "tapeflow.keras.optimizers",
+    "losses": "tapeflow.keras.losses",
+    "metrics": "tapeflow.keras.metrics",
+    "random": "tapeflow.random",
+    "test": "tapeflow.test",
+    "debugging": "tapeflow.debugging",
+    "autodiff": "tapeflow.autodiff",
+    "train": "tapeflow.train",
+    "data": "tapeflow.data",
+    "distribute": "tapeflow.distribute",
+    "datasets": "tapeflow.datasets",
+}
+
+
+def __getattr__(name: str):
+    # Heavier namespaces load on first use, so `import tapeflow` stays fast.
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'tapeflow' has no attribute '{name}'")
+    import importlib
+
+    value = importlib.import_module(mod)
+    globals()[name] = value
+    return value

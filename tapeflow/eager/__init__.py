@@ -1,0 +1,1 @@
+"""Eager autodiff: the tape, GradientTape, forward mode, custom gradients."""

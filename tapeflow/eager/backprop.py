@@ -1,0 +1,432 @@
+"""``tf.GradientTape``: recording ops and computing gradients from the records.
+
+The low-level ``Tape`` and the reverse walk live in ``tape.py``; this module
+adds TF's semantics (watching, variables, nested structures, persistence,
+unconnected gradients) and the math glue: calling gradient rules, filling
+zeros for outputs without a gradient, unbroadcasting once, aggregating.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import logging
+import warnings
+from typing import Any
+
+import numpy as np
+
+from tapeflow.eager import tape as tape_lib
+from tapeflow.eager.tape import OpRecord
+from tapeflow.framework import execute as execute_mod
+from tapeflow.framework import nest
+from tapeflow.framework.context import state
+from tapeflow.framework.indexed_slices import IndexedSlices
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.ops import registry
+
+_log = logging.getLogger("tapeflow")
+
+
+class UnconnectedGradients(enum.Enum):
+    """What ``gradient`` returns for a source the target does not depend on."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+def _unconnected(value: Any) -> UnconnectedGradients:
+    try:
+        return UnconnectedGradients(value)
+    except ValueError:
+        raise ValueError(f"Unknown value for unconnected_gradients: {value!r}") from None
+
+
+# -- recording ---------------------------------------------------------------
+
+def _is_trainable_dtype(v) -> bool:
+    return v.dtype.kind in "fc"
+
+
+def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> None:
+    """Called by ``execute`` for every op while something is recording."""
+    st = state
+    if st.tapes:
+        spec = registry._GRADS.get(op.name)
+        if spec is not None and spec.fn is not None:
+            input_ids = None
+            for tp in st.tapes:
+                if input_ids is None:
+                    input_ids = tuple(t._id for t in inputs)
+                if not tp.should_record(input_ids):
+                    continue
+                out_ids = tuple(o._id for o in outputs if o._value.dtype.kind in "fc")
+                if not out_ids:
+                    continue
+                tp.watched.update(out_ids)
+                tp.records.append(_make_record(op.name, attrs, input_ids, inputs, outputs, spec))
+    for acc in st.accumulators:
+        acc._process(op, inputs, attrs, outputs)
+    if st.debug_hook is not None:
+        st.debug_hook(op, inputs, attrs, outputs)
+
+
+def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord:
+    return OpRecord(
+        name, attrs or {}, input_ids, tuple(o._id for o in outputs),
+        inputs if spec.save_inputs else None,
+        outputs if spec.save_outputs else None,
+        tuple(t._shape_tuple() for t in inputs), tuple(t._value.dtype for t in inputs),
+        tuple(o._shape_tuple() for o in outputs), tuple(o._value.dtype for o in outputs),
+        spec.fn,
+    )
+
+
+execute_mod.record_hook = record_operation
+
+
+def _read_grad(op, grad):
+    return grad
+
+
+def record_variable_read(var, value: Tensor) -> None:
+    """Links a read of ``var`` to the tensor it produced on active tapes."""
+    st = state
+    for tp in st.tapes:
+        if tp.watch_accessed_variables and var.trainable and var._id not in tp.watched:
+            _watch_variable(tp, var)
+        if var._id in tp.watched:
+            tp.watched.add(value._id)
+            v = value._value
+            tp.records.append(OpRecord(
+                "ReadVariableOp", {}, (var._id,), (value._id,), None, None,
+                (v.shape,), (v.dtype,), (v.shape,), (v.dtype,), _read_grad,
+            ))
+    for acc in st.accumulators:
+        acc._process_read(var, value)
+    if st.debug_hook is not None:
+        st.debug_hook(None, (var,), None, (value,))
+
+
+def _watch_variable(tp, var) -> None:
+    if var.dtype.is_floating or var.dtype.is_complex:
+        tp.watched.add(var._id)
+        tp.variables[var._id] = var
+
+
+# -- the math of the backward walk --------------------------------------------
+
+def zeros_for(shape: tuple, dtype) -> Tensor:
+    from tapeflow.ops import array_ops
+
+    return array_ops.zeros(shape, dtype=dtype)
+
+
+def unbroadcast(grad, shape: tuple):
+    """Sums ``grad`` back to ``shape`` after a broadcasting op (the one place
+    this is done)."""
+    from tapeflow.ops import array_ops, math_ops
+
+    gshape = grad._shape_tuple()
+    if gshape == shape:
+        return grad
+    lead = len(gshape) - len(shape)
+    if lead < 0 or any(g != s and s != 1 for g, s in zip(gshape[lead:], shape)):
+        # A rule returned something smaller (e.g. a scalar): broadcast it up.
+        return array_ops.broadcast_to(grad, shape)
+    axes = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1]
+    if axes:
+        grad = math_ops.reduce_sum(grad, axis=axes)
+    if grad._shape_tuple() != shape:
+        grad = array_ops.reshape(grad, shape)
+    return grad
+
+
+def aggregate(grads: list):
+    """Sums the gradients flowing into one tensor (dense and/or sparse)."""
+    from tapeflow.ops import array_ops, math_ops
+
+    sparse = [g for g in grads if isinstance(g, IndexedSlices)]
+    if not sparse:
+        return math_ops.add_n(grads)
+    dense = [g for g in grads if not isinstance(g, IndexedSlices)]
+    if dense:
+        total = math_ops.add_n(dense) if len(dense) > 1 else dense[0]
+        for s in sparse:
+            total = math_ops.add(total, convert_to_tensor(s))
+        return total
+    return IndexedSlices(
+        array_ops.concat([s.values for s in sparse], axis=0),
+        array_ops.concat([s.indices for s in sparse], axis=0),
+        sparse[0].dense_shape,
+    )
+
+
+_PASS_SPARSE = frozenset({"ReadVariableOp", "Identity"})
+
+
+def op_gradients(rec: OpRecord, out_grads: list) -> list:
+    """Calls ``rec``'s gradient rule and unbroadcasts the result."""
+    for i, g in enumerate(out_grads):
+        if g is None:
+            out_grads[i] = zeros_for(rec.output_shapes[i], rec.output_dtypes[i])
+        elif isinstance(g, IndexedSlices) and rec.type not in _PASS_SPARSE:
+            out_grads[i] = convert_to_tensor(g)
+    grads = rec.grad_fn(rec, *out_grads)
+    n = len(rec.input_ids)
+    if not isinstance(grads, (list, tuple)):
+        grads = (grads,)
+    if len(grads) != n:
+        raise ValueError(
+            f"The gradient rule of op '{rec.type}' returned {len(grads)} gradients, but the op has "
+            f"{n} inputs: return one gradient (or None) per input."
+        )
+    shapes = rec.input_shapes
+    out = []
+    for i, g in enumerate(grads):
+        if g is not None and not isinstance(g, IndexedSlices):
+            if not isinstance(g, Tensor):
+                g = convert_to_tensor(g, dtype=rec.input_dtypes[i])
+            if g._shape_tuple() != shapes[i]:
+                g = unbroadcast(g, shapes[i])
+        out.append(g)
+    return out
+
+
+# -- GradientTape --------------------------------------------------------------
+
+class GradientTape:
+    """Records operations for automatic differentiation, as ``tf.GradientTape``.
+
+    >>> x = tf.constant(3.0)
+    >>> with tf.GradientTape() as g:
+    ...     g.watch(x)
+    ...     y = x * x
+    >>> g.gradient(y, x)
+    <tf.Tensor: shape=(), dtype=float32, numpy=6.0>
+
+    Trainable variables read inside the block are watched automatically
+    (unless ``watch_accessed_variables=False``). A non-persistent tape allows
+    one ``gradient``/``jacobian`` call and then frees what it saved.
+    """
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
+        self._persistent = persistent
+        self._watch_accessed_variables = watch_accessed_variables
+        self._tape: tape_lib.Tape | None = None
+        self._recording = False
+        self._used = False
+
+    # context management
+    def __enter__(self) -> GradientTape:
+        self._push_tape()
+        return self
+
+    def __exit__(self, typ, value, traceback) -> None:
+        if self._recording:
+            self._pop_tape()
+
+    def _push_tape(self) -> None:
+        if self._recording:
+            raise ValueError(
+                "Tape is still recording, This can happen if you try to re-enter an already-active tape."
+            )
+        if self._tape is None:
+            self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
+            self._used = False
+        state.tapes.append(self._tape)
+        state.update_recording()
+        self._recording = True
+
+    def _pop_tape(self) -> None:
+        if not self._recording:
+            raise ValueError("Tape is not recording.")
+        tapes = state.tapes
+        for i in range(len(tapes) - 1, -1, -1):
+            if tapes[i] is self._tape:
+                del tapes[i]
+                break
+        state.update_recording()
+        self._recording = False
+
+    # watching
+    def watch(self, tensor: Any) -> None:
+        """Ensures ``tensor`` (any nested structure of tensors/variables) is traced."""
+        from tapeflow.framework.variables import Variable
+
+        if self._tape is None:
+            self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
+        for t in nest.flatten(tensor):
+            if isinstance(t, Variable):
+                if not (t.dtype.is_floating or t.dtype.is_complex):
+                    _warn_dtype(t)
+                    continue
+                _watch_variable(self._tape, t)
+            elif isinstance(t, Tensor):
+                if not (t.dtype.is_floating or t.dtype.is_complex):
+                    _warn_dtype(t)
+                    continue
+                self._tape.watched.add(t._id)
+            elif isinstance(t, IndexedSlices):
+                self.watch(t.values)
+            else:
+                raise ValueError(
+                    f"Passed in object {t!r} of type {type(t).__name__!r}, not tf.Tensor or tf.Variable "
+                    "or ExtensionType. Convert it first with tf.constant(...) and watch the tensor."
+                )
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Temporarily stops recording ops on this tape."""
+        if not self._recording:
+            raise ValueError("Tape must be recording.")
+        self._pop_tape()
+        try:
+            yield
+        finally:
+            self._push_tape()
+
+    def reset(self) -> None:
+        """Clears everything recorded so far; the tape keeps recording if it was."""
+        recording = self._recording
+        if recording:
+            self._pop_tape()
+        self._tape = None
+        if recording:
+            self._push_tape()
+
+    def watched_variables(self) -> tuple:
+        """The variables this tape watches, in creation order."""
+        if self._tape is None:
+            return ()
+        return tuple(sorted(self._tape.variables.values(), key=lambda v: v._id))
+
+    # gradients
+    def gradient(
+        self,
+        target: Any,
+        sources: Any,
+        output_gradients: Any = None,
+        unconnected_gradients: Any = UnconnectedGradients.NONE,
+    ) -> Any:
+        """Gradient of ``target`` (summed over targets and their elements)
+        w.r.t. each of ``sources``, in the structure of ``sources``."""
+        if self._tape is None:
+            raise RuntimeError(
+                "A non-persistent GradientTape can only be used to compute one set of gradients "
+                "(or jacobians). Create the tape with persistent=True to call gradient() more than once."
+            )
+        unconnected = _unconnected(unconnected_gradients)
+        if self._recording:
+            if not self._persistent:
+                self._pop_tape()
+            else:
+                _log.warning(
+                    "Calling GradientTape.gradient on a persistent tape inside its context is "
+                    "significantly less efficient than calling it outside the context."
+                )
+        tp = self._tape
+        try:
+            result = _gradient(tp, target, sources, output_gradients, unconnected, release=not self._persistent)
+        finally:
+            if not self._persistent:
+                self._tape = None
+                self._used = True
+        return result
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True):
+        from tapeflow.eager import jacobians
+
+        return jacobians.jacobian(self, target, sources, unconnected_gradients, parallel_iterations,
+                                  experimental_use_pfor)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
+        from tapeflow.eager import jacobians
+
+        return jacobians.batch_jacobian(self, target, source, unconnected_gradients, parallel_iterations,
+                                        experimental_use_pfor)
+
+
+def _warn_dtype(t) -> None:
+    _log.warning(
+        "The dtype of the watched tensor must be floating (e.g. tf.float32), got %r", t.dtype
+    )
+    warnings.warn(
+        f"The dtype of the watched tensor must be floating (e.g. tf.float32), got {t.dtype!r}; "
+        "its gradient will be None.",
+        stacklevel=3,
+    )
+
+
+def _source_id(s: Any) -> int:
+    from tapeflow.framework.variables import Variable
+
+    if isinstance(s, (Tensor, Variable)):
+        return s._id
+    raise TypeError(
+        f"gradient() sources must be tf.Tensor or tf.Variable objects (or nested structures of them), "
+        f"got {type(s).__name__}: {s!r}"
+    )
+
+
+def _gradient(tp, target, sources, output_gradients, unconnected, release: bool):
+    from tapeflow.framework.variables import Variable
+    from tapeflow.ops import array_ops
+
+    flat_sources = nest.flatten(sources)
+    source_ids = [_source_id(s) for s in flat_sources]
+    flat_targets = nest.flatten(target)
+    if output_gradients is not None:
+        flat_out = nest.flatten(output_gradients)
+        if len(flat_out) != len(flat_targets):
+            raise ValueError(
+                f"output_gradients has {len(flat_out)} entries but target has {len(flat_targets)}: "
+                "pass one output gradient (or None) per target."
+            )
+    else:
+        flat_out = [None] * len(flat_targets)
+    initial: dict[int, list] = {}
+    for t, og in zip(flat_targets, flat_out):
+        if t is None:
+            continue
+        if isinstance(t, Variable):
+            tid, tval = t._id, t._snapshot()
+        elif isinstance(t, IndexedSlices):
+            t = convert_to_tensor(t)
+            tid, tval = t._id, t
+        elif isinstance(t, Tensor):
+            tid, tval = t._id, t
+        else:
+            raise TypeError(f"gradient() target must be a tf.Tensor or tf.Variable, got {type(t).__name__}")
+        if og is None:
+            if tval._value.dtype.kind not in "fc":
+                continue
+            og = array_ops.ones_like(tval)
+        else:
+            og = convert_to_tensor(og, dtype=tval.dtype)
+            if og._shape_tuple() != tval._shape_tuple():
+                raise ValueError(
+                    f"output_gradients shape {og._shape_tuple()} does not match target shape "
+                    f"{tval._shape_tuple()}."
+                )
+        initial.setdefault(tid, []).append(og)
+    watched = tp.watched
+    sid_set = {sid for s, sid in zip(flat_sources, source_ids) if sid in watched}
+    found = tape_lib.backward(tp.records, initial, sid_set, op_gradients, aggregate, release)
+    if release:
+        tp.records = []
+    grads = []
+    for s, sid in zip(flat_sources, source_ids):
+        g = found.get(sid)
+        if g is None and sid in initial and sid in watched:
+            gl = initial[sid]
+            g = gl[0] if len(gl) == 1 else aggregate(gl)
+        if g is None and unconnected is UnconnectedGradients.ZERO:
+            g = array_ops.zeros_like(s)
+        grads.append(g)
+    return nest.pack_sequence_as(sources, grads)
+
+
+__all__ = ["GradientTape", "UnconnectedGradients", "record_operation", "record_variable_read", "np"]

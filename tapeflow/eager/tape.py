@@ -1,0 +1,132 @@
+"""The low-level tape: records of executed ops and the backward walk.
+
+This module knows nothing about what ops mean. A record holds an op's type
+and attrs, the ids of its inputs and outputs, the tensors its gradient rule
+said it needs, and the shapes/dtypes of everything (for unbroadcasting and
+for zero-filling outputs that received no gradient). ``backward`` walks the
+records in reverse and calls back into ``backprop`` for the math.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+
+class OpRecord:
+    """One recorded op. Also the ``op`` a gradient rule receives."""
+
+    __slots__ = (
+        "type", "attrs", "input_ids", "output_ids", "inputs", "outputs",
+        "input_shapes", "input_dtypes", "output_shapes", "output_dtypes", "grad_fn",
+        "source_info",
+    )
+
+    def __init__(self, type, attrs, input_ids, output_ids, inputs, outputs,
+                 input_shapes, input_dtypes, output_shapes, output_dtypes, grad_fn):
+        self.type = type
+        self.attrs = attrs
+        self.input_ids = input_ids
+        self.output_ids = output_ids
+        self.inputs = inputs
+        self.outputs = outputs
+        self.input_shapes = input_shapes
+        self.input_dtypes = input_dtypes
+        self.output_shapes = output_shapes
+        self.output_dtypes = output_dtypes
+        self.grad_fn = grad_fn
+        self.source_info = None
+
+    @property
+    def name(self) -> str:
+        return self.type
+
+    def get_attr(self, name: str) -> Any:
+        try:
+            return self.attrs[name]
+        except KeyError:
+            raise ValueError(f"Operation '{self.type}' has no attr named '{name}'.") from None
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.input_ids)
+
+    def release(self) -> None:
+        self.inputs = self.outputs = None
+
+    def __repr__(self) -> str:
+        return f"<OpRecord {self.type} in={self.input_ids} out={self.output_ids}>"
+
+
+class Tape:
+    """Watched ids plus the op records made while they were watched."""
+
+    __slots__ = ("watched", "records", "persistent", "watch_accessed_variables", "variables", "__weakref__")
+
+    def __init__(self, persistent: bool, watch_accessed_variables: bool) -> None:
+        self.watched: set[int] = set()
+        self.records: list[OpRecord] = []
+        self.persistent = persistent
+        self.watch_accessed_variables = watch_accessed_variables
+        self.variables: dict[int, Any] = {}  # id -> watched Variable, in watch order
+
+    def should_record(self, input_ids: Iterable[int]) -> bool:
+        w = self.watched
+        for i in input_ids:
+            if i in w:
+                return True
+        return False
+
+
+def backward(
+    records: list[OpRecord],
+    output_grads: dict[int, list],
+    source_ids: set[int],
+    op_grads: Callable[[OpRecord, list], list],
+    aggregate: Callable[[list], Any],
+    release: bool,
+) -> dict[int, Any]:
+    """Reverse-mode walk. Returns the aggregated gradient of each source id.
+
+    ``output_grads`` maps target ids to lists of incoming gradients. Records
+    are processed newest first (a valid reverse topological order since they
+    were appended as ops ran); only records on a path from a source are
+    visited, and a record with no incoming gradient is skipped.
+    """
+    # Forward pass over ids: which records depend on a source at all?
+    reachable = set(source_ids)
+    relevant = []
+    for rec in records:
+        for i in rec.input_ids:
+            if i in reachable:
+                reachable.update(rec.output_ids)
+                relevant.append(rec)
+                break
+    pending = output_grads
+    for rec in reversed(relevant):
+        outs = []
+        have = False
+        for oid in rec.output_ids:
+            gl = pending.get(oid) if oid in source_ids else pending.pop(oid, None)
+            if gl is None:
+                outs.append(None)
+            else:
+                have = True
+                outs.append(gl[0] if len(gl) == 1 else aggregate(gl))
+        if not have:
+            continue
+        in_grads = op_grads(rec, outs)
+        if release:
+            rec.release()
+        for iid, g in zip(rec.input_ids, in_grads):
+            if g is not None and iid in reachable:
+                gl = pending.get(iid)
+                if gl is None:
+                    pending[iid] = [g]
+                else:
+                    gl.append(g)
+    result = {}
+    for sid in source_ids:
+        gl = pending.get(sid)
+        if gl is not None:
+            result[sid] = gl[0] if len(gl) == 1 else aggregate(gl)
+    return result

@@ -1,0 +1,1 @@
+"""Framework objects: dtypes, shapes, Tensor, Variable, errors, execution."""

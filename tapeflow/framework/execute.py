@@ -1,0 +1,67 @@
+"""The single entry point every op goes through: ``execute(op, inputs, attrs)``.
+
+Eager: run the NumPy kernel now, wrap the result, and let active tapes and
+forward accumulators record it. Graph (inside ``tf.function`` tracing): hand
+the op to the graph being built. The eager path with nothing recording is a
+kernel call and one Tensor construction; everything else is behind one flag.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework import errors
+from tapeflow.framework.context import state
+from tapeflow.framework.tensor import Tensor, _wrap
+
+# Set by tapeflow.eager.backprop (the layer above) to record ops on tapes.
+record_hook = None
+
+
+def execute(op, inputs: tuple, attrs: dict | None = None):
+    """Runs ``op`` on ``inputs`` (Tensors) with ``attrs``; returns its output
+    Tensor, or a list of Tensors for multi-output ops."""
+    st = state
+    if st.graph is not None:
+        return st.graph.add_op(op, inputs, attrs or {})
+    try:
+        if attrs:
+            out = op.kernel(*[t._value for t in inputs], **attrs)
+        else:
+            out = op.kernel(*[t._value for t in inputs])
+    except errors.OpError:
+        raise
+    except (ValueError, IndexError, TypeError, np.linalg.LinAlgError, ZeroDivisionError, OverflowError) as e:
+        raise kernel_error(op, inputs, attrs, e) from None
+    if op.num_outputs == 1:
+        result = Tensor(out)
+        if st.recording:
+            record_hook(op, inputs, attrs, (result,))
+        return result
+    outputs = tuple(_wrap(o) for o in out)
+    if st.recording:
+        record_hook(op, inputs, attrs, outputs)
+    return list(outputs)
+
+
+def describe(t: Any) -> str:
+    """``float32[2,3]``: how messages name a tensor."""
+    try:
+        shape = t._shape_tuple()
+        dims = ",".join("?" if d is None else str(d) for d in shape)
+        return f"{t.dtype.name}[{dims}]"
+    except Exception:  # noqa: BLE001 - only for messages
+        return type(t).__name__
+
+
+def kernel_error(op, inputs, attrs, exc: Exception) -> errors.InvalidArgumentError:
+    """Turns a NumPy failure inside a kernel into TF's error naming the op."""
+    ins = ", ".join(describe(t) for t in inputs)
+    attr_text = ""
+    if attrs:
+        attr_text = " with " + ", ".join(f"{k}={v!r}" for k, v in sorted(attrs.items()))
+    return errors.InvalidArgumentError(
+        None, None, f"{op.name} failed on inputs ({ins}){attr_text}: {exc} [Op:{op.name}]"
+    )

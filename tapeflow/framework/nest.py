@@ -1,0 +1,153 @@
+"""``tf.nest``: flatten and rebuild nested lists, tuples, namedtuples and dicts.
+
+Dicts flatten in sorted key order, as in TF; everything else is a leaf.
+"""
+
+from __future__ import annotations
+
+import collections.abc as cabc
+from typing import Any, Callable
+
+
+def is_nested(structure: Any) -> bool:
+    return isinstance(structure, (list, tuple, dict, cabc.Mapping)) and not _is_leaf_type(structure)
+
+
+is_sequence = is_nested
+
+
+def _is_leaf_type(x: Any) -> bool:
+    return isinstance(x, (str, bytes))
+
+
+def _sorted_keys(d: Any) -> list:
+    try:
+        return sorted(d)
+    except TypeError:
+        return list(d)
+
+
+def _children(x: Any) -> list:
+    if isinstance(x, cabc.Mapping):
+        return [x[k] for k in _sorted_keys(x)]
+    return list(x)
+
+
+def flatten(structure: Any, expand_composites: bool = False) -> list:
+    """The leaves of ``structure`` in TF's order."""
+    if not is_nested(structure):
+        return [structure]
+    out: list = []
+    _flatten_into(structure, out)
+    return out
+
+
+def _flatten_into(x: Any, out: list) -> None:
+    if is_nested(x):
+        for c in _children(x):
+            _flatten_into(c, out)
+    else:
+        out.append(x)
+
+
+def _rebuild(template: Any, children: list) -> Any:
+    if isinstance(template, cabc.Mapping):
+        keys = _sorted_keys(template)
+        by_key = dict(zip(keys, children))
+        if isinstance(template, collections.defaultdict):
+            result = collections.defaultdict(template.default_factory)
+            for k in template:
+                result[k] = by_key[k]
+            return result
+        try:
+            return type(template)((k, by_key[k]) for k in template)
+        except TypeError:
+            return {k: by_key[k] for k in template}
+    if isinstance(template, tuple) and hasattr(template, "_fields"):
+        return type(template)(*children)
+    if isinstance(template, tuple):
+        return tuple(children)
+    if isinstance(template, list):
+        return list(children)
+    return type(template)(children)
+
+
+def pack_sequence_as(structure: Any, flat_sequence: Any, expand_composites: bool = False) -> Any:
+    """Rebuilds ``structure``'s shape with the leaves of ``flat_sequence``."""
+    flat_sequence = list(flat_sequence)
+    if not is_nested(structure):
+        if len(flat_sequence) != 1:
+            raise ValueError(
+                f"Structure is a scalar but len(flat_sequence) == {len(flat_sequence)} > 1"
+            )
+        return flat_sequence[0]
+    n = len(flatten(structure))
+    if n != len(flat_sequence):
+        raise ValueError(
+            f"Could not pack sequence. Structure had {n} atoms, but flat_sequence had "
+            f"{len(flat_sequence)} items."
+        )
+    pos = [0]
+
+    def build(t: Any) -> Any:
+        if is_nested(t):
+            return _rebuild(t, [build(c) for c in _children(t)])
+        v = flat_sequence[pos[0]]
+        pos[0] += 1
+        return v
+
+    return build(structure)
+
+
+def assert_same_structure(nest1: Any, nest2: Any, check_types: bool = True, expand_composites: bool = False) -> None:
+    def check(a: Any, b: Any) -> None:
+        if is_nested(a) != is_nested(b):
+            raise ValueError(
+                f"The two structures don't have the same nested structure.\n\nFirst structure: {nest1}\n\n"
+                f"Second structure: {nest2}"
+            )
+        if not is_nested(a):
+            return
+        if check_types and type(a) is not type(b) and not (
+            isinstance(a, cabc.Mapping) and isinstance(b, cabc.Mapping)
+        ):
+            raise TypeError(
+                f"The two structures don't have the same sequence type. Input structure has type "
+                f"{type(a)}, while shallow structure has type {type(b)}."
+            )
+        if isinstance(a, cabc.Mapping) and set(a) != set(b):
+            raise ValueError(f"The two dictionaries don't have the same set of keys: {list(a)} vs {list(b)}")
+        ca, cb = _children(a), _children(b)
+        if len(ca) != len(cb):
+            raise ValueError(
+                f"The two structures don't have the same number of elements.\n\nFirst structure: {nest1}\n\n"
+                f"Second structure: {nest2}"
+            )
+        for x, y in zip(ca, cb):
+            check(x, y)
+
+    check(nest1, nest2)
+
+
+def map_structure(func: Callable, *structure: Any, check_types: bool = True, expand_composites: bool = False) -> Any:
+    if not structure:
+        raise ValueError("Must provide at least one structure")
+    for other in structure[1:]:
+        assert_same_structure(structure[0], other, check_types=check_types)
+    flats = [flatten(s) for s in structure]
+    return pack_sequence_as(structure[0], [func(*xs) for xs in zip(*flats)])
+
+
+def flatten_with_joined_string_paths(structure: Any, separator: str = "/") -> list:
+    out: list = []
+
+    def walk(x: Any, path: tuple) -> None:
+        if is_nested(x):
+            keys = _sorted_keys(x) if isinstance(x, cabc.Mapping) else range(len(x))
+            for k, c in zip(keys, _children(x)):
+                walk(c, path + (str(k),))
+        else:
+            out.append((separator.join(path), x))
+
+    walk(structure, ())
+    return out

@@ -1,0 +1,355 @@
+"""The eager ``tf.Tensor`` and conversion of Python/NumPy values to tensors.
+
+A Tensor wraps a NumPy array (or NumPy scalar, for rank 0) and an integer id
+that tapes use to refer to it. Operators (``+``, ``@``, ``[]`` ...) are
+attached by ``tapeflow.ops.tensor_operators`` once the ops exist.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework import dtypes
+from tapeflow.framework.tensor_shape import TensorShape
+
+_next_id = itertools.count(1).__next__
+
+
+def new_id() -> int:
+    return _next_id()
+
+
+class Tensor:
+    """A multi-dimensional array with a fixed dtype, as ``tf.Tensor``.
+
+    >>> import tapeflow as tf
+    >>> tf.constant([1.0, 2.0]) * 3
+    <tf.Tensor: shape=(2,), dtype=float32, numpy=array([3., 6.], dtype=float32)>
+    """
+
+    __slots__ = ("_value", "_id", "__weakref__")
+    # NumPy binary operators defer to ours (np.float32(2) * t gives a Tensor).
+    __array_priority__ = 100
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+        self._id = _next_id()
+
+    # -- value access -----------------------------------------------------
+    def numpy(self):
+        """The value as a NumPy array (a NumPy scalar for rank 0)."""
+        v = self._value
+        if isinstance(v, np.ndarray) and v.ndim == 0:
+            return v[()]
+        return v
+
+    def __array__(self, dtype=None, copy=None):
+        v = np.asarray(self._value)
+        if dtype is not None and v.dtype != dtype:
+            return v.astype(dtype)
+        if copy:
+            return v.copy()
+        return v
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return dtypes.from_numpy(self._value.dtype)
+
+    @property
+    def shape(self) -> TensorShape:
+        return TensorShape(self._value.shape)
+
+    def _shape_tuple(self) -> tuple:
+        """The shape as a plain tuple (``None`` for unknown dims in graphs)."""
+        return self._value.shape
+
+    def get_shape(self) -> TensorShape:
+        return self.shape
+
+    def set_shape(self, shape: Any) -> None:
+        if not self.shape.is_compatible_with(shape):
+            raise ValueError(f"Tensor's shape {self.shape} is not compatible with supplied shape {TensorShape(shape)}.")
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def device(self) -> str:
+        return "/job:localhost/replica:0/task:0/device:CPU:0"
+
+    @property
+    def name(self):
+        raise AttributeError("Tensor.name is undefined when eager execution is enabled.")
+
+    @property
+    def graph(self):
+        raise AttributeError("Tensor.graph is undefined when eager execution is enabled.")
+
+    def ref(self) -> Reference:
+        """A hashable reference to this tensor (tensors themselves are not)."""
+        return Reference(self)
+
+    experimental_ref = ref
+
+    # -- Python protocol --------------------------------------------------
+    def __hash__(self):
+        raise TypeError("Tensor is unhashable. Instead, use tensor.ref() as the key.")
+
+    def __bool__(self) -> bool:
+        v = self._value
+        if v.size != 1 and v.ndim != 0:
+            raise ValueError(
+                "The truth value of an array with more than one element is ambiguous. "
+                "Use a.any() or a.all()"
+            )
+        return bool(v)
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __index__(self) -> int:
+        if self._value.ndim != 0 or self._value.dtype.kind not in "iu":
+            raise TypeError(f"Only integer scalar tensors can be converted to an index, got {self.shape} {self.dtype.name}.")
+        return int(self._value)
+
+    def __complex__(self) -> complex:
+        return complex(self._value)
+
+    def __len__(self) -> int:
+        if self._value.ndim == 0:
+            raise TypeError("Scalar tensor has no `len()`")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        if self._value.ndim == 0:
+            raise TypeError("Cannot iterate over a scalar tensor.")
+        from tapeflow.ops import array_ops
+
+        return iter(array_ops.unstack(self)) if self._value.shape[0] else iter(())
+
+    def __copy__(self) -> Tensor:
+        return self
+
+    def __deepcopy__(self, memo) -> Tensor:
+        return self
+
+    def __reduce__(self):
+        return convert_to_tensor, (self.numpy(),)
+
+    def __repr__(self) -> str:
+        return f"<tf.Tensor: shape={_shape_str(self._value.shape)}, dtype={self.dtype.name}, numpy={_numpy_repr(self)}>"
+
+    def __str__(self) -> str:
+        text = np.array2string(np.asarray(self._value)) if self._value.ndim else str(self.numpy())
+        if self.dtype is dtypes.string:
+            text = repr(self.numpy())
+        sep = "\n" if "\n" in text else ""
+        return f"tf.Tensor({sep}{text}, shape={_shape_str(self._value.shape)}, dtype={self.dtype.name})"
+
+    def __format__(self, spec: str) -> str:
+        if self._value.ndim == 0:
+            return format(self.numpy(), spec)
+        return format(str(self), spec)
+
+    # NumPy-style conveniences TF has on EagerTensor.
+    def eval(self, *args, **kwargs):
+        raise NotImplementedError("Tensor.eval() is graph-mode (TF1) only; use .numpy() in eager mode.")
+
+
+def _shape_str(shape: tuple) -> str:
+    return str(TensorShape(shape))
+
+
+def _numpy_repr(t: Tensor) -> str:
+    v = t.numpy()
+    if isinstance(v, np.ndarray):
+        return repr(v)
+    if isinstance(v, (np.bool_,)):
+        return str(bool(v))
+    if isinstance(v, bytes):
+        return repr(v)
+    return str(v)
+
+
+class Reference:
+    """What ``tensor.ref()`` returns: hashable by identity, deref() to get back."""
+
+    __slots__ = ("_obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+
+    def deref(self):
+        return self._obj
+
+    def __hash__(self) -> int:
+        return id(self._obj)
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Reference) and other._obj is self._obj
+
+    def __repr__(self) -> str:
+        return f"<Reference wrapping {self._obj!r}>"
+
+
+# -- conversion ----------------------------------------------------------------
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+# Conversion functions registered for non-Tensor types (Variable, IndexedSlices).
+_conversion_registry: dict[type, Any] = {}
+
+
+def register_tensor_conversion_function(base_type: type, conversion_func: Any, priority: int = 100) -> None:
+    """As ``tf.register_tensor_conversion_function``: teach convert_to_tensor a type."""
+    _conversion_registry[base_type] = conversion_func
+
+
+def _python_to_numpy(value: Any, dtype: dtypes.DType | None) -> np.ndarray:
+    """Python scalars/lists follow TF's inference: float -> float32, int -> int32."""
+    if isinstance(value, (list, tuple)) and _contains_tensor(value):
+        value = _materialize(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError as e:
+        raise ValueError(f"Can't convert non-rectangular Python sequence to Tensor: {e}") from None
+    kind = arr.dtype.kind
+    if dtype is not None:
+        target = dtype._np
+        if kind == "f" and target.kind in "iub":
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        if kind == "c" and target.kind != "c":
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        if kind in "iu" and target.kind in "iu" and arr.size:
+            info = np.iinfo(target)
+            if arr.min() < info.min or arr.max() > info.max:
+                raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        if kind == "b" and target.kind != "b":
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        if kind in "US" and target.kind != "O":
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        return arr.astype(target)
+    if kind == "f":
+        return arr.astype(np.float32)
+    if kind in "iu":
+        if arr.size and (arr.min() < _INT32_MIN or arr.max() > _INT32_MAX):
+            return arr.astype(np.int64)
+        return arr.astype(np.int32)
+    if kind in "US":
+        return arr.astype(object)
+    if kind == "O":
+        raise TypeError(f"Failed to convert elements of {value!r} to Tensor.")
+    return arr
+
+
+def _contains_tensor(seq) -> bool:
+    for item in seq:
+        if isinstance(item, (list, tuple)):
+            if _contains_tensor(item):
+                return True
+        elif not isinstance(item, (int, float, complex, bool, np.generic, str, bytes)):
+            return True
+    return False
+
+
+def _materialize(seq):
+    out = []
+    for item in seq:
+        if isinstance(item, (list, tuple)):
+            out.append(_materialize(item))
+        elif isinstance(item, (int, float, complex, bool, np.generic, str, bytes)):
+            out.append(item)
+        else:
+            out.append(convert_to_tensor(item).numpy())
+    return out
+
+
+def _wrap(arr: Any) -> Tensor:
+    # Rank-0 values are kept as NumPy scalars: NumPy ops on them are faster.
+    if isinstance(arr, np.ndarray) and arr.ndim == 0:
+        arr = arr[()]
+    return Tensor(arr)
+
+
+def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None = None) -> Tensor:
+    """Creates a constant tensor, as ``tf.constant``.
+
+    Python floats become float32 and ints int32; NumPy arrays keep their dtype
+    unless ``dtype`` is given. ``shape`` reshapes, or broadcasts a scalar.
+
+    >>> tf.constant([[1, 2], [3, 4]]).dtype
+    tf.int32
+    """
+    dtype = dtypes.as_dtype(dtype) if dtype is not None else None
+    if isinstance(value, Tensor) or type(value) in _conversion_registry:
+        t = convert_to_tensor(value)
+        if dtype is not None and t.dtype is not dtype:
+            from tapeflow.ops import math_ops
+
+            t = math_ops.cast(t, dtype)
+        arr = t._value
+    elif isinstance(value, (np.ndarray, np.generic)):
+        arr = np.array(value, dtype=dtype._np if dtype is not None else None, copy=True)
+        if arr.dtype.kind in "US":
+            arr = arr.astype(object)
+    else:
+        arr = _python_to_numpy(value, dtype)
+    if shape is not None:
+        shape = tuple(TensorShape(shape).as_list())
+        arr = np.asarray(arr)
+        if arr.size == 1 and int(np.prod(shape)) != 1:
+            arr = np.full(shape, arr.reshape(()), dtype=arr.dtype)
+        elif arr.size == int(np.prod(shape)):
+            arr = arr.reshape(shape)
+        else:
+            raise TypeError(
+                f"Eager execution of tf.constant with unsupported shape: the value has {arr.size} "
+                f"elements but `shape` {shape} has {int(np.prod(shape))}. Pass a scalar to fill "
+                "the shape, or a value with that many elements."
+            )
+    return _wrap(arr)
+
+
+def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, name: str | None = None) -> Tensor:
+    """Converts a Tensor, Variable, NumPy array or Python value to a Tensor.
+
+    A Tensor is returned as is (a ``dtype`` that differs is an error, as in
+    TF); other values follow ``tf.constant``'s rules, using ``dtype_hint``
+    when it fits.
+    """
+    if isinstance(value, Tensor):
+        if dtype is not None:
+            dtype = dtypes.as_dtype(dtype)
+            if value.dtype is not dtype:
+                raise ValueError(
+                    f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype "
+                    f"{value.dtype.name}: {value!r}"
+                )
+        return value
+    conv = _conversion_registry.get(type(value))
+    if conv is None:
+        for base, fn in _conversion_registry.items():
+            if isinstance(value, base):
+                conv = fn
+                break
+    if conv is not None:
+        t = conv(value, dtype=dtypes.as_dtype(dtype) if dtype is not None else None)
+        return convert_to_tensor(t, dtype=dtype)
+    if dtype is None and dtype_hint is not None:
+        try:
+            return constant(value, dtype=dtype_hint)
+        except (TypeError, ValueError):
+            return constant(value)
+    if value is None:
+        raise ValueError("Attempt to convert a value (None) with an unsupported type (<class 'NoneType'>) to a Tensor.")
+    return constant(value, dtype=dtype)
+
+
+def is_tensor(x: Any) -> bool:
+    return isinstance(x, Tensor)

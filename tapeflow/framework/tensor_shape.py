@@ -1,0 +1,147 @@
+"""``tf.TensorShape``: a shape whose rank or dimensions may be unknown."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+
+class TensorShape:
+    """A static shape: a tuple of ``int`` or ``None`` dims, or unknown rank."""
+
+    __slots__ = ("_dims",)
+
+    def __init__(self, dims: Any) -> None:
+        if dims is None:
+            self._dims = None
+        elif isinstance(dims, TensorShape):
+            self._dims = dims._dims
+        elif isinstance(dims, int):
+            self._dims = (dims,)
+        else:
+            self._dims = tuple(None if d is None else int(d) for d in dims)
+
+    @property
+    def rank(self) -> int | None:
+        return None if self._dims is None else len(self._dims)
+
+    ndims = rank
+
+    @property
+    def dims(self):
+        return None if self._dims is None else list(self._dims)
+
+    def as_list(self) -> list:
+        if self._dims is None:
+            raise ValueError("as_list() is not defined on an unknown TensorShape.")
+        return list(self._dims)
+
+    def is_fully_defined(self) -> bool:
+        return self._dims is not None and all(d is not None for d in self._dims)
+
+    def num_elements(self) -> int | None:
+        if not self.is_fully_defined():
+            return None
+        n = 1
+        for d in self._dims:
+            n *= d
+        return n
+
+    def is_compatible_with(self, other: Any) -> bool:
+        other = as_shape(other)
+        if self._dims is None or other._dims is None:
+            return True
+        if len(self._dims) != len(other._dims):
+            return False
+        return all(a is None or b is None or a == b for a, b in zip(self._dims, other._dims))
+
+    def assert_is_compatible_with(self, other: Any) -> None:
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Shapes {self} and {as_shape(other)} are incompatible")
+
+    def merge_with(self, other: Any) -> TensorShape:
+        other = as_shape(other)
+        if self._dims is None:
+            return other
+        if other._dims is None:
+            return self
+        self.assert_is_compatible_with(other)
+        return TensorShape([a if a is not None else b for a, b in zip(self._dims, other._dims)])
+
+    def most_specific_compatible_shape(self, other: Any) -> TensorShape:
+        other = as_shape(other)
+        if self._dims is None or other._dims is None or len(self._dims) != len(other._dims):
+            return TensorShape(None)
+        return TensorShape([a if a == b else None for a, b in zip(self._dims, other._dims)])
+
+    def concatenate(self, other: Any) -> TensorShape:
+        other = as_shape(other)
+        if self._dims is None or other._dims is None:
+            return TensorShape(None)
+        return TensorShape(self._dims + other._dims)
+
+    def with_rank(self, rank: int) -> TensorShape:
+        if self._dims is None:
+            return TensorShape([None] * rank)
+        if len(self._dims) != rank:
+            raise ValueError(f"Shape {self} must have rank {rank}")
+        return self
+
+    def __len__(self) -> int:
+        if self._dims is None:
+            raise ValueError("Cannot take the length of shape with unknown rank.")
+        return len(self._dims)
+
+    def __iter__(self) -> Iterable:
+        if self._dims is None:
+            raise ValueError("Cannot iterate over a shape with unknown rank.")
+        return iter(self._dims)
+
+    def __getitem__(self, key: Any):
+        if self._dims is None:
+            if isinstance(key, slice):
+                return TensorShape(None)
+            return None
+        if isinstance(key, slice):
+            return TensorShape(self._dims[key])
+        return self._dims[key]
+
+    def __bool__(self) -> bool:
+        return self._dims is not None
+
+    def __eq__(self, other: Any) -> bool:
+        try:
+            other = as_shape(other)
+        except (TypeError, ValueError):
+            return NotImplemented
+        return self._dims == other._dims
+
+    def __ne__(self, other: Any) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        return hash(self._dims)
+
+    def __repr__(self) -> str:
+        if self._dims is None:
+            return "TensorShape(None)"
+        return f"TensorShape({list(self._dims)})"
+
+    def __str__(self) -> str:
+        if self._dims is None:
+            return "<unknown>"
+        if len(self._dims) == 1:
+            return f"({self._dims[0]},)"
+        return "(" + ", ".join(str(d) for d in self._dims) + ")"
+
+    def __add__(self, other: Any) -> TensorShape:
+        return self.concatenate(other)
+
+    def __radd__(self, other: Any) -> TensorShape:
+        return as_shape(other).concatenate(self)
+
+
+def as_shape(shape: Any) -> TensorShape:
+    if isinstance(shape, TensorShape):
+        return shape
+    return TensorShape(shape)

@@ -1,0 +1,342 @@
+"""``tf.Variable``: mutable state that tapes watch when it is read.
+
+Each read produces a fresh Tensor linked to the variable on active tapes (a
+``ReadVariableOp`` record), so the gradient w.r.t. a variable sums over all
+its reads and an assignment between two reads is respected: the stored array
+is replaced, never mutated, so values a tape saved stay intact.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Callable
+
+import numpy as np
+
+from tapeflow.framework import dtypes
+from tapeflow.framework.context import state
+from tapeflow.framework.tensor import Reference, Tensor, convert_to_tensor, new_id, register_tensor_conversion_function
+from tapeflow.framework.tensor_shape import TensorShape
+
+
+class VariableSynchronization(enum.Enum):
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+class VariableAggregation(enum.Enum):
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+
+
+class Variable:
+    """A tensor-valued variable, as ``tf.Variable``.
+
+    >>> v = tf.Variable([1.0, 2.0])
+    >>> v.assign_add([1.0, 1.0]).numpy()
+    array([2., 3.], dtype=float32)
+    """
+
+    __array_priority__ = 100
+
+    def __init__(
+        self,
+        initial_value: Any = None,
+        trainable: bool | None = None,
+        validate_shape: bool = True,
+        caching_device: Any = None,
+        name: str | None = None,
+        variable_def: Any = None,
+        dtype: Any = None,
+        import_scope: Any = None,
+        constraint: Callable | None = None,
+        synchronization: VariableSynchronization = VariableSynchronization.AUTO,
+        aggregation: VariableAggregation = VariableAggregation.NONE,
+        shape: Any = None,
+        experimental_enable_variable_lifting: bool = True,
+    ) -> None:
+        if initial_value is None:
+            raise ValueError("The `initial_value` arg (`None`) must be specified.")
+        if constraint is not None and not callable(constraint):
+            raise ValueError(f"The `constraint` argument must be a callable. Received: {constraint}")
+        if callable(initial_value):
+            initial_value = initial_value()
+        if state.graph is not None and hasattr(state.graph, "on_variable_created"):
+            state.graph.on_variable_created(self)
+        init = _to_eager_value(initial_value, dtype)
+        self._value = init._value
+        self._dtype = init.dtype
+        self._shape = TensorShape(shape) if shape is not None else TensorShape(self._value.shape)
+        if validate_shape and shape is not None and not self._shape.is_compatible_with(self._value.shape):
+            raise ValueError(
+                f"The initial value's shape ({TensorShape(self._value.shape)}) is not compatible with the "
+                f"explicitly supplied `shape` argument ({self._shape})."
+            )
+        if synchronization == VariableSynchronization.ON_READ and trainable:
+            raise ValueError("Synchronization value can be set to VariableSynchronization.ON_READ only for "
+                             "non-trainable variables.")
+        if trainable is None:
+            trainable = synchronization != VariableSynchronization.ON_READ
+        self._trainable = bool(trainable)
+        self._name = _scoped_name(name or "Variable")
+        self._constraint = constraint
+        self._synchronization = synchronization
+        self._aggregation = aggregation
+        self._id = new_id()
+        self._initial_value = init
+
+    # -- reading ------------------------------------------------------------
+    def value(self) -> Tensor:
+        """The current value as a Tensor; recorded on active tapes."""
+        st = state
+        if st.graph is not None:
+            return st.graph.read_variable(self)
+        t = Tensor(self._value)
+        if st.recording:
+            from tapeflow.eager.backprop import record_variable_read
+
+            record_variable_read(self, t)
+        return t
+
+    def read_value(self) -> Tensor:
+        return self.value()
+
+    def _snapshot(self) -> Tensor:
+        """The current value, not recorded anywhere."""
+        return Tensor(self._value)
+
+    def numpy(self):
+        v = self._value
+        if isinstance(v, np.ndarray) and v.ndim == 0:
+            return v[()]
+        return v
+
+    def __array__(self, dtype=None, copy=None):
+        v = np.asarray(self._value)
+        return v.astype(dtype) if dtype is not None and v.dtype != dtype else (v.copy() if copy else v)
+
+    # -- writing ------------------------------------------------------------
+    def _check_value(self, value: Any, op: str) -> np.ndarray:
+        try:
+            t = convert_to_tensor(value, dtype=self._dtype)
+        except (TypeError, ValueError) as e:
+            raise type(e)(
+                f"Cannot {op} variable '{self.name}' of dtype {self._dtype.name} with {value!r}: {e}. "
+                f"Cast the value to {self._dtype.name} first (tf.cast)."
+            ) from None
+        if state.graph is not None and hasattr(t, "_graph"):
+            return t
+        arr = t._value
+        if not self._shape.is_compatible_with(arr.shape):
+            raise ValueError(
+                f"Cannot {op} value to variable '{self.name}': Shape mismatch. The variable shape "
+                f"{self._shape}, and the assigned value shape {TensorShape(arr.shape)} are incompatible."
+            )
+        return arr
+
+    def _maybe_return(self, read_value: bool):
+        return self if read_value else None
+
+    def assign(self, value: Any, use_locking: Any = None, name: Any = None, read_value: bool = True):
+        """Sets the value; a wrong shape or dtype raises and changes nothing."""
+        new = self._check_value(value, "assign")
+        if state.graph is not None:
+            return state.graph.assign_variable(self, new, "assign", read_value)
+        self._value = new
+        return self._maybe_return(read_value)
+
+    def assign_add(self, delta: Any, use_locking: Any = None, name: Any = None, read_value: bool = True):
+        d = self._check_value(delta, "assign_add")
+        if state.graph is not None:
+            return state.graph.assign_variable(self, d, "assign_add", read_value)
+        self._value = _same_kind(self._value + d, self._value)
+        return self._maybe_return(read_value)
+
+    def assign_sub(self, delta: Any, use_locking: Any = None, name: Any = None, read_value: bool = True):
+        d = self._check_value(delta, "assign_sub")
+        if state.graph is not None:
+            return state.graph.assign_variable(self, d, "assign_sub", read_value)
+        self._value = _same_kind(self._value - d, self._value)
+        return self._maybe_return(read_value)
+
+    def _scatter(self, sparse_delta: Any, how: str):
+        values = np.asarray(convert_to_tensor(sparse_delta.values, dtype=self._dtype)._value)
+        indices = np.asarray(convert_to_tensor(sparse_delta.indices)._value)
+        n = self._value.shape[0]
+        if indices.size and (indices.min() < 0 or indices.max() >= n):
+            from tapeflow.framework.errors import InvalidArgumentError
+
+            raise InvalidArgumentError(
+                f"{how} on variable '{self.name}': indices must be in [0, {n}), got {indices.min()}..{indices.max()}."
+            )
+        new = np.array(self._value, copy=True)
+        if how == "scatter_add":
+            np.add.at(new, indices, values)
+        elif how == "scatter_sub":
+            np.subtract.at(new, indices, values)
+        elif how == "scatter_max":
+            np.maximum.at(new, indices, values)
+        elif how == "scatter_min":
+            np.minimum.at(new, indices, values)
+        else:
+            new[indices] = values
+        self._value = new
+        return self
+
+    def scatter_add(self, sparse_delta: Any, use_locking: bool = False, name: Any = None):
+        return self._scatter(sparse_delta, "scatter_add")
+
+    def scatter_sub(self, sparse_delta: Any, use_locking: bool = False, name: Any = None):
+        return self._scatter(sparse_delta, "scatter_sub")
+
+    def scatter_update(self, sparse_delta: Any, use_locking: bool = False, name: Any = None):
+        return self._scatter(sparse_delta, "scatter_update")
+
+    def scatter_max(self, sparse_delta: Any, use_locking: bool = False, name: Any = None):
+        return self._scatter(sparse_delta, "scatter_max")
+
+    def scatter_min(self, sparse_delta: Any, use_locking: bool = False, name: Any = None):
+        return self._scatter(sparse_delta, "scatter_min")
+
+    # -- properties ---------------------------------------------------------
+    @property
+    def dtype(self) -> dtypes.DType:
+        return self._dtype
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._shape
+
+    def get_shape(self) -> TensorShape:
+        return self._shape
+
+    def _shape_tuple(self) -> tuple:
+        return self._value.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @property
+    def constraint(self):
+        return self._constraint
+
+    @property
+    def synchronization(self):
+        return self._synchronization
+
+    @property
+    def aggregation(self):
+        return self._aggregation
+
+    @property
+    def initial_value(self) -> Tensor:
+        return self._initial_value
+
+    @property
+    def device(self) -> str:
+        return "/job:localhost/replica:0/task:0/device:CPU:0"
+
+    @property
+    def handle(self):
+        return self
+
+    def ref(self) -> Reference:
+        return Reference(self)
+
+    experimental_ref = ref
+
+    def __hash__(self):
+        raise TypeError("Variable is unhashable. Instead, use variable.ref() as the key.")
+
+    def __bool__(self) -> bool:
+        return bool(self._snapshot())
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __index__(self) -> int:
+        return self._snapshot().__index__()
+
+    def __len__(self) -> int:
+        return len(self._snapshot())
+
+    def __iter__(self):
+        return iter(self.value())
+
+    def __repr__(self) -> str:
+        from tapeflow.framework.tensor import _numpy_repr
+
+        return (
+            f"<tf.Variable '{self.name}' shape={self._shape} dtype={self._dtype.name}, "
+            f"numpy={_numpy_repr(self._snapshot())}>"
+        )
+
+    def __str__(self) -> str:
+        return self.__repr__()
+
+    def __deepcopy__(self, memo):
+        v = Variable(np.array(self._value, copy=True), trainable=self._trainable, name=self._name.split(":")[0],
+                     constraint=self._constraint)
+        memo[id(self)] = v
+        return v
+
+    def __reduce__(self):
+        return _rebuild_variable, (self.numpy(), self._trainable, self._name.split(":")[0])
+
+
+def _rebuild_variable(value, trainable, name):
+    return Variable(value, trainable=trainable, name=name)
+
+
+def _same_kind(new: Any, old: Any):
+    if getattr(new, "dtype", None) != old.dtype:
+        return np.asarray(new).astype(old.dtype)
+    return new
+
+
+def _to_eager_value(initial_value: Any, dtype: Any) -> Tensor:
+    if isinstance(initial_value, Variable):
+        initial_value = initial_value._snapshot()
+    t = convert_to_tensor(initial_value, dtype=dtype)
+    if not hasattr(t, "_value") or t._value is None:
+        # A symbolic initial value during tracing: the graph layer evaluates it.
+        t = state.graph.evaluate_initial_value(t)
+    return t
+
+
+_name_scope_stack: list[str] = []
+
+
+def _scoped_name(name: str) -> str:
+    if ":" in name:
+        return name
+    prefix = "/".join(_name_scope_stack)
+    return f"{prefix}/{name}:0" if prefix else f"{name}:0"
+
+
+def _variable_to_tensor(v: Variable, dtype=None):
+    t = v.value()
+    if dtype is not None and t.dtype is not dtype:
+        raise ValueError(
+            f"Tensor conversion requested dtype {dtype.name} for variable '{v.name}' with dtype {v.dtype.name}."
+        )
+    return t
+
+
+register_tensor_conversion_function(Variable, _variable_to_tensor)

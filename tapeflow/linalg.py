@@ -1,0 +1,3 @@
+"""``tf.linalg``."""
+
+from tapeflow.ops.math_ops import matmul  # noqa: F401

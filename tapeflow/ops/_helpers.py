@@ -1,0 +1,108 @@
+"""Input conversion and checks shared by the op modules (the hot path)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework import dtypes
+from tapeflow.framework.errors import InvalidArgumentError
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
+
+
+def t(x: Any) -> Tensor:
+    """Converts an op input to a Tensor (free for Tensors)."""
+    if isinstance(x, Tensor):
+        return x
+    return convert_to_tensor(x)
+
+
+def pair(x: Any, y: Any, op_name: str) -> tuple[Tensor, Tensor]:
+    """Converts the inputs of a binary op: a non-tensor takes the other's
+    dtype (``x + 1.0``); two tensors must already agree (no promotion)."""
+    if isinstance(x, Tensor):
+        if not isinstance(y, Tensor):
+            y = convert_to_tensor(y, dtype_hint=x.dtype)
+    elif isinstance(y, Tensor):
+        x = convert_to_tensor(x, dtype_hint=y.dtype)
+    else:
+        x = convert_to_tensor(x)
+        y = convert_to_tensor(y, dtype_hint=x.dtype)
+    if x._value.dtype != y._value.dtype:
+        raise dtype_mismatch(op_name, x, y)
+    return x, y
+
+
+def dtype_mismatch(op_name: str, x: Tensor, y: Tensor) -> InvalidArgumentError:
+    return InvalidArgumentError(
+        None, None,
+        f"cannot compute {op_name} as input #1(zero-based) was expected to be a {x.dtype.name} tensor "
+        f"but is a {y.dtype.name} tensor [Op:{op_name}]. tapeflow, like TensorFlow, never converts "
+        f"dtypes implicitly: use tf.cast(y, tf.{x.dtype.name}) (or cast x) so both match.",
+    )
+
+
+_FLOAT_KINDS = "fc"
+
+
+def check_float(x: Tensor, op_name: str) -> None:
+    if x._value.dtype.kind not in _FLOAT_KINDS:
+        raise InvalidArgumentError(
+            None, None,
+            f"Value for attr 'T' of {x.dtype.name} is not in the list of allowed values: "
+            f"half, float, double, complex64, complex128 [Op:{op_name}]. "
+            f"Cast the input to a floating dtype first, e.g. tf.cast(x, tf.float32).",
+        )
+
+
+def check_numeric(x: Tensor, op_name: str) -> None:
+    if x._value.dtype.kind not in "iufc":
+        raise InvalidArgumentError(
+            None, None,
+            f"Value for attr 'T' of {x.dtype.name} is not in the list of allowed values for {op_name}: "
+            f"a numeric dtype is required [Op:{op_name}].",
+        )
+
+
+def normalize_axis(axis: Any, ndim: int, op_name: str) -> int:
+    a = int(axis)
+    if not -ndim <= a < ndim:
+        raise InvalidArgumentError(
+            None, None,
+            f"Invalid axis {a} for {op_name}: expected axis in range [{-ndim}, {ndim}) for an input "
+            f"of rank {ndim} [Op:{op_name}].",
+        )
+    return a % ndim if ndim else 0
+
+
+def axis_list(axis: Any) -> Any:
+    """Python/tensor axis argument -> None or a list of ints."""
+    if axis is None:
+        return None
+    if isinstance(axis, Tensor):
+        axis = axis.numpy()
+    if hasattr(axis, "_value"):
+        axis = axis.numpy()
+    arr = np.asarray(axis)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"axis must be an integer or a list of integers, got {axis!r}")
+    return [int(a) for a in arr.reshape(-1)]
+
+
+def as_int_tuple(v: Any, what: str) -> tuple:
+    if isinstance(v, Tensor):
+        v = v.numpy()
+    elif hasattr(v, "numpy") and not isinstance(v, np.ndarray):
+        v = v.numpy()
+    try:
+        arr = np.asarray(v)
+        if arr.dtype.kind not in "iu" and arr.size:
+            raise TypeError
+        return tuple(int(a) for a in arr.reshape(-1))
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be a list of integers, got {v!r}") from None
+
+
+def result_dtype(x: Tensor) -> dtypes.DType:
+    return dtypes.from_numpy(x._value.dtype)

@@ -1,0 +1,769 @@
+"""Shape manipulation, slicing, gathering, creation (``tf`` array ops)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework import dtypes
+from tapeflow.framework.errors import InvalidArgumentError
+from tapeflow.framework.execute import execute
+from tapeflow.framework.indexed_slices import IndexedSlices
+from tapeflow.framework.tensor import Tensor, _wrap, constant, convert_to_tensor
+from tapeflow.framework.tensor_shape import TensorShape
+from tapeflow.ops import math_ops, shapes
+from tapeflow.ops._helpers import as_int_tuple, normalize_axis, t
+from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
+
+
+def _err(op: str, msg: str) -> InvalidArgumentError:
+    return InvalidArgumentError(None, None, f"{msg} [Op:{op}]")
+
+
+# ----------------------------------------------------------------------------
+# Identity and stop_gradient
+# ----------------------------------------------------------------------------
+
+IDENTITY = defop("Identity", lambda x: x, shape=shapes.same)
+
+
+@defgrad("Identity", inputs=False)
+def _identity_grad(op, g):
+    return g
+
+
+def identity(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
+    return execute(IDENTITY, (t(input),))
+
+
+STOP_GRADIENT = defop("StopGradient", lambda x: x, shape=shapes.same)
+NotDifferentiable("StopGradient")
+
+
+def stop_gradient(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """Passes the value through but blocks gradients (None upstream of it)."""
+    return execute(STOP_GRADIENT, (t(input),))
+
+
+# ----------------------------------------------------------------------------
+# Reshaping
+# ----------------------------------------------------------------------------
+
+def _reshape_kernel(x, shape):
+    return np.reshape(x, shape)
+
+
+def _reshape_shape(specs, shape):
+    in_shape, dt = specs[0]
+    if -1 in shape and in_shape is not None and None not in in_shape:
+        known = int(np.prod([d for d in shape if d != -1]))
+        total = int(np.prod(in_shape))
+        shape = tuple(total // known if d == -1 else d for d in shape) if known else shape
+    return [(tuple(None if d == -1 else d for d in shape), dt)]
+
+
+RESHAPE = defop("Reshape", _reshape_kernel, shape=_reshape_shape)
+
+
+@defgrad("Reshape", inputs=False)
+def _reshape_grad(op, g):
+    return reshape(g, op.input_shapes[0]), None
+
+
+def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
+    """Reshapes; one dim may be -1 (inferred)."""
+    x = t(tensor)
+    shape = as_int_tuple(shape, "shape")
+    in_shape = x._shape_tuple()
+    if shape.count(-1) > 1:
+        raise _err("Reshape", f"only one input size may be -1, not both in shape {list(shape)}")
+    if None not in in_shape:
+        total = int(np.prod(in_shape, dtype=np.int64))
+        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+        if (-1 in shape and (known == 0 or total % known)) or (-1 not in shape and known != total):
+            raise _err(
+                "Reshape",
+                f"Input to reshape is a tensor with {total} values (shape {list(in_shape)}), but the requested "
+                f"shape {list(shape)} has {known}; the number of elements must stay the same",
+            )
+        if -1 in shape:
+            shape = tuple(total // known if d == -1 else d for d in shape)
+        if shape == in_shape:
+            return execute(RESHAPE, (x,), {"shape": shape}) if _recording() else x
+    return execute(RESHAPE, (x,), {"shape": shape})
+
+
+def _recording() -> bool:
+    from tapeflow.framework.context import state
+
+    return state.recording or state.graph is not None
+
+
+def _transpose_kernel(x, perm):
+    return np.transpose(x, perm)
+
+
+def _transpose_shape(specs, perm):
+    s, dt = specs[0]
+    return [(None if s is None else tuple(s[p] for p in perm), dt)]
+
+
+TRANSPOSE = defop("Transpose", _transpose_kernel, shape=_transpose_shape)
+
+
+@defgrad("Transpose", inputs=False)
+def _transpose_grad(op, g):
+    perm = op.get_attr("perm")
+    return transpose(g, tuple(int(i) for i in np.argsort(perm)))
+
+
+def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str | None = None) -> Tensor:
+    """Permutes axes (reverses them when ``perm`` is None)."""
+    x = t(a)
+    nd = len(x._shape_tuple())
+    if perm is None:
+        perm = tuple(range(nd - 1, -1, -1))
+    else:
+        perm = as_int_tuple(perm, "perm")
+        if sorted(p % nd if nd else p for p in perm) != list(range(nd)) or len(perm) != nd:
+            raise _err("Transpose", f"transpose expects a permutation of 0..{nd - 1} for an input of shape "
+                       f"{list(x._shape_tuple())}, got perm {list(perm)}")
+        perm = tuple(p % nd for p in perm)
+    return execute(TRANSPOSE, (x,), {"perm": perm})
+
+
+def expand_dims(input: Any, axis: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    x = t(input)
+    s = x._shape_tuple()
+    a = int(axis)
+    if not -len(s) - 1 <= a <= len(s):
+        raise _err("ExpandDims", f"Tried to expand dim index {a} for tensor with {len(s)} dimensions; "
+                   f"axis must be in [{-len(s) - 1}, {len(s)}]")
+    a = a % (len(s) + 1)
+    return reshape(x, s[:a] + (1,) + s[a:]) if None not in s else _reshape_any(x, s[:a] + (1,) + s[a:])
+
+
+def _reshape_any(x, shape):
+    return execute(RESHAPE, (x,), {"shape": tuple(-1 if d is None else d for d in shape)})
+
+
+def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
+    x = t(input)
+    s = x._shape_tuple()
+    if axis is None:
+        new = tuple(d for d in s if d != 1)
+    else:
+        axes = [normalize_axis(a, len(s), "Squeeze") for a in (axis if isinstance(axis, (list, tuple)) else [axis])]
+        for a in axes:
+            if s[a] != 1 and s[a] is not None:
+                raise _err("Squeeze", f"Can not squeeze dim[{a}], expected a dimension of 1, got {s[a]} "
+                           f"(input shape {list(s)})")
+        new = tuple(d for i, d in enumerate(s) if i not in axes)
+    return reshape(x, new) if None not in s else _reshape_any(x, new)
+
+
+# ----------------------------------------------------------------------------
+# Concatenation and splitting
+# ----------------------------------------------------------------------------
+
+def _concat_kernel(*xs, axis):
+    return np.concatenate(xs, axis=axis)
+
+
+def _concat_shape(specs, axis):
+    first, dt = specs[0]
+    if any(s is None for s, _ in specs):
+        return [(None, dt)]
+    out = list(first)
+    sizes = [s[axis] for s, _ in specs]
+    out[axis] = None if None in sizes else sum(sizes)
+    return [(tuple(out), dt)]
+
+
+CONCAT = defop("ConcatV2", _concat_kernel, shape=_concat_shape)
+
+
+@defgrad("ConcatV2", inputs=False)
+def _concat_grad(op, g):
+    axis = op.get_attr("axis")
+    sizes = [s[axis] for s in op.input_shapes]
+    return split(g, sizes, axis=axis)
+
+
+def concat(values: Any, axis: Any, name: str | None = "concat") -> Tensor:
+    """Joins tensors along an existing axis."""
+    if isinstance(values, Tensor) or not isinstance(values, (list, tuple)):
+        values = [values]
+    xs = [t(v) for v in values]
+    if len(xs) == 1:
+        return identity(xs[0])
+    nd = len(xs[0]._shape_tuple())
+    if nd == 0:
+        raise _err("ConcatV2", "Can't concatenate scalars (use tf.stack instead)")
+    a = normalize_axis(axis, nd, "ConcatV2")
+    for i, x in enumerate(xs):
+        s = x._shape_tuple()
+        if x.dtype is not xs[0].dtype:
+            raise _err("ConcatV2", f"concat: input {i} has dtype {x.dtype.name} but input 0 has "
+                       f"{xs[0].dtype.name}; cast them to one dtype")
+        if len(s) != nd or any(p != q and None not in (p, q)
+                               for j, (p, q) in enumerate(zip(s, xs[0]._shape_tuple())) if j != a):
+            raise _err("ConcatV2", f"ConcatOp : Dimension mismatch: input 0 has shape {list(xs[0]._shape_tuple())}"
+                       f" and input {i} has shape {list(s)}; all dims but axis {a} must match")
+    return execute(CONCAT, tuple(xs), {"axis": a})
+
+
+def _pack_kernel(*xs, axis):
+    return np.stack(xs, axis=axis)
+
+
+def _pack_shape(specs, axis):
+    s, dt = specs[0]
+    if s is None:
+        return [(None, dt)]
+    out = list(s)
+    out.insert(axis, len(specs))
+    return [(tuple(out), dt)]
+
+
+PACK = defop("Pack", _pack_kernel, shape=_pack_shape)
+
+
+@defgrad("Pack", inputs=False)
+def _pack_grad(op, g):
+    return unstack(g, num=len(op.input_ids), axis=op.get_attr("axis"))
+
+
+def stack(values: Any, axis: int = 0, name: str = "stack") -> Tensor:
+    """Stacks same-shaped tensors along a new axis."""
+    xs = [t(v) for v in values]
+    if not xs:
+        raise ValueError("stack needs at least one tensor")
+    s0 = xs[0]._shape_tuple()
+    for i, x in enumerate(xs):
+        if x._shape_tuple() != s0 and None not in s0 + x._shape_tuple():
+            raise _err("Pack", f"Shapes of all inputs must match: values[0].shape = {list(s0)} != "
+                       f"values[{i}].shape = {list(x._shape_tuple())}")
+        if x.dtype is not xs[0].dtype:
+            raise _err("Pack", f"stack: values[{i}] has dtype {x.dtype.name} but values[0] has {xs[0].dtype.name}")
+    a = normalize_axis(axis, len(s0) + 1, "Pack")
+    return execute(PACK, tuple(xs), {"axis": a})
+
+
+def _unpack_kernel(x, num, axis):
+    return tuple(np.take(x, i, axis=axis) for i in range(num))
+
+
+def _unpack_shape(specs, num, axis):
+    s, dt = specs[0]
+    out = None if s is None else tuple(d for i, d in enumerate(s) if i != axis)
+    return [(out, dt)] * num
+
+
+UNPACK = defop("Unpack", _unpack_kernel, shape=_unpack_shape, num_outputs=lambda attrs: attrs["num"])
+
+
+@defgrad("Unpack", inputs=False)
+def _unpack_grad(op, *grads):
+    return stack(list(grads), axis=op.get_attr("axis"))
+
+
+def unstack(value: Any, num: int | None = None, axis: int = 0, name: str = "unstack") -> list:
+    x = t(value)
+    s = x._shape_tuple()
+    if not s:
+        raise ValueError("Input shape must have rank at least 1 to unstack, got a scalar.")
+    a = normalize_axis(axis, len(s), "Unpack")
+    if num is None:
+        num = s[a]
+        if num is None:
+            raise ValueError(f"Cannot infer argument `num` from shape {list(s)}")
+    elif s[a] is not None and num != s[a]:
+        raise _err("Unpack", f"Input shape axis {a} must equal {num}, got {s[a]}")
+    if num == 0:
+        return []
+    return execute(UNPACK, (x,), {"num": int(num), "axis": a})
+
+
+def _split_kernel(x, sizes, axis):
+    idx = np.cumsum(sizes)[:-1]
+    return tuple(np.split(x, idx, axis=axis))
+
+
+def _split_shape(specs, sizes, axis):
+    s, dt = specs[0]
+    outs = []
+    for n in sizes:
+        if s is None:
+            outs.append((None, dt))
+        else:
+            o = list(s)
+            o[axis] = n
+            outs.append((tuple(o), dt))
+    return outs
+
+
+SPLIT = defop("SplitV", _split_kernel, shape=_split_shape, num_outputs=lambda attrs: len(attrs["sizes"]))
+
+
+@defgrad("SplitV", inputs=False)
+def _split_grad(op, *grads):
+    return concat(list(grads), axis=op.get_attr("axis"))
+
+
+def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = None, name: str = "split") -> list:
+    """Splits into ``num_or_size_splits`` equal parts or parts of the given sizes."""
+    x = t(value)
+    s = x._shape_tuple()
+    a = normalize_axis(axis, len(s), "Split")
+    dim = s[a]
+    if isinstance(num_or_size_splits, (int, np.integer)) or (
+            isinstance(num_or_size_splits, Tensor) and num_or_size_splits.ndim == 0):
+        n = int(num_or_size_splits)
+        if n <= 0 or (dim is not None and dim % n):
+            raise _err("Split", f"Number of ways to split should evenly divide the split dimension, but got "
+                       f"split_dim {a} (size = {dim}) and num_split {n}")
+        sizes = (dim // n,) * n
+    else:
+        sizes = list(as_int_tuple(num_or_size_splits, "num_or_size_splits"))
+        if sizes.count(-1) > 1:
+            raise _err("SplitV", "Only one size may be -1 in size_splits")
+        if -1 in sizes:
+            sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
+        if dim is not None and sum(sizes) != dim:
+            raise _err("SplitV", f"Determined shape must either match input shape along split_dim exactly if "
+                       f"fully specified, or be less than the size of the input along split_dim if not fully "
+                       f"specified.  Got: {sum(sizes)} for sizes {sizes} and dimension {dim}")
+        sizes = tuple(sizes)
+    return execute(SPLIT, (x,), {"sizes": sizes, "axis": a})
+
+
+def _tile_kernel(x, multiples):
+    return np.tile(x, multiples)
+
+
+def _tile_shape(specs, multiples):
+    s, dt = specs[0]
+    return [(None if s is None else tuple(None if d is None else d * m for d, m in zip(s, multiples)), dt)]
+
+
+TILE = defop("Tile", _tile_kernel, shape=_tile_shape)
+
+
+@defgrad("Tile", inputs=False)
+def _tile_grad(op, g):
+    in_shape = op.input_shapes[0]
+    multiples = op.get_attr("multiples")
+    split_shape = []
+    for m, d in zip(multiples, in_shape):
+        split_shape += [m, d]
+    g = reshape(g, split_shape)
+    return math_ops.reduce_sum(g, axis=list(range(0, 2 * len(in_shape), 2)))
+
+
+def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    x = t(input)
+    m = as_int_tuple(multiples, "multiples")
+    if len(m) != len(x._shape_tuple()):
+        raise _err("Tile", f"Expected multiples argument to be a vector of length {len(x._shape_tuple())} but got "
+                   f"length {len(m)}")
+    if any(v < 0 for v in m):
+        raise _err("Tile", f"Expected multiples[i] >= 0, got {list(m)}")
+    return execute(TILE, (x,), {"multiples": m})
+
+
+def _broadcast_to_kernel(x, shape):
+    return np.broadcast_to(x, shape).copy()
+
+
+BROADCAST_TO = defop("BroadcastTo", _broadcast_to_kernel, shape=lambda specs, shape: [(shape, specs[0][1])])
+
+
+@defgrad("BroadcastTo", inputs=False)
+def _broadcast_to_grad(op, g):
+    return g  # the engine sums it back to the input's shape
+
+
+def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    x = t(input)
+    shape = as_int_tuple(shape, "shape")
+    s = x._shape_tuple()
+    if s == shape:
+        return x if not _recording() else identity(x)
+    try:
+        np.broadcast_shapes(tuple(1 if d is None else d for d in s), shape)
+        if len(s) > len(shape) or any(a != 1 and a != b and a is not None
+                                      for a, b in zip(s[::-1], shape[::-1])):
+            raise ValueError
+    except ValueError:
+        raise _err("BroadcastTo", f"Unable to broadcast tensor of shape {list(s)} to tensor of shape "
+                   f"{list(shape)}") from None
+    return execute(BROADCAST_TO, (x,), {"shape": shape})
+
+
+# ----------------------------------------------------------------------------
+# Gather and slicing
+# ----------------------------------------------------------------------------
+
+def _gather_kernel(params, indices, axis, batch_dims):
+    n = params.shape[axis]
+    idx = np.asarray(indices)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = idx[(idx < 0) | (idx >= n)].reshape(-1)[0]
+        raise InvalidArgumentError(
+            None, None, f"indices contains {int(bad)}, which is not in [0, {n}) (gather on axis {axis} of a "
+            f"params tensor of shape {list(params.shape)}) [Op:GatherV2]")
+    if batch_dims == 0:
+        return np.take(params, idx, axis=axis)
+    # Batched: gather within each of the leading batch_dims entries.
+    bshape = params.shape[:batch_dims]
+    p = params.reshape((-1,) + params.shape[batch_dims:])
+    ix = idx.reshape((-1,) + idx.shape[batch_dims:])
+    out = np.stack([np.take(p[b], ix[b], axis=axis - batch_dims) for b in range(p.shape[0])])
+    return out.reshape(bshape + out.shape[1:])
+
+
+def _gather_shape(specs, axis, batch_dims):
+    (sp, dt), (si, _) = specs
+    if sp is None or si is None:
+        return [(None, dt)]
+    return [(tuple(sp[:axis]) + tuple(si[batch_dims:]) + tuple(sp[axis + 1:]), dt)]
+
+
+GATHER = defop("GatherV2", _gather_kernel, shape=_gather_shape)
+
+
+@defgrad("GatherV2", inputs=True)
+def _gather_grad(op, g):
+    params_shape = op.input_shapes[0]
+    indices = op.inputs[1]
+    axis, batch_dims = op.get_attr("axis"), op.get_attr("batch_dims")
+    if axis == 0 and batch_dims == 0:
+        # Sparse: only the gathered rows (what makes big embedding tables cheap).
+        idx_shape = op.input_shapes[1]
+        n = int(np.prod(idx_shape, dtype=np.int64))
+        values = reshape(g, (n,) + tuple(params_shape[1:]))
+        return IndexedSlices(values, reshape(indices, (n,)), constant(params_shape, dtype=dtypes.int32)), None
+    if batch_dims == 0:
+        # Move the gathered axis first, segment-sum, move it back.
+        nd_idx = len(op.input_shapes[1])
+        g_nd = len(g._shape_tuple())
+        perm = list(range(axis, axis + nd_idx)) + list(range(axis)) + list(range(axis + nd_idx, g_nd))
+        gt = transpose(g, perm)
+        summed = math_ops.unsorted_segment_sum(gt, indices, params_shape[axis])
+        inv = list(range(1, axis + 1)) + [0] + list(range(axis + 1, len(params_shape)))
+        return transpose(summed, inv), None
+    raise NotImplementedError("The gradient of tf.gather with batch_dims > 0 is not implemented in tapeflow yet.")
+
+
+def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = None, batch_dims: int = 0,
+           name: str | None = None) -> Tensor:
+    """Gathers slices along ``axis`` (default 0) at ``indices``."""
+    from tapeflow.framework.variables import Variable
+
+    p = params.value() if isinstance(params, Variable) else t(params)
+    idx = convert_to_tensor(indices)
+    if idx.dtype not in (dtypes.int32, dtypes.int64):
+        raise TypeError(f"Value passed to parameter 'indices' has DataType {idx.dtype.name} not in list of "
+                        "allowed values: int16, int32, int64")
+    nd = len(p._shape_tuple())
+    if nd == 0:
+        raise _err("GatherV2", "params must be at least 1 dimensional")
+    a = normalize_axis(0 if axis is None else axis, nd, "GatherV2")
+    bd = int(batch_dims)
+    if bd < 0:
+        bd += len(idx._shape_tuple())
+    if bd > a:
+        raise _err("GatherV2", f"batch_dims ({bd}) must be less than or equal to axis ({a})")
+    return execute(GATHER, (p, idx), {"axis": a, "batch_dims": bd})
+
+
+def _slice_key(spec):
+    key = []
+    for kind, *rest in spec:
+        if kind == "i":
+            key.append(rest[0])
+        elif kind == "s":
+            key.append(slice(*rest))
+        elif kind == "n":
+            key.append(None)
+        else:
+            key.append(Ellipsis)
+    return tuple(key)
+
+
+def _strided_slice_kernel(x, spec):
+    return np.array(np.asarray(x)[_slice_key(spec)])
+
+
+def _strided_slice_shape(specs, spec):
+    s, dt = specs[0]
+    if s is None:
+        return [(None, dt)]
+    dummy = np.empty(tuple(7 if d is None else d for d in s), dtype=np.bool_)
+    out = dummy[_slice_key(spec)].shape
+    return [(out, dt)] if None not in s else [(tuple(None for _ in out), dt)]
+
+
+STRIDED_SLICE = defop("StridedSlice", _strided_slice_kernel, shape=_strided_slice_shape)
+
+
+@defgrad("StridedSlice", inputs=False)
+def _strided_slice_grad(op, g):
+    return strided_slice_grad(g, op.input_shapes[0], op.get_attr("spec"))
+
+
+def _strided_slice_grad_kernel(dy, shape, spec):
+    out = np.zeros(shape, dtype=dy.dtype)
+    out[_slice_key(spec)] = dy
+    return out
+
+
+SLICE_GRAD = defop("StridedSliceGrad", _strided_slice_grad_kernel,
+                   shape=lambda specs, shape, spec: [(shape, specs[0][1])])
+
+
+@defgrad("StridedSliceGrad", inputs=False)
+def _strided_slice_grad_grad(op, g):
+    return execute(STRIDED_SLICE, (g,), {"spec": op.get_attr("spec")})
+
+
+def strided_slice_grad(dy: Tensor, shape: tuple, spec: tuple) -> Tensor:
+    return execute(SLICE_GRAD, (dy,), {"shape": tuple(shape), "spec": spec})
+
+
+def _to_index(v: Any, dim: Any, axis: int, shape: tuple) -> int:
+    if isinstance(v, Tensor):
+        if v.dtype not in (dtypes.int32, dtypes.int64) or v.ndim != 0:
+            raise TypeError(
+                "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
+                f"tensors are valid indices, got {v!r}")
+        v = int(v)
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"Only integers, slices, ellipsis, tf.newaxis (None) and scalar int tensors are valid "
+                        f"indices, got {v!r}")
+    return int(v)
+
+
+def getitem(tensor: Any, key: Any) -> Tensor:
+    """``tensor[key]`` for ints, slices (with steps), ``...`` and ``None``."""
+    x = t(tensor)
+    if not isinstance(key, tuple):
+        key = (key,)
+    shape = x._shape_tuple()
+    spec = []
+    dim = 0  # the input axis the next key item refers to
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if n_real > len(shape):
+        raise _err("StridedSlice", f"Index out of range using input dim {len(shape)}; input has only "
+                   f"{len(shape)} dims (shape {list(shape)}), got {n_real} indices")
+    for k in key:
+        if k is None:
+            spec.append(("n",))
+        elif k is Ellipsis:
+            spec.append(("e",))
+            dim += len(shape) - n_real
+        elif isinstance(k, slice):
+            parts = []
+            for v in (k.start, k.stop, k.step):
+                parts.append(None if v is None else _to_index(v, None, dim, shape))
+            if parts[2] == 0:
+                raise _err("StridedSlice", "slice step must be non-zero")
+            spec.append(("s", *parts))
+            dim += 1
+        elif isinstance(k, (int, np.integer, Tensor)) and not isinstance(k, (bool, np.bool_)):
+            i = _to_index(k, None, dim, shape)
+            n = shape[dim]
+            if n is not None and not -n <= i < n:
+                raise _err("StridedSlice", f"slice index {i} of dimension {dim} out of bounds (shape {list(shape)})")
+            spec.append(("i", i))
+            dim += 1
+        elif isinstance(k, (list, np.ndarray)):
+            raise TypeError(
+                "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
+                f"tensors are valid indices, got {k!r}. Use tf.gather or tf.boolean_mask for fancy indexing.")
+        else:
+            raise TypeError(
+                "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
+                f"tensors are valid indices, got {k!r}")
+    return execute(STRIDED_SLICE, (x,), {"spec": tuple(spec)})
+
+
+def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
+    x = t(input_)
+    b = as_int_tuple(begin, "begin")
+    sz = as_int_tuple(size, "size")
+    shape = x._shape_tuple()
+    spec = []
+    for i, (bi, si) in enumerate(zip(b, sz)):
+        end = shape[i] if si == -1 else bi + si
+        if bi < 0 or (shape[i] is not None and end > shape[i]):
+            raise _err("Slice", f"Expected begin[{i}] + size[{i}] <= input shape {list(shape)}, got begin {list(b)} "
+                       f"and size {list(sz)}")
+        spec.append(("s", bi, end, None))
+    return execute(STRIDED_SLICE, (x,), {"spec": tuple(spec)})
+
+
+def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None, **kwargs) -> Tensor:
+    if any(kwargs.get(k) for k in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                                   "shrink_axis_mask")):
+        raise NotImplementedError("tf.strided_slice masks are not implemented in tapeflow; use tensor[...] "
+                                  "indexing instead.")
+    b = as_int_tuple(begin, "begin")
+    e = as_int_tuple(end, "end")
+    s = as_int_tuple(strides, "strides") if strides is not None else (1,) * len(b)
+    return execute(STRIDED_SLICE, (t(input_),), {"spec": tuple(("s", x, y, z) for x, y, z in zip(b, e, s))})
+
+
+# ----------------------------------------------------------------------------
+# Creation
+# ----------------------------------------------------------------------------
+
+def _dt(dtype: Any, default: dtypes.DType = dtypes.float32) -> dtypes.DType:
+    return default if dtype is None else dtypes.as_dtype(dtype)
+
+
+def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    return _wrap(np.zeros(as_int_tuple(shape, "shape") if not isinstance(shape, TensorShape)
+                          else tuple(shape.as_list()), dtype=_dt(dtype)._np))
+
+
+def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    return _wrap(np.ones(as_int_tuple(shape, "shape") if not isinstance(shape, TensorShape)
+                         else tuple(shape.as_list()), dtype=_dt(dtype)._np))
+
+
+ZEROS_LIKE = defop("ZerosLike", lambda x: np.zeros_like(x), shape=shapes.same)
+ONES_LIKE = defop("OnesLike", lambda x: np.ones_like(x), shape=shapes.same)
+NotDifferentiable("ZerosLike")
+NotDifferentiable("OnesLike")
+
+
+def _like(op, input, dtype):
+    from tapeflow.framework.variables import Variable
+
+    x = input._snapshot() if isinstance(input, Variable) else t(input)
+    if dtype is not None:
+        d = dtypes.as_dtype(dtype)
+        if d is not x.dtype:
+            return math_ops.cast(execute(op, (x,)), d)
+    return execute(op, (x,))
+
+
+def zeros_like(input: Any, dtype: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
+    return _like(ZEROS_LIKE, input, dtype)
+
+
+def ones_like(input: Any, dtype: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
+    return _like(ONES_LIKE, input, dtype)
+
+
+def _fill_kernel(value, shape):
+    return np.full(shape, value, dtype=value.dtype)
+
+
+FILL = defop("Fill", _fill_kernel, shape=lambda specs, shape: [(shape, specs[0][1])])
+
+
+@defgrad("Fill", inputs=False)
+def _fill_grad(op, g):
+    return math_ops.reduce_sum(g)
+
+
+def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
+    v = t(value)
+    if v.ndim != 0:
+        raise _err("Fill", f"value must be a scalar, got shape {list(v._shape_tuple())}")
+    return execute(FILL, (v,), {"shape": as_int_tuple(dims, "dims")})
+
+
+def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None, dtype: Any = dtypes.float32,
+        name: str | None = None) -> Tensor:
+    m = np.eye(int(num_rows), int(num_columns) if num_columns is not None else None, dtype=_dt(dtype)._np)
+    if batch_shape is not None:
+        bs = as_int_tuple(batch_shape, "batch_shape")
+        m = np.broadcast_to(m, bs + m.shape).copy()
+    return _wrap(m)
+
+
+def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name: str = "range") -> Tensor:  # noqa: A001
+    """As ``tf.range``: ints give int32, floats float32 (unless ``dtype``)."""
+    if limit is None:
+        start, limit = 0, start
+    vals = [v.numpy() if isinstance(v, Tensor) else v for v in (start, limit, delta)]
+    if dtype is None:
+        # Python numbers follow TF's defaults; NumPy values and tensors keep theirs.
+        kinds = [np.asarray(v).dtype if isinstance(v, (np.ndarray, np.generic))
+                 else np.dtype(np.float32 if isinstance(v, float) else np.int32) for v in vals]
+        dt = np.result_type(*kinds)
+    else:
+        dt = dtypes.as_dtype(dtype)._np
+    if vals[2] == 0:
+        raise _err("Range", "Requires delta != 0")
+    return _wrap(np.arange(vals[0], vals[1], vals[2]).astype(dt))
+
+
+def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int = 0) -> Tensor:
+    s = t(start)
+    e = convert_to_tensor(stop, dtype_hint=s.dtype)
+    out = np.linspace(s._value, e._value, int(num), axis=axis).astype(s._value.dtype)
+    return _wrap(out)
+
+
+def shape(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
+    x = t(input)
+    return _wrap(np.asarray(x._shape_tuple(), dtype=dtypes.as_dtype(out_type)._np))
+
+
+def size(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
+    x = t(input)
+    return _wrap(np.asarray(int(np.prod(x._shape_tuple())), dtype=dtypes.as_dtype(out_type)._np))
+
+
+def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    return _wrap(np.int32(len(t(input)._shape_tuple())))
+
+
+# ----------------------------------------------------------------------------
+# Arg reductions and where(condition)
+# ----------------------------------------------------------------------------
+
+ARGMAX = defop("ArgMax", lambda x, axis, output_type: np.argmax(x, axis=axis).astype(output_type),
+               shape=lambda specs, axis, output_type: [
+                   (None if specs[0][0] is None else tuple(d for i, d in enumerate(specs[0][0]) if i != axis),
+                    output_type)])
+ARGMIN = defop("ArgMin", lambda x, axis, output_type: np.argmin(x, axis=axis).astype(output_type),
+               shape=ARGMAX.shape)
+NotDifferentiable("ArgMax")
+NotDifferentiable("ArgMin")
+
+
+def _arg(op, input, axis, output_type):
+    x = t(input)
+    nd = len(x._shape_tuple())
+    a = normalize_axis(0 if axis is None else axis, max(nd, 1), op.name)
+    if nd == 0:
+        raise _err(op.name, "Expected a tensor of rank >= 1 for argmax/argmin")
+    return execute(op, (x,), {"axis": a, "output_type": dtypes.as_dtype(output_type)._np})
+
+
+def argmax(input: Any, axis: Any = None, output_type: Any = dtypes.int64, name: str | None = None) -> Tensor:  # noqa: A002
+    return _arg(ARGMAX, input, axis, output_type)
+
+
+def argmin(input: Any, axis: Any = None, output_type: Any = dtypes.int64, name: str | None = None) -> Tensor:  # noqa: A002
+    return _arg(ARGMIN, input, axis, output_type)
+
+
+WHERE_INDICES = defop("Where", lambda c: np.argwhere(c).astype(np.int64),
+                      shape=lambda specs: [((None, None if specs[0][0] is None else len(specs[0][0])),
+                                            np.dtype(np.int64))])
+NotDifferentiable("Where")
+
+
+def where_indices(condition: Tensor) -> Tensor:
+    c = condition
+    if c._value.dtype != np.bool_:
+        c = math_ops.not_equal(c, 0)
+    return execute(WHERE_INDICES, (c,))

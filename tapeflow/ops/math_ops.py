@@ -1,0 +1,1193 @@
+"""Elementwise math, reductions, matmul and casts (``tf.math`` core).
+
+Each op: ``defop`` (kernel + shape rule), ``defgrad`` (gradient rule written
+with tapeflow ops), then the public function. Binary rules return gradients
+of the broadcast shape; the engine unbroadcasts them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework import dtypes
+from tapeflow.framework.errors import InvalidArgumentError
+from tapeflow.framework.execute import execute
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.ops import shapes
+from tapeflow.ops._helpers import axis_list, check_float, check_numeric, pair, t
+from tapeflow.ops.registry import NotDifferentiable, defgrad, defop, get_op
+
+# ----------------------------------------------------------------------------
+# Binary arithmetic
+# ----------------------------------------------------------------------------
+
+ADD = defop("AddV2", np.add, shape=shapes.broadcast)
+
+
+@defgrad("AddV2", inputs=False)
+def _add_grad(op, g):
+    return g, g
+
+
+def add(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """x + y elementwise, with broadcasting."""
+    x, y = pair(x, y, "AddV2")
+    if x._value.dtype.kind == "O":
+        return Tensor(np.char.add(x._value.astype(str), y._value.astype(str)).astype(object))
+    return execute(ADD, (x, y))
+
+
+SUB = defop("Sub", np.subtract, shape=shapes.broadcast)
+
+
+@defgrad("Sub", inputs=False)
+def _sub_grad(op, g):
+    return g, negative(g)
+
+
+def subtract(x: Any, y: Any, name: str | None = None) -> Tensor:
+    x, y = pair(x, y, "Sub")
+    return execute(SUB, (x, y))
+
+
+MUL = defop("Mul", np.multiply, shape=shapes.broadcast)
+
+
+@defgrad("Mul", inputs=True)
+def _mul_grad(op, g):
+    x, y = op.inputs
+    return multiply(g, y), multiply(x, g)
+
+
+def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
+    x, y = pair(x, y, "Mul")
+    return execute(MUL, (x, y))
+
+
+def _realdiv_kernel(x, y):
+    if x.dtype.kind in "iu":
+        if np.any(y == 0):
+            raise InvalidArgumentError(None, None, "Integer division by zero [Op:RealDiv]")
+        return (x // y).astype(x.dtype)
+    return np.true_divide(x, y)
+
+
+REALDIV = defop("RealDiv", _realdiv_kernel, shape=shapes.broadcast)
+
+
+@defgrad("RealDiv", inputs=True)
+def _realdiv_grad(op, g):
+    x, y = op.inputs
+    return divide_(g, y), multiply(g, divide_(divide_(negative(x), y), y))
+
+
+def divide_(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """The RealDiv op: x / y in the inputs' dtype."""
+    x, y = pair(x, y, "RealDiv")
+    return execute(REALDIV, (x, y))
+
+
+realdiv = divide_
+
+_TRUEDIV_INT = {np.dtype(np.int8): dtypes.float32, np.dtype(np.uint8): dtypes.float32,
+                np.dtype(np.int16): dtypes.float32, np.dtype(np.uint16): dtypes.float32,
+                np.dtype(np.int32): dtypes.float64, np.dtype(np.uint32): dtypes.float64,
+                np.dtype(np.int64): dtypes.float64, np.dtype(np.uint64): dtypes.float64}
+
+
+def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """x / y; integer inputs are first cast to float (int32 -> float64), as TF."""
+    x, y = pair(x, y, "truediv")
+    target = _TRUEDIV_INT.get(x._value.dtype)
+    if target is not None:
+        x, y = cast(x, target), cast(y, target)
+    return execute(REALDIV, (x, y))
+
+
+divide = truediv
+
+
+def _floordiv_kernel(x, y):
+    if x.dtype.kind in "iu" and np.any(y == 0):
+        raise InvalidArgumentError(None, None, "Integer division by zero [Op:FloorDiv]")
+    return np.floor_divide(x, y)
+
+
+FLOORDIV = defop("FloorDiv", _floordiv_kernel, shape=shapes.broadcast)
+NotDifferentiable("FloorDiv")
+
+
+def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
+    x, y = pair(x, y, "FloorDiv")
+    return execute(FLOORDIV, (x, y))
+
+
+floor_div = floordiv
+
+
+def _floormod_kernel(x, y):
+    if x.dtype.kind in "iu" and np.any(y == 0):
+        raise InvalidArgumentError(None, None, "Integer division by zero [Op:FloorMod]")
+    return np.mod(x, y)
+
+
+FLOORMOD = defop("FloorMod", _floormod_kernel, shape=shapes.broadcast)
+
+
+@defgrad("FloorMod", inputs=True)
+def _floormod_grad(op, g):
+    x, y = op.inputs
+    return g, multiply(negative(g), floor(divide_(x, y)))
+
+
+def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
+    x, y = pair(x, y, "FloorMod")
+    return execute(FLOORMOD, (x, y))
+
+
+mod = floormod
+
+
+def _pow_kernel(x, y):
+    if x.dtype.kind in "iu" and np.any(y < 0):
+        raise InvalidArgumentError(None, None, "Integers to negative integer powers are not allowed [Op:Pow]")
+    return np.power(x, y)
+
+
+POW = defop("Pow", _pow_kernel, shape=shapes.broadcast)
+
+
+@defgrad("Pow", inputs=True, outputs=True)
+def _pow_grad(op, g):
+    x, y = op.inputs
+    z = op.outputs[0]
+    gx = multiply(g, multiply(y, pow(x, subtract(y, 1))))
+    safe_log = where(greater(x, 0), log(where(greater(x, 0), x, ones_like_(x))), zeros_like_(x))
+    gy = multiply(g, multiply(z, safe_log))
+    return gx, gy
+
+
+def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
+    x, y = pair(x, y, "Pow")
+    return execute(POW, (x, y))
+
+
+MAXIMUM = defop("Maximum", np.maximum, shape=shapes.broadcast)
+
+
+@defgrad("Maximum", inputs=True)
+def _maximum_grad(op, g):
+    x, y = op.inputs
+    xmask = greater_equal(x, y)  # ties go to x, as TF
+    zeros = zeros_like_(g)
+    return where(xmask, g, zeros), where(xmask, zeros, g)
+
+
+def maximum(x: Any, y: Any, name: str | None = None) -> Tensor:
+    x, y = pair(x, y, "Maximum")
+    return execute(MAXIMUM, (x, y))
+
+
+MINIMUM = defop("Minimum", np.minimum, shape=shapes.broadcast)
+
+
+@defgrad("Minimum", inputs=True)
+def _minimum_grad(op, g):
+    x, y = op.inputs
+    xmask = less_equal(x, y)
+    zeros = zeros_like_(g)
+    return where(xmask, g, zeros), where(xmask, zeros, g)
+
+
+def minimum(x: Any, y: Any, name: str | None = None) -> Tensor:
+    x, y = pair(x, y, "Minimum")
+    return execute(MINIMUM, (x, y))
+
+
+SQDIFF = defop("SquaredDifference", lambda x, y: np.square(x - y), shape=shapes.broadcast)
+
+
+@defgrad("SquaredDifference", inputs=True)
+def _sqdiff_grad(op, g):
+    x, y = op.inputs
+    gx = multiply(g, multiply(subtract(x, y), 2.0 if x.dtype.is_floating else 2))
+    return gx, negative(gx)
+
+
+def squared_difference(x: Any, y: Any, name: str | None = None) -> Tensor:
+    x, y = pair(x, y, "SquaredDifference")
+    return execute(SQDIFF, (x, y))
+
+
+def _add_n_kernel(*xs):
+    out = xs[0]
+    for x in xs[1:]:
+        out = out + x
+    return out
+
+
+ADDN = defop("AddN", _add_n_kernel, shape=shapes.broadcast)
+
+
+@defgrad("AddN", inputs=False)
+def _addn_grad(op, g):
+    return [g] * len(op.input_ids)
+
+
+def add_n(inputs: Any, name: str | None = None) -> Tensor:
+    """Sums a list of tensors of the same shape and dtype."""
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise ValueError("inputs must be a non-empty list of at least one Tensor with the same dtype and shape")
+    ts = [t(x) for x in inputs]
+    if len(ts) == 1:
+        return ts[0]
+    d = ts[0]._value.dtype
+    for i, x in enumerate(ts):
+        if x._value.dtype != d:
+            raise InvalidArgumentError(
+                None, None, f"AddN: input #{i} has dtype {x.dtype.name} but input #0 has {ts[0].dtype.name}; "
+                "cast them to one dtype [Op:AddN]")
+        if x._shape_tuple() != ts[0]._shape_tuple() and None not in x._shape_tuple():
+            raise InvalidArgumentError(
+                None, None, f"Inputs to operation AddN must have the same size and shape. Input 0: "
+                f"{list(ts[0]._shape_tuple())} != input {i}: {list(x._shape_tuple())} [Op:AddN]")
+    return execute(ADDN, tuple(ts))
+
+
+# ----------------------------------------------------------------------------
+# Unary elementwise
+# ----------------------------------------------------------------------------
+
+def _unary(op, x, name=None, float_only=True):
+    x = t(x)
+    if float_only:
+        check_float(x, op.name)
+    else:
+        check_numeric(x, op.name)
+    return execute(op, (x,))
+
+
+NEG = defop("Neg", np.negative, shape=shapes.same)
+
+
+@defgrad("Neg", inputs=False)
+def _neg_grad(op, g):
+    return negative(g)
+
+
+def negative(x: Any, name: str | None = None) -> Tensor:
+    return _unary(NEG, x, float_only=False)
+
+
+def _abs_kernel(x):
+    return np.abs(x)
+
+
+ABS = defop("Abs", _abs_kernel, shape=shapes.same)
+
+
+@defgrad("Abs", inputs=True)
+def _abs_grad(op, g):
+    return multiply(g, sign(op.inputs[0]))
+
+
+def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
+    x = t(x)
+    check_numeric(x, "Abs")
+    if x._value.dtype.kind == "c":
+        return complex_abs(x)
+    return execute(ABS, (x,))
+
+
+def complex_abs(x: Any) -> Tensor:
+    raise NotImplementedError("tf.abs of complex tensors (ComplexAbs) is not implemented in tapeflow yet.")
+
+
+SIGN = defop("Sign", np.sign, shape=shapes.same)
+
+
+@defgrad("Sign", inputs=False)
+def _sign_grad(op, g):
+    return zeros_like_(g)
+
+
+def sign(x: Any, name: str | None = None) -> Tensor:
+    return _unary(SIGN, x, float_only=False)
+
+
+RECIPROCAL = defop("Reciprocal", np.reciprocal, shape=shapes.same)
+
+
+@defgrad("Reciprocal", inputs=False, outputs=True)
+def _reciprocal_grad(op, g):
+    y = op.outputs[0]
+    return multiply(negative(g), multiply(y, y))
+
+
+def reciprocal(x: Any, name: str | None = None) -> Tensor:
+    return _unary(RECIPROCAL, x)
+
+
+SQUARE = defop("Square", np.square, shape=shapes.same)
+
+
+@defgrad("Square", inputs=True)
+def _square_grad(op, g):
+    x = op.inputs[0]
+    return multiply(g, multiply(x, 2.0 if x.dtype.is_floating else 2))
+
+
+def square(x: Any, name: str | None = None) -> Tensor:
+    return _unary(SQUARE, x, float_only=False)
+
+
+SQRT = defop("Sqrt", np.sqrt, shape=shapes.same)
+
+
+@defgrad("Sqrt", inputs=False, outputs=True)
+def _sqrt_grad(op, g):
+    return sqrt_grad(op.outputs[0], g)
+
+
+def sqrt(x: Any, name: str | None = None) -> Tensor:
+    return _unary(SQRT, x)
+
+
+def _sqrt_grad_kernel(y, dy):
+    # TF's SqrtGrad: 0.5 * dy / y, and exactly 0 where dy is 0 (even at y == 0).
+    out = np.where(dy == 0, np.zeros_like(dy), 0.5 * dy / np.where(dy == 0, np.ones_like(y), y))
+    return out.astype(y.dtype, copy=False)
+
+
+SQRT_GRAD = defop("SqrtGrad", _sqrt_grad_kernel, shape=shapes.broadcast)
+
+
+@defgrad("SqrtGrad", inputs=True, outputs=True)
+def _sqrt_grad_grad(op, g):
+    y, dy = op.inputs
+    z = op.outputs[0]  # 0.5 * dy / y
+    gy = negative(multiply(g, divide_(z, y)))
+    gdy = multiply(g, divide_(0.5, y))
+    return gy, gdy
+
+
+def sqrt_grad(y: Any, dy: Any) -> Tensor:
+    y, dy = pair(y, dy, "SqrtGrad")
+    return execute(SQRT_GRAD, (y, dy))
+
+
+RSQRT = defop("Rsqrt", lambda x: 1 / np.sqrt(x), shape=shapes.same)
+
+
+@defgrad("Rsqrt", inputs=False, outputs=True)
+def _rsqrt_grad(op, g):
+    y = op.outputs[0]
+    return multiply(multiply(g, -0.5), multiply(y, multiply(y, y)))
+
+
+def rsqrt(x: Any, name: str | None = None) -> Tensor:
+    return _unary(RSQRT, x)
+
+
+EXP = defop("Exp", np.exp, shape=shapes.same)
+
+
+@defgrad("Exp", inputs=False, outputs=True)
+def _exp_grad(op, g):
+    return multiply(g, op.outputs[0])
+
+
+def exp(x: Any, name: str | None = None) -> Tensor:
+    return _unary(EXP, x)
+
+
+EXPM1 = defop("Expm1", np.expm1, shape=shapes.same)
+
+
+@defgrad("Expm1", inputs=True)
+def _expm1_grad(op, g):
+    return multiply(g, exp(op.inputs[0]))
+
+
+def expm1(x: Any, name: str | None = None) -> Tensor:
+    return _unary(EXPM1, x)
+
+
+LOG = defop("Log", np.log, shape=shapes.same)
+
+
+@defgrad("Log", inputs=True)
+def _log_grad(op, g):
+    return multiply(g, reciprocal(op.inputs[0]))
+
+
+def log(x: Any, name: str | None = None) -> Tensor:
+    return _unary(LOG, x)
+
+
+LOG1P = defop("Log1p", np.log1p, shape=shapes.same)
+
+
+@defgrad("Log1p", inputs=True)
+def _log1p_grad(op, g):
+    return multiply(g, reciprocal(add(op.inputs[0], 1.0)))
+
+
+def log1p(x: Any, name: str | None = None) -> Tensor:
+    return _unary(LOG1P, x)
+
+
+SIN = defop("Sin", np.sin, shape=shapes.same)
+
+
+@defgrad("Sin", inputs=True)
+def _sin_grad(op, g):
+    return multiply(g, cos(op.inputs[0]))
+
+
+def sin(x: Any, name: str | None = None) -> Tensor:
+    return _unary(SIN, x)
+
+
+COS = defop("Cos", np.cos, shape=shapes.same)
+
+
+@defgrad("Cos", inputs=True)
+def _cos_grad(op, g):
+    return negative(multiply(g, sin(op.inputs[0])))
+
+
+def cos(x: Any, name: str | None = None) -> Tensor:
+    return _unary(COS, x)
+
+
+TAN = defop("Tan", np.tan, shape=shapes.same)
+
+
+@defgrad("Tan", inputs=True)
+def _tan_grad(op, g):
+    secx = reciprocal(cos(op.inputs[0]))
+    return multiply(g, multiply(secx, secx))
+
+
+def tan(x: Any, name: str | None = None) -> Tensor:
+    return _unary(TAN, x)
+
+
+TANH = defop("Tanh", np.tanh, shape=shapes.same)
+
+
+@defgrad("Tanh", inputs=False, outputs=True)
+def _tanh_grad(op, g):
+    y = op.outputs[0]
+    return multiply(g, subtract(1.0, multiply(y, y)))
+
+
+def tanh(x: Any, name: str | None = None) -> Tensor:
+    return _unary(TANH, x)
+
+
+def _sigmoid_kernel(x):
+    # Stable on both tails: exp of a non-positive number only.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+SIGMOID = defop("Sigmoid", _sigmoid_kernel, shape=shapes.same)
+
+
+@defgrad("Sigmoid", inputs=False, outputs=True)
+def _sigmoid_grad(op, g):
+    y = op.outputs[0]
+    return multiply(g, multiply(y, subtract(1.0, y)))
+
+
+def sigmoid(x: Any, name: str | None = None) -> Tensor:
+    return _unary(SIGMOID, x)
+
+
+def _softplus_kernel(x):
+    return np.logaddexp(np.zeros((), x.dtype), x)
+
+
+SOFTPLUS = defop("Softplus", _softplus_kernel, shape=shapes.same)
+
+
+@defgrad("Softplus", inputs=True)
+def _softplus_grad(op, g):
+    return multiply(g, sigmoid(op.inputs[0]))
+
+
+def softplus(features: Any, name: str | None = None) -> Tensor:
+    return _unary(SOFTPLUS, features)
+
+
+def _relu_kernel(x):
+    return np.maximum(x, np.zeros((), x.dtype))
+
+
+RELU = defop("Relu", _relu_kernel, shape=shapes.same)
+
+
+@defgrad("Relu", inputs=False, outputs=True)
+def _relu_grad(op, g):
+    return where(greater(op.outputs[0], 0), g, zeros_like_(g))
+
+
+def relu(features: Any, name: str | None = None) -> Tensor:
+    return _unary(RELU, features, float_only=False)
+
+
+# ----------------------------------------------------------------------------
+# Non-differentiable elementwise: rounding, comparisons, logic
+# ----------------------------------------------------------------------------
+
+def _round_half_even(x):
+    return np.round(x) if x.dtype.kind == "f" else x
+
+
+for _name, _kernel in (("Round", _round_half_even), ("Floor", np.floor), ("Ceil", np.ceil)):
+    defop(_name, _kernel, shape=shapes.same)
+    NotDifferentiable(_name)
+
+ROUND, FLOOR, CEIL = get_op("Round"), get_op("Floor"), get_op("Ceil")
+
+
+def round(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
+    """Rounds half to even (banker's rounding), as TF."""
+    x = t(x)
+    return execute(ROUND, (x,))
+
+
+def floor(x: Any, name: str | None = None) -> Tensor:
+    return _unary(FLOOR, x)
+
+
+def ceil(x: Any, name: str | None = None) -> Tensor:
+    return _unary(CEIL, x)
+
+
+_COMPARISONS = {
+    "Equal": np.equal, "NotEqual": np.not_equal, "Less": np.less, "LessEqual": np.less_equal,
+    "Greater": np.greater, "GreaterEqual": np.greater_equal,
+}
+_CMP_OPS = {}
+for _name, _kernel in _COMPARISONS.items():
+    _CMP_OPS[_name] = defop(_name, _kernel, shape=shapes.broadcast_bool)
+    NotDifferentiable(_name)
+
+
+def _compare(name: str, x: Any, y: Any) -> Tensor:
+    x, y = pair(x, y, name)
+    return execute(_CMP_OPS[name], (x, y))
+
+
+def equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _compare("Equal", x, y)
+
+
+def not_equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _compare("NotEqual", x, y)
+
+
+def less(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _compare("Less", x, y)
+
+
+def less_equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _compare("LessEqual", x, y)
+
+
+def greater(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _compare("Greater", x, y)
+
+
+def greater_equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _compare("GreaterEqual", x, y)
+
+
+_LOGIC = {"LogicalAnd": np.logical_and, "LogicalOr": np.logical_or}
+_LOGIC_OPS = {n: defop(n, k, shape=shapes.broadcast_bool) for n, k in _LOGIC.items()}
+LOGICAL_NOT = defop("LogicalNot", np.logical_not, shape=shapes.same)
+for _name in ("LogicalAnd", "LogicalOr", "LogicalNot"):
+    NotDifferentiable(_name)
+
+
+def _bool_inputs(name: str, *xs) -> tuple:
+    out = tuple(convert_to_tensor(x, dtype_hint=dtypes.bool) for x in xs)
+    for x in out:
+        if x._value.dtype != np.bool_:
+            raise InvalidArgumentError(
+                None, None, f"{name} expects bool inputs, got {x.dtype.name} [Op:{name}]. "
+                "Compare first (e.g. x > 0) or tf.cast(x, tf.bool).")
+    return out
+
+
+def logical_and(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return execute(_LOGIC_OPS["LogicalAnd"], _bool_inputs("LogicalAnd", x, y))
+
+
+def logical_or(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return execute(_LOGIC_OPS["LogicalOr"], _bool_inputs("LogicalOr", x, y))
+
+
+def logical_not(x: Any, name: str | None = None) -> Tensor:
+    return execute(LOGICAL_NOT, _bool_inputs("LogicalNot", x))
+
+
+def logical_xor(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return logical_and(logical_or(x, y), logical_not(logical_and(x, y)))
+
+
+for _name, _kernel in (("IsNan", np.isnan), ("IsInf", np.isinf), ("IsFinite", np.isfinite)):
+    defop(_name, _kernel, shape=lambda specs, **a: [(specs[0][0], np.dtype(bool))])
+    NotDifferentiable(_name)
+
+
+def is_nan(x: Any, name: str | None = None) -> Tensor:
+    return _unary(get_op("IsNan"), x)
+
+
+def is_inf(x: Any, name: str | None = None) -> Tensor:
+    return _unary(get_op("IsInf"), x)
+
+
+def is_finite(x: Any, name: str | None = None) -> Tensor:
+    return _unary(get_op("IsFinite"), x)
+
+
+# ----------------------------------------------------------------------------
+# Cast, select, clip, identity
+# ----------------------------------------------------------------------------
+
+def _cast_kernel(x, DstT):
+    if x.dtype == DstT:
+        return x
+    if DstT.kind in "iu" and x.dtype.kind == "f":
+        # TF truncates toward zero; NaN/inf become the dtype's min, as on x86.
+        with np.errstate(invalid="ignore"):
+            return np.trunc(x).astype(DstT)
+    if DstT.kind == "b":
+        return x != 0
+    if DstT.kind == "f" and x.dtype.kind == "c":
+        return np.real(x).astype(DstT)
+    return x.astype(DstT)
+
+
+CAST = defop("Cast", _cast_kernel, shape=lambda specs, DstT: [(specs[0][0], DstT)])
+
+
+@defgrad("Cast", inputs=False)
+def _cast_grad(op, g):
+    src = op.input_dtypes[0]
+    if src.kind in "fc":
+        return cast(g, dtypes.from_numpy(src))
+    return None
+
+
+def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
+    """Casts to ``dtype``; float->float is differentiable, casts to integers are not."""
+    dtype = dtypes.as_dtype(dtype)
+    from tapeflow.framework.indexed_slices import IndexedSlices
+
+    if isinstance(x, IndexedSlices):
+        return IndexedSlices(cast(x.values, dtype), x.indices, x.dense_shape)
+    if not isinstance(x, Tensor):
+        from tapeflow.framework.variables import Variable
+
+        if isinstance(x, Variable):
+            x = x.value()
+        elif isinstance(x, (np.ndarray, np.generic)):
+            x = convert_to_tensor(x)
+        else:
+            x = convert_to_tensor(x, dtype_hint=dtype) if not isinstance(x, float) or dtype.is_floating \
+                else convert_to_tensor(x)
+    if x._value.dtype == dtype._np:
+        return x
+    return execute(CAST, (x,), {"DstT": dtype._np})
+
+
+def saturate_cast(value: Any, dtype: Any, name: str | None = None) -> Tensor:
+    dtype = dtypes.as_dtype(dtype)
+    value = t(value)
+    if dtype.is_integer and value.dtype.is_floating:
+        value = clip_by_value(value, float(dtype.min), float(dtype.max))
+    return cast(value, dtype)
+
+
+def _select_kernel(c, x, y):
+    return np.where(c, x, y)
+
+
+def _select_shape(specs, **a):
+    shape = shapes.broadcast_shape(shapes.broadcast_shape(specs[0][0], specs[1][0]), specs[2][0])
+    return [(shape, specs[1][1])]
+
+
+SELECT = defop("SelectV2", _select_kernel, shape=_select_shape)
+
+
+@defgrad("SelectV2", inputs=True)
+def _select_grad(op, g):
+    c = op.inputs[0]
+    zeros = zeros_like_(g)
+    return None, where(c, g, zeros), where(c, zeros, g)
+
+
+def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Tensor:
+    """Picks from ``x`` where ``condition`` else ``y`` (broadcasting); with one
+    argument, the coordinates of true elements (int64 [N, rank])."""
+    c = convert_to_tensor(condition, dtype_hint=dtypes.bool)
+    if x is None and y is None:
+        from tapeflow.ops import array_ops
+
+        return array_ops.where_indices(c)
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
+    if c._value.dtype != np.bool_:
+        raise InvalidArgumentError(
+            None, None, f"SelectV2: condition must be bool, got {c.dtype.name} [Op:SelectV2]. "
+            "Use a comparison (e.g. x > 0) or tf.cast(cond, tf.bool).")
+    x, y = pair(x, y, "SelectV2")
+    return execute(SELECT, (c, x, y))
+
+
+where_v2 = where
+
+
+def _clip_kernel(x, lo, hi):
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+CLIP = defop("ClipByValue", _clip_kernel, shape=shapes.broadcast)
+
+
+@defgrad("ClipByValue", inputs=True)
+def _clip_grad(op, g):
+    x, lo, hi = op.inputs
+    zeros = zeros_like_(g)
+    below = less(x, lo)
+    above = greater(x, hi)
+    gx = where(logical_or(below, above), zeros, g)
+    return gx, where(below, g, zeros), where(above, g, zeros)
+
+
+def clip_by_value(t_: Any, clip_value_min: Any, clip_value_max: Any, name: str | None = None) -> Tensor:
+    """Clips to [min, max]; the gradient passes where min <= x <= max (bounds included)."""
+    x = t(t_)
+    lo = convert_to_tensor(clip_value_min, dtype_hint=x.dtype)
+    hi = convert_to_tensor(clip_value_max, dtype_hint=x.dtype)
+    for b in (lo, hi):
+        if b._value.dtype != x._value.dtype:
+            raise InvalidArgumentError(None, None, f"clip_by_value: the bounds ({b.dtype.name}) must have the "
+                                       f"dtype of t ({x.dtype.name}) [Op:ClipByValue]")
+    return execute(CLIP, (x, lo, hi))
+
+
+# ----------------------------------------------------------------------------
+# Reductions
+# ----------------------------------------------------------------------------
+
+def _norm_axes(x: Tensor, axis: Any, op_name: str):
+    ndim = len(x._shape_tuple())
+    axes = axis_list(axis)
+    if axes is None:
+        return None
+    out = []
+    for a in axes:
+        if not -ndim <= a < max(ndim, 1):
+            raise InvalidArgumentError(
+                None, None, f"Invalid reduction dimension {a} for input with {ndim} dimensions "
+                f"(shape {list(x._shape_tuple())}) [Op:{op_name}]. Use an axis in [{-ndim}, {ndim}).")
+        out.append(a % ndim if ndim else 0)
+    return tuple(sorted(set(out)))
+
+
+def _reduce_shape(specs, axis, keepdims):
+    shape, dt = specs[0]
+    if shape is None:
+        return [(None, dt)]
+    if axis is None:
+        return [((1,) * len(shape) if keepdims else (), dt)]
+    if keepdims:
+        return [(tuple(1 if i in axis else d for i, d in enumerate(shape)), dt)]
+    return [(tuple(d for i, d in enumerate(shape) if i not in axis), dt)]
+
+
+def _sum_kernel(x, axis, keepdims):
+    return np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+SUM = defop("Sum", _sum_kernel, shape=_reduce_shape)
+
+
+def _keepdims_shape(in_shape: tuple, axis) -> tuple:
+    if axis is None:
+        return (1,) * len(in_shape)
+    return tuple(1 if i in axis else d for i, d in enumerate(in_shape))
+
+
+def _broadcast_back(op, g):
+    from tapeflow.ops import array_ops
+
+    in_shape = op.input_shapes[0]
+    if not op.get_attr("keepdims"):
+        g = array_ops.reshape(g, _keepdims_shape(in_shape, op.get_attr("axis")))
+    return array_ops.broadcast_to(g, in_shape)
+
+
+@defgrad("Sum", inputs=False)
+def _sum_grad(op, g):
+    return _broadcast_back(op, g)
+
+
+def _reduce(op, input_tensor, axis, keepdims, name):
+    x = t(input_tensor)
+    if x._value.dtype.kind == "b" and op.name not in ("All", "Any"):
+        raise InvalidArgumentError(None, None, f"{op.name} does not accept bool inputs; cast to a number first "
+                                   f"[Op:{op.name}]")
+    return execute(op, (x,), {"axis": _norm_axes(x, axis, op.name), "keepdims": bool(keepdims)})
+
+
+def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    """Sum over ``axis`` (an int, a list, or None for all axes)."""
+    return _reduce(SUM, input_tensor, axis, keepdims, name)
+
+
+def _mean_kernel(x, axis, keepdims):
+    if x.dtype.kind in "iu":
+        s = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.int64)
+        n = x.size // max(np.asarray(s).size, 1) if x.size else 1
+        return (np.trunc(s / n) if n else s).astype(x.dtype)
+    return np.mean(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+MEAN = defop("Mean", _mean_kernel, shape=_reduce_shape)
+
+
+@defgrad("Mean", inputs=False)
+def _mean_grad(op, g):
+    in_shape = op.input_shapes[0]
+    axis = op.get_attr("axis")
+    count = 1
+    for i, d in enumerate(in_shape):
+        if axis is None or i in axis:
+            count *= d
+    return divide_(_broadcast_back(op, g), max(count, 1))
+
+
+def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    return _reduce(MEAN, input_tensor, axis, keepdims, name)
+
+
+def _max_kernel(x, axis, keepdims):
+    if x.size == 0:
+        return np.full(_reduce_shape([(x.shape, x.dtype)], axis, keepdims)[0][0], _lowest(x.dtype), x.dtype)
+    return np.max(x, axis=axis, keepdims=keepdims)
+
+
+def _min_kernel(x, axis, keepdims):
+    if x.size == 0:
+        return np.full(_reduce_shape([(x.shape, x.dtype)], axis, keepdims)[0][0], -_lowest(x.dtype), x.dtype)
+    return np.min(x, axis=axis, keepdims=keepdims)
+
+
+def _lowest(dt):
+    return -np.inf if dt.kind == "f" else np.iinfo(dt).min
+
+
+MAX = defop("Max", _max_kernel, shape=_reduce_shape)
+MIN = defop("Min", _min_kernel, shape=_reduce_shape)
+
+
+def _min_or_max_grad(op, g):
+    from tapeflow.ops import array_ops
+
+    x = op.inputs[0]
+    y = op.outputs[0]
+    in_shape = op.input_shapes[0]
+    axis = op.get_attr("axis")
+    if not op.get_attr("keepdims"):
+        kd = _keepdims_shape(in_shape, axis)
+        y = array_ops.reshape(y, kd)
+        g = array_ops.reshape(g, kd)
+    indicators = cast(equal(y, x), g.dtype)
+    num_selected = reduce_sum(indicators, axis=list(axis) if axis is not None else None, keepdims=True)
+    return multiply(divide_(indicators, num_selected), g)
+
+
+defgrad("Max", inputs=True, outputs=True)(_min_or_max_grad)
+defgrad("Min", inputs=True, outputs=True)(_min_or_max_grad)
+
+
+def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    """Max over ``axis``; the gradient is split evenly between tied maxima."""
+    return _reduce(MAX, input_tensor, axis, keepdims, name)
+
+
+def reduce_min(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    return _reduce(MIN, input_tensor, axis, keepdims, name)
+
+
+def _prod_kernel(x, axis, keepdims):
+    return np.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+PROD = defop("Prod", _prod_kernel, shape=_reduce_shape)
+
+
+@defgrad("Prod", inputs=True)
+def _prod_grad(op, g):
+    # Product of all *other* elements via exclusive cumprods from both sides,
+    # so zeros in the input are handled without dividing by them (as TF).
+    from tapeflow.ops import array_ops
+
+    x = op.inputs[0]
+    in_shape = op.input_shapes[0]
+    nd = len(in_shape)
+    axis = op.get_attr("axis")
+    red = list(range(nd)) if axis is None else list(axis)
+    kept = [i for i in range(nd) if i not in red]
+    perm = kept + red
+    xt = array_ops.transpose(x, perm)
+    kept_n = int(np.prod([in_shape[i] for i in kept])) if kept else 1
+    red_n = int(np.prod([in_shape[i] for i in red])) if red else 1
+    flat = array_ops.reshape(xt, (kept_n, red_n))
+    left = cumprod(flat, axis=1, exclusive=True)
+    right = cumprod(flat, axis=1, exclusive=True, reverse=True)
+    others = array_ops.reshape(multiply(left, right), [in_shape[i] for i in perm])
+    inv = list(np.argsort(perm))
+    others = array_ops.transpose(others, inv)
+    return multiply(others, _broadcast_back(op, g))
+
+
+def reduce_prod(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    return _reduce(PROD, input_tensor, axis, keepdims, name)
+
+
+ALL = defop("All", lambda x, axis, keepdims: np.all(x, axis=axis, keepdims=keepdims), shape=_reduce_shape)
+ANY = defop("Any", lambda x, axis, keepdims: np.any(x, axis=axis, keepdims=keepdims), shape=_reduce_shape)
+NotDifferentiable("All")
+NotDifferentiable("Any")
+
+
+def reduce_all(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    return _reduce(ALL, convert_to_tensor(input_tensor, dtype_hint=dtypes.bool), axis, keepdims, name)
+
+
+def reduce_any(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    return _reduce(ANY, convert_to_tensor(input_tensor, dtype_hint=dtypes.bool), axis, keepdims, name)
+
+
+def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    """log(sum(exp(x))) computed stably (the max is subtracted first, as TF)."""
+    from tapeflow.ops import array_ops
+
+    x = t(input_tensor)
+    check_float(x, "ReduceLogSumExp")
+    raw_max = reduce_max(x, axis=axis, keepdims=True)
+    my_max = array_ops.stop_gradient(where(is_finite(raw_max), raw_max, zeros_like_(raw_max)))
+    result = log(reduce_sum(exp(subtract(x, my_max)), axis=axis, keepdims=keepdims))
+    if not keepdims:
+        my_max = array_ops.reshape(my_max, result._shape_tuple()) if None not in result._shape_tuple() \
+            else reduce_max(my_max, axis=axis, keepdims=False)
+    return add(result, my_max)
+
+
+# ----------------------------------------------------------------------------
+# Cumulative ops (needed by reduce_prod's gradient)
+# ----------------------------------------------------------------------------
+
+def _cum_kernel(fn, ident):
+    def kernel(x, axis, exclusive, reverse):
+        if reverse:
+            x = np.flip(x, axis)
+        out = fn(x, axis=axis, dtype=x.dtype)
+        if exclusive:
+            pad = np.full_like(np.take(out, [0], axis=axis), ident)
+            out = np.concatenate([pad, np.take(out, np.arange(out.shape[axis] - 1), axis=axis)], axis=axis)
+        if reverse:
+            out = np.flip(out, axis)
+        return np.ascontiguousarray(out)
+
+    return kernel
+
+
+CUMSUM = defop("Cumsum", _cum_kernel(np.cumsum, 0), shape=shapes.same)
+CUMPROD = defop("Cumprod", _cum_kernel(np.cumprod, 1), shape=shapes.same)
+
+
+@defgrad("Cumsum", inputs=False)
+def _cumsum_grad(op, g):
+    return cumsum(g, axis=op.get_attr("axis"), exclusive=op.get_attr("exclusive"),
+                  reverse=not op.get_attr("reverse"))
+
+
+@defgrad("Cumprod", inputs=True, outputs=True)
+def _cumprod_grad(op, g):
+    x = op.inputs[0]
+    prod = op.outputs[0]
+    out = cumsum(multiply(prod, g), axis=op.get_attr("axis"), exclusive=op.get_attr("exclusive"),
+                 reverse=not op.get_attr("reverse"))
+    return divide_(out, x)
+
+
+def _cum(op, x, axis, exclusive, reverse):
+    x = t(x)
+    check_numeric(x, op.name)
+    nd = len(x._shape_tuple())
+    if nd == 0:
+        raise InvalidArgumentError(None, None, f"{op.name}: input must be at least rank 1 [Op:{op.name}]")
+    a = int(axis.numpy() if isinstance(axis, Tensor) else axis)
+    if not -nd <= a < nd:
+        raise InvalidArgumentError(None, None, f"{op.name}: axis {a} is out of range for an input of rank {nd} "
+                                   f"[Op:{op.name}]")
+    return execute(op, (x,), {"axis": a % nd, "exclusive": bool(exclusive), "reverse": bool(reverse)})
+
+
+def cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None) -> Tensor:
+    return _cum(CUMSUM, x, axis, exclusive, reverse)
+
+
+def cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None) -> Tensor:
+    return _cum(CUMPROD, x, axis, exclusive, reverse)
+
+
+# ----------------------------------------------------------------------------
+# Matrix multiplication
+# ----------------------------------------------------------------------------
+
+def _matmul_kernel(a, b, transpose_a, transpose_b):
+    if transpose_a:
+        a = np.swapaxes(a, -1, -2)
+    if transpose_b:
+        b = np.swapaxes(b, -1, -2)
+    return np.matmul(a, b)
+
+
+def _matmul_shape(specs, transpose_a, transpose_b):
+    (sa, dt), (sb, _) = specs
+    if sa is None or sb is None:
+        return [(None, dt)]
+    m = sa[-1] if transpose_a else sa[-2]
+    n = sb[-2] if transpose_b else sb[-1]
+    batch = shapes.broadcast_shape(sa[:-2], sb[:-2], "BatchMatMulV2")
+    return [(tuple(batch) + (m, n), dt)]
+
+
+MATMUL = defop("BatchMatMulV2", _matmul_kernel, shape=_matmul_shape)
+
+
+@defgrad("BatchMatMulV2", inputs=True)
+def _matmul_grad(op, g):
+    a, b = op.inputs
+    ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    if not ta and not tb:
+        return matmul(g, b, transpose_b=True), matmul(a, g, transpose_a=True)
+    if ta and not tb:
+        return matmul(b, g, transpose_b=True), matmul(a, g)
+    if not ta and tb:
+        return matmul(g, b), matmul(g, a, transpose_a=True)
+    return matmul(b, g, transpose_a=True, transpose_b=True), matmul(g, a, transpose_a=True, transpose_b=True)
+
+
+def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False, adjoint_a: bool = False,
+           adjoint_b: bool = False, a_is_sparse: bool = False, b_is_sparse: bool = False,
+           output_type: Any = None, grad_a: bool = False, grad_b: bool = False, name: str | None = None) -> Tensor:
+    """Matrix product of the last two axes, batching (and broadcasting) the rest."""
+    a, b = pair(a, b, "MatMul")
+    if (adjoint_a or adjoint_b) and a.dtype.is_complex:
+        raise NotImplementedError("adjoint_a/adjoint_b on complex matrices is not implemented in tapeflow yet.")
+    transpose_a = transpose_a or adjoint_a
+    transpose_b = transpose_b or adjoint_b
+    sa, sb = a._shape_tuple(), b._shape_tuple()
+    if len(sa) < 2 or len(sb) < 2:
+        raise InvalidArgumentError(
+            None, None, f"Matrix size-incompatible: In[0]: {list(sa)}, In[1]: {list(sb)} [Op:MatMul]. "
+            "tf.matmul needs inputs of rank >= 2; use tf.linalg.matvec or tf.tensordot for vectors.")
+    ka = sa[-2] if transpose_a else sa[-1]
+    kb = sb[-1] if transpose_b else sb[-2]
+    if ka is not None and kb is not None and ka != kb:
+        raise InvalidArgumentError(
+            None, None, f"Matrix size-incompatible: In[0]: {list(sa)}, In[1]: {list(sb)} "
+            f"(transpose_a={transpose_a}, transpose_b={transpose_b}): the contracted dimensions {ka} and {kb} "
+            "must match [Op:MatMul]")
+    if a._value.dtype.kind == "b":
+        raise InvalidArgumentError(None, None, "MatMul does not support bool inputs [Op:MatMul]")
+    return execute(MATMUL, (a, b), {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)})
+
+
+# ----------------------------------------------------------------------------
+# Segment sums (the dense form of sparse gradients)
+# ----------------------------------------------------------------------------
+
+def _segment_sum_kernel(data, segment_ids, num_segments):
+    ids = np.asarray(segment_ids)
+    if ids.size and (ids.max() >= num_segments):
+        raise InvalidArgumentError(
+            None, None, f"segment_ids[{int(np.argmax(ids))}] = {int(ids.max())} is out of range [0, {num_segments})"
+            " [Op:UnsortedSegmentSum]")
+    out = np.zeros((num_segments,) + data.shape[ids.ndim:], dtype=data.dtype)
+    valid = ids >= 0  # negative ids are dropped, as TF
+    if valid.all():
+        np.add.at(out, ids, data)
+    else:
+        np.add.at(out, ids[valid], data[valid])
+    return out
+
+
+def _segment_sum_shape(specs, num_segments):
+    (sd, dt), (si, _) = specs
+    if sd is None or si is None:
+        return [(None, dt)]
+    return [((num_segments,) + tuple(sd[len(si):]), dt)]
+
+
+SEGSUM = defop("UnsortedSegmentSum", _segment_sum_kernel, shape=_segment_sum_shape)
+
+
+@defgrad("UnsortedSegmentSum", inputs=True)
+def _segment_sum_grad(op, g):
+    from tapeflow.ops import array_ops
+
+    ids = op.inputs[1]
+    # Dropped (negative) ids get zero gradient: gather from a zero-padded row.
+    padded = array_ops.concat([g, zeros_like_(array_ops.gather(g, [0]))], axis=0)
+    safe = where(less(ids, 0), array_ops.fill(array_ops.shape(ids), op.get_attr("num_segments")), ids)
+    return array_ops.gather(padded, safe), None
+
+
+def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> Tensor:
+    data = t(data)
+    ids = t(segment_ids)
+    if ids._value.dtype.kind not in "iu":
+        raise TypeError(f"segment_ids must be an integer tensor, got {ids.dtype.name}")
+    n = int(num_segments.numpy() if isinstance(num_segments, Tensor) else num_segments)
+    sd, si = data._shape_tuple(), ids._shape_tuple()
+    if tuple(sd[: len(si)]) != tuple(si):
+        raise InvalidArgumentError(
+            None, None, f"data.shape = {list(sd)} does not start with segment_ids.shape = {list(si)} "
+            "[Op:UnsortedSegmentSum]")
+    return execute(SEGSUM, (data, ids), {"num_segments": n})
+
+
+# ----------------------------------------------------------------------------
+# Small helpers used by gradient rules (unrecorded-free constants)
+# ----------------------------------------------------------------------------
+
+def zeros_like_(x: Tensor) -> Tensor:
+    from tapeflow.ops import array_ops
+
+    return array_ops.zeros_like(x)
+
+
+def ones_like_(x: Tensor) -> Tensor:
+    from tapeflow.ops import array_ops
+
+    return array_ops.ones_like(x)
+
+
+def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Tensor:
+    return multiply(scalar, x)

@@ -1,0 +1,102 @@
+"""Python operators on Tensor and Variable, as TF's (``+``, ``@``, ``[]``, ...)."""
+
+from __future__ import annotations
+
+from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.variables import Variable
+from tapeflow.ops import array_ops, math_ops
+
+
+def _r(fn):
+    return lambda self, other: fn(other, self)
+
+
+_OPERATORS = {
+    "__add__": math_ops.add,
+    "__radd__": _r(math_ops.add),
+    "__sub__": math_ops.subtract,
+    "__rsub__": _r(math_ops.subtract),
+    "__mul__": math_ops.multiply,
+    "__rmul__": _r(math_ops.multiply),
+    "__truediv__": math_ops.truediv,
+    "__rtruediv__": _r(math_ops.truediv),
+    "__floordiv__": math_ops.floordiv,
+    "__rfloordiv__": _r(math_ops.floordiv),
+    "__mod__": math_ops.floormod,
+    "__rmod__": _r(math_ops.floormod),
+    "__pow__": math_ops.pow,
+    "__rpow__": _r(math_ops.pow),
+    "__matmul__": math_ops.matmul,
+    "__rmatmul__": _r(math_ops.matmul),
+    "__lt__": math_ops.less,
+    "__le__": math_ops.less_equal,
+    "__gt__": math_ops.greater,
+    "__ge__": math_ops.greater_equal,
+    "__and__": math_ops.logical_and,
+    "__rand__": _r(math_ops.logical_and),
+    "__or__": math_ops.logical_or,
+    "__ror__": _r(math_ops.logical_or),
+    "__xor__": math_ops.logical_xor,
+    "__rxor__": _r(math_ops.logical_xor),
+    "__getitem__": array_ops.getitem,
+}
+
+
+def _neg(self):
+    return math_ops.negative(self)
+
+
+def _abs(self):
+    return math_ops.abs(self)
+
+
+def _invert(self):
+    return math_ops.logical_not(self)
+
+
+def _pos(self):
+    return self
+
+
+def _eq(self, other):
+    # TF2: elementwise when the other side converts to a tensor, else identity.
+    if other is None:
+        return False
+    try:
+        return math_ops.equal(self, other)
+    except (TypeError, ValueError):
+        return self is other
+
+
+def _ne(self, other):
+    if other is None:
+        return True
+    try:
+        return math_ops.not_equal(self, other)
+    except (TypeError, ValueError):
+        return self is not other
+
+
+def install() -> None:
+    for cls in (Tensor, Variable):
+        for name, fn in _OPERATORS.items():
+            setattr(cls, name, fn)
+        cls.__neg__ = _neg
+        cls.__abs__ = _abs
+        cls.__invert__ = _invert
+        cls.__pos__ = _pos
+        cls.__eq__ = _eq
+        cls.__ne__ = _ne
+    # __eq__ assignment resets __hash__ to None on the class; keep TF's message.
+    Tensor.__hash__ = _unhashable("Tensor", "tensor")
+    Variable.__hash__ = _unhashable("Variable", "variable")
+
+
+def _unhashable(kind, var):
+    def __hash__(self):  # noqa: N807
+        raise TypeError(f"{kind} is unhashable. Instead, use {var}.ref() as the key.")
+
+    return __hash__
+
+
+install()
