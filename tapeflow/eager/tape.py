@@ -9,7 +9,8 @@ records in reverse and calls back into ``backprop`` for the math.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 
 class OpRecord:

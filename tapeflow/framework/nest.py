@@ -5,8 +5,10 @@ Dicts flatten in sorted key order, as in TF; everything else is a leaf.
 
 from __future__ import annotations
 
+import collections
 import collections.abc as cabc
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 
 def is_nested(structure: Any) -> bool:

@@ -116,7 +116,9 @@ class Tensor:
 
     def __index__(self) -> int:
         if self._value.ndim != 0 or self._value.dtype.kind not in "iu":
-            raise TypeError(f"Only integer scalar tensors can be converted to an index, got {self.shape} {self.dtype.name}.")
+            raise TypeError(
+                f"Only integer scalar tensors can be converted to an index, got {self.shape} {self.dtype.name}."
+            )
         return int(self._value)
 
     def __complex__(self) -> complex:

@@ -9,7 +9,8 @@ is replaced, never mutated, so values a tape saved stay intact.
 from __future__ import annotations
 
 import enum
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 

@@ -68,7 +68,7 @@ RESHAPE = defop("Reshape", _reshape_kernel, shape=_reshape_shape)
 
 @defgrad("Reshape", inputs=False)
 def _reshape_grad(op, g):
-    return reshape(g, op.input_shapes[0]), None
+    return reshape(g, op.input_shapes[0])
 
 
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
@@ -590,7 +590,7 @@ def getitem(tensor: Any, key: Any) -> Tensor:
     return execute(STRIDED_SLICE, (x,), {"spec": tuple(spec)})
 
 
-def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
+def slice_(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:
     x = t(input_)
     b = as_int_tuple(begin, "begin")
     sz = as_int_tuple(size, "size")
@@ -687,7 +687,7 @@ def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None, 
     return _wrap(m)
 
 
-def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name: str = "range") -> Tensor:  # noqa: A001
+def range_(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name: str = "range") -> Tensor:
     """As ``tf.range``: ints give int32, floats float32 (unless ``dtype``)."""
     if limit is None:
         start, limit = 0, start
@@ -716,7 +716,7 @@ def shape(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> 
     return _wrap(np.asarray(x._shape_tuple(), dtype=dtypes.as_dtype(out_type)._np))
 
 
-def size(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
+def size_(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
     x = t(input)
     return _wrap(np.asarray(int(np.prod(x._shape_tuple())), dtype=dtypes.as_dtype(out_type)._np))
 

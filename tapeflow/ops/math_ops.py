@@ -1155,7 +1155,7 @@ def _segment_sum_grad(op, g):
     ids = op.inputs[1]
     # Dropped (negative) ids get zero gradient: gather from a zero-padded row.
     padded = array_ops.concat([g, zeros_like_(array_ops.gather(g, [0]))], axis=0)
-    safe = where(less(ids, 0), array_ops.fill(array_ops.shape(ids), op.get_attr("num_segments")), ids)
+    safe = where(less(ids, 0), add(zeros_like_(ids), op.get_attr("num_segments")), ids)
     return array_ops.gather(padded, safe), None
 
 

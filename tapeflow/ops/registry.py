@@ -35,7 +35,8 @@ recorded and their outputs have no gradient (``None`` downstream).
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 __all__ = [
     "OpDef", "defop", "defgrad", "RegisterGradient", "NotDifferentiable", "no_gradient",
@@ -92,7 +93,9 @@ def _caller(depth: int = 2) -> str:
 def defop(name: str, kernel: Callable, *, shape: Callable | None = None, num_outputs: Any = 1) -> OpDef:
     """Registers an op kernel under TF's op name; a duplicate name is an error."""
     if name in _OPS:
-        raise KeyError(f"Registering two ops with name '{name}'! (Previous registration was in {_OPS[name].defined_at})")
+        raise KeyError(
+            f"Registering two ops with name '{name}'! (Previous registration was in {_OPS[name].defined_at})"
+        )
     op = OpDef(name, kernel, shape, num_outputs, _caller())
     _OPS[name] = op
     return op
