@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import enum
 import logging
-import warnings
 from typing import Any
 
 import numpy as np
@@ -350,14 +349,8 @@ class GradientTape:
 
 
 def _warn_dtype(t) -> None:
-    _log.warning(
-        "The dtype of the watched tensor must be floating (e.g. tf.float32), got %r", t.dtype
-    )
-    warnings.warn(
-        f"The dtype of the watched tensor must be floating (e.g. tf.float32), got {t.dtype!r}; "
-        "its gradient will be None.",
-        stacklevel=3,
-    )
+    # TF logs this (no Python warning); the gradient w.r.t. it will be None.
+    _log.warning("The dtype of the watched tensor must be floating (e.g. tf.float32), got %r", t.dtype)
 
 
 def _source_id(s: Any) -> int:

@@ -58,6 +58,12 @@ def describe(t: Any) -> str:
 
 def kernel_error(op, inputs, attrs, exc: Exception) -> errors.InvalidArgumentError:
     """Turns a NumPy failure inside a kernel into TF's error naming the op."""
+    if "could not be broadcast" in str(exc) and len(inputs) >= 2:
+        shapes = " vs. ".join("[" + ",".join(str(d) for d in t._shape_tuple()) + "]" for t in inputs)
+        return errors.InvalidArgumentError(
+            None, None, f"Incompatible shapes: {shapes} [Op:{op.name}]. Broadcasting needs each pair of trailing "
+            "dimensions to be equal or 1; reshape or tf.expand_dims one input so they line up."
+        )
     ins = ", ".join(describe(t) for t in inputs)
     attr_text = ""
     if attrs:

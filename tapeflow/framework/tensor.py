@@ -146,7 +146,9 @@ class Tensor:
         return convert_to_tensor, (self.numpy(),)
 
     def __repr__(self) -> str:
-        return f"<tf.Tensor: shape={_shape_str(self._value.shape)}, dtype={self.dtype.name}, numpy={_numpy_repr(self)}>"
+        text = _numpy_repr(self)
+        sep = "\n" if "\n" in text else ""
+        return f"<tf.Tensor: shape={_shape_str(self._value.shape)}, dtype={self.dtype.name}, numpy={sep}{text}>"
 
     def __str__(self) -> str:
         text = np.array2string(np.asarray(self._value)) if self._value.ndim else str(self.numpy())
@@ -173,11 +175,9 @@ def _numpy_repr(t: Tensor) -> str:
     v = t.numpy()
     if isinstance(v, np.ndarray):
         return repr(v)
-    if isinstance(v, (np.bool_,)):
-        return str(bool(v))
-    if isinstance(v, bytes):
-        return repr(v)
-    return str(v)
+    if isinstance(v, np.generic):
+        return repr(v.item())  # TF shows the Python value: 1000.6931762695312
+    return repr(v)
 
 
 class Reference:
@@ -244,10 +244,19 @@ def _python_to_numpy(value: Any, dtype: dtypes.DType | None) -> np.ndarray:
             return arr.astype(np.int64)
         return arr.astype(np.int32)
     if kind in "US":
-        return arr.astype(object)
+        return _to_bytes(arr)
     if kind == "O":
         raise TypeError(f"Failed to convert elements of {value!r} to Tensor.")
     return arr
+
+
+def _to_bytes(arr: np.ndarray) -> np.ndarray:
+    """TF strings are bytes: an object array of ``bytes``."""
+    out = np.empty(arr.shape, dtype=object)
+    flat = out.reshape(-1)
+    for i, s in enumerate(arr.reshape(-1).tolist()):
+        flat[i] = s.encode() if isinstance(s, str) else s
+    return out
 
 
 def _contains_tensor(seq) -> bool:
@@ -274,7 +283,7 @@ def _materialize(seq):
 
 def _wrap(arr: Any) -> Tensor:
     # Rank-0 values are kept as NumPy scalars: NumPy ops on them are faster.
-    if isinstance(arr, np.ndarray) and arr.ndim == 0:
+    if isinstance(arr, np.ndarray) and arr.ndim == 0 and arr.dtype.kind != "O":
         arr = arr[()]
     return Tensor(arr)
 
@@ -288,6 +297,8 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
     >>> tf.constant([[1, 2], [3, 4]]).dtype
     tf.int32
     """
+    if value is None:
+        raise ValueError("Attempt to convert a value (None) with an unsupported type (<class 'NoneType'>) to a Tensor.")
     dtype = dtypes.as_dtype(dtype) if dtype is not None else None
     if isinstance(value, Tensor) or type(value) in _conversion_registry:
         t = convert_to_tensor(value)
@@ -299,7 +310,7 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
     elif isinstance(value, (np.ndarray, np.generic)):
         arr = np.array(value, dtype=dtype._np if dtype is not None else None, copy=True)
         if arr.dtype.kind in "US":
-            arr = arr.astype(object)
+            arr = _to_bytes(arr)
     else:
         arr = _python_to_numpy(value, dtype)
     if shape is not None:
@@ -348,8 +359,6 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
             return constant(value, dtype=dtype_hint)
         except (TypeError, ValueError):
             return constant(value)
-    if value is None:
-        raise ValueError("Attempt to convert a value (None) with an unsupported type (<class 'NoneType'>) to a Tensor.")
     return constant(value, dtype=dtype)
 
 

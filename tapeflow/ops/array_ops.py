@@ -580,9 +580,10 @@ def getitem(tensor: Any, key: Any) -> Tensor:
             spec.append(("i", i))
             dim += 1
         elif isinstance(k, (list, np.ndarray)):
-            raise TypeError(
+            raise InvalidArgumentError(None, None, 
                 "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
-                f"tensors are valid indices, got {k!r}. Use tf.gather or tf.boolean_mask for fancy indexing.")
+                f"tensors are valid indices, got {k!r}. Use tf.gather or tf.boolean_mask for fancy indexing "
+                "[Op:StridedSlice]")
         else:
             raise TypeError(
                 "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
@@ -696,7 +697,9 @@ def range_(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, nam
         # Python numbers follow TF's defaults; NumPy values and tensors keep theirs.
         kinds = [np.asarray(v).dtype if isinstance(v, (np.ndarray, np.generic))
                  else np.dtype(np.float32 if isinstance(v, float) else np.int32) for v in vals]
-        dt = np.result_type(*kinds)
+        floats = [k for k in kinds if k.kind == "f"]
+        # No promotion between int and float as NumPy would: the float wins.
+        dt = max(floats, key=lambda k: k.itemsize) if floats else max(kinds, key=lambda k: k.itemsize)
     else:
         dt = dtypes.as_dtype(dtype)._np
     if vals[2] == 0:
@@ -707,8 +710,9 @@ def range_(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, nam
 def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int = 0) -> Tensor:
     s = t(start)
     e = convert_to_tensor(stop, dtype_hint=s.dtype)
-    out = np.linspace(s._value, e._value, int(num), axis=axis).astype(s._value.dtype)
-    return _wrap(out)
+    dt = s._value.dtype if s._value.dtype.kind == "f" else np.dtype(np.float64)  # ints give float64, as TF
+    out = np.linspace(s._value, e._value, int(num.numpy() if isinstance(num, Tensor) else num), axis=axis)
+    return _wrap(out.astype(dt))
 
 
 def shape(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.tensor import Tensor, constant
 from tapeflow.framework.variables import Variable
 from tapeflow.ops import array_ops, math_ops
 
@@ -65,7 +65,8 @@ def _eq(self, other):
     try:
         return math_ops.equal(self, other)
     except (TypeError, ValueError):
-        return self is other
+        # TF (incompatible_shape_error=False): a scalar False, not an error.
+        return constant(self is other)
 
 
 def _ne(self, other):
@@ -74,7 +75,7 @@ def _ne(self, other):
     try:
         return math_ops.not_equal(self, other)
     except (TypeError, ValueError):
-        return self is not other
+        return constant(self is not other)
 
 
 def install() -> None:
