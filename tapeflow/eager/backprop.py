@@ -413,7 +413,7 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
     grads = []
     for s, sid in zip(flat_sources, source_ids):
         g = found.get(sid)
-        if g is None and sid in initial and sid in watched:
+        if g is None and sid in initial:  # the target itself: d(x)/d(x) = 1, watched or not (TF)
             gl = initial[sid]
             g = gl[0] if len(gl) == 1 else aggregate(gl)
         if g is None and unconnected is UnconnectedGradients.ZERO:
