@@ -109,10 +109,10 @@ class Tensor:
         return bool(v)
 
     def __float__(self) -> float:
-        return float(self._value)
+        return float(_scalar(self._value))
 
     def __int__(self) -> int:
-        return int(self._value)
+        return int(_scalar(self._value))
 
     def __index__(self) -> int:
         if self._value.ndim != 0 or self._value.dtype.kind not in "iu":
@@ -165,6 +165,15 @@ class Tensor:
     # NumPy-style conveniences TF has on EagerTensor.
     def eval(self, *args, **kwargs):
         raise NotImplementedError("Tensor.eval() is graph-mode (TF1) only; use .numpy() in eager mode.")
+
+
+def _scalar(v):
+    """The single element of ``v`` (TF allows float()/int() on size-1 tensors)."""
+    if v.ndim == 0:
+        return v
+    if v.size != 1:
+        raise TypeError(f"only size-1 tensors can be converted to Python scalars, got shape {list(v.shape)}")
+    return v.reshape(-1)[0]
 
 
 def _shape_str(shape: tuple) -> str:

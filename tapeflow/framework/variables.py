@@ -266,10 +266,10 @@ class Variable:
         return bool(self._snapshot())
 
     def __float__(self) -> float:
-        return float(self._value)
+        return float(self._snapshot())
 
     def __int__(self) -> int:
-        return int(self._value)
+        return int(self._snapshot())
 
     def __index__(self) -> int:
         return self._snapshot().__index__()
