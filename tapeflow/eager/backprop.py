@@ -161,6 +161,10 @@ def aggregate(grads: list):
     )
 
 
+# Set by tapeflow.debugging (check_numerics) to wrap ``op_gradients`` during
+# the backward walk; chosen once per gradient() call, so no per-op cost.
+debug_op_gradients = None
+
 _PASS_SPARSE = frozenset({"ReadVariableOp", "Identity"})
 
 
@@ -407,7 +411,8 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
         initial.setdefault(tid, []).append(og)
     watched = tp.watched
     sid_set = {sid for s, sid in zip(flat_sources, source_ids) if sid in watched}
-    found = tape_lib.backward(tp.records, initial, sid_set, op_gradients, aggregate, release)
+    op_grads = op_gradients if debug_op_gradients is None else debug_op_gradients
+    found = tape_lib.backward(tp.records, initial, sid_set, op_grads, aggregate, release)
     if release:
         tp.records = []
     grads = []

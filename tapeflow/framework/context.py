@@ -11,12 +11,14 @@ class _State(threading.local):
     def __init__(self) -> None:
         self.tapes: list = []  # recording low-level tapes, innermost last
         self.accumulators: list = []  # active forward-mode accumulators
-        self.recording = False  # tapes or accumulators is non-empty
+        self.recording = False  # tapes or accumulators is non-empty, or debug_hook is set
         self.graph = None  # the FuncGraph being traced, or None (eager)
         self.debug_hook = None  # tapeflow.debugging: called per op when set
 
     def update_recording(self) -> None:
-        self.recording = bool(self.tapes or self.accumulators)
+        # tapeflow.debugging's hook must see ops even with no tape; this runs
+        # only on tape push/pop, so the per-op path stays one flag test.
+        self.recording = bool(self.tapes or self.accumulators or self.debug_hook is not None)
 
 
 state = _State()
