@@ -1,3 +1,26 @@
-"""``tf.linalg``."""
+"""``tf.linalg``: decompositions, solves, diagonals and norms.
 
+``tf.linalg.einsum`` and ``tf.linalg.tensordot`` resolve to the top-level
+``tf.einsum`` / ``tf.tensordot`` (defined with the array ops) on first use.
+"""
+
+from tapeflow.ops.array_ops import eye  # noqa: F401
+from tapeflow.ops.linalg_ops import (  # noqa: F401
+    adjoint, band_part, cholesky, cholesky_solve, det, diag, diag_part, eigh, eigvalsh, global_norm, inv, logdet,
+    lstsq, matrix_transpose, matvec, norm, pinv, qr, set_diag, slogdet, solve, svd, trace, triangular_solve,
+)
 from tapeflow.ops.math_ops import matmul  # noqa: F401
+
+_FROM_TOP_LEVEL = ("einsum", "tensordot", "cross", "l2_normalize")
+
+
+def __getattr__(name: str):
+    # Re-exports of ops that live with other families; looked up lazily so
+    # this module does not depend on their import order.
+    if name in _FROM_TOP_LEVEL:
+        import tapeflow
+
+        if name == "l2_normalize":
+            return tapeflow.nn.l2_normalize
+        return getattr(tapeflow, name)
+    raise AttributeError(f"module 'tapeflow.linalg' has no attribute '{name}'")
