@@ -44,6 +44,11 @@ from tapeflow.ops.math_ops import (  # noqa: E402
 )
 from tapeflow import linalg, math, nn  # noqa: E402
 
+# tf.linalg norms and clipping at the top level (linalg/random helper).
+from tapeflow.ops.linalg_ops import (  # noqa: E402
+    clip_by_average_norm, clip_by_global_norm, clip_by_norm, norm,
+)
+
 newaxis = None
 
 __version__ = "0.1.0"
