@@ -79,7 +79,7 @@ def matrix_transpose(a: Any, name: str | None = None, conjugate: bool = False) -
 
 
 adjoint = matrix_transpose  # real dtypes only: the adjoint is the transpose
-_mT = matrix_transpose
+_mt = matrix_transpose
 
 
 def _eye_like(x: Tensor) -> Tensor:
@@ -518,7 +518,7 @@ def _cholesky_grad(op, g):
     middle = set_diag(middle, math_ops.multiply(0.5, diag_part(middle)))
     middle = band_part(middle, -1, 0)
     ga = math_ops.matmul(math_ops.matmul(l_inv, middle, transpose_a=True), l_inv)
-    return math_ops.multiply(math_ops.add(ga, _mT(ga)), 0.5)
+    return math_ops.multiply(math_ops.add(ga, _mt(ga)), 0.5)
 
 
 def cholesky(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
@@ -564,15 +564,15 @@ QR = defop("Qr", _qr_kernel, shape=_qr_shape, num_outputs=2)
 
 def _solve_right_upper(x: Tensor, r: Tensor) -> Tensor:
     """x @ inv(r)^T for upper-triangular r, via a triangular solve."""
-    return _mT(triangular_solve(r, _mT(x), lower=False, adjoint=False))
+    return _mt(triangular_solve(r, _mt(x), lower=False, adjoint=False))
 
 
 def _qr_grad_deep(q, r, dq, dr):
     # m >= n, reduced QR (arXiv:2009.10071).
     qdq = math_ops.matmul(q, dq, transpose_a=True)
-    qdq_ = math_ops.subtract(qdq, _mT(qdq))
+    qdq_ = math_ops.subtract(qdq, _mt(qdq))
     rdr = math_ops.matmul(r, dr, transpose_b=True)
-    rdr_ = math_ops.subtract(rdr, _mT(rdr))
+    rdr_ = math_ops.subtract(rdr, _mt(rdr))
     tril = band_part(math_ops.add(qdq_, rdr_), -1, 0)
     ga = math_ops.matmul(q, math_ops.add(dr, _solve_right_upper(tril, r)))
     gb = _solve_right_upper(math_ops.subtract(dq, math_ops.matmul(q, qdq)), r)
@@ -665,11 +665,11 @@ def _svd_grad(op, gs, gu, gv):
     gv1 = gv[..., :, :m]
     f_u = math_ops.multiply(f, math_ops.matmul(u, gu, transpose_a=True))
     f_v = math_ops.multiply(f, math_ops.matmul(v1, gv1, transpose_a=True))
-    inner = math_ops.add(math_ops.add(gs_mat, math_ops.matmul(math_ops.add(f_u, _mT(f_u)), s_mat)),
-                         math_ops.matmul(s_mat, math_ops.add(f_v, _mT(f_v))))
+    inner = math_ops.add(math_ops.add(gs_mat, math_ops.matmul(math_ops.add(f_u, _mt(f_u)), s_mat)),
+                         math_ops.matmul(s_mat, math_ops.add(f_v, _mt(f_v))))
     ga = math_ops.matmul(u, math_ops.matmul(inner, v1, transpose_b=True))
     if m != n:
-        gv1t = _mT(gv1)
+        gv1t = _mt(gv1)
         rest = math_ops.subtract(gv1t, math_ops.matmul(math_ops.matmul(gv1t, v1), v1, transpose_b=True))
         if full:
             v2 = v[..., :, m:n]
@@ -678,7 +678,7 @@ def _svd_grad(op, gs, gu, gv):
                                                            transpose_b=True))
         u_s_inv = math_ops.matmul(u, diag(_safe_reciprocal(s)))
         ga = math_ops.add(ga, math_ops.matmul(u_s_inv, rest))
-    return _mT(ga) if transposed else ga
+    return _mt(ga) if transposed else ga
 
 
 def svd(tensor: Any, full_matrices: bool = False, compute_uv: bool = True, name: str | None = None) -> Any:
@@ -727,7 +727,7 @@ def _eigh_grad(op, ge, gv):
         inner = diag(ge)
     ga = math_ops.matmul(v, math_ops.matmul(inner, v, transpose_b=True))
     # The kernel reads only the lower triangle: symmetrize into it.
-    ga = band_part(math_ops.add(ga, _mT(ga)), -1, 0)
+    ga = band_part(math_ops.add(ga, _mt(ga)), -1, 0)
     return set_diag(ga, math_ops.multiply(0.5, diag_part(ga)))
 
 
