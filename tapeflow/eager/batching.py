@@ -110,6 +110,14 @@ class BatchInterpreter:
     def wrap(self, phys: Tensor) -> BatchedTensor:
         return BatchedTensor(phys, self)
 
+    def read_variable(self, var) -> Tensor:
+        st = state
+        st.graph = self.prev
+        try:
+            return var.value()
+        finally:
+            st.graph = self
+
     def add_op(self, op, inputs: tuple, attrs: dict):
         flags = [type(x) is BatchedTensor and x._interp is self for x in inputs]
         st = state

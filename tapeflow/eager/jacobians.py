@@ -76,7 +76,7 @@ def _vectorized_grads(tp, tid: int, cot_phys: Tensor, flat_sources: list, releas
         cot = interp.wrap(cot_phys)
         found = tape_lib.backward(tp.records, {tid: [cot]}, sid_set, op_gradients, aggregate, release)
         out = []
-        for s, sid in zip(flat_sources, source_ids):
+        for sid in source_ids:
             g = found.get(sid)
             if g is None and sid == tid and sid in watched:
                 g = cot
@@ -86,7 +86,7 @@ def _vectorized_grads(tp, tid: int, cot_phys: Tensor, flat_sources: list, releas
     if release:
         tp.records = []
     result = []
-    for s, g in zip(flat_sources, out):
+    for g in out:
         if g is None:
             result.append(None)
         elif type(g) is batching.BatchedTensor and g._interp is interp:
