@@ -1,6 +1,12 @@
 """Per-thread execution state: active tapes, forward accumulators, the graph
-being traced. ``execute`` reads it on every op, so it is one thread-local
-object with plain attributes, and ``recording`` is kept as a single flag."""
+being traced, the debug hook.
+
+``execute`` reads it on every op, so the common case is one flag: ``plain``
+is True when nothing records, traces or debugs, and the op can just run.
+``recording`` is True when tapes/accumulators/the debug hook must see ops.
+Whoever mutates ``tapes``/``accumulators`` in place calls
+``update_recording()``; assigning ``graph``/``debug_hook`` updates the flags.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +17,34 @@ class _State(threading.local):
     def __init__(self) -> None:
         self.tapes: list = []  # recording low-level tapes, innermost last
         self.accumulators: list = []  # active forward-mode accumulators
+        self._graph = None  # the graph being traced (or another op interceptor), or None
+        self._debug_hook = None  # tapeflow.debugging: called per op when set
         self.recording = False  # tapes or accumulators is non-empty, or debug_hook is set
-        self.graph = None  # the FuncGraph being traced, or None (eager)
-        self.debug_hook = None  # tapeflow.debugging: called per op when set
+        self.plain = True  # not recording and no graph: the fast eager path
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @graph.setter
+    def graph(self, value) -> None:
+        self._graph = value
+        self.update_recording()
+
+    @property
+    def debug_hook(self):
+        return self._debug_hook
+
+    @debug_hook.setter
+    def debug_hook(self, value) -> None:
+        self._debug_hook = value
+        self.update_recording()
 
     def update_recording(self) -> None:
         # tapeflow.debugging's hook must see ops even with no tape; this runs
         # only on tape push/pop, so the per-op path stays one flag test.
-        self.recording = bool(self.tapes or self.accumulators or self.debug_hook is not None)
+        self.recording = bool(self.tapes or self.accumulators or self._debug_hook is not None)
+        self.plain = not self.recording and self._graph is None
 
 
 state = _State()

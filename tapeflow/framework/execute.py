@@ -20,12 +20,15 @@ from tapeflow.framework.tensor import Tensor, _wrap
 record_hook = None
 
 
+_KERNEL_ERRORS = (ValueError, IndexError, TypeError, np.linalg.LinAlgError, ZeroDivisionError, OverflowError)
+
+
 def execute(op, inputs: tuple, attrs: dict | None = None):
     """Runs ``op`` on ``inputs`` (Tensors) with ``attrs``; returns its output
     Tensor, or a list of Tensors for multi-output ops."""
     st = state
-    if st.graph is not None:
-        return st.graph.add_op(op, inputs, attrs or {})
+    if not st.plain and st._graph is not None:
+        return st._graph.add_op(op, inputs, attrs or {})
     try:
         if attrs:
             out = op.kernel(*[t._value for t in inputs], **attrs)
@@ -33,7 +36,7 @@ def execute(op, inputs: tuple, attrs: dict | None = None):
             out = op.kernel(*[t._value for t in inputs])
     except errors.OpError:
         raise
-    except (ValueError, IndexError, TypeError, np.linalg.LinAlgError, ZeroDivisionError, OverflowError) as e:
+    except _KERNEL_ERRORS as e:
         raise kernel_error(op, inputs, attrs, e) from None
     if op.num_outputs == 1:
         result = Tensor(out)
@@ -44,6 +47,30 @@ def execute(op, inputs: tuple, attrs: dict | None = None):
     if st.recording:
         record_hook(op, inputs, attrs, outputs)
     return list(outputs)
+
+
+def execute1(op, x):
+    """``execute`` for a one-input, one-output op without attrs (hot path)."""
+    if state.plain:
+        try:
+            return Tensor(op.kernel(x._value))
+        except errors.OpError:
+            raise
+        except _KERNEL_ERRORS as e:
+            raise kernel_error(op, (x,), None, e) from None
+    return execute(op, (x,))
+
+
+def execute2(op, x, y):
+    """``execute`` for a two-input, one-output op without attrs (hot path)."""
+    if state.plain:
+        try:
+            return Tensor(op.kernel(x._value, y._value))
+        except errors.OpError:
+            raise
+        except _KERNEL_ERRORS as e:
+            raise kernel_error(op, (x, y), None, e) from None
+    return execute(op, (x, y))
 
 
 def describe(t: Any) -> str:

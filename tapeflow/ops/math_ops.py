@@ -7,13 +7,14 @@ of the broadcast shape; the engine unbroadcasts them.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
 from tapeflow.framework import dtypes
 from tapeflow.framework.errors import InvalidArgumentError
-from tapeflow.framework.execute import execute
+from tapeflow.framework.execute import execute, execute1, execute2
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops import shapes
 from tapeflow.ops._helpers import axis_list, check_float, check_numeric, pair, t
@@ -23,7 +24,18 @@ from tapeflow.ops.registry import NotDifferentiable, defgrad, defop, get_op
 # Binary arithmetic
 # ----------------------------------------------------------------------------
 
-ADD = defop("AddV2", np.add, shape=shapes.broadcast)
+def _binary(op, x, y):
+    """Converts (see ``pair``) and runs a binary elementwise op; two tensors
+    of one dtype (the common case) take the fast path."""
+    if type(x) is Tensor and type(y) is Tensor:
+        xd, yd = x._value.dtype, y._value.dtype
+        if xd is yd or xd == yd:
+            return execute2(op, x, y)
+    x, y = pair(x, y, op.name)
+    return execute2(op, x, y)
+
+
+ADD = defop("AddV2", operator.add, shape=shapes.broadcast)  # a + b: fast on NumPy scalars
 
 
 @defgrad("AddV2", inputs=False)
@@ -33,13 +45,10 @@ def _add_grad(op, g):
 
 def add(x: Any, y: Any, name: str | None = None) -> Tensor:
     """x + y elementwise, with broadcasting."""
-    x, y = pair(x, y, "AddV2")
-    if x._value.dtype.kind == "O":
-        return Tensor(np.char.add(x._value.astype(str), y._value.astype(str)).astype(object))
-    return execute(ADD, (x, y))
+    return _binary(ADD, x, y)  # object (string) tensors concatenate elementwise
 
 
-SUB = defop("Sub", np.subtract, shape=shapes.broadcast)
+SUB = defop("Sub", operator.sub, shape=shapes.broadcast)
 
 
 @defgrad("Sub", inputs=False)
@@ -48,11 +57,10 @@ def _sub_grad(op, g):
 
 
 def subtract(x: Any, y: Any, name: str | None = None) -> Tensor:
-    x, y = pair(x, y, "Sub")
-    return execute(SUB, (x, y))
+    return _binary(SUB, x, y)
 
 
-MUL = defop("Mul", np.multiply, shape=shapes.broadcast)
+MUL = defop("Mul", operator.mul, shape=shapes.broadcast)
 
 
 @defgrad("Mul", inputs=True)
@@ -62,8 +70,7 @@ def _mul_grad(op, g):
 
 
 def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
-    x, y = pair(x, y, "Mul")
-    return execute(MUL, (x, y))
+    return _binary(MUL, x, y)
 
 
 def _realdiv_kernel(x, y):
@@ -85,8 +92,7 @@ def _realdiv_grad(op, g):
 
 def divide_(x: Any, y: Any, name: str | None = None) -> Tensor:
     """The RealDiv op: x / y in the inputs' dtype."""
-    x, y = pair(x, y, "RealDiv")
-    return execute(REALDIV, (x, y))
+    return _binary(REALDIV, x, y)
 
 
 realdiv = divide_
@@ -120,8 +126,7 @@ NotDifferentiable("FloorDiv")
 
 
 def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
-    x, y = pair(x, y, "FloorDiv")
-    return execute(FLOORDIV, (x, y))
+    return _binary(FLOORDIV, x, y)
 
 
 floor_div = floordiv
@@ -143,8 +148,7 @@ def _floormod_grad(op, g):
 
 
 def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
-    x, y = pair(x, y, "FloorMod")
-    return execute(FLOORMOD, (x, y))
+    return _binary(FLOORMOD, x, y)
 
 
 mod = floormod
@@ -170,8 +174,7 @@ def _pow_grad(op, g):
 
 
 def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
-    x, y = pair(x, y, "Pow")
-    return execute(POW, (x, y))
+    return _binary(POW, x, y)
 
 
 MAXIMUM = defop("Maximum", np.maximum, shape=shapes.broadcast)
@@ -186,8 +189,7 @@ def _maximum_grad(op, g):
 
 
 def maximum(x: Any, y: Any, name: str | None = None) -> Tensor:
-    x, y = pair(x, y, "Maximum")
-    return execute(MAXIMUM, (x, y))
+    return _binary(MAXIMUM, x, y)
 
 
 MINIMUM = defop("Minimum", np.minimum, shape=shapes.broadcast)
@@ -202,8 +204,7 @@ def _minimum_grad(op, g):
 
 
 def minimum(x: Any, y: Any, name: str | None = None) -> Tensor:
-    x, y = pair(x, y, "Minimum")
-    return execute(MINIMUM, (x, y))
+    return _binary(MINIMUM, x, y)
 
 
 SQDIFF = defop("SquaredDifference", lambda x, y: np.square(x - y), shape=shapes.broadcast)
@@ -217,8 +218,7 @@ def _sqdiff_grad(op, g):
 
 
 def squared_difference(x: Any, y: Any, name: str | None = None) -> Tensor:
-    x, y = pair(x, y, "SquaredDifference")
-    return execute(SQDIFF, (x, y))
+    return _binary(SQDIFF, x, y)
 
 
 def _add_n_kernel(*xs):
@@ -261,15 +261,17 @@ def add_n(inputs: Any, name: str | None = None) -> Tensor:
 # ----------------------------------------------------------------------------
 
 def _unary(op, x, name=None, float_only=True):
-    x = t(x)
-    if float_only:
-        check_float(x, op.name)
-    else:
-        check_numeric(x, op.name)
-    return execute(op, (x,))
+    if type(x) is not Tensor:
+        x = t(x)
+    if x._value.dtype.kind not in ("fc" if float_only else "fciu"):
+        if float_only:
+            check_float(x, op.name)
+        else:
+            check_numeric(x, op.name)
+    return execute1(op, x)
 
 
-NEG = defop("Neg", np.negative, shape=shapes.same)
+NEG = defop("Neg", operator.neg, shape=shapes.same)
 
 
 @defgrad("Neg", inputs=False)
@@ -580,8 +582,7 @@ for _name, _kernel in _COMPARISONS.items():
 
 
 def _compare(name: str, x: Any, y: Any) -> Tensor:
-    x, y = pair(x, y, name)
-    return execute(_CMP_OPS[name], (x, y))
+    return _binary(_CMP_OPS[name], x, y)
 
 
 def equal(x: Any, y: Any, name: str | None = None) -> Tensor:
