@@ -49,6 +49,16 @@ from tapeflow.ops.linalg_ops import (  # noqa: E402
     clip_by_average_norm, clip_by_global_norm, clip_by_norm, norm,
 )
 
+# tf.math extras and array/indexing ops at the top level (mathx helper).
+from tapeflow.ops.special_ops import (  # noqa: E402
+    acos, acosh, argsort, asin, asinh, atan, atan2, atanh, cosh, sinh, sort,
+)
+from tapeflow.ops.indexing_ops import (  # noqa: E402
+    boolean_mask, einsum, gather_nd, meshgrid, one_hot, pad, repeat, reverse, roll, scatter_nd, sequence_mask,
+    tensor_scatter_nd_add, tensor_scatter_nd_max, tensor_scatter_nd_min, tensor_scatter_nd_sub,
+    tensor_scatter_nd_update, tensordot, unique,
+)
+
 newaxis = None
 
 __version__ = "0.1.0"

@@ -10,3 +10,22 @@ from tapeflow.ops.math_ops import (  # noqa: F401
     truediv, unsorted_segment_sum,
 )
 from tapeflow.ops.math_ops import floor_div  # noqa: F401
+from tapeflow.ops.special_ops import (  # noqa: F401
+    acos, acosh, asin, asinh, atan, atan2, atanh, bincount, cosh, count_nonzero, digamma, divide_no_nan, erf, erfc,
+    lgamma, polygamma, polyval, reduce_euclidean_norm, reduce_std, reduce_variance, segment_sum, sinh, top_k,
+    unsorted_segment_max, unsorted_segment_mean, unsorted_segment_min, xdivy, xlogy,
+)
+
+# tf.math aliases of activations that live in tf.nn (tapeflow/ops/nn_ops.py),
+# resolved on first use so this module does not depend on the nn family.
+_FROM_NN = ("log_sigmoid", "softmax", "log_softmax", "l2_normalize")
+
+
+def __getattr__(name: str):
+    if name in _FROM_NN:
+        from tapeflow.ops import nn_ops
+
+        value = getattr(nn_ops, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'tapeflow.math' has no attribute '{name}'")

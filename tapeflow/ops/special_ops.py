@@ -782,3 +782,12 @@ def polyval(coeffs: Any, x: Any, name: str | None = None) -> Tensor:
     for c in coeffs[1:]:
         p = m.add(m.multiply(p, x), convert_to_tensor(c, dtype_hint=x.dtype))
     return p
+
+
+def count_nonzero(input: Any, axis: Any = None, keepdims: bool = False, dtype: Any = dtypes.int64,  # noqa: A002
+                  name: str | None = None) -> Tensor:
+    """The number of non-zero entries over ``axis`` (int64 by default)."""
+    x = t(input)
+    nz = m.not_equal(x, "" if x._value.dtype.kind in "OSU" else m.cast(0, x.dtype)) \
+        if x._value.dtype.kind != "b" else x
+    return m.cast(m.reduce_sum(m.cast(nz, dtypes.int64), axis=axis, keepdims=keepdims), dtype)
