@@ -43,40 +43,58 @@ def _unconnected(value: Any) -> UnconnectedGradients:
 
 # -- recording ---------------------------------------------------------------
 
-def _is_trainable_dtype(v) -> bool:
-    return v.dtype.kind in "fc"
+_GRADS = registry._GRADS
+_FLOAT_KINDS = ("f", "c")
 
 
 def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> None:
     """Called by ``execute`` for every op while something is recording."""
     st = state
-    if st.tapes:
-        spec = registry._GRADS.get(op.name)
+    tapes = st.tapes
+    if tapes:
+        spec = _GRADS.get(op.name)
         if spec is not None and spec.fn is not None:
-            input_ids = None
-            for tp in st.tapes:
-                if input_ids is None:
-                    input_ids = tuple(t._id for t in inputs)
-                if not tp.should_record(input_ids):
+            input_ids = tuple([t._id for t in inputs])
+            for tp in tapes:
+                w = tp.watched
+                for i in input_ids:
+                    if i in w:
+                        break
+                else:
                     continue
-                out_ids = tuple(o._id for o in outputs if o._value.dtype.kind in "fc")
-                if not out_ids:
-                    continue
-                tp.watched.update(out_ids)
-                tp.records.append(_make_record(op.name, attrs, input_ids, inputs, outputs, spec))
+                rec = _make_record(op.name, attrs, input_ids, inputs, outputs, spec)
+                if rec is None:  # no float output: nothing to differentiate
+                    break
+                w.update(rec.output_ids)
+                tp.records.append(rec)
     for acc in st.accumulators:
         acc._process(op, inputs, attrs, outputs)
-    if st.debug_hook is not None:
-        st.debug_hook(op, inputs, attrs, outputs)
+    if st._debug_hook is not None:
+        st._debug_hook(op, inputs, attrs, outputs)
 
 
-def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord:
+def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | None:
+    # One record per tape (a nested tape may release its saved tensors early).
+    if len(outputs) == 1:
+        ov = outputs[0]._value
+        if ov.dtype.kind not in _FLOAT_KINDS:
+            return None
+        out_ids = (outputs[0]._id,)
+        out_shapes, out_dtypes = (ov.shape,), (ov.dtype,)
+    else:
+        out_ids = tuple([o._id for o in outputs if o._value.dtype.kind in _FLOAT_KINDS])
+        if not out_ids:
+            return None
+        out_ids = tuple([o._id for o in outputs])
+        out_shapes = tuple([o._value.shape for o in outputs])
+        out_dtypes = tuple([o._value.dtype for o in outputs])
+    vals = [t._value for t in inputs]
     return OpRecord(
-        name, attrs or {}, input_ids, tuple(o._id for o in outputs),
+        name, attrs or {}, input_ids, out_ids,
         inputs if spec.save_inputs else None,
         outputs if spec.save_outputs else None,
-        tuple(t._shape_tuple() for t in inputs), tuple(t._value.dtype for t in inputs),
-        tuple(o._shape_tuple() for o in outputs), tuple(o._value.dtype for o in outputs),
+        tuple([v.shape for v in vals]), tuple([v.dtype for v in vals]),
+        out_shapes, out_dtypes,
         spec.fn,
     )
 
@@ -170,30 +188,43 @@ _PASS_SPARSE = frozenset({"ReadVariableOp", "Identity"})
 
 def op_gradients(rec: OpRecord, out_grads: list) -> list:
     """Calls ``rec``'s gradient rule and unbroadcasts the result."""
-    for i, g in enumerate(out_grads):
-        if g is None:
-            out_grads[i] = zeros_for(rec.output_shapes[i], rec.output_dtypes[i])
-        elif isinstance(g, IndexedSlices) and rec.type not in _PASS_SPARSE:
-            out_grads[i] = convert_to_tensor(g)
+    if len(out_grads) == 1:
+        g = out_grads[0]
+        if type(g) is not Tensor:
+            out_grads = [_prepare_out_grad(rec, 0, g)]
+    else:
+        out_grads = [g if type(g) is Tensor else _prepare_out_grad(rec, i, g) for i, g in enumerate(out_grads)]
     grads = rec.grad_fn(rec, *out_grads)
-    n = len(rec.input_ids)
-    if not isinstance(grads, (list, tuple)):
+    input_ids = rec.input_ids
+    if type(grads) is not list and type(grads) is not tuple:
         grads = (grads,)
-    if len(grads) != n:
+    if len(grads) != len(input_ids):
         raise ValueError(
             f"The gradient rule of op '{rec.type}' returned {len(grads)} gradients, but the op has "
-            f"{n} inputs: return one gradient (or None) per input."
+            f"{len(input_ids)} inputs: return one gradient (or None) per input."
         )
     shapes = rec.input_shapes
-    out = []
-    for i, g in enumerate(grads):
-        if g is not None and not isinstance(g, IndexedSlices):
+    out = list(grads)
+    for i, g in enumerate(out):
+        if g is None:
+            continue
+        if type(g) is not Tensor:
+            if isinstance(g, IndexedSlices):
+                continue
             if not isinstance(g, Tensor):
-                g = convert_to_tensor(g, dtype=rec.input_dtypes[i])
-            if g._shape_tuple() != shapes[i]:
-                g = unbroadcast(g, shapes[i])
-        out.append(g)
+                g = out[i] = convert_to_tensor(g, dtype=rec.input_dtypes[i])
+        if g._value.shape != shapes[i]:
+            out[i] = unbroadcast(g, shapes[i])
     return out
+
+
+def _prepare_out_grad(rec: OpRecord, i: int, g):
+    """Zeros for an output without gradient; dense form of a sparse one."""
+    if g is None:
+        return zeros_for(rec.output_shapes[i], rec.output_dtypes[i])
+    if isinstance(g, IndexedSlices) and rec.type not in _PASS_SPARSE:
+        return convert_to_tensor(g)
+    return g
 
 
 # -- GradientTape --------------------------------------------------------------
