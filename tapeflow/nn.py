@@ -1,3 +1,37 @@
-"""``tf.nn``."""
+"""``tf.nn``: activations, softmax and cross-entropies, convolutions,
+pooling, normalization, dropout and embeddings (see tapeflow/ops/nn_ops.py)."""
 
 from tapeflow.ops.math_ops import relu, sigmoid, softplus, tanh  # noqa: F401
+from tapeflow.ops.nn_ops import (  # noqa: F401
+    avg_pool,
+    avg_pool1d,
+    avg_pool2d,
+    batch_normalization,
+    bias_add,
+    conv1d,
+    conv2d,
+    conv2d_transpose,
+    depthwise_conv2d,
+    dropout,
+    elu,
+    embedding_lookup,
+    gelu,
+    l2_loss,
+    l2_normalize,
+    leaky_relu,
+    log_sigmoid,
+    log_softmax,
+    max_pool,
+    max_pool1d,
+    max_pool2d,
+    moments,
+    relu6,
+    selu,
+    sigmoid_cross_entropy_with_logits,
+    silu,
+    softmax,
+    softmax_cross_entropy_with_logits,
+    softsign,
+    sparse_softmax_cross_entropy_with_logits,
+    swish,
+)
