@@ -88,15 +88,25 @@ def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | No
         out_ids = tuple([o._id for o in outputs])
         out_shapes = tuple([o._value.shape for o in outputs])
         out_dtypes = tuple([o._value.dtype for o in outputs])
-    vals = [t._value for t in inputs]
+    if len(inputs) == 1:
+        a = inputs[0]._value
+        in_shapes, in_dtypes = (a.shape,), (a.dtype,)
+    elif len(inputs) == 2:
+        a, b = inputs[0]._value, inputs[1]._value
+        in_shapes, in_dtypes = (a.shape, b.shape), (a.dtype, b.dtype)
+    else:
+        vals = [t._value for t in inputs]
+        in_shapes, in_dtypes = tuple([v.shape for v in vals]), tuple([v.dtype for v in vals])
     return OpRecord(
-        name, attrs or {}, input_ids, out_ids,
+        name, attrs or _NO_ATTRS, input_ids, out_ids,
         inputs if spec.save_inputs else None,
         outputs if spec.save_outputs else None,
-        tuple([v.shape for v in vals]), tuple([v.dtype for v in vals]),
-        out_shapes, out_dtypes,
+        in_shapes, in_dtypes, out_shapes, out_dtypes,
         spec.fn,
     )
+
+
+_NO_ATTRS: dict = {}  # shared: rules only read attrs
 
 
 execute_mod.record_hook = record_operation
