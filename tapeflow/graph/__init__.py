@@ -1,0 +1,2 @@
+"""Graph mode: tracing (``tf.function``), compiled execution, symbolic
+gradients, control flow and AutoGraph."""

@@ -1,0 +1,285 @@
+"""Compiles a traced graph into one fast Python callable.
+
+The graph is simplified first — constant folding, common-subexpression
+elimination, dead-code elimination — then emitted as straight-line Python
+source over the ops' NumPy kernels::
+
+    def graph_fn(a0, a1):
+        t2 = k_MatMul(a0, V0._value, transpose_a=A0, transpose_b=A1)
+        ...
+        return (t7,)
+
+so a call costs one Python function call per remaining op: no Tensor
+wrapping, dispatch or tape bookkeeping. Side-effecting nodes (variable reads
+and assignments, prints) stay in program order. A kernel failure is
+reported as ``InvalidArgumentError`` naming the op (found from the failing
+line of the generated source).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework import errors
+from tapeflow.framework.tensor import Tensor, _wrap
+from tapeflow.graph.graph import FuncGraph, Operation, SymbolicTensor
+
+__all__ = ["compile_graph", "CompiledGraph", "evaluate_now"]
+
+# Never folded: their value must change from call to call.
+_NO_FOLD = re.compile(r"Random|Multinomial|Shuffle|Dropout|Uniform|Normal|Gamma|Poisson|Categorical")
+# Removable if unused, but ordered (never merged) when kept.
+_ORDERED_PURE = frozenset({"ReadVariableOp"})
+_MAX_FOLD_ELEMENTS = 1 << 20
+
+
+def _attr_key(attrs: dict):
+    try:
+        key = tuple(sorted((k, _hashable(v)) for k, v in attrs.items()))
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+def _hashable(v: Any):
+    if isinstance(v, (list, tuple)):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, np.ndarray):
+        return ("nd", v.dtype.str, v.shape, v.tobytes())
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    if isinstance(v, (int, float, str, bool, type(None), np.dtype, np.generic, slice)):
+        return (type(v).__name__, repr(v))
+    return ("obj", id(v))
+
+
+class CompiledGraph:
+    """A compiled graph: ``fn(*arrays) -> tuple of arrays``; ``source`` is
+    the generated Python; ``num_ops`` the op count after simplification."""
+
+    def __init__(self, fn, source: str, line_ops: dict, num_ops: int, name: str) -> None:
+        self.fn = fn
+        self.source = source
+        self.line_ops = line_ops
+        self.num_ops = num_ops
+        self.name = name
+
+    def __call__(self, *arrays):
+        try:
+            return self.fn(*arrays)
+        except errors.OpError:
+            raise
+        except (ValueError, IndexError, TypeError, ArithmeticError, np.linalg.LinAlgError) as e:
+            raise self._error(e) from None
+
+    def _error(self, exc: Exception) -> Exception:
+        tb = sys.exc_info()[2]
+        op = None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == f"<tf.function {self.name}>":
+                op = self.line_ops.get(tb.tb_lineno)
+            tb = tb.tb_next
+        where = f" in op '{op.name}' ({op.type})" if op is not None else ""
+        return errors.InvalidArgumentError(
+            None, None, f"{type(exc).__name__} while running tf.function '{self.name}'{where}: {exc}"
+            + (f" [Op:{op.type}]" if op is not None else "")
+        )
+
+
+def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True):
+    """Constant folding + CSE in program order, then DCE from the outputs
+    and side effects. Returns (ops to emit, value map)."""
+    input_ids = {t._id for t in inputs}
+    const: dict[int, Any] = {}  # symbolic id -> folded NumPy value
+    alias: dict[int, Tensor] = {}  # symbolic id -> tensor it equals (CSE)
+    seen: dict = {}
+    kept: list[Operation] = []
+
+    def resolve(x: Tensor) -> Tensor:
+        while isinstance(x, SymbolicTensor) and x._id in alias:
+            x = alias[x._id]
+        return x
+
+    for op in graph.operations:
+        if op.type == "Placeholder":
+            continue
+        ins = tuple(resolve(x) for x in op.inputs)
+        op_inputs = ins
+        if op.opdef is not None and not op.stateful and fold and not _NO_FOLD.search(op.type):
+            vals = []
+            for x in ins:
+                if isinstance(x, SymbolicTensor):
+                    if x._id in const:
+                        vals.append(const[x._id])
+                    else:
+                        break
+                else:
+                    vals.append(x._value)
+            else:
+                if all(np.size(v) <= _MAX_FOLD_ELEMENTS for v in vals):
+                    try:
+                        out = op.opdef.kernel(*vals, **op.attrs)
+                    except Exception:  # noqa: BLE001 - left to fail at run time, with the op named
+                        out = None
+                    if out is not None:
+                        outs = [out] if op.opdef.num_outputs == 1 else list(out)
+                        for o, v in zip(op.outputs, outs):
+                            const[o._id] = v
+                        continue
+        if op.opdef is not None and not op.stateful:
+            akey = _attr_key(op.attrs)
+            if akey is not None:
+                key = (op.type, tuple(("s", x._id) if isinstance(x, SymbolicTensor) else ("c", id(x))
+                                      for x in ins), akey)
+                prev = seen.get(key)
+                if prev is not None:
+                    for o, p in zip(op.outputs, prev.outputs):
+                        alias[o._id] = p
+                    continue
+                seen[key] = op
+        kept.append((op, op_inputs))
+    # DCE: walk backwards keeping what outputs and side effects need.
+    needed = {resolve(t)._id for t in outputs if isinstance(t, SymbolicTensor)}
+    live = []
+    for op, ins in reversed(kept):
+        side_effect = op.stateful and op.type not in _ORDERED_PURE
+        if side_effect or any(o._id in needed for o in op.outputs):
+            live.append((op, ins))
+            for x in ins:
+                if isinstance(x, SymbolicTensor):
+                    needed.add(x._id)
+    live.reverse()
+    for t in inputs:
+        needed.discard(t._id)
+    missing = [i for i in needed if i not in const and i not in input_ids
+               and not any(o._id == i for op, _ in live for o in op.outputs)]
+    return live, const, resolve, missing
+
+
+def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | None = None,
+                  fold: bool = True) -> CompiledGraph:
+    """Compiles the part of ``graph`` that computes ``outputs`` from
+    ``inputs`` (placeholders) into a ``CompiledGraph``."""
+    name = name or graph.name
+    live, const, resolve, missing = _simplify(graph, inputs, outputs, fold)
+    if missing:
+        raise ValueError(
+            f"tf.function '{name}': an output depends on a graph input that was not fed (a tensor of another "
+            "graph, or a placeholder that is not an argument). Pass it as an argument."
+        )
+    env: dict[str, Any] = {"np": np, "_assign_value": _assign_value, "_same_kind": _same_kind}
+    names: dict[int, str] = {}
+    consts_by_obj: dict[int, str] = {}
+    kernels: dict[int, str] = {}
+
+    def const_name(value: Any) -> str:
+        key = id(value)
+        n = consts_by_obj.get(key)
+        if n is None:
+            n = f"c{len(consts_by_obj)}"
+            consts_by_obj[key] = n
+            env[n] = value
+        return n
+
+    def ref(x: Tensor) -> str:
+        x = resolve(x)
+        if isinstance(x, SymbolicTensor):
+            n = names.get(x._id)
+            if n is not None:
+                return n
+            if x._id in const:
+                return const_name(const[x._id])
+            raise ValueError(f"tf.function '{name}': tensor {x.name} is used before it is computed.")
+        return const_name(x._value)
+
+    def global_obj(prefix: str, obj: Any) -> str:
+        n = f"{prefix}{len(env)}"
+        env[n] = obj
+        return n
+
+    for i, t in enumerate(inputs):
+        names[t._id] = f"a{i}"
+    lines = [f"def graph_fn({', '.join(f'a{i}' for i in range(len(inputs)))}):"]
+    line_ops: dict[int, Operation] = {}
+    tmp = 0
+    for op, ins in live:
+        args = [ref(x) for x in ins]
+        outs = []
+        for o in op.outputs:
+            n = f"t{tmp}"
+            tmp += 1
+            names[o._id] = n
+            outs.append(n)
+        lineno = len(lines) + 1
+        line_ops[lineno] = op
+        if op.opdef is None:
+            lines.append("    " + _special(op, args, outs, global_obj))
+            continue
+        kname = kernels.get(id(op.opdef))
+        if kname is None:
+            kname = global_obj("k_", op.opdef.kernel)
+            kernels[id(op.opdef)] = kname
+        kw = ", ".join(f"{k}={global_obj('A', v)}" for k, v in op.attrs.items())
+        call = f"{kname}({', '.join(args)}{', ' if args and kw else ''}{kw})"
+        if op.opdef.num_outputs == 1:
+            lines.append(f"    {outs[0]} = {call}")
+        elif outs:
+            lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}")
+        else:
+            lines.append(f"    {call}")
+    out_refs = [ref(t) if isinstance(t, Tensor) else const_name(t) for t in outputs]
+    lines.append(f"    return ({', '.join(out_refs)}{',' if len(out_refs) == 1 else ''})")
+    source = "\n".join(lines) + "\n"
+    code = compile(source, f"<tf.function {name}>", "exec")
+    exec(code, env)  # noqa: S102 - our own generated source
+    return CompiledGraph(env["graph_fn"], source, line_ops, len(live), name)
+
+
+def _special(op: Operation, args: list, outs: list, global_obj) -> str:
+    t = op.type
+    if t == "ReadVariableOp":
+        return f"{outs[0]} = {global_obj('V', op.attrs['variable'])}._value"
+    if t == "AssignVariableOp":
+        v = global_obj("V", op.attrs["variable"])
+        return f"{v}._value = _assign_value({v}, {args[0]})"
+    if t in ("AssignAddVariableOp", "AssignSubVariableOp"):
+        v = global_obj("V", op.attrs["variable"])
+        sign = "+" if t == "AssignAddVariableOp" else "-"
+        return f"{v}._value = _same_kind({v}._value {sign} {args[0]}, {v}._value)"
+    if t == "PrintV2":
+        fn = global_obj("P", op.attrs["print_fn"])
+        return f"{fn}({', '.join(args)})"
+    raise NotImplementedError(f"The compiler has no code for graph node type {t!r}.")
+
+
+def _assign_value(var, value):
+    # Assigning a Python-scalar-shaped value keeps the variable's dtype.
+    if getattr(value, "dtype", None) != var._value.dtype:
+        return np.asarray(value, dtype=var._value.dtype)
+    return value
+
+
+def _same_kind(new, old):
+    if getattr(new, "dtype", None) != old.dtype:
+        return np.asarray(new).astype(old.dtype)
+    return new
+
+
+def evaluate_now(graph: FuncGraph, t: Tensor) -> Tensor:
+    """The value of symbolic ``t`` computed now (it must not depend on
+    the function's arguments): for variable initial values while tracing."""
+    if not isinstance(t, SymbolicTensor):
+        return t
+    try:
+        cg = compile_graph(graph, [], [t], name=f"{graph.name}_init")
+    except ValueError:
+        raise ValueError(
+            "A tf.Variable created inside tf.function has an initial value that depends on the function's "
+            "arguments; create it from a constant or outside the function."
+        ) from None
+    return _wrap(np.asarray(cg()[0]))

@@ -1,0 +1,759 @@
+"""``tf.function``: tracing, the cache of concrete functions, calling them.
+
+``Function`` (what ``@tf.function`` returns) maps each call's *signature* —
+tensor shapes and dtypes, Python values, variable identities — to a
+``ConcreteFunction``, tracing the Python function once per new signature
+(TF's rules: ``1``, ``1.0`` and ``True`` are equal keys, so they share one
+trace). A ``ConcreteFunction`` holds a ``GraphFunction``: the traced graph,
+its inputs and outputs, compiled on first use into one Python callable
+(``compiler.py``), plus its backward function, built once on demand.
+
+Calling a concrete function eagerly with no tape recording runs the
+compiled callable directly on the NumPy values; under a tape it runs as one
+``StatefulPartitionedCall`` op (``ops/functional_ops.py``) whose gradient
+is the backward function; while another function is traced it adds that op
+to the outer graph.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import types
+import weakref
+from typing import Any
+from collections.abc import Callable
+
+import numpy as np
+
+from tapeflow.framework import dtypes, nest
+from tapeflow.framework.context import state
+from tapeflow.framework.tensor import Tensor, _wrap, convert_to_tensor
+from tapeflow.framework.tensor_shape import TensorShape
+from tapeflow.framework.variables import Variable
+from tapeflow.graph.graph import FuncGraph, SymbolicTensor, graph_scope
+
+__all__ = ["function", "Function", "ConcreteFunction", "GraphFunction", "TensorSpec", "replay", "print_"]
+
+
+# -----------------------------------------------------------------------------
+# TensorSpec
+# -----------------------------------------------------------------------------
+
+class TensorSpec:
+    """Describes a tensor argument: shape (dims may be None) and dtype, as ``tf.TensorSpec``.
+
+    >>> tf.TensorSpec(shape=[None, 3], dtype=tf.float32)
+    TensorSpec(shape=(None, 3), dtype=tf.float32, name=None)
+    """
+
+    def __init__(self, shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> None:
+        self.shape = TensorShape(shape)
+        self.dtype = dtypes.as_dtype(dtype)
+        self.name = name
+
+    @classmethod
+    def from_tensor(cls, tensor: Any, name: str | None = None) -> TensorSpec:
+        t = convert_to_tensor(tensor)
+        return cls(t.shape, t.dtype, name)
+
+    def _dims(self) -> tuple | None:
+        return None if self.shape.rank is None else tuple(self.shape.as_list())
+
+    def is_compatible_with(self, other: Any) -> bool:
+        if isinstance(other, TensorSpec):
+            return self.dtype is other.dtype and self.shape.is_compatible_with(other.shape)
+        try:
+            t = convert_to_tensor(other)
+        except (TypeError, ValueError):
+            return False
+        return t.dtype is self.dtype and self.shape.is_compatible_with(t.shape)
+
+    def __eq__(self, other: Any) -> bool:
+        return (isinstance(other, TensorSpec) and self.dtype is other.dtype and self._dims() == other._dims()
+                and self.name == other.name)
+
+    def __hash__(self) -> int:
+        return hash((self._dims(), self.dtype.name, self.name))
+
+    def __repr__(self) -> str:
+        name = "None" if self.name is None else repr(self.name)
+        return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name={name})"
+
+
+# -----------------------------------------------------------------------------
+# GraphFunction: a graph with inputs and outputs, compiled, with a backward
+# -----------------------------------------------------------------------------
+
+def _spec_of(t: Tensor) -> tuple:
+    if isinstance(t, SymbolicTensor):
+        return (t._value.shape, t._value.dtype)
+    return (tuple(np.shape(t._value)), np.asarray(t._value).dtype)
+
+
+class GraphFunction:
+    """A traced graph as a function of its ``inputs`` (placeholders) giving
+    its ``outputs``; see the module docstring. ``grad_mask`` (backward
+    functions only) says which forward call inputs get a gradient."""
+
+    def __init__(self, graph: FuncGraph, inputs: list, outputs: list, name: str) -> None:
+        self.graph = graph
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.name = name
+        self.num_inputs = len(self.inputs)
+        self.num_outputs = len(self.outputs)
+        seen: dict[int, Any] = {}
+        for op in graph.operations:
+            if op.type == "ReadVariableOp":
+                seen.setdefault(id(op.attrs["variable"]), op.attrs["variable"])
+        self.read_vars = list(seen.values())
+        self.grad_mask: list[bool] | None = None
+        self._compiled = None
+        self._compiled_saved = None
+        self._backward: GraphFunction | None = None
+        self._saved: list | None = None
+        self._full: dict[bool, GraphFunction] = {}
+
+    # -- running -------------------------------------------------------------
+    def compiled(self):
+        if self._compiled is None:
+            from tapeflow.graph.compiler import compile_graph
+
+            self._compiled = compile_graph(self.graph, self.inputs, self.outputs, self.name)
+        return self._compiled
+
+    def run(self, arrays, saved: bool):
+        if saved:
+            if self._compiled_saved is None:
+                from tapeflow.graph.compiler import compile_graph
+
+                self._compiled_saved = compile_graph(self.graph, self.inputs, self.outputs + self.saved_tensors(),
+                                                     self.name + "_with_saved")
+            return self._compiled_saved(*arrays)
+        return self.compiled()(*arrays)
+
+    def output_specs(self, saved: bool) -> list:
+        outs = self.outputs + (self.saved_tensors() if saved else [])
+        return [_spec_of(t) for t in outs]
+
+    def num_call_outputs(self, saved: bool) -> int:
+        return self.num_outputs + (len(self.saved_tensors()) if saved else 0)
+
+    # -- gradients -------------------------------------------------------------
+    def saved_tensors(self) -> list:
+        """Forward tensors the backward function reads (its captures)."""
+        self.backward()
+        return self._saved
+
+    def _source_grads(self, graph: FuncGraph, inputs: list, initial: dict) -> list:
+        from tapeflow.eager import backprop
+        from tapeflow.graph.gradients import symbolic_backward
+
+        reads: dict[int, list] = {id(v): [] for v in self.read_vars}
+        for op in graph.operations:
+            if op.type == "ReadVariableOp" and id(op.attrs["variable"]) in reads:
+                reads[id(op.attrs["variable"])].append(op.outputs[0]._id)
+        sources = {t._id for t in inputs if t._value.dtype.kind in "fc"}
+        for ids in reads.values():
+            sources.update(ids)
+        found = symbolic_backward(graph, initial, sources)
+        grads = []
+        for t in inputs:
+            grads.append(found.get(t._id) if t._value.dtype.kind in "fc" else None)
+        for v in self.read_vars:
+            gs = [found[i] for i in reads[id(v)] if i in found]
+            grads.append(None if not gs else (gs[0] if len(gs) == 1 else backprop.aggregate(gs)))
+        return [None if g is None else convert_to_tensor(g) for g in grads]
+
+    def backward(self) -> GraphFunction:
+        """The backward function: (output grads, saved intermediates) ->
+        gradients of the connected inputs, built once."""
+        if self._backward is None:
+            fwd = self.graph
+            bgraph = FuncGraph(self.name + "_backward")
+            with graph_scope(bgraph):
+                gphs = [bgraph.add_placeholder(*_spec_of(o)) for o in self.outputs]
+                initial: dict[int, list] = {}
+                for o, g in zip(self.outputs, gphs):
+                    if isinstance(o, SymbolicTensor) and o._graph is fwd and o._value.dtype.kind in "fc":
+                        initial.setdefault(o._id, []).append(g)
+                grads = self._source_grads(fwd, self.inputs, initial)
+            self._saved = [outer for outer, _ in bgraph.captures]
+            bwd = GraphFunction(bgraph, gphs + [ph for _, ph in bgraph.captures],
+                                [g for g in grads if g is not None], self.name + "_backward")
+            bwd.grad_mask = [g is not None for g in grads]
+            self._backward = bwd
+        return self._backward
+
+    def full_backward(self, with_saved: bool) -> GraphFunction:
+        """A backward function that recomputes the forward from the inputs:
+        (inputs, output grads[, saved grads]) -> input gradients. Used when
+        the saved intermediates themselves carry gradients (higher orders)."""
+        if with_saved not in self._full:
+            saved = self.saved_tensors() if with_saved else []
+            g = FuncGraph(self.name + "_full_backward")
+            with graph_scope(g):
+                phs = [g.add_placeholder(*_spec_of(t)) for t in self.inputs]
+                mapping = replay(self.graph, {t._id: p for t, p in zip(self.inputs, phs)}, side_effects=False)
+                gphs = [g.add_placeholder(*_spec_of(o)) for o in self.outputs]
+                sphs = [g.add_placeholder(*_spec_of(s)) for s in saved]
+                initial: dict[int, list] = {}
+                for o, gp in list(zip(self.outputs, gphs)) + list(zip(saved, sphs)):
+                    m = mapping.get(o._id) if isinstance(o, SymbolicTensor) else None
+                    if m is not None and isinstance(m, SymbolicTensor) and m._value.dtype.kind in "fc":
+                        initial.setdefault(m._id, []).append(gp)
+                grads = self._source_grads(g, phs, initial)
+            full = GraphFunction(g, phs + gphs + sphs, [x for x in grads if x is not None],
+                                 self.name + "_full_backward")
+            full.grad_mask = [x is not None for x in grads]
+            self._full[with_saved] = full
+        return self._full[with_saved]
+
+    def as_text(self) -> str:
+        from tapeflow.graph.printing import format_graph
+
+        return format_graph(self.graph, self.inputs, self.outputs, self.name)
+
+
+def replay(graph: FuncGraph, mapping: dict, side_effects: bool = True) -> dict:
+    """Re-executes ``graph``'s ops in the current context with its
+    placeholders replaced per ``mapping`` (id -> tensor); returns the
+    extended mapping. Used to inline a function and to recompute a forward."""
+    from tapeflow.framework.execute import execute
+
+    m = dict(mapping)
+    for outer, ph in graph.captures:
+        m.setdefault(ph._id, outer)
+    for op in graph.operations:
+        if op.type == "Placeholder":
+            continue
+        ins = tuple(m.get(x._id, x) if isinstance(x, SymbolicTensor) else x for x in op.inputs)
+        if op.opdef is not None:
+            outs = execute(op.opdef, ins, op.attrs)
+            outs = outs if isinstance(outs, list) else [outs]
+        elif op.type == "ReadVariableOp":
+            outs = [op.attrs["variable"].value()]
+        elif op.type in ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"):
+            if side_effects:
+                var = op.attrs["variable"]
+                getattr(var, {"AssignVariableOp": "assign", "AssignAddVariableOp": "assign_add",
+                              "AssignSubVariableOp": "assign_sub"}[op.type])(ins[0], read_value=False)
+            outs = []
+        elif op.type == "PrintV2":
+            if side_effects:
+                op.attrs["print_fn"](*[np.asarray(x._value) for x in ins]) if state.graph is None else \
+                    state.graph._new_op(None, "PrintV2", ins, op.attrs, [])
+            outs = []
+        else:
+            raise NotImplementedError(f"Cannot replay graph node type {op.type!r}.")
+        for o, n in zip(op.outputs, outs):
+            m[o._id] = n
+    return m
+
+
+# -----------------------------------------------------------------------------
+# ConcreteFunction
+# -----------------------------------------------------------------------------
+
+class ConcreteFunction:
+    """One trace of a ``tf.function``: callable with tensors of its signature.
+
+    ``graph`` is the traced ``FuncGraph``; ``structured_outputs`` the Python
+    structure returned while tracing; ``as_text()`` prints the graph, one
+    equation per line; ``backward_function()`` is its gradient function.
+    """
+
+    def __init__(self, gf: GraphFunction, arg_template: Any, out_template: Any, out_slots: list,
+                 input_specs: list) -> None:
+        self._gf = gf
+        self._arg_template = arg_template
+        self._out_template = out_template
+        self._out_slots = out_slots  # per flat output leaf: index into gf outputs, or -1 (Python value)
+        self._input_specs = input_specs
+        self._captured = [outer for outer, _ in gf.graph.captures]
+
+    @property
+    def graph(self) -> FuncGraph:
+        return self._gf.graph
+
+    @property
+    def inputs(self) -> list:
+        return list(self._gf.inputs)
+
+    @property
+    def outputs(self) -> list:
+        return list(self._gf.outputs)
+
+    @property
+    def structured_outputs(self) -> Any:
+        return self._out_template
+
+    @property
+    def structured_input_signature(self) -> Any:
+        return self._input_specs
+
+    @property
+    def variables(self) -> tuple:
+        return tuple(self._gf.read_vars)
+
+    @property
+    def trainable_variables(self) -> tuple:
+        return tuple(v for v in self._gf.read_vars if v.trainable)
+
+    @property
+    def name(self) -> str:
+        return self._gf.name
+
+    def as_text(self) -> str:
+        """The graph, one equation per line (shapes, dtypes, sorted attrs)."""
+        return self._gf.as_text()
+
+    def backward_function(self) -> ConcreteFunction:
+        """The gradient function: (output grads..., saved intermediates...)."""
+        bwd = self._gf.backward()
+        return ConcreteFunction(bwd, None, list(bwd.outputs), list(range(len(bwd.outputs))),
+                                [_spec_of(t) for t in bwd.inputs])
+
+    def pretty_printed_concrete_signature(self) -> str:
+        args = ", ".join(f"{TensorShape(s)} {np.dtype(d).name}" for s, d in self._input_specs)
+        return f"{self.name}({args})"
+
+    def __repr__(self) -> str:
+        return f"<ConcreteFunction {self.pretty_printed_concrete_signature()} at 0x{id(self):X}>"
+
+    def __call__(self, *args, **kwargs):
+        tensors: list = []
+        _key((args, kwargs), tensors)
+        if len(tensors) != len(self._input_specs):
+            raise TypeError(
+                f"ConcreteFunction {self.name} expects {len(self._input_specs)} tensor arguments, got "
+                f"{len(tensors)}."
+            )
+        flat = []
+        for t, (shape, dtype) in zip(tensors, self._input_specs):
+            t = convert_to_tensor(t, dtype=dtypes.from_numpy(np.dtype(dtype))) if not isinstance(t, Tensor) else t
+            if t._value.dtype != np.dtype(dtype) or not TensorShape(shape).is_compatible_with(
+                    TensorShape(t._shape_tuple())):
+                raise TypeError(
+                    f"ConcreteFunction {self.name}: argument {t!r} does not match its traced spec "
+                    f"{TensorShape(shape)} {np.dtype(dtype).name}."
+                )
+            flat.append(t)
+        return self._call_flat(flat)
+
+    def _call_flat(self, flat: list):
+        gf = self._gf
+        st = state
+        if st.graph is None and not st.recording and not self._captured:
+            res = gf.compiled()(*[t._value for t in flat])
+            outs = [_wrap(r) for r in res]
+        else:
+            from tapeflow.ops.functional_ops import call_function
+
+            outs = call_function(gf, list(flat) + self._captured)
+        return self._pack(outs)
+
+    def _pack(self, outs: list):
+        leaves = nest.flatten(self._out_template)
+        if not leaves and self._out_template is None:
+            return None
+        vals = [outs[s] if s >= 0 else leaf for s, leaf in zip(self._out_slots, leaves)]
+        return nest.pack_sequence_as(self._out_template, vals)
+
+
+# -----------------------------------------------------------------------------
+# Function (tf.function)
+# -----------------------------------------------------------------------------
+
+def _key(v: Any, tensors: list):
+    """The cache key of one argument; appends its tensors to ``tensors``."""
+    if isinstance(v, Tensor):
+        tensors.append(v)
+        return ("T", v._shape_tuple(), v._value.dtype)
+    if isinstance(v, TensorSpec):
+        tensors.append(v)
+        return ("T", v._dims(), np.dtype(v.dtype._np))
+    if isinstance(v, (np.ndarray, np.generic)) and not isinstance(v, np.bool_):
+        t = convert_to_tensor(v)
+        tensors.append(t)
+        return ("T", t._shape_tuple(), t._value.dtype)
+    if isinstance(v, list):
+        return ("L",) + tuple(_key(x, tensors) for x in v)
+    if isinstance(v, tuple):
+        return (type(v),) + tuple(_key(x, tensors) for x in v)
+    if isinstance(v, dict):
+        return ("D",) + tuple(("K", k, _key(v[k], tensors)) for k in sorted(v, key=repr))
+    if isinstance(v, Variable):
+        return ("V", id(v))
+    try:
+        hash(v)
+    except TypeError:
+        return ("O", id(v))
+    return ("P", v)
+
+
+def _rebuild(v: Any, it) -> Any:
+    """``v`` with its tensor leaves replaced by the next items of ``it``."""
+    if isinstance(v, (Tensor, TensorSpec)) or (isinstance(v, (np.ndarray, np.generic)) and not isinstance(v, np.bool_)):
+        return next(it)
+    if isinstance(v, list):
+        return [_rebuild(x, it) for x in v]
+    if isinstance(v, tuple):
+        items = [_rebuild(x, it) for x in v]
+        return type(v)(*items) if hasattr(v, "_fields") else tuple(items)
+    if isinstance(v, dict):
+        keys = sorted(v, key=repr)
+        new = {k: _rebuild(v[k], it) for k in keys}
+        return type(v)((k, new[k]) for k in v) if type(v) is not dict else {k: new[k] for k in v}
+    return v
+
+
+def _shapes_of(key) -> list:
+    """The ("T", shape, dtype) entries of a key, in order."""
+    out = []
+
+    def walk(k):
+        if isinstance(k, tuple) and k:
+            if k[0] == "T":
+                out.append(k)
+            elif k[0] not in ("P", "O", "V"):
+                for x in k[1:]:
+                    walk(x)
+
+    walk(key)
+    return out
+
+
+def _replace_shapes(key, shapes: list):
+    it = iter(shapes)
+
+    def walk(k):
+        if isinstance(k, tuple) and k:
+            if k[0] == "T":
+                return ("T", next(it), k[2])
+            if k[0] not in ("P", "O", "V"):
+                return (k[0],) + tuple(walk(x) for x in k[1:])
+        return k
+
+    return walk(key)
+
+
+def _compatible(exact: tuple | None, general: tuple | None) -> bool:
+    if general is None:
+        return True
+    if exact is None or len(exact) != len(general):
+        return False
+    return all(g is None or g == e for e, g in zip(exact, general))
+
+
+def _generalize(a: tuple | None, b: tuple | None) -> tuple | None:
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return tuple(x if x == y else None for x, y in zip(a, b))
+
+
+class Function:
+    """What ``tf.function`` returns: a polymorphic, traced-and-cached callable."""
+
+    def __init__(self, python_function: Callable, name: str | None = None, input_signature: Any = None,
+                 autograph: bool = True, jit_compile: Any = None, reduce_retracing: bool = False,
+                 experimental_autograph_options: Any = None, experimental_implements: Any = None,
+                 experimental_attributes: Any = None, experimental_relax_shapes: Any = None) -> None:
+        if not callable(python_function):
+            raise TypeError(f"tf.function expects a callable, got {python_function!r}")
+        self._python_function = python_function
+        self._name = name or getattr(python_function, "__name__", "function")
+        self._autograph = autograph
+        self._reduce_retracing = bool(reduce_retracing or experimental_relax_shapes)
+        self._jit_compile = jit_compile
+        self._input_signature = None if input_signature is None else list(nest.flatten(input_signature))
+        self._input_signature_struct = input_signature
+        if self._input_signature is not None:
+            for s in self._input_signature:
+                if not isinstance(s, TensorSpec):
+                    raise TypeError(f"input_signature must be a possibly nested sequence of TensorSpec objects, "
+                                    f"got {s!r}")
+        self._cache: dict = {}
+        self._tracing_count = 0
+        self._instances: weakref.WeakKeyDictionary | dict = weakref.WeakKeyDictionary()
+        try:
+            self._signature = inspect.signature(python_function)
+        except (TypeError, ValueError):
+            self._signature = None
+        params = list(self._signature.parameters.values()) if self._signature else []
+        self._n_simple = len(params) if params and all(
+            p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty for p in params) else (
+            0 if self._signature is not None and not params else -1)
+        functools.update_wrapper(self, python_function)
+
+    @property
+    def python_function(self) -> Callable:
+        return self._python_function
+
+    @property
+    def input_signature(self):
+        return self._input_signature_struct
+
+    def experimental_get_tracing_count(self) -> int:
+        """How many times the Python function was traced."""
+        return self._tracing_count
+
+    # -- methods ---------------------------------------------------------------
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        try:
+            bound = self._instances.get(instance)
+        except TypeError:
+            self._instances = dict(self._instances) if not isinstance(self._instances, dict) else self._instances
+            bound = self._instances.get(id(instance))
+        if bound is None:
+            bound = Function(types.MethodType(self._python_function, instance), self._name,
+                             self._input_signature_struct, self._autograph, self._jit_compile,
+                             self._reduce_retracing)
+            try:
+                self._instances[instance] = bound
+            except TypeError:
+                if isinstance(self._instances, weakref.WeakKeyDictionary):
+                    self._instances = {}
+                self._instances[id(instance)] = bound
+        return bound
+
+    # -- calling ---------------------------------------------------------------
+    def _canonical(self, args: tuple, kwargs: dict) -> tuple:
+        if not kwargs and len(args) == self._n_simple:
+            return args, {}
+        if self._signature is None:
+            return args, kwargs
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"Binding inputs to tf.function `{self._name}` failed due to `{e}`.") from None
+        bound.apply_defaults()
+        return bound.args, bound.kwargs
+
+    def __call__(self, *args, **kwargs):
+        cf, tensors = self._lookup(args, kwargs)
+        return cf._call_flat(tensors)
+
+    def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
+        """The concrete function for these arguments (tensors or TensorSpecs), tracing if needed."""
+        if self._input_signature is not None and not args and not kwargs:
+            args = tuple(nest.pack_sequence_as(self._input_signature_struct, self._input_signature))
+        return self._lookup(args, kwargs, specs_ok=True)[0]
+
+    def _lookup(self, args: tuple, kwargs: dict, specs_ok: bool = False):
+        if self._input_signature is not None:
+            return self._lookup_signature(args, kwargs)
+        args, kwargs = self._canonical(args, kwargs)
+        tensors: list = []
+        key = _key((args, kwargs), tensors)
+        cf = self._cache.get(key)
+        if cf is None:
+            cf = self._find_compatible(key)
+            if cf is None:
+                trace_key = key
+                if self._reduce_retracing:
+                    trace_key = self._relaxed(key)
+                cf = self._trace(args, kwargs, trace_key)
+                self._cache[trace_key] = cf
+            self._cache[key] = cf
+        if any(isinstance(t, TensorSpec) for t in tensors):
+            if not specs_ok:
+                raise TypeError("TensorSpec arguments are only valid in get_concrete_function.")
+            return cf, []
+        return cf, [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in tensors]
+
+    def _find_compatible(self, key):
+        shapes = _shapes_of(key)
+        for k, cf in self._cache.items():
+            gshapes = _shapes_of(k)
+            if len(gshapes) != len(shapes):
+                continue
+            if _replace_shapes(k, [None] * len(gshapes)) != _replace_shapes(key, [None] * len(shapes)):
+                continue
+            if all(_compatible(s[1], g[1]) for s, g in zip(shapes, gshapes)):
+                return cf
+        return None
+
+    def _relaxed(self, key):
+        shapes = _shapes_of(key)
+        skeleton = _replace_shapes(key, [None] * len(shapes))
+        for k in list(self._cache):
+            gshapes = _shapes_of(k)
+            if len(gshapes) == len(shapes) and _replace_shapes(k, [None] * len(gshapes)) == skeleton:
+                return _replace_shapes(key, [_generalize(s[1], g[1]) for s, g in zip(shapes, gshapes)])
+        return key
+
+    def _lookup_signature(self, args: tuple, kwargs: dict):
+        args, kwargs = self._canonical(args, kwargs)
+        if kwargs:
+            args = tuple(args) + tuple(kwargs.values())
+        flat_args = nest.flatten(list(args))
+        specs = self._input_signature
+        if len(flat_args) != len(specs):
+            raise TypeError(
+                f"Binding inputs to tf.function `{self._name}` failed: the input_signature has {len(specs)} "
+                f"TensorSpecs but {len(flat_args)} inputs were given."
+            )
+        tensors = []
+        for a, spec in zip(flat_args, specs):
+            if isinstance(a, TensorSpec):
+                if not spec.is_compatible_with(a):
+                    raise TypeError(f"Binding inputs to tf.function `{self._name}` failed: {a} is not "
+                                    f"compatible with the input_signature {spec}.")
+                tensors.append(a)
+                continue
+            try:
+                t = a if isinstance(a, Tensor) else convert_to_tensor(a, dtype=spec.dtype)
+            except (TypeError, ValueError) as e:
+                raise TypeError(f"Binding inputs to tf.function `{self._name}` failed: could not convert "
+                                f"{a!r} to {spec}: {e}") from None
+            if t.dtype is not spec.dtype or not spec.shape.is_compatible_with(TensorShape(t._shape_tuple())):
+                raise TypeError(
+                    f"Binding inputs to tf.function `{self._name}` failed due to `Can not cast "
+                    f"{TensorSpec(t.shape, t.dtype)} to {spec}`. Received args: {args} and kwargs: {kwargs} "
+                    f"for signature: {self._input_signature_struct}."
+                )
+            tensors.append(t)
+        cf = self._cache.get("signature")
+        if cf is None:
+            sig_args = tuple(nest.pack_sequence_as(self._input_signature_struct, specs))
+            if not isinstance(self._input_signature_struct, (list, tuple)):
+                sig_args = (sig_args,)
+            cf = self._trace(sig_args, {}, _key((sig_args, {}), []))
+            self._cache["signature"] = cf
+        if any(isinstance(t, TensorSpec) for t in tensors):
+            return cf, []
+        return cf, tensors
+
+    def _trace(self, args: tuple, kwargs: dict, key) -> ConcreteFunction:
+        specs = [(s[1], s[2]) for s in _shapes_of(key)]
+        outer = state.graph
+        graph = FuncGraph(self._name, outer=outer)
+        graph.allow_variable_creation = self._tracing_count == 0
+        fn = self._python_function
+        if self._autograph:
+            from tapeflow.graph import autograph
+
+            fn = autograph.convert_if_needed(fn)
+        self._tracing_count += 1
+        with graph_scope(graph):
+            phs = [graph.add_placeholder(shape, dtype) for shape, dtype in specs]
+            it = iter(phs)
+            a, kw = _rebuild((args, kwargs), it)
+            result = fn(*a, **kw)
+            out_leaves = nest.flatten(result)
+            outputs, slots = [], []
+            for leaf in out_leaves:
+                if isinstance(leaf, Variable):
+                    leaf = leaf.value()
+                if isinstance(leaf, Tensor):
+                    slots.append(len(outputs))
+                    outputs.append(leaf if not isinstance(leaf, SymbolicTensor) or leaf._graph is graph
+                                   else graph.capture(leaf))
+                else:
+                    slots.append(-1)
+            template = nest.pack_sequence_as(result, [
+                outputs[s] if s >= 0 else leaf for s, leaf in zip(slots, out_leaves)]) if out_leaves else result
+        graph.outputs = outputs
+        gf = GraphFunction(graph, phs + [ph for _, ph in graph.captures], outputs, self._name)
+        return ConcreteFunction(gf, (args, kwargs), template, slots, specs)
+
+    def __repr__(self) -> str:
+        return f"<tapeflow.function {self._name} at 0x{id(self):X}>"
+
+
+def function(func: Callable | None = None, input_signature: Any = None, autograph: bool = True,
+             jit_compile: Any = None, reduce_retracing: bool = False, experimental_implements: Any = None,
+             experimental_autograph_options: Any = None, experimental_attributes: Any = None,
+             experimental_relax_shapes: Any = None, experimental_compile: Any = None,
+             experimental_follow_type_hints: Any = None, name: str | None = None) -> Any:
+    """Compiles a Python function into a callable graph, as ``tf.function``.
+
+    >>> @tf.function
+    ... def f(x):
+    ...     return x * x + 1.0
+    >>> f(tf.constant(2.0))
+    <tf.Tensor: shape=(), dtype=float32, numpy=5.0>
+
+    The function is traced once per input signature (tensor shapes and
+    dtypes, Python values); Python side effects run only while tracing.
+    Used bare (``@tf.function``) or with arguments (``@tf.function(...)``).
+    """
+    def decorate(f: Callable) -> Function:
+        return Function(f, name=name, input_signature=input_signature, autograph=autograph,
+                        jit_compile=jit_compile, reduce_retracing=reduce_retracing,
+                        experimental_relax_shapes=experimental_relax_shapes)
+
+    if func is not None:
+        return decorate(func)
+    return decorate
+
+
+# -----------------------------------------------------------------------------
+# tf.print
+# -----------------------------------------------------------------------------
+
+def _format_value(v: Any, summarize: int) -> str:
+    arr = np.asarray(v)
+    if arr.dtype.kind == "O":
+        if arr.ndim == 0:
+            x = arr[()]
+            return x.decode() if isinstance(x, bytes) else str(x)
+    if arr.ndim == 0:
+        x = arr[()]
+        if arr.dtype.kind == "b":
+            return "1" if x else "0"
+        return str(x)
+    edge = summarize if summarize is not None and summarize >= 0 else sys.maxsize
+    with np.printoptions(threshold=2 * edge if edge < sys.maxsize else sys.maxsize, edgeitems=min(edge, 1000)):
+        text = np.array2string(arr, separator=" ", formatter={"bool": lambda b: "1" if b else "0"})
+    return text
+
+
+def print_(*inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str = " ", end: str = "\n",
+           name: str | None = None) -> None:
+    """Prints tensors (at run time inside ``tf.function``), as ``tf.print``.
+
+    Default stream is ``sys.stderr``, as in TF; pass ``output_stream=sys.stdout``
+    to print to standard output.
+    """
+    from tapeflow.framework.variables import Variable
+
+    template = []
+    tensors = []
+    for x in inputs:
+        if isinstance(x, Variable):
+            x = x.value()
+        if isinstance(x, Tensor):
+            template.append(None)
+            tensors.append(x)
+        else:
+            template.append(x)
+
+    def print_fn(*arrays):
+        it = iter(arrays)
+        parts = [_format_value(next(it), summarize) if t is None else
+                 (t if isinstance(t, str) else _format_nested(t, summarize)) for t in template]
+        stream = output_stream if output_stream is not None else sys.stderr
+        if isinstance(stream, str):
+            stream = sys.stdout if stream.endswith("stdout") else sys.stderr
+        print(sep.join(parts), end=end, file=stream)
+
+    g = state.graph
+    if g is None:
+        print_fn(*[np.asarray(t._value) for t in tensors])
+        return None
+    g._new_op(None, "PrintV2", tuple(g._own(t) for t in tensors), {"print_fn": print_fn}, [])
+    return None
+
+
+def _format_nested(x: Any, summarize: int) -> str:
+    if isinstance(x, (list, tuple)):
+        return "[" + ", ".join(_format_nested(v, summarize) for v in x) + "]"
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k!r}: {_format_nested(v, summarize)}" for k, v in x.items()) + "}"
+    return str(x)

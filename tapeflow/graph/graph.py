@@ -1,0 +1,441 @@
+"""Graphs built by tracing: ``FuncGraph``, ``Operation`` and ``SymbolicTensor``.
+
+While ``tf.function`` traces a Python function, ``state.graph`` is a
+``FuncGraph`` and ``execute`` hands every op to ``FuncGraph.add_op`` instead
+of running its kernel. The op's shape rule gives each output's (possibly
+partly unknown) shape and dtype, so shape errors surface at trace time.
+
+A ``SymbolicTensor`` is a ``Tensor`` whose ``_value`` is an ``AbstractValue``
+(``.shape``, ``.dtype``, ``.ndim`` only): the eager engine's code that reads
+``t._value.dtype`` or ``t._shape_tuple()`` works on it unchanged, so a
+``GradientTape`` inside a traced function records symbolic ops and runs the
+same gradient rules symbolically.
+
+A tensor of another graph used as an op input is *captured*: the graph gets a
+placeholder for it and remembers the pair (``captures``); the caller feeds the
+outer value. Eager tensors used as inputs are constants of the graph.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework import dtypes
+from tapeflow.framework.context import state
+from tapeflow.framework.errors import InvalidArgumentError
+from tapeflow.framework.tensor import Tensor, new_id
+from tapeflow.framework.tensor_shape import TensorShape
+
+__all__ = [
+    "AbstractValue", "SymbolicTensor", "Operation", "FuncGraph", "OperatorNotAllowedInGraphError",
+    "graph_scope", "STATEFUL_TYPES", "shape_fallback_ops",
+]
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """Raised for Python-level use (``bool``, iteration) of a symbolic tensor."""
+
+
+class AbstractValue:
+    """What a symbolic tensor knows: shape (dims may be None), dtype, rank."""
+
+    __slots__ = ("shape", "dtype", "ndim")
+
+    def __init__(self, shape: tuple | None, dtype: Any) -> None:
+        self.shape = None if shape is None else tuple(None if d is None else int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.ndim = None if shape is None else len(shape)
+
+    @property
+    def size(self):
+        if self.shape is None or None in self.shape:
+            return None
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __repr__(self) -> str:
+        return f"AbstractValue({self.shape}, {self.dtype})"
+
+
+class SymbolicTensor(Tensor):
+    """A tensor of a traced graph: the output ``index`` of operation ``op``."""
+
+    __slots__ = ("_graph", "_op", "_index")
+
+    def __init__(self, graph: FuncGraph, op: Operation, index: int, shape: tuple | None, dtype: Any) -> None:
+        self._value = AbstractValue(shape, dtype)
+        self._id = new_id()
+        self._graph = graph
+        self._op = op
+        self._index = index
+
+    # -- what TF's graph tensors have ----------------------------------------
+    @property
+    def graph(self) -> FuncGraph:
+        return self._graph
+
+    @property
+    def op(self) -> Operation:
+        return self._op
+
+    @property
+    def name(self) -> str:
+        return f"{self._op.name}:{self._index}"
+
+    @property
+    def value_index(self) -> int:
+        return self._index
+
+    @property
+    def shape(self) -> TensorShape:
+        return TensorShape(self._value.shape)
+
+    def _shape_tuple(self):
+        return self._value.shape
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    def set_shape(self, shape: Any) -> None:
+        new = TensorShape(shape)
+        if not self.shape.is_compatible_with(new):
+            raise ValueError(f"Tensor's shape {self.shape} is not compatible with supplied shape {new}.")
+        if self._value.shape is None:
+            self._value = AbstractValue(None if new.rank is None else tuple(new.as_list()), self._value.dtype)
+        elif new.rank is not None:
+            dims = tuple(a if a is not None else b for a, b in zip(self._value.shape, new.as_list()))
+            self._value = AbstractValue(dims, self._value.dtype)
+
+    # -- no values in a graph -------------------------------------------------
+    def numpy(self):
+        raise NotImplementedError(
+            f"Cannot convert a symbolic tf.Tensor ({self.name}) to a numpy array: it has no value while "
+            "tf.function traces the Python function. Use tf ops on it, or tf.print to see it at run time."
+        )
+
+    def __array__(self, dtype=None, copy=None):
+        raise NotImplementedError(
+            f"Cannot convert a symbolic tf.Tensor ({self.name}) to a numpy array. This error may indicate "
+            "that you're trying to pass a Tensor to a NumPy call, which is not supported inside tf.function."
+        )
+
+    def __bool__(self) -> bool:
+        raise OperatorNotAllowedInGraphError(
+            "Using a symbolic `tf.Tensor` as a Python `bool` is not allowed. You can attempt the following "
+            "resolutions to the problem: If you are running in Graph mode, use Eager execution mode or "
+            "decorate this function with @tf.function (with autograph=True) so that Python control flow on "
+            "tensors becomes tf.cond / tf.while_loop."
+        )
+
+    def __float__(self) -> float:
+        raise TypeError(f"float() argument must be a real number, not a symbolic tf.Tensor ({self.name}).")
+
+    def __int__(self) -> int:
+        raise TypeError(f"int() argument must be a real number, not a symbolic tf.Tensor ({self.name}).")
+
+    def __index__(self) -> int:
+        raise TypeError(f"A symbolic tf.Tensor ({self.name}) cannot be used as a Python index.")
+
+    def __len__(self) -> int:
+        shape = self._value.shape
+        if shape is None or not shape or shape[0] is None:
+            raise TypeError(
+                f"len is not well defined for a symbolic Tensor ({self.name}) of shape {self.shape}. "
+                "Please call `x.shape` rather than `len(x)` for shape information."
+            )
+        return shape[0]
+
+    def __iter__(self):
+        shape = self._value.shape
+        if shape is None or not shape or shape[0] is None:
+            raise OperatorNotAllowedInGraphError(
+                f"Iterating over a symbolic `tf.Tensor` ({self.name}) of shape {self.shape} is not allowed: "
+                "its length is unknown. Use tf.range / tf.while_loop (AutoGraph converts `for` over tensors)."
+            )
+        from tapeflow.ops import array_ops
+
+        return iter(array_ops.unstack(self))
+
+    def __repr__(self) -> str:
+        return f"<tf.Tensor '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        raise TypeError(f"Cannot pickle a symbolic tf.Tensor ({self.name}).")
+
+
+# Op types with side effects: never removed, merged or reordered.
+STATEFUL_TYPES = frozenset({
+    "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "PrintV2", "ReadVariableOp",
+})
+
+# Ops that needed the generic shape fallback while tracing (no shape rule).
+shape_fallback_ops: set[str] = set()
+
+
+class Operation:
+    """A node of a graph: an op type, its inputs, attrs and outputs.
+
+    ``opdef`` is the registered ``OpDef`` (``None`` for the graph's own
+    node types: Placeholder, ReadVariableOp, Assign*VariableOp, PrintV2).
+    ``inputs`` are tensors of this graph, or eager tensors (constants).
+    """
+
+    __slots__ = ("graph", "opdef", "type", "name", "inputs", "attrs", "outputs", "stateful", "index")
+
+    def __init__(self, graph: FuncGraph, opdef: Any, type: str, name: str, inputs: tuple, attrs: dict,
+                 stateful: bool = False) -> None:
+        self.graph = graph
+        self.opdef = opdef
+        self.type = type
+        self.name = name
+        self.inputs = inputs
+        self.attrs = attrs
+        self.outputs: list[SymbolicTensor] = []
+        self.stateful = stateful or type in STATEFUL_TYPES
+        self.index = len(graph.operations)
+
+    def get_attr(self, name: str) -> Any:
+        try:
+            return self.attrs[name]
+        except KeyError:
+            raise ValueError(f"Operation '{self.name}' has no attr named '{name}'.") from None
+
+    @property
+    def node_def(self) -> str:
+        return f"{self.name} = {self.type}"
+
+    def __repr__(self) -> str:
+        return f"<tf.Operation '{self.name}' type={self.type}>"
+
+
+class FuncGraph:
+    """The graph a traced Python function builds.
+
+    Every op added goes into ``operations`` in program order; placeholders
+    of the function's tensor arguments are ``inputs``; ``captures`` pairs
+    each captured outer tensor with its placeholder; ``variables`` lists
+    variables created while tracing; ``outputs`` is set when tracing ends.
+    """
+
+    def __init__(self, name: str, outer: FuncGraph | None = None) -> None:
+        self.name = name
+        self.outer = outer  # the graph that was current when this one started
+        self.operations: list[Operation] = []
+        self.inputs: list[SymbolicTensor] = []
+        self.outputs: list = []
+        self.captures: list[tuple[Tensor, SymbolicTensor]] = []  # (outer tensor, placeholder)
+        self._capture_ids: dict[int, SymbolicTensor] = {}
+        self.variables: list = []
+        self.allow_variable_creation = True
+        self.seen_variables: dict[int, Any] = {}  # id -> Variable read or assigned here
+        self._names: dict[str, itertools.count] = {}
+
+    # -- naming ----------------------------------------------------------------
+    def unique_name(self, base: str) -> str:
+        counter = self._names.get(base)
+        if counter is None:
+            self._names[base] = itertools.count(1)
+            return base
+        return f"{base}_{next(counter)}"
+
+    # -- building --------------------------------------------------------------
+    def _new_op(self, opdef, type_: str, inputs: tuple, attrs: dict, out_specs, stateful: bool = False):
+        op = Operation(self, opdef, type_, self.unique_name(type_), inputs, attrs, stateful)
+        op.outputs = [SymbolicTensor(self, op, i, s, d) for i, (s, d) in enumerate(out_specs)]
+        self.operations.append(op)
+        return op
+
+    def add_placeholder(self, shape: tuple | None, dtype: Any, name: str = "Placeholder") -> SymbolicTensor:
+        op = self._new_op(None, "Placeholder", (), {"dtype": dtypes.as_dtype(dtype).name, "shape": shape},
+                          [(shape, np.dtype(dtypes.as_dtype(dtype)._np))])
+        op.name = self.unique_name(name) if name != "Placeholder" else op.name
+        return op.outputs[0]
+
+    def capture(self, t: SymbolicTensor) -> SymbolicTensor:
+        """The placeholder standing for ``t`` (a tensor of an enclosing graph)."""
+        ph = self._capture_ids.get(t._id)
+        if ph is None:
+            ph = self.add_placeholder(t._value.shape, t._value.dtype)
+            self._capture_ids[t._id] = ph
+            self.captures.append((t, ph))
+        return ph
+
+    def _own(self, x: Any) -> Tensor:
+        if isinstance(x, SymbolicTensor):
+            if x._graph is not self:
+                return self.capture(x)
+            return x
+        if isinstance(x, Tensor):
+            return x
+        raise TypeError(f"Graph op inputs must be tensors, got {type(x).__name__}: {x!r}")
+
+    def add_op(self, opdef, inputs: tuple, attrs: dict):
+        """``execute``'s graph path: adds ``opdef`` and returns its output(s)."""
+        inputs = tuple(self._own(x) for x in inputs)
+        specs = [(x._value.shape if isinstance(x, SymbolicTensor) else np.shape(x._value), x._value.dtype)
+                 for x in inputs]
+        out_specs = infer_shapes(opdef, specs, inputs, attrs)
+        stateful = bool(getattr(opdef, "extra", {}).get("stateful", False))
+        op = self._new_op(opdef, opdef.name, inputs, attrs, out_specs, stateful)
+        outputs = op.outputs
+        st = state
+        if st.recording:
+            from tapeflow.framework import execute as execute_mod
+
+            execute_mod.record_hook(opdef, inputs, attrs, tuple(outputs))
+        if opdef.num_outputs == 1:
+            return outputs[0]
+        return list(outputs)
+
+    # -- variables (hooks called by tapeflow.framework.variables) -------------
+    def on_variable_created(self, var) -> None:
+        root = self.root()
+        if not root.allow_variable_creation:
+            raise ValueError(
+                "tf.function only supports singleton tf.Variables created on the first call. Make sure the "
+                "tf.Variable is only created once or created outside tf.function (e.g. in __init__, or "
+                "guarded by `if self.v is None:`)."
+            )
+        root.variables.append(var)
+
+    def root(self) -> FuncGraph:
+        g = self
+        while isinstance(g.outer, FuncGraph) and getattr(g, "is_branch", False):
+            g = g.outer
+        return g
+
+    def read_variable(self, var) -> SymbolicTensor:
+        self.seen_variables[var._id] = var
+        shape = tuple(var._value.shape)
+        op = self._new_op(None, "ReadVariableOp", (), {"variable": var}, [(shape, var._value.dtype)])
+        out = op.outputs[0]
+        if state.recording:
+            from tapeflow.eager.backprop import record_variable_read
+
+            record_variable_read(var, out)
+        return out
+
+    def assign_variable(self, var, value: Any, kind: str, read_value: bool):
+        self.seen_variables[var._id] = var
+        if not isinstance(value, Tensor):
+            value = Tensor(np.asarray(value, dtype=var._value.dtype))
+        value = self._own(value)
+        vshape, wshape = tuple(var._value.shape), value._value.shape
+        if wshape is not None and (len(vshape) != len(wshape) or any(
+                a is not None and a != b for a, b in zip(wshape, vshape))):
+            if kind == "assign" or shapes_broadcast_fail(vshape, wshape):
+                raise ValueError(
+                    f"Cannot {kind} value to variable '{var.name}': Shape mismatch. The variable shape "
+                    f"{TensorShape(vshape)}, and the assigned value shape {TensorShape(wshape)} are incompatible."
+                )
+        type_ = {"assign": "AssignVariableOp", "assign_add": "AssignAddVariableOp",
+                 "assign_sub": "AssignSubVariableOp"}[kind]
+        self._new_op(None, type_, (value,), {"variable": var}, [])
+        return var if read_value else None
+
+    def evaluate_initial_value(self, t: Tensor) -> Tensor:
+        """Runs the part of the graph that computes ``t`` now (variable
+        initial values built from ops while tracing)."""
+        from tapeflow.graph.compiler import evaluate_now
+
+        return evaluate_now(self, t)
+
+    def __repr__(self) -> str:
+        return f"<FuncGraph '{self.name}' ops={len(self.operations)}>"
+
+
+def shapes_broadcast_fail(vshape: tuple, wshape: tuple) -> bool:
+    from tapeflow.ops.shapes import broadcast_shape
+
+    try:
+        out = broadcast_shape(vshape, wshape)
+    except InvalidArgumentError:
+        return True
+    return out is not None and tuple(out) != tuple(vshape) and None not in out
+
+
+def infer_shapes(opdef, specs: list, inputs: tuple, attrs: dict) -> list:
+    """The op's shape rule, or a generic fallback: run the kernel on dummy
+    inputs of the known shapes (unknown dims become 1, then unknown again)."""
+    rule = opdef.shape
+    if rule is not None:
+        try:
+            out = rule(specs, **attrs)
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(None, None, _with_op(str(e), opdef.name)) from None
+        except (ValueError, TypeError, IndexError) as e:
+            if any(s is None or None in s for s, _ in specs):
+                return _fallback(opdef, specs, inputs, attrs)
+            raise InvalidArgumentError(
+                None, None, f"{opdef.name}: shape inference failed on inputs "
+                f"({', '.join(_spec_text(s) for s in specs)}): {e} [Op:{opdef.name}]"
+            ) from None
+        return [(None if s is None else tuple(s), np.dtype(d)) for s, d in out]
+    return _fallback(opdef, specs, inputs, attrs)
+
+
+def _with_op(msg: str, name: str) -> str:
+    return msg if f"[Op:{name}]" in msg else f"{msg} [Op:{name}]"
+
+
+def _spec_text(spec) -> str:
+    shape, dtype = spec
+    dims = "?" if shape is None else ",".join("?" if d is None else str(d) for d in shape)
+    return f"{np.dtype(dtype).name}[{dims}]"
+
+
+def _fallback(opdef, specs, inputs, attrs) -> list:
+    shape_fallback_ops.add(opdef.name)
+    unknown = any(s is None or None in s for s, _ in specs)
+    arrays = []
+    for (shape, dtype), x in zip(specs, inputs):
+        if not isinstance(x, SymbolicTensor):
+            arrays.append(x._value)
+            continue
+        if shape is None:
+            raise NotImplementedError(f"Op {opdef.name} has no shape rule and an input of unknown rank.")
+        dummy_shape = tuple(1 if d is None else d for d in shape)
+        arrays.append(np.ones(dummy_shape, dtype=dtype))
+    try:
+        out = opdef.kernel(*arrays, **attrs)
+    except Exception as e:  # noqa: BLE001 - reported as TF's error below
+        raise InvalidArgumentError(
+            None, None, f"{opdef.name} failed at trace time on inputs "
+            f"({', '.join(_spec_text(s) for s in specs)}): {e} [Op:{opdef.name}]"
+        ) from None
+    outs = [out] if opdef.num_outputs == 1 else list(out)
+    result = []
+    for o in outs:
+        o = np.asarray(o)
+        result.append(((None,) * o.ndim if unknown else o.shape, o.dtype))
+    return result
+
+
+class GraphScope:
+    """``with GraphScope(g):`` makes ``g`` the graph ops are added to; the
+    tapes and accumulators active outside are hidden while inside."""
+
+    def __init__(self, graph: FuncGraph | None) -> None:
+        self.graph = graph
+
+    def __enter__(self):
+        st = state
+        self._saved = (st.graph, st.tapes, st.accumulators)
+        st.graph = self.graph
+        st.tapes = []
+        st.accumulators = []
+        st.update_recording()
+        return self.graph
+
+    def __exit__(self, *exc) -> None:
+        st = state
+        st.graph, st.tapes, st.accumulators = self._saved
+        st.update_recording()
+
+
+graph_scope = GraphScope
