@@ -43,6 +43,9 @@ from tapeflow.ops.math_ops import (  # noqa: E402
     subtract, tan, tanh, truediv, where,
 )
 from tapeflow import linalg, math, nn  # noqa: E402
+# tf.function and graph mode (tapeflow/graph/)
+from tapeflow.graph.function import TensorSpec, function, print_ as print  # noqa: E402, A004
+from tapeflow.graph.gradients import gradients, hessians  # noqa: E402
 
 # tf.linalg norms and clipping at the top level (linalg/random helper).
 from tapeflow.ops.linalg_ops import (  # noqa: E402
