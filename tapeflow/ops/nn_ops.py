@@ -491,9 +491,10 @@ def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False, name: 
     else:
         y = x
     mean = reduce_mean(y, axis=axes, keepdims=True)
-    # The variance is taken around a stop-gradient mean (its gradient through
-    # the mean is zero anyway: the deviations sum to zero).
-    variance = reduce_mean(math_ops.squared_difference(y, array_ops.stop_gradient(mean)), axis=axes, keepdims=True)
+    # TF wraps the mean in stop_gradient here; that leaves the first
+    # derivative unchanged (deviations sum to zero) but drops the -1/n
+    # coupling from the second, so the mean stays differentiable.
+    variance = reduce_mean(math_ops.squared_difference(y, mean), axis=axes, keepdims=True)
     if not keepdims:
         mean = array_ops.squeeze(mean, axes)
         variance = array_ops.squeeze(variance, axes)
