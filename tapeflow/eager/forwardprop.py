@@ -146,13 +146,18 @@ class ForwardAccumulator:
 
     def _process_custom(self, rec: OpRecord, inputs: tuple, outputs: tuple) -> None:
         """A custom-gradient call recorded as one op: JVP by double VJP of
-        its gradient function (overrides the tangents of its outputs)."""
-        tin = [self._tangents.get(x._id) for x in inputs]
+        its gradient function, for outputs the forward ops left without one."""
+        tans = self._tangents
+        tin = [tans.get(x._id) for x in inputs]
         if all(t is None for t in tin):
+            return
+        # As TF: outputs that already got a tangent from the forward ops keep it.
+        missing = [o._id not in tans for o in outputs]
+        if not any(missing):
             return
         with _Paused(self):
             touts = _jvp_by_double_vjp(rec, inputs, outputs, tin)
-        self._store(outputs, touts)
+        self._store(outputs, [t if m else None for t, m in zip(touts, missing)])
 
     def _store(self, outputs: tuple, touts: Any) -> None:
         from tapeflow.ops import array_ops
