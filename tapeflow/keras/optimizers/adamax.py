@@ -1,0 +1,48 @@
+"""``tf.keras.optimizers.Adamax`` (Keras 3's rule).
+
+    m += (g - m) * (1 - beta_1);  u = max(beta_2 * u, |g|)
+    w -= lr * m / ((1 - beta_1^t) * (u + epsilon))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tapeflow.keras.optimizers.optimizer import Optimizer
+
+
+class Adamax(Optimizer):
+    """Adamax (``learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7``)."""
+
+    _fast_arrays = True
+
+    def __init__(self, learning_rate: Any = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
+                 epsilon: float = 1e-7, **kwargs: Any) -> None:
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+
+    def build(self, var_list: list) -> None:
+        if self.built:
+            return
+        super().build(var_list)
+        self._m, self._u = self.add_optimizer_variables(var_list, ["momentum", "norm"])
+
+    def update_step(self, gradient: Any, variable: Any, learning_rate: Any) -> None:
+        K = self._k
+        dt = variable.dtype
+        lr = K.cast(learning_rate, dt)
+        g = K.cast(gradient, dt)
+        t = K.cast(K.read(self._iterations) + 1, dt)
+        beta_1_power = K.pow(K.cast(self.beta_1, dt), t)
+        i = self._get_variable_index(variable)
+        m, u = self._m[i], self._u[i]
+        m_new = self.assign_add(m, (g - K.read(m)) * (1 - self.beta_1))
+        u_new = self.assign(u, K.maximum(self.beta_2 * K.read(u), K.abs(g)))
+        self.assign_sub(variable, (lr * m_new) / ((1 - beta_1_power) * (u_new + self.epsilon)))
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update({"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon})
+        return config

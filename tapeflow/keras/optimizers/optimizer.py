@@ -1,0 +1,868 @@
+"""The Keras optimizer base class (``tf.keras.optimizers.Optimizer``).
+
+The update rules follow the Keras 3 that ships with TF >= 2.16 step for step
+(same operation order, same float32 constants), so values after N steps equal
+TF's. One ``apply`` does what Keras does, in its order:
+
+    filter None gradients -> unscale (loss_scale_factor) -> clip (clipnorm |
+    global_clipnorm | clipvalue) -> weight decay -> update_step per variable
+    -> constraints -> EMA -> iterations += 1
+
+Speed: in eager mode the built-in optimizers run their rule on the NumPy
+arrays behind the variables (``_fast_arrays``) and store each result as a new
+array (never mutating one in place, so values a tape saved stay intact).
+Inside ``tf.function`` the very same rule runs on symbolic tensors through
+tapeflow ops and ``Variable.assign*``: each rule is written once, against the
+small ``K`` namespace (``_ArrayOps`` / ``_TensorOps``).
+
+Sparse gradients (``tf.IndexedSlices``) are first deduplicated (repeated rows
+summed), so every optimizer gives exactly the dense gradient's result; SGD
+without momentum, Adagrad, Adadelta and RMSprop without momentum then touch
+only the gradient's rows of the variable (scatter updates), as Keras does.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from typing import Any
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from tapeflow.framework import dtypes
+from tapeflow.framework.context import state
+from tapeflow.framework.indexed_slices import IndexedSlices
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.framework.variables import Variable
+
+__all__ = ["Optimizer"]
+
+_name_counts: dict[str, int] = {}
+
+
+def _auto_name(cls_name: str) -> str:
+    # Keras names optimizers "adam", "adam_1", ... per process.
+    base = re.sub(r"(?<!^)(?=[A-Z])", "_", cls_name).lower() if not cls_name.isupper() else cls_name.lower()
+    base = {"s_g_d": "sgd", "r_m_sprop": "rmsprop", "adam_w": "adamw"}.get(base, base)
+    n = _name_counts.get(base, 0)
+    _name_counts[base] = n + 1
+    return base if n == 0 else f"{base}_{n}"
+
+
+class _VariableList(list):
+    """``optimizer.variables`` is a list (Keras 3) that can also be called
+    (``optimizer.variables()``, as in TF 2's Keras 2 optimizers)."""
+
+    def __call__(self) -> list:
+        return list(self)
+
+
+class _Sparse:
+    """An eager, deduplicated IndexedSlices on NumPy arrays (unique rows)."""
+
+    __slots__ = ("values", "indices", "dense_shape")
+
+    def __init__(self, values: np.ndarray, indices: np.ndarray, dense_shape: tuple) -> None:
+        self.values = values
+        self.indices = indices
+        self.dense_shape = dense_shape
+
+    def dense(self) -> np.ndarray:
+        out = np.zeros(self.dense_shape, dtype=self.values.dtype)
+        out[self.indices] = self.values
+        return out
+
+
+class _ArrayOps:
+    """The math the update rules use, on NumPy arrays (eager fast path)."""
+
+    eager = True
+    sqrt = staticmethod(np.sqrt)
+    square = staticmethod(np.square)
+    abs = staticmethod(np.abs)
+    maximum = staticmethod(np.maximum)
+    minimum = staticmethod(np.minimum)
+
+    @staticmethod
+    def read(v: Variable):
+        return v._value
+
+    @staticmethod
+    def cast(x: Any, dtype: dtypes.DType):
+        # As tf.cast: a Python float becomes float32 first (so 0.9 cast to
+        # float64 is 0.8999999761581421, as in Keras's rules).
+        nd = dtype.as_numpy_dtype
+        if isinstance(x, np.ndarray) or isinstance(x, np.generic):
+            return x if x.dtype == nd else x.astype(nd)
+        if isinstance(x, float):
+            return np.asarray(np.float32(x), dtype=nd)
+        return np.asarray(x, dtype=nd)
+
+    @staticmethod
+    def const(x: Any, dtype: dtypes.DType):
+        # A Python number converted straight to ``dtype`` (convert_to_tensor).
+        return np.asarray(x, dtype=dtype.as_numpy_dtype)
+
+    @staticmethod
+    def pow(x: Any, y: Any):
+        return np.power(x, y)
+
+    @staticmethod
+    def sum_squares(x: Any):
+        return np.sum(np.square(x))
+
+    @staticmethod
+    def where(c: Any, x: Any, y: Any):
+        return np.where(c, x, y)
+
+
+class _TensorOps:
+    """The same math with tapeflow ops (graph tracing, user subclasses)."""
+
+    eager = False
+
+    @staticmethod
+    def read(v: Variable):
+        return v.value()
+
+    @staticmethod
+    def cast(x: Any, dtype: dtypes.DType):
+        from tapeflow.ops import math_ops
+
+        if isinstance(x, Variable):
+            x = x.value()
+        if isinstance(x, (np.ndarray, np.generic, float, int)):
+            x = convert_to_tensor(x)  # a Python float is float32 first, as tf.cast
+        if isinstance(x, Tensor) or hasattr(x, "_shape_tuple"):
+            return math_ops.cast(x, dtype) if x.dtype != dtype else x
+        return convert_to_tensor(x, dtype=dtype)
+
+    @staticmethod
+    def const(x: Any, dtype: dtypes.DType):
+        return convert_to_tensor(x, dtype=dtype)
+
+    @staticmethod
+    def sqrt(x):
+        from tapeflow.ops import math_ops
+
+        return math_ops.sqrt(x)
+
+    @staticmethod
+    def square(x):
+        from tapeflow.ops import math_ops
+
+        return math_ops.square(x)
+
+    @staticmethod
+    def abs(x):
+        from tapeflow.ops import math_ops
+
+        return math_ops.abs(x)
+
+    @staticmethod
+    def maximum(x, y):
+        from tapeflow.ops import math_ops
+
+        return math_ops.maximum(x, y)
+
+    @staticmethod
+    def minimum(x, y):
+        from tapeflow.ops import math_ops
+
+        return math_ops.minimum(x, y)
+
+    @staticmethod
+    def pow(x, y):
+        from tapeflow.ops import math_ops
+
+        return math_ops.pow(x, y)
+
+    @staticmethod
+    def sum_squares(x):
+        from tapeflow.ops import math_ops
+
+        return math_ops.reduce_sum(math_ops.square(x))
+
+    @staticmethod
+    def where(c, x, y):
+        from tapeflow.ops import math_ops
+
+        return math_ops.where(c, x, y)
+
+
+def _float_or_none(name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"Argument `{name}` must be a float or None. Received: {name}={value!r}") from None
+
+
+class Optimizer:
+    """Base class of Keras optimizers, as ``tf.keras.optimizers.Optimizer``.
+
+    Subclasses create their slot variables in ``build(var_list)`` (with
+    ``add_variable_from_reference``) and implement
+    ``update_step(gradient, variable, learning_rate)`` using
+    ``self.assign / assign_add / assign_sub``:
+
+    >>> opt = tf.keras.optimizers.SGD(learning_rate=0.1)
+    >>> v = tf.Variable([1.0, 2.0])
+    >>> opt.apply_gradients([(tf.constant([1.0, 1.0]), v)])
+    >>> v.numpy()
+    array([0.9, 1.9], dtype=float32)
+    """
+
+    # Built-in rules accept NumPy arrays in eager mode (see module docstring);
+    # a user subclass gets tapeflow Tensors.
+    _fast_arrays = False
+    # Rules that handle a ``_Sparse`` gradient themselves (else densified).
+    _supports_sparse = False
+
+    def __init__(
+        self,
+        learning_rate: Any,
+        weight_decay: float | None = None,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
+        global_clipnorm: float | None = None,
+        use_ema: bool = False,
+        ema_momentum: float = 0.99,
+        ema_overwrite_frequency: int | None = None,
+        loss_scale_factor: float | None = None,
+        gradient_accumulation_steps: int | None = None,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if kwargs.pop("decay", None) is not None:
+            warnings.warn("Argument `decay` is no longer supported and will be ignored.", stacklevel=2)
+        if kwargs:
+            raise ValueError(f"Argument(s) not recognized: {kwargs}")
+        self.name = name if name is not None else _auto_name(type(self).__name__)
+        self.weight_decay = weight_decay
+        self.clipnorm = _float_or_none("clipnorm", clipnorm)
+        self.clipvalue = _float_or_none("clipvalue", clipvalue)
+        self.global_clipnorm = _float_or_none("global_clipnorm", global_clipnorm)
+        self.use_ema = use_ema
+        self.loss_scale_factor = loss_scale_factor
+        self.gradient_accumulation_steps = gradient_accumulation_steps
+        if gradient_accumulation_steps:
+            if not gradient_accumulation_steps >= 2:
+                raise ValueError(
+                    "`gradient_accumulation_steps` must be an integer >= 2. "
+                    f"Received: gradient_accumulation_steps={gradient_accumulation_steps}"
+                )
+        if use_ema:
+            if ema_momentum > 1 or ema_momentum < 0:
+                raise ValueError(f"`ema_momentum` must be in the range [0, 1]. Received: ema_momentum={ema_momentum}")
+            if ema_overwrite_frequency and (
+                not isinstance(ema_overwrite_frequency, int) or ema_overwrite_frequency < 1
+            ):
+                raise ValueError(
+                    "`ema_overwrite_frequency` must be an integer >= 1 or None. "
+                    f"Received: ema_overwrite_frequency={ema_overwrite_frequency}"
+                )
+        self.ema_momentum = ema_momentum
+        self.ema_overwrite_frequency = ema_overwrite_frequency
+        n_clip = sum(a is not None for a in (clipnorm, clipvalue, global_clipnorm))
+        if n_clip > 1:
+            raise ValueError(
+                "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. "
+                f"Received: clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}"
+            )
+        self.built = False
+        self._variables: list[Variable] = []
+        self._trainable_variables: list[Variable] = []
+        self._var_index: dict[int, int] = {}
+        self._deferred_restore: dict[int, np.ndarray] = {}
+        self._iterations = Variable(np.int64(0), trainable=False, name=f"{self.name}/iteration")
+        self._variables.append(self._iterations)
+        self._learning_rate: Any = None
+        self._set_learning_rate(learning_rate, initial=True)
+
+    # -- learning rate --------------------------------------------------------
+    def _set_learning_rate(self, learning_rate: Any, initial: bool = False) -> None:
+        from tapeflow.keras.optimizers.schedules import LearningRateSchedule
+
+        if isinstance(learning_rate, LearningRateSchedule) or callable(learning_rate):
+            if isinstance(self._learning_rate, Variable):
+                self._variables = [v for v in self._variables if v is not self._learning_rate]
+            self._learning_rate = learning_rate
+            return
+        if initial:
+            if not isinstance(learning_rate, float):
+                raise ValueError(
+                    "Argument `learning_rate` should be float, or an instance of LearningRateSchedule, or a "
+                    "callable (that takes in the current iteration value and returns the corresponding learning "
+                    f"rate value). Received instead: learning_rate={learning_rate!r}"
+                )
+            self._learning_rate = Variable(np.float32(learning_rate), trainable=False,
+                                           name=f"{self.name}/learning_rate")
+            self._variables.append(self._learning_rate)
+            return
+        if isinstance(self._learning_rate, LearningRateSchedule):
+            raise TypeError(
+                "This optimizer was created with a `LearningRateSchedule` object as its `learning_rate` "
+                "constructor argument, hence its learning rate is not settable. If you need the learning rate "
+                "to be settable, you should instantiate the optimizer with a float `learning_rate` argument."
+            )
+        if not isinstance(self._learning_rate, Variable):
+            # Was a plain callable: go back to a variable, as Keras would need one.
+            self._learning_rate = Variable(np.float32(0.0), trainable=False, name=f"{self.name}/learning_rate")
+            self._variables.insert(1, self._learning_rate)
+        self._learning_rate.assign(convert_to_tensor(learning_rate, dtype=dtypes.float32))
+
+    @property
+    def learning_rate(self):
+        """The current learning rate: a variable, or the schedule's value at
+        ``iterations`` (settable to a float or a schedule)."""
+        from tapeflow.keras.optimizers.schedules import LearningRateSchedule
+
+        lr = self._learning_rate
+        if isinstance(lr, LearningRateSchedule):
+            return lr(self._iterations.value() if state.graph is not None else self._iterations._snapshot())
+        if isinstance(lr, Variable):
+            return lr
+        if callable(lr):
+            return lr()
+        return lr
+
+    @learning_rate.setter
+    def learning_rate(self, value: Any) -> None:
+        self._set_learning_rate(value)
+
+    lr = learning_rate
+
+    @property
+    def iterations(self) -> Variable:
+        """The number of update steps taken (an int64 variable)."""
+        return self._iterations
+
+    @iterations.setter
+    def iterations(self, value: Any) -> None:
+        self._iterations.assign(convert_to_tensor(value, dtype=dtypes.int64))
+
+    @property
+    def variables(self) -> _VariableList:
+        """All the optimizer's variables: iteration, learning rate (unless a
+        schedule), then the slots, in Keras's order."""
+        return _VariableList(self._variables)
+
+    # -- building -------------------------------------------------------------
+    def build(self, var_list: list) -> None:
+        """Creates slot variables for ``var_list``; subclasses extend it."""
+        if self.use_ema:
+            self._model_variables_moving_average = self.add_optimizer_variables(var_list, "average")
+        if self.gradient_accumulation_steps:
+            self._accumulated_gradients = self.add_optimizer_variables(var_list, "gradient_accumulator")
+        for i, v in enumerate(var_list):
+            self._var_index[id(v)] = i
+        self._trainable_variables = list(var_list)
+        self.built = True
+
+    def _get_variable_index(self, variable: Variable) -> int:
+        return self._var_index[id(variable)]
+
+    def add_variable(self, shape: Any, initializer: Any = "zeros", dtype: Any = None, aggregation: str = "none",
+                     layout: Any = None, name: str | None = None) -> Variable:
+        """Adds an optimizer variable of ``shape`` (``zeros`` / ``ones`` or a
+        callable ``initializer(shape, dtype)``)."""
+        dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.float32
+        shape = tuple(int(d) for d in shape)
+        if isinstance(initializer, str):
+            if initializer == "zeros":
+                value = np.zeros(shape, dt.as_numpy_dtype)
+            elif initializer == "ones":
+                value = np.ones(shape, dt.as_numpy_dtype)
+            else:
+                raise ValueError(f"Optimizer.add_variable: unknown initializer {initializer!r}; use 'zeros', 'ones' "
+                                 "or a callable (shape, dtype) -> value.")
+        else:
+            value = initializer(shape, dt)
+        var = Variable(value, dtype=dt, trainable=False, name=f"{self.name}/{name or 'variable'}")
+        self._track_variable(var)
+        return var
+
+    def _track_variable(self, var: Variable) -> None:
+        idx = len(self._variables)
+        self._variables.append(var)
+        pending = self._deferred_restore.pop(idx, None)
+        if pending is not None and tuple(pending.shape) == tuple(var._value.shape):
+            var.assign(pending)
+
+    def add_variable_from_reference(self, reference_variable: Variable, name: str | None = None,
+                                    initializer: Any = "zeros") -> Variable:
+        """A slot variable shaped like ``reference_variable``."""
+        name = name or "var"
+        path = getattr(reference_variable, "path", None)
+        if isinstance(path, str):
+            prefix = path.replace("/", "_")
+        else:
+            prefix = str(reference_variable.name).replace("/", "_").replace(":", "_")
+        return self.add_variable(tuple(reference_variable._shape_tuple()), initializer=initializer,
+                                 dtype=reference_variable.dtype, name=f"{prefix}_{name}")
+
+    def add_optimizer_variables(self, trainable_variables: list, name: Any, initializer: Any = "zeros"):
+        """One slot per variable and per name (a tuple of lists for several
+        names), created variable by variable as Keras does."""
+        names = [name] if isinstance(name, str) else list(name)
+        single = isinstance(initializer, str) or callable(initializer)
+        inits = [initializer] * len(names) if single else list(initializer)
+        if len(inits) != len(names):
+            raise ValueError(
+                f"The number of provided names must match the number of provided initializers. Received "
+                f"name='{name}', initializer='{initializer}'"
+            )
+        out = tuple([] for _ in names)
+        for v in trainable_variables:
+            for i, (n, init) in enumerate(zip(names, inits)):
+                out[i].append(self.add_variable_from_reference(v, name=n, initializer=init))
+        return out[0] if isinstance(name, str) else out
+
+    # -- assignment helpers (return the new value) ----------------------------
+    def assign(self, variable: Variable, value: Any):
+        """``variable.assign(value)``; use it in ``update_step`` (sparse aware)."""
+        return self._store(variable, value, "assign")
+
+    def assign_add(self, variable: Variable, value: Any):
+        return self._store(variable, value, "assign_add")
+
+    def assign_sub(self, variable: Variable, value: Any):
+        return self._store(variable, value, "assign_sub")
+
+    def _store(self, variable: Variable, value: Any, how: str):
+        if isinstance(value, _Sparse):
+            return self._scatter(variable, value, how)
+        if isinstance(value, IndexedSlices):
+            value = convert_to_tensor(value)
+        if state.graph is None and (isinstance(value, (np.ndarray, np.generic))):
+            old = variable._value
+            nd = old.dtype
+            if how == "assign":
+                new = value
+            elif how == "assign_add":
+                new = old + value
+            else:
+                new = old - value
+            if new.dtype != nd:
+                new = new.astype(nd)
+            if not isinstance(new, np.ndarray):
+                new = np.asarray(new)
+            if new.shape != old.shape:
+                new = _broadcast_to_variable(variable, new, how)
+            variable._value = new
+            return new
+        if isinstance(value, (np.ndarray, np.generic)):
+            value = convert_to_tensor(value)
+        if isinstance(value, (Tensor, Variable)) or hasattr(value, "_shape_tuple"):
+            from tapeflow.ops import math_ops
+
+            if value.dtype != variable.dtype:
+                value = math_ops.cast(value, variable.dtype)
+        getattr(variable, how)(value)
+        return variable.value() if state.graph is not None else variable._snapshot()
+
+    def _scatter(self, variable: Variable, sparse: _Sparse, how: str) -> np.ndarray:
+        # Only the gradient's rows change; the array is copied, never mutated
+        # (tapes may hold the old one). Indices are unique (deduplicated).
+        new = np.array(variable._value, copy=True)
+        vals = sparse.values if sparse.values.dtype == new.dtype else sparse.values.astype(new.dtype)
+        if how == "assign":
+            new[sparse.indices] = vals
+        elif how == "assign_add":
+            new[sparse.indices] += vals
+        else:
+            new[sparse.indices] -= vals
+        variable._value = new
+        return new
+
+    # -- applying gradients ---------------------------------------------------
+    def apply_gradients(self, grads_and_vars: Iterable, name: str | None = None,
+                        skip_gradients_aggregation: bool = False, **kwargs: Any) -> Variable:
+        """Applies ``[(gradient, variable), ...]``; returns ``iterations``."""
+        pairs = list(grads_and_vars)
+        if not pairs:
+            raise ValueError("`grads_and_vars` is empty: nothing to apply. Pass [(gradient, variable), ...] pairs, "
+                             "e.g. zip(tape.gradient(loss, variables), variables).")
+        grads, variables = zip(*pairs)
+        self.apply(list(grads), list(variables))
+        return self._iterations
+
+    def apply(self, grads: list, trainable_variables: list | None = None) -> None:
+        """Updates ``trainable_variables`` with ``grads`` (one per variable; a
+        ``None`` gradient skips its variable with a warning)."""
+        grads = list(grads)
+        if len(grads) == 0:
+            return
+        if trainable_variables is None:
+            if not self.built:
+                raise ValueError(
+                    "When passing `grads` without `variables`, the optimizer must already be built on a list of "
+                    "variables. Call `optimizer.build(trainable_variables)` first. "
+                )
+            if len(grads) != len(self._trainable_variables):
+                raise ValueError(
+                    "When passing `grads` as a list of gradient tensors, the gradients must match "
+                    f"`optimizer.variables` one-to-one. Received a list of {len(grads)} gradients, but the "
+                    f"optimizer is tracking {len(self._trainable_variables)} trainable variables."
+                )
+            trainable_variables = self._trainable_variables
+        else:
+            trainable_variables = list(trainable_variables)
+            for v in trainable_variables:
+                if not isinstance(v, Variable):
+                    raise TypeError(
+                        f"{type(self).__name__}.apply: expected tf.Variable objects to update, got "
+                        f"{type(v).__name__}. Pass the model's trainable_variables, not tensors."
+                    )
+            if not self.built:
+                self.build(trainable_variables)
+                self.built = True
+            for v in trainable_variables:
+                if id(v) not in self._var_index:
+                    raise ValueError(
+                        f"Unknown variable: {v}. This optimizer can only be called for the variables it was "
+                        "originally built with. When working with a new set of variables, you should recreate "
+                        "a new optimizer instance."
+                    )
+        if len(grads) != len(trainable_variables):
+            raise ValueError(f"{type(self).__name__}.apply: got {len(grads)} gradients for "
+                             f"{len(trainable_variables)} variables; pass one gradient per variable.")
+        grads, trainable_variables = self._filter_empty_gradients(grads, trainable_variables)
+        K = _ArrayOps if (state.graph is None and self._fast_arrays) else _TensorOps
+        grads = [self._prepare_gradient(g, v, K) for g, v in zip(grads, trainable_variables)]
+        if self.loss_scale_factor is not None:
+            grads = [_scale(g, 1.0 / self.loss_scale_factor, K) for g in grads]
+        if self.gradient_accumulation_steps:
+            self._apply_with_accumulation(grads, trainable_variables, K)
+        else:
+            self._apply_update(grads, trainable_variables, K)
+        for v in trainable_variables:
+            if v.constraint is not None:
+                v.assign(v.constraint(v))
+        if self.use_ema:
+            self._update_ema(K)
+        if state.graph is None:
+            self._iterations._value = np.asarray(self._iterations._value + 1, dtype=np.int64)
+        else:
+            self._iterations.assign_add(1)
+
+    def _apply_update(self, grads: list, variables: list, K) -> None:
+        grads = self._clip_gradients(grads, K)
+        self._apply_weight_decay(variables, K)
+        lr = self.learning_rate
+        if K.eager:
+            lr = lr._value if isinstance(lr, (Variable, Tensor)) else np.asarray(lr, dtype=np.float32)
+        self._update_all(grads, variables, lr, K)
+
+    def _update_all(self, grads: list, variables: list, learning_rate: Any, K) -> None:
+        self._K = K
+        try:
+            for g, v in zip(grads, variables):
+                if isinstance(g, _Sparse) and not self._supports_sparse:
+                    g = g.dense()
+                self.update_step(g, v, learning_rate)
+        finally:
+            self._K = None
+
+    def _apply_with_accumulation(self, grads: list, variables: list, K) -> None:
+        steps = self.gradient_accumulation_steps
+        accs = [self._accumulated_gradients[self._get_variable_index(v)] for v in variables]
+        dense = [g.dense() if isinstance(g, _Sparse) else g for g in grads]
+        if state.graph is not None:
+            raise NotImplementedError(
+                "gradient_accumulation_steps inside tf.function needs tf.cond over optimizer updates, which the "
+                "optimizer does not build yet; run the step eagerly or drop gradient_accumulation_steps."
+            )
+        if (int(self._iterations._value) + 1) % steps == 0:
+            avg = [(K.read(a) + g) / steps for g, a in zip(dense, accs)]
+            avg = [K.cast(a, v.dtype) for a, v in zip(avg, variables)]
+            self._apply_update(avg, variables, K)
+            for a in accs:
+                self.assign(a, np.zeros_like(a._value))
+        else:
+            for g, a in zip(dense, accs):
+                self.assign(a, K.cast(K.read(a) + g, a.dtype))
+
+    def update_step(self, gradient: Any, variable: Variable, learning_rate: Any) -> None:
+        """Updates one variable; subclasses implement it."""
+        raise NotImplementedError(f"{type(self).__name__} must implement update_step(gradient, variable, "
+                                  "learning_rate).")
+
+    @property
+    def _k(self):
+        # The math namespace of the current update (see module docstring).
+        return self._K if getattr(self, "_K", None) is not None else _TensorOps
+
+    def _prepare_gradient(self, g: Any, v: Variable, K):
+        if isinstance(g, IndexedSlices):
+            if K.eager:
+                return _dedup_sparse(g, v)
+            return convert_to_tensor(g)
+        if K.eager:
+            arr = g._value if isinstance(g, (Tensor, Variable)) else np.asarray(convert_to_tensor(g)._value)
+            if tuple(arr.shape) != tuple(v._value.shape):
+                raise ValueError(
+                    f"{type(self).__name__}: gradient of shape {arr.shape} does not match variable '{v.name}' of "
+                    f"shape {tuple(v._value.shape)}."
+                )
+            if not np.issubdtype(arr.dtype, np.floating) and not np.issubdtype(arr.dtype, np.complexfloating):
+                raise TypeError(f"{type(self).__name__}: gradient for variable '{v.name}' has dtype {arr.dtype}; "
+                                "gradients must be floating point.")
+            return arr
+        return g if isinstance(g, Tensor) or hasattr(g, "_shape_tuple") else convert_to_tensor(g)
+
+    def _filter_empty_gradients(self, grads: list, variables: list):
+        kept_g, kept_v, missing = [], [], []
+        for g, v in zip(grads, variables):
+            if g is None:
+                missing.append(getattr(v, "path", None) or v.name)
+            else:
+                kept_g.append(g)
+                kept_v.append(v)
+        if not kept_g:
+            raise ValueError("No gradients provided for any variable.")
+        if missing:
+            warnings.warn(
+                f"Gradients do not exist for variables {missing} when minimizing the loss. If using "
+                "`model.compile()`, did you forget to provide a `loss` argument?",
+                stacklevel=3,
+            )
+        return kept_g, kept_v
+
+    # -- clipping and weight decay --------------------------------------------
+    def _clip_gradients(self, grads: list, K) -> list:
+        if self.clipnorm and self.clipnorm > 0:
+            return [_clip_by_norm(g, self.clipnorm, K) for g in grads]
+        if self.global_clipnorm and self.global_clipnorm > 0:
+            return _clip_by_global_norm(grads, self.global_clipnorm, K)
+        if self.clipvalue and self.clipvalue > 0:
+            c = self.clipvalue
+            return [_map_values(g, lambda x: K.minimum(K.maximum(x, -c), c)) for g in grads]
+        return grads
+
+    def exclude_from_weight_decay(self, var_list: list | None = None, var_names: list | None = None) -> None:
+        """Excludes variables (or names containing any of ``var_names``) from
+        weight decay; call before the optimizer is built."""
+        if self.built:
+            raise ValueError("`exclude_from_weight_decay()` can only be configured before the optimizer is built.")
+        self._exclude_ids = {id(v) for v in (var_list or [])}
+        self._exclude_pattern = re.compile("|".join(set(var_names))) if var_names else None
+
+    def _use_weight_decay(self, variable: Variable) -> bool:
+        if id(variable) in getattr(self, "_exclude_ids", ()):
+            return False
+        pat = getattr(self, "_exclude_pattern", None)
+        return not (pat is not None and pat.search(variable.name) is not None)
+
+    def _apply_weight_decay(self, variables: list, K) -> None:
+        if self.weight_decay is None:
+            return
+        lr = self.learning_rate
+        if K.eager:
+            lr = lr._value if isinstance(lr, (Variable, Tensor)) else np.asarray(lr, dtype=np.float32)
+        for v in variables:
+            if self._use_weight_decay(v):
+                lr_v = K.cast(lr, v.dtype)
+                wd = K.cast(self.weight_decay, v.dtype)
+                self.assign_sub(v, K.read(v) * wd * lr_v)
+
+    # -- EMA --------------------------------------------------------------------
+    def _update_ema(self, K) -> None:
+        it = int(self._iterations._value) if state.graph is None else None
+        if it is None:
+            raise NotImplementedError("use_ema inside tf.function is not supported yet; run the step eagerly.")
+        for var, avg in zip(self._trainable_variables, self._model_variables_moving_average):
+            m = K.const(self.ema_momentum if it != 0 else 0.0, var.dtype)
+            self.assign(avg, m * K.read(avg) + (1 - m) * K.read(var))
+        if self.ema_overwrite_frequency and (it + 1) % self.ema_overwrite_frequency == 0:
+            self.finalize_variable_values(self._trainable_variables)
+
+    def finalize_variable_values(self, var_list: list) -> None:
+        """With ``use_ema``, overwrites ``var_list`` with their moving averages."""
+        if self.use_ema:
+            for var, avg in zip(var_list, self._model_variables_moving_average):
+                var.assign(avg._snapshot() if state.graph is None else avg.value())
+
+    # -- minimize (TF 2 Keras optimizers) -------------------------------------
+    def compute_gradients(self, loss: Any, var_list: Any, tape: Any = None) -> list:
+        """``[(gradient, variable), ...]`` of ``loss`` (a callable, or a tensor
+        computed under ``tape``)."""
+        from tapeflow.eager.backprop import GradientTape
+
+        if not callable(loss) and tape is None:
+            raise ValueError(f"`tape` is required when a `Tensor` loss is passed. Received: loss={loss}, "
+                             f"tape={tape}.")
+        if tape is None:
+            tape = GradientTape()
+        if callable(loss):
+            with tape:
+                if not callable(var_list):
+                    tape.watch(var_list)
+                loss = loss()
+                if callable(var_list):
+                    var_list = var_list()
+        var_list = list(var_list() if callable(var_list) else var_list)
+        grads = tape.gradient(loss, var_list)
+        return list(zip(grads, var_list))
+
+    def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> Variable:
+        """Computes gradients of ``loss`` and applies them; ``loss`` is a
+        zero-argument callable, or a tensor with the ``tape`` that recorded it."""
+        return self.apply_gradients(self.compute_gradients(loss, var_list, tape))
+
+    # -- state, config, checkpoints -------------------------------------------
+    def get_config(self) -> dict:
+        from tapeflow.keras.optimizers.schedules import LearningRateSchedule, serialize
+
+        lr = self._learning_rate
+        if isinstance(lr, LearningRateSchedule):
+            lr_cfg: Any = serialize(lr)
+        elif isinstance(lr, Variable):
+            lr_cfg = float(lr._value)
+        else:
+            lr_cfg = lr
+        return {
+            "name": self.name,
+            "learning_rate": lr_cfg,
+            "weight_decay": self.weight_decay,
+            "clipnorm": self.clipnorm,
+            "global_clipnorm": self.global_clipnorm,
+            "clipvalue": self.clipvalue,
+            "use_ema": self.use_ema,
+            "ema_momentum": self.ema_momentum,
+            "ema_overwrite_frequency": self.ema_overwrite_frequency,
+            "loss_scale_factor": self.loss_scale_factor,
+            "gradient_accumulation_steps": self.gradient_accumulation_steps,
+        }
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: dict | None = None) -> Optimizer:
+        config = dict(config)
+        if isinstance(config.get("learning_rate"), dict):
+            from tapeflow.keras.optimizers.schedules import deserialize
+
+            config["learning_rate"] = deserialize(config["learning_rate"])
+        return cls(**config)
+
+    def get_weights(self) -> list:
+        return [np.array(v._value, copy=True) for v in self._variables]
+
+    def set_weights(self, weights: list) -> None:
+        if not self.built:
+            raise ValueError(
+                "You are calling `set_weights()` on an optimizer that has not yet been built. Please call "
+                "`optimizer.build(trainable_variables)` to create the optimizer weights before calling "
+                "`set_weights()`."
+            )
+        arrays = [np.asarray(w) for w in weights]
+        for v, w in zip(self._variables, arrays):
+            if tuple(v._value.shape) != tuple(w.shape):
+                raise ValueError(f"Optimizer variable {v.name} has shape {tuple(v._value.shape)} not compatible "
+                                 f"with provided weight shape {tuple(w.shape)}.")
+        for v, w in zip(self._variables, arrays):
+            v.assign(w.astype(v._value.dtype))
+
+    def _trackable_children(self, save_type: str = "checkpoint", **kwargs: Any) -> dict:
+        """Checkpoint children: ``variables/<i>`` in Keras's order (slots not
+        yet built are restored when ``build`` creates them)."""
+        return {"variables": _OptimizerVariables(self)}
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name!r} built={self.built}>"
+
+
+class _OptimizerVariables:
+    """The optimizer's variable list as a checkpoint node; values for slots
+    that do not exist yet wait in ``_deferred_restore`` until ``build``."""
+
+    def __init__(self, optimizer: Optimizer) -> None:
+        self._opt = optimizer
+
+    def _trackable_children(self, save_type: str = "checkpoint", **kwargs: Any) -> dict:
+        return {str(i): v for i, v in enumerate(self._opt._variables)}
+
+    def _defer_restore(self, name: str, value: np.ndarray) -> bool:
+        # Called by tf.train.Checkpoint for a saved child this node lacks.
+        if not name.isdigit() or self._opt.built:
+            return False
+        self._opt._deferred_restore[int(name)] = value
+        return True
+
+
+def _broadcast_to_variable(variable: Variable, new: np.ndarray, how: str) -> np.ndarray:
+    try:
+        return np.broadcast_to(new, variable._value.shape).copy()
+    except ValueError:
+        raise ValueError(
+            f"Cannot {how} to variable '{variable.name}': shape {tuple(variable._value.shape)} vs value "
+            f"{tuple(new.shape)}."
+        ) from None
+
+
+def _dedup_sparse(g: IndexedSlices, v: Variable) -> _Sparse:
+    values = np.asarray(convert_to_tensor(g.values)._value)
+    indices = np.asarray(convert_to_tensor(g.indices)._value).reshape(-1)
+    shape = tuple(v._value.shape)
+    if values.shape[1:] != shape[1:] or values.shape[0] != indices.shape[0]:
+        raise ValueError(f"IndexedSlices gradient with values {values.shape} and {indices.shape[0]} indices does "
+                         f"not match variable '{v.name}' of shape {shape}.")
+    if indices.size and (indices.min() < 0 or indices.max() >= shape[0]):
+        from tapeflow.framework.errors import InvalidArgumentError
+
+        raise InvalidArgumentError(f"IndexedSlices gradient for variable '{v.name}': indices must be in "
+                                   f"[0, {shape[0]}), got {indices.min()}..{indices.max()}.")
+    uniq, inverse = np.unique(indices, return_inverse=True)
+    if uniq.shape[0] != indices.shape[0]:
+        summed = np.zeros((uniq.shape[0],) + values.shape[1:], dtype=values.dtype)
+        np.add.at(summed, inverse, values)
+        values = summed
+    else:
+        order = np.argsort(indices, kind="stable")
+        values = values[order]
+    return _Sparse(values, uniq, shape)
+
+
+def _map_values(g: Any, fn: Callable):
+    if isinstance(g, _Sparse):
+        return _Sparse(fn(g.values), g.indices, g.dense_shape)
+    return fn(g)
+
+
+def _scale(g: Any, factor: float, K):
+    return _map_values(g, lambda x: x * K.const(factor, _dtype_of(x)))
+
+
+def _dtype_of(x: Any) -> dtypes.DType:
+    if isinstance(x, (np.ndarray, np.generic)):
+        return dtypes.as_dtype(x.dtype)
+    return x.dtype
+
+
+def _values(g: Any):
+    return g.values if isinstance(g, _Sparse) else g
+
+
+def _clip_by_norm(g: Any, clipnorm: float, K):
+    # tf.clip_by_norm: t * c / max(||t||, c), with ||0|| kept at 0.
+    x = _values(g)
+    dt = _dtype_of(x)
+    l2sum = K.sum_squares(x)
+    c = K.const(clipnorm, dt)
+    l2norm = K.sqrt(l2sum)
+    return _map_values(g, lambda t: (t * c) / K.maximum(l2norm, c))
+
+
+def _clip_by_global_norm(grads: list, clip_norm: float, K) -> list:
+    sq = [K.sum_squares(_values(g)) for g in grads]
+    total = sq[0]
+    for s in sq[1:]:
+        total = total + (s if _dtype_of(s) == _dtype_of(total) else K.cast(s, _dtype_of(total)))
+    use_norm = K.sqrt(total)
+    dt = _dtype_of(use_norm)
+    one = K.const(1.0, dt)
+    scale = K.const(clip_norm, dt) * K.minimum(one / use_norm, one / K.const(clip_norm, dt))
+    scale = scale + (use_norm - use_norm)  # NaN/inf norm -> NaN scale, as Keras
+    return [_map_values(g, lambda t: t * K.cast(scale, _dtype_of(t))) for g in grads]
