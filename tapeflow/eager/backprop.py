@@ -182,9 +182,15 @@ def aggregate(grads: list):
         for s in sparse:
             total = math_ops.add(total, convert_to_tensor(s))
         return total
+    # The walk collects gradients newest-op first; TF concatenates them in
+    # forward order, and casts int32 indices to int64 when the two mix.
+    sparse.reverse()
+    indices = [s.indices for s in sparse]
+    if len({i.dtype for i in indices}) > 1:
+        indices = [math_ops.cast(i, "int64") for i in indices]
     return IndexedSlices(
         array_ops.concat([s.values for s in sparse], axis=0),
-        array_ops.concat([s.indices for s in sparse], axis=0),
+        array_ops.concat(indices, axis=0),
         sparse[0].dense_shape,
     )
 
