@@ -1,0 +1,628 @@
+"""Random ops (``tf.random``) and TF's global/op seed rules.
+
+Seeding follows TF 2 exactly in *semantics*; the numbers come from NumPy's
+Philox generator, so they are not bit-equal to TF's streams.
+
+* No seeds: every call draws fresh numbers (OS entropy).
+* ``tf.random.set_seed(g)`` only: each random op takes the next op seed from
+  a sequence determined by ``g`` — the same sequence on every run of the
+  program; calling ``set_seed(g)`` again restarts it.
+* An op seed only: the default global seed (87654321) is used with it.
+* Both: the pair ``(g, op_seed)`` names a stream; repeated calls with the
+  same pair continue that stream (so two identical calls differ, as in TF
+  eager) and ``set_seed`` restarts every stream.
+
+Internal API for other tapeflow modules (Keras initializers, dropout):
+
+* ``get_seed(op_seed) -> (seed, seed2)``: TF's ``random_seed.get_seed``;
+  ``(None, None)`` means "non-deterministic".
+* ``_generator_for(seed=None) -> numpy.random.Generator``: the stream that a
+  random op with op seed ``seed`` would draw from now (eager code only —
+  inside ``tf.function`` call the public ops such as ``tf.random.uniform``,
+  which draw at run time, not trace time).
+* ``stream(seed, seed2)``: the generator of an explicit seed pair.
+
+All random ops are ``NotDifferentiable``; ``mean``/``stddev``/``minval``/
+``maxval`` are applied with ordinary tapeflow ops, so gradients flow into them
+as in TF. Ops are marked ``extra["stateful"]`` so graph compilation never
+folds or merges them.
+"""
+
+from __future__ import annotations
+
+import random as _pyrandom
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework import dtypes
+from tapeflow.framework.errors import InvalidArgumentError
+from tapeflow.framework.execute import execute
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.framework.tensor_shape import TensorShape
+from tapeflow.ops import math_ops
+from tapeflow.ops._helpers import t
+from tapeflow.ops.registry import NotDifferentiable, defop
+
+DEFAULT_GRAPH_SEED = 87654321
+_MAXINT32 = 2**31 - 1
+_MASK64 = (1 << 64) - 1
+
+
+class _SeedState:
+    """The process-wide seed state: the global seed, the op-seed sequence and
+    the live streams keyed by seed pair."""
+
+    def __init__(self) -> None:
+        self.global_seed: int | None = None
+        self.op_seeds: _pyrandom.Random | None = None
+        self.streams: dict[tuple, np.random.Generator] = {}
+        self.fresh = np.random.default_rng()
+
+
+_state = _SeedState()
+
+
+def set_seed(seed: Any) -> None:
+    """Sets the global random seed and restarts every seeded stream (``tf.random.set_seed``)."""
+    if isinstance(seed, Tensor):
+        seed = seed.numpy()
+    if seed is None:
+        _state.global_seed = None
+        _state.op_seeds = None
+    else:
+        _state.global_seed = int(seed)
+        _state.op_seeds = _pyrandom.Random(int(seed))
+    _state.streams.clear()
+
+
+def get_seed(op_seed: Any) -> tuple:
+    """TF's seed rule: ``(global, op)`` seeds for an op, or ``(None, None)``."""
+    if isinstance(op_seed, Tensor):
+        op_seed = op_seed.numpy()
+    g = _state.global_seed
+    if g is not None:
+        if op_seed is None:
+            op_seed = _state.op_seeds.randint(0, _MAXINT32)
+        seeds = (g, int(op_seed))
+    elif op_seed is not None:
+        seeds = (DEFAULT_GRAPH_SEED, int(op_seed))
+    else:
+        return None, None
+    if seeds == (0, 0):  # (0, 0) means "non-deterministic" to TF's kernels
+        seeds = (0, _MAXINT32)
+    return seeds
+
+
+def _key(a: int, b: int) -> int:
+    return (int(a) & _MASK64) | ((int(b) & _MASK64) << 64)
+
+
+def stream(seed: int | None, seed2: int | None) -> np.random.Generator:
+    """The generator for a seed pair: fresh entropy for ``None``, else the live
+    (persistent until ``set_seed``) stream of that pair."""
+    if seed is None:
+        return _state.fresh
+    key = (int(seed), int(seed2))
+    gen = _state.streams.get(key)
+    if gen is None:
+        gen = np.random.Generator(np.random.Philox(key=_key(*key)))
+        _state.streams[key] = gen
+    return gen
+
+
+def _generator_for(seed: Any = None) -> np.random.Generator:
+    """The NumPy generator a random op with op seed ``seed`` draws from (see module docs)."""
+    return stream(*get_seed(seed))
+
+
+def _stateless_generator(seed: np.ndarray) -> np.random.Generator:
+    s = np.asarray(seed).reshape(-1)
+    return np.random.Generator(np.random.Philox(key=_key(s[0], s[1]) ^ 0x5DEECE66D))
+
+
+# ----------------------------------------------------------------------------
+# Argument handling
+# ----------------------------------------------------------------------------
+
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
+_INTS = ("int32", "int64")
+
+
+def _shape(shape: Any) -> tuple:
+    if isinstance(shape, TensorShape):
+        dims = shape.as_list()
+    else:
+        if isinstance(shape, Tensor):
+            shape = shape.numpy()
+        arr = np.asarray(shape)
+        if arr.dtype.kind not in "iu" and arr.size:
+            raise TypeError(f"shape must be a 1-D list of integers, got {shape!r}")
+        dims = [int(d) for d in arr.reshape(-1)]
+    if any(d is None or d < 0 for d in dims):
+        raise InvalidArgumentError(None, None, f"shape must be fully defined and non-negative, got {dims}")
+    return tuple(dims)
+
+
+def _dtype(dtype: Any, allowed: tuple, fn: str) -> dtypes.DType:
+    d = dtypes.as_dtype(dtype)
+    if d.name not in allowed:
+        names = ", ".join(f"tf.{a}" for a in allowed)
+        raise ValueError(f"Argument `dtype` got invalid value {d!r}. Accepted dtypes are ({names}).")
+    return d
+
+
+def _param(value: Any, d: dtypes.DType, what: str) -> Tensor:
+    if isinstance(value, Tensor):
+        if value._value.dtype != d._np:
+            raise InvalidArgumentError(
+                None, None, f"{what} must be a {d.name} tensor to match dtype={d.name}, got {value.dtype.name}; "
+                "cast it with tf.cast")
+        return value
+    return convert_to_tensor(value, dtype=d)
+
+
+def _stateful(op) -> None:
+    op.extra["stateful"] = True
+    NotDifferentiable(op.name)
+
+
+def _shape_attr_rule(specs, shape, dtype, **attrs):
+    return [(tuple(shape), np.dtype(dtype))]
+
+
+# ----------------------------------------------------------------------------
+# Stateful ops: normal, uniform, truncated normal
+# ----------------------------------------------------------------------------
+
+def _truncated(gen: np.random.Generator, shape: tuple, dtype) -> np.ndarray:
+    # Standard normal, redrawing every value beyond 2 standard deviations.
+    out = gen.standard_normal(shape)
+    bad = np.abs(out) > 2.0
+    while bad.any():
+        out[bad] = gen.standard_normal(int(bad.sum()))
+        bad = np.abs(out) > 2.0
+    return out.astype(dtype)
+
+
+def _uniform_int(gen: np.random.Generator, lo, hi, shape, dtype, op: str) -> np.ndarray:
+    lo, hi = int(lo), int(hi)
+    if lo >= hi:
+        raise InvalidArgumentError(None, None, f"Need minval < maxval, got {lo} >= {hi} [Op:{op}]")
+    return gen.integers(lo, hi, size=shape, dtype=dtype)
+
+
+RANDOM_NORMAL = defop("RandomStandardNormal",
+                      lambda shape, dtype, seed, seed2: stream(seed, seed2).standard_normal(shape).astype(dtype),
+                      shape=_shape_attr_rule)
+RANDOM_UNIFORM = defop("RandomUniform",
+                       lambda shape, dtype, seed, seed2: stream(seed, seed2).random(shape).astype(dtype),
+                       shape=_shape_attr_rule)
+TRUNCATED_NORMAL = defop("TruncatedNormal",
+                         lambda shape, dtype, seed, seed2: _truncated(stream(seed, seed2), shape, dtype),
+                         shape=_shape_attr_rule)
+RANDOM_UNIFORM_INT = defop(
+    "RandomUniformInt",
+    lambda lo, hi, shape, dtype, seed, seed2: _uniform_int(stream(seed, seed2), lo, hi, shape, dtype,
+                                                           "RandomUniformInt"),
+    shape=_shape_attr_rule)
+for _op in (RANDOM_NORMAL, RANDOM_UNIFORM, TRUNCATED_NORMAL, RANDOM_UNIFORM_INT):
+    _stateful(_op)
+
+
+def _scaled(rnd: Tensor, scale: Any, shift: Any, d: dtypes.DType) -> Tensor:
+    # As TF: rnd * scale + shift with ordinary ops, so gradients reach scale/shift.
+    return math_ops.add(math_ops.multiply(rnd, _param(scale, d, "stddev")), _param(shift, d, "mean"))
+
+
+def _float_only(dtype: Any, fn: str, value: Any) -> dtypes.DType:
+    d = dtypes.as_dtype(dtype)
+    if not d.is_floating:
+        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {d.name} ({fn} draws floating-point "
+                        "numbers; pass dtype=tf.float32 or tf.float64)")
+    return _dtype(d, _FLOATS, fn)
+
+
+def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32, seed: Any = None,
+           name: str | None = None) -> Tensor:
+    """Samples from N(mean, stddev²) (``tf.random.normal``)."""
+    d = _float_only(dtype, "tf.random.normal", mean)
+    s, s2 = get_seed(seed)
+    rnd = execute(RANDOM_NORMAL, (), {"shape": _shape(shape), "dtype": d._np, "seed": s, "seed2": s2})
+    return _scaled(rnd, stddev, mean, d)
+
+
+def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
+                     seed: Any = None, name: str | None = None) -> Tensor:
+    """N(mean, stddev²) with values beyond 2 stddev redrawn (``tf.random.truncated_normal``)."""
+    d = _float_only(dtype, "tf.random.truncated_normal", mean)
+    s, s2 = get_seed(seed)
+    rnd = execute(TRUNCATED_NORMAL, (), {"shape": _shape(shape), "dtype": d._np, "seed": s, "seed2": s2})
+    return _scaled(rnd, stddev, mean, d)
+
+
+def _int_bounds(minval: Any, maxval: Any, d: dtypes.DType) -> tuple[Tensor, Tensor]:
+    lo, hi = _param(minval, d, "minval"), _param(maxval, d, "maxval")
+    for v, what in ((lo, "minval"), (hi, "maxval")):
+        if len(v._shape_tuple()) != 0:
+            raise InvalidArgumentError(None, None, f"{what} must be 0-D for an integer dtype, got shape "
+                                       f"{list(v._shape_tuple())} [Op:RandomUniformInt]")
+    return lo, hi
+
+
+def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32, seed: Any = None,
+            name: str | None = None) -> Tensor:
+    """Uniform samples in ``[minval, maxval)`` (``tf.random.uniform``).
+
+    Floats: ``maxval`` defaults to 1. Integers (int32/int64): ``maxval`` is
+    required, and the bounds are scalars.
+    """
+    d = _dtype(dtype, _FLOATS + _INTS, "tf.random.uniform")
+    shp = _shape(shape)
+    if d.is_integer:
+        if maxval is None:
+            raise ValueError(f"Must specify maxval for integer dtype {d!r}")
+        lo, hi = _int_bounds(minval, maxval, d)
+        s, s2 = get_seed(seed)
+        return execute(RANDOM_UNIFORM_INT, (lo, hi), {"shape": shp, "dtype": d._np, "seed": s, "seed2": s2})
+    if maxval is None:
+        maxval = 1
+    lo, hi = _param(minval, d, "minval"), _param(maxval, d, "maxval")
+    s, s2 = get_seed(seed)
+    rnd = execute(RANDOM_UNIFORM, (), {"shape": shp, "dtype": d._np, "seed": s, "seed2": s2})
+    return math_ops.add(math_ops.multiply(rnd, math_ops.subtract(hi, lo)), lo)
+
+
+# ----------------------------------------------------------------------------
+# Categorical and shuffle
+# ----------------------------------------------------------------------------
+
+def _categorical(gen: np.random.Generator, logits: np.ndarray, num_samples: int, dtype) -> np.ndarray:
+    x = logits.astype(np.float64)
+    x = x - np.max(np.where(np.isneginf(x), -np.inf, x), axis=-1, keepdims=True)
+    p = np.exp(x)
+    cdf = np.cumsum(p, axis=-1)
+    cdf = cdf / cdf[:, -1:]
+    u = gen.random((x.shape[0], num_samples))
+    # Inverse CDF: the number of classes whose cumulative mass is <= u; a
+    # zero-probability class adds no width, so it is never drawn.
+    idx = np.sum(u[:, :, None] >= cdf[:, None, :], axis=-1)
+    return np.minimum(idx, x.shape[1] - 1).astype(dtype)
+
+
+def _multinomial_shape(specs, num_samples, output_dtype, **attrs):
+    s = specs[0][0]
+    return [((None if s is None else s[0], num_samples), np.dtype(output_dtype))]
+
+
+MULTINOMIAL = defop(
+    "Multinomial",
+    lambda logits, num_samples, output_dtype, seed, seed2: _categorical(stream(seed, seed2), logits, num_samples,
+                                                                        output_dtype),
+    shape=_multinomial_shape)
+_stateful(MULTINOMIAL)
+
+
+def _check_logits(logits: Any, num_samples: Any, dtype: Any, op: str) -> tuple[Tensor, int, dtypes.DType]:
+    x = t(logits)
+    if x._value.dtype.kind != "f":
+        raise InvalidArgumentError(None, None, f"logits must be a floating-point tensor, got {x.dtype.name} [Op:{op}]")
+    if len(x._shape_tuple()) != 2:
+        raise InvalidArgumentError(None, None, f"logits should be a matrix, got shape {list(x._shape_tuple())} "
+                                   f"[Op:{op}]; pass logits of shape [batch_size, num_classes]")
+    if isinstance(num_samples, Tensor):
+        num_samples = num_samples.numpy()
+    n = int(num_samples)
+    if n < 0:
+        raise InvalidArgumentError(None, None, f"num_samples should be nonnegative, got {n} [Op:{op}]")
+    d = _dtype(dtypes.int64 if dtype is None else dtype, _INTS, "tf.random.categorical")
+    return x, n, d
+
+
+def categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: Any = None,
+                name: str | None = None) -> Tensor:
+    """Draws ``num_samples`` class indices per row of ``logits`` [batch, classes] (``tf.random.categorical``)."""
+    x, n, d = _check_logits(logits, num_samples, dtype, "Multinomial")
+    s, s2 = get_seed(seed)
+    return execute(MULTINOMIAL, (x,), {"num_samples": n, "output_dtype": d._np, "seed": s, "seed2": s2})
+
+
+def _shuffle_kernel(x, seed, seed2):
+    if x.ndim == 0:
+        return x.copy()
+    return x[stream(seed, seed2).permutation(x.shape[0])]
+
+
+RANDOM_SHUFFLE = defop("RandomShuffle", _shuffle_kernel, shape=lambda specs, **a: [specs[0]])
+_stateful(RANDOM_SHUFFLE)
+
+
+def shuffle(value: Any, seed: Any = None, name: str | None = None) -> Tensor:
+    """Randomly permutes ``value`` along its first dimension (``tf.random.shuffle``)."""
+    x = t(value)
+    s, s2 = get_seed(seed)
+    return execute(RANDOM_SHUFFLE, (x,), {"seed": s, "seed2": s2})
+
+
+# ----------------------------------------------------------------------------
+# Stateless ops: the seed is an input tensor of shape [2]
+# ----------------------------------------------------------------------------
+
+def _stateless_shape(specs, shape, dtype, **attrs):
+    return [(tuple(shape), np.dtype(dtype))]
+
+
+STATELESS_NORMAL = defop(
+    "StatelessRandomNormal",
+    lambda seed, shape, dtype: _stateless_generator(seed).standard_normal(shape).astype(dtype),
+    shape=_stateless_shape)
+STATELESS_UNIFORM = defop(
+    "StatelessRandomUniform",
+    lambda seed, shape, dtype: _stateless_generator(seed).random(shape).astype(dtype),
+    shape=_stateless_shape)
+STATELESS_TRUNCATED_NORMAL = defop(
+    "StatelessTruncatedNormal",
+    lambda seed, shape, dtype: _truncated(_stateless_generator(seed), shape, dtype),
+    shape=_stateless_shape)
+STATELESS_UNIFORM_INT = defop(
+    "StatelessRandomUniformInt",
+    lambda seed, lo, hi, shape, dtype: _uniform_int(_stateless_generator(seed), lo, hi, shape, dtype,
+                                                    "StatelessRandomUniformInt"),
+    shape=_stateless_shape)
+STATELESS_UNIFORM_FULL_INT = defop(
+    "StatelessRandomUniformFullInt",
+    lambda seed, shape, dtype: _stateless_generator(seed).integers(
+        np.iinfo(dtype).min, np.iinfo(dtype).max, size=shape, dtype=dtype, endpoint=True),
+    shape=_stateless_shape)
+STATELESS_MULTINOMIAL = defop(
+    "StatelessMultinomial",
+    lambda logits, seed, num_samples, output_dtype: _categorical(_stateless_generator(seed), logits, num_samples,
+                                                                 output_dtype),
+    shape=_multinomial_shape)
+for _op in (STATELESS_NORMAL, STATELESS_UNIFORM, STATELESS_TRUNCATED_NORMAL, STATELESS_UNIFORM_INT,
+            STATELESS_UNIFORM_FULL_INT, STATELESS_MULTINOMIAL):
+    NotDifferentiable(_op.name)
+
+
+def _seed_tensor(seed: Any, op: str) -> Tensor:
+    s = seed if isinstance(seed, Tensor) else convert_to_tensor(np.asarray(seed))
+    if s._value.dtype.kind not in "iu":
+        raise InvalidArgumentError(None, None, f"seed must be an int32 or int64 tensor, got {s.dtype.name} [Op:{op}]")
+    if tuple(s._shape_tuple()) != (2,):
+        raise InvalidArgumentError(None, None, f"seed must have shape [2], not {list(s._shape_tuple())} [Op:{op}]")
+    return s
+
+
+def stateless_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
+                     name: str | None = None, alg: Any = "auto_select") -> Tensor:
+    """Deterministic N(mean, stddev²) samples: the same ``seed`` (shape [2]) gives the same numbers."""
+    d = _float_only(dtype, "tf.random.stateless_normal", mean)
+    s = _seed_tensor(seed, "StatelessRandomNormal")
+    rnd = execute(STATELESS_NORMAL, (s,), {"shape": _shape(shape), "dtype": d._np})
+    return _scaled(rnd, stddev, mean, d)
+
+
+def stateless_truncated_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0,
+                               dtype: Any = dtypes.float32, name: str | None = None,
+                               alg: Any = "auto_select") -> Tensor:
+    """Deterministic truncated-normal samples (values beyond 2 stddev redrawn)."""
+    d = _float_only(dtype, "tf.random.stateless_truncated_normal", mean)
+    s = _seed_tensor(seed, "StatelessTruncatedNormal")
+    rnd = execute(STATELESS_TRUNCATED_NORMAL, (s,), {"shape": _shape(shape), "dtype": d._np})
+    return _scaled(rnd, stddev, mean, d)
+
+
+def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32,
+                      name: str | None = None, alg: Any = "auto_select") -> Tensor:
+    """Deterministic uniform samples in ``[minval, maxval)``.
+
+    Integer dtypes: ``minval`` and ``maxval`` both given, or both ``None``
+    for the full range of the dtype (as TF).
+    """
+    d = _dtype(dtype, _FLOATS + _INTS + ("uint32", "uint64"), "tf.random.stateless_uniform")
+    s = _seed_tensor(seed, "StatelessRandomUniform")
+    shp = _shape(shape)
+    if d.is_integer:
+        if minval is None and maxval is None:
+            return execute(STATELESS_UNIFORM_FULL_INT, (s,), {"shape": shp, "dtype": d._np})
+        if minval is None or maxval is None:
+            raise ValueError(f"For integer `dtype` argument {d!r}, argument `minval` and `maxval` must be both None "
+                             f"or not None. Got `minval`={minval} and `maxval`={maxval}.")
+        lo, hi = _int_bounds(minval, maxval, d)
+        return execute(STATELESS_UNIFORM_INT, (s, lo, hi), {"shape": shp, "dtype": d._np})
+    if maxval is None:
+        maxval = 1
+    lo, hi = _param(minval, d, "minval"), _param(maxval, d, "maxval")
+    rnd = execute(STATELESS_UNIFORM, (s,), {"shape": shp, "dtype": d._np})
+    return math_ops.add(math_ops.multiply(rnd, math_ops.subtract(hi, lo)), lo)
+
+
+def stateless_categorical(logits: Any, num_samples: Any, seed: Any, dtype: Any = dtypes.int64,
+                          name: str | None = None) -> Tensor:
+    """Deterministic ``tf.random.categorical``: the same ``seed`` gives the same draws."""
+    x, n, d = _check_logits(logits, num_samples, dtype, "StatelessMultinomial")
+    s = _seed_tensor(seed, "StatelessMultinomial")
+    return execute(STATELESS_MULTINOMIAL, (x, s), {"num_samples": n, "output_dtype": d._np})
+
+
+def split(seed: Any, num: int = 2, alg: Any = "auto_select") -> Tensor:
+    """``num`` new stateless seeds (int64 [num, 2]) derived from ``seed`` (``tf.random.split``)."""
+    s = _seed_tensor(seed, "tf.random.split")
+    out = stateless_uniform([int(num), 2], s, minval=None, maxval=None, dtype=dtypes.int64)
+    return out if s._value.dtype == np.int64 else math_ops.cast(out, s.dtype)
+
+
+def fold_in(seed: Any, data: Any, alg: Any = "auto_select") -> Tensor:
+    """A new stateless seed from ``seed`` and an integer ``data`` (``tf.random.fold_in``)."""
+    s = _seed_tensor(seed, "tf.random.fold_in")
+    d = int(data.numpy() if isinstance(data, Tensor) else data)
+    key = np.asarray([int(s._value[0]) ^ (d & _MASK64), int(s._value[1])], dtype=np.uint64).view(np.int64)
+    out = stateless_uniform([2], convert_to_tensor(key), minval=None, maxval=None, dtype=dtypes.int64)
+    return out if s._value.dtype == np.int64 else math_ops.cast(out, s.dtype)
+
+
+# ----------------------------------------------------------------------------
+# tf.random.Generator
+# ----------------------------------------------------------------------------
+
+def _gen_kernel(draw):
+    def kernel(*inputs, generator, shape, dtype):
+        return draw(generator._rng, *inputs, shape=shape, dtype=dtype)
+
+    return kernel
+
+
+STATEFUL_NORMAL = defop("StatefulStandardNormalV2",
+                        _gen_kernel(lambda g, shape, dtype: g.standard_normal(shape).astype(dtype)),
+                        shape=_stateless_shape)
+STATEFUL_UNIFORM = defop("StatefulUniform",
+                         _gen_kernel(lambda g, shape, dtype: g.random(shape).astype(dtype)),
+                         shape=_stateless_shape)
+STATEFUL_TRUNCATED_NORMAL = defop("StatefulTruncatedNormal",
+                                  _gen_kernel(lambda g, shape, dtype: _truncated(g, shape, dtype)),
+                                  shape=_stateless_shape)
+STATEFUL_UNIFORM_INT = defop(
+    "StatefulUniformInt",
+    _gen_kernel(lambda g, lo, hi, shape, dtype: _uniform_int(g, lo, hi, shape, dtype, "StatefulUniformInt")),
+    shape=_stateless_shape)
+STATEFUL_UNIFORM_FULL_INT = defop(
+    "StatefulUniformFullInt",
+    _gen_kernel(lambda g, shape, dtype: g.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, size=shape,
+                                                   dtype=dtype, endpoint=True)),
+    shape=_stateless_shape)
+for _op in (STATEFUL_NORMAL, STATEFUL_UNIFORM, STATEFUL_TRUNCATED_NORMAL, STATEFUL_UNIFORM_INT,
+            STATEFUL_UNIFORM_FULL_INT):
+    _stateful(_op)
+
+
+class Generator:
+    """A random-number generator with its own state (``tf.random.Generator``).
+
+    Create it with ``Generator.from_seed(seed)`` (reproducible) or
+    ``Generator.from_non_deterministic_state()``. Each draw advances the
+    state; ``split`` makes independent child generators. The stream is
+    NumPy's Philox (not bit-equal to TF's).
+    """
+
+    def __init__(self, copy_from: Generator | None = None, state: Any = None, alg: Any = None) -> None:
+        if copy_from is not None:
+            self._rng = np.random.Generator(np.random.Philox())
+            self._rng.bit_generator.state = copy_from._rng.bit_generator.state
+        elif state is not None:
+            raise NotImplementedError("tf.random.Generator(state=...) (TF's Philox state layout) is not implemented "
+                                      "in tapeflow; use Generator.from_seed(seed)")
+        else:
+            self._rng = np.random.default_rng()
+        self._seed = None
+
+    @classmethod
+    def from_seed(cls, seed: Any, alg: Any = None) -> Generator:
+        """A generator whose stream is determined by the integer ``seed``."""
+        g = cls.__new__(cls)
+        g._reset(seed)
+        return g
+
+    @classmethod
+    def from_non_deterministic_state(cls, alg: Any = None) -> Generator:
+        """A generator seeded from OS entropy."""
+        g = cls.__new__(cls)
+        g._rng = np.random.Generator(np.random.Philox())
+        g._seed = None
+        return g
+
+    @classmethod
+    def from_state(cls, state: Any, alg: Any) -> Generator:
+        raise NotImplementedError("tf.random.Generator.from_state (TF's Philox state layout) is not implemented in "
+                                  "tapeflow; use Generator.from_seed(seed)")
+
+    def _reset(self, seed: Any) -> None:
+        if isinstance(seed, Tensor):
+            seed = seed.numpy()
+        seed = int(np.asarray(seed).reshape(-1)[0]) if np.ndim(seed) else int(seed)
+        self._seed = seed
+        self._rng = np.random.Generator(np.random.Philox(key=_key(seed, 0x9E3779B97F4A7C15)))
+
+    def reset_from_seed(self, seed: Any) -> None:
+        """Restarts the stream as ``Generator.from_seed(seed)`` would."""
+        self._reset(seed)
+
+    @property
+    def algorithm(self) -> int:
+        return 1  # Philox, as TF's default
+
+    @property
+    def state(self) -> Tensor:
+        """The Philox counter and key as an int64 tensor (NumPy's layout, not TF's)."""
+        st = self._rng.bit_generator.state["state"]
+        words = list(np.asarray(st["counter"], dtype=np.uint64)) + list(np.asarray(st["key"], dtype=np.uint64))
+        return convert_to_tensor(np.asarray(words, dtype=np.uint64).view(np.int64))
+
+    def _draw(self, op, shape: Any, d: dtypes.DType, inputs: tuple = ()) -> Tensor:
+        return execute(op, inputs, {"generator": self, "shape": _shape(shape), "dtype": d._np})
+
+    def normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
+               name: str | None = None) -> Tensor:
+        d = _float_only(dtype, "Generator.normal", mean)
+        return _scaled(self._draw(STATEFUL_NORMAL, shape, d), stddev, mean, d)
+
+    def truncated_normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
+                         name: str | None = None) -> Tensor:
+        d = _float_only(dtype, "Generator.truncated_normal", mean)
+        return _scaled(self._draw(STATEFUL_TRUNCATED_NORMAL, shape, d), stddev, mean, d)
+
+    def uniform(self, shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32,
+                name: str | None = None) -> Tensor:
+        d = _dtype(dtype, _FLOATS + _INTS + ("uint32", "uint64"), "Generator.uniform")
+        if d.is_integer:
+            if maxval is None:
+                if minval is None:
+                    return self.uniform_full_int(shape, dtype=d)
+                raise ValueError(f"For integer dtype {d!r}, minval and maxval must be both `None` or both "
+                                 f"non-`None`; got minval={minval} and maxval={maxval}")
+            lo, hi = _int_bounds(minval, maxval, d)
+            return self._draw(STATEFUL_UNIFORM_INT, shape, d, (lo, hi))
+        if maxval is None:
+            maxval = 1
+        lo, hi = _param(minval, d, "minval"), _param(maxval, d, "maxval")
+        rnd = self._draw(STATEFUL_UNIFORM, shape, d)
+        return math_ops.add(math_ops.multiply(rnd, math_ops.subtract(hi, lo)), lo)
+
+    def uniform_full_int(self, shape: Any, dtype: Any = dtypes.uint64, name: str | None = None) -> Tensor:
+        d = _dtype(dtype, _INTS + ("uint32", "uint64"), "Generator.uniform_full_int")
+        return self._draw(STATEFUL_UNIFORM_FULL_INT, shape, d)
+
+    def make_seeds(self, count: int = 1) -> Tensor:
+        """``count`` seeds for the stateless ops: int64 [2, count] (second row zero, as TF)."""
+        keys = self.uniform_full_int([int(count)], dtype=dtypes.int64)
+        from tapeflow.ops import array_ops
+
+        return array_ops.stack([keys, array_ops.zeros_like(keys)])
+
+    def split(self, count: int = 1) -> list:
+        """``count`` new, independent generators; advances this one."""
+        keys = self._rng.integers(0, 2**63 - 1, size=int(count), dtype=np.int64)
+        return [Generator.from_seed(int(k)) for k in keys]
+
+    def skip(self, delta: int) -> None:
+        """Advances the stream (NumPy's Philox counter) by ``delta`` blocks."""
+        self._rng.bit_generator.advance(int(delta))
+
+    def __repr__(self) -> str:
+        return f"<tapeflow.random.Generator seed={self._seed}>"
+
+
+_global_generator: Generator | None = None
+
+
+def get_global_generator() -> Generator:
+    """The process-wide ``Generator`` (non-deterministic unless set)."""
+    global _global_generator
+    if _global_generator is None:
+        _global_generator = Generator.from_non_deterministic_state()
+    return _global_generator
+
+
+def set_global_generator(generator: Generator) -> None:
+    """Replaces the process-wide ``Generator``."""
+    global _global_generator
+    _global_generator = generator

@@ -1,0 +1,24 @@
+"""``tf.random``: seeded random ops with TF's global/op seed rules.
+
+The seeding semantics are TF's (see ``tapeflow.ops.random_ops``); the
+numbers come from NumPy's Philox generator and are not bit-equal to TF's.
+
+For other tapeflow modules (Keras initializers, dropout):
+``tapeflow.random._generator_for(seed)`` returns the ``numpy.random.Generator``
+a random op with op seed ``seed`` would use, following the same rules, and
+``tapeflow.random.get_seed(op_seed)`` returns TF's ``(seed, seed2)`` pair.
+"""
+
+from tapeflow.ops.random_ops import (  # noqa: F401
+    DEFAULT_GRAPH_SEED, Generator, _generator_for, categorical, fold_in, get_global_generator, get_seed, normal,
+    set_global_generator, set_seed, shuffle, split, stateless_categorical, stateless_normal,
+    stateless_truncated_normal, stateless_uniform, stream, truncated_normal, uniform,
+)
+
+
+class Algorithm:
+    """``tf.random.Algorithm``: the RNG algorithm ids (tapeflow always uses Philox)."""
+
+    PHILOX = 1
+    THREEFRY = 2
+    AUTO_SELECT = 3
