@@ -9,6 +9,7 @@ is replaced, never mutated, so values a tape saved stay intact.
 from __future__ import annotations
 
 import enum
+import sys
 from typing import Any
 from collections.abc import Callable
 
@@ -174,7 +175,12 @@ class Variable:
             raise InvalidArgumentError(
                 f"{how} on variable '{self.name}': indices must be in [0, {n}), got {indices.min()}..{indices.max()}."
             )
-        new = np.array(self._value, copy=True)
+        new = self._value
+        # Update in place (O(rows touched), what sparse optimizer steps need) only
+        # when no Tensor read from the variable still holds this array, like TF's
+        # copy-on-write; otherwise copy, so earlier reads and tape-saved values stay intact.
+        if sys.getrefcount(new) > 3 or not new.flags.writeable:
+            new = np.array(new, copy=True)
         if how == "scatter_add":
             np.add.at(new, indices, values)
         elif how == "scatter_sub":
