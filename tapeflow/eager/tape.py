@@ -19,7 +19,7 @@ class OpRecord:
     __slots__ = (
         "type", "attrs", "input_ids", "output_ids", "inputs", "outputs",
         "input_shapes", "input_dtypes", "output_shapes", "output_dtypes", "grad_fn",
-        "source_info",
+        "source_info", "skip_input_indices",
     )
 
     def __init__(self, type, attrs, input_ids, output_ids, inputs, outputs,
@@ -36,6 +36,8 @@ class OpRecord:
         self.output_dtypes = output_dtypes
         self.grad_fn = grad_fn
         self.source_info = None
+        # Inputs whose gradient nobody asked for (TF's name): rules may skip them.
+        self.skip_input_indices = ()
 
     @property
     def name(self) -> str:
@@ -115,6 +117,11 @@ def backward(
                 outs.append(gl[0] if len(gl) == 1 else aggregate(gl))
         if not have:
             continue
+        skip = ()
+        for k, iid in enumerate(rec.input_ids):
+            if iid not in reachable:
+                skip += (k,)
+        rec.skip_input_indices = skip
         in_grads = op_grads(rec, outs)
         if release:
             rec.release()

@@ -63,10 +63,16 @@ def subtract(x: Any, y: Any, name: str | None = None) -> Tensor:
 MUL = defop("Mul", operator.mul, shape=shapes.broadcast)
 
 
+def _skip(op) -> tuple:
+    """Input indices whose gradient is not needed (TF's ``skip_input_indices``)."""
+    return getattr(op, "skip_input_indices", None) or ()
+
+
 @defgrad("Mul", inputs=True)
 def _mul_grad(op, g):
     x, y = op.inputs
-    return multiply(g, y), multiply(x, g)
+    skip = _skip(op)
+    return (None if 0 in skip else multiply(g, y)), (None if 1 in skip else multiply(x, g))
 
 
 def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -87,7 +93,9 @@ REALDIV = defop("RealDiv", _realdiv_kernel, shape=shapes.broadcast)
 @defgrad("RealDiv", inputs=True)
 def _realdiv_grad(op, g):
     x, y = op.inputs
-    return divide_(g, y), multiply(g, divide_(divide_(negative(x), y), y))
+    skip = _skip(op)
+    return (None if 0 in skip else divide_(g, y)), \
+        (None if 1 in skip else multiply(g, divide_(divide_(negative(x), y), y)))
 
 
 def divide_(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -535,7 +543,25 @@ RELU = defop("Relu", _relu_kernel, shape=shapes.same)
 
 @defgrad("Relu", inputs=False, outputs=True)
 def _relu_grad(op, g):
-    return where(greater(op.outputs[0], 0), g, zeros_like_(g))
+    return relu_grad(g, op.outputs[0])
+
+
+def _relu_grad_kernel(dy, y):
+    return dy * (y > 0)  # one pass; bool * float keeps dy's dtype
+
+
+RELU_GRAD = defop("ReluGrad", _relu_grad_kernel, shape=shapes.broadcast)
+
+
+@defgrad("ReluGrad", inputs=True)
+def _relu_grad_grad(op, g):
+    return relu_grad(g, op.inputs[1]), None  # piecewise linear in y: no gradient w.r.t. y
+
+
+def relu_grad(gradients: Any, features: Any) -> Tensor:
+    """TF's ReluGrad: ``gradients`` where ``features > 0``, else 0."""
+    gradients, features = pair(gradients, features, "ReluGrad")
+    return execute2(RELU_GRAD, gradients, features)
 
 
 def relu(features: Any, name: str | None = None) -> Tensor:
@@ -1085,13 +1111,21 @@ MATMUL = defop("BatchMatMulV2", _matmul_kernel, shape=_matmul_shape)
 def _matmul_grad(op, g):
     a, b = op.inputs
     ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    skip = _skip(op)
     if not ta and not tb:
-        return matmul(g, b, transpose_b=True), matmul(a, g, transpose_a=True)
-    if ta and not tb:
-        return matmul(b, g, transpose_b=True), matmul(a, g)
-    if not ta and tb:
-        return matmul(g, b), matmul(g, a, transpose_a=True)
-    return matmul(b, g, transpose_a=True, transpose_b=True), matmul(g, a, transpose_a=True, transpose_b=True)
+        ga = lambda: matmul(g, b, transpose_b=True)  # noqa: E731
+        gb = lambda: matmul(a, g, transpose_a=True)  # noqa: E731
+    elif ta and not tb:
+        ga = lambda: matmul(b, g, transpose_b=True)  # noqa: E731
+        gb = lambda: matmul(a, g)  # noqa: E731
+    elif not ta and tb:
+        ga = lambda: matmul(g, b)  # noqa: E731
+        gb = lambda: matmul(g, a, transpose_a=True)  # noqa: E731
+    else:
+        ga = lambda: matmul(b, g, transpose_a=True, transpose_b=True)  # noqa: E731
+        gb = lambda: matmul(g, a, transpose_a=True, transpose_b=True)  # noqa: E731
+    # Skipping an unneeded input's product saves a whole matmul (the first layer's dx).
+    return (None if 0 in skip else ga()), (None if 1 in skip else gb())
 
 
 def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False, adjoint_a: bool = False,

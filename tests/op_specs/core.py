@@ -62,6 +62,7 @@ SPECS = [
     OpSpec("Sigmoid", tf.sigmoid, [Arg(A, low=-6, high=6)]),
     OpSpec("Softplus", tf.math.softplus, [Arg(A, low=-6, high=6)]),
     OpSpec("Relu", tf.nn.relu, [Arg(value=_nokink)]),
+    OpSpec("ReluGrad", lambda g, y: math_ops.relu_grad(g * g, y), [Arg(A), Arg(value=_nokink, diff=False)]),
     OpSpec("Cast", lambda x: tf.cast(tf.cast(x, tf.float32), tf.float64) * x, [Arg(A)], rtol=1e-3, atol=1e-4,
            eps=1e-3),
     OpSpec("SelectV2", lambda x, y: tf.where(x > 0, x * x, y), [Arg(value=_nokink), Arg(B)]),
