@@ -1,0 +1,135 @@
+"""``tf.debugging``: TF's checks plus tapeflow's gradient diagnostics.
+
+TF's names: ``check_numerics``, ``enable_check_numerics``,
+``disable_check_numerics``, ``assert_equal``, ``assert_near`` and friends.
+
+tapeflow's additions:
+
+* ``explain_gradient(tape, target, sources)`` says, per source, why a
+  gradient is None (never watched, non-trainable, integer dtype or cast,
+  ``stop_gradient``/non-differentiable op, ``stop_recording``, a value that
+  left through ``.numpy()``, ``Variable.assign``, math after the block, tape
+  already consumed), naming the op and the user's line;
+* ``set_source_tracking(True)`` (or ``TAPEFLOW_DEBUG=1`` in the environment)
+  turns on debug mode: every op's file:line and an op log the explanations
+  use. Off by default: the normal path pays nothing for it;
+* ``enable_strict_gradients()``: ``gradient`` raises ``NoneGradientError``
+  carrying the explanation instead of returning None;
+* ``tape_stats(tape)``, ``tape_to_dot(tape, target, sources)``,
+  ``render_dot(dot, "tape.svg")``.
+
+The switches are per thread, like tapes (the hook lives in the per-thread
+execution state); the op log is shared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from tapeflow.debugging._instrument import REGISTRY as _REG
+from tapeflow.debugging.asserts import (
+    assert_all_finite, assert_equal, assert_greater, assert_greater_equal, assert_less, assert_less_equal,
+    assert_near, assert_negative, assert_non_negative, assert_non_positive, assert_none_equal, assert_positive,
+    assert_rank, assert_shapes, assert_type, is_numeric_tensor,
+)
+from tapeflow.debugging.explain import (
+    GradientExplanation, NoneGradientError, SourceExplanation, explain_gradient,
+)
+from tapeflow.debugging.tape_info import TapeGrowthWarning, TapeStats, render_dot, tape_stats, tape_to_dot
+from tapeflow.ops.debug_ops import check_numerics
+
+__all__ = [
+    "GradientExplanation", "NoneGradientError", "SourceExplanation", "TapeGrowthWarning", "TapeStats",
+    "assert_all_finite", "assert_equal", "assert_greater", "assert_greater_equal", "assert_less",
+    "assert_less_equal", "assert_near", "assert_negative", "assert_non_negative", "assert_non_positive",
+    "assert_none_equal", "assert_positive", "assert_rank", "assert_shapes", "assert_type", "check_numerics",
+    "disable_check_numerics", "disable_strict_gradients", "enable_check_numerics", "enable_strict_gradients",
+    "explain_gradient", "is_numeric_tensor", "is_source_tracking_enabled", "render_dot", "set_source_tracking",
+    "source_tracking", "strict_gradients", "tape_stats", "tape_to_dot",
+]
+
+
+def set_source_tracking(enabled: bool = True) -> None:
+    """Turns debug mode on or off.
+
+    On: every op records the user's file:line (also on tape records, as
+    ``source_info``) and an op log keeps every op, recorded on a tape or not,
+    so ``explain_gradient`` can name the op and line that broke a gradient.
+    It costs a stack walk per op, so it is off by default; set the
+    environment variable ``TAPEFLOW_DEBUG=1`` to start with it on. Turning it
+    off clears the log.
+    """
+    _REG.tracking = bool(enabled)
+    if not enabled:
+        _REG.clear()
+    _REG.refresh()
+
+
+def is_source_tracking_enabled() -> bool:
+    return _REG.tracking
+
+
+@contextlib.contextmanager
+def source_tracking(enabled: bool = True):
+    """``with tf.debugging.source_tracking():`` debug mode for a block."""
+    prev = _REG.tracking
+    set_source_tracking(enabled)
+    try:
+        yield
+    finally:
+        if prev != enabled:
+            set_source_tracking(prev)
+
+
+def enable_strict_gradients() -> None:
+    """From now on ``GradientTape.gradient`` raises ``NoneGradientError``
+    (with the ``explain_gradient`` report) instead of returning None for a
+    requested source. ``unconnected_gradients=tf.UnconnectedGradients.ZERO``
+    still returns zeros. For the op and line in the report, also turn on
+    ``set_source_tracking(True)``."""
+    _REG.strict = True
+    _REG.refresh()
+
+
+def disable_strict_gradients() -> None:
+    """Restores TF's behaviour: None for unconnected sources."""
+    _REG.strict = False
+    _REG.refresh()
+
+
+@contextlib.contextmanager
+def strict_gradients():
+    """``with tf.debugging.strict_gradients():`` strict mode for a block."""
+    prev = _REG.strict
+    enable_strict_gradients()
+    try:
+        yield
+    finally:
+        if not prev:
+            disable_strict_gradients()
+
+
+def enable_check_numerics(stack_height_limit: int = 30, path_length_limit: int = 50) -> None:
+    """Raises ``InvalidArgumentError`` at the first eager op that *creates* a
+    NaN or Inf (not the ops that pass one on), as TF's function of that name.
+
+    The message names the op, the user's line and each input's statistics.
+    In the backward pass it names the forward op whose gradient rule created
+    the value (and its line, with source tracking on), and recognises the
+    ``tf.where`` trap, showing the double-where fix. The limits are accepted
+    for TF compatibility.
+    """
+    _REG.numerics = True
+    _REG.refresh()
+
+
+def disable_check_numerics() -> None:
+    """Turns ``enable_check_numerics`` off."""
+    _REG.numerics = False
+    _REG.reported.clear()
+    _REG.refresh()
+
+
+if os.environ.get("TAPEFLOW_DEBUG", "").strip().lower() not in ("", "0", "false", "no", "off"):
+    set_source_tracking(True)
