@@ -72,6 +72,8 @@ def to_dense(s: IndexedSlices):
     """Densifies with a differentiable segment sum (repeated rows add)."""
     from tapeflow.ops import math_ops
 
+    if s.dense_shape is None:
+        raise ValueError(f"Tensor conversion requested for IndexedSlices without dense_shape: {s!r}")
     n = s._shape_tuple()[0]
     return math_ops.unsorted_segment_sum(s.values, s.indices, n)
 
