@@ -75,3 +75,19 @@ def test_sparse_scatter_updates():
     assert v.numpy()[:, 0].tolist() == [2.0, 0.0, 1.0, 0.0]
     v.scatter_sub(tf.IndexedSlices(tf.ones([1, 2]), tf.constant([2])))
     assert v.numpy()[2].tolist() == [0.0, 0.0]
+
+
+def test_in_place_updates_never_change_values_others_hold():
+    v = tf.Variable(np.ones(3, np.float32))
+    v.assign_sub(np.ones(3, np.float32))
+    snapshot = v.value()  # a tensor sharing the array
+    held = v.numpy()
+    v.assign_add(np.full(3, 5.0, np.float32))
+    assert snapshot.numpy().tolist() == [0.0, 0.0, 0.0]
+    assert held.tolist() == [0.0, 0.0, 0.0]
+    assert v.numpy().tolist() == [5.0, 5.0, 5.0]
+    assert v.initial_value.numpy().tolist() == [1.0, 1.0, 1.0]
+    del snapshot, held
+    before = id(v._value)
+    v.assign_sub(np.ones(3, np.float32))  # now solely owned: updated in place
+    assert id(v._value) == before and v.numpy().tolist() == [4.0, 4.0, 4.0]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import sys
+import sys
 from typing import Any
 from collections.abc import Callable
 
@@ -155,15 +156,26 @@ class Variable:
         d = self._check_value(delta, "assign_add")
         if state.graph is not None:
             return state.graph.assign_variable(self, d, "assign_add", read_value)
-        self._value = _same_kind(self._value + d, self._value)
+        self._update(d, np.add)
         return self._maybe_return(read_value)
 
     def assign_sub(self, delta: Any, use_locking: Any = None, name: Any = None, read_value: bool = True):
         d = self._check_value(delta, "assign_sub")
         if state.graph is not None:
             return state.graph.assign_variable(self, d, "assign_sub", read_value)
-        self._value = _same_kind(self._value - d, self._value)
+        self._update(d, np.subtract)
         return self._maybe_return(read_value)
+
+    def _update(self, delta: Any, ufunc) -> None:
+        v = self._value
+        # In place only when nothing else can see the array (no Tensor from a
+        # read, no tape, no view, no .numpy() result): then a saved value can
+        # never change under anyone. Otherwise a new array, as before.
+        if type(v) is np.ndarray and sys.getrefcount(v) <= _SOLE_OWNER and v.flags.writeable \
+                and getattr(delta, "shape", None) == v.shape:
+            ufunc(v, delta, out=v)
+        else:
+            self._value = _same_kind(ufunc(v, delta), v)
 
     def _scatter(self, sparse_delta: Any, how: str):
         values = np.asarray(convert_to_tensor(sparse_delta.values, dtype=self._dtype)._value)
@@ -305,6 +317,11 @@ class Variable:
 
     def __reduce__(self):
         return _rebuild_variable, (self.numpy(), self._trainable, self._name.split(":")[0])
+
+
+# References to a variable's array when it alone holds it: its attribute, the
+# local name in _update, and getrefcount's argument.
+_SOLE_OWNER = 3
 
 
 def _rebuild_variable(value, trainable, name):
