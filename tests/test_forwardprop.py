@@ -1,0 +1,154 @@
+"""tf.autodiff.ForwardAccumulator: JVPs vs reverse mode, nesting in all
+orders, variables, stop_gradient, errors (pinned from TF 2.21)."""
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+from tapeflow.ops import registry
+
+rng = np.random.default_rng(1)
+
+
+def test_basic_jvp_pinned_from_tf():
+    x = tf.constant([1.0, 2.0])
+    acc = tf.autodiff.ForwardAccumulator(x, tf.constant([3.0, 4.0]))
+    with acc:
+        y = x * x
+        with pytest.raises(ValueError, match="Accumulator is already recording."):
+            with acc:
+                pass
+    np.testing.assert_array_equal(acc.jvp(y).numpy(), [6.0, 16.0])
+    assert acc.jvp(y).dtype == tf.float32
+    np.testing.assert_array_equal(acc.jvp(x).numpy(), [3.0, 4.0])
+    assert acc.jvp(tf.constant(1.0)) is None
+    assert acc.jvp(tf.constant(1.0), unconnected_gradients="zero").numpy() == 0.0
+    out = acc.jvp([y, {"a": y}])
+    np.testing.assert_array_equal(out[1]["a"].numpy(), [6.0, 16.0])
+
+
+def test_structure_and_dtype_errors():
+    x = tf.constant([1.0, 2.0])
+    with pytest.raises(ValueError, match="same nested structure|same number of elements|structure"):
+        tf.autodiff.ForwardAccumulator([x], [x, x])
+    with pytest.raises(ValueError, match="Tensor conversion requested dtype float32 for Tensor with dtype int32"):
+        tf.autodiff.ForwardAccumulator(x, tf.constant([1, 2]))
+    xi = tf.constant([1, 2])
+    with tf.autodiff.ForwardAccumulator(xi, tf.constant([1, 2])) as acc:
+        z = xi * 2
+    assert acc.jvp(z) is None
+
+
+def test_only_ops_inside_context_and_stop_gradient():
+    x = tf.constant([1.0, 2.0])
+    acc = tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 1.0]))
+    before = x * 3.0
+    with acc:
+        inside = x * 3.0
+        stopped = tf.stop_gradient(x) * 3.0
+    after = x * 3.0
+    assert acc.jvp(before) is None and acc.jvp(after) is None and acc.jvp(stopped) is None
+    np.testing.assert_array_equal(acc.jvp(inside).numpy(), [3.0, 3.0])
+
+
+def _ops_cases():
+    a = tf.constant(rng.standard_normal((3, 4)))
+    b = tf.constant(rng.standard_normal((4, 2)))
+    c = tf.constant(rng.uniform(0.5, 2.0, (3, 4)))
+    return {
+        "mlp": lambda x: tf.reduce_sum(tf.tanh(x @ b) * tf.sigmoid(x @ b), axis=0),
+        "div_log": lambda x: tf.math.log(c + x * x) / (c + 1.0) - tf.sqrt(c + x * x),
+        "trig": lambda x: tf.sin(x) * tf.cos(a) + tf.exp(-x),
+        "shape_ops": lambda x: tf.concat([tf.reshape(x, (4, 3)), tf.transpose(x)[:, :3] * 2.0], axis=0),
+        "pow_max": lambda x: tf.pow(c + x * x, 1.5) + tf.maximum(x, a),  # double-VJP path
+        "reduce": lambda x: tf.reduce_mean(x, axis=1) + tf.reduce_max(x * a, axis=1),
+        "gather_select": lambda x: tf.where(x[:2] > 0, tf.gather(x, [2, 0]), 0.5 * tf.gather(x, [1, 1])),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_ops_cases()))
+def test_jvp_matches_reverse_mode_jacobian(name):
+    fn = _ops_cases()[name]
+    x = tf.constant(rng.standard_normal((3, 4)))
+    v = tf.constant(rng.standard_normal((3, 4)))
+    with tf.autodiff.ForwardAccumulator(x, v) as acc:
+        y = fn(x)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y2 = fn(x)
+    jac = t.jacobian(y2, x).numpy()
+    expected = np.tensordot(jac, v.numpy(), axes=2)
+    np.testing.assert_allclose(acc.jvp(y).numpy(), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_double_vjp_fallback_for_op_without_jvp_rule():
+    op = registry.get_op("Tanh")
+    saved, op.jvp = op.jvp, None
+    try:
+        x = tf.constant([0.3, -1.2])
+        with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 2.0])) as acc:
+            y = tf.tanh(x)
+        expected = (1 - np.tanh(x.numpy()) ** 2) * [1.0, 2.0]
+        np.testing.assert_allclose(acc.jvp(y).numpy(), expected, rtol=1e-6)
+    finally:
+        op.jvp = saved
+
+
+def test_variables_as_primals():
+    v = tf.Variable([1.0, 2.0])
+    with tf.autodiff.ForwardAccumulator(v, tf.constant([1.0, 0.5])) as acc:
+        y = tf.reduce_sum(v * v)
+    assert acc.jvp(y).numpy() == pytest.approx(2 * 1.0 + 4 * 0.5)
+
+
+W = rng.standard_normal((4, 4))
+
+
+def _g(x):
+    return tf.reduce_sum(tf.square(tf.tanh(tf.linalg.matvec(tf.constant(W), x))))
+
+
+def _hessian(xv):
+    u = np.tanh(W @ xv)
+    return W.T @ np.diag(2 * (1 - u ** 2) * (1 - 3 * u ** 2)) @ W
+
+
+def test_hvp_forward_over_backward_and_backward_over_forward():
+    xv, vv = rng.standard_normal(4), rng.standard_normal(4)
+    x, v = tf.constant(xv), tf.constant(vv)
+    expected = _hessian(xv) @ vv
+    with tf.autodiff.ForwardAccumulator(x, v) as acc:
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = _g(x)
+        grad = t.gradient(y, x)
+    np.testing.assert_allclose(acc.jvp(grad).numpy(), expected, rtol=1e-10)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        with tf.autodiff.ForwardAccumulator(x, v) as acc:
+            y = _g(x)
+        jvp = acc.jvp(y)
+    np.testing.assert_allclose(t.gradient(jvp, x).numpy(), expected, rtol=1e-10)
+
+
+def test_forward_over_forward():
+    xv, uv, vv = rng.standard_normal(4), rng.standard_normal(4), rng.standard_normal(4)
+    x = tf.constant(xv)
+    with tf.autodiff.ForwardAccumulator(x, tf.constant(uv)) as outer:
+        with tf.autodiff.ForwardAccumulator(x, tf.constant(vv)) as inner:
+            y = _g(x)
+        jv = inner.jvp(y)
+    np.testing.assert_allclose(outer.jvp(jv).numpy(), uv @ _hessian(xv) @ vv, rtol=1e-10)
+
+
+def test_third_order_mixed():
+    # d3/dx3 sin(x) = -cos(x): forward over backward over forward.
+    x = tf.constant(0.7)
+    with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as a1:
+        with tf.GradientTape() as t:
+            t.watch(x)
+            with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as a2:
+                y = tf.sin(x)
+            d1 = a2.jvp(y)
+        d2 = t.gradient(d1, x)
+    assert a1.jvp(d2).numpy() == pytest.approx(-np.cos(0.7))
