@@ -43,6 +43,7 @@ from tapeflow.ops.math_ops import (  # noqa: E402
     subtract, tan, tanh, truediv, where,
 )
 from tapeflow import linalg, math, nn  # noqa: E402
+from tapeflow.module import Module, name_scope  # noqa: E402 - tf.Module (keras helper)
 from tapeflow.eager.custom_gradient import custom_gradient, recompute_grad  # noqa: E402
 # tf.function and graph mode (tapeflow/graph/)
 from tapeflow.graph.function import TensorSpec, function, print_ as print  # noqa: E402, A004
