@@ -171,7 +171,8 @@ def tape_to_dot(tape: Any, target: Any = None, sources: Any = None, explanation:
                 if iid not in other:
                     other[iid] = f"w{len(other)}"
                     shape, dt = rec.input_shapes[k], rec.input_dtypes[k]
-                    what = "variable" if rec.type == "ReadVariableOp" else "watched"
+                    what = ("variable" if rec.type == "ReadVariableOp" else
+                            "watched" if iid in tp.watched else "constant")
                     lines.append(f"  {other[iid]} [shape=ellipse, color=gray40, "
                                  f"label={_q(f'{what} #{iid}' + chr(10) + _spec_text(shape, dt))}];")
                 src = other[iid]
