@@ -151,9 +151,11 @@ class Tensor:
         return f"<tf.Tensor: shape={_shape_str(self._value.shape)}, dtype={self.dtype.name}, numpy={sep}{text}>"
 
     def __str__(self) -> str:
-        text = np.array2string(np.asarray(self._value)) if self._value.ndim else str(self.numpy())
-        if self.dtype is dtypes.string:
-            text = repr(self.numpy())
+        v = self.numpy()
+        if self._value.ndim:
+            text = np.array2string(np.asarray(self._value))
+        else:
+            text = repr(v) if isinstance(v, bytes) else str(v)
         sep = "\n" if "\n" in text else ""
         return f"tf.Tensor({sep}{text}, shape={_shape_str(self._value.shape)}, dtype={self.dtype.name})"
 
