@@ -6,6 +6,7 @@ Use it as ``import tapeflow as tf``; TF2 code using ``tf.GradientTape``,
 
 from __future__ import annotations
 
+import os as _os
 import warnings as _warnings
 
 # NumPy warns on log(0), x/0 ...; TF silently returns inf/nan. Silence only
@@ -94,3 +95,8 @@ def __getattr__(name: str):
     value = importlib.import_module(mod)
     globals()[name] = value
     return value
+
+
+# TAPEFLOW_DEBUG=1 starts in tf.debugging's debug mode (source lines, op log).
+if _os.environ.get("TAPEFLOW_DEBUG", "").strip().lower() not in ("", "0", "false", "no", "off"):
+    __getattr__("debugging")

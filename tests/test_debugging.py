@@ -410,3 +410,19 @@ def test_disable_check_numerics_restores_silence():
     tf.debugging.enable_check_numerics()
     tf.debugging.disable_check_numerics()
     assert np.isinf(tf.math.log(tf.constant(0.0)).numpy())
+
+
+def test_env_var_turns_debug_mode_on_at_import():
+    import os
+    import subprocess
+
+    code = ("import tapeflow as tf\n"
+            "from tapeflow.framework.context import state\n"
+            "print(tf.debugging.is_source_tracking_enabled(), state.debug_hook is not None)\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, TAPEFLOW_DEBUG="1", PYTHONPATH=root)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["True", "True"], out.stderr
+    env["TAPEFLOW_DEBUG"] = "0"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["False", "False"], out.stderr
