@@ -514,11 +514,11 @@ def top_k(input: Any, k: Any = 1, sorted: bool = True, index_type: Any = dtypes.
     """The k largest entries of the last axis (values, indices); ties go to
     the lower index."""
     x = t(input)
-    check_numeric(x, "TopKV2") if x._value.dtype.kind != "b" else None
+    _check_sortable(x, "TopKV2")
     k = int(k.numpy() if isinstance(k, Tensor) else k)
     s = x._shape_tuple()
     if len(s) < 1:
-        raise _err("TopKV2", f"input must be at least 1-dimensional, got shape {list(s)}")
+        raise _err("TopKV2", f"input must be >= 1-D, got shape {list(s)}")
     if k < 0:
         raise _err("TopKV2", f"Need k >= 0, got {k}")
     if s[-1] is not None and s[-1] < k:
@@ -528,6 +528,12 @@ def top_k(input: Any, k: Any = 1, sorted: bool = True, index_type: Any = dtypes.
 
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
+
+
+def _check_sortable(x: Tensor, op: str) -> None:
+    if x._value.dtype.kind not in "iuf":
+        raise InvalidArgumentError(None, None, f"Value for attr 'T' of {x.dtype.name} is not in the list of allowed "
+                                   f"values: real numeric types [Op:{op}]. Cast to a number first.")
 
 
 def _move_last(x: Tensor, axis: Any, op: str) -> tuple[Tensor, list | None]:
@@ -556,6 +562,7 @@ def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | 
     """Sorts along ``axis`` (differentiable through the values)."""
     _check_direction(direction, "sort")
     x = t(values)
+    _check_sortable(x, "TopKV2")
     xt, perm = _move_last(x, axis, "sort")
     n = xt._shape_tuple()[-1]
     if direction == "DESCENDING":
@@ -585,6 +592,7 @@ def argsort(values: Any, axis: int = -1, direction: str = "ASCENDING", stable: b
     lower index, so the sort is always stable)."""
     _check_direction(direction, "argsort")
     x = t(values)
+    _check_sortable(x, "TopKV2")
     xt, perm = _move_last(x, axis, "argsort")
     n = xt._shape_tuple()[-1]
     if direction == "DESCENDING":

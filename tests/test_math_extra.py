@@ -1,0 +1,290 @@
+"""tf.math extras (tapeflow/ops/special_ops.py): values, gradients and
+errors pinned against TensorFlow 2.21 (numbers below were printed by TF)."""
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+X = np.array([0.1, 0.5, 1.5, -2.0, 3.0, -2.5, 1e-8, 30.0])
+
+
+def _grads(f, *xs):
+    ts = [tf.constant(x) for x in xs]
+    with tf.GradientTape() as tape:
+        for x in ts:
+            tape.watch(x)
+        y = f(*ts)
+    return [None if g is None else tf.convert_to_tensor(g).numpy() for g in tape.gradient(y, ts)]
+
+
+# -- special functions -----------------------------------------------------------
+
+TF_VALUES = {
+    "erf": [1.1246291601828490e-01, 5.2049987781304663e-01, 9.6610514647531076e-01, -9.9532226501895282e-01,
+            9.9997790950300136e-01, -9.9959304798255499e-01, 1.1283791670955126e-08, 1.0],
+    "erfc": [8.8753708398171516e-01, 4.7950012218695337e-01, 3.3894853524689267e-02, 1.9953222650189528e+00,
+             2.2090496998585441e-05, 1.9995930479825550e+00, 9.9999998871620832e-01, 0.0],
+    "lgamma": [2.2527126517342055e+00, 5.7236494292470008e-01, -1.2078223763524522e-01, np.inf,
+               6.9314718055994529e-01, -5.6243716497674068e-02, 1.8420680738180209e+01, 7.1257038967168015e+01],
+    "digamma": [-1.0423754940411076e+01, -1.9635100260214227e+00, 3.6489973978576451e-02, np.nan,
+                9.2278433509846747e-01, 1.1031566406452433e+00, -1.0000000057721566e+08, 3.3844381326855251e+00],
+}
+
+
+@pytest.mark.parametrize("name", sorted(TF_VALUES))
+def test_special_function_values_match_tf(name):
+    out = getattr(tf.math, name)(tf.constant(X)).numpy()
+    np.testing.assert_allclose(out, TF_VALUES[name], rtol=1e-12, atol=1e-300)
+
+
+def test_special_functions_keep_float32():
+    x = tf.constant([0.5, -0.5, 100.0])
+    for f in (tf.math.erf, tf.math.erfc, tf.math.lgamma, tf.math.digamma):
+        assert f(x).dtype == tf.float32
+    np.testing.assert_allclose(tf.math.digamma(x).numpy(), [-1.9635108, 0.036489964, 4.600162], rtol=1e-6)
+
+
+def test_lgamma_large_and_poles():
+    out = tf.math.lgamma(tf.constant([1e5, -0.5, 0.0], tf.float64)).numpy()
+    np.testing.assert_allclose(out[:2], [1.0512877089736569e+06, 1.2655121234846454e+00], rtol=1e-13)
+    assert out[2] == np.inf
+
+
+def test_polygamma_matches_tf():
+    out = tf.math.polygamma(tf.constant([1.0, 2.0, 3.0, 0.0, 1.5, -1.0], tf.float64),
+                            tf.constant([0.5, 2.0, 3.5, 2.0, 1.0, 1.0], tf.float64)).numpy()
+    np.testing.assert_allclose(out[:4], [4.93480220054468, -0.4041138063191886, 0.07030584881725205,
+                                         0.42278433509846747], rtol=1e-12)
+    assert np.isnan(out[4:]).all()  # non-integer and negative orders
+    out = tf.math.polygamma(tf.constant([1.0, 1.0], tf.float64), tf.constant([0.0, -1.5], tf.float64)).numpy()
+    assert out[0] == np.inf
+    np.testing.assert_allclose(out[1], 9.379246644989124, rtol=1e-12)
+
+
+def test_special_function_gradients_match_tf():
+    np.testing.assert_allclose(_grads(tf.math.lgamma, np.array([0.5, 2.5, -1.5]))[0],
+                               [-1.9635100260214227, 0.7031566406452434, 0.7031566406452434], rtol=1e-12)
+    np.testing.assert_allclose(_grads(tf.math.digamma, np.array([0.5, 2.5, -1.5]))[0],
+                               [4.93480220054468, 0.4903577561002349, 9.379246644989124], rtol=1e-12)
+    np.testing.assert_allclose(_grads(tf.math.erf, np.array([0.5, -1.0]))[0],
+                               [0.8787825789354448, 0.4151074974205947], rtol=1e-14)
+
+
+def test_erf_rejects_integers():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Erf"):
+        tf.math.erf(tf.constant([1, 2]))
+
+
+# -- trig -----------------------------------------------------------------------
+
+def test_inverse_trig_domain_edges_match_tf():
+    np.testing.assert_allclose(tf.math.asin(tf.constant([0.5, 1.5], tf.float64)).numpy(),
+                               [0.5235987755982989, np.nan], rtol=1e-15)
+    np.testing.assert_allclose(tf.math.atanh(tf.constant([1.0, -1.0, 0.5], tf.float64)).numpy(),
+                               [np.inf, -np.inf, 0.5493061443340548], rtol=1e-15)
+
+
+def test_trig_top_level_names():
+    for name in ("atan", "asin", "acos", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh"):
+        assert getattr(tf, name) is getattr(tf.math, name)
+
+
+def test_atan2_and_acosh_gradients_match_tf():
+    gy, gx = _grads(tf.math.atan2, np.array([1.0, -2.0]), np.array([0.5, 3.0]))
+    np.testing.assert_allclose(gy, [0.4, 0.23076923076923078], rtol=1e-15)
+    np.testing.assert_allclose(gx, [-0.8, 0.15384615384615385], rtol=1e-15)
+    np.testing.assert_allclose(_grads(tf.math.acosh, np.array([1.5, 3.0]))[0],
+                               [0.8944271909999159, 0.3535533905932738], rtol=1e-14)
+
+
+def test_acosh_rejects_integers():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Acosh"):
+        tf.math.acosh(tf.constant([1, 2]))
+
+
+# -- safe divisions ----------------------------------------------------------------
+
+def test_safe_division_values_match_tf():
+    np.testing.assert_array_equal(tf.math.xlogy(tf.constant([0.0, 1.0]), tf.constant([0.0, 0.0])).numpy(),
+                                  [0.0, -np.inf])
+    np.testing.assert_array_equal(tf.math.xdivy(tf.constant([0.0, 1.0]), tf.constant([0.0, 0.0])).numpy(),
+                                  [0.0, np.inf])
+    np.testing.assert_array_equal(tf.math.divide_no_nan(tf.constant([1.0, 1.0]), tf.constant([0.0, 2.0])).numpy(),
+                                  [0.0, 0.5])
+
+
+def test_safe_division_gradients_match_tf():
+    x, y = np.array([0.0, 0.0, 2.0]), np.array([0.0, 3.0, 0.5])
+    gx, gy = _grads(tf.math.xlogy, x, y)
+    np.testing.assert_allclose(gx, [0.0, 0.0, -0.6931471805599453])
+    np.testing.assert_allclose(gy, [0.0, 0.0, 4.0])
+    gx, gy = _grads(tf.math.xdivy, x, y)
+    np.testing.assert_allclose(gx, [0.0, 0.0, 2.0])
+    np.testing.assert_allclose(gy, [0.0, 0.0, -8.0])
+    gx, gy = _grads(tf.math.divide_no_nan, np.array([1.0, 0.0, 2.0]), y)
+    np.testing.assert_allclose(gx, [0.0, 0.3333333333333333, 2.0])
+    np.testing.assert_allclose(gy, [0.0, 0.0, -8.0])
+
+
+def test_xlogy_refuses_mixed_dtypes():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Xlogy"):
+        tf.math.xlogy(tf.constant([1.0]), tf.constant([1.0], tf.float64))
+
+
+# -- reductions --------------------------------------------------------------------
+
+def test_variance_std_euclidean_norm_match_tf():
+    x = tf.constant([[1.0, 2.0], [3.0, 5.0]])
+    np.testing.assert_allclose(tf.math.reduce_variance(x, axis=0).numpy(), [1.0, 2.25])
+    np.testing.assert_allclose(tf.math.reduce_std(x, axis=1, keepdims=True).numpy(), [[0.5], [1.0]])
+    np.testing.assert_allclose(tf.math.reduce_euclidean_norm(x, axis=0).numpy(), [3.1622777, 5.3851647],
+                               rtol=1e-6)
+    out = tf.math.reduce_euclidean_norm(tf.constant([3, 4]))
+    assert out.dtype == tf.int32 and int(out) == 5
+    assert float(tf.math.reduce_std(tf.constant([1.0, 2.0, 4.0]))) == pytest.approx(1.2472192)
+
+
+def test_reduce_std_gradient_and_norm_gradient_at_zero():
+    np.testing.assert_allclose(_grads(tf.math.reduce_std, np.array([1.0, 2.0, 4.0]))[0],
+                               [-0.3563483225498992, -0.0890870806374748, 0.445435403187374], rtol=1e-14)
+    g = _grads(lambda x: tf.math.reduce_euclidean_norm(x * 0.0), np.ones(4))[0]
+    assert np.isnan(g).all()  # as TF: 0/0
+
+
+def test_reduce_std_rejects_integers():
+    with pytest.raises(TypeError, match="real or complex"):
+        tf.math.reduce_std(tf.constant([1, 2]))
+
+
+def test_count_nonzero_is_int64():
+    out = tf.math.count_nonzero(tf.constant([[1.0, 0.0], [3.0, 5.0]]), axis=0)
+    assert out.dtype == tf.int64
+    np.testing.assert_array_equal(out.numpy(), [2, 1])
+
+
+# -- top_k, sort, argsort --------------------------------------------------------
+
+def test_top_k_ties_go_to_lower_index():
+    values, indices = tf.math.top_k(tf.constant([[1.0, 3.0, 3.0, 2.0]]), 3)
+    np.testing.assert_array_equal(values.numpy(), [[3.0, 3.0, 2.0]])
+    np.testing.assert_array_equal(indices.numpy(), [[1, 2, 3]])
+    assert indices.dtype == tf.int32
+    res = tf.math.top_k(tf.constant([[1, 3, 3, 2]]), 2)
+    np.testing.assert_array_equal(res.indices.numpy(), [[1, 2]])
+    assert tf.math.top_k(tf.constant([1.0, 2.0]), 1, index_type=tf.int64).indices.dtype == tf.int64
+
+
+def test_top_k_skips_nan_as_tf():
+    res = tf.math.top_k(tf.constant([[1.0, 3.0, 3.0, np.nan, 2.0]]), 3)
+    np.testing.assert_array_equal(res.values.numpy(), [[3.0, 3.0, 2.0]])
+    np.testing.assert_array_equal(res.indices.numpy(), [[1, 2, 4]])
+
+
+def test_top_k_gradient_matches_tf():
+    g = _grads(lambda x: tf.reduce_sum(tf.math.top_k(x, 2).values * tf.constant([1.0, 10.0], tf.float64)),
+               np.array([[1.0, 3.0, 3.0, 2.0], [4.0, 0.0, 5.0, -1.0]]))[0]
+    np.testing.assert_array_equal(g, [[0.0, 1.0, 10.0, 0.0], [10.0, 0.0, 1.0, 0.0]])
+
+
+def test_top_k_errors():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="at least k columns. Had 2, needed 3"):
+        tf.math.top_k(tf.constant([1.0, 2.0]), 3)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=">= 1-D"):
+        tf.math.top_k(tf.constant(3.0), 1)
+
+
+def test_sort_and_argsort_match_tf():
+    np.testing.assert_array_equal(tf.sort(tf.constant([3, 1, 2])).numpy(), [1, 2, 3])
+    np.testing.assert_array_equal(tf.sort(tf.constant([3, 1, 3, 2]), direction="DESCENDING").numpy(), [3, 3, 2, 1])
+    np.testing.assert_array_equal(tf.sort(tf.constant([[3.0, 1.0], [0.0, 2.0]]), axis=0).numpy(),
+                                  [[0.0, 1.0], [3.0, 2.0]])
+    np.testing.assert_array_equal(tf.argsort(tf.constant([3.0, 1.0, 1.0, 2.0])).numpy(), [1, 2, 3, 0])
+    np.testing.assert_array_equal(tf.argsort(tf.constant([3.0, 1.0, 1.0, 2.0]), direction="DESCENDING").numpy(),
+                                  [0, 3, 1, 2])
+    np.testing.assert_array_equal(tf.argsort(tf.constant([3, 1, 3, 2]), direction="DESCENDING").numpy(),
+                                  [0, 2, 3, 1])
+    np.testing.assert_array_equal(tf.argsort(tf.constant([[3, 1], [0, 2]]), axis=0).numpy(), [[1, 0], [0, 1]])
+    assert tf.argsort(tf.constant([1.0])).dtype == tf.int32
+
+
+def test_sort_gradient_matches_tf():
+    g = _grads(lambda x: tf.reduce_sum(tf.sort(x) * tf.constant([1.0, 2.0, 3.0], tf.float64)),
+               np.array([3.0, 1.0, 2.0]))[0]
+    np.testing.assert_array_equal(g, [3.0, 1.0, 2.0])
+
+
+def test_sort_errors():
+    with pytest.raises(ValueError, match="direction=UP"):
+        tf.sort(tf.constant([1.0, 2.0]), direction="UP")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="bool"):
+        tf.sort(tf.constant([True, False]))
+
+
+# -- segments, bincount, polyval ----------------------------------------------
+
+def test_segment_ops_match_tf():
+    data = tf.constant([1.0, 2.0, 3.0])
+    ids = tf.constant([0, 0, 2])
+    np.testing.assert_array_equal(tf.math.segment_sum(data, ids).numpy(), [3.0, 0.0, 3.0])
+    np.testing.assert_array_equal(tf.math.unsorted_segment_mean(data, ids, 4).numpy(), [1.5, 0.0, 3.0, 0.0])
+    lowest = np.finfo(np.float32).min
+    np.testing.assert_array_equal(tf.math.unsorted_segment_max(data, ids, 4).numpy(), [2.0, lowest, 3.0, lowest])
+    np.testing.assert_array_equal(tf.math.unsorted_segment_min(tf.constant([1.0, 2.0]), [0, 0], 2).numpy(),
+                                  [1.0, np.finfo(np.float32).max])
+    out = tf.math.unsorted_segment_max(tf.constant([1, 2, 3]), tf.constant([0, -1, 2]), 4).numpy()
+    np.testing.assert_array_equal(out, [1, -2147483648, 3, -2147483648])
+    assert tf.math.unsorted_segment_sum is not None
+
+
+def test_segment_gradients_match_tf():
+    w = tf.constant([1.0, 2.0, 3.0], tf.float64)
+    g = _grads(lambda x: tf.reduce_sum(tf.math.segment_sum(x, [0, 0, 2]) * w), np.array([1.0, 2.0, 3.0]))[0]
+    np.testing.assert_array_equal(g, [1.0, 1.0, 3.0])
+    g = _grads(lambda x: tf.reduce_sum(tf.math.unsorted_segment_mean(x, [0, 0, 2], 3) * w),
+               np.array([1.0, 2.0, 3.0]))[0]
+    np.testing.assert_array_equal(g, [0.5, 0.5, 3.0])
+    # Tied maxima share the gradient, as TF.
+    g = _grads(lambda x: tf.math.unsorted_segment_max(x, tf.constant([0, 0, 0, 1]), 2),
+               np.array([1.0, 2.0, 2.0, 0.5]))[0]
+    np.testing.assert_array_equal(g, [0.0, 0.5, 0.5, 1.0])
+
+
+def test_segment_errors():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="segment ids are not increasing"):
+        tf.math.segment_sum(tf.constant([1.0, 2.0, 3.0]), tf.constant([2, 0, 1]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"segment_ids\[1\] = 5 is out of range \[0, 2\)"):
+        tf.math.unsorted_segment_sum(tf.constant([1.0, 2.0]), tf.constant([0, 5]), 2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
+        tf.math.unsorted_segment_max(tf.constant([1.0, 2.0]), tf.constant([0, 5]), 2)
+
+
+def test_bincount_matches_tf():
+    np.testing.assert_array_equal(tf.math.bincount(tf.constant([1, 1, 3])).numpy(), [0, 2, 0, 1])
+    assert tf.math.bincount(tf.constant([1, 1, 3])).dtype == tf.int32
+    out = tf.math.bincount(tf.constant([1, 1, 3]), weights=tf.constant([0.5, 1.0, 2.0]))
+    np.testing.assert_array_equal(out.numpy(), [0.0, 1.5, 0.0, 2.0])
+    np.testing.assert_array_equal(tf.math.bincount(tf.constant([1, 1, 3]), minlength=6, maxlength=2).numpy(), [0, 2])
+    np.testing.assert_array_equal(tf.math.bincount(tf.constant([[1, 1], [3, 0]])).numpy(), [1, 2, 0, 1])
+    out = tf.math.bincount(tf.constant([1, 1, 3]), dtype=tf.float32)
+    assert out.dtype == tf.float32
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must be non-negative"):
+        tf.math.bincount(tf.constant([-1, 1]))
+
+
+def test_polyval_matches_tf():
+    assert float(tf.math.polyval([1.0, 2.0, 3.0], tf.constant(2.0))) == 11.0
+    assert float(tf.math.polyval([], tf.constant(2.0))) == 0.0
+    g = _grads(lambda x: tf.math.polyval([tf.constant(1.0, tf.float64), tf.constant(2.0, tf.float64),
+                                          tf.constant(3.0, tf.float64)], x), np.array([2.0, -1.0]))[0]
+    np.testing.assert_array_equal(g, [6.0, 0.0])
+    with pytest.raises(ValueError, match="coeffs must be list"):
+        tf.math.polyval(tf.constant([1.0, 2.0]), 2.0)
+
+
+def test_math_namespace_exports():
+    for name in ("erf", "erfc", "lgamma", "digamma", "polygamma", "reduce_std", "reduce_variance",
+                 "reduce_euclidean_norm", "xlogy", "xdivy", "divide_no_nan", "top_k", "segment_sum",
+                 "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_max", "unsorted_segment_min",
+                 "bincount", "polyval", "softplus", "log_sigmoid", "reduce_sum", "reduce_logsumexp"):
+        assert callable(getattr(tf.math, name)), name
