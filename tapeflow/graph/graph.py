@@ -233,6 +233,8 @@ class FuncGraph:
         self.variables: list = []
         self.allow_variable_creation = True
         self.seen_variables: dict[int, Any] = {}  # id -> Variable read or assigned here
+        self.assigned_variables: set[int] = set()
+        self.is_branch = False  # a cond branch / loop body: variable reads are captured
         self._names: dict[str, itertools.count] = {}
 
     # -- naming ----------------------------------------------------------------
@@ -280,7 +282,9 @@ class FuncGraph:
         specs = [(x._value.shape if isinstance(x, SymbolicTensor) else np.shape(x._value), x._value.dtype)
                  for x in inputs]
         out_specs = infer_shapes(opdef, specs, inputs, attrs)
-        stateful = bool(getattr(opdef, "extra", {}).get("stateful", False))
+        stateful = getattr(opdef, "extra", {}).get("stateful", False)
+        if callable(stateful):  # e.g. control flow: stateful if a branch is
+            stateful = stateful(attrs)
         op = self._new_op(opdef, opdef.name, inputs, attrs, out_specs, stateful)
         outputs = op.outputs
         st = state
@@ -310,6 +314,10 @@ class FuncGraph:
         return g
 
     def read_variable(self, var) -> SymbolicTensor:
+        if getattr(self, "is_branch", False) and var._id not in self.assigned_variables:
+            # A control-flow branch/body reads a variable once, in the outer
+            # graph, and captures it: tapes then link the variable to the op.
+            return self.capture(_outer_read(self.outer, var))
         self.seen_variables[var._id] = var
         shape = tuple(var._value.shape)
         op = self._new_op(None, "ReadVariableOp", (), {"variable": var}, [(shape, var._value.dtype)])
@@ -322,6 +330,7 @@ class FuncGraph:
 
     def assign_variable(self, var, value: Any, kind: str, read_value: bool):
         self.seen_variables[var._id] = var
+        self.assigned_variables.add(var._id)
         if not isinstance(value, Tensor):
             value = Tensor(np.asarray(value, dtype=var._value.dtype))
         value = self._own(value)
@@ -347,6 +356,21 @@ class FuncGraph:
 
     def __repr__(self) -> str:
         return f"<FuncGraph '{self.name}' ops={len(self.operations)}>"
+
+
+def _outer_read(graph, var) -> Tensor:
+    # Read in the enclosing context, with its tapes active (GraphScope saved them).
+    st = state
+    inner = (st.graph, st.tapes, st.accumulators)
+    outer_state = getattr(graph, "_scope_saved_inner", None)
+    tapes, accs = outer_state if outer_state is not None else (st.tapes, st.accumulators)
+    st.graph, st.tapes, st.accumulators = graph, tapes, accs
+    st.update_recording()
+    try:
+        return var.value()
+    finally:
+        st.graph, st.tapes, st.accumulators = inner
+        st.update_recording()
 
 
 def shapes_broadcast_fail(vshape: tuple, wshape: tuple) -> bool:
@@ -426,6 +450,9 @@ class GraphScope:
     def __enter__(self):
         st = state
         self._saved = (st.graph, st.tapes, st.accumulators)
+        if self.graph is not None and isinstance(st.graph, FuncGraph):
+            # What the enclosing graph's context was recording (see _outer_read).
+            st.graph._scope_saved_inner = (st.tapes, st.accumulators)
         st.graph = self.graph
         st.tapes = []
         st.accumulators = []

@@ -1,0 +1,470 @@
+"""``tf.cond``, ``tf.switch_case`` and ``tf.while_loop``.
+
+Eagerly they run plain Python. While tracing, each branch / loop body is
+traced into its own ``FuncGraph`` (capturing the outer tensors it uses) and
+the construct becomes one op with sub-graphs: ``If``/``Case`` run one
+branch's compiled graph; ``While`` runs cond and body graphs until the
+condition fails, and saves each iteration's loop values. Gradients:
+
+* ``If``/``Case``: another ``If``/``Case`` over the branches' gradient
+  graphs (each recomputes its branch forward, then runs its backward), so
+  higher orders recurse.
+* ``While``: ``WhileGrad`` replays the saved per-iteration values in reverse
+  through the body's gradient graph, summing gradients of loop invariants.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from collections.abc import Callable
+
+import numpy as np
+
+from tapeflow.framework import dtypes, nest
+from tapeflow.framework.context import state
+from tapeflow.framework.execute import execute
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.framework.tensor_shape import TensorShape
+from tapeflow.graph.graph import FuncGraph, SymbolicTensor, graph_scope
+from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
+
+__all__ = ["cond", "switch_case", "while_loop"]
+
+
+def _is_symbolic(x: Any) -> bool:
+    return isinstance(x, SymbolicTensor)
+
+
+def _stateful(fns) -> bool:
+    return any(op.stateful and op.type != "ReadVariableOp" for f in fns for op in f.graph.operations)
+
+
+def _merge_shape(a, b):
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return tuple(x if x == y else None for x, y in zip(a, b))
+
+
+# -----------------------------------------------------------------------------
+# Tracing branches
+# -----------------------------------------------------------------------------
+
+def _trace_branch(fn: Callable, args: list, name: str):
+    """Traces ``fn(*args_placeholders)`` into a branch graph; returns
+    (graph, placeholders, structured result, flat output tensors)."""
+    from tapeflow.graph import autograph
+
+    outer = state.graph
+    g = FuncGraph(name, outer=outer)
+    g.is_branch = True
+    with graph_scope(g):
+        phs = [g.add_placeholder(a._value.shape if isinstance(a, SymbolicTensor) else np.shape(a._value),
+                                 a._value.dtype) for a in args]
+        result = autograph.convert_if_needed(fn)(*phs)
+        flat = []
+        for leaf in nest.flatten(result):
+            if leaf is None:
+                raise ValueError(f"{name}: a branch returned None; every output must be a tensor.")
+            t = convert_to_tensor(leaf)
+            if not isinstance(t, SymbolicTensor) or t._graph is not g:
+                from tapeflow.ops import array_ops
+
+                t = array_ops.identity(t)
+            flat.append(t)
+    return g, phs, result, flat
+
+
+def _functions(graphs_phs_outs: list) -> tuple[list, list]:
+    """GraphFunctions of several branch graphs over one shared input list
+    (the union of what they capture); returns (functions, outer inputs)."""
+    from tapeflow.graph.function import GraphFunction
+
+    outer_inputs: list = []
+    index: dict[int, int] = {}
+    for g, _, _ in graphs_phs_outs:
+        for outer, _ in g.captures:
+            if outer._id not in index:
+                index[outer._id] = len(outer_inputs)
+                outer_inputs.append(outer)
+    fns = []
+    for g, lead, outs in graphs_phs_outs:
+        by_outer = {outer._id: ph for outer, ph in g.captures}
+        phs = list(lead)
+        with graph_scope(g):
+            for t in outer_inputs:
+                ph = by_outer.get(t._id)
+                phs.append(ph if ph is not None else g.add_placeholder(t._value.shape, t._value.dtype))
+        fns.append(GraphFunction(g, phs, outs, g.name))
+    return fns, outer_inputs
+
+
+def _grad_graph(fn, float_in: list[bool], name: str):
+    """Gradient function of ``fn``: (inputs..., output grads...) -> grads of
+    the float inputs (zeros where unconnected). Recomputes the forward."""
+    from tapeflow.graph.function import GraphFunction, _spec_of, replay
+    from tapeflow.graph.gradients import symbolic_backward
+    from tapeflow.ops import array_ops
+
+    g = FuncGraph(name)
+    with graph_scope(g):
+        phs = [g.add_placeholder(*_spec_of(t)) for t in fn.inputs]
+        mapping = replay(fn.graph, {t._id: p for t, p in zip(fn.inputs, phs)}, side_effects=False)
+        gphs = [g.add_placeholder(*_spec_of(o)) for o in fn.outputs]
+        initial: dict[int, list] = {}
+        for o, gp in zip(fn.outputs, gphs):
+            m = mapping.get(o._id, o) if isinstance(o, SymbolicTensor) else None
+            if isinstance(m, SymbolicTensor) and m._value.dtype.kind in "fc":
+                initial.setdefault(m._id, []).append(gp)
+        srcs = {p._id for p, f in zip(phs, float_in) if f}
+        found = symbolic_backward(g, initial, srcs)
+        outs = []
+        for p, f in zip(phs, float_in):
+            if f:
+                gr = found.get(p._id)
+                outs.append(array_ops.zeros_like(p) if gr is None else convert_to_tensor(gr))
+    return GraphFunction(g, phs + gphs, outs, name)
+
+
+def _cached_grad_graph(fn, float_in: list[bool]):
+    # Built once per sub-graph function (and float-input mask).
+    cache = fn.__dict__.setdefault("_grad_graphs", {})
+    key = tuple(float_in)
+    if key not in cache:
+        cache[key] = _grad_graph(fn, float_in, fn.name + "_grad")
+    return cache[key]
+
+
+# -----------------------------------------------------------------------------
+# If / Case
+# -----------------------------------------------------------------------------
+
+def _case_kernel(index, *args, branches, num_outputs):
+    i = int(index)
+    if not 0 <= i < len(branches):
+        i = len(branches) - 1  # the default branch, as tf.switch_case
+    return branches[i].run(args, False)
+
+
+def _case_shape(specs, branches, num_outputs):
+    out = None
+    for b in branches:
+        s = b.output_specs(False)
+        if out is None:
+            out = list(s)
+            continue
+        out = [(_merge_shape(a[0], c[0]), a[1]) for a, c in zip(out, s)]
+    return out
+
+
+def _case_num(attrs):
+    return attrs["num_outputs"]
+
+
+IF = defop("If", lambda pred, *args, branches, num_outputs: _case_kernel(bool(pred), *args, branches=branches,
+                                                                        num_outputs=num_outputs),
+           shape=_case_shape, num_outputs=_case_num)
+CASE = defop("Case", _case_kernel, shape=_case_shape, num_outputs=_case_num)
+IF.extra["stateful"] = CASE.extra["stateful"] = lambda attrs: _stateful(attrs["branches"])
+
+
+def _case_grad(op, *grads):
+    branches = op.get_attr("branches")
+    args = list(op.inputs[1:])
+    float_in = [a._value.dtype.kind in "fc" for a in args]
+    if not any(float_in):
+        return [None] * len(op.inputs)
+    grad_fns = [_cached_grad_graph(b, float_in) for b in branches]
+    opdef = IF if op.type == "If" else CASE
+    res = execute(opdef, (op.inputs[0], *args, *grads),
+                  {"branches": grad_fns, "num_outputs": sum(float_in)})
+    it = iter(res if isinstance(res, list) else [res])
+    return [None] + [next(it) if f else None for f in float_in]
+
+
+defgrad("If", inputs=True)(_case_grad)
+defgrad("Case", inputs=True)(_case_grad)
+
+
+def _check_same_structure(results: list, names: list) -> None:
+    first = results[0]
+    for r, n in zip(results[1:], names[1:]):
+        try:
+            nest.assert_same_structure(first, r, check_types=False)
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"{names[0]} and {n} must have the same nested structure of outputs: {e}") from None
+
+
+def _build_case(opdef, index: Tensor, fns: list, names: list, op_name: str):
+    traced = [_trace_branch(f, [], f"{op_name}_{n}") for f, n in zip(fns, names)]
+    _check_same_structure([t[2] for t in traced], names)
+    flat0 = traced[0][3]
+    for (_, _, _, flat), n in zip(traced[1:], names[1:]):
+        for a, b in zip(flat0, flat):
+            if a._value.dtype != b._value.dtype:
+                raise TypeError(
+                    f"{op_name}: {names[0]} and {n} outputs must have the same dtypes, got "
+                    f"{dtypes.from_numpy(a._value.dtype).name} and {dtypes.from_numpy(b._value.dtype).name}."
+                )
+    branch_fns, outer_inputs = _functions([(g, phs, flat) for g, phs, _, flat in traced])
+    outs = execute(opdef, (index, *outer_inputs), {"branches": branch_fns, "num_outputs": len(flat0)})
+    outs = outs if isinstance(outs, list) else [outs]
+    return nest.pack_sequence_as(traced[0][2], outs)
+
+
+def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None = None, name: str | None = None):
+    """``true_fn()`` if ``pred`` else ``false_fn()``, as ``tf.cond``.
+
+    Eagerly (or with a Python/constant predicate) only one branch runs; inside
+    ``tf.function`` with a symbolic predicate both branches are traced into an
+    ``If`` op and the outputs must match in structure and dtype.
+    """
+    if not callable(true_fn) or not callable(false_fn):
+        raise TypeError("true_fn and false_fn must be callable.")
+    if not _is_symbolic(pred):
+        return true_fn() if bool(pred) else false_fn()
+    if pred._value.dtype != np.bool_ or (pred._value.shape not in ((), None)):
+        raise TypeError(f"pred must be a scalar bool tensor, got {pred!r}.")
+    return _build_case(IF, pred, [false_fn, true_fn], ["false_fn", "true_fn"], name or "cond")
+
+
+def switch_case(branch_index: Any, branch_fns: Any, default: Callable | None = None, name: str = "switch_case"):
+    """Runs ``branch_fns[branch_index]()`` (``default`` when out of range), as ``tf.switch_case``.
+
+    ``branch_fns`` is a list of callables, or a dict / list of (int, callable).
+    """
+    if isinstance(branch_fns, dict):
+        items = sorted(branch_fns.items())
+    elif branch_fns and isinstance(branch_fns[0], (list, tuple)):
+        items = sorted(branch_fns)
+    else:
+        items = list(enumerate(branch_fns))
+    keys = [k for k, _ in items]
+    if keys != list(range(len(keys))):
+        raise ValueError(f"branch_fns keys must be the integers 0..{len(keys) - 1}, got {keys}")
+    fns = [f for _, f in items]
+    if not fns:
+        raise ValueError("branch_fns must not be empty.")
+    if not _is_symbolic(branch_index):
+        i = int(convert_to_tensor(branch_index).numpy())
+        if 0 <= i < len(fns):
+            return fns[i]()
+        return (default or fns[-1])()
+    if branch_index._value.dtype.kind not in "iu":
+        raise TypeError(f"branch_index must be an int32 or int64 scalar tensor, got {branch_index!r}.")
+    fns = fns + ([default] if default is not None else [])
+    return _build_case(CASE, branch_index, fns, [f"branch_{i}" for i in range(len(fns))], name)
+
+
+# -----------------------------------------------------------------------------
+# While
+# -----------------------------------------------------------------------------
+
+class _History:
+    """The per-iteration loop values a While op saves for its gradient
+    (held in a 0-d object tensor)."""
+
+    __slots__ = ("steps",)
+    dtype = np.dtype(object)
+    shape = ()
+    ndim = 0
+    size = 1
+
+    def __init__(self, steps: list) -> None:
+        self.steps = steps
+
+
+def _while_kernel(*arrays, cond_fn, body_fn, n_vars, max_iter):
+    vals = tuple(arrays[:n_vars])
+    caps = tuple(arrays[n_vars:])
+    steps = []
+    i = 0
+    while (max_iter is None or i < max_iter) and cond_fn.run(vals + caps, False)[0]:
+        steps.append(vals)
+        vals = tuple(body_fn.run(vals + caps, False))
+        i += 1
+    return vals + (_History(steps),)
+
+
+def _while_shape(specs, cond_fn, body_fn, n_vars, max_iter):
+    return [(p._value.shape, p._value.dtype) for p in body_fn.inputs[:n_vars]] + [((), np.dtype(object))]
+
+
+WHILE = defop("While", _while_kernel, shape=_while_shape, num_outputs=lambda attrs: attrs["n_vars"] + 1)
+WHILE.extra["stateful"] = lambda attrs: _stateful([attrs["cond_fn"], attrs["body_fn"]])
+
+
+def _while_grad_kernel(history, *arrays, grad_fn, n_vars, n_caps, float_vars, float_caps):
+    caps = tuple(arrays[:n_caps])
+    g = list(arrays[n_caps:])
+    fv = [i for i, f in enumerate(float_vars) if f]
+    fc = [i for i, f in enumerate(float_caps) if f]
+    gcaps = [np.zeros_like(caps[i]) for i in fc]
+    gvars = [g[i] for i in fv]
+    for vals in reversed(history.steps):
+        out = grad_fn.run(tuple(vals) + caps + tuple(g), False)
+        gvars = list(out[: len(fv)])
+        for k, x in enumerate(out[len(fv):]):
+            gcaps[k] = gcaps[k] + x
+        g = list(g)
+        for k, i in enumerate(fv):
+            g[i] = gvars[k]
+    return tuple(np.asarray(g[i]) for i in fv) + tuple(gcaps)
+
+
+def _while_grad_shape(specs, grad_fn, n_vars, n_caps, float_vars, float_caps):
+    caps = specs[1:1 + n_caps]
+    gs = specs[1 + n_caps:]
+    return [gs[i] for i, f in enumerate(float_vars) if f] + [caps[i] for i, f in enumerate(float_caps) if f]
+
+
+WHILE_GRAD = defop("WhileGrad", _while_grad_kernel, shape=_while_grad_shape,
+                   num_outputs=lambda attrs: sum(attrs["float_vars"]) + sum(attrs["float_caps"]))
+
+
+def _unsupported_kernel(x, *grads):
+    if any(np.any(g) for g in grads):
+        raise NotImplementedError(
+            "Second-order gradients through tf.while_loop (the gradient of WhileGrad) are not implemented in "
+            "tapeflow yet; unroll the loop in Python, or use a fixed-iteration Python for loop."
+        )
+    return np.zeros_like(x)
+
+
+# The gradient of WhileGrad: zeros, valid only while no gradient flows into it
+# (checked when it runs); a real second order through loops is not built yet.
+WHILE_GRAD_GRAD = defop("WhileGradGradUnsupported", _unsupported_kernel, shape=lambda specs: [specs[0]])
+NotDifferentiable("WhileGradGradUnsupported")
+
+
+@defgrad("WhileGrad", inputs=True)
+def _while_grad_grad(op, *grads):
+    return [None] + [execute(WHILE_GRAD_GRAD, (x, *grads)) if x._value.dtype.kind in "fc" else None
+                     for x in op.inputs[1:]]
+
+
+@defgrad("While", inputs=True, outputs=True)
+def _while_grad(op, *grads):
+    n = op.get_attr("n_vars")
+    body = op.get_attr("body_fn")
+    caps = list(op.inputs[n:])
+    float_vars = [x._value.dtype.kind in "fc" for x in op.inputs[:n]]
+    float_caps = [x._value.dtype.kind in "fc" for x in caps]
+    grad_fn = _cached_grad_graph(body, float_vars + float_caps)
+    # The body grad takes (vars, caps, grads of *all* vars); keep non-float grads as zeros.
+    res = execute(WHILE_GRAD, (op.outputs[n], *caps, *grads[:n]),
+                  {"grad_fn": grad_fn, "n_vars": n, "n_caps": len(caps), "float_vars": float_vars,
+                   "float_caps": float_caps})
+    res = res if isinstance(res, list) else [res]
+    it = iter(res)
+    out = [next(it) if f else None for f in float_vars]
+    out += [next(it) if f else None for f in float_caps]
+    return out
+
+
+def _shape_ok(invariant, shape) -> bool:
+    if invariant is None:
+        return True
+    if shape is None or len(invariant) != len(shape):
+        return False
+    return all(a is None or a == b for a, b in zip(invariant, shape))
+
+
+def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants: Any = None,
+               parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
+               maximum_iterations: Any = None, name: str | None = None):
+    """Repeats ``body`` while ``cond`` is true, as ``tf.while_loop``.
+
+    ``loop_vars`` is a (nested) structure; ``cond(*loop_vars)`` and
+    ``body(*loop_vars)`` take its elements as arguments (a single non-list
+    value is passed as is); the result has the structure of ``loop_vars``.
+    Inside ``tf.function`` this is a ``While`` op whose gradient replays the
+    saved iterations in reverse; ``shape_invariants`` let shapes vary.
+    """
+    if not callable(cond) or not callable(body):
+        raise TypeError("cond and body must be callable.")
+    single = not isinstance(loop_vars, (list, tuple))
+    as_args = (lambda v: [v]) if single else (lambda v: list(v))
+    max_iter = maximum_iterations
+    if max_iter is not None and not _is_symbolic(max_iter):
+        max_iter = int(convert_to_tensor(max_iter).numpy())
+    flat_vars = nest.flatten(loop_vars)
+    if state.graph is None:
+        vals = loop_vars
+        i = 0
+        while (max_iter is None or i < max_iter) and bool(cond(*as_args(vals))):
+            new = body(*as_args(vals))
+            if not single and not isinstance(new, (list, tuple)):
+                new = [new]
+            try:
+                nest.assert_same_structure(vals, new, check_types=False)
+            except (ValueError, TypeError) as e:
+                raise ValueError(f"body of tf.while_loop must return the structure of loop_vars: {e}") from None
+            vals = nest.pack_sequence_as(loop_vars, nest.flatten(new))
+            i += 1
+        return vals
+    if _is_symbolic(max_iter):
+        raise NotImplementedError("tf.while_loop: a symbolic maximum_iterations is not supported yet; pass a "
+                                  "Python int or a constant tensor.")
+    tensors = [convert_to_tensor(v) for v in flat_vars]
+    invariants = None
+    if shape_invariants is not None:
+        inv_flat = nest.flatten(shape_invariants)
+        invariants = [None if TensorShape(s).rank is None else tuple(TensorShape(s).as_list()) for s in inv_flat]
+        for t, inv in zip(tensors, invariants):
+            if not _shape_ok(inv, t._shape_tuple()):
+                raise ValueError(f"The shape invariant {TensorShape(inv)} is not compatible with the initial shape "
+                                 f"{t.shape} of loop variable {t!r}.")
+    specs = [(inv if invariants is not None else t._shape_tuple(), t._value.dtype)
+             for t, inv in zip(tensors, invariants or [None] * len(tensors))]
+
+    def trace(fn, label):
+        from tapeflow.graph import autograph
+
+        g = FuncGraph(f"{name or 'while'}_{label}", outer=state.graph)
+        g.is_branch = True
+        with graph_scope(g):
+            phs = [g.add_placeholder(s, d) for s, d in specs]
+            res = autograph.convert_if_needed(fn)(*as_args(nest.pack_sequence_as(loop_vars, phs)))
+        return g, phs, res
+
+    cg, cphs, cres = trace(cond, "cond")
+    with graph_scope(cg):
+        c = convert_to_tensor(cres)
+        if c._value.dtype != np.bool_:
+            raise TypeError(f"tf.while_loop cond must return a boolean scalar, got {c!r}.")
+        if not isinstance(c, SymbolicTensor) or c._graph is not cg:
+            from tapeflow.ops import array_ops
+
+            c = array_ops.identity(c)
+    bg, bphs, bres = trace(body, "body")
+    if not single and not isinstance(bres, (list, tuple)):
+        bres = [bres]
+    try:
+        nest.assert_same_structure(loop_vars if not single else loop_vars, bres, check_types=False)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"body of tf.while_loop must return the structure of loop_vars: {e}") from None
+    with graph_scope(bg):
+        bflat = []
+        for t, (s, d), leaf in zip(tensors, specs, nest.flatten(bres)):
+            o = convert_to_tensor(leaf)
+            if o._value.dtype != d:
+                raise TypeError(
+                    f"Loop variable {t!r} enters the loop with dtype {np.dtype(d).name} but has dtype "
+                    f"{o._value.dtype.name} after one iteration."
+                )
+            if not _shape_ok(s, o._shape_tuple()):
+                raise ValueError(
+                    f"Input tensor '{t.name if isinstance(t, SymbolicTensor) else 'loop_var'}' enters the loop "
+                    f"with shape {TensorShape(s)}, but has shape {o.shape} after one iteration. To allow the "
+                    "shape to vary across iterations, use the `shape_invariants` argument of tf.while_loop "
+                    "to specify a less-specific shape."
+                )
+            if not isinstance(o, SymbolicTensor) or o._graph is not bg:
+                from tapeflow.ops import array_ops
+
+                o = array_ops.identity(o)
+            bflat.append(o)
+    (cfn, bfn), caps = _functions([(cg, cphs, [c]), (bg, bphs, bflat)])
+    outs = execute(WHILE, (*tensors, *caps), {"cond_fn": cfn, "body_fn": bfn, "n_vars": len(tensors),
+                                               "max_iter": max_iter})
+    return nest.pack_sequence_as(loop_vars, outs[: len(tensors)])
