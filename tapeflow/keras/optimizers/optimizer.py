@@ -389,8 +389,14 @@ class Optimizer:
         idx = len(self._variables)
         self._variables.append(var)
         pending = self._deferred_restore.pop(idx, None)
-        if pending is not None and tuple(pending.shape) == tuple(var._value.shape):
-            var.assign(pending)
+        if pending is not None:
+            if tuple(pending.shape) == tuple(var._value.shape) and pending.dtype == var._value.dtype:
+                var._value = pending
+            else:
+                warnings.warn(
+                    f"Optimizer '{self.name}': the checkpointed value for variable {idx} ({var.name}) has shape "
+                    f"{tuple(pending.shape)} / {pending.dtype}, the variable {tuple(var._value.shape)} / "
+                    f"{var._value.dtype}; it keeps its initial value.", stacklevel=3)
 
     def add_variable_from_reference(self, reference_variable: Variable, name: str | None = None,
                                     initializer: Any = "zeros") -> Variable:

@@ -1,0 +1,594 @@
+"""``tf.train.Checkpoint``, ``CheckpointManager`` and weight files, stored in
+the safetensors format.
+
+One checkpoint is one ``.safetensors`` file: each variable is stored under its
+object path from the checkpoint's root (``model/layer/kernel``,
+``optimizer/variables/3``, ``save_counter``), so any safetensors reader can
+open it. The path is found by walking ``_trackable_children()``:
+
+* a ``tf.Variable`` is a leaf (stored);
+* an object with ``_trackable_children()`` (``tf.Module``, Keras layers and
+  models, optimizers, ``Checkpoint``) returns ``{name: child}``;
+* lists, tuples and dicts are walked by index / key; other values are skipped.
+
+A variable reachable by several paths is stored once, under the first path
+(children visited in their dict order, depth first).
+
+A node may also define ``_defer_restore(name, value) -> bool``: restoring a
+saved child that does not exist yet (an optimizer slot before the first step)
+hands it the value to apply when the child is created.
+
+Safety: a save writes a temporary file in the same folder, flushes it to disk
+and renames it over the target (``os.replace`` is atomic), so an interrupted
+save leaves the previous checkpoint intact. A restore reads and checks the
+whole file (header, sizes, a CRC32 per tensor, every shape and dtype) before
+it assigns anything, so a corrupt file or a model of another shape raises and
+changes nothing.
+
+``safetensors`` is an optional dependency (``pip install safetensors``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import time
+import zlib
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework import errors
+from tapeflow.framework.variables import Variable
+
+__all__ = [
+    "Checkpoint", "CheckpointManager", "latest_checkpoint", "list_variables", "load_variable",
+    "save_weights", "load_weights", "CheckpointLoadStatus",
+]
+
+_SUFFIX = ".safetensors"
+_FORMAT = "tapeflow.checkpoint"
+_STATE_FILE = "checkpoint"
+
+
+def _safetensors():
+    try:
+        import safetensors.numpy as st
+    except ImportError:
+        raise ImportError(
+            "tapeflow checkpoints are stored in the safetensors format, which needs the `safetensors` package: "
+            "pip install safetensors"
+        ) from None
+    return st
+
+
+# -- walking the object graph ------------------------------------------------
+def _children(obj: Any) -> list[tuple[str, Any]] | None:
+    if isinstance(obj, Variable):
+        return None
+    kids = getattr(obj, "_trackable_children", None)
+    if callable(kids):
+        return list(kids().items())
+    if isinstance(obj, (list, tuple)):
+        return [(str(i), x) for i, x in enumerate(obj)]
+    if isinstance(obj, dict):
+        return [(str(k), x) for k, x in obj.items()]
+    return None
+
+
+def _is_trackable(obj: Any) -> bool:
+    return isinstance(obj, Variable) or _children(obj) is not None
+
+
+def _walk(root: Any) -> tuple[dict[str, Variable], dict[str, Any]]:
+    """``({path: variable}, {path: node})`` reachable from ``root``'s children."""
+    variables: dict[str, Variable] = {}
+    nodes: dict[str, Any] = {"": root}
+    seen_vars: set[int] = set()
+    seen_nodes: set[int] = {id(root)}
+
+    def visit(obj: Any, prefix: str) -> None:
+        kids = _children(obj)
+        if kids is None:
+            return
+        for name, child in kids:
+            path = f"{prefix}{name}"
+            if isinstance(child, Variable):
+                if id(child) not in seen_vars:
+                    seen_vars.add(id(child))
+                    variables[path] = child
+            elif _children(child) is not None and id(child) not in seen_nodes:
+                seen_nodes.add(id(child))
+                nodes[path] = child
+                visit(child, path + "/")
+
+    visit(root, "")
+    return variables, nodes
+
+
+def _to_array(v: Variable) -> np.ndarray:
+    arr = np.asarray(v._value)
+    if not arr.flags.c_contiguous:  # (np.ascontiguousarray would make scalars 1-d)
+        arr = arr.copy(order="C")
+    if arr.dtype.kind not in "biufc":
+        raise TypeError(
+            f"Cannot checkpoint variable '{v.name}' of dtype {arr.dtype}: the safetensors format stores only "
+            "bool, integer and floating point tensors."
+        )
+    return arr
+
+
+# -- the file format -------------------------------------------------------------
+def _write_file(path: str, arrays: dict[str, np.ndarray], extra_meta: dict[str, str] | None = None) -> None:
+    st = _safetensors()
+    checksums = {k: zlib.crc32(a.tobytes()) for k, a in arrays.items()}
+    meta = {"format": _FORMAT, "version": "1", "crc32": json.dumps(checksums, sort_keys=True)}
+    meta.update(extra_meta or {})
+    data = st.save(arrays, metadata=meta)
+    _atomic_write(path, data)
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            _write_bytes(f, data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        # Whatever stopped us, the previous file at `path` is untouched.
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _write_bytes(f: Any, data: bytes) -> None:
+    f.write(data)
+
+
+def _read_file(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    st = _safetensors()
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise errors.NotFoundError(f"Checkpoint file not found: {path}") from None
+    try:
+        arrays = st.load(data)
+        meta = _read_metadata(data)
+    except Exception as e:  # noqa: BLE001 - safetensors raises its own error types
+        raise errors.DataLossError(
+            f"Unable to read checkpoint {path}: the file is corrupt or truncated ({e}). Restore from an earlier "
+            "checkpoint."
+        ) from None
+    crc = meta.get("crc32")
+    if crc is not None:
+        try:
+            expected = json.loads(crc)
+        except ValueError:
+            raise errors.DataLossError(f"Checkpoint {path}: its checksum table is corrupt.") from None
+        for k, a in arrays.items():
+            if k in expected and zlib.crc32(a.tobytes()) != expected[k]:
+                raise errors.DataLossError(
+                    f"Checkpoint {path}: tensor '{k}' fails its CRC32 check (the file is corrupt). Restore from an "
+                    "earlier checkpoint."
+                )
+    return arrays, meta
+
+
+def _read_metadata(data: bytes) -> dict[str, str]:
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    return dict(header.get("__metadata__", {}) or {})
+
+
+def _resolve(path: str) -> str:
+    """The file behind a checkpoint path (``prefix-3`` -> ``prefix-3.safetensors``)."""
+    path = os.fspath(path)
+    if os.path.isfile(path):
+        return path
+    if os.path.isfile(path + _SUFFIX):
+        return path + _SUFFIX
+    raise errors.NotFoundError(
+        f"Error when restoring from checkpoint at {path}: Failed to find any matching files for {path}. Please "
+        "double-check that the path is correct. You may be missing the checkpoint suffix (e.g. the '-1' in "
+        "'path/to/ckpt-1')."
+    )
+
+
+def _file_for(prefix: str) -> str:
+    prefix = os.fspath(prefix)
+    return prefix if prefix.endswith(_SUFFIX) else prefix + _SUFFIX
+
+
+# -- saving and restoring an object graph -----------------------------------------
+def _save_object(root: Any, path: str, extra_meta: dict[str, str] | None = None) -> None:
+    variables, _ = _walk(root)
+    arrays = {k: _to_array(v) for k, v in variables.items()}
+    _write_file(path, arrays, extra_meta)
+
+
+def _check_compatible(key: str, var: Variable, arr: np.ndarray) -> None:
+    want = tuple(var._value.shape)
+    if not var.shape.is_compatible_with(arr.shape) or want != tuple(arr.shape):
+        raise ValueError(
+            f"Received incompatible tensor with shape {tuple(arr.shape)} when attempting to restore variable with "
+            f"shape {want} and name {var.name} (checkpoint key '{key}'). The model's structure differs from the "
+            "one saved; build it with the same shapes before restoring."
+        )
+    if np.dtype(var._value.dtype) != arr.dtype:
+        raise errors.InvalidArgumentError(
+            f"tensor_name = {key}; expected dtype {np.dtype(var._value.dtype).name} does not equal original dtype "
+            f"{arr.dtype.name} (variable '{var.name}'). Create the variable with the saved dtype, or cast after "
+            "restoring."
+        )
+
+
+def _restore_object(root: Any, path: str, strict: bool = False) -> CheckpointLoadStatus:
+    file = _resolve(path)
+    arrays, _ = _read_file(file)
+    variables, nodes = _walk(root)
+    if strict:
+        missing = [k for k in variables if k not in arrays]
+        if missing:
+            raise ValueError(
+                f"The file {path} has no values for {len(missing)} variable(s) of {type(root).__name__}, e.g. "
+                f"{missing[:5]}; its keys are e.g. {sorted(arrays)[:5]}. The structure differs from the one saved "
+                "(pass skip_mismatch=True to load what matches)."
+            )
+    matched: list[tuple[Variable, np.ndarray]] = []
+    for key, var in variables.items():
+        if key in arrays:
+            _check_compatible(key, var, arrays[key])
+            matched.append((var, arrays[key]))
+    # Saved values with no object yet: offer them to the nearest node that
+    # can defer (e.g. optimizer slots created on the first step).
+    deferred: list[tuple[Any, str, np.ndarray]] = []
+    unused: list[str] = []
+    for key in arrays:
+        if key in variables:
+            continue
+        parent, _, name = key.rpartition("/")
+        node = nodes.get(parent)
+        if node is not None and callable(getattr(node, "_defer_restore", None)):
+            deferred.append((node, name, arrays[key]))
+        else:
+            unused.append(key)
+    # Everything checked: now assign (nothing above changed any state).
+    for var, arr in matched:
+        var._value = np.array(arr, copy=True)
+    for node, name, arr in deferred:
+        if not node._defer_restore(name, np.array(arr, copy=True)):
+            unused.append(name)
+    unmatched = [v for k, v in variables.items() if k not in arrays]
+    return CheckpointLoadStatus(file, unmatched, unused)
+
+
+class CheckpointLoadStatus:
+    """What a restore matched, as TF's load status object."""
+
+    def __init__(self, path: str, unmatched_objects: list, unused_keys: list) -> None:
+        self.save_path = path
+        self._unmatched = unmatched_objects
+        self._unused = unused_keys
+
+    def assert_consumed(self) -> CheckpointLoadStatus:
+        """Raises unless every saved value was used and every variable restored."""
+        self.assert_existing_objects_matched()
+        if self._unused:
+            raise AssertionError(
+                f"Unresolved values in checkpoint {self.save_path}: {sorted(self._unused)[:10]}. The checkpoint "
+                "holds objects the program does not (use expect_partial() to allow it)."
+            )
+        return self
+
+    def assert_existing_objects_matched(self) -> CheckpointLoadStatus:
+        """Raises if a variable of the program had no value in the checkpoint."""
+        if self._unmatched:
+            raise AssertionError(
+                f"Found {len(self._unmatched)} Python objects that were not bound to checkpointed values, likely "
+                f"due to changes in the Python program. Showing {min(len(self._unmatched), 10)} of "
+                f"{len(self._unmatched)} unmatched objects: {self._unmatched[:10]}"
+            )
+        return self
+
+    def assert_nontrivial_match(self) -> CheckpointLoadStatus:
+        return self
+
+    def expect_partial(self) -> CheckpointLoadStatus:
+        return self
+
+    def run_restore_ops(self, session: Any = None) -> None:
+        return None
+
+    def initialize_or_restore(self, session: Any = None) -> None:
+        return None
+
+
+class InitializationOnlyStatus(CheckpointLoadStatus):
+    """``restore(None)``: nothing to load."""
+
+    def __init__(self) -> None:
+        super().__init__("", [], [])
+
+
+# -- tf.train.Checkpoint -----------------------------------------------------------
+class Checkpoint:
+    """Groups trackable objects to save and restore together.
+
+    >>> ckpt = tf.train.Checkpoint(model=model, optimizer=opt)
+    >>> path = ckpt.save("/tmp/run/ckpt")        # "/tmp/run/ckpt-1"
+    >>> ckpt.restore(tf.train.latest_checkpoint("/tmp/run"))
+    """
+
+    def __init__(self, root: Any = None, **kwargs: Any) -> None:
+        objects: dict[str, Any] = {}
+        if root is not None:
+            if not _is_trackable(root):
+                raise ValueError(f"`Checkpoint` was expecting root to be a trackable object (an object derived "
+                                 f"from `Trackable`), got {root}.")
+            objects.update(_children(root) or [])
+        for name, obj in kwargs.items():
+            if not _is_trackable(obj):
+                raise ValueError(
+                    f"`Checkpoint` was expecting {name} to be a trackable object (an object derived from "
+                    f"`Trackable`), got {obj}. Pass variables, tf.Module / Keras objects or optimizers."
+                )
+            objects[name] = obj
+        self._objects = objects
+        self._root = root
+        self._save_counter: Variable | None = None
+        for name, obj in kwargs.items():
+            if not hasattr(type(self), name):
+                setattr(self, name, obj)  # ckpt.model, as TF
+
+    @property
+    def save_counter(self) -> Variable:
+        """How many times ``save`` ran (saved with the checkpoint)."""
+        if self._save_counter is None:
+            self._save_counter = Variable(np.int64(0), trainable=False, name="save_counter")
+        return self._save_counter
+
+    def _trackable_children(self, save_type: str = "checkpoint", **kwargs: Any) -> dict:
+        kids = dict(self._objects)
+        kids["save_counter"] = self.save_counter
+        return kids
+
+    def write(self, file_prefix: str, options: Any = None) -> str:
+        """Writes the checkpoint to ``file_prefix`` (``.safetensors`` added if
+        missing); returns ``file_prefix``. No counter, no state file."""
+        prefix = os.fspath(file_prefix)
+        _save_object(self, _file_for(prefix))
+        return prefix
+
+    def save(self, file_prefix: str, options: Any = None) -> str:
+        """Saves to ``f"{file_prefix}-{save_counter}"`` and records it in the
+        folder's ``checkpoint`` state file; returns that path."""
+        counter = self.save_counter
+        counter._value = np.asarray(counter._value + 1, dtype=np.int64)
+        path = f"{os.fspath(file_prefix)}-{int(counter._value)}"
+        try:
+            self.write(path)
+        except BaseException:
+            counter._value = np.asarray(counter._value - 1, dtype=np.int64)
+            raise
+        folder = os.path.dirname(path) or "."
+        state = _read_state(folder)
+        paths = [p for p in (state["all"] if state else []) if p != path] + [path]
+        _write_state(folder, path, paths, [])
+        return path
+
+    def read(self, save_path: str, options: Any = None) -> CheckpointLoadStatus:
+        """Restores from ``save_path`` (as written by ``write``)."""
+        return _restore_object(self, save_path)
+
+    def restore(self, save_path: str | None, options: Any = None) -> CheckpointLoadStatus:
+        """Restores from ``save_path`` (``None``: nothing, as TF). Every value
+        is checked before any is assigned."""
+        if save_path is None:
+            return InitializationOnlyStatus()
+        return _restore_object(self, save_path)
+
+
+# -- the state file and CheckpointManager -----------------------------------------
+def _read_state(folder: str, latest_filename: str | None = None) -> dict | None:
+    path = os.path.join(folder, latest_filename or _STATE_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return None
+    latest = None
+    paths: list[str] = []
+    stamps: list[float] = []
+    preserved = None
+    for line in text.splitlines():
+        m = re.match(r'\s*(\w+)\s*:\s*"?(.*?)"?\s*$', line)
+        if not m:
+            continue
+        key, value = m.groups()
+        full = value if os.path.isabs(value) else os.path.join(folder, value)
+        if key == "model_checkpoint_path":
+            latest = full
+        elif key == "all_model_checkpoint_paths":
+            paths.append(full)
+        elif key == "all_model_checkpoint_timestamps":
+            stamps.append(float(value))
+        elif key == "last_preserved_timestamp":
+            preserved = float(value)
+    return {"latest": latest, "all": paths, "timestamps": stamps, "preserved": preserved}
+
+
+def _write_state(folder: str, latest: str, paths: list[str], stamps: list[float],
+                 preserved: float | None = None) -> None:
+    def rel(p: str) -> str:
+        return os.path.basename(p) if os.path.dirname(os.path.abspath(p)) == os.path.abspath(folder) else p
+
+    lines = [f'model_checkpoint_path: "{rel(latest)}"']
+    lines += [f'all_model_checkpoint_paths: "{rel(p)}"' for p in paths]
+    lines += [f"all_model_checkpoint_timestamps: {t}" for t in stamps]
+    if preserved is not None:
+        lines.append(f"last_preserved_timestamp: {preserved}")
+    _atomic_write(os.path.join(folder, _STATE_FILE), ("\n".join(lines) + "\n").encode())
+
+
+def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -> str | None:
+    """The newest checkpoint recorded in ``checkpoint_dir`` (None if none)."""
+    state = _read_state(os.fspath(checkpoint_dir), latest_filename)
+    if not state or not state["latest"]:
+        return None
+    latest = state["latest"]
+    return latest if os.path.isfile(_file_for(latest)) or os.path.isfile(latest) else None
+
+
+class CheckpointManager:
+    """Saves numbered checkpoints in a folder and keeps the newest
+    ``max_to_keep`` (``None``: all), as ``tf.train.CheckpointManager``."""
+
+    def __init__(self, checkpoint: Checkpoint, directory: str, max_to_keep: int | None,
+                 keep_checkpoint_every_n_hours: float | None = None, checkpoint_name: str = "ckpt",
+                 step_counter: Any = None, checkpoint_interval: int | None = None, init_fn: Any = None) -> None:
+        if not isinstance(checkpoint, Checkpoint):
+            raise TypeError(f"CheckpointManager expects a tf.train.Checkpoint, got {type(checkpoint).__name__}.")
+        if max_to_keep is not None and max_to_keep <= 0:
+            raise ValueError(f"Expected a positive integer or `None` for `max_to_keep`, got {max_to_keep}.")
+        if checkpoint_interval is not None and step_counter is None:
+            raise ValueError("`step_counter` should be passed if `checkpoint_interval` is not None.")
+        self._checkpoint = checkpoint
+        self._directory = os.fspath(directory)
+        self._max_to_keep = max_to_keep
+        self._keep_every_s = keep_checkpoint_every_n_hours * 3600.0 if keep_checkpoint_every_n_hours else None
+        self._prefix = os.path.join(self._directory, checkpoint_name)
+        self._step_counter = step_counter
+        self._interval = checkpoint_interval
+        self._init_fn = init_fn
+        self._last_step: int | None = None
+        state = _read_state(self._directory)
+        now = time.time()
+        self._maybe_delete: list[tuple[str, float]] = []
+        self._last_preserved = now
+        self._latest: str | None = None
+        if state:
+            stamps = state["timestamps"] if len(state["timestamps"]) == len(state["all"]) else [now] * len(state["all"])
+            self._maybe_delete = [(p, t) for p, t in zip(state["all"], stamps) if os.path.isfile(_file_for(p))]
+            self._latest = state["latest"] if state["latest"] and os.path.isfile(_file_for(state["latest"])) else None
+            if state["preserved"] is not None:
+                self._last_preserved = state["preserved"]
+
+    @property
+    def directory(self) -> str:
+        return self._directory
+
+    @property
+    def checkpoint(self) -> Checkpoint:
+        return self._checkpoint
+
+    @property
+    def checkpoints(self) -> list[str]:
+        """Paths of the kept checkpoints, oldest first."""
+        return [p for p, _ in self._maybe_delete]
+
+    @property
+    def latest_checkpoint(self) -> str | None:
+        return self._latest
+
+    @property
+    def checkpoint_interval(self) -> int | None:
+        return self._interval
+
+    def save(self, checkpoint_number: int | None = None, check_interval: bool = True,
+             options: Any = None) -> str | None:
+        """Writes ``{directory}/{checkpoint_name}-{N}``; deletes the oldest
+        beyond ``max_to_keep``; returns the path (None if the interval says
+        it is too early)."""
+        if self._interval is not None and check_interval:
+            step = int(np.asarray(self._step_counter))
+            if self._last_step is not None and step - self._last_step < self._interval:
+                return None
+            self._last_step = step
+        counter = self._checkpoint.save_counter
+        counter._value = np.asarray(counter._value + 1, dtype=np.int64)
+        number = int(counter._value) if checkpoint_number is None else int(np.asarray(checkpoint_number))
+        path = f"{self._prefix}-{number}"
+        self._checkpoint.write(path)
+        now = time.time()
+        self._maybe_delete = [(p, t) for p, t in self._maybe_delete if p != path] + [(path, now)]
+        self._latest = path
+        self._sweep()
+        _write_state(self._directory, path, self.checkpoints, [t for _, t in self._maybe_delete],
+                     self._last_preserved)
+        return path
+
+    def _sweep(self) -> None:
+        if self._max_to_keep is None:
+            return
+        while len(self._maybe_delete) > self._max_to_keep:
+            path, stamp = self._maybe_delete.pop(0)
+            if self._keep_every_s is not None and stamp - self._last_preserved >= self._keep_every_s:
+                self._last_preserved = stamp  # kept forever, no longer managed
+                continue
+            for f in (_file_for(path),):
+                try:
+                    os.remove(f)
+                except FileNotFoundError:
+                    pass
+
+    def restore_or_initialize(self) -> str | None:
+        """Restores the latest checkpoint if any (returns its path), else runs
+        ``init_fn`` (returns None)."""
+        if self._latest is not None:
+            self._checkpoint.restore(self._latest)
+            return self._latest
+        if self._init_fn is not None:
+            self._init_fn()
+        return None
+
+
+# -- reading checkpoints without objects -------------------------------------------
+def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
+    """``[(key, shape), ...]`` stored in a checkpoint, sorted by key."""
+    arrays, _ = _read_file(_resolve_any(ckpt_dir_or_file))
+    return sorted((k, list(a.shape)) for k, a in arrays.items())
+
+
+def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
+    """The stored value of ``name`` (a key from ``list_variables``)."""
+    arrays, _ = _read_file(_resolve_any(ckpt_dir_or_file))
+    if name not in arrays:
+        raise errors.NotFoundError(f"Key {name} not found in checkpoint {ckpt_dir_or_file}; "
+                                   f"keys: {sorted(arrays)[:10]}")
+    return arrays[name]
+
+
+def _resolve_any(path: str) -> str:
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        latest = latest_checkpoint(path)
+        if latest is None:
+            raise errors.NotFoundError(f"No checkpoint recorded in directory {path}.")
+        path = latest
+    return _resolve(path)
+
+
+# -- model.save_weights / load_weights -----------------------------------------------
+def save_weights(obj: Any, path: str) -> None:
+    """Writes every variable reachable from ``obj`` (keys: paths from ``obj``)
+    to ``path`` exactly, atomically (for ``Model.save_weights``)."""
+    if not _is_trackable(obj):
+        raise ValueError(f"save_weights: {type(obj).__name__} has no variables to save (it is not trackable).")
+    _save_object(obj, os.fspath(path))
+
+
+def load_weights(obj: Any, path: str, skip_mismatch: bool = False) -> CheckpointLoadStatus:
+    """Restores ``obj`` from a file written by ``save_weights`` (or
+    ``Checkpoint.write`` of it). Every key, shape and dtype is checked before
+    anything is assigned; a variable of ``obj`` missing from the file raises
+    ``ValueError`` (unless ``skip_mismatch``, which loads what matches)."""
+    return _restore_object(obj, os.fspath(path), strict=not skip_mismatch)
