@@ -668,6 +668,14 @@ def _conv2d_backprop_input_kernel(w, dy, input_sizes, strides, dilations, paddin
     cdt = _compute_dtype(dy.dtype)
     if n == 0 or oh == 0 or ow == 0:
         return np.zeros(in_shape, dtype=dy.dtype)
+    full = [(k - 1) * d for k, d in zip((kh, kw), dilations)]
+    flip_pads = tuple((f - p[0], f - p[1] + (size + p[0] + p[1] - f - 1 - (o - 1)))
+                      for f, p, size, o in zip(full, pads, in_shape[1:3], (oh, ow)))
+    if strides == (1, 1) and all(a >= 0 and b >= 0 for a, b in flip_pads):
+        # Stride 1: dx is the correlation of the padded dy with the flipped,
+        # transposed filter -- one im2col + matmul instead of a col2im scatter.
+        w_flip = np.ascontiguousarray(w[::-1, ::-1].transpose(0, 1, 3, 2))
+        return _conv2d_kernel(dy, w_flip, (1, 1), dilations, flip_pads)
     colg = dy.reshape(-1, co).astype(cdt, copy=False) @ w.reshape(kh * kw * ci, co).astype(cdt, copy=False).T
     colg = colg.reshape(n, oh, ow, kh, kw, ci)
     return _scatter_windows(colg, in_shape, pads, strides, dilations).astype(dy.dtype, copy=False)
@@ -1064,30 +1072,48 @@ def _max_pool_kernel(x, ksize, strides, padding):
     return win.max(axis=(3, 4))
 
 
-def _argmax_in_window(x, ksize, strides, padding):
-    """The flat (kh * KW + kw) index of each window's first maximum."""
-    win, out_hw, pads = _pool_windows(x, ksize, strides, padding, _lowest(x.dtype))
-    n, oh, ow, kh, kw, c = win.shape
-    return np.argmax(win.reshape(n, oh, ow, kh * kw, c), axis=3), pads
+def _first_max_masks(x, y, ksize, strides, padding):
+    """Yields (slices, mask) per window offset (i, j): ``mask`` marks the
+    outputs whose first maximum (row-major within the window) sits at that
+    offset; ``slices`` index the matching strided view of the padded input.
+    One elementwise pass per offset, no (N, OH, OW, KH*KW, C) copy."""
+    out_hw, pads = _pool_geom(x.shape, ksize, strides, padding)
+    xp = _pad_hw(x, pads, _lowest(x.dtype))
+    oh, ow = out_hw
+    sh, sw = strides
+    taken = np.zeros(y.shape, dtype=bool)
+    for i in range(ksize[0]):
+        for j in range(ksize[1]):
+            sl = (slice(None), slice(i, i + (oh - 1) * sh + 1, sh), slice(j, j + (ow - 1) * sw + 1, sw))
+            hit = xp[sl] == y
+            hit &= ~taken
+            taken |= hit
+            yield sl, hit
+    return pads
 
 
 def _max_pool_grad_kernel(x, y, g, ksize, strides, padding):
-    arg, pads = _argmax_in_window(x, ksize, strides, padding)
-    kh, kw = ksize
-    n, oh, ow, c = g.shape
-    cols = np.zeros((n, oh, ow, kh, kw, c), dtype=g.dtype)
-    flat = cols.reshape(n, oh, ow, kh * kw, c)
-    np.put_along_axis(flat, arg[:, :, :, None, :], g[:, :, :, None, :], axis=3)
-    return _scatter_windows(cols, x.shape, pads, strides, (1, 1))
+    _, pads = _pool_geom(x.shape, ksize, strides, padding)
+    (t0, b0), (l0, r0) = pads
+    n, h, w, c = x.shape
+    dxp = np.zeros((n, h + t0 + b0, w + l0 + r0, c), dtype=g.dtype)
+    zero = np.zeros((), g.dtype)
+    overlap = strides[0] < ksize[0] or strides[1] < ksize[1]
+    for sl, hit in _first_max_masks(x, y, ksize, strides, padding):
+        if overlap:
+            dxp[sl] += np.where(hit, g, zero)
+        else:  # windows are disjoint: plain stores
+            dxp[sl] = np.where(hit, g, zero)
+    return dxp[:, t0:t0 + h, l0:l0 + w, :]
 
 
 def _max_pool_grad_grad_kernel(x, y, gg, ksize, strides, padding):
-    arg, pads = _argmax_in_window(x, ksize, strides, padding)
-    out_hw = arg.shape[1:3]
-    win = _windows(_pad_hw(gg, pads), ksize, out_hw, strides, (1, 1))
-    n, oh, ow, kh, kw, c = win.shape
-    picked = np.take_along_axis(win.reshape(n, oh, ow, kh * kw, c), arg[:, :, :, None, :], axis=3)
-    return picked[:, :, :, 0, :]
+    _, pads = _pool_geom(x.shape, ksize, strides, padding)
+    ggp = _pad_hw(gg, pads)
+    out = np.zeros(y.shape, dtype=gg.dtype)
+    for sl, hit in _first_max_masks(x, y, ksize, strides, padding):
+        np.copyto(out, ggp[sl], where=hit)
+    return out
 
 
 def _pool_shape(specs, ksize, strides, padding):
