@@ -7,7 +7,7 @@
 from tapeflow.ops.array_ops import eye  # noqa: F401
 from tapeflow.ops.linalg_ops import (  # noqa: F401
     adjoint, band_part, cholesky, cholesky_solve, det, diag, diag_part, eigh, eigvalsh, global_norm, inv, logdet,
-    lstsq, matrix_transpose, matvec, norm, pinv, qr, set_diag, slogdet, solve, svd, trace, triangular_solve,
+    lstsq, matrix_transpose, matvec, norm, normalize, pinv, qr, set_diag, slogdet, solve, svd, trace, triangular_solve,
 )
 from tapeflow.ops.math_ops import matmul  # noqa: F401
 
@@ -20,7 +20,9 @@ def __getattr__(name: str):
     if name in _FROM_TOP_LEVEL:
         import tapeflow
 
-        if name == "l2_normalize":
-            return tapeflow.nn.l2_normalize
-        return getattr(tapeflow, name)
+        owner = tapeflow.nn if name == "l2_normalize" else tapeflow
+        value = getattr(owner, name, None)
+        if value is not None:
+            return value
+        raise AttributeError(f"tf.linalg.{name} is not available: tapeflow does not define tf.{name} yet")
     raise AttributeError(f"module 'tapeflow.linalg' has no attribute '{name}'")

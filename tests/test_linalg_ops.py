@@ -321,3 +321,22 @@ def test_shape_rules_allow_unknown_dims():
                                                     adjoint=False) == [((None, 3, 2), f64)]
     assert linalg_ops.SELF_ADJOINT_EIG.shape([((4, 3, 3), f64)], compute_v=True) == [((4, 3), f64),
                                                                                       ((4, 3, 3), f64)]
+
+
+def test_half_precision_runs_through_float32_lapack():
+    a = tf.constant([[2.0, 1.0], [1.0, 3.0]], tf.float16)
+    assert tf.linalg.inv(a).dtype == tf.float16
+    close(tf.linalg.det(a), 5.0, 1e-3)
+    s, u, v = tf.linalg.svd(a)
+    assert (s.dtype, u.dtype, v.dtype) == (tf.float16,) * 3
+
+
+def test_complex_matrices_are_not_implemented():
+    with pytest.raises(NotImplementedError, match="complex"):
+        tf.linalg.inv(tf.constant([[1 + 1j, 0], [0, 1]]))
+
+
+def test_normalize_returns_unit_tensor_and_norm():
+    unit, n = tf.linalg.normalize(tf.constant([[3.0, 4.0], [6.0, 8.0]]), axis=1)
+    close(unit, [[0.6, 0.8], [0.6, 0.8]])
+    close(n, [[5.0], [10.0]])

@@ -259,3 +259,9 @@ def test_random_ops_are_marked_stateful_for_graph_compilation():
         assert op.extra.get("stateful") is True
     spec = random_ops.RANDOM_NORMAL.shape([], shape=(2, 3), dtype=np.dtype(np.float32), seed=None, seed2=None)
     assert spec == [((2, 3), np.dtype(np.float32))]
+
+
+def test_fold_in_is_an_op_and_rejects_bad_data():
+    assert not registry.is_differentiable("RandomFoldIn")
+    with pytest.raises(InvalidArgumentError, match="data must be an integer scalar"):
+        tf.random.fold_in([1, 2], 1.5)

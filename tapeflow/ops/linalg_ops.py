@@ -41,16 +41,41 @@ def _check_matrix(x: Tensor, op: str, square: bool = True) -> tuple:
     return s
 
 
+def _lapack(kernel):
+    """Wraps a kernel that calls LAPACK (np.linalg), which has no float16:
+    half inputs are computed in float32 and the results cast back, as TF's
+    half kernels do internally."""
+
+    def run(*arrays, **attrs):
+        if not any(getattr(a, "dtype", None) == np.float16 for a in arrays):
+            return kernel(*arrays, **attrs)
+        outs = kernel(*[a.astype(np.float32) if getattr(a, "dtype", None) == np.float16 else a for a in arrays],
+                      **attrs)
+        if isinstance(outs, tuple):
+            return tuple(o.astype(np.float16) if o.dtype == np.float32 else o for o in outs)
+        return outs.astype(np.float16)
+
+    return run
+
+
 def _float_input(x: Any, op: str) -> Tensor:
     x = t(x)
     check_float(x, op)
+    _no_complex(x, op)
     return x
+
+
+def _no_complex(x: Tensor, op: str) -> None:
+    if x._value.dtype.kind == "c":
+        raise NotImplementedError(f"{op} of complex matrices ({x.dtype.name}) is not implemented in tapeflow: its "
+                                  "gradients would need conjugate transposes; use float32/float64")
 
 
 def _pair(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
     a = t(a)
     b = b if isinstance(b, Tensor) else convert_to_tensor(b, dtype_hint=a.dtype)
     check_float(a, op)
+    _no_complex(a, op)
     if a._value.dtype != b._value.dtype:
         raise dtype_mismatch(op, a, b)
     return a, b
@@ -83,9 +108,10 @@ _mt = matrix_transpose
 
 
 def _eye_like(x: Tensor) -> Tensor:
-    """Identity matrices shaped like the (square) batch of matrices ``x``."""
-    s = x._shape_tuple()
-    return array_ops.eye(s[-1], batch_shape=_batch(s) or None, dtype=x.dtype)
+    """Identity matrices shaped like the (square) batch of matrices ``x``.
+
+    Built with ops (not ``tf.eye``) so unknown batch dims work in graphs."""
+    return set_diag(array_ops.zeros_like(x), array_ops.ones_like(diag_part(x)))
 
 
 def _safe_reciprocal(x: Tensor, eps: float = 1e-20) -> Tensor:
@@ -302,7 +328,7 @@ def _square_same(specs, **attrs):
     return [specs[0]]
 
 
-MATRIX_INVERSE = defop("MatrixInverse", _inverse_kernel, shape=_square_same)
+MATRIX_INVERSE = defop("MatrixInverse", _lapack(_inverse_kernel), shape=_square_same)
 
 
 @defgrad("MatrixInverse", inputs=False, outputs=True)
@@ -326,7 +352,7 @@ def _batch_shape_rule(specs, **attrs):
     return [(None if s is None else tuple(s[:-2]), dt)]
 
 
-MATRIX_DETERMINANT = defop("MatrixDeterminant", lambda x: np.asarray(np.linalg.det(x), dtype=x.dtype),
+MATRIX_DETERMINANT = defop("MatrixDeterminant", _lapack(lambda x: np.asarray(np.linalg.det(x), dtype=x.dtype)),
                            shape=_batch_shape_rule)
 
 
@@ -348,7 +374,7 @@ def _slogdet_kernel(x):
     return np.asarray(sign, dtype=x.dtype), np.asarray(logabs, dtype=x.dtype)
 
 
-LOG_MATRIX_DETERMINANT = defop("LogMatrixDeterminant", _slogdet_kernel,
+LOG_MATRIX_DETERMINANT = defop("LogMatrixDeterminant", _lapack(_slogdet_kernel),
                                shape=lambda specs: _batch_shape_rule(specs) * 2, num_outputs=2)
 
 
@@ -390,7 +416,7 @@ def _rhs_shape(specs, **attrs):
     return [specs[1]]
 
 
-MATRIX_SOLVE = defop("MatrixSolve", _solve_kernel, shape=_rhs_shape)
+MATRIX_SOLVE = defop("MatrixSolve", _lapack(_solve_kernel), shape=_rhs_shape)
 
 
 @defgrad("MatrixSolve", inputs=True, outputs=True)
@@ -457,7 +483,7 @@ def _tri_shape(specs, **attrs):
     return [(tuple(shapes.broadcast_shape(sa[:-2], sb[:-2], "MatrixTriangularSolve")) + tuple(sb[-2:]), dt)]
 
 
-MATRIX_TRIANGULAR_SOLVE = defop("MatrixTriangularSolve", _triangular_solve_kernel, shape=_tri_shape)
+MATRIX_TRIANGULAR_SOLVE = defop("MatrixTriangularSolve", _lapack(_triangular_solve_kernel), shape=_tri_shape)
 
 
 @defgrad("MatrixTriangularSolve", inputs=True, outputs=True)
@@ -506,7 +532,7 @@ def _cholesky_kernel(x):
     return out.reshape(x.shape)
 
 
-CHOLESKY = defop("Cholesky", _cholesky_kernel, shape=_square_same)
+CHOLESKY = defop("Cholesky", _lapack(_cholesky_kernel), shape=_square_same)
 
 
 @defgrad("Cholesky", inputs=False, outputs=True)
@@ -559,7 +585,7 @@ def _qr_shape(specs, full_matrices):
     return [(b + (m, k), dt), (b + (k, n), dt)]
 
 
-QR = defop("Qr", _qr_kernel, shape=_qr_shape, num_outputs=2)
+QR = defop("Qr", _lapack(_qr_kernel), shape=_qr_shape, num_outputs=2)
 
 
 def _solve_right_upper(x: Tensor, r: Tensor) -> Tensor:
@@ -633,7 +659,7 @@ def _svd_shape(specs, full_matrices, compute_uv):
     return [(b + (k,), dt), (b + (m, k), dt), (b + (n, k), dt)]
 
 
-SVD = defop("Svd", _svd_kernel, shape=_svd_shape, num_outputs=3)
+SVD = defop("Svd", _lapack(_svd_kernel), shape=_svd_shape, num_outputs=3)
 
 
 @defgrad("Svd", inputs=True, outputs=True)
@@ -710,7 +736,7 @@ def _eigh_shape(specs, compute_v):
     return [(tuple(s[:-1]), dt), (tuple(s) if compute_v else (0,), dt)]
 
 
-SELF_ADJOINT_EIG = defop("SelfAdjointEigV2", _eigh_kernel, shape=_eigh_shape, num_outputs=2)
+SELF_ADJOINT_EIG = defop("SelfAdjointEigV2", _lapack(_eigh_kernel), shape=_eigh_shape, num_outputs=2)
 
 
 @defgrad("SelfAdjointEigV2", inputs=True, outputs=True)
@@ -894,6 +920,13 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = 
     if not keepdims:
         result = array_ops.squeeze(result, axis=red_axis) if red_axis else array_ops.reshape(result, ())
     return result
+
+
+def normalize(tensor: Any, ord: Any = "euclidean", axis: Any = None, name: str | None = None) -> tuple:  # noqa: A002
+    """``(tensor / norm, norm)`` with the norm kept broadcastable (``tf.linalg.normalize``)."""
+    x = t(tensor)
+    n = norm(x, ord=ord, axis=axis, keepdims=True)
+    return math_ops.divide_(x, n), n
 
 
 def _expand_at(x: Tensor, axes: list, ndim: int) -> Tensor:

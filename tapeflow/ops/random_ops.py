@@ -452,13 +452,25 @@ def split(seed: Any, num: int = 2, alg: Any = "auto_select") -> Tensor:
     return out if s._value.dtype == np.int64 else math_ops.cast(out, s.dtype)
 
 
+def _fold_in_kernel(seed, data):
+    key = np.asarray([int(seed[0]) ^ (int(data) & _MASK64), int(seed[1])], dtype=np.uint64).view(np.int64)
+    gen = _stateless_generator(key)
+    info = np.iinfo(seed.dtype)
+    return gen.integers(info.min, info.max, size=2, dtype=seed.dtype, endpoint=True)
+
+
+FOLD_IN = defop("RandomFoldIn", _fold_in_kernel, shape=lambda specs: [((2,), specs[0][1])])
+NotDifferentiable("RandomFoldIn")
+
+
 def fold_in(seed: Any, data: Any, alg: Any = "auto_select") -> Tensor:
     """A new stateless seed from ``seed`` and an integer ``data`` (``tf.random.fold_in``)."""
     s = _seed_tensor(seed, "tf.random.fold_in")
-    d = int(data.numpy() if isinstance(data, Tensor) else data)
-    key = np.asarray([int(s._value[0]) ^ (d & _MASK64), int(s._value[1])], dtype=np.uint64).view(np.int64)
-    out = stateless_uniform([2], convert_to_tensor(key), minval=None, maxval=None, dtype=dtypes.int64)
-    return out if s._value.dtype == np.int64 else math_ops.cast(out, s.dtype)
+    d = data if isinstance(data, Tensor) else convert_to_tensor(data, dtype=dtypes.int64)
+    if d._value.dtype.kind not in "iu" or len(d._shape_tuple()) != 0:
+        raise InvalidArgumentError(None, None, f"data must be an integer scalar, got {d.dtype.name} of shape "
+                                   f"{list(d._shape_tuple())} [Op:RandomFoldIn]")
+    return execute(FOLD_IN, (s, d))
 
 
 # ----------------------------------------------------------------------------
