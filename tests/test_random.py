@@ -264,4 +264,4 @@ def test_random_ops_are_marked_stateful_for_graph_compilation():
 def test_fold_in_is_an_op_and_rejects_bad_data():
     assert not registry.is_differentiable("RandomFoldIn")
     with pytest.raises(InvalidArgumentError, match="data must be an integer scalar"):
-        tf.random.fold_in([1, 2], 1.5)
+        tf.random.fold_in([1, 2], tf.constant(1.5))
