@@ -1,0 +1,27 @@
+"""``tf.keras``: layers, models, losses, metrics, initializers, callbacks and
+(``tf.keras.optimizers``) optimizers, with Keras 3's behaviour and numbers.
+
+>>> model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(1)])
+>>> model.compile(optimizer="adam", loss="mse")
+>>> history = model.fit(x, y, epochs=3, verbose=0)
+"""
+
+from __future__ import annotations
+
+import importlib as _importlib
+
+from tapeflow.keras import activations, callbacks, initializers, layers, losses, metrics
+from tapeflow.keras.layers import Input, Layer
+from tapeflow.keras.models import Model, Sequential
+
+__all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metrics", "optimizers", "models",
+           "utils", "backend", "Input", "Layer", "Model", "Sequential"]
+
+
+def __getattr__(name: str):
+    # optimizers (another package) and the small utility namespaces load on first use
+    if name in ("optimizers", "models", "utils", "backend", "saving", "trainer"):
+        mod = _importlib.import_module(f"tapeflow.keras.{name}")
+        globals()[name] = mod
+        return mod
+    raise AttributeError(f"module 'tapeflow.keras' has no attribute '{name}'")

@@ -1,0 +1,315 @@
+"""``tf.keras.callbacks``: History, EarlyStopping, ModelCheckpoint,
+LearningRateScheduler, LambdaCallback and the progress bar logger."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import warnings
+from typing import Any
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["Callback", "CallbackList", "History", "EarlyStopping", "ModelCheckpoint", "LearningRateScheduler",
+           "LambdaCallback", "ProgbarLogger"]
+
+
+class Callback:
+    """Base class: override the ``on_*`` hooks; ``self.model`` is the model being trained."""
+
+    def __init__(self) -> None:
+        self.model = None
+        self.params: dict = {}
+
+    def set_model(self, model: Any) -> None:
+        self.model = model
+
+    def set_params(self, params: dict) -> None:
+        self.params = params
+
+    def on_train_begin(self, logs: dict | None = None) -> None: ...
+    def on_train_end(self, logs: dict | None = None) -> None: ...
+    def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None: ...
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None: ...
+    def on_train_batch_begin(self, batch: int, logs: dict | None = None) -> None: ...
+    def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None: ...
+    def on_test_begin(self, logs: dict | None = None) -> None: ...
+    def on_test_end(self, logs: dict | None = None) -> None: ...
+    def on_test_batch_begin(self, batch: int, logs: dict | None = None) -> None: ...
+    def on_test_batch_end(self, batch: int, logs: dict | None = None) -> None: ...
+    def on_predict_begin(self, logs: dict | None = None) -> None: ...
+    def on_predict_end(self, logs: dict | None = None) -> None: ...
+    def on_predict_batch_begin(self, batch: int, logs: dict | None = None) -> None: ...
+    def on_predict_batch_end(self, batch: int, logs: dict | None = None) -> None: ...
+
+
+class CallbackList:
+    """Calls every callback's hook in order."""
+
+    def __init__(self, callbacks: list, model: Any = None, **params: Any) -> None:
+        self.callbacks = list(callbacks)
+        for cb in self.callbacks:
+            if model is not None:
+                cb.set_model(model)
+            cb.set_params(params)
+
+    def __getattr__(self, hook: str) -> Callable:
+        if not hook.startswith("on_"):
+            raise AttributeError(hook)
+
+        def call(*args: Any) -> None:
+            for cb in self.callbacks:
+                getattr(cb, hook)(*args)
+
+        return call
+
+
+class History(Callback):
+    """Records every epoch's logs: ``history.history["loss"]`` is a list per epoch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.history: dict[str, list] = {}
+        self.epoch: list[int] = []
+
+    def on_train_begin(self, logs: dict | None = None) -> None:
+        self.epoch = []
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        self.epoch.append(epoch)
+        for k, v in (logs or {}).items():
+            self.history.setdefault(k, []).append(v)
+
+
+def _monitor_op(mode: str, monitor: str) -> tuple[Callable, bool]:
+    """(better(a, b), higher_is_better) for ``mode`` min/max/auto."""
+    if mode not in ("auto", "min", "max"):
+        warnings.warn(f"mode {mode!r} is unknown, fallback to auto mode.", stacklevel=3)
+        mode = "auto"
+    if mode == "auto":
+        name = monitor.removeprefix("val_")
+        mode = "max" if name.endswith(("acc", "accuracy", "auc")) or name.startswith(("acc", "auc")) else "min"
+    if mode == "max":
+        return np.greater, True
+    return np.less, False
+
+
+class EarlyStopping(Callback):
+    """Stops training when ``monitor`` has not improved by ``min_delta`` for
+    ``patience`` epochs; optionally restores the best weights."""
+
+    def __init__(self, monitor: str = "val_loss", min_delta: float = 0, patience: int = 0, verbose: int = 0,
+                 mode: str = "auto", baseline: float | None = None, restore_best_weights: bool = False,
+                 start_from_epoch: int = 0) -> None:
+        super().__init__()
+        self.monitor, self.patience, self.verbose = monitor, patience, verbose
+        self.baseline, self.restore_best_weights = baseline, restore_best_weights
+        self.start_from_epoch = start_from_epoch
+        self.monitor_op, higher = _monitor_op(mode, monitor)
+        self.min_delta = abs(min_delta) * (1 if higher else -1)
+        self.wait = 0
+        self.stopped_epoch = 0
+        self.best = None
+        self.best_weights = None
+        self.best_epoch = 0
+
+    def on_train_begin(self, logs: dict | None = None) -> None:
+        self.wait, self.stopped_epoch, self.best_weights, self.best_epoch = 0, 0, None, 0
+        self.best = None
+
+    def _improved(self, current: float, reference: float | None) -> bool:
+        if reference is None:
+            return True
+        return bool(self.monitor_op(current - self.min_delta, reference))
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        current = (logs or {}).get(self.monitor)
+        if current is None:
+            warnings.warn(f"Early stopping conditioned on metric `{self.monitor}` which is not available. "
+                          f"Available metrics are: {','.join((logs or {}).keys())}", stacklevel=2)
+            return
+        if epoch < self.start_from_epoch:
+            return
+        if self.restore_best_weights and self.best_weights is None:
+            self.best_weights = self.model.get_weights()
+        self.wait += 1
+        if self._improved(current, self.best):
+            self.best = current
+            self.best_epoch = epoch
+            if self.restore_best_weights:
+                self.best_weights = self.model.get_weights()
+            if self.baseline is None or self._improved(current, self.baseline):
+                self.wait = 0
+            return
+        if self.wait >= self.patience and epoch > 0:
+            self.stopped_epoch = epoch
+            self.model.stop_training = True
+            if self.restore_best_weights and self.best_weights is not None:
+                if self.verbose > 0:
+                    print(f"Restoring model weights from the end of the best epoch: {self.best_epoch + 1}.")
+                self.model.set_weights(self.best_weights)
+
+    def on_train_end(self, logs: dict | None = None) -> None:
+        if self.stopped_epoch > 0 and self.verbose > 0:
+            print(f"Epoch {self.stopped_epoch + 1}: early stopping")
+
+
+class ModelCheckpoint(Callback):
+    """Saves the model's weights (``save_weights``) after each epoch, or only
+    when ``monitor`` improves (``save_best_only``). ``filepath`` may contain
+    ``{epoch}`` and log keys (``"ckpt-{epoch:02d}-{val_loss:.2f}.weights.h5"``)."""
+
+    def __init__(self, filepath: str, monitor: str = "val_loss", verbose: int = 0, save_best_only: bool = False,
+                 save_weights_only: bool = False, mode: str = "auto", save_freq: Any = "epoch",
+                 initial_value_threshold: float | None = None) -> None:
+        super().__init__()
+        if save_freq != "epoch":
+            raise NotImplementedError("ModelCheckpoint(save_freq=<int>) is not implemented; use save_freq='epoch'")
+        self.filepath, self.monitor, self.verbose = os.fspath(filepath), monitor, verbose
+        self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
+        self.monitor_op, _ = _monitor_op(mode, monitor)
+        self.best = initial_value_threshold
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        logs = logs or {}
+        path = self.filepath.format(epoch=epoch + 1, **logs)
+        if self.save_best_only:
+            current = logs.get(self.monitor)
+            if current is None:
+                warnings.warn(f"Can save best model only with {self.monitor} available, skipping.", stacklevel=2)
+                return
+            if self.best is not None and not self.monitor_op(current, self.best):
+                if self.verbose > 0:
+                    print(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {self.best:.5f}")
+                return
+            if self.verbose > 0:
+                prev = "inf" if self.best is None else f"{self.best:.5f}"
+                print(f"\nEpoch {epoch + 1}: {self.monitor} improved from {prev} to {current:.5f}, "
+                      f"saving model to {path}")
+            self.best = current
+        elif self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: saving model to {path}")
+        parent = os.path.dirname(path)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        self.model.save_weights(path)
+
+
+class LearningRateScheduler(Callback):
+    """Sets the optimizer's learning rate at each epoch start to
+    ``schedule(epoch, lr)`` (or ``schedule(epoch)``)."""
+
+    def __init__(self, schedule: Callable, verbose: int = 0) -> None:
+        super().__init__()
+        self.schedule, self.verbose = schedule, verbose
+
+    def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
+        opt = self.model.optimizer
+        if not hasattr(opt, "learning_rate"):
+            raise ValueError('Optimizer must have a "learning_rate" attribute.')
+        lr = float(np.asarray(opt.learning_rate.numpy() if hasattr(opt.learning_rate, "numpy") else opt.learning_rate))
+        try:
+            new = self.schedule(epoch, lr)
+        except TypeError:
+            new = self.schedule(epoch)
+        new = float(new.numpy() if hasattr(new, "numpy") else new)
+        if not np.isfinite(new):
+            raise ValueError(f'The output of the "schedule" function should be a finite float. Got: {new}')
+        opt.learning_rate = new
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {new}.")
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        if logs is not None:
+            lr = self.model.optimizer.learning_rate
+            logs["learning_rate"] = float(np.asarray(lr.numpy() if hasattr(lr, "numpy") else lr))
+
+
+class LambdaCallback(Callback):
+    """A callback from plain functions: ``LambdaCallback(on_epoch_end=lambda epoch, logs: ...)``."""
+
+    def __init__(self, **hooks: Callable) -> None:
+        super().__init__()
+        for name, fn in hooks.items():
+            if not name.startswith("on_"):
+                raise TypeError(f"LambdaCallback got an unknown hook {name!r}")
+            setattr(self, name, fn)
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4f}" if abs(v) >= 1e-3 or v == 0 else f"{v:.4e}"
+
+
+class ProgbarLogger(Callback):
+    """One progress bar per epoch (tqdm when installed, else a plain one):
+    live loss and metrics, steps/s and ETA; ``verbose=2`` prints one line per epoch."""
+
+    def __init__(self, verbose: int = 1, stream: Any = None) -> None:
+        super().__init__()
+        self.verbose = verbose
+        self.stream = stream
+        self._bar = None
+
+    def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
+        self._epoch = epoch
+        self._start = time.perf_counter()
+        self._steps = self.params.get("steps")
+        epochs = self.params.get("epochs", 1)
+        self._seen = 0
+        if self.verbose == 1:
+            stream = self.stream or sys.stdout
+            try:
+                from tqdm.auto import tqdm  # optional dependency
+
+                self._bar = tqdm(total=self._steps, desc=f"Epoch {epoch + 1}/{epochs}", unit="step",
+                                 file=stream, leave=True, dynamic_ncols=True)
+            except ImportError:
+                self._bar = None
+                stream.write(f"Epoch {epoch + 1}/{epochs}\n")
+
+    def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
+        self._seen = batch + 1
+        if self.verbose != 1:
+            return
+        text = " - ".join(f"{k}: {_fmt(v)}" for k, v in (logs or {}).items())
+        if self._bar is not None:
+            self._bar.update(1)
+            self._bar.set_postfix_str(text, refresh=False)
+        else:
+            self._plain(text, final=False)
+
+    def _plain(self, text: str, final: bool) -> None:
+        stream = self.stream or sys.stdout
+        elapsed = time.perf_counter() - self._start
+        rate = self._seen / elapsed if elapsed > 0 else 0.0
+        total = self._steps
+        if total:
+            width = 30
+            done = int(width * self._seen / total)
+            bar = "=" * max(done - 1, 0) + (">" if done < width else "=") + "." * (width - done)
+            eta = (total - self._seen) / rate if rate and not final else 0.0
+            tail = f"{elapsed:.1f}s" if final else f"ETA: {eta:.1f}s"
+            stream.write(f"\r{self._seen}/{total} [{bar}] - {tail} {rate:.1f} steps/s - {text}")
+        else:
+            stream.write(f"\r{self._seen} steps - {elapsed:.1f}s {rate:.1f} steps/s - {text}")
+        if final:
+            stream.write("\n")
+        stream.flush()
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        text = " - ".join(f"{k}: {_fmt(v)}" for k, v in (logs or {}).items())
+        if self.verbose == 1:
+            if self._bar is not None:
+                self._bar.set_postfix_str(text, refresh=True)
+                self._bar.close()
+                self._bar = None
+            else:
+                self._plain(text, final=True)
+        elif self.verbose == 2:
+            stream = self.stream or sys.stdout
+            elapsed = time.perf_counter() - self._start
+            stream.write(f"Epoch {epoch + 1}/{self.params.get('epochs', 1)}\n{self._seen}/{self._steps} - "
+                         f"{elapsed:.1f}s - {text}\n")
+            stream.flush()

@@ -1,0 +1,282 @@
+"""``tf.keras.initializers``: weight initializers, seeded like Keras 3.
+
+A seeded initializer gives the same values on every call (Keras 3's rule);
+an unseeded one draws from a generator that ``tf.keras.utils.set_random_seed``
+(or ``tf.random.set_seed``) re-seeds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework import dtypes
+from tapeflow.framework.tensor import Tensor, constant
+
+__all__ = [
+    "Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal",
+    "GlorotUniform", "GlorotNormal", "HeNormal", "HeUniform", "LecunNormal", "LecunUniform",
+    "VarianceScaling", "Identity", "get", "serialize",
+]
+
+_global_rng = np.random.default_rng()
+
+
+def set_seed(seed: int | None) -> None:
+    """Re-seeds the generator used by unseeded initializers and layers."""
+    global _global_rng
+    _global_rng = np.random.default_rng(seed)
+
+
+def rng_for(seed: Any) -> np.random.Generator:
+    """A NumPy generator: fresh from ``seed`` (same numbers every call), or
+    the shared global one when ``seed`` is None."""
+    if seed is None:
+        return _global_rng
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(int(seed))
+
+
+def _np_dtype(dtype: Any) -> np.dtype:
+    return dtypes.as_dtype(dtype or "float32").as_numpy_dtype
+
+
+def _fans(shape: tuple) -> tuple[float, float]:
+    # Keras' rule: dense (in, out); conv (*receptive, in, out).
+    shape = tuple(int(d) for d in shape)
+    if len(shape) < 1:
+        return 1.0, 1.0
+    if len(shape) == 1:
+        return float(shape[0]), float(shape[0])
+    if len(shape) == 2:
+        return float(shape[0]), float(shape[1])
+    receptive = math.prod(shape[:-2])
+    return float(shape[-2] * receptive), float(shape[-1] * receptive)
+
+
+class Initializer:
+    """Base class: ``init(shape, dtype=None) -> Tensor``."""
+
+    def __call__(self, shape: Any, dtype: Any = None, **kwargs: Any) -> Tensor:
+        shape = tuple(int(d) for d in (shape.as_list() if hasattr(shape, "as_list") else shape))
+        return constant(self._generate(shape, _np_dtype(dtype)))
+
+    def _generate(self, shape: tuple, dtype: np.dtype) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__} must implement _generate(shape, dtype)")
+
+    def get_config(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, config: dict) -> Initializer:
+        return cls(**config)
+
+
+class Zeros(Initializer):
+    def _generate(self, shape, dtype):
+        return np.zeros(shape, dtype)
+
+
+class Ones(Initializer):
+    def _generate(self, shape, dtype):
+        return np.ones(shape, dtype)
+
+
+class Constant(Initializer):
+    """Fills with ``value`` (a scalar, or an array of the variable's shape)."""
+
+    def __init__(self, value: Any = 0.0) -> None:
+        self.value = value
+
+    def _generate(self, shape, dtype):
+        v = np.asarray(self.value.numpy() if hasattr(self.value, "numpy") else self.value, dtype)
+        return np.broadcast_to(v, shape).copy()
+
+    def get_config(self):
+        return {"value": self.value}
+
+
+class RandomNormal(Initializer):
+    def __init__(self, mean: float = 0.0, stddev: float = 0.05, seed: Any = None) -> None:
+        self.mean, self.stddev, self.seed = mean, stddev, seed
+
+    def _generate(self, shape, dtype):
+        return rng_for(self.seed).normal(self.mean, self.stddev, shape).astype(dtype)
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+class RandomUniform(Initializer):
+    def __init__(self, minval: float = -0.05, maxval: float = 0.05, seed: Any = None) -> None:
+        self.minval, self.maxval, self.seed = minval, maxval, seed
+
+    def _generate(self, shape, dtype):
+        return rng_for(self.seed).uniform(self.minval, self.maxval, shape).astype(dtype)
+
+    def get_config(self):
+        return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
+
+
+def _truncated_normal(rng: np.random.Generator, shape: tuple, stddev: float) -> np.ndarray:
+    # Redraw values beyond two standard deviations, as TF's truncated normal.
+    out = rng.standard_normal(shape)
+    bad = np.abs(out) > 2.0
+    while bad.any():
+        out[bad] = rng.standard_normal(int(bad.sum()))
+        bad = np.abs(out) > 2.0
+    return out * stddev
+
+
+class TruncatedNormal(Initializer):
+    def __init__(self, mean: float = 0.0, stddev: float = 0.05, seed: Any = None) -> None:
+        self.mean, self.stddev, self.seed = mean, stddev, seed
+
+    def _generate(self, shape, dtype):
+        return (self.mean + _truncated_normal(rng_for(self.seed), shape, self.stddev)).astype(dtype)
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+class VarianceScaling(Initializer):
+    """Keras' VarianceScaling: scale / fan (fan_in, fan_out or their mean)."""
+
+    def __init__(self, scale: float = 1.0, mode: str = "fan_in", distribution: str = "truncated_normal",
+                 seed: Any = None) -> None:
+        if scale <= 0.0:
+            raise ValueError(f"Argument `scale` must be positive float. Received: scale={scale}")
+        if mode not in ("fan_in", "fan_out", "fan_avg"):
+            raise ValueError(f"Invalid `mode` argument: {mode!r}; expected fan_in, fan_out or fan_avg")
+        if distribution not in ("normal", "truncated_normal", "untruncated_normal", "uniform"):
+            raise ValueError(f"Invalid `distribution` argument: {distribution!r}")
+        self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
+
+    def _generate(self, shape, dtype):
+        fan_in, fan_out = _fans(shape)
+        fan = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
+        scale = self.scale / max(1.0, fan)
+        rng = rng_for(self.seed)
+        if self.distribution in ("normal", "truncated_normal"):
+            stddev = math.sqrt(scale) / 0.87962566103423978  # std of a unit normal truncated at 2
+            out = _truncated_normal(rng, shape, stddev)
+        elif self.distribution == "untruncated_normal":
+            out = rng.normal(0.0, math.sqrt(scale), shape)
+        else:
+            limit = math.sqrt(3.0 * scale)
+            out = rng.uniform(-limit, limit, shape)
+        return out.astype(dtype)
+
+    def get_config(self):
+        return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution, "seed": self.seed}
+
+
+class GlorotUniform(VarianceScaling):
+    """Uniform in ±sqrt(6 / (fan_in + fan_out)): Keras' default kernel initializer."""
+
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(1.0, "fan_avg", "uniform", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class GlorotNormal(VarianceScaling):
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(1.0, "fan_avg", "truncated_normal", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class HeNormal(VarianceScaling):
+    """Truncated normal with stddev sqrt(2 / fan_in)."""
+
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(2.0, "fan_in", "truncated_normal", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class HeUniform(VarianceScaling):
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(2.0, "fan_in", "uniform", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class LecunNormal(VarianceScaling):
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(1.0, "fan_in", "truncated_normal", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class LecunUniform(VarianceScaling):
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(1.0, "fan_in", "uniform", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class Identity(Initializer):
+    def __init__(self, gain: float = 1.0) -> None:
+        self.gain = gain
+
+    def _generate(self, shape, dtype):
+        if len(shape) != 2:
+            raise ValueError(f"Identity initializer requires a 2D shape. Received: shape={shape}")
+        return (self.gain * np.eye(*shape)).astype(dtype)
+
+
+_ALIASES = {
+    "zeros": Zeros, "ones": Ones, "constant": Constant, "random_normal": RandomNormal,
+    "random_uniform": RandomUniform, "uniform": RandomUniform, "normal": RandomNormal,
+    "truncated_normal": TruncatedNormal, "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal,
+    "he_normal": HeNormal, "he_uniform": HeUniform, "lecun_normal": LecunNormal, "lecun_uniform": LecunUniform,
+    "variance_scaling": VarianceScaling, "identity": Identity,
+}
+
+
+def get(identifier: Any) -> Initializer | None:
+    """An initializer from a name (``"glorot_uniform"``), class, config dict or instance."""
+    if identifier is None or isinstance(identifier, Initializer):
+        return identifier
+    if isinstance(identifier, str):
+        key = identifier if identifier in _ALIASES else _snake(identifier)
+        if key not in _ALIASES:
+            raise ValueError(f"Could not interpret initializer identifier: {identifier!r}. "
+                             f"Known names: {', '.join(sorted(_ALIASES))}")
+        return _ALIASES[key]()
+    if isinstance(identifier, dict):
+        cls = get(identifier["class_name"])
+        return type(cls).from_config(identifier.get("config", {}))
+    if isinstance(identifier, type) and issubclass(identifier, Initializer):
+        return identifier()
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"Could not interpret initializer identifier: {identifier!r}")
+
+
+def serialize(initializer: Initializer) -> dict:
+    return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
+
+
+def _snake(name: str) -> str:
+    import re
+
+    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+
+
+# Keras' lower-case aliases (tf.keras.initializers.glorot_uniform ...)
+zeros, ones, constant_ = Zeros, Ones, Constant
+glorot_uniform, glorot_normal, he_normal, he_uniform = GlorotUniform, GlorotNormal, HeNormal, HeUniform
+random_normal, random_uniform, truncated_normal = RandomNormal, RandomUniform, TruncatedNormal

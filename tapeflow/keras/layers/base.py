@@ -1,0 +1,521 @@
+"""``tf.keras.layers.Layer``, symbolic ``KerasTensor``s and ``Input``.
+
+A layer owns weights (``tf.Variable``s made by ``add_weight``), builds them
+lazily from the first input's shape, and tracks sub-layers assigned as
+attributes. Calling a layer on a ``KerasTensor`` (from ``tf.keras.Input``)
+records a node instead of computing: that is how functional models are built.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import threading
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework import dtypes, nest
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.framework.variables import Variable
+from tapeflow.keras import initializers as _init
+from tapeflow.module import Module
+from tapeflow.ops import math_ops as mo
+
+__all__ = ["Layer", "KerasTensor", "Input", "InputLayer", "InputSpec"]
+
+_name_counts: dict[str, int] = {}
+
+
+def unique_name(base: str) -> str:
+    """``dense``, ``dense_1``, ``dense_2`` ... as Keras names auto-named objects."""
+    n = _name_counts.get(base, 0)
+    _name_counts[base] = n + 1
+    return base if n == 0 else f"{base}_{n}"
+
+
+def clear_session() -> None:
+    """Resets the auto-naming counters (``tf.keras.backend.clear_session``)."""
+    _name_counts.clear()
+
+
+def to_snake_case(name: str) -> str:
+    """Keras' rule: ``MaxPooling2D`` -> ``max_pooling2d``, ``Conv2D`` -> ``conv2d``."""
+    name = re.sub(r"\W+", "", name)
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+class _CallContext(threading.local):
+    def __init__(self) -> None:
+        self.training = None  # the training flag of the outermost call, passed down
+
+
+_ctx = _CallContext()
+
+
+class InputSpec:
+    """Declares what a layer accepts (``ndim``, ``min_ndim``, ``axes``)."""
+
+    def __init__(self, dtype: Any = None, shape: Any = None, ndim: int | None = None, max_ndim: int | None = None,
+                 min_ndim: int | None = None, axes: dict | None = None, allow_last_axis_squeeze: bool = False,
+                 name: str | None = None) -> None:
+        self.dtype, self.shape, self.ndim, self.max_ndim, self.min_ndim = dtype, shape, ndim, max_ndim, min_ndim
+        self.axes = axes or {}
+
+
+class KerasTensor:
+    """A symbolic tensor in a functional model: a shape, a dtype and the layer
+    call that produced it. It holds no data."""
+
+    def __init__(self, shape: tuple, dtype: Any = "float32", name: str | None = None, history: Any = None) -> None:
+        self._shape = tuple(None if d is None else int(d) for d in shape)
+        self.dtype = dtypes.as_dtype(dtype)
+        self.name = name or unique_name("keras_tensor")
+        self._keras_history = history  # (layer, node) or None for an Input
+
+    @property
+    def shape(self) -> tuple:
+        return self._shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def _shape_tuple(self) -> tuple:
+        return self._shape
+
+    def __repr__(self) -> str:
+        return f"<KerasTensor shape={self._shape}, dtype={self.dtype.name}, sparse=False, name={self.name}>"
+
+    def _unsupported(self, *a: Any, **k: Any):
+        raise TypeError(
+            "A KerasTensor is symbolic: it has no value and tapeflow's functional API supports only layer "
+            "calls on it (no raw tf ops). Wrap the computation in a layer, e.g. "
+            "tf.keras.layers.Lambda(lambda t: ...) or a custom Layer subclass."
+        )
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __matmul__ = _unsupported
+    __getitem__ = __array__ = numpy = _unsupported
+
+
+class Node:
+    """One symbolic layer call: the layer, its arguments and its outputs."""
+
+    def __init__(self, layer: Layer, args: tuple, kwargs: dict, outputs: Any) -> None:
+        self.layer, self.args, self.kwargs, self.outputs = layer, args, kwargs, outputs
+
+    @property
+    def input_tensors(self) -> list:
+        return [x for x in nest.flatten((self.args, self.kwargs)) if isinstance(x, KerasTensor)]
+
+
+def _has_keras_tensor(structure: Any) -> bool:
+    return any(isinstance(x, KerasTensor) for x in nest.flatten(structure))
+
+
+_SIGNATURES: dict[type, tuple[bool, bool]] = {}
+
+
+def _call_flags(layer: Layer) -> tuple[bool, bool]:
+    """(call accepts ``training``, call accepts ``mask``), cached per class."""
+    cls = type(layer)
+    flags = _SIGNATURES.get(cls)
+    if flags is None:
+        params = inspect.signature(layer.call).parameters
+        var_kw = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        flags = ("training" in params or var_kw, "mask" in params)
+        _SIGNATURES[cls] = flags
+    return flags
+
+
+# Bookkeeping attributes that hold layers without owning them.
+_UNTRACKED = frozenset(("_layers", "_inbound_nodes", "_nodes", "_input_layers", "_output_layers",
+                        "_model", "_functional", "_call_sequence", "_callbacks", "_input_layer_obj",
+                        "_input_tensor", "_symbolic_output", "_inputs_struct", "_outputs_struct",
+                        "_input_tensors", "_step_fns"))
+
+
+class Layer(Module):
+    """Base class of Keras layers.
+
+    Subclasses create weights in ``build(input_shape)`` with ``add_weight``
+    and compute in ``call(inputs, training=None)``; ``layer(x)`` builds on
+    first use, casts float inputs to the layer's dtype and calls.
+    """
+
+    _autocast = True  # cast floating inputs to the layer dtype (Keras 3 does)
+
+    def __init__(self, trainable: bool = True, name: str | None = None, dtype: Any = None, autocast: bool = True,
+                 input_shape: Any = None, input_dim: int | None = None, batch_size: int | None = None,
+                 **kwargs: Any) -> None:
+        for k in ("activity_regularizer", "input_dtype", "batch_input_shape"):
+            if k in kwargs and kwargs[k] is not None and k != "batch_input_shape":
+                raise NotImplementedError(f"tapeflow's Keras layers do not support `{k}` yet")
+        batch_input_shape = kwargs.pop("batch_input_shape", None)
+        kwargs.pop("activity_regularizer", None)
+        kwargs.pop("input_dtype", None)
+        if kwargs:
+            raise TypeError(f"Unrecognized keyword arguments passed to {type(self).__name__}: {kwargs}")
+        object.__setattr__(self, "_layers", [])
+        self._own_trainable: list[Variable] = []
+        self._own_non_trainable: list[Variable] = []
+        self._name = name or unique_name(to_snake_case(type(self).__name__))
+        self._scope_name = self._name + "/"
+        self._dtype = dtypes.as_dtype(dtype or "float32")
+        self._trainable = trainable
+        self.built = False
+        self._autocast = autocast and type(self)._autocast
+        self._losses: list = []
+        self._inbound_nodes: list[Node] = []
+        self.input_spec = None
+        if input_dim is not None and input_shape is None:
+            input_shape = (input_dim,)
+        if batch_input_shape is not None:
+            input_shape, batch_size = tuple(batch_input_shape)[1:], batch_input_shape[0]
+        # Sequential reads this to build itself from the first layer's input shape.
+        self._input_shape_arg = None if input_shape is None else (batch_size,) + tuple(input_shape)
+
+    # -- attribute tracking --------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        layers = self.__dict__.get("_layers")
+        if layers is not None and name not in _UNTRACKED:
+            for leaf in nest.flatten(value) if isinstance(value, (list, tuple, dict)) else [value]:
+                if isinstance(leaf, Layer) and leaf is not self and not any(leaf is x for x in layers):
+                    layers.append(leaf)
+        object.__setattr__(self, name, value)
+
+    # -- names, dtypes, flags ------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dtype(self) -> str:
+        return self._dtype.name
+
+    @property
+    def compute_dtype(self) -> str:
+        return self._dtype.name
+
+    @property
+    def variable_dtype(self) -> str:
+        return self._dtype.name
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        self._trainable = bool(value)
+        for layer in self._layers:
+            layer.trainable = value
+
+    @property
+    def layers(self) -> list:
+        return list(self._layers)
+
+    @property
+    def supports_masking(self) -> bool:
+        return False
+
+    # -- weights ----------------------------------------------------------------
+    def add_weight(self, name: str | None = None, shape: Any = None, dtype: Any = None, initializer: Any = None,
+                   regularizer: Any = None, trainable: bool = True, constraint: Any = None,
+                   aggregation: Any = None, synchronization: Any = None, **kwargs: Any) -> Variable:
+        """Creates a weight ``tf.Variable`` owned by this layer (Keras' ``add_weight``)."""
+        if regularizer is not None:
+            raise NotImplementedError("weight regularizers are not implemented in tapeflow's Keras yet")
+        shape = () if shape is None else tuple(int(d) for d in shape)
+        dtype = dtypes.as_dtype(dtype or self._dtype)
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.is_floating else "zeros"
+        init = _init.get(initializer)
+        value = init(shape, dtype=dtype)
+        var = Variable(value, trainable=trainable, name=f"{self._name}/{name or 'variable'}:0", dtype=dtype,
+                       constraint=constraint)
+        var._keras_name = name or "variable"
+        var._name = var._keras_name  # Keras 3 names weights "kernel", "bias" ...; the full path is .path
+        var.path = f"{self._name}/{var._keras_name}"
+        (self._own_trainable if trainable else self._own_non_trainable).append(var)
+        return var
+
+    def _sublayers(self) -> list:
+        return self._layers
+
+    @property
+    def trainable_weights(self) -> list:
+        """Own trainable weights in creation order, then the sub-layers' (empty when frozen)."""
+        if not self._trainable:
+            return []
+        out = list(self._own_trainable)
+        for layer in self._sublayers():
+            out.extend(v for v in layer.trainable_weights if not any(v is w for w in out))
+        return out
+
+    @property
+    def non_trainable_weights(self) -> list:
+        if not self._trainable:
+            return self.weights
+        out = list(self._own_non_trainable)
+        for layer in self._sublayers():
+            out.extend(v for v in layer.non_trainable_weights if not any(v is w for w in out))
+        return out
+
+    @property
+    def weights(self) -> list:
+        """All weights: own (trainable first, then non-trainable... in creation order per kind), then sub-layers'."""
+        out = list(self._own_trainable) + list(self._own_non_trainable)
+        for layer in self._sublayers():
+            out.extend(v for v in layer.weights if not any(v is w for w in out))
+        return out
+
+    @property
+    def variables(self) -> list:
+        return self.weights
+
+    @property
+    def trainable_variables(self) -> list:
+        return self.trainable_weights
+
+    @property
+    def non_trainable_variables(self) -> list:
+        return self.non_trainable_weights
+
+    @property
+    def submodules(self) -> tuple:
+        out: list = []
+        for layer in self._sublayers():
+            out.append(layer)
+            out.extend(s for s in layer.submodules if not any(s is o for o in out))
+        return tuple(out)
+
+    def get_weights(self) -> list:
+        """The weights' values as NumPy arrays (copies), in ``weights`` order."""
+        return [np.array(v.numpy()) for v in self.weights]
+
+    def set_weights(self, weights: list) -> None:
+        """Assigns NumPy arrays to ``weights`` (same count and shapes)."""
+        params = self.weights
+        if len(params) != len(weights):
+            raise ValueError(
+                f"Layer {self.name} weight shape mismatch: you called `set_weights(weights)` on layer "
+                f"'{self.name}' with a weight list of length {len(weights)}, but the layer was expecting "
+                f"{len(params)} weights."
+            )
+        for v, w in zip(params, weights):
+            w = np.asarray(w.numpy() if hasattr(w, "numpy") else w)
+            if tuple(v.shape.as_list()) != w.shape:
+                raise ValueError(
+                    f"Layer {self.name} weight shape mismatch: variable {getattr(v, 'path', v.name)} "
+                    f"has shape {tuple(v.shape.as_list())}, but the provided weight has shape {w.shape}."
+                )
+        for v, w in zip(params, weights):
+            v.assign(np.asarray(w.numpy() if hasattr(w, "numpy") else w, dtype=v.dtype.as_numpy_dtype))
+
+    def count_params(self) -> int:
+        if not self.built:
+            raise ValueError(f"You tried to call `count_params` on layer '{self.name}', but the layer isn't "
+                             f"built. You can build it manually via: `layer.build(input_shape)`.")
+        return int(sum(np.prod(v.shape.as_list(), dtype=np.int64) for v in self.weights))
+
+    @property
+    def losses(self) -> list:
+        out = list(self._losses)
+        for layer in self._sublayers():
+            out.extend(layer.losses)
+        return out
+
+    def add_loss(self, loss: Any) -> None:
+        self._losses.append(loss)
+
+    # -- build / call ---------------------------------------------------------
+    def build(self, input_shape: Any = None) -> None:
+        """Creates the weights; the default has none."""
+        self.built = True
+
+    def call(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        return inputs
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        spec = self._symbolic_outputs((KerasTensor(tuple(input_shape)),), {})
+        return nest.map_structure(lambda k: k.shape, spec)
+
+    def _maybe_build(self, inputs: Any) -> None:
+        if self.built:
+            return
+        shapes = nest.map_structure(lambda x: _shape_of(x), inputs)
+        self.build(shapes)
+        self.built = True
+
+    def _convert(self, x: Any) -> Any:
+        if isinstance(x, Tensor):
+            t = x
+        elif isinstance(x, Variable):
+            t = x.value()
+        elif isinstance(x, (np.ndarray, np.generic, list, tuple, float, int, bool)):
+            t = convert_to_tensor(x)
+        else:
+            return x
+        if self._autocast and t._value.dtype.kind == "f" and t._value.dtype != self._dtype._np:
+            t = mo.cast(t, self._dtype)
+        return t
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _has_keras_tensor((args, kwargs)):
+            return self._symbolic_call(args, kwargs)
+        if not args:
+            raise TypeError(f"{type(self).__name__}.__call__ needs the inputs as its first positional argument")
+        inputs = args[0]
+        if isinstance(inputs, (list, tuple)) and not isinstance(inputs, np.ndarray) and any(
+                isinstance(x, (Tensor, Variable, np.ndarray)) for x in nest.flatten(inputs)):
+            inputs = nest.map_structure(self._convert, inputs)
+        else:
+            inputs = self._convert(inputs)
+        args = (inputs,) + args[1:]
+        accepts_training, _ = _call_flags(self)
+        training = kwargs.get("training")
+        if training is None:
+            kwargs.pop("training", None)
+            training = _ctx.training
+        if accepts_training:
+            kwargs["training"] = training
+        else:
+            kwargs.pop("training", None)
+        previous = _ctx.training
+        _ctx.training = training
+        try:
+            if not self.built:
+                with self.name_scope:
+                    self._maybe_build(inputs)
+            return self.call(*args, **kwargs)
+        finally:
+            _ctx.training = previous
+
+    # -- the symbolic (functional) path -------------------------------------------
+    def _symbolic_outputs(self, args: tuple, kwargs: dict) -> Any:
+        """Output KerasTensors (no history) of calling on symbolic ``args``:
+        runs the layer once on zeros with unknown dims set to 1."""
+
+        def dummy(x):
+            if isinstance(x, KerasTensor):
+                shape = tuple(1 if d is None else d for d in x.shape)
+                return convert_to_tensor(np.zeros(shape, x.dtype.as_numpy_dtype))
+            return x
+
+        from tapeflow.framework.context import state
+
+        saved_tapes, saved_acc = state.tapes, state.accumulators
+        state.tapes, state.accumulators = [], []  # building a model is never recorded
+        state.update_recording()
+        try:
+            out = Layer.__call__(self, *nest.map_structure(dummy, args), **nest.map_structure(dummy, kwargs))
+        finally:
+            state.tapes, state.accumulators = saved_tapes, saved_acc
+            state.update_recording()
+        first = next((x for x in nest.flatten(args) if isinstance(x, KerasTensor)), None)
+        unknown_batch = first is not None and first.shape and first.shape[0] is None
+
+        def spec(t):
+            shape = tuple(t._shape_tuple())
+            if unknown_batch and shape:
+                shape = (None,) + shape[1:]
+            return KerasTensor(shape, t.dtype)
+
+        return nest.map_structure(spec, out)
+
+    def _symbolic_call(self, args: tuple, kwargs: dict) -> Any:
+        kwargs = {k: v for k, v in kwargs.items() if k != "training" or v is not None}
+        outputs = self._symbolic_outputs(args, kwargs)
+        node = Node(self, args, kwargs, outputs)
+        self._inbound_nodes.append(node)
+        for kt in nest.flatten(outputs):
+            kt._keras_history = (self, node)
+        return outputs
+
+    @property
+    def input(self) -> Any:
+        if not self._inbound_nodes:
+            raise AttributeError(f"Layer {self.name} is not connected, no input to return.")
+        node = self._inbound_nodes[0]
+        return node.args[0] if len(node.args) == 1 else list(node.args)
+
+    @property
+    def output(self) -> Any:
+        if not self._inbound_nodes:
+            raise AttributeError(f"Layer {self.name} has no inbound nodes.")
+        return self._inbound_nodes[0].outputs
+
+    @property
+    def output_shape(self) -> Any:
+        return nest.map_structure(lambda k: k.shape, self.output)
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+
+    @classmethod
+    def from_config(cls, config: dict) -> Layer:
+        return cls(**config)
+
+    def _trackable_children(self) -> dict:
+        """Checkpoint protocol (Keras' layout): own variables by Keras name,
+        then sub-layers by attribute name."""
+        out: dict = {}
+        for v in self._own_trainable + self._own_non_trainable:
+            out[getattr(v, "_keras_name", v.name)] = v
+        for key, value in vars(self).items():
+            if key.startswith("_") or key in out:
+                continue
+            if isinstance(value, Layer) or (isinstance(value, (list, tuple, dict)) and any(
+                    isinstance(x, (Layer, Variable)) for x in nest.flatten(value))):
+                out[key] = value
+        return out
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _shape_of(x: Any) -> Any:
+    if isinstance(x, (Tensor, KerasTensor, Variable)):
+        return tuple(x._shape_tuple())
+    if hasattr(x, "shape"):
+        return tuple(x.shape)
+    return None
+
+
+class InputLayer(Layer):
+    """The layer behind ``tf.keras.Input``: it only holds the input's shape."""
+
+    def __init__(self, shape: Any = None, batch_size: int | None = None, dtype: Any = None, name: str | None = None,
+                 input_tensor: Any = None, **kwargs: Any) -> None:
+        if "input_shape" in kwargs:
+            shape = kwargs.pop("input_shape")
+        if "batch_shape" in kwargs:
+            bs = kwargs.pop("batch_shape")
+            shape, batch_size = tuple(bs)[1:], bs[0]
+        super().__init__(name=name or unique_name("input_layer"), dtype=dtype, **kwargs)
+        if shape is None and input_tensor is None:
+            raise ValueError("You must pass a `shape` argument to Input/InputLayer.")
+        if isinstance(shape, int):
+            shape = (shape,)
+        self._batch_shape = (batch_size,) + tuple(shape)
+        self.output_tensor = input_tensor or KerasTensor(self._batch_shape, dtype or "float32", name=self._name)
+        self.output_tensor._keras_history = (self, None)
+        self.built = True
+
+    @property
+    def batch_shape(self) -> tuple:
+        return self._batch_shape
+
+    def call(self, inputs: Any) -> Any:
+        return inputs
+
+
+def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, name: str | None = None,  # noqa: N802
+          batch_shape: Any = None, tensor: Any = None, sparse: Any = None, **kwargs: Any) -> KerasTensor:
+    """A symbolic input for the functional API: ``x = tf.keras.Input(shape=(8, 8, 1))``."""
+    if batch_shape is not None:
+        shape, batch_size = tuple(batch_shape)[1:], batch_shape[0]
+    layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name)
+    return layer.output_tensor

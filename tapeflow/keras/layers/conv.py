@@ -1,0 +1,131 @@
+"""Convolution and pooling layers (channels_last, as Keras' default)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tapeflow.framework.tensor import Tensor
+from tapeflow.keras import _nn, activations, initializers
+from tapeflow.keras.layers.base import Layer
+from tapeflow.ops import math_ops as mo
+
+__all__ = ["Conv2D", "MaxPooling2D", "AveragePooling2D", "GlobalAveragePooling2D", "GlobalMaxPooling2D"]
+
+
+def _pair(v: Any, what: str) -> tuple[int, int]:
+    if isinstance(v, int):
+        return v, v
+    v = tuple(int(a) for a in v)
+    if len(v) != 2:
+        raise ValueError(f"The `{what}` argument must be a tuple of 2 integers. Received: {what}={v}")
+    return v
+
+
+def _padding(p: str) -> str:
+    p = p.lower()
+    if p not in ("valid", "same"):
+        raise ValueError(f"The `padding` argument must be one of 'valid', 'same'. Received: padding={p}")
+    return p
+
+
+def _channels_last(data_format: Any) -> None:
+    if data_format not in (None, "channels_last"):
+        raise NotImplementedError(f"data_format={data_format!r}: tapeflow's Keras supports channels_last only")
+
+
+class Conv2D(Layer):
+    """2-D convolution over NHWC inputs; kernel shape ``(kh, kw, in, filters)``."""
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
+                 data_format: Any = None, dilation_rate: Any = (1, 1), groups: int = 1, activation: Any = None,
+                 use_bias: bool = True, kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None,
+                 kernel_constraint: Any = None, bias_constraint: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        if groups != 1:
+            raise NotImplementedError("Conv2D(groups > 1) is not implemented in tapeflow")
+        if kernel_regularizer is not None or bias_regularizer is not None:
+            raise NotImplementedError("Conv2D: kernel/bias regularizers are not implemented in tapeflow")
+        self.filters = int(filters)
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.strides = _pair(strides, "strides")
+        self.dilation_rate = _pair(dilation_rate, "dilation_rate")
+        self.padding = _padding(padding)
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+
+    def build(self, input_shape: Any) -> None:
+        if len(input_shape) != 4:
+            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=4, "
+                             f"found ndim={len(input_shape)}. Full shape received: {tuple(input_shape)}")
+        cin = input_shape[-1]
+        self.kernel = self.add_weight("kernel", self.kernel_size + (cin, self.filters),
+                                      initializer=self.kernel_initializer, constraint=self.kernel_constraint)
+        self.bias = self.add_weight("bias", (self.filters,), initializer=self.bias_initializer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
+        self.built = True
+
+    def call(self, inputs: Tensor) -> Tensor:
+        y = _nn.conv2d(inputs, self.kernel.value(), strides=self.strides, padding=self.padding.upper(),
+                       dilations=self.dilation_rate)
+        if self.bias is not None:
+            y = mo.add(y, self.bias.value())
+        return self.activation(y)
+
+
+class _Pool2D(Layer):
+    _kind = "max"
+
+    def __init__(self, pool_size: Any = (2, 2), strides: Any = None, padding: str = "valid", data_format: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        self.pool_size = _pair(pool_size, "pool_size")
+        self.strides = self.pool_size if strides is None else _pair(strides, "strides")
+        self.padding = _padding(padding)
+
+    def call(self, inputs: Tensor) -> Tensor:
+        if len(inputs._shape_tuple()) != 4:
+            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=4, "
+                             f"found ndim={len(inputs._shape_tuple())}. Full shape received: {inputs.shape}")
+        fn = _nn.max_pool2d if self._kind == "max" else _nn.avg_pool2d
+        return fn(inputs, self.pool_size, self.strides, self.padding.upper())
+
+
+class MaxPooling2D(_Pool2D):
+    """Max over ``pool_size`` windows (stride defaults to the pool size)."""
+
+    _kind = "max"
+
+
+class AveragePooling2D(_Pool2D):
+    """Mean over ``pool_size`` windows; with 'same' padding, over the real elements only."""
+
+    _kind = "avg"
+
+
+class GlobalAveragePooling2D(Layer):
+    def __init__(self, data_format: Any = None, keepdims: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        self.keepdims = keepdims
+
+    def call(self, inputs: Tensor) -> Tensor:
+        return mo.reduce_mean(inputs, axis=[1, 2], keepdims=self.keepdims)
+
+
+class GlobalMaxPooling2D(Layer):
+    def __init__(self, data_format: Any = None, keepdims: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        self.keepdims = keepdims
+
+    def call(self, inputs: Tensor) -> Tensor:
+        return mo.reduce_max(inputs, axis=[1, 2], keepdims=self.keepdims)
+
+
+MaxPool2D, AvgPool2D = MaxPooling2D, AveragePooling2D

@@ -1,0 +1,202 @@
+"""Core layers: Dense, Flatten, Reshape, Dropout, Activation, ReLU, Softmax,
+Embedding, Lambda."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+from collections.abc import Callable
+
+import numpy as np
+
+from tapeflow.framework.context import state
+from tapeflow.framework.tensor import Tensor, constant
+from tapeflow.keras import activations, initializers
+from tapeflow.keras.layers.base import Layer
+from tapeflow.ops import array_ops as ao
+from tapeflow.ops import math_ops as mo
+
+__all__ = ["Dense", "Flatten", "Reshape", "Dropout", "Activation", "ReLU", "Softmax", "Embedding", "Lambda"]
+
+
+class Dense(Layer):
+    """``activation(inputs @ kernel + bias)`` on the last axis.
+
+    >>> layer = tf.keras.layers.Dense(3)
+    >>> layer(tf.ones((2, 4))).shape
+    TensorShape([2, 3])
+    """
+
+    def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
+                 kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None,
+                 kernel_constraint: Any = None, bias_constraint: Any = None, lora_rank: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not isinstance(units, (int, np.integer)) or units <= 0:
+            raise ValueError(f"Received an invalid value for `units`, expected a positive integer. "
+                             f"Received: units={units}")
+        if kernel_regularizer is not None or bias_regularizer is not None or lora_rank is not None:
+            raise NotImplementedError("Dense: kernel/bias regularizers and LoRA are not implemented in tapeflow")
+        self.units = int(units)
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+
+    def build(self, input_shape: Any) -> None:
+        in_dim = input_shape[-1]
+        if in_dim is None:
+            raise ValueError(f"Dense layer '{self.name}': the last dimension of the inputs must be known, "
+                             f"got input shape {input_shape}.")
+        self.kernel = self.add_weight("kernel", (in_dim, self.units), initializer=self.kernel_initializer,
+                                      constraint=self.kernel_constraint)
+        self.bias = self.add_weight("bias", (self.units,), initializer=self.bias_initializer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
+        self.built = True
+
+    def call(self, inputs: Tensor) -> Tensor:
+        if inputs._shape_tuple()[-1] != self.kernel._shape_tuple()[0]:
+            raise ValueError(
+                f"Input 0 of layer '{self.name}' is incompatible with the layer: expected axis -1 of input shape "
+                f"to have value {self.kernel._shape_tuple()[0]}, but received input with shape {inputs.shape}"
+            )
+        y = mo.matmul(inputs, self.kernel.value())
+        if self.bias is not None:
+            y = mo.add(y, self.bias.value())
+        return self.activation(y)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "units": self.units, "activation": activations.serialize(self.activation),
+                "use_bias": self.use_bias}
+
+
+class Flatten(Layer):
+    """Flattens all axes but the batch axis."""
+
+    def __init__(self, data_format: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+
+    def call(self, inputs: Tensor) -> Tensor:
+        shape = inputs._shape_tuple()
+        rest = shape[1:]
+        if None in rest:
+            return ao.reshape(inputs, (-1 if shape[0] is None else shape[0], -1))
+        return ao.reshape(inputs, (-1, int(math.prod(rest))))
+
+
+class Reshape(Layer):
+    """Reshapes the non-batch axes to ``target_shape`` (one entry may be -1)."""
+
+    def __init__(self, target_shape: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.target_shape = tuple(int(d) for d in target_shape)
+
+    def call(self, inputs: Tensor) -> Tensor:
+        n = inputs._shape_tuple()[0]
+        return ao.reshape(inputs, (-1 if n is None else n,) + self.target_shape)
+
+
+class Dropout(Layer):
+    """Zeroes a fraction ``rate`` of the inputs and scales the rest by
+    1/(1-rate), only when called with ``training=True``."""
+
+    def __init__(self, rate: float, noise_shape: Any = None, seed: int | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not 0 <= rate <= 1:
+            raise ValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 and 1. "
+                             f"Received: rate={rate}")
+        self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+        self._rng = np.random.default_rng(seed) if seed is not None else None
+
+    def call(self, inputs: Tensor, training: Any = None) -> Tensor:
+        if not training or self.rate == 0:
+            return inputs
+        shape = inputs._shape_tuple()
+        if self.noise_shape is not None:
+            shape = tuple(s if n is None else n for s, n in zip(shape, self.noise_shape))
+        keep = 1.0 - self.rate
+        if state.graph is not None or None in shape:
+            import tapeflow.random as tfr  # graph mode needs a random op, not a trace-time constant
+
+            mask = mo.cast(mo.less(tfr.uniform(ao.shape(inputs) if None in shape else shape, seed=self.seed), keep),
+                          inputs.dtype)
+        else:
+            rng = self._rng or initializers.rng_for(None)
+            mask = constant((rng.random(shape) < keep).astype(inputs._value.dtype))
+        return inputs * mask * (1.0 / keep) if keep > 0 else inputs * 0.0
+
+
+class Activation(Layer):
+    def __init__(self, activation: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.activation = activations.get(activation)
+
+    def call(self, inputs: Tensor) -> Tensor:
+        return self.activation(inputs)
+
+
+class ReLU(Layer):
+    def __init__(self, max_value: float | None = None, negative_slope: float = 0.0, threshold: float = 0.0,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.max_value, self.negative_slope, self.threshold = max_value, negative_slope, threshold
+
+    def call(self, inputs: Tensor) -> Tensor:
+        return activations.relu(inputs, self.negative_slope, self.max_value, self.threshold)
+
+
+class Softmax(Layer):
+    def __init__(self, axis: int = -1, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def call(self, inputs: Tensor, mask: Any = None) -> Tensor:
+        if mask is not None:
+            inputs = inputs + (1.0 - mo.cast(mask, inputs.dtype)) * -1e9
+        return activations.softmax(inputs, axis=self.axis)
+
+
+class Embedding(Layer):
+    """Looks rows of an ``(input_dim, output_dim)`` table up by integer id."""
+
+    _autocast = False
+
+    def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "uniform",
+                 embeddings_regularizer: Any = None, embeddings_constraint: Any = None, mask_zero: bool = False,
+                 **kwargs: Any) -> None:
+        kwargs.pop("input_length", None)
+        super().__init__(**kwargs)
+        if embeddings_regularizer is not None:
+            raise NotImplementedError("Embedding: embeddings_regularizer is not implemented in tapeflow")
+        self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self.embeddings_initializer = initializers.get(embeddings_initializer)
+        self.embeddings_constraint = embeddings_constraint
+        self.mask_zero = mask_zero
+
+    def build(self, input_shape: Any = None) -> None:
+        self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
+                                          initializer=self.embeddings_initializer,
+                                          constraint=self.embeddings_constraint)
+        self.built = True
+
+    def call(self, inputs: Tensor) -> Tensor:
+        if inputs._value.dtype.kind not in "iu":
+            inputs = mo.cast(inputs, "int32")
+        return ao.gather(self.embeddings, inputs)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        return mo.not_equal(inputs, 0) if self.mask_zero else None
+
+
+class Lambda(Layer):
+    """Wraps a function of tensors as a layer (``Lambda(lambda t: t * 2)``)."""
+
+    def __init__(self, function: Callable, output_shape: Any = None, mask: Any = None, arguments: dict | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.function, self.arguments = function, arguments or {}
+
+    def call(self, inputs: Any) -> Any:
+        return self.function(inputs, **self.arguments)

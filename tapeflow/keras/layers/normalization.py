@@ -1,0 +1,119 @@
+"""BatchNormalization and LayerNormalization."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tapeflow.framework.tensor import Tensor
+from tapeflow.keras import _nn, initializers
+from tapeflow.keras.layers.base import Layer
+from tapeflow.ops import array_ops as ao
+from tapeflow.ops import math_ops as mo
+
+__all__ = ["BatchNormalization", "LayerNormalization"]
+
+
+def _axes(axis: Any, ndim: int) -> list[int]:
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    out = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"Invalid axis: {a} for an input of rank {ndim}")
+        out.append(a % ndim)
+    return sorted(out)
+
+
+class BatchNormalization(Layer):
+    """Normalizes with the batch's statistics when ``training=True`` (and
+    updates the moving mean/variance: ``moving = moving * momentum + batch *
+    (1 - momentum)``), with the moving statistics otherwise."""
+
+    def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
+                 scale: bool = True, beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
+                 moving_mean_initializer: Any = "zeros", moving_variance_initializer: Any = "ones",
+                 beta_regularizer: Any = None, gamma_regularizer: Any = None, beta_constraint: Any = None,
+                 gamma_constraint: Any = None, synchronized: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if beta_regularizer is not None or gamma_regularizer is not None:
+            raise NotImplementedError("BatchNormalization: regularizers are not implemented in tapeflow")
+        self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
+        self.center, self.scale = center, scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.moving_mean_initializer = initializers.get(moving_mean_initializer)
+        self.moving_variance_initializer = initializers.get(moving_variance_initializer)
+
+    def build(self, input_shape: Any) -> None:
+        ndim = len(input_shape)
+        self._feature_axes = _axes(self.axis, ndim)
+        self._reduce_axes = [i for i in range(ndim) if i not in self._feature_axes]
+        shape = tuple(input_shape[a] for a in self._feature_axes)
+        if None in shape:
+            raise ValueError(f"BatchNormalization '{self.name}': axis {self.axis} of input shape {input_shape} "
+                             f"must be known.")
+        # broadcast shape of the parameters against the input
+        self._bshape = tuple(input_shape[i] if i in self._feature_axes else 1 for i in range(ndim))
+        self.gamma = self.add_weight("gamma", shape, initializer=self.gamma_initializer) if self.scale else None
+        self.beta = self.add_weight("beta", shape, initializer=self.beta_initializer) if self.center else None
+        self.moving_mean = self.add_weight("moving_mean", shape, initializer=self.moving_mean_initializer,
+                                           trainable=False)
+        self.moving_variance = self.add_weight("moving_variance", shape,
+                                               initializer=self.moving_variance_initializer, trainable=False)
+        self.built = True
+
+    def _param(self, v: Any) -> Tensor:
+        t = v.value()
+        return t if len(self._feature_axes) == 1 and self._feature_axes[0] == len(self._bshape) - 1 \
+            else ao.reshape(t, self._bshape)
+
+    def call(self, inputs: Tensor, training: Any = None, mask: Any = None) -> Tensor:
+        if training and self.trainable:
+            mean, var = _nn.moments(inputs, self._reduce_axes, keepdims=True)
+            m = self.momentum
+            for moving, batch in ((self.moving_mean, mean), (self.moving_variance, var)):
+                batch = ao.reshape(ao.stop_gradient(batch), moving.shape.as_list())
+                moving.assign(moving.value() * m + batch * (1.0 - m))
+        else:
+            mean, var = self._param(self.moving_mean), self._param(self.moving_variance)
+        inv = mo.rsqrt(var + self.epsilon)
+        if self.gamma is not None:
+            inv = inv * self._param(self.gamma)
+        out = inputs * inv
+        shift = -mean * inv
+        if self.beta is not None:
+            shift = shift + self._param(self.beta)
+        return out + shift
+
+
+class LayerNormalization(Layer):
+    """Normalizes each sample over ``axis`` (default: the last axis)."""
+
+    def __init__(self, axis: Any = -1, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
+                 rms_scaling: bool = False, beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
+                 beta_regularizer: Any = None, gamma_regularizer: Any = None, beta_constraint: Any = None,
+                 gamma_constraint: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if rms_scaling:
+            raise NotImplementedError("LayerNormalization(rms_scaling=True) is not implemented in tapeflow")
+        self.axis, self.epsilon, self.center, self.scale = axis, float(epsilon), center, scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+
+    def build(self, input_shape: Any) -> None:
+        ndim = len(input_shape)
+        self._axes = _axes(self.axis, ndim)
+        shape = tuple(input_shape[a] for a in self._axes)
+        self._bshape = tuple(input_shape[i] if i in self._axes else 1 for i in range(ndim))
+        self.gamma = self.add_weight("gamma", shape, initializer=self.gamma_initializer) if self.scale else None
+        self.beta = self.add_weight("beta", shape, initializer=self.beta_initializer) if self.center else None
+        self.built = True
+
+    def call(self, inputs: Tensor) -> Tensor:
+        mean, var = _nn.moments(inputs, self._axes, keepdims=True)
+        inv = mo.rsqrt(var + self.epsilon)
+        out = (inputs - mean) * inv
+        if self.gamma is not None:
+            out = out * ao.reshape(self.gamma.value(), self._bshape)
+        if self.beta is not None:
+            out = out + ao.reshape(self.beta.value(), self._bshape)
+        return out

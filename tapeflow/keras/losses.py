@@ -1,0 +1,320 @@
+"""``tf.keras.losses``: loss classes and functions with Keras 3's semantics.
+
+Functions return one loss per sample (the mean over the last axis where Keras
+does so); classes add ``sample_weight`` and a reduction: ``"sum_over_batch_size"``
+(default: sum of weighted losses / number of losses), ``"sum"``, ``"mean"``,
+``"mean_with_sample_weight"`` (divide by the sum of weights) or ``None``/``"none"``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from collections.abc import Callable
+
+import numpy as np
+
+from tapeflow.framework import dtypes
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.framework.variables import Variable
+from tapeflow.keras import _nn
+from tapeflow.ops import array_ops as ao
+from tapeflow.ops import math_ops as mo
+
+__all__ = [
+    "Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError", "Huber", "BinaryCrossentropy",
+    "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "mean_squared_error", "mean_absolute_error", "huber",
+    "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy", "get",
+]
+
+EPSILON = 1e-7  # keras.backend.epsilon()
+_REDUCTIONS = ("sum", "sum_over_batch_size", "mean", "mean_with_sample_weight", "none", None)
+
+
+def _t(x: Any, dtype: Any = None) -> Tensor:
+    if isinstance(x, Variable):
+        x = x.value()
+    if not isinstance(x, Tensor):
+        x = convert_to_tensor(np.asarray(x) if isinstance(x, (list, tuple)) else x)
+    if dtype is not None and x.dtype != dtype:
+        x = mo.cast(x, dtype)
+    return x
+
+
+def _prepare(y_true: Any, y_pred: Any) -> tuple[Tensor, Tensor]:
+    y_pred = _t(y_pred)
+    if not y_pred.dtype.is_floating:
+        y_pred = mo.cast(y_pred, dtypes.float32)
+    return _t(y_true, y_pred.dtype), y_pred
+
+
+def _match_rank(y_true: Tensor, y_pred: Tensor) -> Tensor:
+    # Keras squeezes or expands the label's last axis to match predictions.
+    rt, rp = len(y_true._shape_tuple()), len(y_pred._shape_tuple())
+    if rt == rp + 1 and y_true._shape_tuple()[-1] == 1:
+        return ao.squeeze(y_true, [-1])
+    if rp == rt + 1 and y_pred._shape_tuple()[-1] == 1:
+        return ao.expand_dims(y_true, -1)
+    return y_true
+
+
+def _check_shapes(name: str, y_true: Tensor, y_pred: Tensor) -> None:
+    a, b = y_true._shape_tuple(), y_pred._shape_tuple()
+    if len(a) == len(b) and any(x is not None and y is not None and x != y and 1 not in (x, y)
+                                for x, y in zip(a, b)):
+        raise ValueError(f"{name}: `y_true` and `y_pred` must have compatible shapes, got "
+                         f"y_true.shape={a} and y_pred.shape={b}.")
+
+
+# ----------------------------------------------------------------------------
+# Per-sample loss functions
+# ----------------------------------------------------------------------------
+
+def mean_squared_error(y_true: Any, y_pred: Any) -> Tensor:
+    """mean((y_true - y_pred)**2, axis=-1)."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    y_true = _match_rank(y_true, y_pred)
+    _check_shapes("mean_squared_error", y_true, y_pred)
+    return mo.reduce_mean(mo.squared_difference(y_true, y_pred), axis=-1)
+
+
+def mean_absolute_error(y_true: Any, y_pred: Any) -> Tensor:
+    """mean(|y_true - y_pred|, axis=-1)."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    y_true = _match_rank(y_true, y_pred)
+    _check_shapes("mean_absolute_error", y_true, y_pred)
+    return mo.reduce_mean(mo.abs(y_true - y_pred), axis=-1)
+
+
+def huber(y_true: Any, y_pred: Any, delta: float = 1.0) -> Tensor:
+    """0.5*e**2 for |e| <= delta, else delta*|e| - 0.5*delta**2; mean over the last axis."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    y_true = _match_rank(y_true, y_pred)
+    _check_shapes("huber", y_true, y_pred)
+    err = y_pred - y_true
+    abs_err = mo.abs(err)
+    quad = 0.5 * err * err
+    lin = delta * abs_err - 0.5 * delta * delta
+    return mo.reduce_mean(mo.where(mo.less_equal(abs_err, delta), quad, lin), axis=-1)
+
+
+def _bce_elementwise(target: Tensor, output: Tensor, from_logits: bool) -> Tensor:
+    if from_logits:
+        # max(x, 0) - x*z + log(1 + exp(-|x|)): TF's stable sigmoid cross-entropy
+        return mo.relu(output) - output * target + mo.log1p(mo.exp(-mo.abs(output)))
+    output = mo.clip_by_value(output, EPSILON, 1.0 - EPSILON)
+    return -(target * mo.log(output) + (1.0 - target) * mo.log(1.0 - output))
+
+
+def binary_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False, label_smoothing: float = 0.0,
+                        axis: int = -1) -> Tensor:
+    """Binary cross-entropy, mean over ``axis``."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    y_true = _match_rank(y_true, y_pred)
+    _check_shapes("binary_crossentropy", y_true, y_pred)
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    return mo.reduce_mean(_bce_elementwise(y_true, y_pred, from_logits), axis=axis)
+
+
+def categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False, label_smoothing: float = 0.0,
+                             axis: int = -1) -> Tensor:
+    """Cross-entropy between one-hot (or soft) labels and predictions."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    if y_true._shape_tuple() != y_pred._shape_tuple() and None not in y_true._shape_tuple() + y_pred._shape_tuple():
+        raise ValueError(
+            f"Arguments `target` and `output` must have the same shape. Received: target.shape="
+            f"{y_true._shape_tuple()}, output.shape={y_pred._shape_tuple()}. For integer labels use "
+            f"sparse_categorical_crossentropy."
+        )
+    if label_smoothing:
+        n = y_pred._shape_tuple()[axis]
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / n
+    if from_logits:
+        return _nn.softmax_cross_entropy_with_logits(y_true, y_pred, axis=axis)
+    out = y_pred / mo.reduce_sum(y_pred, axis=axis, keepdims=True)
+    out = mo.clip_by_value(out, EPSILON, 1.0 - EPSILON)
+    return -mo.reduce_sum(y_true * mo.log(out), axis=axis)
+
+
+def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False, ignore_class: Any = None,
+                                    axis: int = -1) -> Tensor:
+    """Cross-entropy with integer class labels."""
+    y_pred = _t(y_pred)
+    if not y_pred.dtype.is_floating:
+        y_pred = mo.cast(y_pred, dtypes.float32)
+    y_true = _t(y_true)
+    if axis not in (-1, len(y_pred._shape_tuple()) - 1):
+        raise NotImplementedError("sparse_categorical_crossentropy: only axis=-1 is supported")
+    pshape, tshape = y_pred._shape_tuple(), y_true._shape_tuple()
+    if len(tshape) == len(pshape) and tshape[-1] == 1:
+        y_true = ao.squeeze(y_true, [-1])
+        tshape = tshape[:-1]
+    if len(tshape) != len(pshape) - 1:
+        raise ValueError(
+            f"Argument `output` must have rank (ndim) `target.ndim - 1`. Received: target.shape={tshape}, "
+            f"output.shape={pshape}"
+        )
+    labels = mo.cast(y_true, dtypes.int32) if y_true.dtype != dtypes.int32 else y_true
+    depth = pshape[-1]
+    if ignore_class is not None:
+        valid = mo.not_equal(labels, ignore_class)
+        labels = mo.where(valid, labels, mo.zeros_like_(labels))
+    del depth
+    # Keras feeds log(clip(p)) to the softmax cross-entropy when given probabilities
+    logits = y_pred if from_logits else mo.log(mo.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON))
+    loss = _nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+    if ignore_class is not None:
+        loss = loss * mo.cast(valid, loss.dtype)
+    return loss
+
+
+mse = MSE = mean_squared_error
+mae = MAE = mean_absolute_error
+
+
+# ----------------------------------------------------------------------------
+# Loss classes
+# ----------------------------------------------------------------------------
+
+def reduce_weighted_values(values: Tensor, sample_weight: Any, reduction: Any) -> Tensor:
+    """Weights per-sample losses and reduces them as Keras 3 does."""
+    if sample_weight is not None:
+        sw = _t(sample_weight, values.dtype)
+        rv, rw = len(values._shape_tuple()), len(sw._shape_tuple())
+        if rw == rv + 1 and sw._shape_tuple()[-1] == 1:
+            sw = ao.squeeze(sw, [-1])
+        while 0 < len(sw._shape_tuple()) < rv:
+            sw = ao.expand_dims(sw, -1)
+        sw = sw * mo.ones_like_(values)  # broadcast, so a weight sum counts every loss
+        values = values * sw
+    if reduction is None or reduction == "none":
+        return values
+    total = mo.reduce_sum(values)
+    if reduction == "sum":
+        return total
+    if reduction == "mean_with_sample_weight" and sample_weight is not None:
+        divisor = mo.reduce_sum(sw)
+    else:
+        n = values._shape_tuple()
+        divisor = float(np.prod(n)) if None not in n else mo.cast(ao.size_(values), values.dtype)
+    if isinstance(divisor, float):
+        return total / divisor if divisor else total * 0.0
+    return mo.where(mo.equal(divisor, 0.0), mo.zeros_like_(total), total / divisor)
+
+
+class Loss:
+    """Base class: ``loss(y_true, y_pred, sample_weight=None)`` reduces ``call``."""
+
+    def __init__(self, name: str | None = None, reduction: Any = "sum_over_batch_size", dtype: Any = None) -> None:
+        if reduction not in _REDUCTIONS:
+            raise ValueError(f"Invalid value for argument `reduction`. Expected one of {_REDUCTIONS}. "
+                             f"Received: reduction={reduction}")
+        self.name = name or _snake(type(self).__name__)
+        self.reduction = reduction
+        self.dtype = dtype
+
+    def call(self, y_true: Any, y_pred: Any) -> Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__}.call(y_true, y_pred) must be implemented")
+
+    def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Tensor:
+        losses = self.call(y_true, y_pred)
+        return reduce_weighted_values(losses, sample_weight, self.reduction)
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "reduction": self.reduction}
+
+    @classmethod
+    def from_config(cls, config: dict) -> Loss:
+        return cls(**config)
+
+
+class LossFunctionWrapper(Loss):
+    def __init__(self, fn: Callable, reduction: Any = "sum_over_batch_size", name: str | None = None,
+                 dtype: Any = None, **kwargs: Any) -> None:
+        super().__init__(name=name, reduction=reduction, dtype=dtype)
+        self.fn, self._fn_kwargs = fn, kwargs
+
+    def call(self, y_true: Any, y_pred: Any) -> Tensor:
+        return self.fn(y_true, y_pred, **self._fn_kwargs)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **self._fn_kwargs}
+
+
+class MeanSquaredError(LossFunctionWrapper):
+    def __init__(self, reduction: Any = "sum_over_batch_size", name: str = "mean_squared_error",
+                 dtype: Any = None) -> None:
+        super().__init__(mean_squared_error, reduction=reduction, name=name, dtype=dtype)
+
+
+class MeanAbsoluteError(LossFunctionWrapper):
+    def __init__(self, reduction: Any = "sum_over_batch_size", name: str = "mean_absolute_error",
+                 dtype: Any = None) -> None:
+        super().__init__(mean_absolute_error, reduction=reduction, name=name, dtype=dtype)
+
+
+class Huber(LossFunctionWrapper):
+    def __init__(self, delta: float = 1.0, reduction: Any = "sum_over_batch_size", name: str = "huber_loss",
+                 dtype: Any = None) -> None:
+        super().__init__(huber, reduction=reduction, name=name, dtype=dtype, delta=delta)
+
+
+class BinaryCrossentropy(LossFunctionWrapper):
+    def __init__(self, from_logits: bool = False, label_smoothing: float = 0.0, axis: int = -1,
+                 reduction: Any = "sum_over_batch_size", name: str = "binary_crossentropy",
+                 dtype: Any = None) -> None:
+        super().__init__(binary_crossentropy, reduction=reduction, name=name, dtype=dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+        self.from_logits, self.label_smoothing = from_logits, label_smoothing
+
+
+class CategoricalCrossentropy(LossFunctionWrapper):
+    def __init__(self, from_logits: bool = False, label_smoothing: float = 0.0, axis: int = -1,
+                 reduction: Any = "sum_over_batch_size", name: str = "categorical_crossentropy",
+                 dtype: Any = None) -> None:
+        super().__init__(categorical_crossentropy, reduction=reduction, name=name, dtype=dtype,
+                         from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
+        self.from_logits, self.label_smoothing = from_logits, label_smoothing
+
+
+class SparseCategoricalCrossentropy(LossFunctionWrapper):
+    def __init__(self, from_logits: bool = False, ignore_class: Any = None, reduction: Any = "sum_over_batch_size",
+                 name: str = "sparse_categorical_crossentropy", dtype: Any = None) -> None:
+        super().__init__(sparse_categorical_crossentropy, reduction=reduction, name=name, dtype=dtype,
+                         from_logits=from_logits, ignore_class=ignore_class)
+        self.from_logits = from_logits
+
+
+_BY_NAME = {
+    "mean_squared_error": MeanSquaredError, "mse": MeanSquaredError, "MeanSquaredError": MeanSquaredError,
+    "mean_absolute_error": MeanAbsoluteError, "mae": MeanAbsoluteError, "MeanAbsoluteError": MeanAbsoluteError,
+    "huber": Huber, "huber_loss": Huber, "Huber": Huber,
+    "binary_crossentropy": BinaryCrossentropy, "BinaryCrossentropy": BinaryCrossentropy,
+    "categorical_crossentropy": CategoricalCrossentropy, "CategoricalCrossentropy": CategoricalCrossentropy,
+    "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
+    "SparseCategoricalCrossentropy": SparseCategoricalCrossentropy,
+}
+
+
+def get(identifier: Any) -> Any:
+    """A loss from a name (``"mse"``, ``"sparse_categorical_crossentropy"``), an instance or a callable."""
+    if identifier is None or isinstance(identifier, Loss):
+        return identifier
+    if isinstance(identifier, str):
+        cls = _BY_NAME.get(identifier)
+        if cls is None:
+            raise ValueError(f"Could not interpret loss identifier: {identifier!r}. "
+                             f"Known: {', '.join(sorted(_BY_NAME))}")
+        return cls()
+    if isinstance(identifier, type) and issubclass(identifier, Loss):
+        return identifier()
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"Could not interpret loss identifier: {identifier!r}")
+
+
+def _snake(name: str) -> str:
+    import re
+
+    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()

@@ -1,0 +1,258 @@
+"""``tf.keras.Model`` (subclassed and functional) and ``tf.keras.Sequential``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tapeflow.framework import nest
+from tapeflow.keras.layers.base import InputLayer, KerasTensor, Layer, Node, unique_name
+from tapeflow.keras.trainer import Trainer
+
+__all__ = ["Model", "Sequential", "Functional"]
+
+
+def _split_io(args: tuple, kwargs: dict) -> tuple[Any, Any, tuple, dict]:
+    inputs, outputs = kwargs.pop("inputs", None), kwargs.pop("outputs", None)
+    args = list(args)
+    if inputs is None and args and _is_symbolic(args[0]):
+        inputs = args.pop(0)
+    if outputs is None and args and _is_symbolic(args[0]):
+        outputs = args.pop(0)
+    return inputs, outputs, tuple(args), kwargs
+
+
+def _is_symbolic(x: Any) -> bool:
+    leaves = nest.flatten(x)
+    return bool(leaves) and all(isinstance(v, KerasTensor) for v in leaves)
+
+
+class Model(Trainer, Layer):
+    """A layer with training (``compile``/``fit``/``evaluate``/``predict``).
+
+    Build it by subclassing (layers as attributes, ``call`` computes) or
+    functionally: ``tf.keras.Model(inputs=x_in, outputs=y)``.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        inputs, outputs, args, kwargs = _split_io(args, kwargs)
+        if inputs is not None or outputs is not None:
+            if inputs is None or outputs is None:
+                raise ValueError("A functional Model needs both `inputs` and `outputs`.")
+            name = kwargs.pop("name", None) or unique_name("functional")
+            Layer.__init__(self, name=name, **{k: v for k, v in kwargs.items() if k in ("trainable", "dtype")})
+            Trainer.__init__(self)
+            self._init_graph(inputs, outputs)
+            return
+        name = kwargs.pop("name", None)
+        Layer.__init__(self, *args, name=name, **kwargs)
+        Trainer.__init__(self)
+        self._functional = None
+
+    # -- the functional graph ----------------------------------------------------
+    def _init_graph(self, inputs: Any, outputs: Any) -> None:
+        self._inputs_struct, self._outputs_struct = inputs, outputs
+        self._input_tensors = nest.flatten(inputs)
+        order: list[Node] = []
+        seen: set[int] = set()
+        input_ids = {id(t) for t in self._input_tensors}
+
+        def visit(kt: KerasTensor) -> None:
+            if id(kt) in input_ids:
+                return
+            hist = kt._keras_history
+            if hist is None or hist[1] is None:
+                raise ValueError(
+                    f"Output tensor {kt} is not connected to the model's inputs: every path must start at "
+                    f"one of the `inputs` passed to Model(inputs, outputs)."
+                )
+            node = hist[1]
+            if id(node) in seen:
+                return
+            for t in node.input_tensors:
+                visit(t)
+            seen.add(id(node))
+            order.append(node)
+
+        for kt in nest.flatten(outputs):
+            visit(kt)
+        self._nodes = order
+        input_layers = [t._keras_history[0] for t in self._input_tensors if t._keras_history]
+        layers: list[Layer] = []
+        for node in order:
+            if not any(node.layer is x for x in layers):
+                layers.append(node.layer)
+        self._input_layers = input_layers
+        self._functional = layers
+        for layer in layers:
+            if not any(layer is x for x in self._layers):
+                self._layers.append(layer)
+        self.built = True
+
+    @property
+    def inputs(self) -> list:
+        return list(self._input_tensors) if self._functional is not None else None
+
+    @property
+    def outputs(self) -> list:
+        return nest.flatten(self._outputs_struct) if self._functional is not None else None
+
+    @property
+    def layers(self) -> list:
+        if self._functional is not None:
+            return list(self._input_layers) + list(self._functional)
+        return list(self._layers)
+
+    def _run_graph(self, inputs: Any, training: Any) -> Any:
+        flat = nest.flatten(inputs) if nest.is_nested(self._inputs_struct) or isinstance(inputs, (list, tuple)) \
+            else [inputs]
+        if isinstance(inputs, dict) and isinstance(self._inputs_struct, dict):
+            flat = [inputs[k] for k in sorted(self._inputs_struct)]
+        if len(flat) != len(self._input_tensors):
+            raise ValueError(f"Model '{self.name}' expects {len(self._input_tensors)} input(s), got {len(flat)}.")
+        values = {id(k): self._input_tensors[i]._keras_history[0]._convert(v) if self._input_tensors[i]._keras_history
+                  else v for i, (k, v) in enumerate(zip(self._input_tensors, flat))}
+
+        def sub(x):
+            return values[id(x)] if isinstance(x, KerasTensor) else x
+
+        for node in self._nodes:
+            args = nest.map_structure(sub, node.args)
+            kwargs = nest.map_structure(sub, node.kwargs)
+            if training is not None:
+                kwargs["training"] = training
+            out = node.layer(*args, **kwargs)
+            for kt, v in zip(nest.flatten(node.outputs), nest.flatten(out)):
+                values[id(kt)] = v
+        return nest.map_structure(sub, self._outputs_struct)
+
+    def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
+        if self._functional is not None:
+            return self._run_graph(inputs, training)
+        raise NotImplementedError(
+            f"Model '{self.name}' has no call(): subclass tf.keras.Model and define call(self, inputs, "
+            f"training=None), or build it functionally with tf.keras.Model(inputs, outputs)."
+        )
+
+    def build(self, input_shape: Any = None) -> None:
+        # A subclassed model builds its sub-layers by running once on zeros (Keras does the same).
+        if self._functional is None and input_shape is not None and not self.built \
+                and type(self).call is not Model.call:
+            import numpy as np
+
+            from tapeflow.framework.tensor import constant
+
+            shape = tuple(1 if d is None else d for d in input_shape)
+            self.built = True
+            self(constant(np.zeros(shape, np.float32)))
+        self.built = True
+
+    def _maybe_build(self, inputs: Any) -> None:
+        self.built = True  # subclassed models build their layers lazily inside call
+
+    def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
+        if index is not None:
+            return self.layers[index]
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}. Existing layers are: {[x.name for x in self.layers]}.")
+
+    def summary(self, line_length: int | None = None, positions: Any = None, print_fn: Any = None,
+                expand_nested: bool = False, show_trainable: bool = False, layer_range: Any = None) -> None:
+        """Prints the layers, their output shapes and parameter counts."""
+        from tapeflow.keras.trainer import format_summary
+
+        (print_fn or print)(format_summary(self))
+
+
+class Functional(Model):
+    """A model built from ``Input``s and layer calls (what ``Model(inputs, outputs)`` builds)."""
+
+
+class Sequential(Model):
+    """A linear stack of layers.
+
+    >>> model = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="relu"), tf.keras.layers.Dense(1)])
+    >>> model(tf.ones((2, 3))).shape
+    TensorShape([2, 1])
+    """
+
+    def __init__(self, layers: Any = None, trainable: bool = True, name: str | None = None) -> None:
+        Layer.__init__(self, trainable=trainable, name=name or unique_name("sequential"))
+        Trainer.__init__(self)
+        self._functional = None
+        self._input_tensor: KerasTensor | None = None
+        self._input_layer_obj: InputLayer | None = None
+        for layer in layers or []:
+            self.add(layer)
+
+    def add(self, layer: Any, rebuild: bool = True) -> None:
+        """Appends a layer (or an ``Input``)."""
+        if isinstance(layer, KerasTensor):
+            layer = layer._keras_history[0]
+        if isinstance(layer, InputLayer):
+            if self._layers or self._input_layer_obj is not None:
+                raise ValueError("Sequential: an Input / InputLayer can only be the first layer.")
+            self._input_layer_obj = layer
+            self._input_tensor = layer.output_tensor
+            return
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Only instances of `keras.Layer` can be added to a Sequential model. Received: {layer!r} "
+                            f"(of type {type(layer)})")
+        if any(layer.name == x.name for x in self._layers):
+            raise ValueError(f"All layers added to a Sequential model should have unique names. Name '{layer.name}' "
+                             f"is already the name of a layer in this model.")
+        if not self._layers and self._input_tensor is None and layer._input_shape_arg is not None:
+            self._input_layer_obj = InputLayer(batch_shape=layer._input_shape_arg)
+            self._input_tensor = self._input_layer_obj.output_tensor
+        self._layers.append(layer)
+        if rebuild and self._input_tensor is not None:
+            self._build_symbolic()
+
+    def pop(self, rebuild: bool = True) -> Layer:
+        if not self._layers:
+            raise TypeError("There are no layers in the model.")
+        layer = self._layers.pop()
+        self.built = False
+        if rebuild and self._input_tensor is not None and self._layers:
+            self._build_symbolic()
+        return layer
+
+    def _build_symbolic(self) -> None:
+        x = self._input_tensor
+        for layer in self._layers:
+            x = layer(x)
+        self._symbolic_output = x
+        self.built = True
+
+    def build(self, input_shape: Any = None) -> None:
+        if input_shape is not None and self._input_tensor is None:
+            self._input_layer_obj = InputLayer(batch_shape=tuple(input_shape))
+            self._input_tensor = self._input_layer_obj.output_tensor
+        if self._input_tensor is None:
+            raise ValueError("Sequential.build: pass an input_shape, or start the model with tf.keras.Input(shape=...)")
+        self._build_symbolic()
+
+    def _maybe_build(self, inputs: Any) -> None:
+        self.built = True
+
+    @property
+    def layers(self) -> list:
+        return list(self._layers)
+
+    @property
+    def inputs(self) -> list | None:
+        return None if self._input_tensor is None else [self._input_tensor]
+
+    @property
+    def outputs(self) -> list | None:
+        out = getattr(self, "_symbolic_output", None)
+        return None if out is None else [out]
+
+    def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
+        if not self._layers:
+            raise ValueError(f"Sequential model '{self.name}' has no layers; add some with model.add(layer).")
+        x = inputs
+        for layer in self._layers:
+            x = layer(x, training=training)
+        return x

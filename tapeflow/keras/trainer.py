@@ -1,0 +1,492 @@
+"""Keras' training API for models: ``compile``, ``fit``, ``evaluate``,
+``predict``, ``save_weights`` / ``load_weights``, ``summary``.
+
+``fit`` runs the same loop a user writes by hand — forward under a
+``GradientTape``, ``tape.gradient(loss, model.trainable_variables)``,
+``optimizer.apply_gradients`` — one batch at a time. The step runs under
+``tf.function`` when graph mode is available (``compile(run_eagerly=False)``,
+the default); ``run_eagerly=True`` or ``tapeflow.keras.trainer.USE_TF_FUNCTION
+= False`` keeps it eager. If tracing the step fails, fit warns once and falls
+back to the eager step.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from tapeflow.eager.backprop import GradientTape
+from tapeflow.framework import nest
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.framework.variables import Variable
+from tapeflow.keras import callbacks as cbks
+from tapeflow.keras import losses as losses_mod
+from tapeflow.keras import metrics as metrics_mod
+from tapeflow.ops import math_ops as mo
+
+__all__ = ["Trainer", "USE_TF_FUNCTION", "format_summary"]
+
+# Global switch: compile the train/test steps with tf.function when available.
+USE_TF_FUNCTION = True
+
+
+def _to_numpy(x: Any) -> Any:
+    if isinstance(x, (Tensor, Variable)):
+        return x.numpy()
+    return x
+
+
+def _num_samples(x: Any) -> int:
+    leaves = [v for v in nest.flatten(x) if v is not None]
+    if not leaves:
+        raise ValueError("fit/evaluate/predict: `x` is empty.")
+    n = int(np.shape(leaves[0])[0])
+    for v in leaves[1:]:
+        if int(np.shape(v)[0]) != n:
+            raise ValueError(f"Data cardinality is ambiguous: arrays of {n} and {np.shape(v)[0]} samples. "
+                             f"Make sure all arrays contain the same number of samples.")
+    return n
+
+
+def _take(x: Any, idx: Any) -> Any:
+    return nest.map_structure(lambda v: None if v is None else v[idx], x)
+
+
+def _as_arrays(x: Any) -> Any:
+    def conv(v):
+        if v is None:
+            return None
+        v = _to_numpy(v)
+        return np.asarray(v)
+
+    return nest.map_structure(conv, x)
+
+
+def _is_dataset(x: Any) -> bool:
+    return x is not None and not isinstance(x, (np.ndarray, Tensor, Variable, list, tuple, dict)) and \
+        hasattr(x, "__iter__")
+
+
+def _unpack(batch: Any) -> tuple:
+    if isinstance(batch, tuple):
+        if len(batch) == 1:
+            return batch[0], None, None
+        if len(batch) == 2:
+            return batch[0], batch[1], None
+        if len(batch) == 3:
+            return batch
+    return batch, None, None
+
+
+class _ArrayBatches:
+    """Batches of in-memory arrays; reshuffled at each ``epoch()`` if asked."""
+
+    def __init__(self, x: Any, y: Any, sw: Any, batch_size: int, shuffle: Any) -> None:
+        self.x, self.y, self.sw = _as_arrays(x), _as_arrays(y), _as_arrays(sw)
+        self.n = _num_samples(self.x)
+        self.batch_size = int(batch_size)
+        self.shuffle = shuffle
+        self.steps = math.ceil(self.n / self.batch_size)
+
+    def epoch(self):
+        order = None
+        if self.shuffle:
+            from tapeflow.keras.initializers import rng_for
+
+            order = rng_for(None).permutation(self.n)
+        for i in range(self.steps):
+            sl = slice(i * self.batch_size, min((i + 1) * self.batch_size, self.n))
+            idx = order[sl] if order is not None else sl
+            yield _take(self.x, idx), _take(self.y, idx) if self.y is not None else None, \
+                _take(self.sw, idx) if self.sw is not None else None
+
+
+class _DatasetBatches:
+    """Batches from an iterable (``tf.data.Dataset``) of ``(x, y[, sw])``."""
+
+    def __init__(self, ds: Any, steps: int | None) -> None:
+        self.ds = ds
+        self.steps = steps
+        if steps is None:
+            try:
+                card = ds.cardinality()
+                card = int(card.numpy() if hasattr(card, "numpy") else card)
+                self.steps = card if card >= 0 else None
+            except (AttributeError, TypeError):
+                try:
+                    self.steps = len(ds)
+                except TypeError:
+                    self.steps = None
+
+    def epoch(self):
+        for i, batch in enumerate(self.ds):
+            if self.steps is not None and i >= self.steps:
+                break
+            yield _unpack(batch)
+
+
+def _resolve_metric(m: Any, loss: Any) -> metrics_mod.Metric:
+    if isinstance(m, str) and m not in ("accuracy", "acc"):
+        metric = metrics_mod.get(m)
+        metric.name = m  # Keras logs a metric under the string the user passed ("mae")
+        return metric
+    if isinstance(m, str):
+        fn = getattr(loss, "fn", loss)
+        name = getattr(fn, "__name__", "") if callable(fn) else str(loss)
+        if isinstance(loss, str):
+            name = loss
+        if "sparse_categorical" in name:
+            return metrics_mod.SparseCategoricalAccuracy(name=m)
+        if "categorical_crossentropy" in name:
+            return metrics_mod.CategoricalAccuracy(name=m)
+        if "binary_crossentropy" in name:
+            return metrics_mod.BinaryAccuracy(name=m)
+        return metrics_mod.Accuracy(name=m)
+    return metrics_mod.get(m)
+
+
+class Trainer:
+    """The training half of ``tf.keras.Model`` (a mixin)."""
+
+    def __init__(self) -> None:
+        self.optimizer = None
+        self.loss = None
+        self.compiled_metrics: list = []
+        self.stop_training = False
+        self.history = None
+        self.run_eagerly = False
+        self._compiled = False
+        self._step_fns: dict = {}
+
+    def compile(self, optimizer: Any = "rmsprop", loss: Any = None, loss_weights: Any = None, metrics: Any = None,
+                weighted_metrics: Any = None, run_eagerly: bool = False, steps_per_execution: int = 1,
+                jit_compile: Any = "auto", auto_scale_loss: bool = True) -> None:
+        """Sets the optimizer (instance or name), the loss (instance, function
+        or name) and the metrics for ``fit``/``evaluate``."""
+        from tapeflow.keras import optimizers
+
+        if loss_weights is not None or weighted_metrics is not None:
+            raise NotImplementedError("compile(loss_weights=..., weighted_metrics=...) is not implemented in tapeflow")
+        self.optimizer = optimizers.get(optimizer)
+        self.loss = loss
+        self._loss_fn = losses_mod.get(loss) if not isinstance(loss, (list, dict)) else None
+        if isinstance(loss, (list, dict)):
+            raise NotImplementedError("compile(loss=<list or dict>) for multi-output models is not implemented")
+        metrics = metrics or []
+        if isinstance(metrics, dict):
+            raise NotImplementedError("compile(metrics=<dict>) is not implemented; pass a list")
+        self.compiled_metrics = [_resolve_metric(m, loss) for m in metrics]
+        self.run_eagerly = run_eagerly
+        self._loss_tracker = metrics_mod.Mean(name="loss")
+        self._compiled = True
+        self._step_fns = {}
+        self.stop_training = False
+
+    @property
+    def metrics(self) -> list:
+        return ([self._loss_tracker] if self._compiled else []) + list(self.compiled_metrics)
+
+    @property
+    def metrics_names(self) -> list:
+        return [m.name for m in self.metrics]
+
+    def _check_compiled(self, what: str) -> None:
+        if not self._compiled:
+            raise RuntimeError(f"You must compile your model before {what}. Call `model.compile(optimizer, loss)`.")
+
+    # -- the steps ----------------------------------------------------------------
+    def compute_loss(self, x: Any = None, y: Any = None, y_pred: Any = None, sample_weight: Any = None,
+                     training: bool = True) -> Tensor:
+        if self._loss_fn is None:
+            raise ValueError("No loss to compute: pass `loss=` to compile().")
+        if isinstance(self._loss_fn, losses_mod.Loss):
+            loss = self._loss_fn(y, y_pred, sample_weight)
+        else:
+            loss = losses_mod.reduce_weighted_values(self._loss_fn(y, y_pred), sample_weight, "sum_over_batch_size")
+        extra = self.losses
+        if extra:
+            loss = mo.add_n([loss] + [mo.cast(convert_to_tensor(v), loss.dtype) for v in extra])
+        return loss
+
+    def train_step_fn(self, x: Any, y: Any, sw: Any) -> tuple:
+        """One optimisation step; returns (loss, y_pred)."""
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sw)
+        variables = self.trainable_variables
+        grads = tape.gradient(loss, variables)
+        self.optimizer.apply_gradients(zip(grads, variables))
+        return loss, y_pred
+
+    def test_step_fn(self, x: Any, y: Any, sw: Any) -> tuple:
+        y_pred = self(x, training=False)
+        return self.compute_loss(x, y, y_pred, sw, training=False), y_pred
+
+    def predict_step_fn(self, x: Any) -> Any:
+        return self(x, training=False)
+
+    def _step(self, kind: str):
+        """The step callable for ``kind``, under tf.function when enabled."""
+        fn = self._step_fns.get(kind)
+        if fn is not None:
+            return fn
+        eager = {"train": self.train_step_fn, "test": self.test_step_fn, "predict": self.predict_step_fn}[kind]
+        fn = eager
+        if USE_TF_FUNCTION and not self.run_eagerly:
+            try:
+                import tapeflow
+
+                compiled = tapeflow.function(eager)
+            except (ImportError, AttributeError):
+                compiled = None
+            if compiled is not None:
+                fn = self._guarded(kind, compiled, eager)
+        self._step_fns[kind] = fn
+        return fn
+
+    def _guarded(self, kind: str, compiled: Any, eager: Any):
+        state = {"ok": None}
+
+        def run(*args):
+            if state["ok"] is False:
+                return eager(*args)
+            try:
+                out = compiled(*args)
+            except Exception as e:  # noqa: BLE001 - trace failure: fall back to the eager step
+                if state["ok"]:
+                    raise
+                state["ok"] = False
+                warnings.warn(f"{kind} step could not run under tf.function ({type(e).__name__}: {e}); "
+                              f"running it eagerly instead.", stacklevel=3)
+                self._step_fns[kind] = eager
+                return eager(*args)
+            state["ok"] = True
+            return out
+
+        return run
+
+    def _convert_batch(self, x: Any, y: Any, sw: Any) -> tuple:
+        def conv(v):
+            if v is None or isinstance(v, Tensor):
+                return v
+            return convert_to_tensor(v)
+
+        return nest.map_structure(conv, x), (None if y is None else nest.map_structure(conv, y)), \
+            (None if sw is None else conv(sw))
+
+    def _update_metrics(self, loss: Any, y: Any, y_pred: Any, sw: Any, batch_size: int) -> dict:
+        self._loss_tracker.update_state(float(np.asarray(loss.numpy() if hasattr(loss, "numpy") else loss)),
+                                        sample_weight=batch_size)
+        if y is not None:
+            yp = _to_numpy(y_pred)
+            yt = _to_numpy(y)
+            for m in self.compiled_metrics:
+                m.update_state(yt, yp, sample_weight=None if sw is None else _to_numpy(sw))
+        return self._logs()
+
+    def _logs(self) -> dict:
+        # Keras 3 reports the logs sorted by name
+        return dict(sorted((m.name, float(m.result().numpy())) for m in self.metrics))
+
+    def _reset_metrics(self) -> None:
+        for m in self.metrics:
+            m.reset_state()
+
+    def reset_metrics(self) -> None:
+        self._reset_metrics()
+
+    # -- fit / evaluate / predict ---------------------------------------------------
+    def _batches(self, x, y, sample_weight, batch_size, steps, shuffle):
+        if _is_dataset(x):
+            if y is not None:
+                raise ValueError("`y` argument is not supported when using a dataset as input; the dataset "
+                                 "must yield (x, y) pairs.")
+            return _DatasetBatches(x, steps)
+        if x is None:
+            raise ValueError("fit/evaluate/predict: `x` is required.")
+        data = _ArrayBatches(x, y, sample_weight, batch_size or 32, shuffle)
+        if steps is not None:
+            data.steps = min(data.steps, int(steps))
+        return data
+
+    def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None, epochs: int = 1, verbose: Any = "auto",
+            callbacks: list | None = None, validation_split: float = 0.0, validation_data: Any = None,
+            shuffle: bool = True, class_weight: Any = None, sample_weight: Any = None, initial_epoch: int = 0,
+            steps_per_epoch: int | None = None, validation_steps: int | None = None, validation_batch_size: Any = None,
+            validation_freq: int = 1) -> cbks.History:
+        """Trains for ``epochs`` epochs; returns a ``History`` (``history.history["loss"]`` ...)."""
+        self._check_compiled("training/testing")
+        if class_weight is not None:
+            raise NotImplementedError("fit(class_weight=...) is not implemented in tapeflow; pass sample_weight")
+        if validation_split and validation_data is None:
+            if _is_dataset(x):
+                raise ValueError("`validation_split` is only supported for arrays, not datasets.")
+            x_arr, y_arr, sw_arr = _as_arrays(x), _as_arrays(y), _as_arrays(sample_weight)
+            n = _num_samples(x_arr)
+            split = int(math.floor(n * (1.0 - validation_split)))
+            if split == 0 or split == n:
+                raise ValueError(f"validation_split={validation_split} leaves an empty training or validation set "
+                                 f"for {n} samples.")
+            tr, va = slice(0, split), slice(split, n)
+            validation_data = (_take(x_arr, va), _take(y_arr, va)) if sw_arr is None else \
+                (_take(x_arr, va), _take(y_arr, va), sw_arr[va])
+            x, y = _take(x_arr, tr), _take(y_arr, tr)
+            sample_weight = None if sw_arr is None else sw_arr[tr]
+        data = self._batches(x, y, sample_weight, batch_size, steps_per_epoch, shuffle)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        history = cbks.History()
+        cb_list = list(callbacks or [])
+        if verbose:
+            cb_list.append(cbks.ProgbarLogger(verbose))
+        cb_list.append(history)
+        callbacks_ = cbks.CallbackList(cb_list, model=self, epochs=epochs, steps=data.steps, verbose=verbose)
+        self.stop_training = False
+        step = self._step("train")
+        callbacks_.on_train_begin()
+        logs: dict = {}
+        for epoch in range(initial_epoch, epochs):
+            self._reset_metrics()
+            callbacks_.on_epoch_begin(epoch)
+            for i, (xb, yb, swb) in enumerate(data.epoch()):
+                callbacks_.on_train_batch_begin(i)
+                xb, yb, swb = self._convert_batch(xb, yb, swb)
+                loss, y_pred = step(xb, yb, swb)
+                logs = self._update_metrics(loss, yb, y_pred, swb, _num_samples(_as_arrays_shape(xb)))
+                callbacks_.on_train_batch_end(i, logs)
+                if self.stop_training:
+                    break
+            epoch_logs = dict(logs)
+            if validation_data is not None and (epoch + 1) % validation_freq == 0:
+                vx, vy, vsw = _unpack(tuple(validation_data)) if isinstance(validation_data, (tuple, list)) \
+                    else (validation_data, None, None)
+                val = self.evaluate(vx, vy, batch_size=validation_batch_size or batch_size, sample_weight=vsw,
+                                    steps=validation_steps, verbose=0, return_dict=True, _in_fit=True)
+                epoch_logs.update({f"val_{k}": v for k, v in val.items()})
+            callbacks_.on_epoch_end(epoch, epoch_logs)
+            if self.stop_training:
+                break
+        callbacks_.on_train_end(logs)
+        self.history = history
+        return history
+
+    def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None, verbose: Any = "auto",
+                 sample_weight: Any = None, steps: int | None = None, callbacks: list | None = None,
+                 return_dict: bool = False, _in_fit: bool = False, **kwargs: Any) -> Any:
+        """Loss and metrics on the data: a scalar (loss only), a list, or a dict with ``return_dict``."""
+        self._check_compiled("training/testing")
+        data = self._batches(x, y, sample_weight, batch_size, steps, False)
+        step = self._step("test")
+        saved = None
+        if _in_fit:  # evaluating inside fit must not disturb the training metrics' state
+            saved = [(m, dict(vars(m))) for m in self.metrics]
+        self._reset_metrics()
+        cb = cbks.CallbackList(list(callbacks or []), model=self, steps=data.steps)
+        cb.on_test_begin()
+        for i, (xb, yb, swb) in enumerate(data.epoch()):
+            cb.on_test_batch_begin(i)
+            xb, yb, swb = self._convert_batch(xb, yb, swb)
+            loss, y_pred = step(xb, yb, swb)
+            logs = self._update_metrics(loss, yb, y_pred, swb, _num_samples(_as_arrays_shape(xb)))
+            cb.on_test_batch_end(i, logs)
+        logs = self._logs()
+        cb.on_test_end(logs)
+        if saved is not None:
+            for m, st in saved:
+                vars(m).update(st)
+        if verbose and not _in_fit and (verbose == "auto" or int(verbose) > 0):
+            print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+        if return_dict:
+            return logs
+        values = [logs[m.name] for m in self.metrics]  # Keras' order: loss first, then compiled metrics
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x: Any, batch_size: int | None = None, verbose: Any = "auto", steps: int | None = None,
+                callbacks: list | None = None) -> Any:
+        """The model's outputs on ``x`` (NumPy arrays), batch by batch."""
+        data = self._batches(x, None, None, batch_size, steps, False)
+        step = self._step("predict")
+        outs = []
+        for xb, _, _ in data.epoch():
+            xb, _, _ = self._convert_batch(xb, None, None)
+            outs.append(nest.map_structure(_to_numpy, step(xb)))
+        if not outs:
+            raise ValueError("predict: no data (empty input or steps=0).")
+        first = outs[0]
+        if nest.is_nested(first):
+            flat = [np.concatenate([nest.flatten(o)[i] for o in outs]) for i in range(len(nest.flatten(first)))]
+            return nest.pack_sequence_as(first, flat)
+        return np.concatenate(outs)
+
+    def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, class_weight: Any = None,
+                       return_dict: bool = False) -> Any:
+        self._check_compiled("training/testing")
+        xb, yb, swb = self._convert_batch(x, y, sample_weight)
+        self._reset_metrics()
+        loss, y_pred = self._step("train")(xb, yb, swb)
+        logs = self._update_metrics(loss, yb, y_pred, swb, _num_samples(_as_arrays_shape(xb)))
+        if return_dict:
+            return logs
+        values = [logs[m.name] for m in self.metrics]
+        return values[0] if len(values) == 1 else values
+
+    def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, return_dict: bool = False) -> Any:
+        return self.evaluate(x, y, batch_size=_num_samples(_as_arrays(x)), sample_weight=sample_weight, verbose=0,
+                             return_dict=return_dict)
+
+    def predict_on_batch(self, x: Any) -> Any:
+        return nest.map_structure(_to_numpy, self(x, training=False))
+
+    # -- weights files ------------------------------------------------------------
+    def save_weights(self, filepath: str, overwrite: bool = True) -> None:
+        """Writes every weight to ``filepath`` (safetensors; atomic)."""
+        import os
+
+        from tapeflow.keras import saving
+
+        if not overwrite and os.path.exists(filepath):
+            raise FileExistsError(f"{filepath} exists and overwrite=False")
+        saving.save_weights(self, filepath)
+
+    def load_weights(self, filepath: str, skip_mismatch: bool = False, **kwargs: Any) -> None:
+        """Loads weights written by ``save_weights``; on any mismatch raises and changes nothing."""
+        from tapeflow.keras import saving
+
+        saving.load_weights(self, filepath, skip_mismatch=skip_mismatch)
+
+
+def _as_arrays_shape(x: Any) -> Any:
+    return nest.map_structure(lambda v: np.empty((v._shape_tuple()[0] or 0,)) if isinstance(v, Tensor) else v, x)
+
+
+def format_summary(model: Any) -> str:
+    """Keras-style table: layer (type), output shape, parameter count."""
+    rows = []
+    for layer in model.layers:
+        try:
+            shape = layer.output_shape
+        except AttributeError:
+            shape = "?"
+        if hasattr(layer, "batch_shape") and type(layer).__name__ == "InputLayer":
+            shape = layer.batch_shape
+        n = int(sum(np.prod(v.shape.as_list(), dtype=np.int64) for v in layer.weights)) if layer.built else 0
+        rows.append((f"{layer.name} ({type(layer).__name__})", str(shape), f"{n:,}" if layer.built else "0 (unbuilt)"))
+    w = [max(len("Layer (type)"), *(len(r[0]) for r in rows)) + 2 if rows else 14,
+         max(len("Output Shape"), *(len(r[1]) for r in rows)) + 2 if rows else 14, 12]
+    line = "─" * sum(w)
+    out = [f'Model: "{model.name}"', line,
+           "Layer (type)".ljust(w[0]) + "Output Shape".ljust(w[1]) + "Param #".rjust(w[2]), "═" * sum(w)]
+    for r in rows:
+        out.append(r[0].ljust(w[0]) + r[1].ljust(w[1]) + r[2].rjust(w[2]))
+    out.append(line)
+
+    def count(vs):
+        return int(sum(np.prod(v.shape.as_list(), dtype=np.int64) for v in vs))
+
+    total = count(model.weights)
+    trainable = count(model.trainable_weights)
+    out += [f" Total params: {total:,}", f" Trainable params: {trainable:,}",
+            f" Non-trainable params: {total - trainable:,}"]
+    return "\n".join(out)
