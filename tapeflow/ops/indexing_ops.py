@@ -484,6 +484,9 @@ def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) 
     if (reps < 0).any():
         raise _err("Repeat", f"repeats must be non-negative, got {reps.tolist()}")
     idx = convert_to_tensor(np.repeat(np.arange(n, dtype=np.int32), reps))
+    if None not in s:
+        # A recorded Reshape densifies the gather's sparse gradient: TF's repeat gives a dense one.
+        x = array_ops.reshape(x, s)
     return array_ops.gather(x, idx, axis=a)
 
 
