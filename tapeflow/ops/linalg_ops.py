@@ -212,10 +212,13 @@ def _diag_part_shape(specs, k):
 MATRIX_DIAG_PART = defop("MatrixDiagPartV3", _diag_part_kernel, shape=_diag_part_shape)
 
 
-@defgrad("MatrixDiagPartV3", inputs=False)
+@defgrad("MatrixDiagPartV3", inputs=True)
 def _diag_part_grad(op, g):
     s = op.input_shapes[0]
-    return diag(g, k=op.get_attr("k"), num_rows=s[-2], num_cols=s[-1])
+    k = op.get_attr("k")
+    if s[-2] is None or s[-1] is None:  # traced with unknown matrix dims
+        return set_diag(array_ops.zeros_like(op.inputs[0]), g, k=k)
+    return diag(g, k=k, num_rows=s[-2], num_cols=s[-1])
 
 
 def diag_part(input: Any, name: str | None = None, k: Any = 0, padding_value: Any = 0,  # noqa: A002
