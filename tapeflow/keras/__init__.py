@@ -20,7 +20,7 @@ __all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metr
 
 def __getattr__(name: str):
     # optimizers (another package) and the small utility namespaces load on first use
-    if name in ("optimizers", "models", "utils", "backend", "saving", "trainer"):
+    if name in ("optimizers", "models", "utils", "backend", "trainer"):
         mod = _importlib.import_module(f"tapeflow.keras.{name}")
         globals()[name] = mod
         return mod

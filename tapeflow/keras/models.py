@@ -149,6 +149,20 @@ class Model(Trainer, Layer):
     def _maybe_build(self, inputs: Any) -> None:
         self.built = True  # subclassed models build their layers lazily inside call
 
+    def _trackable_children(self) -> dict:
+        """Checkpoint protocol: Sequential and functional models name their
+        layers ``layer_with_weights-<i>`` (as TF Keras checkpoints); a
+        subclassed model uses its attribute names."""
+        if self._functional is None and not isinstance(self, Sequential):
+            return Layer._trackable_children(self)
+        out: dict = {}
+        for v in self._own_trainable + self._own_non_trainable:
+            out[getattr(v, "_keras_name", v.name)] = v
+        layers = self._sublayers()
+        for i, layer in enumerate(x for x in layers if x.weights):
+            out[f"layer_with_weights-{i}"] = layer
+        return out
+
     def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
         if index is not None:
             return self.layers[index]

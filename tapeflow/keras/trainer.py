@@ -444,17 +444,20 @@ class Trainer:
         """Writes every weight to ``filepath`` (safetensors; atomic)."""
         import os
 
-        from tapeflow.keras import saving
+        from tapeflow.train import checkpoint
 
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath} exists and overwrite=False")
-        saving.save_weights(self, filepath)
+        checkpoint.save_weights(self, filepath)
 
     def load_weights(self, filepath: str, skip_mismatch: bool = False, **kwargs: Any) -> None:
         """Loads weights written by ``save_weights``; on any mismatch raises and changes nothing."""
-        from tapeflow.keras import saving
+        from tapeflow.train import checkpoint
 
-        saving.load_weights(self, filepath, skip_mismatch=skip_mismatch)
+        if not getattr(self, "built", False) or not self.weights:
+            raise ValueError(f"load_weights: model '{self.name}' has no weights yet; build it first (call it on a "
+                             f"batch, or start it with tf.keras.Input) so the weights exist.")
+        return checkpoint.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
 
 def _as_arrays_shape(x: Any) -> Any:

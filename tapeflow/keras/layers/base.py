@@ -459,13 +459,13 @@ class Layer(Module):
         return cls(**config)
 
     def _trackable_children(self) -> dict:
-        """Checkpoint protocol (Keras' layout): own variables by Keras name,
-        then sub-layers by attribute name."""
+        """Checkpoint protocol (TF Keras' layout): own variables by Keras name
+        (``kernel``), then sub-layers by attribute name (``dense/kernel``)."""
         out: dict = {}
         for v in self._own_trainable + self._own_non_trainable:
             out[getattr(v, "_keras_name", v.name)] = v
         for key, value in vars(self).items():
-            if key.startswith("_") or key in out:
+            if key in _UNTRACKED or key in out or key.startswith("__"):
                 continue
             if isinstance(value, Layer) or (isinstance(value, (list, tuple, dict)) and any(
                     isinstance(x, (Layer, Variable)) for x in nest.flatten(value))):
