@@ -265,3 +265,27 @@ def test_fold_in_is_an_op_and_rejects_bad_data():
     assert not registry.is_differentiable("RandomFoldIn")
     with pytest.raises(InvalidArgumentError, match="data must be an integer scalar"):
         tf.random.fold_in([1, 2], tf.constant(1.5))
+
+
+def _tf_function():
+    fn = getattr(tf, "function", None)
+    if fn is None:
+        graph_function = pytest.importorskip("tapeflow.graph.function")
+        fn = graph_function.function
+    return fn
+
+
+def test_traced_functions_follow_tf_graph_seed_rules():
+    function = _tf_function()
+    tf.random.set_seed(1234)
+
+    def draw():
+        return tf.random.uniform([1]), tf.random.normal([1])
+
+    f, g = function(draw), function(lambda: draw())
+    f1, f2, g1 = f(), f(), g()
+    assert same(f1[0], g1[0]) and same(f1[1], g1[1])  # same sequence per function, as TF
+    assert not same(f1[0], f2[0])  # each call continues the op's stream
+    tf.random.set_seed(None)
+    h = function(lambda: tf.random.uniform([4]))
+    assert not same(h(), h())

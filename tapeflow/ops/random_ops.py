@@ -11,6 +11,10 @@ Philox generator, so they are not bit-equal to TF's streams.
 * Both: the pair ``(g, op_seed)`` names a stream; repeated calls with the
   same pair continue that stream (so two identical calls differ, as in TF
   eager) and ``set_seed`` restarts every stream.
+* Inside ``tf.function`` (as TF graphs): an op without an op seed takes the
+  next number of a per-function counter, and every op owns its stream, so
+  two functions traced after ``set_seed(g)`` give the same sequence, and
+  each call of one function continues its streams.
 
 Internal API for other tapeflow modules (Keras initializers, dropout):
 
@@ -58,6 +62,7 @@ class _SeedState:
         self.op_seeds: _pyrandom.Random | None = None
         self.streams: dict[tuple, np.random.Generator] = {}
         self.fresh = np.random.default_rng()
+        self.instances = 0  # counter behind _instance()
 
 
 _state = _SeedState()
@@ -83,7 +88,14 @@ def get_seed(op_seed: Any) -> tuple:
     g = _state.global_seed
     if g is not None:
         if op_seed is None:
-            op_seed = _state.op_seeds.randint(0, _MAXINT32)
+            graph = _tracing_graph()
+            if graph is None:
+                op_seed = _state.op_seeds.randint(0, _MAXINT32)
+            else:
+                # As TF graphs: the op seed counts the random ops of this
+                # function, so two functions give the same sequence.
+                op_seed = getattr(graph, "_random_op_count", 0) + 1
+                graph._random_op_count = op_seed
         seeds = (g, int(op_seed))
     elif op_seed is not None:
         seeds = (DEFAULT_GRAPH_SEED, int(op_seed))
@@ -94,19 +106,39 @@ def get_seed(op_seed: Any) -> tuple:
     return seeds
 
 
+def _tracing_graph():
+    from tapeflow.framework.context import state
+
+    graph = state.graph
+    if graph is None:
+        return None
+    root = getattr(graph, "root", None)
+    return root() if callable(root) else graph
+
+
+def _instance() -> int | None:
+    """``None`` in eager mode; inside a traced function, a number unique to
+    this op, so each graph op owns its stream (as TF kernels own their state)."""
+    if _tracing_graph() is None:
+        return None
+    _state.instances += 1
+    return _state.instances
+
+
 def _key(a: int, b: int) -> int:
     return (int(a) & _MASK64) | ((int(b) & _MASK64) << 64)
 
 
-def stream(seed: int | None, seed2: int | None) -> np.random.Generator:
+def stream(seed: int | None, seed2: int | None, instance: int | None = None) -> np.random.Generator:
     """The generator for a seed pair: fresh entropy for ``None``, else the live
-    (persistent until ``set_seed``) stream of that pair."""
+    (persistent until ``set_seed``) stream of that pair — per op ``instance``
+    for ops inside traced functions."""
     if seed is None:
         return _state.fresh
-    key = (int(seed), int(seed2))
+    key = (int(seed), int(seed2), instance)
     gen = _state.streams.get(key)
     if gen is None:
-        gen = np.random.Generator(np.random.Philox(key=_key(*key)))
+        gen = np.random.Generator(np.random.Philox(key=_key(seed, seed2)))
         _state.streams[key] = gen
     return gen
 
@@ -192,19 +224,30 @@ def _uniform_int(gen: np.random.Generator, lo, hi, shape, dtype, op: str) -> np.
     return gen.integers(lo, hi, size=shape, dtype=dtype)
 
 
+def _seeded(draw):
+    """A kernel drawing from the stream named by its seed attrs."""
+
+    def kernel(*arrays, seed, seed2, instance, **attrs):
+        return draw(stream(seed, seed2, instance), *arrays, **attrs)
+
+    return kernel
+
+
+def _seed_attrs(op_seed: Any) -> dict:
+    s, s2 = get_seed(op_seed)
+    return {"seed": s, "seed2": s2, "instance": _instance()}
+
+
 RANDOM_NORMAL = defop("RandomStandardNormal",
-                      lambda shape, dtype, seed, seed2: stream(seed, seed2).standard_normal(shape).astype(dtype),
+                      _seeded(lambda g, shape, dtype: g.standard_normal(shape).astype(dtype)),
                       shape=_shape_attr_rule)
-RANDOM_UNIFORM = defop("RandomUniform",
-                       lambda shape, dtype, seed, seed2: stream(seed, seed2).random(shape).astype(dtype),
+RANDOM_UNIFORM = defop("RandomUniform", _seeded(lambda g, shape, dtype: g.random(shape).astype(dtype)),
                        shape=_shape_attr_rule)
-TRUNCATED_NORMAL = defop("TruncatedNormal",
-                         lambda shape, dtype, seed, seed2: _truncated(stream(seed, seed2), shape, dtype),
+TRUNCATED_NORMAL = defop("TruncatedNormal", _seeded(lambda g, shape, dtype: _truncated(g, shape, dtype)),
                          shape=_shape_attr_rule)
 RANDOM_UNIFORM_INT = defop(
     "RandomUniformInt",
-    lambda lo, hi, shape, dtype, seed, seed2: _uniform_int(stream(seed, seed2), lo, hi, shape, dtype,
-                                                           "RandomUniformInt"),
+    _seeded(lambda g, lo, hi, shape, dtype: _uniform_int(g, lo, hi, shape, dtype, "RandomUniformInt")),
     shape=_shape_attr_rule)
 for _op in (RANDOM_NORMAL, RANDOM_UNIFORM, TRUNCATED_NORMAL, RANDOM_UNIFORM_INT):
     _stateful(_op)
@@ -227,8 +270,7 @@ def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.f
            name: str | None = None) -> Tensor:
     """Samples from N(mean, stddev²) (``tf.random.normal``)."""
     d = _float_only(dtype, "tf.random.normal", mean)
-    s, s2 = get_seed(seed)
-    rnd = execute(RANDOM_NORMAL, (), {"shape": _shape(shape), "dtype": d._np, "seed": s, "seed2": s2})
+    rnd = execute(RANDOM_NORMAL, (), {"shape": _shape(shape), "dtype": d._np, **_seed_attrs(seed)})
     return _scaled(rnd, stddev, mean, d)
 
 
@@ -236,8 +278,7 @@ def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any 
                      seed: Any = None, name: str | None = None) -> Tensor:
     """N(mean, stddev²) with values beyond 2 stddev redrawn (``tf.random.truncated_normal``)."""
     d = _float_only(dtype, "tf.random.truncated_normal", mean)
-    s, s2 = get_seed(seed)
-    rnd = execute(TRUNCATED_NORMAL, (), {"shape": _shape(shape), "dtype": d._np, "seed": s, "seed2": s2})
+    rnd = execute(TRUNCATED_NORMAL, (), {"shape": _shape(shape), "dtype": d._np, **_seed_attrs(seed)})
     return _scaled(rnd, stddev, mean, d)
 
 
@@ -263,13 +304,11 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes
         if maxval is None:
             raise ValueError(f"Must specify maxval for integer dtype {d!r}")
         lo, hi = _int_bounds(minval, maxval, d)
-        s, s2 = get_seed(seed)
-        return execute(RANDOM_UNIFORM_INT, (lo, hi), {"shape": shp, "dtype": d._np, "seed": s, "seed2": s2})
+        return execute(RANDOM_UNIFORM_INT, (lo, hi), {"shape": shp, "dtype": d._np, **_seed_attrs(seed)})
     if maxval is None:
         maxval = 1
     lo, hi = _param(minval, d, "minval"), _param(maxval, d, "maxval")
-    s, s2 = get_seed(seed)
-    rnd = execute(RANDOM_UNIFORM, (), {"shape": shp, "dtype": d._np, "seed": s, "seed2": s2})
+    rnd = execute(RANDOM_UNIFORM, (), {"shape": shp, "dtype": d._np, **_seed_attrs(seed)})
     return math_ops.add(math_ops.multiply(rnd, math_ops.subtract(hi, lo)), lo)
 
 
@@ -297,8 +336,7 @@ def _multinomial_shape(specs, num_samples, output_dtype, **attrs):
 
 MULTINOMIAL = defop(
     "Multinomial",
-    lambda logits, num_samples, output_dtype, seed, seed2: _categorical(stream(seed, seed2), logits, num_samples,
-                                                                        output_dtype),
+    _seeded(lambda g, logits, num_samples, output_dtype: _categorical(g, logits, num_samples, output_dtype)),
     shape=_multinomial_shape)
 _stateful(MULTINOMIAL)
 
@@ -323,25 +361,23 @@ def categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: Any = No
                 name: str | None = None) -> Tensor:
     """Draws ``num_samples`` class indices per row of ``logits`` [batch, classes] (``tf.random.categorical``)."""
     x, n, d = _check_logits(logits, num_samples, dtype, "Multinomial")
-    s, s2 = get_seed(seed)
-    return execute(MULTINOMIAL, (x,), {"num_samples": n, "output_dtype": d._np, "seed": s, "seed2": s2})
+    return execute(MULTINOMIAL, (x,), {"num_samples": n, "output_dtype": d._np, **_seed_attrs(seed)})
 
 
-def _shuffle_kernel(x, seed, seed2):
+def _shuffle(g: np.random.Generator, x: np.ndarray) -> np.ndarray:
     if x.ndim == 0:
         return x.copy()
-    return x[stream(seed, seed2).permutation(x.shape[0])]
+    return x[g.permutation(x.shape[0])]
 
 
-RANDOM_SHUFFLE = defop("RandomShuffle", _shuffle_kernel, shape=lambda specs, **a: [specs[0]])
+RANDOM_SHUFFLE = defop("RandomShuffle", _seeded(_shuffle), shape=lambda specs, **a: [specs[0]])
 _stateful(RANDOM_SHUFFLE)
 
 
 def shuffle(value: Any, seed: Any = None, name: str | None = None) -> Tensor:
     """Randomly permutes ``value`` along its first dimension (``tf.random.shuffle``)."""
     x = t(value)
-    s, s2 = get_seed(seed)
-    return execute(RANDOM_SHUFFLE, (x,), {"seed": s, "seed2": s2})
+    return execute(RANDOM_SHUFFLE, (x,), _seed_attrs(seed))
 
 
 # ----------------------------------------------------------------------------
