@@ -424,3 +424,31 @@ def test_embedding_lookup_max_norm_shards_and_errors():
 def test_reexports():
     for name in ("relu", "sigmoid", "tanh", "softplus", "swish", "silu", "max_pool", "avg_pool"):
         assert callable(getattr(tf.nn, name))
+
+
+# -- graph mode ------------------------------------------------------------------------------
+
+def test_conv_pool_softmax_in_tf_function_with_unknown_batch():
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.standard_normal((2, 6, 6, 3)).astype(np.float32))
+    w = tf.Variable(rng.standard_normal((3, 3, 3, 4)).astype(np.float32))
+
+    def step(x):
+        with tf.GradientTape() as tape:
+            y = tf.nn.max_pool2d(tf.nn.relu(tf.nn.conv2d(x, w, 2, "SAME")), 2, 1, "SAME")
+            z = tf.nn.log_softmax(tf.nn.avg_pool2d(y, 2, 2, "VALID"))
+            loss = tf.nn.l2_loss(z) + tf.nn.l2_loss(tf.nn.depthwise_conv2d(x, tf.ones([2, 2, 3, 1]), [1, 1, 1, 1],
+                                                                           "SAME"))
+        return loss, tape.gradient(loss, w)
+
+    traced = tf.function(step, input_signature=[tf.TensorSpec([None, 6, 6, 3], tf.float32)])
+    for batch in (x, tf.concat([x, x[:1]], 0)):
+        (lg, gg), (le, ge) = traced(batch), step(batch)
+        np.testing.assert_allclose(lg.numpy(), le.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(gg.numpy(), ge.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_dropout_draws_a_new_mask_on_every_tf_function_call():
+    f = tf.function(lambda x: tf.nn.dropout(x, rate=0.5, seed=5))
+    x = tf.ones([200])
+    assert not np.array_equal(f(x).numpy(), f(x).numpy())
