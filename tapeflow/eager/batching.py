@@ -59,17 +59,40 @@ class _Spec:
 
 
 class BatchedTensor(Tensor):
-    """A tensor of logical shape ``_phys.shape[1:]`` standing for a stack of
-    ``_phys.shape[0]`` such tensors (see the module docstring)."""
+    """A tensor of logical shape ``_value.shape`` standing for a stack of
+    ``interp.size`` such tensors (see the module docstring).
 
-    __slots__ = ("_phys", "_interp")
+    The stack is computed lazily: ``_phys`` (batch axis first) is built on
+    first use, so gradients the backward pass computes but never uses (e.g.
+    w.r.t. a constant weight matrix) cost nothing. A *diagonal* stack
+    (``_diag`` set: row ``i`` is one-hot at flat index ``i`` times
+    ``_diag``) is kept symbolic through elementwise scaling and reshapes, so
+    the Jacobian of ``tanh(W x)`` needs no ``n x n x n`` product.
+    """
 
-    def __init__(self, phys: Tensor, interp: BatchInterpreter) -> None:
-        v = phys._value
-        self._value = _Spec(tuple(v.shape[1:]), v.dtype)
+    __slots__ = ("_p", "_interp", "_thunk", "_index", "_diag")
+
+    def __init__(self, interp: BatchInterpreter, shape: tuple, dtype: Any, phys: Tensor | None = None,
+                 thunk: _Thunk | None = None, index: int = -1, diag: Tensor | None = None) -> None:
+        self._value = _Spec(shape, dtype)
         self._id = new_id()
-        self._phys = phys
         self._interp = interp
+        self._p = phys
+        self._thunk = thunk
+        self._index = index
+        self._diag = diag
+
+    @property
+    def _phys(self) -> Tensor:
+        p = self._p
+        if p is None:
+            if self._diag is not None:
+                p = _lowered(self._interp, _materialize_diag, self)
+            else:
+                res = _force(self._thunk)
+                p = res if self._index < 0 else res[self._index]
+            self._p = p
+        return p
 
     def numpy(self):
         raise NotImplementedError(
@@ -84,7 +107,71 @@ class BatchedTensor(Tensor):
         raise TypeError("The truth value of a batched tensor inside a vectorized jacobian is not defined.")
 
     def __repr__(self) -> str:
-        return f"<BatchedTensor logical shape={self._value.shape} batch={self._phys._value.shape[0]}>"
+        return f"<BatchedTensor logical shape={self._value.shape} batch={self._interp.size}>"
+
+
+class _Thunk:
+    """A batched op not yet run: its rule, inputs and attrs."""
+
+    __slots__ = ("interp", "op", "rule", "args", "flags", "attrs", "result")
+
+    def __init__(self, interp, op, rule, args, flags, attrs) -> None:
+        self.interp = interp
+        self.op = op
+        self.rule = rule
+        self.args = args
+        self.flags = flags
+        self.attrs = attrs
+        self.result = None
+
+    def run(self) -> None:
+        args = [a._phys if f else a for a, f in zip(self.args, self.flags)]
+        interp = self.interp
+        if self.rule is None:
+            out = _lowered(interp, _loop_rule, self.op, interp.size, args, self.flags, self.attrs)
+        else:
+            out = _lowered(interp, self.rule, interp.size, args, self.flags, self.attrs)
+        self.result = out
+        self.args = None  # free the inputs
+
+
+def _force(thunk: _Thunk):
+    """Runs ``thunk`` after the thunks it depends on (iteratively: chains of
+    lazy ops can be long)."""
+    if thunk.result is not None:
+        return thunk.result
+    stack = [thunk]
+    while stack:
+        th = stack[-1]
+        if th.result is not None:
+            stack.pop()
+            continue
+        deps = [a._thunk for a, f in zip(th.args, th.flags)
+                if f and a._p is None and a._diag is None and a._thunk.result is None]
+        if deps:
+            stack.extend(deps)
+            continue
+        stack.pop()
+        th.run()
+    return thunk.result
+
+
+def _set_graph(st, g) -> None:
+    # Cheaper than the ``graph`` property (no flag recomputation per op).
+    st._graph = g
+    st.plain = g is None and not st.recording
+
+
+def _lowered(interp, fn, *args):
+    """Runs ``fn`` with ``interp.prev`` (eager, or an outer graph) as the
+    execution context, restoring whatever was current."""
+    st = state
+    saved = st._graph
+    _set_graph(st, interp.prev)
+    try:
+        return fn(*args)
+    finally:
+        _set_graph(st, saved)
 
 
 _warned: set[str] = set()
@@ -108,34 +195,169 @@ class BatchInterpreter:
         state.graph = self.prev
 
     def wrap(self, phys: Tensor) -> BatchedTensor:
-        return BatchedTensor(phys, self)
+        v = phys._value
+        return BatchedTensor(self, tuple(v.shape[1:]), v.dtype, phys=phys)
+
+    def diagonal(self, diag: Tensor) -> BatchedTensor:
+        """The stack of one-hot rows scaled by ``diag`` (batch = diag's size)."""
+        v = diag._value
+        return BatchedTensor(self, tuple(v.shape), v.dtype, diag=diag)
 
     def read_variable(self, var) -> Tensor:
-        st = state
-        st.graph = self.prev
-        try:
-            return var.value()
-        finally:
-            st.graph = self
+        return _lowered(self, var.value)
 
     def add_op(self, op, inputs: tuple, attrs: dict):
         flags = [type(x) is BatchedTensor and x._interp is self for x in inputs]
-        st = state
-        st.graph = self.prev
-        try:
-            if True not in flags:
-                return execute(op, inputs, attrs)
-            args = [x._phys if f else x for x, f in zip(inputs, flags)]
-            rule = op.batch or batch_rule_for(op, attrs)
-            if rule is None:
-                out = _loop_rule(op, self.size, args, flags, attrs)
-            else:
-                out = rule(self.size, args, flags, attrs)
-        finally:
-            st.graph = self
-        if isinstance(out, (list, tuple)):
-            return [BatchedTensor(o, self) for o in out]
-        return BatchedTensor(out, self)
+        if True not in flags:
+            return _lowered(self, execute, op, inputs, attrs)
+        for x, f in zip(inputs, flags):
+            if f and x._diag is not None:
+                rule = _DIAG_RULES.get(op.name)
+                if rule is not None:
+                    out = _lowered(self, rule, self, inputs, flags, attrs)
+                    if out is not None:
+                        return out
+                break
+        rule = op.batch or batch_rule_for(op, attrs)
+        specs = None
+        if op.shape is not None:
+            try:
+                specs = op.shape([(x._value.shape, x._value.dtype) for x in inputs], **attrs)
+            except Exception:  # noqa: BLE001 - any trouble: run it now instead
+                specs = None
+            if specs is not None and any(sh is None or None in sh for sh, _ in specs):
+                specs = None
+        thunk = _Thunk(self, op, rule, list(inputs), flags, attrs)
+        if specs is None:
+            _force(thunk)
+            res = thunk.result
+            if isinstance(res, (list, tuple)):
+                return [BatchedTensor(self, tuple(r._shape_tuple()[1:]), r._value.dtype, phys=r) for r in res]
+            return BatchedTensor(self, tuple(res._shape_tuple()[1:]), res._value.dtype, phys=res)
+        if len(specs) == 1 and not callable(op.num_outputs) and op.num_outputs == 1:
+            sh, dt = specs[0]
+            return BatchedTensor(self, tuple(sh), _np_dtype(dt), thunk=thunk)
+        return [BatchedTensor(self, tuple(sh), _np_dtype(dt), thunk=thunk, index=i)
+                for i, (sh, dt) in enumerate(specs)]
+
+
+def _np_dtype(dt: Any) -> np.dtype:
+    if isinstance(dt, np.dtype):
+        return dt
+    return np.dtype(getattr(dt, "_np", dt))
+
+
+# -- diagonal (one-hot) stacks -------------------------------------------------
+
+def _materialize_diag(bt: BatchedTensor) -> Tensor:
+    from tapeflow.ops import array_ops, math_ops
+
+    d = bt._diag
+    shape = tuple(d._shape_tuple())
+    n = int(np.prod(shape, dtype=np.int64))
+    eye = Tensor(np.eye(n, dtype=d._value.dtype))
+    full = math_ops.multiply(eye, array_ops.reshape(d, (n,))) if n else eye
+    return array_ops.reshape(full, (n,) + shape)
+
+
+def _diag_scale(interp, inputs, flags, attrs, fn):
+    """``diag(d) (*) u`` for elementwise ``fn`` linear in the batched input,
+    when ``u`` broadcasts to the diagonal's own shape."""
+    (a, fa), (b, fb) = zip(inputs, flags)
+    if fa and fb:
+        return None
+    bt, other = (a, b) if fa else (b, a)
+    shape = bt._value.shape
+    oshape = other._shape_tuple()
+    if len(oshape) > len(shape) or any(o != 1 and o != s for o, s in zip(oshape[::-1], shape[::-1])):
+        return None
+    d = fn(bt._diag, other) if fa else fn(other, bt._diag)
+    if d is None or tuple(d._shape_tuple()) != tuple(shape):
+        return None
+    return interp.diagonal(d)
+
+
+def _diag_mul(interp, inputs, flags, attrs):
+    from tapeflow.ops import math_ops
+
+    return _diag_scale(interp, inputs, flags, attrs, math_ops.multiply)
+
+
+def _diag_div(interp, inputs, flags, attrs):
+    from tapeflow.ops import math_ops
+
+    if flags[1]:
+        return None  # u / diag is not diagonal
+    return _diag_scale(interp, inputs, flags, attrs, math_ops.divide_)
+
+
+def _diag_unary(fn_name):
+    def rule(interp, inputs, flags, attrs):
+        from tapeflow.ops import array_ops, math_ops
+
+        fn = {"neg": math_ops.negative, "id": array_ops.identity, "zeros": array_ops.zeros_like}[fn_name]
+        return interp.diagonal(fn(inputs[0]._diag))
+
+    return rule
+
+
+def _diag_reshape(interp, inputs, flags, attrs):
+    from tapeflow.ops import array_ops
+
+    return interp.diagonal(array_ops.reshape(inputs[0]._diag, attrs["shape"]))
+
+
+def _diag_cast(interp, inputs, flags, attrs):
+    return interp.diagonal(execute(registry.get_op("Cast"), (inputs[0]._diag,), attrs))
+
+
+def _diag_select(interp, inputs, flags, attrs):
+    c, x, y = inputs
+    if flags[0] or not (flags[1] and flags[2]) or x._diag is None or y._diag is None:
+        return None
+    if tuple(c._shape_tuple()) != tuple(x._value.shape) or x._value.shape != y._value.shape:
+        return None
+    return interp.diagonal(execute(registry.get_op("SelectV2"), (c, x._diag, y._diag)))
+
+
+def _diag_add(interp, inputs, flags, attrs):
+    # diag + diag stays diagonal (several paths from one target element).
+    if not all(flags) or any(x._diag is None for x in inputs):
+        return None
+    if len({x._value.shape for x in inputs}) != 1:
+        return None
+    return interp.diagonal(execute(registry.get_op("AddN"), tuple(x._diag for x in inputs))
+                           if len(inputs) > 2 else execute(registry.get_op("AddV2"), tuple(x._diag for x in inputs)))
+
+
+def _diag_matmul(interp, inputs, flags, attrs):
+    """``a @ diag`` with a column-vector diagonal, or ``diag @ b`` with a
+    row-vector one (the matvec cases): an outer-product scaling, O(n^2)."""
+    from tapeflow.ops import array_ops, math_ops
+
+    a, b = inputs
+    ta, tb = attrs["transpose_a"], attrs["transpose_b"]
+    if flags[0] == flags[1]:
+        return None
+    if flags[1] and b._diag is not None and not tb and len(a._shape_tuple()) == 2 and b._value.shape[1] == 1:
+        k = b._value.shape[0]
+        at = a if ta else array_ops.transpose(a)  # (k, m): row p is column p of A'
+        out = math_ops.multiply(array_ops.reshape(b._diag, (k, 1)), at)
+        m = out._shape_tuple()[1]
+        return interp.wrap(array_ops.reshape(out, (k, m, 1)))
+    if flags[0] and a._diag is not None and not ta and len(b._shape_tuple()) == 2 and a._value.shape[0] == 1:
+        n2 = a._value.shape[1]
+        bp = array_ops.transpose(b) if tb else b  # (n2, r)
+        out = math_ops.multiply(array_ops.reshape(a._diag, (n2, 1)), bp)
+        return interp.wrap(array_ops.reshape(out, (n2, 1, out._shape_tuple()[1])))
+    return None
+
+
+_DIAG_RULES = {
+    "Mul": _diag_mul, "RealDiv": _diag_div, "Neg": _diag_unary("neg"), "Identity": _diag_unary("id"),
+    "ZerosLike": _diag_unary("zeros"), "Reshape": _diag_reshape, "Cast": _diag_cast, "SelectV2": _diag_select,
+    "AddV2": _diag_add, "AddN": _diag_add, "BatchMatMulV2": _diag_matmul,
+}
 
 
 # -- helpers used by rules (all are tapeflow ops, so outer tapes record them) --

@@ -62,18 +62,19 @@ def _end(gt) -> None:
         gt._used = True
 
 
-def _vectorized_grads(tp, tid: int, cot_phys: Tensor, flat_sources: list, release: bool) -> list:
+def _vectorized_grads(tp, tid: int, cot_phys: Tensor | None, flat_sources: list, release: bool,
+                      diag: Tensor | None = None) -> list:
     """One backward pass with a batch of cotangents ``cot_phys`` (batch axis
     first) for tensor id ``tid``. Returns, per source, the batched gradient's
     physical tensor (batch axis first), or None if unconnected."""
     from tapeflow.ops import array_ops
 
-    size = cot_phys._shape_tuple()[0]
+    size = cot_phys._shape_tuple()[0] if diag is None else int(np.prod(diag._shape_tuple(), dtype=np.int64))
     source_ids = [_source_id(s) for s in flat_sources]
     watched = tp.watched
     sid_set = {sid for sid in source_ids if sid in watched}
     with batching.BatchInterpreter(size) as interp:
-        cot = interp.wrap(cot_phys)
+        cot = interp.wrap(cot_phys) if diag is None else interp.diagonal(diag)
         found = tape_lib.backward(tp.records, {tid: [cot]}, sid_set, op_gradients, aggregate, release)
         out = []
         for sid in source_ids:
@@ -99,10 +100,6 @@ def _vectorized_grads(tp, tid: int, cot_phys: Tensor, flat_sources: list, releas
     return result
 
 
-def _one_hot_stack(n: int, shape: tuple, dtype) -> Tensor:
-    return Tensor(np.eye(n, dtype=dtype).reshape((n,) + tuple(shape)))
-
-
 def jacobian(gt, target, sources, unconnected_gradients=UnconnectedGradients.NONE, parallel_iterations=None,
              experimental_use_pfor: bool = True) -> Any:
     """The Jacobian of ``target`` w.r.t. each of ``sources``: for a source of
@@ -123,8 +120,9 @@ def jacobian(gt, target, sources, unconnected_gradients=UnconnectedGradients.NON
         if y._value.dtype.kind not in "fc":
             grads = [None] * len(flat_sources)
         elif experimental_use_pfor:
-            grads = _vectorized_grads(tp, y._id, _one_hot_stack(n, tshape, y._value.dtype), flat_sources,
-                                      release=not gt._persistent)
+            # The one-hot cotangents, kept symbolic (diagonal) as long as possible.
+            ones = Tensor(np.ones(tshape, dtype=y._value.dtype))
+            grads = _vectorized_grads(tp, y._id, None, flat_sources, release=not gt._persistent, diag=ones)
         else:
             grads = _loop_grads(gt, y, n, tshape, flat_sources)
         out = []
