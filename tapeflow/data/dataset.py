@@ -1,0 +1,790 @@
+"""``tf.data.Dataset``: an input pipeline of in-memory tensors, in Python.
+
+Elements are nested structures (tuples, dicts, single tensors) of NumPy
+arrays inside the pipeline, and tapeflow Tensors when iterated. A pipeline is
+lazy: each ``iter()`` runs it from the start (so ``shuffle`` reshuffles per
+epoch and ``repeat`` re-runs its input).
+
+Speed: the common pipeline ``from_tensor_slices(...).shuffle(n).batch(b)``
+never touches elements one by one. Datasets whose elements are rows of
+arrays (slices, range, and shuffle/take/skip/repeat/prefetch over them) keep
+a *gather plan*: an iterator of row indices; ``batch`` then gathers each
+batch with one fancy-indexing call per array.
+
+Differences from TF (documented): ``map``/``filter`` functions run eagerly on
+each element (TF traces them once into a graph); ``num_parallel_calls``,
+``deterministic`` and ``prefetch`` are accepted and change nothing; a seeded
+``shuffle`` is reproducible but its order differs from TF's.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from tapeflow.framework import dtypes, errors
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
+
+__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
+
+AUTOTUNE = -1
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
+
+
+# -- element structures ---------------------------------------------------------
+def _is_namedtuple(x: Any) -> bool:
+    return isinstance(x, tuple) and hasattr(x, "_fields")
+
+
+def _to_arrays(value: Any) -> Any:
+    """A structure of NumPy arrays from tuples/dicts of tensor-likes (a list
+    is one tensor, as in TF)."""
+    if isinstance(value, dict):
+        return {k: _to_arrays(v) for k, v in value.items()}
+    if _is_namedtuple(value):
+        return type(value)(*[_to_arrays(v) for v in value])
+    if isinstance(value, tuple):
+        return tuple(_to_arrays(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "_value") and not isinstance(value._value, np.ndarray | np.generic):
+        raise TypeError("tf.data.Dataset: symbolic tensors (inside tf.function) cannot feed a dataset; build the "
+                        "dataset eagerly, outside the function.")
+    return np.asarray(convert_to_tensor(value)._value)
+
+
+def _map(fn: Callable, s: Any) -> Any:
+    if isinstance(s, dict):
+        return {k: _map(fn, v) for k, v in s.items()}
+    if _is_namedtuple(s):
+        return type(s)(*[_map(fn, v) for v in s])
+    if isinstance(s, tuple):
+        return tuple(_map(fn, v) for v in s)
+    return fn(s)
+
+
+def _flatten(s: Any) -> list:
+    if isinstance(s, dict):
+        return [x for k in s for x in _flatten(s[k])]
+    if isinstance(s, tuple):
+        return [x for v in s for x in _flatten(v)]
+    return [s]
+
+
+def _pack(template: Any, leaves: Iterator) -> Any:
+    if isinstance(template, dict):
+        return {k: _pack(v, leaves) for k, v in template.items()}
+    if _is_namedtuple(template):
+        return type(template)(*[_pack(v, leaves) for v in template])
+    if isinstance(template, tuple):
+        return tuple(_pack(v, leaves) for v in template)
+    return next(leaves)
+
+
+def _zip_map(fn: Callable, template: Any, items: list) -> Any:
+    """``fn(list_of_leaves)`` leafwise over elements of the same structure."""
+    flats = [_flatten(x) for x in items]
+    return _pack(template, iter([fn([f[i] for f in flats]) for i in range(len(flats[0]))]))
+
+
+def _to_tensors(s: Any) -> Any:
+    return _map(Tensor, s)
+
+
+def _from_user(value: Any) -> Any:
+    """A map/filter/generator result back to arrays (lists become tuples when
+    they hold tensors, as TF's map does)."""
+    if isinstance(value, list) and value and any(isinstance(v, Tensor) for v in value):
+        value = tuple(value)
+    if hasattr(value, "_value") and not isinstance(value, Tensor) and not isinstance(value._value, np.ndarray):
+        value = convert_to_tensor(value)
+    return _to_arrays(value)
+
+
+def _call(fn: Callable, element: Any) -> Any:
+    # TF unpacks a tuple element into positional arguments.
+    if isinstance(element, tuple) and not _is_namedtuple(element):
+        return fn(*element)
+    return fn(element)
+
+
+def _spec_of(s: Any, batch_unknown: bool = False) -> Any:
+    from tapeflow.graph.function import TensorSpec
+
+    def one(a: np.ndarray):
+        shape = list(a.shape)
+        if batch_unknown and shape:
+            shape[0] = None
+        return TensorSpec(shape, dtypes.as_dtype(a.dtype))
+
+    return _map(one, s)
+
+
+def _same_structure_str(s: Any) -> str:
+    return repr(_map(lambda a: f"{a.dtype}{list(a.shape)}", s))
+
+
+# -- the base class --------------------------------------------------------------
+class Dataset:
+    """A sequence of elements, built with ``from_tensor_slices``, ``range``
+    ... and transformed with ``map``, ``shuffle``, ``batch``:
+
+    >>> ds = tf.data.Dataset.from_tensor_slices(([1, 2, 3, 4], [0, 1, 0, 1]))
+    >>> [(x.numpy(), y.numpy()) for x, y in ds.batch(2)]
+    [(array([1, 2], dtype=int32), array([0, 1], dtype=int32)), (array([3, 4], dtype=int32), array([0, 1], ...))]
+    """
+
+    # -- what subclasses provide ------------------------------------------
+    def _elements(self) -> Iterator:
+        raise NotImplementedError
+
+    def _cardinality(self) -> int:
+        return UNKNOWN_CARDINALITY
+
+    def _plan(self) -> _Plan | None:
+        """A gather plan (rows of arrays), or None."""
+        return None
+
+    def _template(self) -> Any:
+        """One element's structure (NumPy arrays), used for specs."""
+        for e in self._elements():
+            return e
+        raise ValueError("tf.data: cannot infer the element structure of an empty dataset.")
+
+    # -- iteration -----------------------------------------------------------
+    def __iter__(self) -> Iterator:
+        for e in self._elements():
+            yield _to_tensors(e)
+
+    def as_numpy_iterator(self) -> Iterator:
+        """Iterates elements as NumPy arrays (same structure)."""
+        for e in self._elements():
+            yield _map(lambda a: a[()] if a.ndim == 0 else a, e)
+
+    def __len__(self) -> int:
+        n = self._cardinality()
+        if n == INFINITE_CARDINALITY:
+            raise TypeError("The dataset is infinite.")
+        if n == UNKNOWN_CARDINALITY:
+            raise TypeError("The dataset length is unknown.")
+        return n
+
+    def __bool__(self) -> bool:
+        return True
+
+    def cardinality(self) -> Tensor:
+        """The number of elements (int64 tensor); -1 infinite, -2 unknown."""
+        return Tensor(np.asarray(self._cardinality(), dtype=np.int64))
+
+    @property
+    def element_spec(self) -> Any:
+        """The ``tf.TensorSpec`` structure of one element."""
+        return _spec_of(self._template())
+
+    def __repr__(self) -> str:
+        try:
+            spec = self.element_spec
+        except Exception:  # noqa: BLE001 - repr must not fail
+            spec = "?"
+        return f"<{type(self).__name__} element_spec={spec}>"
+
+    # -- sources ---------------------------------------------------------------
+    @staticmethod
+    def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
+        """One element per row of ``tensors`` (a tensor, or a tuple/dict of
+        tensors with the same first dimension)."""
+        return _TensorSlices(_to_arrays(tensors))
+
+    @staticmethod
+    def from_tensors(tensors: Any, name: str | None = None) -> Dataset:
+        """One element: ``tensors`` itself."""
+        return _FromTensors(_to_arrays(tensors))
+
+    @staticmethod
+    def range(*args: int, output_type: Any = dtypes.int64, name: str | None = None) -> Dataset:
+        """``range(stop)``, ``range(start, stop[, step])`` as int64 scalars."""
+        if not 1 <= len(args) <= 3:
+            raise ValueError(f"Dataset.range takes 1 to 3 positional arguments (start, stop, step), got {len(args)}.")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+        if step == 0:
+            raise errors.InvalidArgumentError("step must be a non-zero integer. [Op:RangeDataset]")
+        return _Range(int(start), int(stop), int(step), dtypes.as_dtype(output_type))
+
+    @staticmethod
+    def from_generator(generator: Callable, output_types: Any = None, output_shapes: Any = None,
+                       args: Any = None, output_signature: Any = None, name: str | None = None) -> Dataset:
+        """Elements from calling ``generator(*args)`` (again for each epoch)."""
+        if not callable(generator):
+            raise TypeError("`generator` must be a Python callable.")
+        return _FromGenerator(generator, tuple(args or ()), output_types, output_signature)
+
+    @staticmethod
+    def zip(*datasets: Any, name: str | None = None) -> Dataset:
+        """Elements of several datasets side by side (stops at the shortest)."""
+        if len(datasets) == 1 and not isinstance(datasets[0], Dataset):
+            datasets = datasets[0]
+        return _Zip(datasets)
+
+    # -- transformations -----------------------------------------------------
+    def map(self, map_func: Callable, num_parallel_calls: Any = None, deterministic: Any = None,
+            name: str | None = None) -> Dataset:
+        """``map_func(element)`` (a tuple element is unpacked into arguments)."""
+        return _Map(self, map_func)
+
+    def filter(self, predicate: Callable, name: str | None = None) -> Dataset:
+        """Keeps the elements for which ``predicate`` returns a true scalar."""
+        return _Filter(self, predicate)
+
+    def batch(self, batch_size: int, drop_remainder: bool = False, num_parallel_calls: Any = None,
+              deterministic: Any = None, name: str | None = None) -> Dataset:
+        """Stacks ``batch_size`` consecutive elements (the last batch may be
+        smaller unless ``drop_remainder``)."""
+        batch_size = int(np.asarray(batch_size))
+        if batch_size <= 0:
+            raise errors.InvalidArgumentError(f"Batch size must be greater than zero, got {batch_size}. "
+                                              "[Op:BatchDatasetV2]")
+        return _Batch(self, batch_size, bool(drop_remainder))
+
+    def unbatch(self, name: str | None = None) -> Dataset:
+        """Splits each element into its rows (the inverse of ``batch``)."""
+        return _Unbatch(self)
+
+    def shuffle(self, buffer_size: int, seed: int | None = None, reshuffle_each_iteration: bool = True,
+                name: str | None = None) -> Dataset:
+        """Randomly shuffles with a buffer of ``buffer_size`` elements (a full
+        shuffle when it is at least the dataset size)."""
+        buffer_size = int(np.asarray(buffer_size))
+        if buffer_size <= 0 and buffer_size != AUTOTUNE:
+            raise errors.InvalidArgumentError(f"buffer_size must be greater than zero, got {buffer_size}. "
+                                              "[Op:ShuffleDatasetV3]")
+        return _Shuffle(self, buffer_size, seed, reshuffle_each_iteration)
+
+    def repeat(self, count: int | None = None, name: str | None = None) -> Dataset:
+        """Repeats ``count`` times (forever when ``None`` or -1)."""
+        count = -1 if count is None else int(np.asarray(count))
+        return _Repeat(self, count)
+
+    def take(self, count: int, name: str | None = None) -> Dataset:
+        """The first ``count`` elements (all when -1)."""
+        return _Take(self, int(np.asarray(count)))
+
+    def skip(self, count: int, name: str | None = None) -> Dataset:
+        """All but the first ``count`` elements (-1 skips everything)."""
+        return _Skip(self, int(np.asarray(count)))
+
+    def prefetch(self, buffer_size: int, name: str | None = None) -> Dataset:
+        """Accepted for compatibility; elements are produced on demand."""
+        return _Passthrough(self)
+
+    def cache(self, filename: str = "", name: str | None = None) -> Dataset:
+        """Keeps the elements of the first full pass in memory."""
+        if filename:
+            raise NotImplementedError("Dataset.cache(filename) (an on-disk cache) is not supported; call cache() "
+                                      "without a filename for an in-memory cache.")
+        return _Cache(self)
+
+    def enumerate(self, start: int = 0, name: str | None = None) -> Dataset:
+        """``(index, element)`` pairs, the index an int64 counting from ``start``."""
+        return _Zip((Dataset.range(int(start), np.iinfo(np.int64).max), self))
+
+    def concatenate(self, dataset: Dataset, name: str | None = None) -> Dataset:
+        """This dataset's elements, then ``dataset``'s (same structure)."""
+        return _Concatenate(self, dataset)
+
+    def reduce(self, initial_state: Any, reduce_func: Callable, name: str | None = None) -> Any:
+        """Folds ``reduce_func(state, element)`` over the dataset."""
+        state = _map(Tensor, _to_arrays(initial_state))
+        for e in self:
+            state = reduce_func(state, *e) if isinstance(e, tuple) and not _is_namedtuple(e) else reduce_func(state, e)
+        return state
+
+    def apply(self, transformation_func: Callable) -> Dataset:
+        return transformation_func(self)
+
+    def options(self) -> dict:
+        return {}
+
+    def with_options(self, options: Any, name: str | None = None) -> Dataset:
+        return self
+
+
+# -- gather plans ---------------------------------------------------------------
+class _Plan:
+    """Rows ``indices`` of a source: ``gather(idx_array)`` builds a batch,
+    ``row(i)`` one element, ``indices()`` a fresh index iterator per epoch."""
+
+    def __init__(self, gather: Callable, row: Callable, indices: Callable) -> None:
+        self.gather = gather
+        self.row = row
+        self.indices = indices
+
+
+class _TensorSlices(Dataset):
+    def __init__(self, arrays: Any) -> None:
+        leaves = _flatten(arrays)
+        for a in leaves:
+            if a.ndim == 0:
+                raise ValueError(
+                    f"Unbatching a tensor is only supported for rank >= 1, got a scalar ({a.dtype}) in "
+                    "from_tensor_slices; use from_tensors for single elements."
+                )
+        sizes = {a.shape[0] for a in leaves}
+        if len(sizes) > 1:
+            a, b = sorted(sizes, reverse=True)[:2]
+            raise ValueError(
+                f"Dimensions {a} and {b} are not compatible: from_tensor_slices needs every component to have "
+                f"the same first dimension, got {_same_structure_str(arrays)}."
+            )
+        self._arrays = arrays
+        self._n = leaves[0].shape[0]
+
+    def _cardinality(self) -> int:
+        return self._n
+
+    def _plan(self) -> _Plan:
+        arrays = self._arrays
+        return _Plan(lambda idx: _map(lambda a: a[idx], arrays), lambda i: _map(lambda a: a[i], arrays),
+                     lambda: iter(range(self._n)))
+
+    def _elements(self) -> Iterator:
+        arrays = self._arrays
+        for i in range(self._n):
+            yield _map(lambda a, i=i: a[i], arrays)
+
+    def _template(self) -> Any:
+        return _map(lambda a: a[0] if a.shape[0] else np.zeros(a.shape[1:], a.dtype), self._arrays)
+
+
+class _FromTensors(Dataset):
+    def __init__(self, arrays: Any) -> None:
+        self._arrays = arrays
+
+    def _cardinality(self) -> int:
+        return 1
+
+    def _elements(self) -> Iterator:
+        yield self._arrays
+
+
+class _Range(Dataset):
+    def __init__(self, start: int, stop: int, step: int, dtype: dtypes.DType) -> None:
+        self._start, self._stop, self._step = start, stop, step
+        self._dtype = dtype.as_numpy_dtype
+        self._n = max(0, len(range(start, stop, step)))
+
+    def _cardinality(self) -> int:
+        return self._n
+
+    def _plan(self) -> _Plan:
+        s, st, dt = self._start, self._step, self._dtype
+        return _Plan(lambda idx: (s + np.asarray(idx, np.int64) * st).astype(dt), lambda i: np.asarray(s + i * st, dt),
+                     lambda: iter(range(self._n)))
+
+    def _elements(self) -> Iterator:
+        dt = self._dtype
+        for v in range(self._start, self._stop, self._step):
+            yield np.asarray(v, dt)
+
+    def _template(self) -> Any:
+        return np.asarray(0, self._dtype)
+
+
+class _FromGenerator(Dataset):
+    def __init__(self, gen: Callable, args: tuple, output_types: Any, signature: Any) -> None:
+        self._gen, self._args = gen, args
+        self._types, self._signature = output_types, signature
+
+    def _elements(self) -> Iterator:
+        for value in self._gen(*self._args):
+            if self._signature is not None:
+                value = _cast_like(value, self._signature, lambda s: s.dtype)
+            elif self._types is not None:
+                value = _cast_like(value, self._types, lambda t: t)
+            yield _from_user(value)
+
+    def _template(self) -> Any:
+        if self._signature is not None:
+            return _map_spec_zeros(self._signature)
+        return super()._template()
+
+
+def _cast_like(value: Any, types: Any, get: Callable) -> Any:
+    if isinstance(types, dict):
+        return {k: _cast_like(value[k], types[k], get) for k in types}
+    if isinstance(types, (tuple, list)):
+        return tuple(_cast_like(v, t, get) for v, t in zip(value, types))
+    return np.asarray(value, dtype=dtypes.as_dtype(get(types)).as_numpy_dtype)
+
+
+def _map_spec_zeros(sig: Any) -> Any:
+    if isinstance(sig, dict):
+        return {k: _map_spec_zeros(v) for k, v in sig.items()}
+    if isinstance(sig, (tuple, list)):
+        return tuple(_map_spec_zeros(v) for v in sig)
+    shape = [0 if d is None else d for d in sig.shape.as_list()] if sig.shape.rank is not None else []
+    return np.zeros(shape, sig.dtype.as_numpy_dtype)
+
+
+class _Zip(Dataset):
+    def __init__(self, datasets: Any) -> None:
+        for d in _flatten_datasets(datasets):
+            if not isinstance(d, Dataset):
+                raise TypeError(f"Dataset.zip expects datasets (or a tuple/dict of them), got {type(d).__name__}.")
+        self._datasets = datasets
+
+    def _cardinality(self) -> int:
+        cards = [d._cardinality() for d in _flatten_datasets(self._datasets)]
+        finite = [c for c in cards if c >= 0]
+        if finite:
+            return min(finite)
+        return UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in cards else INFINITE_CARDINALITY
+
+    def _elements(self) -> Iterator:
+        ds = self._datasets
+        if isinstance(ds, dict):
+            keys = list(ds)
+            for values in zip(*[ds[k]._elements() for k in keys]):
+                yield dict(zip(keys, values))
+        else:
+            yield from zip(*[d._elements() for d in ds])
+
+
+def _flatten_datasets(ds: Any) -> list:
+    if isinstance(ds, dict):
+        return list(ds.values())
+    if isinstance(ds, (tuple, list)):
+        return list(ds)
+    return [ds]
+
+
+class _Map(Dataset):
+    def __init__(self, parent: Dataset, fn: Callable) -> None:
+        self._parent, self._fn = parent, fn
+
+    def _cardinality(self) -> int:
+        return self._parent._cardinality()
+
+    def _elements(self) -> Iterator:
+        fn = self._fn
+        for e in self._parent._elements():
+            yield _from_user(_call(fn, _to_tensors(e)))
+
+
+class _Filter(Dataset):
+    def __init__(self, parent: Dataset, predicate: Callable) -> None:
+        self._parent, self._pred = parent, predicate
+
+    def _cardinality(self) -> int:
+        return UNKNOWN_CARDINALITY  # even over an infinite input, as TF
+
+    def _elements(self) -> Iterator:
+        for e in self._parent._elements():
+            keep = _call(self._pred, _to_tensors(e))
+            arr = np.asarray(keep._value if hasattr(keep, "_value") else keep)
+            if arr.shape != () or arr.dtype != np.bool_:
+                raise ValueError(
+                    "Invalid `predicate`. `predicate` must return a `tf.bool` scalar tensor, but its return type "
+                    f"is TensorSpec(shape={arr.shape}, dtype=tf.{dtypes.as_dtype(arr.dtype).name}, name=None)."
+                )
+            if arr:
+                yield e
+
+
+class _Batch(Dataset):
+    def __init__(self, parent: Dataset, size: int, drop: bool) -> None:
+        self._parent, self._size, self._drop = parent, size, drop
+
+    def _cardinality(self) -> int:
+        c = self._parent._cardinality()
+        if c < 0:
+            return c
+        return c // self._size if self._drop else -(-c // self._size)
+
+    def _elements(self) -> Iterator:
+        size, drop = self._size, self._drop
+        plan = self._parent._plan()
+        if plan is not None:
+            it = plan.indices()
+            while True:
+                idx = list(itertools.islice(it, size))
+                if not idx or (drop and len(idx) < size):
+                    return
+                yield plan.gather(np.asarray(idx, dtype=np.int64))
+        buf: list = []
+        for e in self._parent._elements():
+            buf.append(e)
+            if len(buf) == size:
+                yield _stack(buf)
+                buf = []
+        if buf and not drop:
+            yield _stack(buf)
+
+    def _template(self) -> Any:
+        return _map(lambda a: np.zeros((0,) + a.shape, a.dtype), self._parent._template())
+
+    @property
+    def element_spec(self) -> Any:
+        spec = _spec_of(self._template(), batch_unknown=True)
+        if self._drop:
+            return _map(lambda s: type(s)([self._size] + s.shape.as_list()[1:], s.dtype), spec)
+        return spec
+
+
+def _stack(items: list) -> Any:
+    def stack(leaves: list) -> np.ndarray:
+        try:
+            return np.stack(leaves)
+        except ValueError:
+            shapes = sorted({tuple(a.shape) for a in leaves})
+            raise errors.InvalidArgumentError(
+                f"Cannot batch tensors with different shapes in component 0. First element had shape "
+                f"{list(shapes[0])} and element {len(leaves) - 1} had shape {list(shapes[-1])}. Use "
+                "padded_batch, or map the elements to one shape first."
+            ) from None
+
+    return _zip_map(stack, items[0], items)
+
+
+class _Unbatch(Dataset):
+    def __init__(self, parent: Dataset) -> None:
+        self._parent = parent
+
+    def _elements(self) -> Iterator:
+        for e in self._parent._elements():
+            leaves = _flatten(e)
+            if any(a.ndim == 0 for a in leaves):
+                raise ValueError("Cannot unbatch an input with scalar components.")
+            n = leaves[0].shape[0]
+            for i in range(n):
+                yield _map(lambda a, i=i: a[i], e)
+
+    def _template(self) -> Any:
+        return _map(lambda a: np.zeros(a.shape[1:], a.dtype), self._parent._template())
+
+
+class _Shuffle(Dataset):
+    def __init__(self, parent: Dataset, buffer_size: int, seed: int | None, reshuffle: bool) -> None:
+        from tapeflow.ops import random_ops
+
+        self._parent = parent
+        self._buffer = buffer_size
+        self._reshuffle = reshuffle
+        self._seeds = random_ops.get_seed(seed)
+        self._epoch = 0
+        self._fixed = np.random.SeedSequence().entropy if self._seeds[0] is None else None
+
+    def _cardinality(self) -> int:
+        return self._parent._cardinality()
+
+    def _rng(self) -> np.random.Generator:
+        epoch = self._epoch if self._reshuffle else 0
+        self._epoch += 1
+        if self._seeds[0] is None:
+            if not self._reshuffle:
+                return np.random.default_rng(self._fixed)
+            return np.random.default_rng()
+        g, o = self._seeds
+        return np.random.default_rng([int(g) & 0xFFFFFFFF, int(o) & 0xFFFFFFFF, epoch])
+
+    def _shuffled(self, items: Iterator, rng: np.random.Generator) -> Iterator:
+        size = self._buffer
+        if size == AUTOTUNE:
+            size = 1 << 30
+        buf: list = []
+        for x in items:
+            if len(buf) < size:
+                buf.append(x)
+                continue
+            j = int(rng.integers(len(buf)))
+            out, buf[j] = buf[j], x
+            yield out
+        order = rng.permutation(len(buf))
+        for j in order:
+            yield buf[j]
+
+    def _plan(self) -> _Plan | None:
+        plan = self._parent._plan()
+        if plan is None:
+            return None
+        return _Plan(plan.gather, plan.row, lambda: self._index_stream(plan))
+
+    def _index_stream(self, plan: _Plan) -> Iterator:
+        rng = self._rng()
+        n = self._parent._cardinality()
+        if 0 <= n <= self._buffer or self._buffer == AUTOTUNE and n >= 0:
+            # The buffer holds everything: one vectorized permutation.
+            yield from (int(i) for i in rng.permutation(list(plan.indices())))
+            return
+        yield from self._shuffled(plan.indices(), rng)
+
+    def _elements(self) -> Iterator:
+        plan = self._plan()
+        if plan is not None:
+            for i in plan.indices():
+                yield plan.row(i)
+            return
+        yield from self._shuffled(self._parent._elements(), self._rng())
+
+    def _template(self) -> Any:
+        return self._parent._template()
+
+
+class _Repeat(Dataset):
+    def __init__(self, parent: Dataset, count: int) -> None:
+        self._parent, self._count = parent, count
+
+    def _cardinality(self) -> int:
+        c = self._parent._cardinality()
+        if self._count < 0:
+            return 0 if c == 0 else INFINITE_CARDINALITY  # unknown input too, as TF
+        return c if c < 0 else c * self._count
+
+    def _epochs(self) -> Iterator:
+        return itertools.count() if self._count < 0 else iter(range(self._count))
+
+    def _plan(self) -> _Plan | None:
+        plan = self._parent._plan()
+        if plan is None:
+            return None
+
+        def indices() -> Iterator:
+            for _ in self._epochs():
+                any_ = False
+                for i in plan.indices():
+                    any_ = True
+                    yield i
+                if not any_:
+                    return
+
+        return _Plan(plan.gather, plan.row, indices)
+
+    def _elements(self) -> Iterator:
+        for _ in self._epochs():
+            any_ = False
+            for e in self._parent._elements():
+                any_ = True
+                yield e
+            if not any_:
+                return
+
+    def _template(self) -> Any:
+        return self._parent._template()
+
+
+class _Take(Dataset):
+    def __init__(self, parent: Dataset, count: int) -> None:
+        self._parent, self._count = parent, count
+
+    def _cardinality(self) -> int:
+        c = self._parent._cardinality()
+        if self._count < 0:
+            return c
+        if c == UNKNOWN_CARDINALITY:
+            return UNKNOWN_CARDINALITY
+        return self._count if c == INFINITE_CARDINALITY else min(c, self._count)
+
+    def _plan(self) -> _Plan | None:
+        plan = self._parent._plan()
+        if plan is None:
+            return None
+        if self._count < 0:
+            return plan
+        return _Plan(plan.gather, plan.row, lambda: itertools.islice(plan.indices(), self._count))
+
+    def _elements(self) -> Iterator:
+        it = self._parent._elements()
+        return it if self._count < 0 else itertools.islice(it, self._count)
+
+    def _template(self) -> Any:
+        return self._parent._template()
+
+
+class _Skip(Dataset):
+    def __init__(self, parent: Dataset, count: int) -> None:
+        self._parent, self._count = parent, count
+
+    def _cardinality(self) -> int:
+        c = self._parent._cardinality()
+        if c < 0:
+            return c
+        return 0 if self._count < 0 else max(0, c - self._count)
+
+    def _plan(self) -> _Plan | None:
+        plan = self._parent._plan()
+        if plan is None:
+            return None
+        if self._count < 0:
+            return _Plan(plan.gather, plan.row, lambda: iter(()))
+        return _Plan(plan.gather, plan.row, lambda: itertools.islice(plan.indices(), self._count, None))
+
+    def _elements(self) -> Iterator:
+        if self._count < 0:
+            return iter(())
+        return itertools.islice(self._parent._elements(), self._count, None)
+
+    def _template(self) -> Any:
+        return self._parent._template()
+
+
+class _Passthrough(Dataset):
+    def __init__(self, parent: Dataset) -> None:
+        self._parent = parent
+
+    def _cardinality(self) -> int:
+        return self._parent._cardinality()
+
+    def _plan(self) -> _Plan | None:
+        return self._parent._plan()
+
+    def _elements(self) -> Iterator:
+        return self._parent._elements()
+
+    def _template(self) -> Any:
+        return self._parent._template()
+
+    @property
+    def element_spec(self) -> Any:
+        return self._parent.element_spec
+
+
+class _Cache(_Passthrough):
+    def __init__(self, parent: Dataset) -> None:
+        super().__init__(parent)
+        self._cached: list | None = None
+
+    def _plan(self) -> _Plan | None:
+        return None
+
+    def _elements(self) -> Iterator:
+        if self._cached is not None:
+            yield from self._cached
+            return
+        got = []
+        for e in self._parent._elements():
+            got.append(e)
+            yield e
+        self._cached = got  # only a complete pass is cached
+
+
+class _Concatenate(Dataset):
+    def __init__(self, a: Dataset, b: Dataset) -> None:
+        self._a, self._b = a, b
+
+    def _cardinality(self) -> int:
+        ca, cb = self._a._cardinality(), self._b._cardinality()
+        if INFINITE_CARDINALITY in (ca, cb):
+            return INFINITE_CARDINALITY
+        if UNKNOWN_CARDINALITY in (ca, cb):
+            return UNKNOWN_CARDINALITY
+        return ca + cb
+
+    def _elements(self) -> Iterator:
+        yield from self._a._elements()
+        yield from self._b._elements()
+
+    def _template(self) -> Any:
+        return self._a._template()
