@@ -7,6 +7,9 @@ For other tapeflow modules (Keras initializers, dropout):
 ``tapeflow.random._generator_for(seed)`` returns the ``numpy.random.Generator``
 a random op with op seed ``seed`` would use, following the same rules, and
 ``tapeflow.random.get_seed(op_seed)`` returns TF's ``(seed, seed2)`` pair.
+A new random *op* (one that must also draw fresh numbers on every call of a
+``tf.function``) carries ``tapeflow.ops.random_ops.seed_attrs(seed)`` as attrs
+and draws in its kernel from ``random_ops.stream(seed, seed2, instance)``.
 """
 
 from tapeflow.ops.random_ops import (  # noqa: F401

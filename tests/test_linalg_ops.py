@@ -340,3 +340,9 @@ def test_normalize_returns_unit_tensor_and_norm():
     unit, n = tf.linalg.normalize(tf.constant([[3.0, 4.0], [6.0, 8.0]]), axis=1)
     close(unit, [[0.6, 0.8], [0.6, 0.8]])
     close(n, [[5.0], [10.0]])
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    assert doctest.testmod(linalg_ops, extraglobs={"tf": tf}).failed == 0

@@ -289,3 +289,9 @@ def test_traced_functions_follow_tf_graph_seed_rules():
     tf.random.set_seed(None)
     h = function(lambda: tf.random.uniform([4]))
     assert not same(h(), h())
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    assert doctest.testmod(random_ops, extraglobs={"tf": tf}).failed == 0

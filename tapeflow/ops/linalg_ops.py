@@ -714,7 +714,12 @@ def svd(tensor: Any, full_matrices: bool = False, compute_uv: bool = True, name:
     """Singular values ``s`` (descending) and, with ``compute_uv``, ``(s, u, v)``.
 
     As TF: ``a = u @ diag(s) @ transpose(v)`` — ``v`` is returned *not*
-    transposed (NumPy returns ``vh``).
+    transposed (NumPy returns ``vh``). Singular vectors are unique only up
+    to sign; gradients are right for losses that do not depend on it.
+
+    >>> s, u, v = tf.linalg.svd(tf.constant([[3.0, 0.0], [0.0, 2.0]]))
+    >>> s.numpy().tolist()
+    [3.0, 2.0]
     """
     x = _float_input(tensor, "Svd")
     _check_matrix(x, "Svd", square=False)
@@ -763,7 +768,12 @@ def _eigh_grad(op, ge, gv):
 def eigh(tensor: Any, name: str | None = None) -> tuple[Tensor, Tensor]:
     """Eigenvalues (ascending) and eigenvectors (columns) of self-adjoint matrices.
 
-    Only the lower triangle is read, as TF.
+    Only the lower triangle is read, as TF. Eigenvector signs are
+    arbitrary; gradients need distinct eigenvalues.
+
+    >>> e, v = tf.linalg.eigh(tf.constant([[2.0, 0.0], [0.0, 1.0]]))
+    >>> e.numpy().tolist()
+    [1.0, 2.0]
     """
     x = _float_input(tensor, "SelfAdjointEigV2")
     _check_matrix(x, "SelfAdjointEigV2")
@@ -883,6 +893,11 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = 
     axis) with ``ord`` 'euclidean', 1, 2, np.inf or any p > 0. ``axis`` a
     pair: a matrix norm with ``ord`` 'euclidean'/'fro', 1 (max column sum),
     2 (largest singular value) or np.inf (max row sum).
+
+    >>> float(tf.norm(tf.constant([3.0, 4.0])))
+    5.0
+    >>> float(tf.norm(tf.constant([[1.0, -2.0], [3.0, 4.0]]), ord=1, axis=[0, 1]))
+    6.0
     """
     x = t(tensor)
     nd = len(x._shape_tuple())
@@ -996,6 +1011,10 @@ def clip_by_global_norm(t_list: Any, clip_norm: Any, use_norm: Any = None,
     Returns ``(list_clipped, global_norm)``. ``None`` entries pass through;
     ``IndexedSlices`` keep their indices. An infinite norm makes every
     entry NaN, as TF.
+
+    >>> clipped, norm = tf.clip_by_global_norm([tf.constant([3.0, 4.0]), None], 1.0)
+    >>> float(norm), clipped[0].numpy().tolist(), clipped[1]
+    (5.0, [0.6000000238418579, 0.800000011920929], None)
     """
     items = _check_list(t_list, "clip_by_global_norm")
     gn = global_norm(items) if use_norm is None else t(use_norm)

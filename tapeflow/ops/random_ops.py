@@ -24,7 +24,13 @@ Internal API for other tapeflow modules (Keras initializers, dropout):
   random op with op seed ``seed`` would draw from now (eager code only —
   inside ``tf.function`` call the public ops such as ``tf.random.uniform``,
   which draw at run time, not trace time).
-* ``stream(seed, seed2)``: the generator of an explicit seed pair.
+* ``stream(seed, seed2, instance=None)``: the generator of an explicit seed
+  pair.
+* ``seed_attrs(op_seed) -> dict``: the attrs ``{"seed", "seed2", "instance"}``
+  a new random op should carry, resolved now (at trace time in graphs). Its
+  kernel then draws with ``stream(seed, seed2, instance)`` at run time, so
+  the op follows every rule above, eagerly and inside ``tf.function``. Mark
+  such an op ``op.extra["stateful"] = True`` so graphs never fold it.
 
 All random ops are ``NotDifferentiable``; ``mean``/``stddev``/``minval``/
 ``maxval`` are applied with ordinary tapeflow ops, so gradients flow into them
@@ -69,7 +75,12 @@ _state = _SeedState()
 
 
 def set_seed(seed: Any) -> None:
-    """Sets the global random seed and restarts every seeded stream (``tf.random.set_seed``)."""
+    """Sets the global random seed and restarts every seeded stream (``tf.random.set_seed``).
+
+    >>> tf.random.set_seed(7); a = tf.random.uniform([2])
+    >>> tf.random.set_seed(7); bool(tf.reduce_all(tf.random.uniform([2]) == a))
+    True
+    """
     if isinstance(seed, Tensor):
         seed = seed.numpy()
     if seed is None:
@@ -233,7 +244,8 @@ def _seeded(draw):
     return kernel
 
 
-def _seed_attrs(op_seed: Any) -> dict:
+def seed_attrs(op_seed: Any) -> dict:
+    """The seed attrs of a new random op (see the module docstring)."""
     s, s2 = get_seed(op_seed)
     return {"seed": s, "seed2": s2, "instance": _instance()}
 
@@ -270,7 +282,7 @@ def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.f
            name: str | None = None) -> Tensor:
     """Samples from N(mean, stddev²) (``tf.random.normal``)."""
     d = _float_only(dtype, "tf.random.normal", mean)
-    rnd = execute(RANDOM_NORMAL, (), {"shape": _shape(shape), "dtype": d._np, **_seed_attrs(seed)})
+    rnd = execute(RANDOM_NORMAL, (), {"shape": _shape(shape), "dtype": d._np, **seed_attrs(seed)})
     return _scaled(rnd, stddev, mean, d)
 
 
@@ -278,7 +290,7 @@ def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any 
                      seed: Any = None, name: str | None = None) -> Tensor:
     """N(mean, stddev²) with values beyond 2 stddev redrawn (``tf.random.truncated_normal``)."""
     d = _float_only(dtype, "tf.random.truncated_normal", mean)
-    rnd = execute(TRUNCATED_NORMAL, (), {"shape": _shape(shape), "dtype": d._np, **_seed_attrs(seed)})
+    rnd = execute(TRUNCATED_NORMAL, (), {"shape": _shape(shape), "dtype": d._np, **seed_attrs(seed)})
     return _scaled(rnd, stddev, mean, d)
 
 
@@ -304,11 +316,11 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes
         if maxval is None:
             raise ValueError(f"Must specify maxval for integer dtype {d!r}")
         lo, hi = _int_bounds(minval, maxval, d)
-        return execute(RANDOM_UNIFORM_INT, (lo, hi), {"shape": shp, "dtype": d._np, **_seed_attrs(seed)})
+        return execute(RANDOM_UNIFORM_INT, (lo, hi), {"shape": shp, "dtype": d._np, **seed_attrs(seed)})
     if maxval is None:
         maxval = 1
     lo, hi = _param(minval, d, "minval"), _param(maxval, d, "maxval")
-    rnd = execute(RANDOM_UNIFORM, (), {"shape": shp, "dtype": d._np, **_seed_attrs(seed)})
+    rnd = execute(RANDOM_UNIFORM, (), {"shape": shp, "dtype": d._np, **seed_attrs(seed)})
     return math_ops.add(math_ops.multiply(rnd, math_ops.subtract(hi, lo)), lo)
 
 
@@ -361,7 +373,7 @@ def categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: Any = No
                 name: str | None = None) -> Tensor:
     """Draws ``num_samples`` class indices per row of ``logits`` [batch, classes] (``tf.random.categorical``)."""
     x, n, d = _check_logits(logits, num_samples, dtype, "Multinomial")
-    return execute(MULTINOMIAL, (x,), {"num_samples": n, "output_dtype": d._np, **_seed_attrs(seed)})
+    return execute(MULTINOMIAL, (x,), {"num_samples": n, "output_dtype": d._np, **seed_attrs(seed)})
 
 
 def _shuffle(g: np.random.Generator, x: np.ndarray) -> np.ndarray:
@@ -377,7 +389,7 @@ _stateful(RANDOM_SHUFFLE)
 def shuffle(value: Any, seed: Any = None, name: str | None = None) -> Tensor:
     """Randomly permutes ``value`` along its first dimension (``tf.random.shuffle``)."""
     x = t(value)
-    return execute(RANDOM_SHUFFLE, (x,), _seed_attrs(seed))
+    return execute(RANDOM_SHUFFLE, (x,), seed_attrs(seed))
 
 
 # ----------------------------------------------------------------------------
@@ -431,7 +443,12 @@ def _seed_tensor(seed: Any, op: str) -> Tensor:
 
 def stateless_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
                      name: str | None = None, alg: Any = "auto_select") -> Tensor:
-    """Deterministic N(mean, stddev²) samples: the same ``seed`` (shape [2]) gives the same numbers."""
+    """Deterministic N(mean, stddev²) samples: the same ``seed`` (shape [2]) gives the same numbers.
+
+    >>> a = tf.random.stateless_normal([3], seed=[1, 2])
+    >>> bool(tf.reduce_all(a == tf.random.stateless_normal([3], seed=[1, 2])))
+    True
+    """
     d = _float_only(dtype, "tf.random.stateless_normal", mean)
     s = _seed_tensor(seed, "StatelessRandomNormal")
     rnd = execute(STATELESS_NORMAL, (s,), {"shape": _shape(shape), "dtype": d._np})
@@ -550,6 +567,10 @@ class Generator:
     ``Generator.from_non_deterministic_state()``. Each draw advances the
     state; ``split`` makes independent child generators. The stream is
     NumPy's Philox (not bit-equal to TF's).
+
+    >>> g = tf.random.Generator.from_seed(1)
+    >>> g.normal([2, 3]).shape
+    TensorShape([2, 3])
     """
 
     def __init__(self, copy_from: Generator | None = None, state: Any = None, alg: Any = None) -> None:
