@@ -1,5 +1,649 @@
-"""AutoGraph placeholder (replaced below)."""
+"""AutoGraph: Python control flow on tensors becomes ``tf.cond``/``tf.while_loop``.
+
+``convert(fn)`` parses ``fn``'s source and rewrites, inside the function:
+
+* ``if``/``elif``/``else`` -> ``ag__.if_stmt(test, true_fn, false_fn, state)``
+* ``while`` -> ``ag__.while_stmt(test_fn, body_fn, state)``
+* ``for x in it`` -> ``ag__.for_stmt(it, body_fn, state)``
+* ``break``/``continue`` -> flags that guard the rest of the loop body
+* ``return`` inside an ``if`` -> the statements after the ``if`` move into
+  its other branch, so each branch returns a value
+
+where ``state`` is the tuple of variables the statement assigns. At run time
+(while tracing) each helper looks at the condition: a symbolic tensor builds
+the graph op; anything else runs plain Python, so Python conditions stay
+Python. The rewritten code keeps the user's file name and line numbers, so
+errors point at the user's line.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import textwrap
+import types
+from typing import Any
+from collections.abc import Callable
+
+import numpy as np
+
+from tapeflow.framework.tensor import Tensor
+from tapeflow.graph.graph import SymbolicTensor
+
+__all__ = ["convert", "convert_if_needed", "to_graph", "do_not_convert", "Undefined"]
+
+_CONVERTED: dict = {}
 
 
-def convert_if_needed(fn):
-    return fn
+class Undefined:
+    """The value of a variable not yet assigned on some path."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Undefined({self.name!r})"
+
+    def __getattr__(self, attr):
+        raise UnboundLocalError(f"local variable '{self.name}' is used before it is assigned on some path.")
+
+
+def _symbolic(x: Any) -> bool:
+    return isinstance(x, SymbolicTensor)
+
+
+# -----------------------------------------------------------------------------
+# Run-time helpers (the `ag__` the converted code calls)
+# -----------------------------------------------------------------------------
+
+def _check_defined(vals: tuple, names: tuple, where: str) -> None:
+    for v, n in zip(vals, names):
+        if isinstance(v, Undefined):
+            raise ValueError(
+                f"'{n}' must also be initialized in the {where} branch/loop: a variable set under a tensor "
+                "condition must have a value on every path (assign it before the `if`/loop)."
+            )
+
+
+def if_stmt(test: Any, true_fn: Callable, false_fn: Callable, state: tuple, names: tuple):
+    if not _symbolic(test):
+        return true_fn(*state) if test else false_fn(*state)
+    from tapeflow.graph.control_flow import cond
+
+    # Only the variables that end up defined on both paths become outputs.
+    probe_t = _probe(true_fn, state)
+    probe_f = _probe(false_fn, state)
+    # A variable set on one path only is not an output (using it later fails).
+    keep = [not isinstance(a, Undefined) and not isinstance(b, Undefined) for a, b in zip(probe_t, probe_f)]
+
+    def pick(fn):
+        def run():
+            out = fn(*state)
+            return tuple(_to_tensor_if_number(o) for o, k in zip(out, keep) if k)
+        return run
+
+    res = iter(cond(test, pick(true_fn), pick(false_fn)))
+    return tuple(next(res) if k else Undefined(n) for k, n in zip(keep, names))
+
+
+def _probe(fn, state):
+    # Which outputs a branch defines: decided by tracing it on a scratch graph.
+    from tapeflow.framework.context import state as ctx
+    from tapeflow.graph.graph import FuncGraph, graph_scope
+
+    g = FuncGraph("autograph_probe", outer=ctx.graph)
+    g.is_branch = True
+    g.allow_variable_creation = False
+    with graph_scope(g):
+        try:
+            return fn(*state)
+        except Exception:  # noqa: BLE001 - the real trace reports it
+            return tuple(state)
+
+
+def _to_tensor_if_number(x):
+    if isinstance(x, (bool, int, float)) and not isinstance(x, Tensor):
+        from tapeflow.framework.tensor import convert_to_tensor
+
+        return convert_to_tensor(x)
+    return x
+
+
+def while_stmt(test_fn: Callable, body_fn: Callable, state: tuple, names: tuple):
+    test = test_fn(*state)
+    if not _symbolic(test):
+        while test:
+            state = body_fn(*state)
+            test = test_fn(*state)
+            if _symbolic(test):
+                break
+        else:
+            return state
+    from tapeflow.graph.control_flow import while_loop
+
+    defined = [not isinstance(v, Undefined) for v in state]
+    idx = [i for i, d in enumerate(defined) if d]
+    init = tuple(_to_tensor_if_number(state[i]) for i in idx)
+
+    def full(vals):
+        s = list(state)
+        for i, v in zip(idx, vals):
+            s[i] = v
+        return s
+
+    def cond(*vals):
+        return test_fn(*full(vals))
+
+    def body(*vals):
+        out = body_fn(*full(vals))
+        return tuple(_to_tensor_if_number(out[i]) for i in idx)
+
+    res = while_loop(cond, body, init)
+    out = list(state)
+    for i, v in zip(idx, res):
+        out[i] = v
+    return tuple(out)
+
+
+class _Range:
+    """``range``/``tf.range`` with a symbolic bound, iterated by a While op."""
+
+    def __init__(self, start, limit, delta) -> None:
+        self.start, self.limit, self.delta = start, limit, delta
+
+
+def range_(fn: Callable, *args):
+    """``for i in range(...)``: stays Python unless a bound is symbolic."""
+    if any(_symbolic(a) for a in args):
+        from tapeflow.framework.tensor import convert_to_tensor
+
+        if len(args) == 1:
+            args = (0, args[0], 1)
+        elif len(args) == 2:
+            args = (args[0], args[1], 1)
+        dt = next(a.dtype for a in args if _symbolic(a))
+        return _Range(*(convert_to_tensor(a, dtype=dt) if not isinstance(a, Tensor) else a for a in args))
+    return fn(*args)
+
+
+def for_stmt(iterable: Any, body_fn: Callable, state: tuple, names: tuple, brk_index: int = -1):
+    """``for x in iterable`` with loop state; ``brk_index`` is the position of
+    the break flag in ``state`` (or -1)."""
+    from tapeflow.ops import array_ops, math_ops
+
+    if isinstance(iterable, _Range):
+        r = iterable
+
+        def rtest(i, *vals):
+            pos = math_ops.logical_and(math_ops.greater(r.delta, 0), math_ops.less(i, r.limit))
+            neg = math_ops.logical_and(math_ops.less(r.delta, 0), math_ops.greater(i, r.limit))
+            more = math_ops.logical_or(pos, neg)
+            if brk_index >= 0:
+                more = math_ops.logical_and(more, math_ops.logical_not(_as_bool_tensor(vals[brk_index])))
+            return more
+
+        def rbody(i, *vals):
+            return (i + r.delta,) + tuple(body_fn(i, *vals))
+
+        return tuple(while_stmt(rtest, rbody, (r.start,) + tuple(state), ("<index>",) + tuple(names))[1:])
+    if not _symbolic(iterable):
+        if isinstance(iterable, Tensor):
+            iterable = iter(iterable)
+        for x in iterable:
+            state = body_fn(x, *state)
+            if brk_index >= 0 and _truthy_python(state[brk_index]):
+                break
+        return state
+    n = iterable._shape_tuple()[0] if iterable._shape_tuple() else None
+    length = n if n is not None else array_ops.shape(iterable)[0]
+    i0 = Tensor(np.int32(0))
+
+    def test_fn(i, *vals):
+        more = math_ops.less(i, length)
+        if brk_index >= 0:
+            more = math_ops.logical_and(more, math_ops.logical_not(_as_bool_tensor(vals[brk_index])))
+        return more
+
+    def body(i, *vals):
+        out = body_fn(array_ops.gather(iterable, i), *vals)
+        return (i + 1,) + tuple(out)
+
+    res = while_stmt(test_fn, body, (i0,) + tuple(state), ("<index>",) + tuple(names))
+    return tuple(res[1:])
+
+
+def _as_bool_tensor(x):
+    from tapeflow.framework.tensor import convert_to_tensor
+
+    return convert_to_tensor(x)
+
+
+def _truthy_python(x) -> bool:
+    return bool(x)
+
+
+def not_(x: Any):
+    if isinstance(x, Tensor):
+        from tapeflow.ops.math_ops import logical_not
+
+        return logical_not(x)
+    return not x
+
+
+def and_(a: Any, b_fn: Callable):
+    if _symbolic(a):
+        from tapeflow.ops.math_ops import logical_and
+
+        return logical_and(a, b_fn())
+    return a and b_fn()
+
+
+# -----------------------------------------------------------------------------
+# The source transformation
+# -----------------------------------------------------------------------------
+
+def _assigned(stmts: list) -> list[str]:
+    """Names assigned by ``stmts`` (not inside nested functions), in order."""
+    out: list[str] = []
+
+    class V(ast.NodeVisitor):
+        def visit_Name(self, node):  # noqa: N802 - ast API
+            if isinstance(node.ctx, ast.Store) and node.id not in out:
+                out.append(node.id)
+
+        def visit_FunctionDef(self, node):  # noqa: N802
+            if node.name not in out:
+                out.append(node.name)
+
+        visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+        def visit_Lambda(self, node):  # noqa: N802
+            pass
+
+        def visit_ListComp(self, node):  # noqa: N802
+            pass
+
+        visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp  # noqa: N815
+
+    for s in stmts:
+        V().visit(s)
+    return out
+
+
+def _contains(stmts: list, kinds: tuple, stop_at_loops: bool = False) -> bool:
+    for s in stmts:
+        for node in _walk(s, stop_at_loops):
+            if isinstance(node, kinds):
+                return True
+    return False
+
+
+def _walk(node, stop_at_loops: bool):
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if stop_at_loops and isinstance(child, (ast.For, ast.While)):
+            continue
+        yield from _walk(child, stop_at_loops)
+
+
+class _Transformer:
+    def __init__(self) -> None:
+        self.counter = 0
+        self.generated: set[str] = set()
+
+    def fresh(self, base: str) -> str:
+        self.counter += 1
+        name = f"{base}_{self.counter}"
+        if not base.startswith("ag__"):
+            self.generated.add(name)
+        return name
+
+    def state_names(self, names: list) -> list:
+        # Loop/branch state: user variables (and flags), not generated functions.
+        return [n for n in names if n not in self.generated and not n.startswith("ag__item")]
+
+    # -- return lifting ------------------------------------------------------
+    def lift_returns(self, stmts: list) -> list:
+        """If an ``if`` branch returns, move the statements after it into
+        the branch(es) that fall through, so each path ends in a return."""
+        out = []
+        for i, s in enumerate(stmts):
+            if isinstance(s, ast.If) and _contains([s], (ast.Return,), stop_at_loops=True):
+                rest = stmts[i + 1:]
+                for field in ("body", "orelse"):
+                    branch = getattr(s, field)
+                    if not _ends_in_return(branch):
+                        branch = branch + _copy(rest)
+                    branch = self.lift_returns(branch)
+                    if not _ends_in_return(branch):
+                        branch = branch + [_locate(ast.Return(ast.Constant(None)), s)]
+                    setattr(s, field, branch)
+                out.append(s)
+                return out
+            out.append(s)
+        return out
+
+    # -- break / continue ------------------------------------------------------
+    def lower_jumps(self, body: list, brk: str | None, cont: str | None) -> list:
+        """Replaces break/continue in a loop body by flag assignments, and
+        guards the statements after each by ``if not flag``."""
+        out = []
+        for i, s in enumerate(body):
+            if isinstance(s, ast.Break) and brk:
+                out.append(_assign(brk, ast.Constant(True), s))
+                return out
+            if isinstance(s, ast.Continue) and cont:
+                out.append(_assign(cont, ast.Constant(True), s))
+                return out
+            if isinstance(s, ast.If):
+                s.body = self.lower_jumps(s.body, brk, cont)
+                s.orelse = self.lower_jumps(s.orelse, brk, cont)
+            has_jump = _contains([s], (ast.Break, ast.Continue), stop_at_loops=True) or (
+                isinstance(s, ast.If) and (_assigns(s, brk) or _assigns(s, cont)))
+            out.append(s)
+            if has_jump and i + 1 < len(body):
+                flags = [f for f in (brk, cont) if f]
+                test = _not_any(flags, s)
+                rest = self.lower_jumps(body[i + 1:], brk, cont)
+                guard = ast.If(test=test, body=rest, orelse=[])
+                ast.copy_location(guard, s)
+                out.append(guard)
+                return out
+        return out
+
+    # -- statements --------------------------------------------------------------
+    def stmts(self, stmts: list) -> list:
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s) -> list:
+        if isinstance(s, ast.If):
+            return self.if_(s)
+        if isinstance(s, ast.While):
+            return self.while_(s)
+        if isinstance(s, ast.For):
+            return self.for_(s)
+        if isinstance(s, (ast.With, ast.AsyncWith, ast.Try)):
+            for field in ("body", "orelse", "finalbody"):
+                if hasattr(s, field):
+                    setattr(s, field, self.stmts(getattr(s, field)))
+            if isinstance(s, ast.Try):
+                for h in s.handlers:
+                    h.body = self.stmts(h.body)
+        return [s]
+
+    def _branch_fn(self, name: str, params: list, body: list, ret_names: list, loc) -> ast.FunctionDef:
+        ret = ast.Return(value=_tuple_of(ret_names))
+        fn = _fdef(name, params, (body or [ast.Pass()]) + [ret])
+        return _locate(fn, loc)
+
+    def if_(self, s: ast.If) -> list:
+        returns = _ends_in_return(s.body) and _ends_in_return(s.orelse)
+        body = self.stmts(s.body)
+        orelse = self.stmts(s.orelse)
+        names = self.state_names([n for n in _assigned(s.body + s.orelse) if n != "ag__retval"])
+        if returns:
+            names = names + ["ag__retval"]
+            body = _returns_to_assign(body)
+            orelse = _returns_to_assign(orelse)
+        tname, fname = self.fresh("if_true"), self.fresh("if_false")
+        out = [_init_undefined(names, s)]
+        out.append(self._branch_fn(tname, names, body, names, s))
+        out.append(self._branch_fn(fname, names, orelse, names, s))
+        call = _call("if_stmt", [s.test, ast.Name(tname, ast.Load()), ast.Name(fname, ast.Load()),
+                                 _tuple_of(names), _str_tuple(names)])
+        out.append(_locate(ast.Assign(targets=[_tuple_of(names, ast.Store())], value=call), s) if names else
+                   _locate(ast.Expr(call), s))
+        if returns:
+            out.append(_locate(ast.Return(ast.Name("ag__retval", ast.Load())), s))
+        return out
+
+    def while_(self, s: ast.While) -> list:
+        if s.orelse:
+            raise NotImplementedError("AutoGraph does not support `while ... else` yet.")
+        if _contains(s.body, (ast.Return,), stop_at_loops=True):
+            raise NotImplementedError("AutoGraph does not support `return` inside a `while` loop yet; set a "
+                                      "variable and `break` instead.")
+        pre = []
+        brk = cont = None
+        if _contains(s.body, (ast.Break,), stop_at_loops=True):
+            brk = self.fresh("ag__break")
+            pre.append(_assign(brk, ast.Constant(False), s))
+        if _contains(s.body, (ast.Continue,), stop_at_loops=True):
+            cont = self.fresh("ag__continue")
+        body = self.lower_jumps(s.body, brk, cont)
+        if cont:
+            body = [_assign(cont, ast.Constant(False), s)] + body
+        body = self.stmts(body)
+        names = self.state_names([n for n in _assigned(body) if n != cont])
+        if brk and brk not in names:
+            names.append(brk)
+        test = s.test
+        if brk:
+            test = _call("and_", [_call("not_", [ast.Name(brk, ast.Load())]),
+                                  ast.Lambda(args=_args([]), body=test)])
+        tname, bname = self.fresh("loop_test"), self.fresh("loop_body")
+        out = pre + [_init_undefined(names, s)]
+        test_fn = _locate(_fdef(tname, names, [ast.Return(test)]), s)
+        out.append(test_fn)
+        out.append(self._branch_fn(bname, names, body, names, s))
+        call = _call("while_stmt", [ast.Name(tname, ast.Load()), ast.Name(bname, ast.Load()), _tuple_of(names),
+                                    _str_tuple(names)])
+        out.append(_locate(ast.Assign(targets=[_tuple_of(names, ast.Store())], value=call), s) if names else
+                   _locate(ast.Expr(call), s))
+        return out
+
+    def for_(self, s: ast.For) -> list:
+        if s.orelse:
+            raise NotImplementedError("AutoGraph does not support `for ... else` yet.")
+        if _contains(s.body, (ast.Return,), stop_at_loops=True):
+            raise NotImplementedError("AutoGraph does not support `return` inside a `for` loop yet; set a "
+                                      "variable and `break` instead.")
+        pre = []
+        brk = cont = None
+        if _contains(s.body, (ast.Break,), stop_at_loops=True):
+            brk = self.fresh("ag__break")
+            pre.append(_assign(brk, ast.Constant(False), s))
+        if _contains(s.body, (ast.Continue,), stop_at_loops=True):
+            cont = self.fresh("ag__continue")
+        body = self.lower_jumps(s.body, brk, cont)
+        if cont:
+            body = [_assign(cont, ast.Constant(False), s)] + body
+        body = self.stmts(body)
+        item = self.fresh("ag__item")
+        target_names = _assigned([ast.Assign(targets=[s.target], value=ast.Constant(0))])
+        body = [_locate(ast.Assign(targets=[s.target], value=ast.Name(item, ast.Load())), s)] + body
+        names = self.state_names([n for n in _assigned(body) if n != cont and n not in target_names])
+        if brk and brk not in names:
+            names.append(brk)
+        bname = self.fresh("loop_body")
+        out = pre + [_init_undefined(names, s)]
+        out.append(self._branch_fn(bname, [item] + names, body, names, s))
+        it = s.iter
+        if isinstance(it, ast.Call) and ((isinstance(it.func, ast.Name) and it.func.id == "range") or (
+                isinstance(it.func, ast.Attribute) and it.func.attr == "range")) and not it.keywords:
+            it = _locate(_call("range_", [it.func] + it.args), it)
+        call = _call("for_stmt", [it, ast.Name(bname, ast.Load()), _tuple_of(names), _str_tuple(names),
+                                  ast.Constant(names.index(brk) if brk else -1)])
+        out.append(_locate(ast.Assign(targets=[_tuple_of(names, ast.Store())], value=call), s) if names else
+                   _locate(ast.Expr(call), s))
+        return out
+
+
+def _fdef(name: str, params: list, body: list) -> ast.FunctionDef:
+    kw = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}
+    return ast.FunctionDef(name=name, args=_args(params), body=body, decorator_list=[], returns=None, **kw)
+
+
+def _ends_in_return(stmts: list) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    if isinstance(last, ast.If):
+        return _ends_in_return(last.body) and _ends_in_return(last.orelse)
+    return False
+
+
+def _returns_to_assign(stmts: list) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.Return):
+            out.append(_assign("ag__retval", s.value or ast.Constant(None), s))
+        else:
+            out.append(s)
+    return out
+
+
+def _assigns(s, name: str | None) -> bool:
+    return bool(name) and name in _assigned([s])
+
+
+def _not_any(flags: list, loc):
+    test = _call("not_", [ast.Name(flags[0], ast.Load())])
+    for f in flags[1:]:
+        test = _call("and_", [test, ast.Lambda(args=_args([]), body=_call("not_", [ast.Name(f, ast.Load())]))])
+    return _locate(test, loc)
+
+
+def _copy(stmts: list) -> list:
+    import copy
+
+    return [copy.deepcopy(s) for s in stmts]
+
+
+def _args(names: list) -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[ast.arg(arg=n) for n in names], vararg=None, kwonlyargs=[],
+                         kw_defaults=[], kwarg=None, defaults=[])
+
+
+def _tuple_of(names: list, ctx=None) -> ast.Tuple:
+    ctx = ctx or ast.Load()
+    return ast.Tuple(elts=[ast.Name(n, type(ctx)()) for n in names], ctx=ctx)
+
+
+def _str_tuple(names: list) -> ast.Tuple:
+    return ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
+
+
+def _call(fn: str, args: list) -> ast.Call:
+    return ast.Call(func=ast.Attribute(value=ast.Name("ag__", ast.Load()), attr=fn, ctx=ast.Load()), args=args,
+                    keywords=[])
+
+
+def _assign(name: str, value, loc) -> ast.Assign:
+    return _locate(ast.Assign(targets=[ast.Name(name, ast.Store())], value=value), loc)
+
+
+def _init_undefined(names: list, loc):
+    # `x = locals().get('x', Undefined('x'))`-style initialisation of each name
+    # that may not exist yet, so branch functions can take it as an argument.
+    body = []
+    for n in names:
+        body.append(ast.Try(
+            body=[ast.Expr(ast.Name(n, ast.Load()))],
+            handlers=[ast.ExceptHandler(type=ast.Tuple(elts=[ast.Name("NameError", ast.Load()),
+                                                             ast.Name("UnboundLocalError", ast.Load())],
+                                                       ctx=ast.Load()),
+                                        name=None,
+                                        body=[_assign(n, _call("Undefined", [ast.Constant(n)]), loc)])],
+            orelse=[], finalbody=[]))
+    if not body:
+        return _locate(ast.Pass(), loc)
+    return _locate(ast.If(test=ast.Constant(True), body=body, orelse=[]), loc)
+
+
+def _locate(node, loc):
+    ast.copy_location(node, loc)
+    ast.fix_missing_locations(node)
+    for n in ast.walk(node):
+        if not hasattr(n, "lineno") or n.lineno is None:
+            ast.copy_location(n, loc)
+    return node
+
+
+def _has_control_flow(tree) -> bool:
+    fn = tree.body[0]
+    return _contains(fn.body, (ast.If, ast.While, ast.For))
+
+
+def convert(fn: Callable) -> Callable:
+    """The AutoGraph-converted version of ``fn`` (``fn`` itself if it has no
+    control flow or its source is unavailable)."""
+    if isinstance(fn, types.MethodType):
+        conv = convert(fn.__func__)
+        return types.MethodType(conv, fn.__self__) if conv is not fn.__func__ else fn
+    if not isinstance(fn, types.FunctionType) or getattr(fn, "__ag_do_not_convert__", False):
+        return fn
+    cached = _CONVERTED.get(fn.__code__)
+    if cached is not None and cached[1] == fn.__closure__ and cached[2] is fn.__globals__:
+        return cached[0]
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+        tree = ast.parse(source)
+        _, first_line = inspect.getsourcelines(fn)
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return fn
+    if not tree.body or not isinstance(tree.body[0], ast.FunctionDef) or not _has_control_flow(tree):
+        _CONVERTED[fn.__code__] = (fn, fn.__closure__, fn.__globals__)
+        return fn
+    fdef = tree.body[0]
+    fdef.decorator_list = []
+    tr = _Transformer()
+    fdef.body = tr.stmts(tr.lift_returns(fdef.body))
+    freevars = fn.__code__.co_freevars
+    factory = _fdef("ag__factory", ["ag__", *freevars], [fdef, ast.Return(ast.Name(fdef.name, ast.Load()))])
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    ast.increment_lineno(module, first_line - 1)
+    code = compile(module, inspect.getsourcefile(fn) or "<autograph>", "exec")
+    ns: dict = {}
+    exec(code, fn.__globals__, ns)  # noqa: S102 - the user's own function, rewritten
+    cells = [c.cell_contents if _cell_ok(c) else Undefined(n) for c, n in zip(fn.__closure__ or (), freevars)]
+    import sys
+
+    new = ns["ag__factory"](sys.modules[__name__], *cells)
+    new.__defaults__ = fn.__defaults__
+    new.__kwdefaults__ = fn.__kwdefaults__
+    functools.update_wrapper(new, fn)
+    _CONVERTED[fn.__code__] = (new, fn.__closure__, fn.__globals__)
+    return new
+
+
+def _cell_ok(c) -> bool:
+    try:
+        c.cell_contents  # noqa: B018 - probing an empty cell
+        return True
+    except ValueError:
+        return False
+
+
+def convert_if_needed(fn: Callable) -> Callable:
+    try:
+        return convert(fn)
+    except NotImplementedError:
+        raise
+    except Exception:  # noqa: BLE001 - unconvertible code runs as written
+        return fn
+
+
+def to_graph(entity: Callable, recursive: bool = True, experimental_optional_features: Any = None) -> Callable:
+    """As ``tf.autograph.to_graph``: the converted Python function."""
+    return convert(entity)
+
+
+def do_not_convert(func: Callable | None = None):
+    """As ``tf.autograph.experimental.do_not_convert``: leave ``func`` as written."""
+    def mark(f):
+        f.__ag_do_not_convert__ = True
+        return f
+
+    return mark(func) if func is not None else mark

@@ -558,6 +558,11 @@ class Function:
                 if self._reduce_retracing:
                     trace_key = self._relaxed(key)
                 cf = self._trace(args, kwargs, trace_key)
+                if cf.graph.variables and self._tracing_count == 1:
+                    # As TF: a first trace that created variables is traced again;
+                    # creating variables again then is an error (not a singleton).
+                    cf = self._trace(args, kwargs, trace_key)
+                    self._tracing_count -= 1
                 self._cache[trace_key] = cf
             self._cache[key] = cf
         if any(isinstance(t, TensorSpec) for t in tensors):
@@ -624,6 +629,9 @@ class Function:
             if not isinstance(self._input_signature_struct, (list, tuple)):
                 sig_args = (sig_args,)
             cf = self._trace(sig_args, {}, _key((sig_args, {}), []))
+            if cf.graph.variables and self._tracing_count == 1:
+                cf = self._trace(sig_args, {}, _key((sig_args, {}), []))
+                self._tracing_count -= 1
             self._cache["signature"] = cf
         if any(isinstance(t, TensorSpec) for t in tensors):
             return cf, []
@@ -634,6 +642,7 @@ class Function:
         outer = state.graph
         graph = FuncGraph(self._name, outer=outer)
         graph.allow_variable_creation = self._tracing_count == 0
+        graph.autograph = self._autograph
         fn = self._python_function
         if self._autograph:
             from tapeflow.graph import autograph

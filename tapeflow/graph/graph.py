@@ -111,9 +111,9 @@ class SymbolicTensor(Tensor):
 
     # -- no values in a graph -------------------------------------------------
     def numpy(self):
-        raise NotImplementedError(
-            f"Cannot convert a symbolic tf.Tensor ({self.name}) to a numpy array: it has no value while "
-            "tf.function traces the Python function. Use tf ops on it, or tf.print to see it at run time."
+        raise AttributeError(
+            f"'SymbolicTensor' object has no attribute 'numpy': {self.name} has no value while tf.function "
+            "traces the Python function. Use tf ops on it, or tf.print to see its value at run time."
         )
 
     def __array__(self, dtype=None, copy=None):
