@@ -176,6 +176,9 @@ def _lowered(interp, fn, *args):
 
 _warned: set[str] = set()
 
+# Build batched values only when used (see BatchedTensor).
+LAZY = True
+
 
 class BatchInterpreter:
     """The op interceptor installed as ``state.graph`` during a vectorized
@@ -220,7 +223,7 @@ class BatchInterpreter:
                 break
         rule = op.batch or batch_rule_for(op, attrs)
         specs = None
-        if op.shape is not None:
+        if LAZY and op.shape is not None:
             try:
                 specs = op.shape([(x._value.shape, x._value.dtype) for x in inputs], **attrs)
             except Exception:  # noqa: BLE001 - any trouble: run it now instead

@@ -30,7 +30,7 @@ from tapeflow.framework.context import state
 from tapeflow.framework.execute import execute
 from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
-from tapeflow.ops import registry
+from tapeflow.ops import array_ops, math_ops, registry
 
 __all__ = ["ForwardAccumulator"]
 
@@ -102,8 +102,6 @@ class ForwardAccumulator:
         """The tangent of each of ``primals`` (any nested structure): None if
         it does not depend on the watched primals, or zeros with
         ``unconnected_gradients=tf.UnconnectedGradients.ZERO``."""
-        from tapeflow.ops import array_ops
-
         unconnected = _unconnected(unconnected_gradients)
         out = []
         for p in nest.flatten(primals):
@@ -160,8 +158,6 @@ class ForwardAccumulator:
         self._store(outputs, [t if m else None for t, m in zip(touts, missing)])
 
     def _store(self, outputs: tuple, touts: Any) -> None:
-        from tapeflow.ops import array_ops
-
         if not isinstance(touts, (list, tuple)):
             touts = (touts,)
         for o, t in zip(outputs, touts):
@@ -207,8 +203,6 @@ def _record_for(name: str, attrs, inputs: tuple, outputs: tuple, fn) -> OpRecord
 def _jvp_by_double_vjp(rec: OpRecord, inputs: tuple, outputs: tuple, tin: list) -> list:
     """``J @ t`` from the gradient rule: d/du <VJP(u), t> with u a dummy
     cotangent (the rule is linear in u, so its value does not matter)."""
-    from tapeflow.ops import array_ops
-
     us = []
     for o in outputs:
         if o._value.dtype.kind in "fc":
@@ -240,12 +234,6 @@ def _jvp_by_double_vjp(rec: OpRecord, inputs: tuple, outputs: tuple, tin: list) 
 
 # -- fast JVP rules for common ops (``op.jvp``) ----------------------------------
 
-def _m():
-    from tapeflow.ops import array_ops, math_ops
-
-    return array_ops, math_ops
-
-
 def _linear(op, inputs, attrs, outputs, tin):
     # Ops linear in their only differentiable input: apply the op to the tangent.
     return execute(op, (tin[0],) + tuple(inputs[1:]), attrs or None)
@@ -253,13 +241,12 @@ def _linear(op, inputs, attrs, outputs, tin):
 
 def _linear_all(op, inputs, attrs, outputs, tin):
     # Ops linear in every input jointly (AddN, ConcatV2, Pack): zeros for the rest.
-    array_ops, _ = _m()
     ts = tuple(array_ops.zeros_like(x) if t is None else t for x, t in zip(inputs, tin))
     return execute(op, ts, attrs or None)
 
 
 def _add_jvp(op, inputs, attrs, outputs, tin):
-    _, mo = _m()
+    mo = math_ops
     a, b = tin
     if a is None:
         return b
@@ -269,7 +256,7 @@ def _add_jvp(op, inputs, attrs, outputs, tin):
 
 
 def _sub_jvp(op, inputs, attrs, outputs, tin):
-    _, mo = _m()
+    mo = math_ops
     a, b = tin
     if b is None:
         return a
@@ -279,7 +266,7 @@ def _sub_jvp(op, inputs, attrs, outputs, tin):
 
 
 def _mul_jvp(op, inputs, attrs, outputs, tin):
-    _, mo = _m()
+    mo = math_ops
     x, y = inputs
     tx, ty = tin
     terms = []
@@ -291,7 +278,7 @@ def _mul_jvp(op, inputs, attrs, outputs, tin):
 
 
 def _div_jvp(op, inputs, attrs, outputs, tin):
-    _, mo = _m()
+    mo = math_ops
     x, y = inputs
     tx, ty = tin
     z = outputs[0]
@@ -302,7 +289,7 @@ def _div_jvp(op, inputs, attrs, outputs, tin):
 
 
 def _matmul_jvp(op, inputs, attrs, outputs, tin):
-    _, mo = _m()
+    mo = math_ops
     a, b = inputs
     ta, tb = tin
     terms = []
@@ -321,57 +308,56 @@ def _unary(fn):
 
 
 def _tanh(x, y, t):
-    _, mo = _m()
+    mo = math_ops
     return mo.multiply(t, mo.subtract(1.0, mo.square(y)))
 
 
 def _sigmoid(x, y, t):
-    _, mo = _m()
+    mo = math_ops
     return mo.multiply(t, mo.multiply(y, mo.subtract(1.0, y)))
 
 
 def _exp(x, y, t):
-    _, mo = _m()
+    mo = math_ops
     return mo.multiply(t, y)
 
 
 def _log(x, y, t):
-    _, mo = _m()
+    mo = math_ops
     return mo.divide_(t, x)
 
 
 def _sin(x, y, t):
-    _, mo = _m()
+    mo = math_ops
     return mo.multiply(t, mo.cos(x))
 
 
 def _cos(x, y, t):
-    _, mo = _m()
+    mo = math_ops
     return mo.negative(mo.multiply(t, mo.sin(x)))
 
 
 def _square(x, y, t):
-    _, mo = _m()
+    mo = math_ops
     return mo.multiply(t, mo.multiply(x, 2.0))
 
 
 def _sqrt(x, y, t):
-    _, mo = _m()
+    mo = math_ops
     return mo.divide_(mo.multiply(t, 0.5), y)
 
 
 def _neg(x, y, t):
-    _, mo = _m()
+    mo = math_ops
     return mo.negative(t)
 
 
 def _relu(x, y, t):
-    array_ops, mo = _m()
+    mo = math_ops
     return mo.where(mo.greater(y, 0), t, array_ops.zeros_like(t))
 
 
 def _select_jvp(op, inputs, attrs, outputs, tin):
-    array_ops, mo = _m()
     c, x, y = inputs
     _, tx, ty = tin
     tx = array_ops.zeros_like(x) if tx is None else tx
