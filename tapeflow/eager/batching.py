@@ -244,6 +244,16 @@ class BatchInterpreter:
                 for i, (sh, dt) in enumerate(specs)]
 
 
+def _reshape(x: Tensor, shape: tuple) -> Tensor:
+    """Reshape straight to the op when the shape is fully known (recorded
+    like any op); the public function otherwise (graph dims may be None)."""
+    if None in shape:
+        from tapeflow.ops import array_ops
+
+        return array_ops.reshape(x, [-1 if d is None else d for d in shape])
+    return execute(registry.get_op("Reshape"), (x,), {"shape": tuple(int(d) for d in shape)})
+
+
 def _np_dtype(dt: Any) -> np.dtype:
     if isinstance(dt, np.dtype):
         return dt
@@ -253,14 +263,14 @@ def _np_dtype(dt: Any) -> np.dtype:
 # -- diagonal (one-hot) stacks -------------------------------------------------
 
 def _materialize_diag(bt: BatchedTensor) -> Tensor:
-    from tapeflow.ops import array_ops, math_ops
+    from tapeflow.ops import math_ops
 
     d = bt._diag
     shape = tuple(d._shape_tuple())
     n = int(np.prod(shape, dtype=np.int64))
     eye = Tensor(np.eye(n, dtype=d._value.dtype))
-    full = math_ops.multiply(eye, array_ops.reshape(d, (n,))) if n else eye
-    return array_ops.reshape(full, (n,) + shape)
+    full = math_ops.multiply(eye, _reshape(d, (n,))) if n else eye
+    return _reshape(full, (n,) + shape)
 
 
 def _diag_scale(interp, inputs, flags, attrs, fn):
@@ -305,9 +315,8 @@ def _diag_unary(fn_name):
 
 
 def _diag_reshape(interp, inputs, flags, attrs):
-    from tapeflow.ops import array_ops
 
-    return interp.diagonal(array_ops.reshape(inputs[0]._diag, attrs["shape"]))
+    return interp.diagonal(_reshape(inputs[0]._diag, attrs["shape"]))
 
 
 def _diag_cast(interp, inputs, flags, attrs):
@@ -345,14 +354,14 @@ def _diag_matmul(interp, inputs, flags, attrs):
     if flags[1] and b._diag is not None and not tb and len(a._shape_tuple()) == 2 and b._value.shape[1] == 1:
         k = b._value.shape[0]
         at = a if ta else array_ops.transpose(a)  # (k, m): row p is column p of A'
-        out = math_ops.multiply(array_ops.reshape(b._diag, (k, 1)), at)
+        out = math_ops.multiply(_reshape(b._diag, (k, 1)), at)
         m = out._shape_tuple()[1]
-        return interp.wrap(array_ops.reshape(out, (k, m, 1)))
+        return interp.wrap(_reshape(out, (k, m, 1)))
     if flags[0] and a._diag is not None and not ta and len(b._shape_tuple()) == 2 and a._value.shape[0] == 1:
         n2 = a._value.shape[1]
         bp = array_ops.transpose(b) if tb else b  # (n2, r)
-        out = math_ops.multiply(array_ops.reshape(a._diag, (n2, 1)), bp)
-        return interp.wrap(array_ops.reshape(out, (n2, 1, out._shape_tuple()[1])))
+        out = math_ops.multiply(_reshape(a._diag, (n2, 1)), bp)
+        return interp.wrap(_reshape(out, (n2, 1, out._shape_tuple()[1])))
     return None
 
 
@@ -386,7 +395,7 @@ def _lift(a: Tensor, batched: bool, rank: int) -> Tensor:
     if r >= rank:
         return a
     array_ops, _ = _ops()
-    return array_ops.reshape(a, (s[0],) + (1,) * (rank - r) + tuple(s[1:]))
+    return _reshape(a, (s[0],) + (1,) * (rank - r) + tuple(s[1:]))
 
 
 def materialize(a: Tensor, batched: bool, size: int) -> Tensor:
@@ -395,7 +404,7 @@ def materialize(a: Tensor, batched: bool, size: int) -> Tensor:
         return a
     array_ops, _ = _ops()
     s = a._shape_tuple()
-    return array_ops.broadcast_to(array_ops.reshape(a, (1,) + tuple(s)), (size,) + tuple(s))
+    return array_ops.broadcast_to(_reshape(a, (1,) + tuple(s)), (size,) + tuple(s))
 
 
 def _generic(op):
@@ -507,7 +516,7 @@ def _broadcast_to_rule(size, args, batched, attrs):
 def _fill_rule(size, args, batched, attrs):
     array_ops, _ = _ops()
     shape = tuple(attrs["shape"])
-    x = array_ops.reshape(args[0], (size,) + (1,) * len(shape))
+    x = _reshape(args[0], (size,) + (1,) * len(shape))
     return array_ops.broadcast_to(x, (size,) + shape)
 
 
@@ -564,15 +573,15 @@ def _matmul_rule(size, args, batched, attrs):
         if ta:
             a = array_ops.transpose(a, (0, 2, 1))
         _, m, k = a._shape_tuple()
-        out = execute(mm, (array_ops.reshape(a, (size * m, k)), b), {"transpose_a": False, "transpose_b": tb})
-        return array_ops.reshape(out, (size, m, out._shape_tuple()[-1]))
+        out = execute(mm, (_reshape(a, (size * m, k)), b), {"transpose_a": False, "transpose_b": tb})
+        return _reshape(out, (size, m, out._shape_tuple()[-1]))
     if batched[1] and not batched[0] and ra == 2 and rb == 2:
         # out[i] = A' B'_i  <=>  out[i]^T = B'_i^T A'^T: fold the batch into B^T's rows.
         bt = b if tb else array_ops.transpose(b, (0, 2, 1))
         _, n, k = bt._shape_tuple()
-        out = execute(mm, (array_ops.reshape(bt, (size * n, k)), a), {"transpose_a": False, "transpose_b": not ta})
+        out = execute(mm, (_reshape(bt, (size * n, k)), a), {"transpose_a": False, "transpose_b": not ta})
         m = out._shape_tuple()[-1]
-        return array_ops.transpose(array_ops.reshape(out, (size, n, m)), (0, 2, 1))
+        return array_ops.transpose(_reshape(out, (size, n, m)), (0, 2, 1))
     rank = max(ra, rb)
     return execute(mm, (_lift(a, batched[0], rank), _lift(b, batched[1], rank)), attrs)
 

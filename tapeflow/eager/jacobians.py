@@ -96,7 +96,7 @@ def _vectorized_grads(tp, tid: int, cot_phys: Tensor | None, flat_sources: list,
             # A gradient that does not depend on the cotangent (e.g. a
             # constant rule): the same for every row.
             shape = tuple(g._shape_tuple())
-            result.append(array_ops.broadcast_to(array_ops.reshape(g, (1,) + shape), (size,) + shape))
+            result.append(array_ops.broadcast_to(batching._reshape(g, (1,) + shape), (size,) + shape))
     return result
 
 
@@ -127,13 +127,12 @@ def jacobian(gt, target, sources, unconnected_gradients=UnconnectedGradients.NON
             grads = _loop_grads(gt, y, n, tshape, flat_sources)
         out = []
         for s, g in zip(flat_sources, grads):
-            sshape = tuple(s._shape_tuple()) if not hasattr(s, "shape") or isinstance(s, Tensor) \
-                else tuple(s.shape.as_list())
+            sshape = tuple(s._shape_tuple())
             if g is None:
                 if unconnected is UnconnectedGradients.ZERO:
                     g = array_ops.zeros(tshape + sshape, dtype=s.dtype)
             else:
-                g = array_ops.reshape(g, tshape + sshape)
+                g = batching._reshape(g, tshape + sshape)
             out.append(g)
     finally:
         _end(gt)
@@ -213,6 +212,6 @@ def batch_jacobian(gt, target, source, unconnected_gradients=UnconnectedGradient
                 [array_ops.zeros_like(source) if r is None else convert_to_tensor(r) for r in rows], axis=1)
         if g is None:
             return array_ops.zeros(result_shape, dtype=y.dtype)
-        return array_ops.reshape(g, result_shape)
+        return batching._reshape(g, result_shape)
     finally:
         _end(gt)
