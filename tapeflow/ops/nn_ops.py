@@ -14,6 +14,7 @@ traced with unknown sizes still run.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -631,6 +632,29 @@ def _scatter_windows(cols, in_shape, pads, strides, dilations):
     return xp[:, t0:t0 + h, l0:l0 + w, :]
 
 
+# im2col matrices are big (k*k times the input) and live only inside one
+# kernel call: each thread reuses one scratch buffer for them instead of
+# mapping fresh pages every call (which costs as much as the copy itself).
+_SCRATCH = threading.local()
+_SCRATCH_MAX_BYTES = 1 << 28
+
+
+def _im2col(win, dtype):
+    """Copies a (N, OH, OW, KH, KW, C) window view into a (N*OH*OW, KH*KW*C)
+    matrix of ``dtype``, in the thread's scratch buffer when it fits."""
+    n, oh, ow, kh, kw, c = win.shape
+    shape = (n * oh * ow, kh * kw * c)
+    nbytes = shape[0] * shape[1] * np.dtype(dtype).itemsize
+    if nbytes > _SCRATCH_MAX_BYTES:
+        return win.reshape(shape).astype(dtype, copy=False)
+    buf = getattr(_SCRATCH, "buf", None)
+    if buf is None or buf.nbytes < nbytes:
+        buf = _SCRATCH.buf = np.empty(nbytes, np.uint8)
+    cols = buf[:nbytes].view(dtype).reshape(win.shape)
+    np.copyto(cols, win, casting="unsafe")
+    return cols.reshape(shape)
+
+
 def _compute_dtype(dt):
     # Half precision convolves in float32 (as TF's CPU kernels accumulate).
     return np.float32 if dt in (np.float16,) or dt.name == "bfloat16" else dt
@@ -654,9 +678,8 @@ def _conv2d_kernel(x, w, strides, dilations, padding):
     if (kh, kw) == (1, 1) and strides == (1, 1) and pads == ((0, 0), (0, 0)):
         out = x.reshape(-1, ci).astype(cdt, copy=False) @ w.reshape(ci, co).astype(cdt, copy=False)
     else:
-        cols = _windows(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations)
-        cols = cols.reshape(n * out_hw[0] * out_hw[1], kh * kw * ci)  # the im2col copy
-        out = cols.astype(cdt, copy=False) @ w.reshape(kh * kw * ci, co).astype(cdt, copy=False)
+        cols = _im2col(_windows(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations), cdt)
+        out = cols @ w.reshape(kh * kw * ci, co).astype(cdt, copy=False)
     return out.reshape(n, out_hw[0], out_hw[1], co).astype(x.dtype, copy=False)
 
 
@@ -687,8 +710,7 @@ def _conv2d_backprop_filter_kernel(x, dy, filter_sizes, strides, dilations, padd
     cdt = _compute_dtype(x.dtype)
     if x.shape[0] == 0 or min(out_hw) <= 0:
         return np.zeros(filter_sizes, dtype=x.dtype)
-    cols = _windows(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations)
-    cols = cols.reshape(-1, kh * kw * ci).astype(cdt, copy=False)
+    cols = _im2col(_windows(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations), cdt)
     dw = cols.T @ dy.reshape(-1, co).astype(cdt, copy=False)
     return dw.reshape(filter_sizes).astype(x.dtype, copy=False)
 
@@ -1096,14 +1118,17 @@ def _max_pool_grad_kernel(x, y, g, ksize, strides, padding):
     _, pads = _pool_geom(x.shape, ksize, strides, padding)
     (t0, b0), (l0, r0) = pads
     n, h, w, c = x.shape
-    dxp = np.zeros((n, h + t0 + b0, w + l0 + r0, c), dtype=g.dtype)
-    zero = np.zeros((), g.dtype)
+    hp, wp = h + t0 + b0, w + l0 + r0
     overlap = strides[0] < ksize[0] or strides[1] < ksize[1]
+    tiled = not overlap and y.shape[1] * ksize[0] == hp and y.shape[2] * ksize[1] == wp and strides == ksize
+    # Disjoint windows that tile the input write every element exactly once.
+    dxp = (np.empty if tiled else np.zeros)((n, hp, wp, c), dtype=g.dtype)
     for sl, hit in _first_max_masks(x, y, ksize, strides, padding):
+        view = dxp[sl]
         if overlap:
-            dxp[sl] += np.where(hit, g, zero)
-        else:  # windows are disjoint: plain stores
-            dxp[sl] = np.where(hit, g, zero)
+            np.add(view, g, out=view, where=hit)
+        else:
+            np.multiply(g, hit, out=view)
     return dxp[:, t0:t0 + h, l0:l0 + w, :]
 
 
