@@ -346,3 +346,81 @@ def test_docstring_examples_run():
     import doctest
 
     assert doctest.testmod(linalg_ops, extraglobs={"tf": tf}).failed == 0
+
+
+# ---------------------------------------------------------------- 1st and 2nd order vs TF, batched
+# Each case: (input, expression of X). Pinned: <grad, c> and <H @ d, c> for the
+# loss sum(f(X) * w), where c = cos(0, 1, 2, ...) and w, d are seeded draws;
+# values recorded from TensorFlow 2.21 (float64, gauge-invariant losses).
+
+_rng5 = np.random.default_rng(5)
+_A = _rng5.normal(size=(2, 4, 4))
+_SPD = _A @ np.swapaxes(_A, -1, -2) + 4 * np.eye(4)
+_W = _rng5.normal(size=(2, 3, 5))
+_T = _rng5.normal(size=(2, 5, 3))
+_B = _rng5.normal(size=(2, 4, 2))
+_INPUTS = {"A": _A, "SPD": _SPD, "W": _W, "T": _T}
+_EYE4 = np.eye(4)
+
+TF_HVP_CASES = {
+    'qr_wide': ('W', 'tf.linalg.qr(X)[0] * 1.3 + 0', -2.597309725588583, 6.266069670307874),
+    'qr_wide_r': ('W', 'tf.linalg.qr(X)[1]', 1.5373296029603474, -9.29743076079258),
+    'qr_tall_q': ('T', 'tf.linalg.qr(X)[0]', -0.04552922645616216, -2.708362219279013),
+    'qr_tall_r': ('T', 'tf.linalg.qr(X)[1]', -1.493428520306903, 13.299722695150418),
+    'svd_wide_uu': ('W', 'tf.linalg.svd(X)[1] ** 2', 1.3644419653702813, 3.614762286676976),
+    'svd_wide_vv': ('W', 'tf.linalg.svd(X)[2] ** 2', -0.12414326934771339, -0.6439831352239793),
+    'svd_tall_full_uu': ('T', 'tf.linalg.svd(X[:, :4, :], full_matrices=True)[1] ** 2',
+        -0.33139878046687016, -23.847103037610168),
+    'svd_wide_full_vv': ('W', 'tf.linalg.svd(X[:, :, :4], full_matrices=True)[2] ** 2',
+        -1.9110952746720253, 10.590423537313638),
+    'svd_s': ('T', 'tf.linalg.svd(X, compute_uv=False)', -2.6032235910642227, 0.2725611947018859),
+    'eigh_vv': ('SPD', 'tf.linalg.eigh(X)[1] ** 2', 0.236933439866231, 4.019156753465456),
+    'eigh_e': ('SPD', 'tf.linalg.eigh(X)[0]', -0.5899597013672636, -0.26574351378183775),
+    'chol': ('SPD', 'tf.linalg.cholesky(X)', 0.41607795314676044, -0.013885356754017933),
+    'inv': ('SPD', 'tf.linalg.inv(X + _A)', -0.0991252656144272, 0.07103547112440478),
+    'inv_adj': ('SPD', 'tf.linalg.inv(X + _A, adjoint=True)', -0.032730053508194704, 0.03258229719275732),
+    'det': ('SPD', 'tf.linalg.det(X / 4.0)', -0.1762795595048906, 0.4108642247735682),
+    'slogdet': ('A', 'tf.linalg.slogdet(X)[1]', -3.1754527842622062, 21.968755328350998),
+    'solve_a': ('A', 'tf.linalg.solve(X + 3 * _EYE4, _B)', -0.8902189985570179, 0.8379158121847584),
+    'solve_adj': ('A', 'tf.linalg.solve(X + 3 * _EYE4, _B, adjoint=True)', -0.5466848683235964, -0.549667894460469),
+    'tri_lower': ('SPD', 'tf.linalg.triangular_solve(X, _B)', 0.06805463093954758, -0.0026616141589715144),
+    'tri_upper_adj': ('SPD', 'tf.linalg.triangular_solve(X, _B, lower=False, adjoint=True)',
+        0.12305655009097319, -0.025470302333828625),
+    'chol_solve': ('SPD', 'tf.linalg.cholesky_solve(tf.linalg.cholesky(X), _B)',
+        0.10509153481525357, 0.00365342305144236),
+    'logdet': ('SPD', 'tf.linalg.logdet(X)', -0.0194131705244414, -0.06565272465369501),
+    'pinv': ('W', 'tf.linalg.pinv(X)', 2.4386083081257204, -7.5745129806028615),
+    'lstsq': ('T', 'tf.linalg.lstsq(X, _T[..., :2], l2_regularizer=0.2)', -0.20597822887200434, 8.8276597227039),
+    'lstsq_wide': ('W', 'tf.linalg.lstsq(X, _W[..., :2])', -1.7670158555127855, 0.4612308402454427),
+    'norm2': ('W', 'tf.norm(X, ord=2, axis=[1, 2])', 0.8484844643018283, 1.579129655912335),
+    'normfro': ('W', 'tf.norm(X, axis=[1, 2])', 1.4346629980884649, 1.2761185395461494),
+    'norminf': ('W', 'tf.norm(X, ord=np.inf, axis=[1, 2])', -1.6763856633827412, 0.0),
+    'normp': ('W', 'tf.norm(X, ord=1.5, axis=-1)', 1.968056793488361, 0.8697576350980413),
+    'vnorminf': ('W', 'tf.norm(X, ord=np.inf)', 0.654566959768554, 0.0),
+    'clip_norm': ('W', 'tf.clip_by_norm(X, 1.0, axes=[2])', 1.1157672286933102, 0.8187279835957424),
+    'clip_global': ('W', 'tf.clip_by_global_norm([X, X * 2.0], 2.0)[0][1]', 0.2856944078160892, 0.2922020424482351),
+    'global_norm': ('W', 'tf.linalg.global_norm([X, X ** 2])', 4.184547370388771, 2.54051631596559),
+    'diag_part': ('W', 'tf.linalg.diag_part(X, k=1) ** 2', -3.0367900575996463, 1.219194076911889),
+    'set_diag': ('W', 'tf.linalg.set_diag(X, X[:, :, 0] ** 2)', 4.877498137187674, 1.769094663763508),
+    'band': ('W', 'tf.linalg.band_part(X, 1, 2) ** 2', 3.5637328697367154, 6.519183017122835),
+    'trace': ('A', 'tf.linalg.trace(X @ X)', 4.583166026801671, -6.36379720052139),
+    'matvec': ('A', 'tf.linalg.matvec(X, X[:, 0, :])', -1.9705842594826484, 6.428352733667166),
+    'normalize': ('W', 'tf.linalg.normalize(X, axis=-1)[0]', 1.1157672286933102, 0.8187279835957424),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TF_HVP_CASES))
+def test_first_and_second_order_match_tf(case):
+    inp, expr, want_g, want_h = TF_HVP_CASES[case]
+    x = tf.Variable(_INPUTS[inp])
+    with tf.GradientTape(persistent=True) as outer:
+        with tf.GradientTape() as inner:
+            y = eval(expr, {"tf": tf, "np": np, "X": x, "_A": _A, "_B": _B, "_T": _T, "_W": _W, "_EYE4": _EYE4})  # noqa: S307
+            w = tf.constant(np.random.default_rng(1).uniform(0.5, 1.5, size=tuple(y.shape)))
+            loss = tf.reduce_sum(y * w)
+        g = inner.gradient(loss, x)
+        s = tf.reduce_sum(g * tf.constant(np.random.default_rng(2).normal(size=g.shape)))
+    h = outer.gradient(s, x)
+    c = np.cos(np.arange(g.numpy().size).reshape(g.shape))
+    np.testing.assert_allclose(float(np.sum(g.numpy() * c)), want_g, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(float(np.sum(h.numpy() * c)), want_h, rtol=1e-6, atol=1e-9)
