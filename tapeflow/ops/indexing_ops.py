@@ -535,7 +535,7 @@ def _einsum_shape(specs, equation):
         if s is None:
             continue
         for c, d in zip(subs, s):
-            if d is not None:
+            if d is not None and sizes.get(c) in (None, 1):
                 sizes[c] = d
     return [(tuple(sizes.get(c) for c in out), specs[0][1])]
 
@@ -562,7 +562,9 @@ def _einsum_grad(op, g):
         available = set(out).union(*others) if others else set(out)
         unique = "".join(dict.fromkeys(s_i))
         keep = "".join(c for c in unique if c in available)
-        gi = einsum(f"{','.join([out] + others)}->{keep}", g, *other_ops)
+        # Explicit equations without ellipsis: run the op directly (NumPy's einsum
+        # broadcasts size-1 dims; the engine sums the gradient back).
+        gi = execute(EINSUM, (g, *other_ops), {"equation": f"{','.join([out] + others)}->{keep}"})
         if keep != unique:
             # Letters summed only inside operand i: their gradient is broadcast.
             gi = array_ops.reshape(gi, [sizes[c] if c in keep else 1 for c in unique])
@@ -582,7 +584,7 @@ def _einsum_grad(op, g):
                 else:
                     seen.add(c)
                     target.append(c)
-            gi = einsum(f"{','.join([unique] + eye_subs)}->{''.join(target)}", gi, *eyes)
+            gi = execute(EINSUM, (gi, *eyes), {"equation": f"{','.join([unique] + eye_subs)}->{''.join(target)}"})
         grads.append(gi)
     return grads
 
@@ -655,7 +657,8 @@ def _parse_einsum(equation: str, shapes_: list) -> tuple[str, list]:
         out = "".join(sorted(c for c, k in counts.items() if k == 1))
     targets = []
     for s, shp in zip(new_subs, shapes_):
-        want = tuple(sizes.get(c, d) for c, d in zip(s, shp))
+        # Only size-1 broadcast dimensions need an explicit broadcast_to.
+        want = tuple(sizes[c] if d == 1 and sizes.get(c) not in (None, 1) else d for c, d in zip(s, shp))
         targets.append(want if want != tuple(shp) else None)
     return ",".join(new_subs) + "->" + out, targets
 
@@ -681,7 +684,10 @@ def einsum(equation: str, *inputs: Any, **kwargs: Any) -> Tensor:
             raise _err("Einsum", f"einsum: operand {i} has dtype {x.dtype.name} but operand 0 has "
                        f"{xs[0].dtype.name}; cast them to one dtype")
     eq, targets = _parse_einsum(equation, [x._shape_tuple() for x in xs])
-    xs = [x if tg is None else array_ops.broadcast_to(x, tg) for x, tg in zip(xs, targets)]
+    # Size-1 broadcast dims: broadcast explicitly when shapes are known (the
+    # BroadcastTo gradient then sums back); with unknown dims NumPy's einsum
+    # broadcasts and the engine unbroadcasts the gradient.
+    xs = [x if tg is None or None in tg else array_ops.broadcast_to(x, tg) for x, tg in zip(xs, targets)]
     return execute(EINSUM, tuple(xs), {"equation": eq})
 
 
@@ -757,6 +763,11 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool, na
     if lengths._value.dtype.kind not in "iu":
         raise TypeError(f"sequence_mask: lengths must be integers, got {lengths.dtype.name}")
     if maxlen is None:
+        from tapeflow.framework.context import state
+
+        if state.graph is not None:
+            raise NotImplementedError("tf.sequence_mask without maxlen inside tf.function (a data-dependent "
+                                      "output shape) is not implemented in tapeflow; pass maxlen.")
         if len(lengths._shape_tuple()) and 0 in lengths._shape_tuple():
             n = 0
         else:
