@@ -273,3 +273,27 @@ def test_missing_safetensors_names_the_install_command(monkeypatch):
 def test_string_variable_is_a_clear_error(tmp_path):
     with pytest.raises(TypeError, match="Cannot checkpoint variable"):
         tf.train.Checkpoint(s=tf.Variable("text")).write(str(tmp_path / "s"))
+
+
+def test_tf_module_and_optimizer_round_trip(tmp_path):
+    class Block(tf.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.layers = [Net(n, n, seed=i) for i in range(2)]
+            self.scale = tf.Variable(1.0)
+
+    m = Block(3)
+    opt = optimizers.SGD(momentum=0.5)
+    variables = [m.scale] + [v for layer in m.layers for v in layer.variables]
+    opt.apply_gradients([(tf.ones_like(v), v) for v in variables])
+    path = tf.train.Checkpoint(model=m, optimizer=opt).save(str(tmp_path / "ck"))
+    keys = [k for k, _ in tf.train.list_variables(path)]
+    assert "model/layers/0/kernel" in keys and "model/layers/1/bias" in keys and "model/scale" in keys
+    m2, opt2 = Block(3), optimizers.SGD(momentum=0.5)
+    for layer in m2.layers:
+        layer.kernel.assign(layer.kernel * 0.0)
+    tf.train.Checkpoint(model=m2, optimizer=opt2).restore(path)
+    np.testing.assert_array_equal(m2.layers[1].kernel.numpy(), m.layers[1].kernel.numpy())
+    variables2 = [m2.scale] + [v for layer in m2.layers for v in layer.variables]
+    opt2.build(variables2)  # the deferred slot values land when the slots are created
+    np.testing.assert_array_equal(opt2.momentums[1].numpy(), opt.momentums[1].numpy())

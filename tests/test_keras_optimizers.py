@@ -376,3 +376,28 @@ def test_adam_step_is_fast():
     per_step = (time.perf_counter() - t0) / 20
     assert per_step < 0.05, per_step
     warnings.simplefilter("default")
+
+
+@pytest.mark.parametrize("make", [lambda: K.Adam(0.1), lambda: K.Nadam(0.01),
+                                  lambda: K.RMSprop(0.01, momentum=0.5, centered=True),
+                                  lambda: K.AdamW(0.01, clipnorm=0.5),
+                                  lambda: K.SGD(learning_rate=S.ExponentialDecay(0.1, 2, 0.5), momentum=0.9)])
+def test_training_step_under_tf_function_equals_eager(make):
+    results = []
+    for traced in (False, True):
+        w = tf.Variable([1.0, -2.0, 3.0])
+        opt = make()
+        x = tf.constant([0.5, 1.0, -1.5])
+
+        def step():
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.square(w * x - 1.0))
+            opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+            return loss
+
+        f = tf.function(step) if traced else step
+        for _ in range(4):
+            f()
+        assert int(opt.iterations.numpy()) == 4
+        results.append(w.numpy().copy())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6)
