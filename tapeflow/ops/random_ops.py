@@ -265,8 +265,15 @@ for _op in (RANDOM_NORMAL, RANDOM_UNIFORM, TRUNCATED_NORMAL, RANDOM_UNIFORM_INT)
     _stateful(_op)
 
 
+def _is_number(v: Any, value: float) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == value
+
+
 def _scaled(rnd: Tensor, scale: Any, shift: Any, d: dtypes.DType) -> Tensor:
-    # As TF: rnd * scale + shift with ordinary ops, so gradients reach scale/shift.
+    # As TF: rnd * scale + shift with ordinary ops, so gradients reach scale/shift
+    # (skipped for the plain-number defaults, where it would change nothing).
+    if _is_number(scale, 1) and _is_number(shift, 0):
+        return rnd
     return math_ops.add(math_ops.multiply(rnd, _param(scale, d, "stddev")), _param(shift, d, "mean"))
 
 
@@ -319,6 +326,8 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes
         return execute(RANDOM_UNIFORM_INT, (lo, hi), {"shape": shp, "dtype": d._np, **seed_attrs(seed)})
     if maxval is None:
         maxval = 1
+    if _is_number(minval, 0) and _is_number(maxval, 1):
+        return execute(RANDOM_UNIFORM, (), {"shape": shp, "dtype": d._np, **seed_attrs(seed)})
     lo, hi = _param(minval, d, "minval"), _param(maxval, d, "maxval")
     rnd = execute(RANDOM_UNIFORM, (), {"shape": shp, "dtype": d._np, **seed_attrs(seed)})
     return math_ops.add(math_ops.multiply(rnd, math_ops.subtract(hi, lo)), lo)
