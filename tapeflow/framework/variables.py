@@ -338,7 +338,7 @@ def _to_eager_value(initial_value: Any, dtype: Any) -> Tensor:
     if isinstance(initial_value, Variable):
         initial_value = initial_value._snapshot()
     t = convert_to_tensor(initial_value, dtype=dtype)
-    if not hasattr(t, "_value") or t._value is None:
+    if not hasattr(t, "_value") or t._value is None or hasattr(t, "_graph"):
         # A symbolic initial value during tracing: the graph layer evaluates it.
         t = state.graph.evaluate_initial_value(t)
     return t
