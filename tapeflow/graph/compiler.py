@@ -271,15 +271,18 @@ def _same_kind(new, old):
 
 
 def evaluate_now(graph: FuncGraph, t: Tensor) -> Tensor:
-    """The value of symbolic ``t`` computed now (it must not depend on
-    the function's arguments): for variable initial values while tracing."""
+    """The value of symbolic ``t`` computed now, for variable initial values
+    while tracing: placeholders are fed the values of the call being traced
+    (``graph.feed``); without them (a TensorSpec trace) it is an error."""
     if not isinstance(t, SymbolicTensor):
         return t
+    feed = getattr(graph, "feed", None) or {}
+    phs = [op.outputs[0] for op in graph.operations if op.type == "Placeholder" and op.outputs[0]._id in feed]
     try:
-        cg = compile_graph(graph, [], [t], name=f"{graph.name}_init")
+        cg = compile_graph(graph, phs, [t], name=f"{graph.name}_init")
     except ValueError:
         raise ValueError(
-            "A tf.Variable created inside tf.function has an initial value that depends on the function's "
-            "arguments; create it from a constant or outside the function."
+            "A tf.Variable created inside tf.function has an initial value that depends on a value not known "
+            "while tracing (e.g. a TensorSpec argument); create it from a constant or outside the function."
         ) from None
-    return _wrap(np.asarray(cg()[0]))
+    return _wrap(np.asarray(cg(*[feed[p._id] for p in phs])[0]))

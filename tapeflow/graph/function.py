@@ -440,6 +440,25 @@ def _replace_shapes(key, shapes: list):
     return walk(key)
 
 
+def _flatten_up_to(structure: Any, value: Any, name: str) -> list:
+    """``value``'s leaves at the positions of the TensorSpecs in ``structure``."""
+    if isinstance(structure, TensorSpec):
+        return [value]
+    if isinstance(structure, (list, tuple)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(structure):
+            raise TypeError(
+                f"Binding inputs to tf.function `{name}` failed: the inputs do not match the structure of the "
+                f"input_signature {structure}; got {value!r}."
+            )
+        return [x for s, v in zip(structure, value) for x in _flatten_up_to(s, v, name)]
+    if isinstance(structure, dict):
+        if not isinstance(value, dict) or set(value) != set(structure):
+            raise TypeError(f"Binding inputs to tf.function `{name}` failed: expected a dict with keys "
+                            f"{sorted(structure)}, got {value!r}.")
+        return [x for k in sorted(structure) for x in _flatten_up_to(structure[k], value[k], name)]
+    raise TypeError(f"input_signature must contain TensorSpecs, got {structure!r}")
+
+
 def _compatible(exact: tuple | None, general: tuple | None) -> bool:
     if general is None:
         return True
@@ -557,11 +576,11 @@ class Function:
                 trace_key = key
                 if self._reduce_retracing:
                     trace_key = self._relaxed(key)
-                cf = self._trace(args, kwargs, trace_key)
+                cf = self._trace(args, kwargs, trace_key, tensors)
                 if cf.graph.variables and self._tracing_count == 1:
                     # As TF: a first trace that created variables is traced again;
                     # creating variables again then is an error (not a singleton).
-                    cf = self._trace(args, kwargs, trace_key)
+                    cf = self._trace(args, kwargs, trace_key, tensors)
                     self._tracing_count -= 1
                 self._cache[trace_key] = cf
             self._cache[key] = cf
@@ -596,8 +615,8 @@ class Function:
         args, kwargs = self._canonical(args, kwargs)
         if kwargs:
             args = tuple(args) + tuple(kwargs.values())
-        flat_args = nest.flatten(list(args))
         specs = self._input_signature
+        flat_args = _flatten_up_to(list(self._input_signature_struct), list(args), self._name)
         if len(flat_args) != len(specs):
             raise TypeError(
                 f"Binding inputs to tf.function `{self._name}` failed: the input_signature has {len(specs)} "
@@ -637,7 +656,7 @@ class Function:
             return cf, []
         return cf, tensors
 
-    def _trace(self, args: tuple, kwargs: dict, key) -> ConcreteFunction:
+    def _trace(self, args: tuple, kwargs: dict, key, values: list | None = None) -> ConcreteFunction:
         specs = [(s[1], s[2]) for s in _shapes_of(key)]
         outer = state.graph
         graph = FuncGraph(self._name, outer=outer)
@@ -651,6 +670,8 @@ class Function:
         self._tracing_count += 1
         with graph_scope(graph):
             phs = [graph.add_placeholder(shape, dtype) for shape, dtype in specs]
+            if values is not None:
+                graph.feed = {p._id: v._value for p, v in zip(phs, values) if isinstance(v, Tensor)}
             it = iter(phs)
             a, kw = _rebuild((args, kwargs), it)
             result = fn(*a, **kw)
