@@ -44,14 +44,18 @@ class Adam(Optimizer):
     def update_step(self, gradient: Any, variable: Any, learning_rate: Any) -> None:
         K = self._k
         dt = variable.dtype
-        lr = K.cast(learning_rate, dt)
         g = K.cast(gradient, dt)
-        t = K.cast(K.read(self._iterations) + 1, dt)
-        beta_1_power = K.pow(K.cast(self.beta_1, dt), t)
-        beta_2_power = K.pow(K.cast(self.beta_2, dt), t)
+
+        def step_size():
+            lr = K.cast(learning_rate, dt)
+            t = K.cast(K.read(self._iterations) + 1, dt)
+            beta_1_power = K.pow(K.cast(self.beta_1, dt), t)
+            beta_2_power = K.pow(K.cast(self.beta_2, dt), t)
+            return lr * K.sqrt(1 - beta_2_power) / (1 - beta_1_power)
+
+        alpha = self._per_step(dt, step_size)
         i = self._get_variable_index(variable)
         m, v = self._momentums[i], self._velocities[i]
-        alpha = lr * K.sqrt(1 - beta_2_power) / (1 - beta_1_power)
         m_val = K.read(m)
         m_new = self.assign_add(m, (g - m_val) * (1 - self.beta_1))
         v_val = K.read(v)

@@ -44,19 +44,23 @@ class Nadam(Optimizer):
     def update_step(self, gradient: Any, variable: Any, learning_rate: Any) -> None:
         K = self._k
         dt = variable.dtype
-        lr = K.cast(learning_rate, dt)
         g = K.cast(gradient, dt)
-        it = K.read(self._iterations)
-        local_step = K.cast(it + 1, dt)
-        next_step = K.cast(it + 2, dt)
-        decay = K.cast(0.96, dt)
-        beta_1 = K.cast(self.beta_1, dt)
-        beta_2 = K.cast(self.beta_2, dt)
-        u_t = beta_1 * (1.0 - 0.5 * K.pow(decay, local_step))
-        u_t_1 = beta_1 * (1.0 - 0.5 * K.pow(decay, next_step))
-        u_product_t = K.cast(K.read(self._u_product), dt)
-        u_product_t_1 = u_product_t * u_t_1
-        beta_2_power = K.pow(beta_2, local_step)
+
+        def coefficients():
+            it = K.read(self._iterations)
+            local_step = K.cast(it + 1, dt)
+            next_step = K.cast(it + 2, dt)
+            decay = K.cast(0.96, dt)
+            beta_1 = K.cast(self.beta_1, dt)
+            beta_2 = K.cast(self.beta_2, dt)
+            u_t = beta_1 * (1.0 - 0.5 * K.pow(decay, local_step))
+            u_t_1 = beta_1 * (1.0 - 0.5 * K.pow(decay, next_step))
+            u_product_t = K.cast(K.read(self._u_product), dt)
+            u_product_t_1 = u_product_t * u_t_1
+            beta_2_power = K.pow(beta_2, local_step)
+            return K.cast(learning_rate, dt), beta_1, beta_2, u_t, u_t_1, u_product_t, u_product_t_1, beta_2_power
+
+        lr, beta_1, beta_2, u_t, u_t_1, u_product_t, u_product_t_1, beta_2_power = self._per_step(dt, coefficients)
         i = self._get_variable_index(variable)
         m, v = self._momentums[i], self._velocities[i]
         m_new = self.assign_add(m, (g - K.read(m)) * (1 - beta_1))

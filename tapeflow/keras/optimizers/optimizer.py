@@ -565,6 +565,7 @@ class Optimizer:
 
     def _update_all(self, grads: list, variables: list, learning_rate: Any, K) -> None:
         self._K = K
+        self._step_cache: dict = {}
         try:
             for g, v in zip(grads, variables):
                 if isinstance(g, _Sparse) and not self._supports_sparse:
@@ -572,6 +573,18 @@ class Optimizer:
                 self.update_step(g, v, learning_rate)
         finally:
             self._K = None
+            self._step_cache = {}
+
+    def _per_step(self, key: Any, make: Callable):
+        """``make()`` once per step and key (scalar coefficients shared by all
+        variables of one dtype: ~1 us per NumPy scalar op adds up)."""
+        cache = getattr(self, "_step_cache", None)
+        if cache is None:
+            return make()
+        value = cache.get(key)
+        if value is None:
+            value = cache[key] = make()
+        return value
 
     def _apply_with_accumulation(self, grads: list, variables: list, K) -> None:
         steps = self.gradient_accumulation_steps
@@ -614,7 +627,7 @@ class Optimizer:
                     f"{type(self).__name__}: gradient of shape {arr.shape} does not match variable '{v.name}' of "
                     f"shape {tuple(v._value.shape)}."
                 )
-            if not np.issubdtype(arr.dtype, np.floating) and not np.issubdtype(arr.dtype, np.complexfloating):
+            if arr.dtype.kind not in "fc":
                 raise TypeError(f"{type(self).__name__}: gradient for variable '{v.name}' has dtype {arr.dtype}; "
                                 "gradients must be floating point.")
             return arr
