@@ -288,3 +288,9 @@ def test_math_namespace_exports():
                  "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_max", "unsorted_segment_min",
                  "bincount", "polyval", "softplus", "log_sigmoid", "reduce_sum", "reduce_logsumexp"):
         assert callable(getattr(tf.math, name)), name
+
+
+def test_polygamma_far_negative_matches_tf():
+    out = tf.math.polygamma(tf.constant([1.0, 2.0], tf.float64),
+                            tf.constant([-12.188463125736352, -11.755177848332918], tf.float64)).numpy()
+    np.testing.assert_allclose(out, [31.609706462718965, -132.4415949914812], rtol=1e-13)

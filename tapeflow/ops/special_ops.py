@@ -164,10 +164,11 @@ def _hurwitz_zeta(s: np.ndarray, q: np.ndarray) -> np.ndarray:
     q = np.asarray(q, dtype=np.float64)
     s, q = np.broadcast_arrays(s, q)
     total = np.zeros(s.shape)
-    n = 12
+    # Shift every q to >= 12 (negative q need more steps) before the tail series.
+    n = np.maximum(12, np.ceil(12 - np.nan_to_num(q, nan=0.0, posinf=0.0, neginf=0.0)))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for k in range(n):
-            total = total + np.power(q + k, -s)
+        for k in range(int(n.max()) if n.size else 0):
+            total = total + np.where(k < n, np.power(q + k, -s), 0.0)
         a = q + n
         total = total + np.power(a, 1 - s) / (s - 1) + 0.5 * np.power(a, -s)
         # sum_j B_2j / (2j)! * s (s+1) ... (s+2j-2) * a^(-s-2j+1)
