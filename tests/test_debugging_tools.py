@@ -176,3 +176,60 @@ def test_assert_rank_type_shapes_all_finite():
         tf.debugging.assert_all_finite(tf.constant([1.0, np.nan]), "bad")
     assert tf.debugging.is_numeric_tensor(tf.constant([1, 2]))
     assert not tf.debugging.is_numeric_tensor(tf.constant([True]))
+
+
+# -- tf.function graphs and retracing -----------------------------------------------------
+
+def _traced():
+    w = tf.Variable(2.0)
+
+    @tf.function
+    def f(x, n):
+        return tf.reduce_sum(tf.tanh(x * w)) * n
+
+    return f
+
+
+def test_graph_to_dot_forward_and_backward():
+    f = _traced()
+    dot = tf.debugging.graph_to_dot(f, tf.constant([1.0, 2.0]), 2, backward=True)
+    assert "cluster_f" in dot and 'label="forward: f"' in dot and "cluster_b" in dot
+    assert '"Placeholder\\nfloat32[2]"' in dot and "fillcolor=palegreen" in dot
+    assert "variable 'Variable" in dot and '"Tanh\\nfloat32[2]"' in dot
+    assert dot.count("fillcolor=lightblue") >= 2  # the forward output and the gradient output
+
+
+def test_graph_to_dot_rejects_plain_python_function():
+    with pytest.raises(TypeError, match="tf.function"):
+        tf.debugging.graph_to_dot(lambda x: x)
+
+
+def test_retrace_logging_names_argument_and_change(caplog):
+    f = _traced()
+    tf.debugging.enable_retrace_logging()
+    try:
+        with caplog.at_level("WARNING", logger="tapeflow.debugging"):
+            f(tf.constant([1.0, 2.0]), 2)
+            f(tf.constant([3.0, 4.0]), 2)  # cached: no retrace
+            f(tf.constant([1.0, 2.0]), 3)
+            f(tf.constant([1.0, 2.0, 3.0]), 3)
+            f(tf.constant([[1.0, 2.0]]), 3)
+    finally:
+        tf.debugging.disable_retrace_logging()
+    msgs = [r.getMessage() for r in caplog.records if r.name == "tapeflow.debugging"]
+    assert msgs == [
+        "tf.function 'f' is retracing (trace #2): argument 'n': Python value 2 -> 3 (each new Python value "
+        "traces again; pass a tensor instead)",
+        "tf.function 'f' is retracing (trace #3): argument 'x': shape (2,) -> (3,)",
+        "tf.function 'f' is retracing (trace #4): argument 'x': shape (2,) -> (1, 2)",
+    ]
+    assert f.experimental_get_tracing_count() == 4
+
+
+def test_retrace_dtype_change_is_named():
+    from tapeflow.debugging.graph_view import explain_retrace
+
+    f = _traced()
+    old = (tuple, (tuple, ("T", (2,), np.dtype("float32")), ("P", 2)), ("D",))
+    new = (tuple, (tuple, ("T", (2,), np.dtype("float64")), ("P", 2)), ("D",))
+    assert explain_retrace(f, new, [old]) == "argument 'x': dtype float32 -> float64"

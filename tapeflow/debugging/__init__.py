@@ -16,7 +16,10 @@ tapeflow's additions:
 * ``enable_strict_gradients()``: ``gradient`` raises ``NoneGradientError``
   carrying the explanation instead of returning None;
 * ``tape_stats(tape)``, ``tape_to_dot(tape, target, sources)``,
-  ``render_dot(dot, "tape.svg")``.
+  ``graph_to_dot(tf_function, *args, backward=True)``,
+  ``render_dot(dot, "tape.svg")``;
+* ``enable_retrace_logging()``: each ``tf.function`` retrace logs which
+  argument changed and how (shape, dtype, Python value).
 
 The switches are per thread, like tapes (the hook lives in the per-thread
 execution state); the op log is shared.
@@ -36,6 +39,7 @@ from tapeflow.debugging.asserts import (
 from tapeflow.debugging.explain import (
     GradientExplanation, NoneGradientError, SourceExplanation, explain_gradient,
 )
+from tapeflow.debugging.graph_view import graph_to_dot
 from tapeflow.debugging.tape_info import TapeGrowthWarning, TapeStats, render_dot, tape_stats, tape_to_dot
 from tapeflow.ops.debug_ops import check_numerics
 
@@ -44,9 +48,10 @@ __all__ = [
     "assert_all_finite", "assert_equal", "assert_greater", "assert_greater_equal", "assert_less",
     "assert_less_equal", "assert_near", "assert_negative", "assert_non_negative", "assert_non_positive",
     "assert_none_equal", "assert_positive", "assert_rank", "assert_shapes", "assert_type", "check_numerics",
-    "disable_check_numerics", "disable_strict_gradients", "enable_check_numerics", "enable_strict_gradients",
-    "explain_gradient", "is_numeric_tensor", "is_source_tracking_enabled", "render_dot", "set_source_tracking",
-    "source_tracking", "strict_gradients", "tape_stats", "tape_to_dot",
+    "disable_check_numerics", "disable_retrace_logging", "disable_strict_gradients", "enable_check_numerics",
+    "enable_retrace_logging", "enable_strict_gradients", "explain_gradient", "graph_to_dot", "is_numeric_tensor",
+    "is_source_tracking_enabled", "render_dot", "set_source_tracking", "source_tracking", "strict_gradients",
+    "tape_stats", "tape_to_dot",
 ]
 
 
@@ -129,6 +134,37 @@ def disable_check_numerics() -> None:
     _REG.numerics = False
     _REG.reported.clear()
     _REG.refresh()
+
+
+_RETRACE_SAVED: dict = {}
+
+
+def enable_retrace_logging() -> None:
+    """Logs (logger ``tapeflow.debugging``, WARNING) a line each time a
+    ``tf.function`` traces again, saying which argument changed and how:
+    ``tf.function 'step' is retracing (trace #2): argument 'x': shape (2,) -> (3,)``."""
+    from tapeflow.debugging import graph_view
+    from tapeflow.graph.function import Function
+
+    if _RETRACE_SAVED:
+        return
+    orig = Function.__dict__["_trace"]
+
+    def _trace(self, args, kwargs, key, *rest, **kw):
+        graph_view.log_retrace(self, key)
+        return orig(self, args, kwargs, key, *rest, **kw)
+
+    _RETRACE_SAVED["_trace"] = orig
+    Function._trace = _trace
+
+
+def disable_retrace_logging() -> None:
+    """Turns ``enable_retrace_logging`` off."""
+    from tapeflow.graph.function import Function
+
+    orig = _RETRACE_SAVED.pop("_trace", None)
+    if orig is not None:
+        Function._trace = orig
 
 
 if os.environ.get("TAPEFLOW_DEBUG", "").strip().lower() not in ("", "0", "false", "no", "off"):

@@ -82,7 +82,8 @@ class Entry:
 
 def _spec(t) -> tuple:
     v = t._value
-    return (tuple(v.shape), v.dtype)
+    shape = v.shape  # None: unknown rank (a symbolic tensor while tracing)
+    return (tuple(shape) if shape is not None else None, v.dtype)
 
 
 class _Debug(threading.local):
@@ -133,7 +134,7 @@ class Registry:
     def hook(self, op, inputs, attrs, outputs) -> None:
         if self.tracking:
             self._log(op, inputs, attrs, outputs)
-        if self.numerics and op is not None:
+        if self.numerics and op is not None and state.graph is None:  # tracing: no values to check
             self._check_op(self, op, inputs, attrs, outputs)
         if op is not None and op.name == "SelectV2" and (self.tracking or self.numerics):
             site = None

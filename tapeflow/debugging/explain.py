@@ -389,7 +389,9 @@ def _fmt_spec(spec) -> str:
         name = dtypes.from_numpy(dt).name
     except Exception:  # noqa: BLE001 - only for messages
         name = str(dt)
-    return f"{name}[{','.join(str(d) for d in shape)}]"
+    if shape is None:
+        return f"{name}[?]"
+    return f"{name}[{','.join('?' if d is None else str(d) for d in shape)}]"
 
 
 def _classify(reg, tp, e: Entry, in_id, out_id, i, label, path) -> SourceExplanation:
