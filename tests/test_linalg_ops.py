@@ -424,3 +424,24 @@ def test_first_and_second_order_match_tf(case):
     c = np.cos(np.arange(g.numpy().size).reshape(g.shape))
     np.testing.assert_allclose(float(np.sum(g.numpy() * c)), want_g, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(float(np.sum(h.numpy() * c)), want_h, rtol=1e-6, atol=1e-9)
+
+
+def test_edge_cases_match_tf():
+    with pytest.raises(InvalidArgumentError, match="lower_diag_index is out of bound: 5"):
+        tf.linalg.diag_part(tf.zeros((2, 3)), k=5)
+    with pytest.raises(InvalidArgumentError, match=r"num_lower must be negative or less or equal to number of rows"):
+        tf.linalg.band_part(tf.ones((2, 2)), 5, 5)
+    s, u, v = tf.linalg.svd(tf.constant([[np.nan, 1.0], [1.0, 1.0]]))  # failed SVD: NaNs, no error
+    assert np.isnan(s.numpy()).all() and np.isnan(u.numpy()).all()
+    with pytest.raises(InvalidArgumentError, match="Self-adjoint eigen decomposition was not successful"):
+        tf.linalg.eigh(tf.constant([[np.nan, 1.0], [1.0, 1.0]]))
+    with pytest.raises(InvalidArgumentError, match="Input is not invertible"):
+        tf.linalg.inv(tf.constant([[np.nan, 1.0], [1.0, 1.0]]))
+    close(tf.linalg.det(tf.zeros((0, 0))), 1.0)
+    assert np.isnan(tf.linalg.logdet(-tf.eye(2)).numpy())
+    close(tf.clip_by_norm(tf.constant([3.0, 4.0]), -1.0), [0.0, 0.0])
+    close(tf.clip_by_norm(tf.constant([3.0, 4.0], tf.float64), tf.constant(1.0)), [0.6, 0.8])
+    gn = tf.linalg.global_norm([None])
+    assert gn.dtype == tf.float32 and gn.numpy() == 0.0
+    clipped, norm = tf.clip_by_global_norm([], 1.0)
+    assert clipped == [] and norm.numpy() == 0.0

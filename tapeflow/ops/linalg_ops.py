@@ -229,7 +229,8 @@ def diag_part(input: Any, name: str | None = None, k: Any = 0, padding_value: An
     s = _check_matrix(x, "MatrixDiagPartV3", square=False)
     m, n = s[-2], s[-1]
     if m is not None and n is not None and not (-m < k < n or (k == 0)):
-        raise _err("MatrixDiagPartV3", f"diagonal index k={k} is out of bounds for a matrix of shape {_dims(s)}")
+        raise _err("MatrixDiagPartV3", f"lower_diag_index is out of bound: {k}. It must be between {-m} and {n} "
+                   f"(exclusive) for a matrix of shape {_dims(s)}")
     return execute(MATRIX_DIAG_PART, (x,), {"k": k})
 
 
@@ -301,9 +302,13 @@ def _band_part_grad(op, g):
 def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Keeps ``num_lower`` sub- and ``num_upper`` super-diagonals (negative: all); zeros the rest."""
     x = t(input)
-    _check_matrix(x, "MatrixBandPart", square=False)
+    s = _check_matrix(x, "MatrixBandPart", square=False)
     lo = int(num_lower.numpy() if isinstance(num_lower, Tensor) else num_lower)
     hi = int(num_upper.numpy() if isinstance(num_upper, Tensor) else num_upper)
+    for v, what, dim, name in ((lo, "num_lower", s[-2], "rows"), (hi, "num_upper", s[-1], "columns")):
+        if dim is not None and v > dim:
+            raise _err("MatrixBandPart", f"{what} must be negative or less or equal to number of {name} ({dim}) "
+                       f"got: {v}")
     return execute(MATRIX_BAND_PART, (x,), {"num_lower": lo, "num_upper": hi})
 
 
@@ -320,6 +325,8 @@ def _inverse_kernel(x, adjoint):
     if x.shape[-1] == 0:
         return x.copy()
     try:
+        if np.isnan(x).any():  # LAPACK would return NaNs; TF's pivot check rejects them
+            raise np.linalg.LinAlgError
         out = np.linalg.inv(x)
     except np.linalg.LinAlgError:
         raise _err("MatrixInverse", f"Input is not invertible. (a matrix of the batch of shape {list(x.shape)} "
@@ -640,6 +647,15 @@ def qr(input: Any, full_matrices: bool = False, name: str | None = None) -> tupl
 
 
 def _svd_kernel(x, full_matrices, compute_uv):
+    try:
+        return _svd_lapack(x, full_matrices, compute_uv)
+    except np.linalg.LinAlgError:
+        # As TF: a failed decomposition (e.g. NaN input) gives NaN outputs.
+        shapes = _svd_shape([(x.shape, x.dtype)], full_matrices, compute_uv)
+        return tuple(np.full(sh, np.nan, dtype=x.dtype) for sh, _ in shapes)
+
+
+def _svd_lapack(x, full_matrices, compute_uv):
     if not compute_uv:
         s = np.linalg.svd(x, compute_uv=False)
         empty = np.zeros((0,), dtype=x.dtype)
@@ -730,6 +746,9 @@ def svd(tensor: Any, full_matrices: bool = False, compute_uv: bool = True, name:
 
 
 def _eigh_kernel(x, compute_v):
+    if not np.isfinite(x).all():
+        raise _err("SelfAdjointEigV2", f"Self-adjoint eigen decomposition was not successful. The input might not be "
+                   f"valid. (a matrix of the batch of shape {list(x.shape)} has NaN or inf entries)")
     if not compute_v:
         e = np.linalg.eigvalsh(x)
         return e, np.zeros((0,), dtype=x.dtype)
@@ -968,9 +987,11 @@ def clip_by_norm(t_: Any, clip_norm: Any, axes: Any = None, name: str | None = N
         return IndexedSlices(values, t_.indices, t_.dense_shape)
     x = t(t_)
     check_float(x, "clip_by_norm")
-    cn = clip_norm if isinstance(clip_norm, Tensor) else convert_to_tensor(clip_norm, dtype_hint=x.dtype)
-    if cn._value.dtype != x._value.dtype:
-        raise dtype_mismatch("clip_by_norm", x, cn)
+    # As TF: a negative clip_norm counts as 0; a tensor one is cast to t's dtype.
+    if isinstance(clip_norm, Tensor):
+        cn = _cast_like(math_ops.maximum(clip_norm, 0), x)
+    else:
+        cn = convert_to_tensor(max(clip_norm, 0) if np.isscalar(clip_norm) else clip_norm, dtype=x.dtype)
     l2sum = _l2_sum(x, axes, keepdims=True)
     positive = math_ops.greater(l2sum, 0)
     safe = math_ops.where(positive, l2sum, array_ops.ones_like(l2sum))  # no inf gradient at 0
@@ -994,8 +1015,8 @@ def global_norm(t_list: Any, name: str | None = None) -> Tensor:
             continue
         val = v.values if isinstance(v, IndexedSlices) else t(v)
         sums.append(_l2_sum(val))
-    if not sums:
-        raise ValueError("global_norm: t_list contains no tensors (all entries are None)")
+    if not sums:  # as TF: the norm of nothing is a float32 zero
+        return convert_to_tensor(np.float32(0.0))
     d = sums[0]._value.dtype
     for s in sums[1:]:
         if s._value.dtype != d:
