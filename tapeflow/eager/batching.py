@@ -221,7 +221,7 @@ class BatchInterpreter:
                     if out is not None:
                         return out
                 break
-        rule = op.batch or batch_rule_for(op, attrs)
+        rule = op.batch or batch_rule_for(op, attrs, inputs)
         specs = None
         if LAZY and op.shape is not None:
             try:
@@ -425,10 +425,12 @@ def _is_structural(v: Any) -> bool:
     return isinstance(v, (int, np.integer, tuple, list))
 
 
-def batch_rule_for(op, attrs: dict | None):
+def batch_rule_for(op, attrs: dict | None, inputs: tuple = ()):
     """The generic elementwise rule for ``op`` if it qualifies (shape rule is
-    same/broadcast and no attr names axes or shapes), else ``None``."""
-    if op.shape in _ELEMENTWISE_SHAPES and not any(_is_structural(v) for v in (attrs or {}).values()):
+    same/broadcast, no attr names axes or shapes, no integer input such as
+    indices), else ``None``."""
+    if op.shape in _ELEMENTWISE_SHAPES and not any(_is_structural(v) for v in (attrs or {}).values()) \
+            and all(x._value.dtype.kind in "fcb" for x in inputs):
         return _generic(op)
     return None
 
@@ -586,6 +588,69 @@ def _matmul_rule(size, args, batched, attrs):
     return execute(mm, (_lift(a, batched[0], rank), _lift(b, batched[1], rank)), attrs)
 
 
+def _axes_rule(op_name: str):
+    # ReverseV2 / Roll: a tuple of axes, all shifted past the batch axis.
+    def rule(size, args, batched, attrs):
+        a = dict(attrs)
+        a["axis"] = tuple(int(i) + 1 for i in attrs["axis"])
+        return execute(registry.get_op(op_name), (args[0],), a)
+
+    return rule
+
+
+def _leading_batch_rule(op_name: str):
+    # Matrix ops act on the trailing two axes and accept any leading batch
+    # axes: give every input the batch axis and run the op as is.
+    def rule(size, args, batched, attrs):
+        ranks = [_lrank(a, b) for a, b in zip(args, batched)]
+        xs = tuple(materialize(a, b, size) for a, b in zip(args, batched))
+        if len(set(ranks)) != 1:
+            return _loop_rule(registry.get_op(op_name), size, args, batched, attrs)
+        return execute(registry.get_op(op_name), xs, attrs)
+
+    return rule
+
+
+def _mirror_pad_rule(op_name: str):
+    def rule(size, args, batched, attrs):
+        a = dict(attrs)
+        a["paddings"] = ((0, 0),) + tuple(tuple(p) for p in attrs["paddings"])
+        return execute(registry.get_op(op_name), (args[0],), a)
+
+    return rule
+
+
+def _einsum_rule(size, args, batched, attrs):
+    eq = attrs["equation"].replace(" ", "")
+    if "->" not in eq:
+        return _loop_rule(registry.get_op("Einsum"), size, args, batched, attrs)
+    lhs, out = eq.split("->")
+    free = next(c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in eq)
+    terms = [free + t if b else t for t, b in zip(lhs.split(","), batched)]
+    return execute(registry.get_op("Einsum"), tuple(args), {**attrs, "equation": f"{','.join(terms)}->{free}{out}"})
+
+
+def _fold_n_rule(op_name: str, data_index: int, sizes_attr: str | None = None):
+    # Convolutions over NHWC data: fold the batch axis into N (the filter
+    # must be unbatched), run once, unfold.
+    def rule(size, args, batched, attrs):
+        if any(b for i, b in enumerate(batched) if i != data_index):
+            return _loop_rule(registry.get_op(op_name), size, args, batched, attrs)
+        x = args[data_index]
+        s = x._shape_tuple()
+        xs = list(args)
+        xs[data_index] = _reshape(x, (s[0] * s[1],) + tuple(s[2:]))
+        a = dict(attrs)
+        if sizes_attr is not None:
+            n = tuple(attrs[sizes_attr])
+            a[sizes_attr] = (size * n[0],) + n[1:]
+        out = execute(registry.get_op(op_name), tuple(xs), a)
+        o = out._shape_tuple()
+        return _reshape(out, (size, o[0] // size) + tuple(o[1:]))
+
+    return rule
+
+
 def _install() -> None:
     rules = {
         "Sum": _reduce_rule("Sum"), "Mean": _reduce_rule("Mean"), "Max": _reduce_rule("Max"),
@@ -598,6 +663,17 @@ def _install() -> None:
         "Fill": _fill_rule, "StridedSlice": _strided_slice_rule, "StridedSliceGrad": _strided_slice_grad_rule,
         "GatherV2": _gather_rule, "UnsortedSegmentSum": _segment_sum_rule, "BatchMatMulV2": _matmul_rule,
     }
+    rules.update({
+        "ReverseV2": _axes_rule("ReverseV2"), "Roll": _axes_rule("Roll"), "Einsum": _einsum_rule,
+        "MirrorPad": _mirror_pad_rule("MirrorPad"), "MirrorPadGrad": _mirror_pad_rule("MirrorPadGrad"),
+        "Conv2D": _fold_n_rule("Conv2D", 0),
+        "Conv2DBackpropInput": _fold_n_rule("Conv2DBackpropInput", 1, "input_sizes"),
+        "DepthwiseConv2dNative": _fold_n_rule("DepthwiseConv2dNative", 0),
+        "DepthwiseConv2dNativeBackpropInput": _fold_n_rule("DepthwiseConv2dNativeBackpropInput", 1, "input_sizes"),
+    })
+    for name in ("MatrixBandPart", "MatrixDiagPartV3", "MatrixDiagV3", "MatrixSetDiagV3", "MatrixSolve",
+                 "MatrixTriangularSolve"):
+        rules[name] = _leading_batch_rule(name)
     for name, rule in rules.items():
         try:
             op = registry.get_op(name)
