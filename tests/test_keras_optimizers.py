@@ -401,3 +401,19 @@ def test_training_step_under_tf_function_equals_eager(make):
         assert int(opt.iterations.numpy()) == 4
         results.append(w.numpy().copy())
     np.testing.assert_allclose(results[1], results[0], rtol=1e-6)
+
+
+def test_sparse_step_on_a_large_table_costs_only_its_rows():
+    v = tf.Variable(np.zeros((200000, 64), np.float32))
+    g = tf.IndexedSlices(tf.ones((32, 64)), tf.constant(np.arange(32) * 5), tf.constant([200000, 64]))
+    opt = K.Adagrad(0.1)
+    opt.apply_gradients([(g, v)])
+    t0 = time.perf_counter()
+    for _ in range(20):
+        opt.apply_gradients([(g, v)])
+    assert (time.perf_counter() - t0) / 20 < 0.004  # a dense copy of the table alone takes longer
+    read = v.value()  # a live read: the next step must not change it
+    before = read.numpy()[0].copy()
+    opt.apply_gradients([(g, v)])
+    np.testing.assert_array_equal(read.numpy()[0], before)
+    assert not np.array_equal(v.numpy()[0], before)

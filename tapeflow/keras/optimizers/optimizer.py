@@ -24,6 +24,7 @@ only the gradient's rows of the variable (scatter updates), as Keras does.
 from __future__ import annotations
 
 import re
+import sys
 import warnings
 from typing import Any
 from collections.abc import Callable, Iterable
@@ -471,9 +472,16 @@ class Optimizer:
         return variable.value() if state.graph is not None else variable._snapshot()
 
     def _scatter(self, variable: Variable, sparse: _Sparse, how: str) -> np.ndarray:
-        # Only the gradient's rows change; the array is copied, never mutated
-        # (tapes may hold the old one). Indices are unique (deduplicated).
-        new = np.array(variable._value, copy=True)
+        # Only the gradient's rows change (indices are unique, deduplicated).
+        # In place when the variable alone holds its array (no Tensor read from
+        # it, no tape, no view: the refcount rule of Variable._update), else on
+        # a copy so saved values stay intact.
+        old = variable._value
+        if type(old) is np.ndarray and sys.getrefcount(old) <= 3 and old.flags.writeable:
+            new = old
+        else:
+            new = np.array(old, copy=True)
+        del old
         vals = sparse.values if sparse.values.dtype == new.dtype else sparse.values.astype(new.dtype)
         if how == "assign":
             new[sparse.indices] = vals
