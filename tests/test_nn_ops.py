@@ -452,3 +452,52 @@ def test_dropout_draws_a_new_mask_on_every_tf_function_call():
     f = tf.function(lambda x: tf.nn.dropout(x, rate=0.5, seed=5))
     x = tf.ones([200])
     assert not np.array_equal(f(x).numpy(), f(x).numpy())
+
+
+# -- the smaller tf.nn functions ----------------------------------------------------------------
+
+def test_small_nn_functions_match_tf():
+    np.testing.assert_allclose(
+        tf.nn.weighted_cross_entropy_with_logits(labels=tf.constant([0.0, 1, 0.5]), logits=tf.constant([-2.0, 3, 1]),
+                                                 pos_weight=2.0).numpy(), [0.12692809, 0.0971747, 0.9698925], rtol=1e-6)
+    np.testing.assert_array_equal(tf.nn.crelu(tf.constant([[-1.0, 2]])).numpy(), [[0, 2, 1, 0]])
+    np.testing.assert_array_equal(tf.nn.crelu(tf.constant([[-1.0, 2]]), axis=0).numpy(), [[0, 2], [1, 0]])
+    np.testing.assert_allclose(tf.nn.log_poisson_loss(tf.constant([0.0, 1, 3]), tf.constant([0.5, 1.0, 2.0]),
+                                                      compute_full_loss=True).numpy(),
+                               [1.6487212, 1.7182817, 3.1531377], rtol=1e-6)
+    mean, var = tf.nn.weighted_moments(tf.constant([[1.0, 2], [3, 5]]), axes=[0],
+                                       frequency_weights=tf.constant([[1.0], [3.0]]))
+    np.testing.assert_allclose([mean.numpy(), var.numpy()], [[2.5, 4.25], [0.75, 1.6875]])
+    mean, var = tf.nn.normalize_moments(4.0, tf.constant([2.0, 4]), tf.constant([10.0, 20]), tf.constant(1.0))
+    np.testing.assert_allclose([mean.numpy(), var.numpy()], [[1.5, 2.0], [2.25, 4.0]])
+    count, m_ss, v_ss, shift = tf.nn.sufficient_statistics(tf.constant([[1.0, 2], [3, 5]]), axes=[0])
+    assert count.numpy() == 2.0 and m_ss.numpy().tolist() == [4, 7] and v_ss.numpy().tolist() == [10, 29]
+    assert shift is None
+    z = tf.nn.zero_fraction(tf.constant([0, 1, 0, 3]))
+    assert z.dtype == tf.float32 and z.numpy() == 0.5
+    assert tf.nn.compute_average_loss(tf.constant([1.0, 2, 3, 4])).numpy() == 2.5
+    assert tf.nn.compute_average_loss(tf.constant([1.0, 2, 3, 4]), global_batch_size=8).numpy() == 1.25
+    assert tf.nn.scale_regularization_loss([tf.constant(1.0), tf.constant(2.0)]).numpy() == 3.0
+    assert tf.nn.in_top_k(tf.constant([1, 0]), tf.constant([[0.1, 0.9], [0.5, 0.5]]), 1).numpy().tolist() == [True,
+                                                                                                               True]
+
+
+def test_convolution_wrappers_match_tf():
+    x = tf.reshape(tf.range(2 * 5 * 5 * 3, dtype=tf.float32) / 10.0, [2, 5, 5, 3])
+    dw = tf.reshape(tf.range(3 * 3 * 3 * 2, dtype=tf.float32) / 20.0 - 0.5, [3, 3, 3, 2])
+    pw = tf.reshape(tf.range(6 * 4, dtype=tf.float32) / 10.0 - 1.0, [1, 1, 6, 4])
+    np.testing.assert_allclose(tf.nn.separable_conv2d(x, dw, pw, [1, 2, 2, 1], "SAME").numpy().ravel()[:4],
+                               [3.224, 7.5239987, 11.824, 16.123999], rtol=1e-5)
+    assert tf.nn.separable_conv2d(x, dw, pw, [1, 1, 1, 1], "VALID", dilations=[2, 2]).shape == (2, 1, 1, 4)
+    np.testing.assert_allclose(tf.nn.atrous_conv2d(x, tf.ones([2, 2, 3, 1]), 2, "SAME").numpy().ravel()[:4],
+                               [5.7, 11.4, 13.2, 15.0], rtol=1e-6)
+    np.testing.assert_array_equal(tf.nn.convolution(tf.ones([1, 5, 2]), tf.ones([3, 2, 1]), padding="SAME")
+                                  .numpy().ravel(), [4, 6, 6, 6, 4])
+    assert tf.nn.convolution(tf.ones([1, 5, 5, 2]), tf.ones([3, 3, 2, 1])).shape == (1, 3, 3, 1)
+    x16 = tf.reshape(tf.range(16.0), [1, 4, 4, 1])
+    np.testing.assert_array_equal(tf.nn.pool(x16, [2, 2], "MAX", strides=[2, 2], padding="VALID").numpy().ravel(),
+                                  [5, 7, 13, 15])
+    np.testing.assert_array_equal(tf.nn.pool(x16, [2, 2], "AVG", padding="SAME").numpy().ravel()[:5],
+                                  [2.5, 3.5, 4.5, 5.0, 6.5])
+    y = tf.nn.conv2d(tf.ones([1, 3, 3, 1], tf.float16), tf.ones([2, 2, 1, 1], tf.float16), 1, "SAME")
+    assert y.dtype == tf.float16 and y.numpy().ravel().tolist() == [4, 4, 2, 4, 4, 2, 2, 2, 1]

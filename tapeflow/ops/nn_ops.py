@@ -1410,10 +1410,195 @@ def _read(p: Any) -> Tensor:
     return p.value() if isinstance(p, Variable) else t(p)
 
 
+# ============================================================================
+# Smaller tf.nn functions (composites of the ops above)
+# ============================================================================
+
+def convolution(input: Any, filters: Any, strides: Any = None, padding: str = "VALID",  # noqa: A002
+                data_format: str | None = None, dilations: Any = None, name: str | None = None) -> Tensor:
+    """N-D convolution, dispatched on the input's rank (1-D or 2-D here)."""
+    nd = len(t(input)._shape_tuple())
+    strides = 1 if strides is None else strides
+    if nd == 3:
+        return conv1d(input, filters, strides, padding, data_format or "NWC", dilations)
+    if nd == 4:
+        return conv2d(input, filters, strides, padding, data_format or "NHWC", dilations)
+    if nd == 5:
+        raise NotImplementedError("tf.nn.convolution of 5-D inputs (Conv3D) is not implemented in tapeflow yet.")
+    raise ValueError(f"`input` must have rank 3, 4 or 5 (one batch dim, 1-3 spatial dims, one channel dim); got "
+                     f"shape {list(t(input)._shape_tuple())}")
+
+
+def atrous_conv2d(value: Any, filters: Any, rate: int, padding: str, name: str | None = None) -> Tensor:
+    """conv2d with ``dilations=rate`` (a dilated, "atrous" convolution)."""
+    if int(rate) < 1:
+        raise ValueError(f"rate {rate} cannot be less than one")
+    return conv2d(value, filters, 1, padding, dilations=int(rate))
+
+
+def separable_conv2d(input: Any, depthwise_filter: Any, pointwise_filter: Any, strides: Any,  # noqa: A002
+                     padding: str, data_format: str | None = None, dilations: Any = None,
+                     name: str | None = None) -> Tensor:
+    """depthwise_conv2d followed by a 1x1 conv2d with ``pointwise_filter``."""
+    y = depthwise_conv2d(input, depthwise_filter, strides, padding, data_format=data_format, dilations=dilations)
+    return conv2d(y, pointwise_filter, 1, "VALID", data_format=data_format or "NHWC")
+
+
+def pool(input: Any, window_shape: Any, pooling_type: str, strides: Any = None, padding: str = "VALID",  # noqa: A002
+         data_format: str | None = None, dilations: Any = None, name: str | None = None) -> Tensor:
+    """Max or average pooling ("MAX"/"AVG") over 1 or 2 spatial dims."""
+    if dilations is not None and any(int(d) != 1 for d in np.asarray(dilations).reshape(-1)):
+        raise NotImplementedError("tf.nn.pool with dilation_rate > 1 is not implemented in tapeflow yet.")
+    kind = str(pooling_type).upper()
+    if kind not in ("MAX", "AVG"):
+        raise ValueError(f"pooling_type must be 'MAX' or 'AVG', got {pooling_type!r}")
+    fn = max_pool if kind == "MAX" else avg_pool
+    return fn(input, window_shape, 1 if strides is None else strides, padding, data_format)
+
+
+def crelu(features: Any, name: str | None = None, axis: int = -1) -> Tensor:
+    """concat([relu(x), relu(-x)], axis): keeps both signs of the activation."""
+    x = t(features)
+    return array_ops.concat([math_ops.relu(x), math_ops.relu(negative(x))], axis=axis)
+
+
+def weighted_cross_entropy_with_logits(labels: Any, logits: Any, pos_weight: Any, name: str | None = None) -> Tensor:
+    """sigmoid_cross_entropy_with_logits with the positive term weighted by
+    ``pos_weight``, in the same overflow-free form."""
+    x = _float_input(logits, "WeightedCrossEntropyWithLogits")
+    z = convert_to_tensor(labels, dtype_hint=x.dtype)
+    sx, sz = x._shape_tuple(), z._shape_tuple()
+    if len(sx) != len(sz) or any(a is not None and b is not None and a != b for a, b in zip(sx, sz)):
+        raise ValueError(f"`logits` and `labels` must have the same shape, received ({tuple(sx)} vs {tuple(sz)}).")
+    log_weight = add(multiply(subtract(convert_to_tensor(pos_weight, dtype_hint=x.dtype), 1.0), z), 1.0)
+    softplus_neg = add(log1p(exp(negative(math_ops.abs(x)))), math_ops.relu(negative(x)))
+    return add(multiply(subtract(1.0, z), x), multiply(log_weight, softplus_neg))
+
+
+def log_poisson_loss(targets: Any, log_input: Any, compute_full_loss: bool = False, name: str | None = None) -> Tensor:
+    """exp(log_input) - log_input * targets (+ Stirling's term for targets > 1
+    when ``compute_full_loss``)."""
+    li = _float_input(log_input, "LogPoissonLoss")
+    z = convert_to_tensor(targets, dtype_hint=li.dtype)
+    result = subtract(exp(li), multiply(li, z))
+    if not compute_full_loss:
+        return result
+    ones = array_ops.ones_like(z)
+    safe = where(greater(z, 1.0), z, ones)
+    stirling = add(subtract(multiply(safe, math_ops.log(safe)), safe),
+                   multiply(math_ops.log(multiply(safe, 2.0 * math.pi)), 0.5))
+    return add(result, where(greater(z, 1.0), stirling, array_ops.zeros_like(z)))
+
+
+def sufficient_statistics(x: Any, axes: Any, shift: Any = None, keepdims: bool = False,
+                          name: str | None = None) -> tuple:
+    """(count, sum, sum of squares, shift) over ``axes``: the inputs of
+    normalize_moments."""
+    x = t(x)
+    axes = axis_list(axes)
+    shape = x._shape_tuple()
+    count = 1
+    for a in axes:
+        count *= shape[a]
+    counts = convert_to_tensor(float(count), dtype=x.dtype)
+    if shift is not None:
+        shift = convert_to_tensor(shift, dtype_hint=x.dtype)
+        m_ss = reduce_sum(subtract(x, shift), axis=axes, keepdims=keepdims)
+        v_ss = reduce_sum(math_ops.squared_difference(x, shift), axis=axes, keepdims=keepdims)
+    else:
+        m_ss = reduce_sum(x, axis=axes, keepdims=keepdims)
+        v_ss = reduce_sum(square(x), axis=axes, keepdims=keepdims)
+    return counts, m_ss, v_ss, shift
+
+
+def normalize_moments(counts: Any, mean_ss: Any, variance_ss: Any, shift: Any, name: str | None = None) -> tuple:
+    """Mean and variance from sufficient statistics."""
+    m = t(mean_ss)
+    divisor = math_ops.reciprocal(convert_to_tensor(counts, dtype_hint=m.dtype))
+    shifted_mean = multiply(m, divisor)
+    mean = shifted_mean if shift is None else add(shifted_mean, convert_to_tensor(shift, dtype_hint=m.dtype))
+    variance = subtract(multiply(convert_to_tensor(variance_ss, dtype_hint=m.dtype), divisor), square(shifted_mean))
+    return mean, variance
+
+
+def weighted_moments(x: Any, axes: Any, frequency_weights: Any, keepdims: bool = False,
+                     name: str | None = None) -> tuple:
+    """Frequency-weighted mean and variance over ``axes``."""
+    x = t(x)
+    axes = axis_list(axes)
+    fw = convert_to_tensor(frequency_weights, dtype_hint=x.dtype)
+    weighted_sum = reduce_sum(multiply(fw, x), axis=axes, keepdims=True)
+    full_w = add(fw, array_ops.zeros_like(x))  # broadcast the weights to x's shape
+    divisor = math_ops.reciprocal(reduce_sum(full_w, axis=axes, keepdims=True))
+    mean = multiply(weighted_sum, divisor)
+    variance = multiply(reduce_sum(multiply(full_w, math_ops.squared_difference(x, mean)), axis=axes,
+                                   keepdims=True), divisor)
+    if not keepdims:
+        mean = array_ops.squeeze(mean, axes)
+        variance = array_ops.squeeze(variance, axes)
+    return mean, variance
+
+
+def zero_fraction(value: Any, name: str | None = None) -> Tensor:
+    """The fraction of zeros in ``value``, as float32."""
+    x = t(value)
+    return reduce_mean(cast(math_ops.equal(x, array_ops.zeros_like(x)), dtypes.float32))
+
+
+def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, global_batch_size: Any = None) -> Tensor:
+    """sum(per_example_loss * sample_weight) / global_batch_size (default: the
+    batch size; one replica)."""
+    loss = t(per_example_loss)
+    if sample_weight is not None:
+        loss = multiply(loss, convert_to_tensor(sample_weight, dtype_hint=loss.dtype))
+    if global_batch_size is None:
+        shape = loss._shape_tuple()
+        global_batch_size = shape[0] if shape else 1
+    return math_ops.divide_(reduce_sum(loss), convert_to_tensor(float(global_batch_size), dtype=loss.dtype))
+
+
+def scale_regularization_loss(regularization_loss: Any) -> Tensor:
+    """The summed regularization loss divided by the replicas (one here)."""
+    if isinstance(regularization_loss, (list, tuple)):
+        regularization_loss = math_ops.add_n(list(regularization_loss))
+    return reduce_sum(t(regularization_loss))
+
+
+def _in_top_k_kernel(predictions, targets, k):
+    n, classes = predictions.shape
+    if targets.size and (targets.min() < 0 or targets.max() >= classes):
+        bad = targets[(targets < 0) | (targets >= classes)][0]
+        raise InvalidArgumentError(None, None, f"targets[...] = {int(bad)} is out of range [0, {classes}) "
+                                   "[Op:InTopKV2]")
+    target_vals = predictions[np.arange(n), targets]
+    larger = (predictions > target_vals[:, None]).sum(axis=1)
+    return np.isfinite(target_vals) & (larger < k)
+
+
+IN_TOP_K = defop("InTopKV2", _in_top_k_kernel, shape=lambda specs, k: [(specs[1][0], np.dtype(bool))])
+NotDifferentiable("InTopKV2")
+
+
+def in_top_k(targets: Any, predictions: Any, k: int, name: str | None = None) -> Tensor:
+    """Whether each target class is among the ``k`` largest predictions (ties
+    count as in the top k)."""
+    p = _float_input(predictions, "InTopKV2")
+    tg = convert_to_tensor(targets)
+    if tg._value.dtype.kind not in "iu":
+        raise TypeError(f"targets must be int32 or int64, got {tg.dtype.name}")
+    if len(p._shape_tuple()) != 2 or len(tg._shape_tuple()) != 1:
+        raise _err("InTopKV2", f"predictions must be 2-D and targets 1-D, got {_dims(p._shape_tuple())} and "
+                   f"{_dims(tg._shape_tuple())}")
+    return execute(IN_TOP_K, (p, tg), {"k": int(k)})
+
+
 __all__ = [
     "relu6", "leaky_relu", "elu", "selu", "softsign", "gelu", "silu", "swish", "log_sigmoid", "softmax",
     "log_softmax", "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits",
     "sigmoid_cross_entropy_with_logits", "l2_loss", "l2_normalize", "moments", "batch_normalization", "bias_add",
     "conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d", "max_pool", "avg_pool", "max_pool1d", "avg_pool1d",
-    "max_pool2d", "avg_pool2d", "dropout", "embedding_lookup",
+    "max_pool2d", "avg_pool2d", "dropout", "embedding_lookup", "convolution", "atrous_conv2d", "separable_conv2d",
+    "pool", "crelu", "weighted_cross_entropy_with_logits", "log_poisson_loss", "sufficient_statistics",
+    "normalize_moments", "weighted_moments", "zero_fraction", "compute_average_loss", "scale_regularization_loss",
+    "in_top_k",
 ]
