@@ -152,3 +152,24 @@ def test_epoch_over_60k_rows_is_fast():
     n = sum(int(b[0].shape[0]) for b in ds)
     assert n == 60000
     assert time.perf_counter() - t0 < 2.0
+
+
+def test_source_arrays_are_snapshotted():
+    x = np.arange(4.0)
+    ds = D.from_tensor_slices(x)
+    x[0] = 100.0
+    assert _np(ds)[0] == 0.0
+
+
+def test_iterating_inside_tf_function_is_a_clear_error():
+    ds = D.range(3)
+
+    @tf.function
+    def f():
+        total = tf.constant(0, tf.int64)
+        for x in ds:
+            total += x
+        return total
+
+    with pytest.raises(NotImplementedError, match="inside tf.function"):
+        f()

@@ -157,6 +157,14 @@ class Dataset:
 
     # -- iteration -----------------------------------------------------------
     def __iter__(self) -> Iterator:
+        from tapeflow.framework.context import state
+
+        if state.graph is not None:
+            # Unrolling would bake this epoch's batches into the graph as constants.
+            raise NotImplementedError(
+                "Iterating a tf.data.Dataset inside tf.function is not supported: iterate it outside and pass each "
+                "batch to the function (for x, y in ds: train_step(x, y))."
+            )
         for e in self._elements():
             yield _to_tensors(e)
 
@@ -197,12 +205,12 @@ class Dataset:
     def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
         """One element per row of ``tensors`` (a tensor, or a tuple/dict of
         tensors with the same first dimension)."""
-        return _TensorSlices(_to_arrays(tensors))
+        return _TensorSlices(_map(np.copy, _to_arrays(tensors)))  # a snapshot, as TF
 
     @staticmethod
     def from_tensors(tensors: Any, name: str | None = None) -> Dataset:
         """One element: ``tensors`` itself."""
-        return _FromTensors(_to_arrays(tensors))
+        return _FromTensors(_map(np.copy, _to_arrays(tensors)))
 
     @staticmethod
     def range(*args: int, output_type: Any = dtypes.int64, name: str | None = None) -> Dataset:
