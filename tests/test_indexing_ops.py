@@ -273,3 +273,19 @@ def test_where_one_argument_and_shape_ops():
     assert int(tf.rank(x)) == 2 and tf.rank(x).dtype == tf.int32
     np.testing.assert_array_equal(tf.shape(x).numpy(), [2, 3])
     assert tf.shape(x).dtype == tf.int32
+
+
+def test_float_indices_and_negative_repeats_as_tf():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Tindices"):
+        tf.one_hot(tf.constant([0.0, 1.0]), 2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Tindices"):
+        tf.gather_nd(tf.ones(3), [[0.5]])
+    np.testing.assert_array_equal(tf.repeat(tf.ones(2), [-1, 1]).numpy(), [1.0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="specified more than once"):
+        tf.reverse(tf.ones((2, 2)), [0, 0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="does not index into"):
+        tf.tensor_scatter_nd_update(tf.zeros(4), [[5]], [1.0])
+    assert [t.shape for t in tf.meshgrid([1, 2], [3, 4, 5], [6, 7, 8, 9])] == [(3, 2, 4)] * 3
+    assert tf.one_hot([1], 0).shape == (1, 0)
+    assert tf.einsum("Ab->bA", tf.ones((2, 3))).shape == (3, 2)
+    assert tf.einsum("ij, jk -> ik", tf.ones((2, 3)), tf.ones((3, 4))).shape == (2, 4)

@@ -294,3 +294,17 @@ def test_polygamma_far_negative_matches_tf():
     out = tf.math.polygamma(tf.constant([1.0, 2.0], tf.float64),
                             tf.constant([-12.188463125736352, -11.755177848332918], tf.float64)).numpy()
     np.testing.assert_allclose(out, [31.609706462718965, -132.4415949914812], rtol=1e-13)
+
+
+def test_integer_inputs_follow_tf_casting_rules():
+    out = tf.math.unsorted_segment_mean(tf.constant([1, 2, 4]), [0, 0, 1], 2)
+    assert out.dtype == tf.float64
+    np.testing.assert_array_equal(out.numpy(), [1.5, 4.0])
+    out = tf.math.divide_no_nan(tf.constant([1]), tf.constant([0]))
+    assert out.dtype == tf.float64 and out.numpy()[0] == 0.0
+    out = tf.math.bincount(tf.constant([1.0, 2.0]))  # arr is converted to int32
+    assert out.dtype == tf.int32
+    np.testing.assert_array_equal(out.numpy(), [0, 1, 1])
+    assert int(tf.math.segment_sum(tf.constant([1, 2, 4]), [0, 0, 1])[0]) == 3
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Atan2"):
+        tf.math.atan2(tf.constant([1]), tf.constant([0]))

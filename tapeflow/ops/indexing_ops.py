@@ -32,7 +32,9 @@ def _err(op: str, msg: str) -> InvalidArgumentError:
 def _int_indices(indices: Any, op: str) -> Tensor:
     idx = t(indices)
     if idx._value.dtype.kind not in "iu":
-        raise TypeError(f"{op}: indices must be an int32 or int64 tensor, got {idx.dtype.name}")
+        raise InvalidArgumentError(None, None, f"Value for attr 'Tindices' of {idx.dtype.name} is not in the list "
+                                   f"of allowed values: int16, int32, int64 [Op:{op}]. Cast the indices with "
+                                   "tf.cast(indices, tf.int32).")
     return idx
 
 
@@ -481,8 +483,7 @@ def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) 
     if reps.size != n:
         raise ValueError(f"Dimensions {n} and {reps.size} are not compatible (tf.repeat: repeats must be a scalar or "
                          f"have the length of axis {a} of the input, shape {list(s)})")
-    if (reps < 0).any():
-        raise _err("Repeat", f"repeats must be non-negative, got {reps.tolist()}")
+    reps = np.maximum(reps, 0)  # TF treats negative repeats as 0
     idx = convert_to_tensor(np.repeat(np.arange(n, dtype=np.int32), reps))
     if None not in s:
         # A recorded Reshape densifies the gather's sparse gradient: TF's repeat gives a dense one.

@@ -400,8 +400,11 @@ def _div_no_nan_grad(op, g):
 
 
 def divide_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
-    """x / y, and 0 where y == 0."""
+    """x / y, and 0 where y == 0 (integers are first cast to float, as truediv)."""
     x, y = pair(x, y, "DivNoNan")
+    target = m._TRUEDIV_INT.get(x._value.dtype)
+    if target is not None:
+        x, y = m.cast(x, target), m.cast(y, target)
     check_float(x, "DivNoNan")
     return execute(DIV_NO_NAN, (x, y))
 
@@ -654,12 +657,13 @@ def unsorted_segment_mean(data: Any, segment_ids: Any, num_segments: Any, name: 
     """The mean of the rows of each segment (0 for empty segments)."""
     data, ids = t(data), t(segment_ids)
     _check_ids(ids, "UnsortedSegmentMean")
-    check_float(data, "UnsortedSegmentMean")
+    check_numeric(data, "UnsortedSegmentMean")
     n = _num_segments(num_segments)
     ones_shape = tuple(ids._shape_tuple()) + (1,) * (len(data._shape_tuple()) - len(ids._shape_tuple()))
     counts = m.unsorted_segment_sum(array_ops.ones(ones_shape, dtype=data.dtype), ids, n)
     total = m.unsorted_segment_sum(data, ids, n)
-    return m.divide_(total, m.maximum(counts, 1.0))
+    # truediv: integer data gives a float mean (int32 -> float64), as TF.
+    return m.truediv(total, m.maximum(counts, m.cast(1, data.dtype)))
 
 
 def _segment_reduce_kernel(ufunc, ident_sign):
@@ -764,7 +768,7 @@ def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: An
     (summing ``weights`` instead, if given)."""
     a = t(arr)
     if a._value.dtype.kind not in "iu":
-        raise TypeError(f"bincount: arr must be an integer tensor, got {a.dtype.name}")
+        a = m.cast(a, dtypes.int32)  # TF converts arr to int32
     if axis not in (None, 0) or binary_output:
         raise NotImplementedError("tf.math.bincount with axis=-1 or binary_output=True is not implemented in "
                                   "tapeflow yet.")
