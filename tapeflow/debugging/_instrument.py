@@ -102,7 +102,6 @@ class Registry:
         self.producers: dict[int, Entry] = {}  # tensor/variable id -> entry that produced it
         self.assigns: dict[int, list] = {}  # variable id -> assign entries
         self.created: dict[int, str] = {}  # tensor/variable id -> creation site (constants, variables)
-        self.exported: dict[int, tuple] = {}  # id(ndarray) -> (tensor id, site, array) from .numpy()
         self.select_branches: dict[int, tuple] = {}  # tensor id -> (branch "x"/"y", site) fed to tf.where
         self.reported: set[int] = set()  # non-finite tensors already reported
         self.exits: dict[int, list] = {}  # low-level tape id -> [(seq, site)] block exits
@@ -115,8 +114,7 @@ class Registry:
         self._saved: dict = {}
 
     def clear(self) -> None:
-        for d in (self.producers, self.assigns, self.created, self.exported, self.select_branches, self.exits,
-                  self.pauses):
+        for d in (self.producers, self.assigns, self.created, self.select_branches, self.exits, self.pauses):
             d.clear()
         self.reported.clear()
 
@@ -126,9 +124,6 @@ class Registry:
             if len(d) > MAX_LOG:
                 for k in list(itertools.islice(d, len(d) // 2)):
                     del d[k]
-        if len(self.exported) > MAX_LOG // 10:
-            for k in list(itertools.islice(self.exported, len(self.exported) // 2)):
-                del self.exported[k]
 
     # -- the per-op hook -------------------------------------------------------
     def hook(self, op, inputs, attrs, outputs) -> None:
@@ -309,11 +304,7 @@ class Registry:
     def _on_constant(self, value, t) -> None:
         site = user_site(3)
         self.created[t._id] = site
-        src = None
-        if isinstance(value, ExportedArray):
-            src = value._tf_source
-        elif isinstance(value, np.ndarray) and id(value) in self.exported:
-            src = self.exported[id(value)][:2]
+        src = value._tf_source if isinstance(value, ExportedArray) else None
         if src is not None:
             tid, export_site = src
             e = Entry(self.seq(), "numpy", "NumPy round trip", (tid,), (t._id,), (), (_spec(t),),
@@ -326,8 +317,7 @@ class Registry:
             arr = v.view(ExportedArray)
         else:  # a NumPy scalar (rank 0): keep it a 0-d array so it carries its origin
             arr = np.asarray(v).view(ExportedArray)
-        arr._tf_source = (t._id, site)
-        self.exported[id(arr)] = (t._id, site, arr)
+        arr._tf_source = (t._id, site)  # travels with NumPy results computed from arr
         return arr
 
     def _on_assign(self, var, value, how: str) -> None:

@@ -160,6 +160,12 @@ def tape_to_dot(tape: Any, target: Any = None, sources: Any = None, explanation:
     for j, t in enumerate(flat_targets):
         lab = f"target {j}\n{_spec_text(t._shape_tuple(), np.dtype(t.dtype.as_numpy_dtype))}"
         lines.append(f"  t{j} [shape=doubleoctagon, style=filled, fillcolor=lightblue, label={_q(lab)}];")
+    # The broken paths first: their unrecorded ops become (red) producers too,
+    # so the record edges below connect to them.
+    red: set = set()
+    if explanation is not None:
+        lines += _broken_paths(explanation, producer, source_ids, flat_targets, show_sites, red)
+    edges: list = []
     other: dict[int, str] = {}
     for n, rec in enumerate(records):
         for k, iid in enumerate(rec.input_ids):
@@ -176,41 +182,44 @@ def tape_to_dot(tape: Any, target: Any = None, sources: Any = None, explanation:
                     lines.append(f"  {other[iid]} [shape=ellipse, color=gray40, "
                                  f"label={_q(f'{what} #{iid}' + chr(10) + _spec_text(shape, dt))}];")
                 src = other[iid]
-            lines.append(f"  {src} -> r{n};")
+            edges.append((src, f"r{n}"))
     for j, t in enumerate(flat_targets):
         if t._id in producer:
-            lines.append(f"  {producer[t._id]} -> t{j};")
+            edges.append((producer[t._id], f"t{j}"))
         elif t._id in source_ids:
-            lines.append(f"  s{source_ids[t._id]} -> t{j};")
-    if explanation is not None:
-        lines += _broken_paths(explanation, producer, source_ids, flat_targets, show_sites)
+            edges.append((f"s{source_ids[t._id]}", f"t{j}"))
+    seen = set()
+    for e in edges + sorted(red - set(edges)):
+        if e in seen:
+            continue
+        seen.add(e)
+        attr = " [color=red, penwidth=2]" if e in red else ""
+        lines.append(f"  {e[0]} -> {e[1]}{attr};")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _broken_paths(explanation, producer, source_ids, flat_targets, show_sites) -> list:
+def _broken_paths(explanation, producer, source_ids, flat_targets, show_sites, red: set) -> list:
+    """Nodes for the unrecorded ops on each broken path (red, dashed); the
+    path's edges go into ``red``."""
     out = []
     tgt_ids = {t._id: j for j, t in enumerate(flat_targets)}
     for se in explanation.sources:
         if not se.is_none:
             continue
         si = se.index
-        cut_label = f"{se.cause}" + (f"\n{se.op}" if se.op else "") + (f" at {se.site}" if se.site and show_sites
-                                                                          else "")
         if not se.path:
+            cut_label = se.cause + (f"\n{se.op}" if se.op else "") + (
+                f" at {se.site}" if se.site and show_sites else "")
             out.append(f"  x{si} [shape=note, color=red, fontcolor=red, label={_q(cut_label)}];")
             out.append(f"  s{si} -> x{si} [color=red, style=dashed];")
             continue
         prev = f"s{si}"
         for n, e in enumerate(se.path):
-            node = None
-            for oid in e.output_ids:
-                if oid in producer:
-                    node = producer[oid]
-                    break
+            node = next((producer[oid] for oid in e.output_ids if oid in producer), None)
             if node is None:
                 node = f"p{si}_{n}"
-                outs = ", ".join(_spec_text(s, d) for s, d in e.out_specs)
+                outs = ", ".join(_spec_text(sh, d) for sh, d in e.out_specs)
                 label = f"{e.type}\n{outs}" if outs else e.type
                 if show_sites and e.site:
                     label += f"\n{e.site}"
@@ -218,12 +227,14 @@ def _broken_paths(explanation, producer, source_ids, flat_targets, show_sites) -
                     label += f"\n[{se.cause}]"
                 out.append(f"  {node} [shape=box, style=\"rounded,dashed\", color=red, fontcolor=red, "
                            f"label={_q(label)}];")
-            out.append(f"  {prev} -> {node} [color=red, penwidth=2];")
+                for oid in e.output_ids:
+                    producer.setdefault(oid, node)
+            if prev != node:
+                red.add((prev, node))
             prev = node
-        last = se.path[-1]
-        for oid in last.output_ids:
+        for oid in se.path[-1].output_ids:
             if oid in tgt_ids:
-                out.append(f"  {prev} -> t{tgt_ids[oid]} [color=red, penwidth=2];")
+                red.add((prev, f"t{tgt_ids[oid]}"))
     return out
 
 
