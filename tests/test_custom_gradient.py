@@ -286,3 +286,26 @@ def test_recompute_grad_in_forward_mode_raises_as_tf():
     with pytest.raises(NotImplementedError, match="recompute_grad tried to transpose grad of"):
         with tf.autodiff.ForwardAccumulator(h0, tf.constant([[1.0, 1.0]])):
             rb(h0)
+
+
+def test_inside_tf_function_tapes_use_the_custom_gradient():
+    @tf.custom_gradient
+    def k(a):
+        def grad(dz):
+            return dz * 100.0
+
+        return a * a, grad
+
+    @tf.function
+    def h(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = tf.reduce_sum(k(x))
+        return t.gradient(y, x)
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out = h(tf.constant([1.0, 2.0]))
+    np.testing.assert_array_equal(out.numpy(), [100.0, 100.0])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from typing import Any
 from collections.abc import Callable
 
@@ -24,6 +25,8 @@ from tapeflow.framework.context import state
 from tapeflow.framework.tensor import convert_to_tensor
 
 __all__ = ["custom_gradient", "recompute_grad"]
+
+_graph_warned: set[str] = set()
 
 
 class _VariableWatcher:
@@ -105,11 +108,15 @@ def _eager_custom_gradient(f: Callable, args: tuple, kwargs: dict) -> Any:
     graph = state.graph
     if isinstance(graph, BatchInterpreter):
         graph = None  # a vectorized backward pass is eager underneath
-    if graph is not None and not hasattr(graph, "record_custom_gradient"):
-        raise NotImplementedError(
-            "tf.custom_gradient inside tf.function tracing needs the graph's record_custom_gradient hook, "
-            "which this graph does not provide yet; call the function eagerly."
-        )
+    if graph is not None and not hasattr(graph, "record_custom_gradient") and _name(f) not in _graph_warned:
+        # Tapes inside the traced function record the custom op below; the
+        # graph's own symbolic gradients would need a hook from the graph.
+        _graph_warned.add(_name(f))
+        warnings.warn(
+            f"@tf.custom_gradient function '{_name(f)}' traced by tf.function: GradientTapes inside the "
+            "function use its custom gradient, but gradients through the function's call op (or "
+            "tf.gradients) differentiate its forward ops, because this graph has no record_custom_gradient "
+            "hook yet.", RuntimeWarning, stacklevel=3)
     with _VariableWatcher() as watcher:
         out = f(*args, **kwargs)
     if not isinstance(out, (tuple, list)) or len(out) != 2 or not callable(out[1]):
@@ -159,10 +166,9 @@ def _eager_custom_gradient(f: Callable, args: tuple, kwargs: dict) -> Any:
             )
         return list(flat_grads) + list(variable_grads)
 
-    if graph is not None:
+    _record(name, tuple(input_tensors), tuple(flat_result), actual_grad_fn)
+    if graph is not None and hasattr(graph, "record_custom_gradient"):
         graph.record_custom_gradient(name, tuple(input_tensors), tuple(flat_result), actual_grad_fn)
-    else:
-        _record(name, tuple(input_tensors), tuple(flat_result), actual_grad_fn)
     return nest.pack_sequence_as(result, flat_result)
 
 
@@ -229,7 +235,6 @@ def recompute_grad(f: Callable) -> Callable:
     from tapeflow.eager.backprop import GradientTape, UnconnectedGradients
     from tapeflow.ops import array_ops
 
-    @custom_gradient
     def inner(*args: Any, **kwargs: Any):
         with _StopRecording():
             result = f(*args, **kwargs)
@@ -259,4 +264,5 @@ def recompute_grad(f: Callable) -> Callable:
 
         return result, grad_wrapper
 
-    return functools.wraps(f)(inner)
+    inner.__name__ = inner.__qualname__ = _name(f)  # errors and warnings name the user's function
+    return functools.wraps(f)(custom_gradient(inner))
