@@ -297,3 +297,13 @@ def test_tf_module_and_optimizer_round_trip(tmp_path):
     variables2 = [m2.scale] + [v for layer in m2.layers for v in layer.variables]
     opt2.build(variables2)  # the deferred slot values land when the slots are created
     np.testing.assert_array_equal(opt2.momentums[1].numpy(), opt.momentums[1].numpy())
+
+
+def test_attributes_assigned_later_are_tracked(tmp_path):
+    ck = tf.train.Checkpoint(v=tf.Variable(1.0))
+    ck.step = tf.Variable(7, dtype=tf.int64)
+    path = ck.save(str(tmp_path / "c"))
+    assert "step" in dict(tf.train.list_variables(path))
+    ck2 = tf.train.Checkpoint(v=tf.Variable(0.0), step=tf.Variable(0, dtype=tf.int64))
+    ck2.restore(path).assert_consumed()
+    assert int(ck2.step.numpy()) == 7 and float(ck2.v.numpy()) == 1.0

@@ -417,3 +417,23 @@ def test_sparse_step_on_a_large_table_costs_only_its_rows():
     opt.apply_gradients([(g, v)])
     np.testing.assert_array_equal(read.numpy()[0], before)
     assert not np.array_equal(v.numpy()[0], before)
+
+
+def test_gather_gradient_sparse_update_under_tf_function():
+    results = []
+    for traced in (False, True):
+        emb = tf.Variable(np.ones((10, 3), np.float32))
+        opt = K.Adagrad(0.1)
+        ids = tf.constant([1, 3, 1])
+
+        def step():
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.gather(emb, ids) ** 2)
+            opt.apply_gradients(zip(tape.gradient(loss, [emb]), [emb]))
+
+        f = tf.function(step) if traced else step
+        for _ in range(3):
+            f()
+        results.append(emb.numpy().copy())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6)
+    np.testing.assert_array_equal(results[0][0], [1.0, 1.0, 1.0])

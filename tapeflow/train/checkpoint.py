@@ -349,6 +349,12 @@ class Checkpoint:
             if not hasattr(type(self), name):
                 setattr(self, name, obj)  # ckpt.model, as TF
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # `ckpt.step = tf.Variable(0)` after construction is tracked too, as TF.
+        if not name.startswith("_") and "_objects" in self.__dict__ and _is_trackable(value):
+            self._objects[name] = value
+        object.__setattr__(self, name, value)
+
     @property
     def save_counter(self) -> Variable:
         """How many times ``save`` ran (saved with the checkpoint)."""
