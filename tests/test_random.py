@@ -295,3 +295,19 @@ def test_docstring_examples_run():
     import doctest
 
     assert doctest.testmod(random_ops, extraglobs={"tf": tf}).failed == 0
+
+
+def test_shape_may_be_a_runtime_tensor_inside_tf_function():
+    function = _tf_function()
+    spec_cls = getattr(tf, "TensorSpec", None) or pytest.importorskip("tapeflow.graph.function").TensorSpec
+    gen = tf.random.Generator.from_seed(1)
+
+    def draw(shape):
+        return (tf.random.uniform(shape), tf.random.normal(shape, mean=1.0),
+                tf.random.uniform(shape, maxval=5, dtype=tf.int32), tf.random.stateless_uniform(shape, seed=[1, 2]),
+                gen.normal(shape))
+
+    f = function(draw, input_signature=[spec_cls([2], tf.int32)])
+    for out in f(tf.constant([2, 3])):
+        assert out.shape == (2, 3)
+    assert f(tf.constant([1, 4]))[0].shape == (1, 4)

@@ -187,6 +187,37 @@ def _shape(shape: Any) -> tuple:
     return tuple(dims)
 
 
+def _shape_arg(shape: Any) -> tuple:
+    """``(static shape, shape tensor or None)``. A symbolic shape tensor (in a
+    ``tf.function`` traced with unknown dims) becomes an op input that the
+    kernel reads at run time; its static shape has unknown dims."""
+    if isinstance(shape, Tensor) and not isinstance(shape._value, (np.ndarray, np.generic)):
+        if np.dtype(shape._value.dtype).kind not in "iu":
+            raise TypeError(f"shape must be an integer tensor, got {shape.dtype.name}")
+        dims = shape._shape_tuple()
+        static = None if len(dims) != 1 or dims[0] is None else (None,) * dims[0]
+        return static, shape
+    return _shape(shape), None
+
+
+def _run_sized(op, inputs: tuple, shape: Any, attrs: dict) -> Tensor:
+    """Executes a random op whose output shape is ``shape`` (static or dynamic)."""
+    static, dynamic = _shape_arg(shape)
+    if dynamic is None:
+        return execute(op, inputs, {"shape": static, **attrs})
+    return execute(op, inputs + (dynamic,), {"shape": static, "dynamic": True, **attrs})
+
+
+def _dynamic_shape(kernel):
+    # Kernels of sized ops: a trailing shape input (see _run_sized) overrides the attr.
+    def run(*arrays, shape, dynamic=False, **attrs):
+        if dynamic:
+            arrays, shape = arrays[:-1], tuple(int(d) for d in np.asarray(arrays[-1]).reshape(-1))
+        return kernel(*arrays, shape=shape, **attrs)
+
+    return run
+
+
 def _dtype(dtype: Any, allowed: tuple, fn: str) -> dtypes.DType:
     d = dtypes.as_dtype(dtype)
     if d.name not in allowed:
@@ -211,7 +242,7 @@ def _stateful(op) -> None:
 
 
 def _shape_attr_rule(specs, shape, dtype, **attrs):
-    return [(tuple(shape), np.dtype(dtype))]
+    return [(None if shape is None else tuple(shape), np.dtype(dtype))]
 
 
 # ----------------------------------------------------------------------------
@@ -262,6 +293,7 @@ RANDOM_UNIFORM_INT = defop(
     _seeded(lambda g, lo, hi, shape, dtype: _uniform_int(g, lo, hi, shape, dtype, "RandomUniformInt")),
     shape=_shape_attr_rule)
 for _op in (RANDOM_NORMAL, RANDOM_UNIFORM, TRUNCATED_NORMAL, RANDOM_UNIFORM_INT):
+    _op.kernel = _dynamic_shape(_op.kernel)
     _stateful(_op)
 
 
@@ -289,7 +321,7 @@ def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.f
            name: str | None = None) -> Tensor:
     """Samples from N(mean, stddev²) (``tf.random.normal``)."""
     d = _float_only(dtype, "tf.random.normal", mean)
-    rnd = execute(RANDOM_NORMAL, (), {"shape": _shape(shape), "dtype": d._np, **seed_attrs(seed)})
+    rnd = _run_sized(RANDOM_NORMAL, (), shape, {"dtype": d._np, **seed_attrs(seed)})
     return _scaled(rnd, stddev, mean, d)
 
 
@@ -297,7 +329,7 @@ def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any 
                      seed: Any = None, name: str | None = None) -> Tensor:
     """N(mean, stddev²) with values beyond 2 stddev redrawn (``tf.random.truncated_normal``)."""
     d = _float_only(dtype, "tf.random.truncated_normal", mean)
-    rnd = execute(TRUNCATED_NORMAL, (), {"shape": _shape(shape), "dtype": d._np, **seed_attrs(seed)})
+    rnd = _run_sized(TRUNCATED_NORMAL, (), shape, {"dtype": d._np, **seed_attrs(seed)})
     return _scaled(rnd, stddev, mean, d)
 
 
@@ -318,18 +350,17 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes
     required, and the bounds are scalars.
     """
     d = _dtype(dtype, _FLOATS + _INTS, "tf.random.uniform")
-    shp = _shape(shape)
     if d.is_integer:
         if maxval is None:
             raise ValueError(f"Must specify maxval for integer dtype {d!r}")
         lo, hi = _int_bounds(minval, maxval, d)
-        return execute(RANDOM_UNIFORM_INT, (lo, hi), {"shape": shp, "dtype": d._np, **seed_attrs(seed)})
+        return _run_sized(RANDOM_UNIFORM_INT, (lo, hi), shape, {"dtype": d._np, **seed_attrs(seed)})
     if maxval is None:
         maxval = 1
     if _is_number(minval, 0) and _is_number(maxval, 1):
-        return execute(RANDOM_UNIFORM, (), {"shape": shp, "dtype": d._np, **seed_attrs(seed)})
+        return _run_sized(RANDOM_UNIFORM, (), shape, {"dtype": d._np, **seed_attrs(seed)})
     lo, hi = _param(minval, d, "minval"), _param(maxval, d, "maxval")
-    rnd = execute(RANDOM_UNIFORM, (), {"shape": shp, "dtype": d._np, **seed_attrs(seed)})
+    rnd = _run_sized(RANDOM_UNIFORM, (), shape, {"dtype": d._np, **seed_attrs(seed)})
     return math_ops.add(math_ops.multiply(rnd, math_ops.subtract(hi, lo)), lo)
 
 
@@ -405,8 +436,7 @@ def shuffle(value: Any, seed: Any = None, name: str | None = None) -> Tensor:
 # Stateless ops: the seed is an input tensor of shape [2]
 # ----------------------------------------------------------------------------
 
-def _stateless_shape(specs, shape, dtype, **attrs):
-    return [(tuple(shape), np.dtype(dtype))]
+_stateless_shape = _shape_attr_rule
 
 
 STATELESS_NORMAL = defop(
@@ -438,6 +468,8 @@ STATELESS_MULTINOMIAL = defop(
     shape=_multinomial_shape)
 for _op in (STATELESS_NORMAL, STATELESS_UNIFORM, STATELESS_TRUNCATED_NORMAL, STATELESS_UNIFORM_INT,
             STATELESS_UNIFORM_FULL_INT, STATELESS_MULTINOMIAL):
+    if _op is not STATELESS_MULTINOMIAL:
+        _op.kernel = _dynamic_shape(_op.kernel)
     NotDifferentiable(_op.name)
 
 
@@ -460,7 +492,7 @@ def stateless_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0, 
     """
     d = _float_only(dtype, "tf.random.stateless_normal", mean)
     s = _seed_tensor(seed, "StatelessRandomNormal")
-    rnd = execute(STATELESS_NORMAL, (s,), {"shape": _shape(shape), "dtype": d._np})
+    rnd = _run_sized(STATELESS_NORMAL, (s,), shape, {"dtype": d._np})
     return _scaled(rnd, stddev, mean, d)
 
 
@@ -470,7 +502,7 @@ def stateless_truncated_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: A
     """Deterministic truncated-normal samples (values beyond 2 stddev redrawn)."""
     d = _float_only(dtype, "tf.random.stateless_truncated_normal", mean)
     s = _seed_tensor(seed, "StatelessTruncatedNormal")
-    rnd = execute(STATELESS_TRUNCATED_NORMAL, (s,), {"shape": _shape(shape), "dtype": d._np})
+    rnd = _run_sized(STATELESS_TRUNCATED_NORMAL, (s,), shape, {"dtype": d._np})
     return _scaled(rnd, stddev, mean, d)
 
 
@@ -483,19 +515,18 @@ def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None
     """
     d = _dtype(dtype, _FLOATS + _INTS + ("uint32", "uint64"), "tf.random.stateless_uniform")
     s = _seed_tensor(seed, "StatelessRandomUniform")
-    shp = _shape(shape)
     if d.is_integer:
         if minval is None and maxval is None:
-            return execute(STATELESS_UNIFORM_FULL_INT, (s,), {"shape": shp, "dtype": d._np})
+            return _run_sized(STATELESS_UNIFORM_FULL_INT, (s,), shape, {"dtype": d._np})
         if minval is None or maxval is None:
             raise ValueError(f"For integer `dtype` argument {d!r}, argument `minval` and `maxval` must be both None "
                              f"or not None. Got `minval`={minval} and `maxval`={maxval}.")
         lo, hi = _int_bounds(minval, maxval, d)
-        return execute(STATELESS_UNIFORM_INT, (s, lo, hi), {"shape": shp, "dtype": d._np})
+        return _run_sized(STATELESS_UNIFORM_INT, (s, lo, hi), shape, {"dtype": d._np})
     if maxval is None:
         maxval = 1
     lo, hi = _param(minval, d, "minval"), _param(maxval, d, "maxval")
-    rnd = execute(STATELESS_UNIFORM, (s,), {"shape": shp, "dtype": d._np})
+    rnd = _run_sized(STATELESS_UNIFORM, (s,), shape, {"dtype": d._np})
     return math_ops.add(math_ops.multiply(rnd, math_ops.subtract(hi, lo)), lo)
 
 
@@ -566,6 +597,7 @@ STATEFUL_UNIFORM_FULL_INT = defop(
     shape=_stateless_shape)
 for _op in (STATEFUL_NORMAL, STATEFUL_UNIFORM, STATEFUL_TRUNCATED_NORMAL, STATEFUL_UNIFORM_INT,
             STATEFUL_UNIFORM_FULL_INT):
+    _op.kernel = _dynamic_shape(_op.kernel)
     _stateful(_op)
 
 
@@ -636,7 +668,7 @@ class Generator:
         return convert_to_tensor(np.asarray(words, dtype=np.uint64).view(np.int64))
 
     def _draw(self, op, shape: Any, d: dtypes.DType, inputs: tuple = ()) -> Tensor:
-        return execute(op, inputs, {"generator": self, "shape": _shape(shape), "dtype": d._np})
+        return _run_sized(op, inputs, shape, {"generator": self, "dtype": d._np})
 
     def normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
                name: str | None = None) -> Tensor:
