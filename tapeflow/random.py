@@ -25,3 +25,14 @@ class Algorithm:
     PHILOX = 1
     THREEFRY = 2
     AUTO_SELECT = 3
+
+
+class experimental:  # noqa: N801 - TF's namespace name
+    """``tf.random.experimental``: the stateless seed helpers and Generator under their experimental names."""
+
+    stateless_split = staticmethod(split)
+    stateless_fold_in = staticmethod(fold_in)
+    Generator = Generator
+    get_global_generator = staticmethod(get_global_generator)
+    set_global_generator = staticmethod(set_global_generator)
+    Algorithm = Algorithm
