@@ -454,7 +454,24 @@ def _gather_grad(op, g):
         summed = math_ops.unsorted_segment_sum(gt, indices, params_shape[axis])
         inv = list(range(1, axis + 1)) + [0] + list(range(axis + 1, len(params_shape)))
         return transpose(summed, inv), None
-    raise NotImplementedError("The gradient of tf.gather with batch_dims > 0 is not implemented in tapeflow yet.")
+    # batch_dims > 0: bring the index dims next to the batch dims, flatten both,
+    # offset each batch's indices by batch * N and segment-sum into [B * N, ...].
+    b, m = batch_dims, axis - batch_dims
+    k = len(op.input_shapes[1]) - b
+    r = len(params_shape) - axis - 1
+    batch = tuple(params_shape[:b])
+    n_rows = params_shape[axis]
+    nb = int(np.prod(batch, dtype=np.int64))
+    nk = int(np.prod(op.input_shapes[1][b:], dtype=np.int64))
+    inner = tuple(params_shape[b:axis]) + tuple(params_shape[axis + 1:])
+    perm = (list(range(b)) + list(range(b + m, b + m + k)) + list(range(b, b + m))
+            + list(range(b + m + k, b + m + k + r)))
+    g2 = reshape(transpose(g, perm), (nb * nk,) + inner)
+    offsets = constant((np.arange(nb, dtype=np.int64) * n_rows).reshape(batch + (1,) * k))
+    flat_ids = reshape(math_ops.add(math_ops.cast(indices, dtypes.int64), offsets), (nb * nk,))
+    summed = reshape(math_ops.unsorted_segment_sum(g2, flat_ids, nb * n_rows), batch + (n_rows,) + inner)
+    back = list(range(b)) + list(range(b + 1, b + 1 + m)) + [b] + list(range(b + 1 + m, b + 1 + m + r))
+    return transpose(summed, back), None
 
 
 def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = None, batch_dims: int = 0,
