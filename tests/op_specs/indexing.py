@@ -59,6 +59,10 @@ SPECS = [
                                                                       [[False] * 4])), [Arg((3, 4))],
            name="boolean_mask"),
     OpSpec("GatherV2", lambda x: ix.repeat(x * x, [2, 0, 1, 3], axis=1), [Arg((3, 4))], name="repeat"),
+    OpSpec("GatherV2", lambda x: tf.gather(x * x, tf.constant([[1, 3, 3], [0, 2, 0]]), axis=2, batch_dims=1),
+           [Arg((2, 3, 4, 2))], name="batch_dims"),
+    OpSpec("GatherV2", lambda x: tf.gather(x * x, tf.constant([[[1, 3], [0, 0], [2, 2]], [[3, 3], [1, 0], [0, 1]]]),
+                                           axis=2, batch_dims=2), [Arg((2, 3, 4, 2))], name="batch_dims2"),
     OpSpec("BroadcastTo", lambda a, b: ix.meshgrid(a, b)[0] * ix.meshgrid(a, b, indexing="ij")[1],
            [Arg((3,)), Arg((3,))], name="meshgrid"),
 ]
