@@ -21,6 +21,7 @@ def _here() -> int:
 
 @pytest.fixture(autouse=True)
 def _debug_off():
+    tf.debugging.set_source_tracking(False)  # even under TAPEFLOW_DEBUG=1
     yield
     tf.debugging.set_source_tracking(False)
     tf.debugging.disable_strict_gradients()

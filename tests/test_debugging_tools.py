@@ -14,6 +14,7 @@ import tapeflow as tf
 
 @pytest.fixture(autouse=True)
 def _debug_off():
+    tf.debugging.set_source_tracking(False)  # even under TAPEFLOW_DEBUG=1
     yield
     tf.debugging.set_source_tracking(False)
     tf.debugging.disable_strict_gradients()

@@ -312,11 +312,12 @@ class Registry:
             self.producers[t._id] = e
 
     def _on_export(self, t, v):
+        if not isinstance(v, np.ndarray):
+            # A NumPy scalar (rank 0) cannot carry its origin; turning it into
+            # a 0-d array would change what .numpy() returns, so it is let go.
+            return v
         site = user_site(3)
-        if isinstance(v, np.ndarray):
-            arr = v.view(ExportedArray)
-        else:  # a NumPy scalar (rank 0): keep it a 0-d array so it carries its origin
-            arr = np.asarray(v).view(ExportedArray)
+        arr = v.view(ExportedArray)
         arr._tf_source = (t._id, site)  # travels with NumPy results computed from arr
         return arr
 
