@@ -211,7 +211,7 @@ class Optimizer:
 
     >>> opt = tf.keras.optimizers.SGD(learning_rate=0.1)
     >>> v = tf.Variable([1.0, 2.0])
-    >>> opt.apply_gradients([(tf.constant([1.0, 1.0]), v)])
+    >>> _ = opt.apply_gradients([(tf.constant([1.0, 1.0]), v)])
     >>> v.numpy()
     array([0.9, 1.9], dtype=float32)
     """
@@ -712,6 +712,10 @@ class Optimizer:
         if self.use_ema:
             for var, avg in zip(var_list, self._model_variables_moving_average):
                 var.assign(avg._snapshot() if state.graph is None else avg.value())
+
+    def scale_loss(self, loss: Any) -> Any:
+        """``loss * loss_scale_factor`` (unchanged when it is None)."""
+        return loss * self.loss_scale_factor if self.loss_scale_factor is not None else loss
 
     # -- minimize (TF 2 Keras optimizers) -------------------------------------
     def compute_gradients(self, loss: Any, var_list: Any, tape: Any = None) -> list:
