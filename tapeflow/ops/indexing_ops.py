@@ -526,7 +526,17 @@ _LETTERS = string.ascii_letters
 
 
 def _einsum_kernel(*xs, equation):
-    return np.einsum(equation, *xs, optimize=len(xs) > 1)
+    # NumPy's path optimizer (BLAS via tensordot) pays off for 3+ operands or
+    # big contractions; for small ones its ~20us planning cost dominates.
+    if len(xs) == 2:
+        sizes = {}
+        for subs, x in zip(equation.split("->")[0].split(","), xs):
+            sizes.update(zip(subs, x.shape))
+        work = 1
+        for d in sizes.values():
+            work *= d
+        return np.einsum(equation, *xs, optimize=work >= 1 << 16)
+    return np.einsum(equation, *xs, optimize=len(xs) > 2)
 
 
 def _einsum_shape(specs, equation):
