@@ -14,9 +14,11 @@ open it. The path is found by walking ``_trackable_children()``:
 A variable reachable by several paths is stored once, under the first path
 (children visited in their dict order, depth first).
 
-A node may also define ``_defer_restore(name, value) -> bool``: restoring a
-saved child that does not exist yet (an optimizer slot before the first step)
-hands it the value to apply when the child is created.
+A node may also define ``_defer_restore(relative_path, value) -> bool``:
+restoring a saved value whose variable does not exist yet (an optimizer slot
+before the first step, a layer not built yet) hands it to the nearest such
+node above it, to apply when the variable is created (return False to
+decline: the value is then reported as unused).
 
 Safety: a save writes a temporary file in the same folder, flushes it to disk
 and renames it over the target (``os.replace`` is atomic), so an interrupted
@@ -231,6 +233,18 @@ def _check_compatible(key: str, var: Variable, arr: np.ndarray) -> None:
         )
 
 
+def _deferring_ancestor(nodes: dict, key: str) -> tuple[Any, str] | None:
+    """The nearest existing node above ``key`` that defines
+    ``_defer_restore``, with ``key`` relative to it (e.g. a model not built
+    yet receives ``layer_with_weights-0/kernel``)."""
+    parts = key.split("/")
+    for cut in range(len(parts) - 1, -1, -1):
+        node = nodes.get("/".join(parts[:cut]))
+        if node is not None and callable(getattr(node, "_defer_restore", None)):
+            return node, "/".join(parts[cut:])
+    return None
+
+
 def _restore_object(root: Any, path: str, strict: bool = False) -> CheckpointLoadStatus:
     file = _resolve(path)
     arrays, _ = _read_file(file)
@@ -255,10 +269,9 @@ def _restore_object(root: Any, path: str, strict: bool = False) -> CheckpointLoa
     for key in arrays:
         if key in variables:
             continue
-        parent, _, name = key.rpartition("/")
-        node = nodes.get(parent)
-        if node is not None and callable(getattr(node, "_defer_restore", None)):
-            deferred.append((node, name, arrays[key]))
+        node = _deferring_ancestor(nodes, key)
+        if node is not None:
+            deferred.append(node + (arrays[key],))
         else:
             unused.append(key)
     # Everything checked: now assign (nothing above changed any state).
