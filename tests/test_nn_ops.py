@@ -501,3 +501,14 @@ def test_convolution_wrappers_match_tf():
                                   [2.5, 3.5, 4.5, 5.0, 6.5])
     y = tf.nn.conv2d(tf.ones([1, 3, 3, 1], tf.float16), tf.ones([2, 2, 1, 1], tf.float16), 1, "SAME")
     assert y.dtype == tf.float16 and y.numpy().ravel().tolist() == [4, 4, 2, 4, 4, 2, 2, 2, 1]
+
+
+def test_dropout_follows_tf_random_seed_rules():
+    x = tf.ones([64])
+    tf.random.set_seed(11)
+    a1, a2 = tf.nn.dropout(x, 0.5, seed=2).numpy(), tf.nn.dropout(x, 0.5, seed=2).numpy()
+    tf.random.set_seed(11)
+    b1, b2 = tf.nn.dropout(x, 0.5, seed=2).numpy(), tf.nn.dropout(x, 0.5, seed=2).numpy()
+    np.testing.assert_array_equal(a1, b1)  # set_seed restarts the stream
+    np.testing.assert_array_equal(a2, b2)
+    assert not np.array_equal(a1, a2)  # repeated calls continue it, as TF eager

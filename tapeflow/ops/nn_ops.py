@@ -1313,31 +1313,24 @@ def avg_pool1d(input: Any, ksize: Any, strides: Any, padding: Any, data_format: 
 # Dropout
 # ============================================================================
 
-# TODO(random): draw from tapeflow.random once it exists, so tf.random.set_seed
-# applies. Until then each op seed owns a NumPy Generator; as in TF, repeated
-# calls with the same seed continue one stream rather than repeat a mask.
-_GENERATORS: dict = {}
+# The keep mask is a random op of its own (drawn at run time, also inside
+# tf.function graphs) that follows tf.random's global/op seed rules: its seed
+# attrs come from random_ops.seed_attrs and it draws from that stream.
 
+def _dropout_mask_kernel(x, rate, noise_shape, seed, seed2, instance):
+    from tapeflow.ops import random_ops
 
-def _generator(seed):
-    gen = _GENERATORS.get(seed)
-    if gen is None:
-        gen = _GENERATORS[seed] = np.random.default_rng(seed)
-    return gen
-
-
-def _dropout_mask_kernel(x, rate, noise_shape, seed):
     shape = tuple(x.shape[i - (len(noise_shape) - x.ndim)] if d is None else d
                   for i, d in enumerate(noise_shape)) if noise_shape is not None else x.shape
-    return _generator(seed).random(shape, dtype=np.float64) >= rate
+    return random_ops.stream(seed, seed2, instance).random(shape) >= rate
 
 
-def _dropout_mask_shape(specs, rate, noise_shape, seed):
+def _dropout_mask_shape(specs, rate, noise_shape, **attrs):
     return [(specs[0][0] if noise_shape is None else tuple(noise_shape), np.dtype(bool))]
 
 
-# The random draw is an op (run at call time, also inside tf.function graphs).
 DROPOUT_MASK = defop("DropoutKeepMask", _dropout_mask_kernel, shape=_dropout_mask_shape)
+DROPOUT_MASK.extra["stateful"] = True  # never folded or merged by graph compilation
 NotDifferentiable("DropoutKeepMask")
 
 
@@ -1368,7 +1361,9 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None,
                        f"{_dims(sx)}") from None
         if len(ns) > len(sx):
             raise _err("SelectV2", f"dropout: noise_shape {_dims(ns)} has more dimensions than x {_dims(sx)}")
-    keep = execute(DROPOUT_MASK, (x,), {"rate": rate, "noise_shape": ns, "seed": seed})
+    from tapeflow.ops import random_ops
+
+    keep = execute(DROPOUT_MASK, (x,), {"rate": rate, "noise_shape": ns, **random_ops.seed_attrs(seed)})
     scaled = multiply(x, 1.0 / (1.0 - rate))
     return where(keep, scaled, _zeros(x))
 
