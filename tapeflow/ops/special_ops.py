@@ -562,6 +562,18 @@ def _check_direction(direction: str, op: str) -> None:
                          f"direction={direction}")
 
 
+def _order_reversing(x: Tensor) -> Tensor:
+    """A map that reverses the order of ``x`` exactly (so ascending sorts are
+    descending top_k, ties still to the lower index): -x for floats, -1 - x
+    for signed ints (no overflow), max - x for unsigned ints."""
+    kind = x._value.dtype.kind
+    if kind == "f":
+        return m.negative(x)
+    if kind == "i":
+        return m.subtract(m.cast(-1, x.dtype), x)
+    return m.subtract(m.cast(np.iinfo(x._value.dtype).max, x.dtype), x)
+
+
 def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | None = None) -> Tensor:
     """Sorts along ``axis`` (differentiable through the values)."""
     _check_direction(direction, "sort")
@@ -571,23 +583,9 @@ def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | 
     n = xt._shape_tuple()[-1]
     if direction == "DESCENDING":
         out = top_k(xt, n).values
-    elif x._value.dtype.kind == "f":
-        out = m.negative(top_k(m.negative(xt), n).values)
     else:
-        idx = top_k_ascending_indices(xt)
-        out = array_ops.gather(xt, idx, axis=len(xt._shape_tuple()) - 1, batch_dims=len(xt._shape_tuple()) - 1)
+        out = _order_reversing(top_k(_order_reversing(xt), n).values)
     return out if perm is None else array_ops.transpose(out, perm)
-
-
-def top_k_ascending_indices(x: Tensor) -> Tensor:
-    """Indices of an ascending stable sort of the last axis (any dtype)."""
-    return execute(ARGSORT_ASC, (x,))
-
-
-ARGSORT_ASC = defop("ArgsortAscending",
-                    lambda x: np.argsort(x, axis=-1, kind="stable").astype(np.int32), shape=lambda specs: [
-                        (specs[0][0], np.dtype(np.int32))])
-NotDifferentiable("ArgsortAscending")
 
 
 def argsort(values: Any, axis: int = -1, direction: str = "ASCENDING", stable: bool = False,
@@ -599,10 +597,7 @@ def argsort(values: Any, axis: int = -1, direction: str = "ASCENDING", stable: b
     _check_sortable(x, "TopKV2")
     xt, perm = _move_last(x, axis, "argsort")
     n = xt._shape_tuple()[-1]
-    if direction == "DESCENDING":
-        idx = top_k(xt, n).indices
-    else:
-        idx = top_k_ascending_indices(xt)
+    idx = top_k(xt if direction == "DESCENDING" else _order_reversing(xt), n).indices
     return idx if perm is None else array_ops.transpose(idx, perm)
 
 
