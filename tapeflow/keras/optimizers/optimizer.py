@@ -631,9 +631,13 @@ class Optimizer:
         if K.eager:
             arr = g._value if isinstance(g, (Tensor, Variable)) else np.asarray(convert_to_tensor(g)._value)
             if tuple(arr.shape) != tuple(v._value.shape):
-                raise ValueError(
-                    f"{type(self).__name__}: gradient of shape {arr.shape} does not match variable '{v.name}' of "
-                    f"shape {tuple(v._value.shape)}."
+                from tapeflow.framework.errors import InvalidArgumentError
+
+                dims = ",".join(str(d) for d in arr.shape), ",".join(str(d) for d in v._value.shape)
+                raise InvalidArgumentError(
+                    f"Incompatible shapes: [{dims[0]}] vs. [{dims[1]}]: {type(self).__name__}: the gradient of "
+                    f"shape {tuple(arr.shape)} does not match variable '{v.name}' of shape "
+                    f"{tuple(v._value.shape)}; pass gradients in the same order as the variables."
                 )
             if arr.dtype.kind not in "fc":
                 raise TypeError(f"{type(self).__name__}: gradient for variable '{v.name}' has dtype {arr.dtype}; "
