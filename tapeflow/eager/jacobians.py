@@ -17,7 +17,9 @@ import numpy as np
 
 from tapeflow.eager import batching
 from tapeflow.eager import tape as tape_lib
-from tapeflow.eager.backprop import UnconnectedGradients, _unconnected, aggregate, op_gradients, _source_id
+from tapeflow.eager.backprop import (
+    UnconnectedGradients, _gradient, _source_id, _unconnected, aggregate, op_gradients,
+)
 from tapeflow.framework import nest
 from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
@@ -147,7 +149,7 @@ def _loop_grads(gt, y: Tensor, n: int, tshape: tuple, flat_sources: list) -> lis
     eye = np.eye(n, dtype=y._value.dtype)
     for i in range(n):
         og = Tensor(eye[i].reshape(tshape))
-        rows.append(gt.gradient(y, flat_sources, output_gradients=og))
+        rows.append(_gradient(gt._tape, y, flat_sources, og, UnconnectedGradients.NONE, release=False))
     out = []
     for k, s in enumerate(flat_sources):
         col = [r[k] for r in rows]
@@ -207,7 +209,7 @@ def batch_jacobian(gt, target, source, unconnected_gradients=UnconnectedGradient
             eye = np.eye(m, dtype=y._value.dtype)
             for j in range(m):
                 og = Tensor(np.ascontiguousarray(np.broadcast_to(eye[j], (batch, m))).reshape(tshape))
-                rows.append(gt.gradient(y, source, output_gradients=og))
+                rows.append(_gradient(gt._tape, y, source, og, UnconnectedGradients.NONE, release=False))
             g = None if all(r is None for r in rows) else array_ops.stack(
                 [array_ops.zeros_like(source) if r is None else convert_to_tensor(r) for r in rows], axis=1)
         if g is None:
