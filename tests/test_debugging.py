@@ -427,3 +427,25 @@ def test_env_var_turns_debug_mode_on_at_import():
     env["TAPEFLOW_DEBUG"] = "0"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["False", "False"], out.stderr
+
+
+def test_zero_gradient_names_the_op_that_zeroed_it(tracking):
+    w = tf.Variable([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        h = tf.nn.relu(w * -1.0)  # every unit dead
+        line = _here() - 1
+        y = tf.reduce_sum(h)
+    s = _one(tf.debugging.explain_gradient(tape, y, w))
+    assert s.cause == ex.ZERO_GRADIENT and s.is_zero and not s.is_none
+    assert s.op == "Relu" and f"{THIS}:{line}" in s.site
+    # the trial pass did not consume the tape: gradient() still works, and is zero as explained
+    assert tape.gradient(y, w).numpy().tolist() == [0.0, 0.0]
+
+
+def test_nonzero_gradient_stays_connected():
+    w = tf.Variable([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(tf.nn.relu(w))
+    report = tf.debugging.explain_gradient(tape, y, w)
+    assert report.causes == [ex.CONNECTED]
+    assert tape.gradient(y, w).numpy().tolist() == [1.0, 1.0]

@@ -17,6 +17,7 @@ normal eager path is exactly the core's. Switching a feature on installs
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import sys
@@ -50,6 +51,7 @@ def user_site(depth: int = 2) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def _short(path: str) -> str:
     try:
         rel = os.path.relpath(path)

@@ -20,6 +20,7 @@ from tapeflow.ops import registry as op_registry
 
 # Cause codes (stable strings: tests and tools match on them).
 CONNECTED = "connected"
+ZERO_GRADIENT = "zero_gradient"
 NOT_WATCHED = "not_watched"
 NON_TRAINABLE_VARIABLE = "non_trainable_variable"
 INTEGER_SOURCE = "integer_source"
@@ -81,10 +82,15 @@ class SourceExplanation:
 
     @property
     def is_none(self) -> bool:
-        return self.cause != CONNECTED
+        return self.cause not in (CONNECTED, ZERO_GRADIENT)
+
+    @property
+    def is_zero(self) -> bool:
+        return self.cause == ZERO_GRADIENT
 
     def __str__(self) -> str:
-        lines = [f"{self.label}: {'gradient is None' if self.is_none else 'connected'} [{self.cause}]",
+        status = "gradient is None" if self.is_none else "gradient is zero" if self.is_zero else "connected"
+        lines = [f"{self.label}: {status} [{self.cause}]",
                  f"  {self.summary}"]
         if self.op:
             lines.append(f"  op: {self.op}" + (f" at {self.site}" if self.site else ""))
@@ -115,7 +121,9 @@ class GradientExplanation:
 
     def __str__(self) -> str:
         n_none = sum(s.is_none for s in self.sources)
-        head = f"Gradient explanation: {n_none} of {len(self.sources)} source(s) get None."
+        n_zero = sum(s.is_zero for s in self.sources)
+        head = f"Gradient explanation: {n_none} of {len(self.sources)} source(s) get None"
+        head += f", {n_zero} get zeros." if n_zero else "."
         parts = [head] + [str(s) for s in self.sources]
         parts += [f"note: {n}" for n in self.notes]
         if not self.tracking and n_none:
@@ -293,6 +301,10 @@ def _explain_source(reg, gtape, tp, records, s, i, label, targets) -> SourceExpl
             site=created, remedy="use the variable inside the `with tf.GradientTape()` block.")
     # Watched: do recorded ops connect it to the target?
     if _connected(records, sid, set(target_ids)):
+        if tp is gtape._tape:  # live tape: its saved tensors allow a trial backward pass
+            zero = _zero_analysis(tp, s, i, label, targets)
+            if zero is not None:
+                return zero
         return SourceExplanation(
             i, label, CONNECTED,
             "recorded ops connect this source to the target: its gradient is not None (it may still be zero where "
@@ -313,6 +325,70 @@ def _explain_source(reg, gtape, tp, records, s, i, label, targets) -> SourceExpl
         i, label, NOT_RECORDED,
         "the source is watched, but no recorded op connects it to the target.",
         details=details, remedy=TRACKING_HINT)
+
+
+def _is_zero(g) -> bool:
+    import numpy as np
+
+    from tapeflow.framework.indexed_slices import IndexedSlices
+
+    if isinstance(g, IndexedSlices):
+        g = g.values
+    return not np.any(np.asarray(g._value) != 0)
+
+
+def _zero_analysis(tp, s, i, label, targets) -> SourceExplanation | None:
+    """Runs the backward pass without freeing the tape; if the source's
+    gradient is exactly zero, names the op (nearest the target) whose rule
+    turned a non-zero upstream gradient into zeros along the path."""
+    from tapeflow.debugging.numerics import _describe
+    from tapeflow.eager import backprop
+    from tapeflow.framework.context import state
+
+    log = []
+    inner = backprop.debug_op_gradients or backprop.op_gradients
+
+    def recording_op_gradients(rec, out_grads):
+        ins = inner(rec, out_grads)
+        log.append((rec, list(out_grads), ins))
+        return ins
+
+    saved_hook, saved_wrapper = state.debug_hook, backprop.debug_op_gradients
+    state.debug_hook = None  # the trial pass is not user code: no op log, no numerics check
+    state.update_recording()
+    backprop.debug_op_gradients = recording_op_gradients
+    try:
+        g = backprop._gradient(tp, list(targets), s, None, backprop.UnconnectedGradients.NONE, release=False)
+    except Exception:  # noqa: BLE001 - an explanation must not fail where gradient() would
+        return None
+    finally:
+        backprop.debug_op_gradients = saved_wrapper
+        state.debug_hook = saved_hook
+        state.update_recording()
+    if g is None or not _is_zero(g):
+        return None
+    reach = {s._id}
+    for rec in tp.records:
+        if any(iid in reach for iid in rec.input_ids):
+            reach.update(rec.output_ids)
+    for rec, outs, ins in log:  # backward order: nearest the target first
+        if not any(o is not None and not _is_zero(o) for o in outs):
+            continue
+        on_path = [k for k, iid in enumerate(rec.input_ids) if iid in reach]
+        if on_path and all(ins[k] is None or _is_zero(ins[k]) for k in on_path):
+            details = []
+            for k, x in enumerate(rec.inputs or ()):
+                if x is not None:
+                    details.append(f"input {k}: {_describe(x._value)}")
+            return SourceExplanation(
+                i, label, ZERO_GRADIENT,
+                f"the source is connected, but its gradient is exactly zero: {rec.type} turned a non-zero upstream "
+                "gradient into zeros (e.g. Relu with every input <= 0, a saturated clip, the losing side of "
+                "Maximum/Minimum, or a multiplication by zero).",
+                op=rec.type, site=rec.source_info, details=details,
+                remedy="check the inputs of that op at this point (dead units, saturation, a zero factor).")
+    return SourceExplanation(
+        i, label, ZERO_GRADIENT, "the source is connected, but its gradient is exactly zero.")
 
 
 def _connected(records, sid: int, target_ids: set) -> bool:
