@@ -1,0 +1,324 @@
+"""Keras models: training numbers pinned against TF 2.21 / Keras 3.15 (the
+custom GradientTape loop and compile/fit of the same Sequential model from
+fixed initial weights), and the training API's behaviour."""
+
+import os
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+from tapeflow.keras import trainer
+
+K = tf.keras
+L = K.layers
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    return rng.random((100, 8, 8, 1)).astype("float32"), rng.integers(0, 10, 100)
+
+
+def _cnn():
+    m = K.Sequential([K.Input((8, 8, 1)), L.Conv2D(4, 3, activation="relu"), L.MaxPooling2D(), L.Flatten(),
+                      L.Dense(16, activation="relu"), L.Dense(10)])
+    r = np.random.default_rng(1)
+    m.set_weights([r.normal(0, 0.3, w.shape).astype("float32") for w in m.get_weights()])
+    return m
+
+
+# The same programs run under TensorFlow 2.21.0 / Keras 3.15.1.
+TF_LOOP_LOSSES = [2.5276074409484863, 2.3746142387390137, 2.269399881362915, 2.3397634029388428,
+                  2.4090805053710938, 2.1977627277374268, 2.2647688388824463, 2.191155195236206]
+TF_FIT_HISTORY = {"accuracy": [0.1, 0.15, 0.125], "loss": [2.421515, 2.294989, 2.260344],
+                  "val_accuracy": [0.1, 0.1, 0.15], "val_loss": [2.268926, 2.319278, 2.361368]}
+TF_EVALUATE = [2.272531747817993, 0.12999999523162842]
+TF_BN_HISTORY = {"loss": [0.403363, 0.435044, 0.119452], "mae": [0.54187, 0.58853, 0.273613]}
+TF_BN_MOVING_MEAN = [1.1082919, 0.14538355, -0.02935658]
+TF_BN_MOVING_VAR = [0.94733846, 0.7954966, 0.75907844]
+TF_BN_PREDICT = [0.26986802, 0.2779737, 0.27841172]
+
+
+def test_custom_training_loop_matches_tf():
+    x, y = _data()
+    m = _cnn()
+    opt = K.optimizers.Adam(0.01)
+    loss_fn = K.losses.SparseCategoricalCrossentropy(from_logits=True)
+    losses = []
+    for _ in range(2):
+        for i in range(0, 100, 32):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y[i:i + 32], m(x[i:i + 32], training=True))
+            grads = tape.gradient(loss, m.trainable_variables)
+            opt.apply_gradients(zip(grads, m.trainable_variables))
+            losses.append(float(loss))
+    np.testing.assert_allclose(losses, TF_LOOP_LOSSES, rtol=2e-6)
+
+
+@pytest.mark.parametrize("use_function", [True, False], ids=["tf.function", "eager"])
+def test_compile_fit_matches_tf(monkeypatch, use_function):
+    monkeypatch.setattr(trainer, "USE_TF_FUNCTION", use_function)
+    x, y = _data()
+    m = _cnn()
+    m.compile(optimizer=K.optimizers.Adam(0.01), loss=K.losses.SparseCategoricalCrossentropy(from_logits=True),
+              metrics=["accuracy"])
+    h = m.fit(x, y, batch_size=32, epochs=3, shuffle=False, verbose=0, validation_split=0.2)
+    assert list(h.history) == list(TF_FIT_HISTORY)
+    for k, v in TF_FIT_HISTORY.items():
+        np.testing.assert_allclose(h.history[k], v, rtol=2e-6, atol=1e-6, err_msg=k)
+    np.testing.assert_allclose(m.evaluate(x, y, verbose=0), TF_EVALUATE, rtol=2e-6)
+
+
+def test_batchnorm_layernorm_model_with_sgd_momentum_matches_tf():
+    m = K.Sequential([K.Input((4,)), L.Dense(8), L.BatchNormalization(), L.Activation("tanh"),
+                      L.LayerNormalization(), L.Dense(1)])
+    r = np.random.default_rng(2)
+    m.set_weights([np.abs(r.normal(1, 0.1, w.shape)).astype("float32") if i == 5 else
+                   r.normal(0, 0.5, w.shape).astype("float32") for i, w in enumerate(m.get_weights())])
+    x = r.random((50, 4)).astype("float32")
+    y = r.random((50, 1)).astype("float32")
+    m.compile(optimizer=K.optimizers.SGD(0.1, momentum=0.9), loss="mse", metrics=["mae"])
+    h = m.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0)
+    for k, v in TF_BN_HISTORY.items():
+        np.testing.assert_allclose(h.history[k], v, rtol=2e-6, atol=1e-6, err_msg=k)
+    bn = m.layers[1]
+    np.testing.assert_allclose(bn.moving_mean.numpy()[:3], TF_BN_MOVING_MEAN, rtol=1e-5)
+    np.testing.assert_allclose(bn.moving_variance.numpy()[:3], TF_BN_MOVING_VAR, rtol=1e-5)
+    np.testing.assert_allclose(m.predict(x[:3], verbose=0).ravel(), TF_BN_PREDICT, rtol=1e-5)
+
+
+# ----------------------------------------------------------------------------
+# The training API
+# ----------------------------------------------------------------------------
+
+def _tiny(seed=0):
+    m = K.Sequential([L.Dense(8, activation="relu", kernel_initializer=K.initializers.GlorotUniform(seed)),
+                      L.Dense(1, kernel_initializer=K.initializers.GlorotUniform(seed + 1))])
+    m.compile(optimizer=K.optimizers.SGD(0.05), loss="mse")
+    return m
+
+
+def _linear_data(n=64):
+    rng = np.random.default_rng(3)
+    x = rng.random((n, 3)).astype("float32")
+    return x, (x @ np.array([[1.0], [-2.0], [0.5]], np.float32) + 0.3).astype("float32")
+
+
+def test_fit_returns_history_and_reduces_the_loss():
+    x, y = _linear_data()
+    m = _tiny()
+    h = m.fit(x, y, epochs=5, batch_size=16, verbose=0)
+    assert isinstance(h, K.callbacks.History) and h.epoch == [0, 1, 2, 3, 4]
+    assert h.history["loss"][-1] < h.history["loss"][0]
+    assert m.history is h
+
+
+def test_fit_function_and_eager_steps_agree(monkeypatch):
+    x, y = _linear_data()
+    results = []
+    for use in (True, False):
+        monkeypatch.setattr(trainer, "USE_TF_FUNCTION", use)
+        m = _tiny()
+        results.append(m.fit(x, y, epochs=2, batch_size=10, shuffle=False, verbose=0).history["loss"])
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6)
+
+
+def test_run_eagerly_keeps_python_side_effects_per_step():
+    calls = []
+
+    class Spy(L.Layer):
+        def call(self, x):
+            calls.append(1)
+            return x
+
+    x, y = _linear_data(20)
+    m = K.Sequential([Spy(), L.Dense(1)])
+    m.compile(optimizer="sgd", loss="mse", run_eagerly=True)
+    m.fit(x, y, batch_size=10, epochs=1, verbose=0)
+    assert len(calls) == 2
+
+
+def test_evaluate_predict_and_batch_methods():
+    x, y = _linear_data()
+    m = _tiny()
+    m.compile(optimizer="adam", loss="mse", metrics=["mae"])
+    loss, mae = m.evaluate(x, y, batch_size=16, verbose=0)
+    d = m.evaluate(x, y, verbose=0, return_dict=True)
+    assert d == pytest.approx({"loss": loss, "mae": mae})
+    pred = m.predict(x, batch_size=7, verbose=0)
+    assert isinstance(pred, np.ndarray) and pred.shape == (64, 1)
+    np.testing.assert_allclose(pred, m(x).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(loss, np.mean((pred - y) ** 2), rtol=1e-5)
+    m.train_on_batch(x[:8], y[:8])
+    np.testing.assert_allclose(m.predict_on_batch(x[:2]), m(x[:2]).numpy())
+
+
+def test_fit_needs_compile():
+    with pytest.raises(RuntimeError, match="compile"):
+        K.Sequential([L.Dense(1)]).fit(np.ones((2, 1)), np.ones((2, 1)), verbose=0)
+
+
+def test_validation_split_uses_the_last_samples():
+    x, y = _linear_data(50)
+    m = _tiny()
+    h = m.fit(x, y, epochs=1, validation_split=0.2, shuffle=False, verbose=0)
+    m2 = _tiny()
+    h2 = m2.fit(x[:40], y[:40], epochs=1, validation_data=(x[40:], y[40:]), shuffle=False, verbose=0)
+    assert h.history == pytest.approx(h2.history)
+
+
+def test_fit_accepts_a_tf_data_dataset():
+    x, y = _linear_data(40)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(10)
+    m1, m2 = _tiny(), _tiny()
+    h1 = m1.fit(ds, epochs=2, verbose=0)
+    h2 = m2.fit(x, y, batch_size=10, epochs=2, shuffle=False, verbose=0)
+    np.testing.assert_allclose(h1.history["loss"], h2.history["loss"], rtol=1e-6)
+    assert m1.evaluate(ds, verbose=0) == pytest.approx(m2.evaluate(x, y, verbose=0), rel=1e-6)
+
+
+def test_sample_weight_scales_the_loss():
+    x, y = _linear_data(8)
+    m = _tiny()
+    base = m.evaluate(x, y, verbose=0)
+    zero_half = np.array([1, 1, 1, 1, 0, 0, 0, 0], np.float32)
+    weighted = m.evaluate(x, y, sample_weight=zero_half, verbose=0)
+    first = m.evaluate(x[:4], y[:4], verbose=0)
+    assert weighted == pytest.approx(first / 2, rel=1e-5) and base != weighted
+
+
+def test_early_stopping_stops_and_restores_best_weights():
+    x, y = _linear_data()
+
+    class Worse(K.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            logs["val_loss"] = [1.0, 0.5, 0.7, 0.8, 0.9, 0.95][epoch]
+            if epoch == 1:
+                self.best = self.model.get_weights()
+
+    worse = Worse()
+    stop = K.callbacks.EarlyStopping(monitor="val_loss", patience=2, restore_best_weights=True)
+    m = _tiny()
+    h = m.fit(x, y, epochs=6, verbose=0, callbacks=[worse, stop])
+    assert len(h.epoch) == 4 and stop.stopped_epoch == 3 and stop.best_epoch == 1
+    for a, b in zip(m.get_weights(), worse.best):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_learning_rate_scheduler_sets_the_rate_each_epoch():
+    x, y = _linear_data()
+    seen = []
+
+    class Spy(K.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            seen.append(float(np.asarray(self.model.optimizer.learning_rate)))
+
+    m = _tiny()
+    sched = K.callbacks.LearningRateScheduler(lambda epoch, lr: 0.1 / (epoch + 1))
+    h = m.fit(x, y, epochs=3, verbose=0, callbacks=[sched, Spy()])
+    assert seen == pytest.approx([0.1, 0.05, 0.1 / 3])
+    assert h.history["learning_rate"] == pytest.approx([0.1, 0.05, 0.1 / 3])
+
+
+def test_model_checkpoint_saves_best_only(tmp_path):
+    x, y = _linear_data()
+    path = str(tmp_path / "best.weights.h5")
+    ck = K.callbacks.ModelCheckpoint(path, monitor="loss", save_best_only=True)
+    m = _tiny()
+    m.fit(x, y, epochs=3, verbose=0, callbacks=[ck])
+    assert os.path.exists(path) and ck.best == pytest.approx(m.history.history["loss"][-1])
+    fresh = _tiny(seed=7)
+    fresh(x[:1])
+    fresh.load_weights(path)
+    for a, b in zip(fresh.get_weights(), m.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_load_weights_into_a_different_model_raises_and_changes_nothing(tmp_path):
+    x, _ = _linear_data()
+    m = _tiny()
+    m(x[:1])
+    path = str(tmp_path / "w.weights.h5")
+    m.save_weights(path)
+    other = K.Sequential([L.Dense(5), L.Dense(1)])
+    other(x[:1])
+    before = other.get_weights()
+    with pytest.raises(ValueError, match="shape"):
+        other.load_weights(path)
+    for a, b in zip(before, other.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_progress_bar_prints_loss_and_metrics(capsys, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_tqdm(name, *a, **k):
+        if name.startswith("tqdm"):
+            raise ImportError(name)
+        return real_import(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_tqdm)
+    x, y = _linear_data(32)
+    m = _tiny()
+    m.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+    m.fit(x, y, epochs=2, batch_size=8, verbose=1)
+    out = capsys.readouterr().out
+    assert "Epoch 1/2" in out and "Epoch 2/2" in out and "4/4" in out
+    assert "loss:" in out and "mae:" in out and "steps/s" in out and "ETA" in out
+    m.fit(x, y, epochs=1, batch_size=8, verbose=2)
+    assert "loss:" in capsys.readouterr().out
+
+
+def test_subclassed_model_tracks_layers_in_assignment_order():
+    class Net(K.Model):
+        def __init__(self):
+            super().__init__()
+            self.second = L.Dense(2)
+            self.first = L.Dense(3)
+
+        def call(self, x, training=None):
+            return self.second(self.first(x))
+
+    net = Net()
+    net(np.ones((1, 4), np.float32))
+    assert [tuple(v.shape.as_list()) for v in net.trainable_variables] == [(3, 2), (2,), (4, 3), (3,)]
+    net.compile(optimizer="adam", loss="mse")
+    net.fit(np.ones((4, 4), np.float32), np.zeros((4, 2), np.float32), epochs=1, verbose=0)
+
+
+def test_summary_lists_layers_and_parameter_counts(capsys):
+    m = K.Sequential([K.Input((8, 8, 1)), L.Conv2D(4, 3), L.Flatten(), L.Dense(2)])
+    m.summary()
+    out = capsys.readouterr().out
+    assert 'Model: "' in out and "(None, 6, 6, 4)" in out and "Total params: 330" in out
+    assert "Trainable params: 330" in out and "Non-trainable params: 0" in out
+
+
+def test_sequential_add_pop_and_errors():
+    m = K.Sequential()
+    m.add(K.Input((3,)))
+    m.add(L.Dense(2))
+    assert m.outputs[0].shape == (None, 2)
+    m.add(L.Dense(1))
+    m.pop()
+    assert len(m.layers) == 1
+    with pytest.raises(TypeError, match="keras.Layer"):
+        m.add("dense")
+    with pytest.raises(ValueError, match="no layers"):
+        K.Sequential()(np.ones((1, 2)))
+
+
+def test_checkpoint_of_model_and_optimizer_round_trips(tmp_path):
+    x, y = _linear_data()
+    m = _tiny()
+    m.compile(optimizer="adam", loss="mse")
+    m.fit(x, y, epochs=1, verbose=0)
+    ckpt = tf.train.Checkpoint(model=m, optimizer=m.optimizer)
+    path = ckpt.save(str(tmp_path / "ck"))
+    saved = m.get_weights()
+    m.fit(x, y, epochs=1, verbose=0)
+    ckpt.restore(path)
+    for a, b in zip(m.get_weights(), saved):
+        np.testing.assert_array_equal(a, b)
