@@ -445,3 +445,25 @@ def test_edge_cases_match_tf():
     assert gn.dtype == tf.float32 and gn.numpy() == 0.0
     clipped, norm = tf.clip_by_global_norm([], 1.0)
     assert clipped == [] and norm.numpy() == 0.0
+
+
+def test_vectorized_jacobians_need_no_per_row_loop():
+    import warnings
+
+    x = tf.constant(A + A.T + 4 * np.eye(3))
+    b = tf.constant(np.ones((2, 3, 2)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # the per-row fallback warns
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch([x, b])
+            ys = [tf.linalg.inv(x), tf.linalg.det(x), tf.linalg.slogdet(x)[1], tf.linalg.cholesky(x),
+                  tf.linalg.qr(x)[1], tf.linalg.svd(x)[0], tf.linalg.eigh(x)[0], tf.linalg.eigvalsh(x),
+                  tf.linalg.triangular_solve(x, b), tf.linalg.set_diag(x, tf.linalg.diag_part(x) ** 2),
+                  tf.linalg.solve(x, b[0]), tf.linalg.band_part(x, 0, 1)]
+        for y in ys:
+            for src in (x, b):
+                vec = tape.jacobian(y, src)
+                loop = tape.jacobian(y, src, experimental_use_pfor=False)
+                assert (vec is None) == (loop is None)
+                if vec is not None:
+                    close(vec, loop, 1e-10)

@@ -658,7 +658,7 @@ def _svd_kernel(x, full_matrices, compute_uv):
 def _svd_lapack(x, full_matrices, compute_uv):
     if not compute_uv:
         s = np.linalg.svd(x, compute_uv=False)
-        empty = np.zeros((0,), dtype=x.dtype)
+        empty = np.zeros(x.shape[:-2] + (0,), dtype=x.dtype)  # u, v not computed
         return s.astype(x.dtype), empty, empty
     u, s, vh = np.linalg.svd(x, full_matrices=full_matrices)
     return s.astype(x.dtype), u, np.swapaxes(vh, -1, -2).copy()
@@ -672,7 +672,7 @@ def _svd_shape(specs, full_matrices, compute_uv):
     b = tuple(s[:-2])
     k = None if m is None or n is None else min(m, n)
     if not compute_uv:
-        return [(b + (k,), dt), ((0,), dt), ((0,), dt)]
+        return [(b + (k,), dt), (b + (0,), dt), (b + (0,), dt)]
     if full_matrices:
         return [(b + (k,), dt), (b + (m, m), dt), (b + (n, n), dt)]
     return [(b + (k,), dt), (b + (m, k), dt), (b + (n, k), dt)]
@@ -751,7 +751,7 @@ def _eigh_kernel(x, compute_v):
                    f"valid. (a matrix of the batch of shape {list(x.shape)} has NaN or inf entries)")
     if not compute_v:
         e = np.linalg.eigvalsh(x)
-        return e, np.zeros((0,), dtype=x.dtype)
+        return e, np.zeros(x.shape[:-2] + (0,), dtype=x.dtype)  # v not computed
     e, v = np.linalg.eigh(x)
     return e, v
 
@@ -760,7 +760,7 @@ def _eigh_shape(specs, compute_v):
     s, dt = specs[0]
     if s is None:
         return [(None, dt), (None, dt)]
-    return [(tuple(s[:-1]), dt), (tuple(s) if compute_v else (0,), dt)]
+    return [(tuple(s[:-1]), dt), (tuple(s) if compute_v else tuple(s[:-2]) + (0,), dt)]
 
 
 SELF_ADJOINT_EIG = defop("SelfAdjointEigV2", _lapack(_eigh_kernel), shape=_eigh_shape, num_outputs=2)
@@ -806,6 +806,54 @@ def eigvalsh(tensor: Any, name: str | None = None) -> Tensor:
     _check_matrix(x, "SelfAdjointEigV2")
     e, _ = execute(SELF_ADJOINT_EIG, (x,), {"compute_v": False})
     return e
+
+
+# Vectorized-jacobian batching rules (contract: tapeflow/eager/batching.py).
+# Every op here maps over leading axes, so a batch axis in front is one more
+# leading axis; inputs only need lining up.
+
+def _with_batch(a: Tensor, batched: bool, size: int) -> Tensor:
+    """``a`` with the batch axis in front (an unbatched value is repeated)."""
+    if batched:
+        return a
+    s = tuple(a._shape_tuple())
+    return array_ops.broadcast_to(array_ops.reshape(a, (1,) + s), (size,) + s)
+
+
+def _lift_batch(a: Tensor, batched: bool, rank: int) -> Tensor:
+    """A batched ``a`` padded with unit axes after the batch axis to logical ``rank``."""
+    s = tuple(a._shape_tuple())
+    if not batched or len(s) - 1 >= rank:
+        return a
+    return array_ops.reshape(a, (s[0],) + (1,) * (rank - len(s) + 1) + s[1:])
+
+
+def _rule_as_is(op):
+    def rule(size, args, batched, attrs):
+        return execute(op, tuple(args), attrs)
+
+    return rule
+
+
+def _rule_materialized(op):
+    def rule(size, args, batched, attrs):
+        return execute(op, tuple(_with_batch(a, b, size) for a, b in zip(args, batched)), attrs)
+
+    return rule
+
+
+def _triangular_solve_rule(size, args, batched, attrs):
+    # Batch dims broadcast here: line up the logical ranks, NumPy does the rest.
+    rank = max(len(a._shape_tuple()) - (1 if b else 0) for a, b in zip(args, batched))
+    return execute(MATRIX_TRIANGULAR_SOLVE, tuple(_lift_batch(a, b, rank) for a, b in zip(args, batched)), attrs)
+
+
+for _op in (MATRIX_INVERSE, MATRIX_DETERMINANT, LOG_MATRIX_DETERMINANT, CHOLESKY, QR, SVD, SELF_ADJOINT_EIG,
+            MATRIX_DIAG, MATRIX_DIAG_PART, MATRIX_BAND_PART):
+    _op.batch = _rule_as_is(_op)
+for _op in (MATRIX_SET_DIAG, MATRIX_SOLVE):
+    _op.batch = _rule_materialized(_op)
+MATRIX_TRIANGULAR_SOLVE.batch = _triangular_solve_rule
 
 
 # ----------------------------------------------------------------------------
