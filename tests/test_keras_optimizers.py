@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -403,15 +404,14 @@ def test_training_step_under_tf_function_equals_eager(make):
     np.testing.assert_allclose(results[1], results[0], rtol=1e-6)
 
 
-def test_sparse_step_on_a_large_table_costs_only_its_rows():
-    v = tf.Variable(np.zeros((200000, 64), np.float32))
-    g = tf.IndexedSlices(tf.ones((32, 64)), tf.constant(np.arange(32) * 5), tf.constant([200000, 64]))
+def test_sparse_step_on_a_large_table_updates_rows_in_place():
+    v = tf.Variable(np.zeros((50000, 16), np.float32))
+    g = tf.IndexedSlices(tf.ones((32, 16)), tf.constant(np.arange(32) * 5), tf.constant([50000, 16]))
     opt = K.Adagrad(0.1)
     opt.apply_gradients([(g, v)])
-    t0 = time.perf_counter()
-    for _ in range(20):
-        opt.apply_gradients([(g, v)])
-    assert (time.perf_counter() - t0) / 20 < 0.004  # a dense copy of the table alone takes longer
+    table = weakref.ref(v._value)  # (a weak reference does not count as a reader)
+    opt.apply_gradients([(g, v)])
+    assert table() is v._value  # no copy of the table: only the gradient's rows were written
     read = v.value()  # a live read: the next step must not change it
     before = read.numpy()[0].copy()
     opt.apply_gradients([(g, v)])
