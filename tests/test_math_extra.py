@@ -308,3 +308,22 @@ def test_integer_inputs_follow_tf_casting_rules():
     assert int(tf.math.segment_sum(tf.constant([1, 2, 4]), [0, 0, 1])[0]) == 3
     with pytest.raises(tf.errors.InvalidArgumentError, match="Atan2"):
         tf.math.atan2(tf.constant([1]), tf.constant([0]))
+
+
+def test_bincount_per_row_and_binary_output_match_tf():
+    a = tf.constant([[1, 1, 3], [0, 2, 2]])
+    np.testing.assert_array_equal(tf.math.bincount(a, axis=-1).numpy(), [[0, 2, 0, 1], [1, 0, 2, 0]])
+    np.testing.assert_array_equal(tf.math.bincount(a, axis=-1, binary_output=True).numpy(),
+                                  [[0, 1, 0, 1], [1, 0, 1, 0]])
+    np.testing.assert_array_equal(tf.math.bincount(a, binary_output=True).numpy(), [1, 1, 1, 1])
+    out = tf.math.bincount(a, axis=-1, weights=tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+    assert out.dtype == tf.float32
+    np.testing.assert_array_equal(out.numpy(), [[0, 3, 0, 3], [4, 0, 11, 0]])
+    np.testing.assert_array_equal(tf.math.bincount(a, axis=-1, minlength=6, maxlength=3).numpy(),
+                                  [[0, 2, 0], [1, 0, 2]])
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        tf.math.bincount(a, weights=tf.ones((2, 3)), binary_output=True)
+    with pytest.raises(ValueError, match="axis=1"):
+        tf.math.bincount(a, axis=1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="at most rank 2"):
+        tf.math.bincount(tf.constant([[[1]]]), axis=-1)

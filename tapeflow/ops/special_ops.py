@@ -734,8 +734,8 @@ def unsorted_segment_min(data: Any, segment_ids: Any, num_segments: Any, name: s
 # bincount and polyval
 # ----------------------------------------------------------------------------
 
-def _bincount_kernel(arr, weights, minlength, maxlength, dtype):
-    a = np.asarray(arr).reshape(-1)
+def _bincount_kernel(arr, weights, minlength, maxlength, dtype, per_row, binary_output):
+    a = np.asarray(arr)
     if a.size and a.min() < 0:
         raise InvalidArgumentError(None, None, f"Input arr must be non-negative! Got {int(a.min())} "
                                    "[Op:DenseBincount]")
@@ -744,15 +744,24 @@ def _bincount_kernel(arr, weights, minlength, maxlength, dtype):
         size = max(size, minlength)
     if maxlength is not None:
         size = min(size, maxlength)
-    keep = a < size
-    w = None if weights.size == 0 else np.asarray(weights).reshape(-1)[keep]
-    out = np.bincount(a[keep], weights=w, minlength=size)[:size]
-    return out.astype(dtype if weights.size == 0 else weights.dtype)
+    out_dtype = dtype if weights.size == 0 else weights.dtype
+    rows = a.reshape(a.shape[0] if per_row else 1, -1)
+    w_rows = None if weights.size == 0 else np.asarray(weights).reshape(rows.shape)
+    out = np.zeros((rows.shape[0], size), dtype=np.float64 if w_rows is not None else np.int64)
+    for r in range(rows.shape[0]):
+        keep = rows[r] < size
+        w = None if w_rows is None else w_rows[r][keep]
+        out[r] = np.bincount(rows[r][keep], weights=w, minlength=size)[:size]
+    if binary_output:
+        out = (out > 0).astype(out.dtype)
+    out = out.astype(out_dtype)
+    return out if per_row else out[0]
 
 
 BINCOUNT = defop("DenseBincount", _bincount_kernel,
-                 shape=lambda specs, minlength, maxlength, dtype: [((None,), dtype if specs[1][0] == (0,)
-                                                                    else specs[1][1])])
+                 shape=lambda specs, minlength, maxlength, dtype, per_row, binary_output: [
+                     ((specs[0][0][0] if specs[0][0] else None, None) if per_row else (None,),
+                      dtype if specs[1][0] == (0,) else specs[1][1])])
 NotDifferentiable("DenseBincount")
 
 
@@ -760,13 +769,18 @@ def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: An
              dtype: Any = dtypes.int32, name: str | None = None, axis: Any = None,
              binary_output: bool = False) -> Tensor:
     """Counts occurrences of each value of the non-negative int ``arr``
-    (summing ``weights`` instead, if given)."""
+    (summing ``weights`` instead, if given); ``axis=-1`` counts each row of a
+    2-D ``arr`` separately; ``binary_output`` marks presence (0/1)."""
     a = t(arr)
     if a._value.dtype.kind not in "iu":
         a = m.cast(a, dtypes.int32)  # TF converts arr to int32
-    if axis not in (None, 0) or binary_output:
-        raise NotImplementedError("tf.math.bincount with axis=-1 or binary_output=True is not implemented in "
-                                  "tapeflow yet.")
+    if axis not in (None, 0, -1):
+        raise ValueError(f"Unsupported value for argument axis={axis}. Only 0 and -1 are currently supported.")
+    if binary_output and weights is not None:
+        raise ValueError("Arguments `binary_output` and `weights` are mutually exclusive. Please specify only one.")
+    per_row = axis == -1
+    if per_row and len(a._shape_tuple()) > 2:
+        raise _err("DenseBincount", f"Shape must be at most rank 2 but is rank {len(a._shape_tuple())}")
     if weights is None:
         w = convert_to_tensor(np.zeros((0,), dtype=dtypes.as_dtype(dtype)._np))
     else:
@@ -776,7 +790,9 @@ def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: An
                        f"{list(a._shape_tuple())}")
     mn = None if minlength is None else _num_segments(minlength)
     mx = None if maxlength is None else _num_segments(maxlength)
-    return execute(BINCOUNT, (a, w), {"minlength": mn, "maxlength": mx, "dtype": dtypes.as_dtype(dtype)._np})
+    return execute(BINCOUNT, (a, w), {"minlength": mn, "maxlength": mx, "dtype": dtypes.as_dtype(dtype)._np,
+                                      "per_row": per_row and len(a._shape_tuple()) == 2,
+                                      "binary_output": bool(binary_output)})
 
 
 def polyval(coeffs: Any, x: Any, name: str | None = None) -> Tensor:
