@@ -248,7 +248,7 @@ class Registry:
 
         orig_gradient = saved[(GradientTape, "gradient")]
 
-        def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+        def gradient(self, target, sources, *args, **kwargs):
             from tapeflow.debugging import explain, tape_info
 
             tp = self._tape
@@ -257,11 +257,12 @@ class Registry:
                 snap = explain.Snapshot(tp, list(tp.records), user_site(2))
                 if self._persistent:
                     tape_info.check_growth(reg, self, len(tp.records))
-            result = orig_gradient(self, target, sources, output_gradients, unconnected_gradients)
+            result = orig_gradient(self, target, sources, *args, **kwargs)
             if snap is not None and not self._persistent:
                 reg.snapshots[self] = snap
             if reg.strict:
-                explain.enforce_strict(self, snap, target, sources, result, unconnected_gradients)
+                unconnected = kwargs.get("unconnected_gradients", args[1] if len(args) > 1 else "none")
+                explain.enforce_strict(self, snap, target, sources, result, unconnected)
             return result
 
         gradient.__doc__ = orig_gradient.__doc__

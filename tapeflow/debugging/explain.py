@@ -149,8 +149,8 @@ def explain_gradient(tape: Any, target: Any, sources: Any) -> GradientExplanatio
     ...     y = x * x
     >>> print(tf.debugging.explain_gradient(tape, y, x))  # doctest: +SKIP
     Gradient explanation: 1 of 1 source(s) get None.
-    sources[0]: gradient is None [not_watched]
-      the tensor was never watched by this tape ...
+    source (float32[]): gradient is None [not_watched]
+      the tensor was never watched by this tape (created at ...)
     """
     from tapeflow.eager.backprop import GradientTape
 
@@ -182,9 +182,16 @@ def _label(s: Any, i: int, n: int) -> str:
 
 
 def _explain(gtape, tp, records, target, sources, notes) -> GradientExplanation:
+    from tapeflow.framework.tensor import Tensor
+    from tapeflow.framework.variables import Variable
+
     reg = REGISTRY
     flat_sources = nest.flatten(sources)
-    flat_targets = [t for t in nest.flatten(target) if t is not None]
+    for s in flat_sources:
+        if not isinstance(s, (Tensor, Variable)):
+            raise TypeError(f"explain_gradient() sources must be tf.Tensor or tf.Variable objects (or nested "
+                            f"structures of them), got {type(s).__name__}: {s!r}")
+    flat_targets = [t for t in nest.flatten(target) if isinstance(t, (Tensor, Variable))]
     n = len(flat_sources)
     out = []
     for i, s in enumerate(flat_sources):
