@@ -309,3 +309,23 @@ def test_inside_tf_function_tapes_use_the_custom_gradient():
         warnings.simplefilter("ignore", RuntimeWarning)
         out = h(tf.constant([1.0, 2.0]))
     np.testing.assert_array_equal(out.numpy(), [100.0, 100.0])
+
+
+def test_decorated_method_binds_self():
+    class Layer:
+        scale = 3.0
+
+        @tf.custom_gradient
+        def call(self, x):
+            def grad(dy):
+                return dy * self.scale * 10.0
+
+            return x * self.scale, grad
+
+    layer = Layer()
+    x = tf.constant(2.0)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = layer.call(x)
+    assert y.numpy() == 6.0 and t.gradient(y, x).numpy() == 30.0
+    assert Layer.call.__name__ == "call"

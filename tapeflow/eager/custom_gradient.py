@@ -87,19 +87,33 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     """
     if f is None:
         return custom_gradient
+    return _CustomGradientFunction(f)
 
-    @functools.wraps(f)
-    def decorated(*args: Any, **kwargs: Any) -> Any:
-        return _eager_custom_gradient(f, args, kwargs)
 
-    return decorated
+class _CustomGradientFunction:
+    """The decorated function; as a method it binds ``self`` first, so the
+    instance is not one of the differentiated arguments (as TF)."""
+
+    def __init__(self, f: Callable, instance: Any = None) -> None:
+        functools.update_wrapper(self, f)
+        self._f = f
+        self._instance = instance
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        f = self._f if self._instance is None else functools.partial(self._f, self._instance)
+        return _eager_custom_gradient(f, args, kwargs, _name(self._f))
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        return _CustomGradientFunction(self._f, instance)
 
 
 def _name(f: Callable) -> str:
     return getattr(f, "__name__", type(f).__name__)
 
 
-def _eager_custom_gradient(f: Callable, args: tuple, kwargs: dict) -> Any:
+def _eager_custom_gradient(f: Callable, args: tuple, kwargs: dict, name: str) -> Any:
     from tapeflow.framework.variables import Variable
     from tapeflow.ops import array_ops
 
@@ -108,12 +122,12 @@ def _eager_custom_gradient(f: Callable, args: tuple, kwargs: dict) -> Any:
     graph = state.graph
     if isinstance(graph, BatchInterpreter):
         graph = None  # a vectorized backward pass is eager underneath
-    if graph is not None and not hasattr(graph, "record_custom_gradient") and _name(f) not in _graph_warned:
+    if graph is not None and not hasattr(graph, "record_custom_gradient") and name not in _graph_warned:
         # Tapes inside the traced function record the custom op below; the
         # graph's own symbolic gradients would need a hook from the graph.
-        _graph_warned.add(_name(f))
+        _graph_warned.add(name)
         warnings.warn(
-            f"@tf.custom_gradient function '{_name(f)}' traced by tf.function: GradientTapes inside the "
+            f"@tf.custom_gradient function '{name}' traced by tf.function: GradientTapes inside the "
             "function use its custom gradient, but gradients through the function's call op (or "
             "tf.gradients) differentiate its forward ops, because this graph has no record_custom_gradient "
             "hook yet.", RuntimeWarning, stacklevel=3)
@@ -121,7 +135,7 @@ def _eager_custom_gradient(f: Callable, args: tuple, kwargs: dict) -> Any:
         out = f(*args, **kwargs)
     if not isinstance(out, (tuple, list)) or len(out) != 2 or not callable(out[1]):
         raise TypeError(
-            f"@tf.custom_gradient function '{_name(f)}' must return a pair (outputs, grad_fn), got {type(out).__name__}"
+            f"@tf.custom_gradient function '{name}' must return a pair (outputs, grad_fn), got {type(out).__name__}"
         )
     result, grad_fn = out
     flat_args = nest.flatten(args)
@@ -136,7 +150,6 @@ def _eager_custom_gradient(f: Callable, args: tuple, kwargs: dict) -> Any:
     input_tensors = [a.value() if isinstance(a, Variable) else convert_to_tensor(a) for a in flat_args]
     input_tensors += [v.value() for v in variables]
     arg_count = len(flat_args)
-    name = _name(f)
 
     def actual_grad_fn(op: OpRecord, *result_grads: Any) -> list:
         if variables:
