@@ -234,3 +234,17 @@ def test_retrace_dtype_change_is_named():
     old = (tuple, (tuple, ("T", (2,), np.dtype("float32")), ("P", 2)), ("D",))
     new = (tuple, (tuple, ("T", (2,), np.dtype("float64")), ("P", 2)), ("D",))
     assert explain_retrace(f, new, [old]) == "argument 'x': dtype float32 -> float64"
+
+
+def test_debug_modes_do_not_disturb_tracing_and_running_functions():
+    tf.debugging.set_source_tracking(True)
+    tf.debugging.enable_check_numerics()
+    f = _traced()
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x, 2)
+    expected = 2 * np.sum(np.tanh(np.array([2.0, 4.0], np.float32)))
+    assert float(y) == pytest.approx(expected, rel=1e-6)
+    g = tape.gradient(y, x).numpy()
+    assert np.allclose(g, 2 * 2 * (1 - np.tanh([2.0, 4.0]) ** 2), rtol=1e-3)  # float32 1 - tanh^2
