@@ -6,12 +6,13 @@
 
 from tapeflow.ops.array_ops import eye  # noqa: F401
 from tapeflow.ops.linalg_ops import (  # noqa: F401
-    adjoint, band_part, cholesky, cholesky_solve, det, diag, diag_part, eigh, eigvalsh, global_norm, inv, logdet,
-    lstsq, matrix_transpose, matvec, norm, normalize, pinv, qr, set_diag, slogdet, solve, svd, trace, triangular_solve,
+    adjoint, band_part, cholesky, cholesky_solve, cross, det, diag, diag_part, eigh, eigvalsh, global_norm, inv, logdet,
+    lstsq, matrix_rank, matrix_transpose, matvec, norm, normalize, pinv, qr, set_diag, slogdet, solve, svd, trace,
+    triangular_solve,
 )
 from tapeflow.ops.math_ops import matmul  # noqa: F401
 
-_FROM_TOP_LEVEL = ("einsum", "tensordot", "cross", "l2_normalize")
+_FROM_TOP_LEVEL = ("einsum", "tensordot", "l2_normalize")
 
 
 def __getattr__(name: str):

@@ -467,3 +467,17 @@ def test_vectorized_jacobians_need_no_per_row_loop():
                 assert (vec is None) == (loop is None)
                 if vec is not None:
                     close(vec, loop, 1e-10)
+
+
+def test_cross_and_matrix_rank_match_tf():
+    from tapeflow.framework.errors import FailedPreconditionError
+
+    close(tf.linalg.cross(tf.constant([1.0, 0, 0]), tf.constant([0.0, 1, 0])), [0.0, 0.0, 1.0])
+    with pytest.raises(FailedPreconditionError, match="only defined for 3-element vectors"):
+        tf.linalg.cross(tf.ones(2), tf.ones(2))
+    with pytest.raises(InvalidArgumentError, match=r"Both inputs must be of same shape: \[2,3\] vs. \[3\]"):
+        tf.linalg.cross(tf.ones((2, 3)), tf.ones(3))
+    rank = tf.linalg.matrix_rank(tf.constant([[1.0, 2.0], [2.0, 4.0]]))
+    assert rank.dtype == tf.int32 and rank.numpy() == 1
+    batch = tf.constant(np.stack([np.eye(3), np.diag([1.0, 1.0, 0.0])]))
+    assert tf.linalg.matrix_rank(batch).numpy().tolist() == [3, 2]

@@ -928,6 +928,43 @@ def pinv(a: Any, rcond: Any = None, validate_args: bool = False, name: str | Non
     return math_ops.matmul(math_ops.multiply(v, array_ops.expand_dims(s_inv, -2)), u, transpose_b=True)
 
 
+def matrix_rank(a: Any, tol: Any = None, validate_args: bool = False, name: str | None = None) -> Tensor:
+    """Number of singular values above ``tol`` (default ``eps * max(rows, cols) * max(s)``), as int32."""
+    x = _float_input(a, "matrix_rank")
+    sh = _check_matrix(x, "matrix_rank", square=False)
+    s = svd(x, compute_uv=False)
+    if tol is None:
+        if sh[-2] is None or sh[-1] is None:
+            raise NotImplementedError("tf.linalg.matrix_rank with tol=None needs known matrix dimensions")
+        eps = float(np.finfo(x._value.dtype).eps)
+        tol = math_ops.multiply(math_ops.reduce_max(s, axis=-1, keepdims=True), eps * max(sh[-2], sh[-1]))
+    return math_ops.reduce_sum(math_ops.cast(math_ops.greater(s, tol), dtypes.int32), axis=-1)
+
+
+CROSS = defop("Cross", lambda a, b: np.cross(a, b), shape=lambda specs: [specs[0]])
+CROSS.batch = _rule_materialized(CROSS)
+
+
+@defgrad("Cross", inputs=True)
+def _cross_grad(op, g):
+    a, b = op.inputs
+    return cross(b, g), cross(g, a)
+
+
+def cross(a: Any, b: Any, name: str | None = None) -> Tensor:
+    """Cross product of 3-vectors along the last axis (``tf.linalg.cross``); shapes must match."""
+    from tapeflow.framework.errors import FailedPreconditionError
+
+    x, y = _pair_any(a, b, "Cross")
+    sa, sb = x._shape_tuple(), y._shape_tuple()
+    if len(sa) != len(sb) or any(p is not None and q is not None and p != q for p, q in zip(sa, sb)):
+        raise _err("Cross", f"Both inputs must be of same shape: {_dims(sa)} vs. {_dims(sb)}")
+    if not sa or (sa[-1] is not None and sa[-1] != 3):
+        raise FailedPreconditionError(None, None, f"Cross-products are only defined for 3-element vectors, got "
+                                      f"shape {_dims(sa)} [Op:Cross]")
+    return execute(CROSS, (x, y))
+
+
 # ----------------------------------------------------------------------------
 # Norms and clipping
 # ----------------------------------------------------------------------------

@@ -87,4 +87,5 @@ SPECS = [
     OpSpec("Svd", lambda x: tf.linalg.svd(x, compute_uv=False), [Arg(value=_distinct)], name="values"),
     OpSpec("SelfAdjointEigV2", _eigh_loss, [Arg(value=_distinct)]),
     OpSpec("SelfAdjointEigV2", lambda x: tf.linalg.eigvalsh(_sym(x)), [Arg(value=_distinct)], name="values"),
+    OpSpec("Cross", tf.linalg.cross, [Arg((2, 3)), Arg((2, 3))]),
 ]
