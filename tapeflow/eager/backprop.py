@@ -237,7 +237,13 @@ def op_gradients(rec: OpRecord, out_grads: list) -> list:
 def _prepare_out_grad(rec: OpRecord, i: int, g):
     """Zeros for an output without gradient; dense form of a sparse one."""
     if g is None:
-        return zeros_for(rec.output_shapes[i], rec.output_dtypes[i])
+        shape = rec.output_shapes[i]
+        if (shape is None or None in shape) and rec.outputs is not None and rec.outputs[i] is not None:
+            # Graph mode, unknown dims: zeros shaped like the output at run time.
+            from tapeflow.ops import array_ops
+
+            return array_ops.zeros_like(rec.outputs[i])
+        return zeros_for(shape, rec.output_dtypes[i])
     if isinstance(g, IndexedSlices) and rec.type not in _PASS_SPARSE:
         return convert_to_tensor(g)
     return g
