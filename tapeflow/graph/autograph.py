@@ -23,6 +23,7 @@ import functools
 import inspect
 import textwrap
 import types
+import weakref
 from typing import Any
 from collections.abc import Callable
 
@@ -33,7 +34,8 @@ from tapeflow.graph.graph import SymbolicTensor
 
 __all__ = ["convert", "convert_if_needed", "to_graph", "do_not_convert", "Undefined"]
 
-_CONVERTED: dict = {}
+# fn -> converted fn; by identity (closures differ between function objects).
+_CONVERTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class Undefined:
@@ -583,9 +585,8 @@ def convert(fn: Callable) -> Callable:
         return types.MethodType(conv, fn.__self__) if conv is not fn.__func__ else fn
     if not isinstance(fn, types.FunctionType) or getattr(fn, "__ag_do_not_convert__", False):
         return fn
-    cached = _CONVERTED.get(fn.__code__)
-    if cached is not None and cached[1] == fn.__closure__ and cached[2] is fn.__globals__:
-        return cached[0]
+    if fn in _CONVERTED:
+        return _CONVERTED[fn] or fn
     try:
         source = textwrap.dedent(inspect.getsource(fn))
         tree = ast.parse(source)
@@ -593,7 +594,7 @@ def convert(fn: Callable) -> Callable:
     except (OSError, TypeError, SyntaxError, IndentationError):
         return fn
     if not tree.body or not isinstance(tree.body[0], ast.FunctionDef) or not _has_control_flow(tree):
-        _CONVERTED[fn.__code__] = (fn, fn.__closure__, fn.__globals__)
+        _CONVERTED[fn] = None
         return fn
     fdef = tree.body[0]
     fdef.decorator_list = []
@@ -614,7 +615,8 @@ def convert(fn: Callable) -> Callable:
     new.__defaults__ = fn.__defaults__
     new.__kwdefaults__ = fn.__kwdefaults__
     functools.update_wrapper(new, fn)
-    _CONVERTED[fn.__code__] = (new, fn.__closure__, fn.__globals__)
+    del new.__wrapped__  # the cache's value must not keep its key alive
+    _CONVERTED[fn] = new
     return new
 
 

@@ -259,20 +259,6 @@ def switch_case(branch_index: Any, branch_fns: Any, default: Callable | None = N
 # While
 # -----------------------------------------------------------------------------
 
-class _History:
-    """The per-iteration loop values a While op saves for its gradient
-    (held in a 0-d object tensor)."""
-
-    __slots__ = ("steps",)
-    dtype = np.dtype(object)
-    shape = ()
-    ndim = 0
-    size = 1
-
-    def __init__(self, steps: list) -> None:
-        self.steps = steps
-
-
 def _while_kernel(*arrays, cond_fn, body_fn, n_vars, max_iter):
     vals = tuple(arrays[:n_vars])
     caps = tuple(arrays[n_vars:])
@@ -282,81 +268,113 @@ def _while_kernel(*arrays, cond_fn, body_fn, n_vars, max_iter):
         steps.append(vals)
         vals = tuple(body_fn.run(vals + caps, False))
         i += 1
-    return vals + (_History(steps),)
+    # Each loop variable's value at the start of every iteration, stacked:
+    # the backward pass replays them in reverse.
+    history = []
+    for j in range(n_vars):
+        if steps:
+            try:
+                history.append(np.stack([np.asarray(s[j]) for s in steps]))
+            except ValueError:  # the shape changed across iterations: no history
+                history.append(np.zeros((0,) + np.shape(arrays[j]), np.asarray(arrays[j]).dtype))
+        else:
+            history.append(np.zeros((0,) + np.shape(arrays[j]), np.asarray(arrays[j]).dtype))
+    return vals + tuple(history)
 
 
 def _while_shape(specs, cond_fn, body_fn, n_vars, max_iter):
-    return [(p._value.shape, p._value.dtype) for p in body_fn.inputs[:n_vars]] + [((), np.dtype(object))]
+    out = [(p._value.shape, p._value.dtype) for p in body_fn.inputs[:n_vars]]
+    hist = [(None if s is None else (None,) + tuple(s), d) for s, d in out]
+    return out + hist
 
 
-WHILE = defop("While", _while_kernel, shape=_while_shape, num_outputs=lambda attrs: attrs["n_vars"] + 1)
+WHILE = defop("While", _while_kernel, shape=_while_shape, num_outputs=lambda attrs: 2 * attrs["n_vars"])
 WHILE.extra["stateful"] = lambda attrs: _stateful([attrs["cond_fn"], attrs["body_fn"]])
 
 
-def _while_grad_kernel(history, *arrays, grad_fn, n_vars, n_caps, float_vars, float_caps):
-    caps = tuple(arrays[:n_caps])
-    g = list(arrays[n_caps:])
-    fv = [i for i, f in enumerate(float_vars) if f]
-    fc = [i for i, f in enumerate(float_caps) if f]
-    gcaps = [np.zeros_like(caps[i]) for i in fc]
-    gvars = [g[i] for i in fv]
-    for vals in reversed(history.steps):
-        out = grad_fn.run(tuple(vals) + caps + tuple(g), False)
-        gvars = list(out[: len(fv)])
-        for k, x in enumerate(out[len(fv):]):
-            gcaps[k] = gcaps[k] + x
-        g = list(g)
-        for k, i in enumerate(fv):
-            g[i] = gvars[k]
-    return tuple(np.asarray(g[i]) for i in fv) + tuple(gcaps)
+# How many iterations a While op saved (the first dim of a history output,
+# unknown while tracing).
+HISTORY_LENGTH = defop("WhileHistoryLength", lambda h: np.int32(np.shape(h)[0]),
+                       shape=lambda specs: [((), np.dtype(np.int32))])
+NotDifferentiable("WhileHistoryLength")
 
 
-def _while_grad_shape(specs, grad_fn, n_vars, n_caps, float_vars, float_caps):
-    caps = specs[1:1 + n_caps]
-    gs = specs[1 + n_caps:]
-    return [gs[i] for i, f in enumerate(float_vars) if f] + [caps[i] for i, f in enumerate(float_caps) if f]
+def _row_shape(specs):
+    shape, dtype = specs[0]
+    return [(None if shape is None else tuple(shape[1:]), dtype)]
 
 
-WHILE_GRAD = defop("WhileGrad", _while_grad_kernel, shape=_while_grad_shape,
-                   num_outputs=lambda attrs: sum(attrs["float_vars"]) + sum(attrs["float_caps"]))
+# Row k of a history (and its gradient, a history of zeros but row k): dense
+# and shape-agnostic, so they work with the unknown iteration count.
+HISTORY_GET = defop("WhileHistoryGet", lambda h, k: h[int(k)], shape=_row_shape)
 
 
-def _unsupported_kernel(x, *grads):
-    if any(np.any(g) for g in grads):
-        raise NotImplementedError(
-            "Second-order gradients through tf.while_loop (the gradient of WhileGrad) are not implemented in "
-            "tapeflow yet; unroll the loop in Python, or use a fixed-iteration Python for loop."
-        )
-    return np.zeros_like(x)
+def _put_kernel(h, k, g):
+    out = np.zeros_like(h)
+    out[int(k)] = g
+    return out
 
 
-# The gradient of WhileGrad: zeros, valid only while no gradient flows into it
-# (checked when it runs); a real second order through loops is not built yet.
-WHILE_GRAD_GRAD = defop("WhileGradGradUnsupported", _unsupported_kernel, shape=lambda specs: [specs[0]])
-NotDifferentiable("WhileGradGradUnsupported")
+HISTORY_PUT = defop("WhileHistoryPut", _put_kernel, shape=lambda specs: [specs[0]])
 
 
-@defgrad("WhileGrad", inputs=True)
-def _while_grad_grad(op, *grads):
-    return [None] + [execute(WHILE_GRAD_GRAD, (x, *grads)) if x._value.dtype.kind in "fc" else None
-                     for x in op.inputs[1:]]
+@defgrad("WhileHistoryGet", inputs=True)
+def _history_get_grad(op, g):
+    h, k = op.inputs
+    return execute(HISTORY_PUT, (h, k, g)), None
+
+
+@defgrad("WhileHistoryPut", inputs=True)
+def _history_put_grad(op, g):
+    _, k, _ = op.inputs
+    return None, None, execute(HISTORY_GET, (g, k))
 
 
 @defgrad("While", inputs=True, outputs=True)
 def _while_grad(op, *grads):
+    """Replays the saved iterations in reverse with another while loop over
+    the body's gradient function; higher orders recurse through it."""
+    from tapeflow.ops import array_ops, math_ops
+    from tapeflow.ops.functional_ops import call_function
+
     n = op.get_attr("n_vars")
     body = op.get_attr("body_fn")
     caps = list(op.inputs[n:])
+    hists = list(op.outputs[n:2 * n])
     float_vars = [x._value.dtype.kind in "fc" for x in op.inputs[:n]]
     float_caps = [x._value.dtype.kind in "fc" for x in caps]
+    fv = [j for j, f in enumerate(float_vars) if f]
+    fc = [j for j, f in enumerate(float_caps) if f]
+    if not fv and not fc:
+        return [None] * len(op.inputs)
     grad_fn = _cached_grad_graph(body, float_vars + float_caps)
-    # The body grad takes (vars, caps, grads of *all* vars); keep non-float grads as zeros.
-    res = execute(WHILE_GRAD, (op.outputs[n], *caps, *grads[:n]),
-                  {"grad_fn": grad_fn, "n_vars": n, "n_caps": len(caps), "float_vars": float_vars,
-                   "float_caps": float_caps})
-    res = res if isinstance(res, list) else [res]
-    it = iter(res)
-    out = [next(it) if f else None for f in float_vars]
+    g_final = [convert_to_tensor(g) for g in grads[:n]]
+    g_hist = [convert_to_tensor(g) for g in grads[n:2 * n]]
+    steps = execute(HISTORY_LENGTH, (hists[0],))
+    if any(x._value.ndim is not None and x._value.ndim and x._shape_tuple()[1:] != v._shape_tuple()
+           for x, v in zip(hists, op.inputs[:n]) if None not in (x._shape_tuple() or (None,))[1:]):
+        raise NotImplementedError("Gradients of tf.while_loop loop variables whose shape changes across "
+                                  "iterations are not supported yet.")
+
+    def loop_cond(k, *state):
+        return math_ops.greater_equal(k, 0)
+
+    def loop_body(k, *state):
+        g = list(state[:n])
+        gc = list(state[n:])
+        vals = [execute(HISTORY_GET, (h, k)) for h in hists]
+        out = call_function(grad_fn, vals + caps + g)
+        new_g = list(g)
+        for idx, j in enumerate(fv):
+            new_g[j] = math_ops.add(out[idx], execute(HISTORY_GET, (g_hist[j], k)))
+        new_gc = [math_ops.add(a, b) for a, b in zip(gc, out[len(fv):])]
+        return (math_ops.subtract(k, 1), *new_g, *new_gc)
+
+    init = (math_ops.subtract(steps, 1), *g_final, *[array_ops.zeros_like(caps[j]) for j in fc])
+    res = while_loop(loop_cond, loop_body, init)
+    res = list(res)
+    out = [res[1 + j] if f else None for j, f in enumerate(float_vars)]
+    it = iter(res[1 + n:])
     out += [next(it) if f else None for f in float_caps]
     return out
 
