@@ -37,6 +37,11 @@ CONFIGS = {
     "nadam": lambda: K.Nadam(learning_rate=0.01),
     "sgd_expdecay": lambda: K.SGD(learning_rate=S.ExponentialDecay(0.1, 2, 0.5, staircase=True)),
     "adam_cosine": lambda: K.Adam(learning_rate=S.CosineDecay(0.01, 4)),
+    "lion": lambda: K.Lion(learning_rate=0.01),
+    "lamb": lambda: K.Lamb(learning_rate=0.01),
+    "ftrl": lambda: K.Ftrl(learning_rate=0.1),
+    "ftrl_reg": lambda: K.Ftrl(learning_rate=0.1, l1_regularization_strength=0.01, l2_regularization_strength=0.02,
+                               l2_shrinkage_regularization_strength=0.01, beta=0.1),
 }
 
 # Variables after 5 steps in TF 2.21 (w1 = [1, 2, 3], w2 = [[-1]], float32).
@@ -60,6 +65,10 @@ TF_AFTER_5_STEPS = {
     'nadam': [[0.9519058465957642, 2.039597988128662, 2.9899020195007324], [[-1.0271837711334229]]],
     'sgd_expdecay': [[0.9225000739097595, 2.065000057220459, 2.992500066757202], [[-1.0920833349227905]]],
     'adam_cosine': [[0.9755657911300659, 2.0249993801116943, 2.988847494125366], [[-1.0235248804092407]]],
+    'lion': [[0.9500000476837158, 2.049999952316284, 2.990000009536743], [[-1.0499999523162842]]],
+    'lamb': [[0.8756835460662842, 2.12829327583313, 2.9669647216796875], [[-1.051010012626648]]],
+    'ftrl': [[-0.22175367176532745, 0.5286624431610107, 0.7659021019935608], [[-0.6471993327140808]]],
+    'ftrl_reg': [[-0.19020739197731018, 0.40533679723739624, 0.5978145599365234], [[-0.542212963104248]]],
 }
 TF_ADAM_FLOAT64 = [0.7000044020509483, -2.1572663764662527]
 TF_SGD_LOSS = [0.3240000009536743, -0.3040000796318054]

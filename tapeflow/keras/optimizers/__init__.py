@@ -14,17 +14,22 @@ from tapeflow.keras.optimizers.adadelta import Adadelta
 from tapeflow.keras.optimizers.adagrad import Adagrad
 from tapeflow.keras.optimizers.adam import Adam, AdamW
 from tapeflow.keras.optimizers.adamax import Adamax
+from tapeflow.keras.optimizers.ftrl import Ftrl
+from tapeflow.keras.optimizers.lamb import Lamb
+from tapeflow.keras.optimizers.lion import Lion
 from tapeflow.keras.optimizers.nadam import Nadam
 from tapeflow.keras.optimizers.optimizer import Optimizer
 from tapeflow.keras.optimizers.rmsprop import RMSprop
 from tapeflow.keras.optimizers.sgd import SGD
 
 __all__ = [
-    "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "schedules",
+    "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Lion", "Lamb", "Ftrl",
+    "schedules",
     "get", "serialize", "deserialize",
 ]
 
-_ALL = {c.__name__.lower(): c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam)}
+_ALL = {c.__name__.lower(): c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Lion, Lamb,
+                                        Ftrl)}
 
 
 def serialize(optimizer: Optimizer) -> dict:

@@ -105,6 +105,8 @@ class _ArrayOps:
         # A Python number converted straight to ``dtype`` (convert_to_tensor).
         return np.asarray(x, dtype=dtype.as_numpy_dtype)
 
+    sign = staticmethod(np.sign)
+
     @staticmethod
     def pow(x: Any, y: Any):
         return np.power(x, y)
@@ -178,6 +180,12 @@ class _TensorOps:
         from tapeflow.ops import math_ops
 
         return math_ops.pow(x, y)
+
+    @staticmethod
+    def sign(x):
+        from tapeflow.ops import math_ops
+
+        return math_ops.sign(x)
 
     @staticmethod
     def sum_squares(x):
