@@ -124,7 +124,7 @@ def bench_mlp(batch: int) -> dict:
 
 
 def chain_numpy(x, n=1000):
-    for i in range(n // 2):
+    for _ in range(n // 2):
         x = np.sin(x)
         x = x * np.float64(1.01)
     return x

@@ -50,6 +50,7 @@ from tapeflow.eager.custom_gradient import custom_gradient, recompute_grad  # no
 from tapeflow.graph.function import TensorSpec, function, print_ as print  # noqa: E402, A004
 from tapeflow.graph.gradients import gradients, hessians  # noqa: E402
 from tapeflow.graph.control_flow import cond, switch_case, while_loop  # noqa: E402
+from tapeflow.graph import autograph  # noqa: E402
 
 # tf.linalg norms and clipping at the top level (linalg/random helper).
 from tapeflow.ops.linalg_ops import (  # noqa: E402

@@ -649,3 +649,7 @@ def do_not_convert(func: Callable | None = None):
         return f
 
     return mark(func) if func is not None else mark
+
+
+# tf.autograph.experimental.*
+experimental = types.SimpleNamespace(do_not_convert=do_not_convert)

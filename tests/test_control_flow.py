@@ -1,0 +1,192 @@
+"""tf.cond, tf.switch_case, tf.while_loop: eager Python, graph ops, gradients."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+
+def test_cond_eager_runs_one_branch():
+    calls = []
+
+    def t():
+        calls.append("t")
+        return tf.constant(1.0)
+
+    def f():
+        calls.append("f")
+        return tf.constant(2.0)
+
+    assert tf.cond(tf.constant(True), t, f).numpy() == 1.0
+    assert calls == ["t"]
+
+
+def test_cond_in_function_is_an_if_op_with_both_branches():
+    @tf.function
+    def f(x):
+        return tf.cond(x > 0, lambda: x * x, lambda: -x)
+
+    assert f(tf.constant(3.0)).numpy() == 9.0
+    assert f(tf.constant(-2.0)).numpy() == 2.0
+    assert f.experimental_get_tracing_count() == 1
+    text = f.get_concrete_function(tf.TensorSpec([], tf.float32)).as_text()
+    assert "= If(" in text
+
+
+def test_cond_nested_structures():
+    @tf.function
+    def f(x):
+        return tf.cond(x > 0, lambda: {"a": x, "b": (x, 1.0)}, lambda: {"a": -x, "b": (x * 2, 2.0)})
+
+    out = f(tf.constant(-1.0))
+    assert out["a"].numpy() == 1.0 and out["b"][0].numpy() == -2.0 and out["b"][1].numpy() == 2.0
+
+
+def test_cond_branch_dtype_mismatch_raises():
+    @tf.function
+    def f(x):
+        return tf.cond(x > 0, lambda: x, lambda: tf.cast(x, tf.int32))
+
+    with pytest.raises(TypeError, match="same dtypes"):
+        f(tf.constant(1.0))
+
+
+def test_cond_gradients_both_ways():
+    @tf.function
+    def g(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = tf.cond(x > 0, lambda: x * x * x, lambda: -x)
+        return t.gradient(y, x)
+
+    assert g(tf.constant(2.0)).numpy() == 12.0
+    assert g(tf.constant(-2.0)).numpy() == -1.0
+
+    @tf.function
+    def f(x):
+        return tf.cond(x > 0, lambda: x * x * x, lambda: -x)
+
+    x = tf.constant(2.0)
+    with tf.GradientTape() as t2:
+        t2.watch(x)
+        with tf.GradientTape() as t1:
+            t1.watch(x)
+            y = f(x)
+        d1 = t1.gradient(y, x)
+    assert d1.numpy() == 12.0 and t2.gradient(d1, x).numpy() == 12.0
+
+
+def test_cond_variable_gradient_and_assign_in_branch():
+    v = tf.Variable(3.0)
+    counter = tf.Variable(0)
+
+    @tf.function
+    def f(x):
+        with tf.GradientTape() as t:
+            y = tf.cond(x > 0, lambda: v * x, lambda: v * v)
+        tf.cond(x > 0, lambda: counter.assign_add(1), lambda: counter.assign_add(10))
+        return t.gradient(y, v)
+
+    assert f(tf.constant(2.0)).numpy() == 2.0
+    assert f(tf.constant(-2.0)).numpy() == 6.0
+    assert counter.numpy() == 11
+
+
+def test_switch_case_eager_and_graph():
+    fns = [lambda: tf.constant(10), lambda: tf.constant(20), lambda: tf.constant(30)]
+    assert tf.switch_case(tf.constant(1), fns).numpy() == 20
+    assert tf.switch_case(tf.constant(9), fns).numpy() == 30  # out of range: last branch
+
+    @tf.function
+    def f(i, x):
+        return tf.switch_case(i, [lambda: x, lambda: x * 2.0], default=lambda: x * 3.0)
+
+    assert f(tf.constant(1), tf.constant(5.0)).numpy() == 10.0
+    assert f(tf.constant(-1), tf.constant(5.0)).numpy() == 15.0
+
+
+def test_while_loop_eager():
+    i, acc = tf.while_loop(lambda i, a: i < 4, lambda i, a: (i + 1, a * 2.0), [tf.constant(0), tf.constant(1.0)])
+    assert (i.numpy(), acc.numpy()) == (4, 16.0)
+    out = tf.while_loop(lambda i: i < 5, lambda i: i + 2, [tf.constant(0)])
+    assert isinstance(out, list) and out[0].numpy() == 6
+
+
+def test_while_loop_graph_maximum_iterations_and_structures():
+    @tf.function
+    def f(n):
+        def body(i, state):
+            return i + 1, {"s": state["s"] + tf.cast(i, tf.float32), "p": state["p"] * 2.0}
+
+        return tf.while_loop(lambda i, s: i < n, body, (tf.constant(0), {"s": tf.constant(0.0), "p": tf.constant(1.0)}),
+                             maximum_iterations=3)
+
+    i, st = f(tf.constant(10))
+    assert (i.numpy(), st["s"].numpy(), st["p"].numpy()) == (3, 3.0, 8.0)
+    i, st = f(tf.constant(2))
+    assert (i.numpy(), st["s"].numpy()) == (2, 1.0)
+
+
+def test_while_loop_shape_invariants():
+    @tf.function
+    def grow(x):
+        return tf.while_loop(lambda a: tf.reduce_sum(tf.ones_like(a)) < 4.0, lambda a: tf.concat([a, a], 0), [x])
+
+    with pytest.raises(ValueError, match="shape_invariants"):
+        grow(tf.constant([1.0]))
+
+    @tf.function
+    def grow2(x):
+        return tf.while_loop(lambda a: tf.reduce_sum(tf.ones_like(a)) < 4.0, lambda a: tf.concat([a, a], 0), [x],
+                             shape_invariants=[tf.TensorShape([None])])
+
+    np.testing.assert_array_equal(grow2(tf.constant([1.0]))[0].numpy(), [1.0, 1.0, 1.0, 1.0])
+
+
+def test_while_loop_gradients_first_second_and_variables():
+    @tf.function
+    def wg(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            _, y = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * x), [tf.constant(0), tf.constant(1.0)])
+        return y, t.gradient(y, x)
+
+    y, dy = wg(tf.constant(2.0))
+    assert (y.numpy(), dy.numpy()) == (8.0, 12.0)
+    x = tf.constant(2.0)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        d = wg(x)[1]
+    assert t.gradient(d, x).numpy() == 12.0  # d/dx 3x^2
+
+    v = tf.Variable(2.0)
+
+    @tf.function
+    def wv():
+        with tf.GradientTape() as t:
+            _, y = tf.while_loop(lambda i, a: i < 4, lambda i, a: (i + 1, a * v), [0, tf.constant(1.0)])
+        return t.gradient(y, v)
+
+    assert wv().numpy() == 32.0  # 4 v^3
+
+
+def test_while_loop_gradient_matches_unrolled():
+    @tf.function
+    def f(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            _, y = tf.while_loop(lambda i, a: i < 5, lambda i, a: (i + 1, tf.sin(a) * x + 0.1),
+                                 [tf.constant(0), x])
+            loss = tf.reduce_sum(y)
+        return t.gradient(loss, x)
+
+    x0 = tf.constant(np.array([0.3, -0.7, 1.1]))
+    with tf.GradientTape() as t:
+        t.watch(x0)
+        a = x0
+        for _ in range(5):
+            a = tf.sin(a) * x0 + 0.1
+        loss = tf.reduce_sum(a)
+    np.testing.assert_allclose(f(x0).numpy(), t.gradient(loss, x0).numpy(), rtol=1e-12)
