@@ -463,13 +463,9 @@ def reduce_euclidean_norm(input_tensor: Any, axis: Any = None, keepdims: bool = 
 
 def _descending_order(x: np.ndarray) -> np.ndarray:
     """Stable descending argsort on the last axis: ties keep the lower index."""
-    if x.dtype.kind == "u":
-        key = x.astype(np.float64) if x.dtype.itemsize >= 8 else x.astype(np.int64)
-        return np.argsort(-key, axis=-1, kind="stable")
-    if x.dtype.kind == "b":
-        return np.argsort(~x, axis=-1, kind="stable")
-    if x.dtype.kind == "i":
-        # -x overflows at the minimum; sort ascending on the reversed array instead.
+    if x.dtype.kind in "iub":
+        # -x overflows (or is meaningless) for integers: a stable ascending sort of
+        # the reversed row, reversed back, is descending with ties to the lower index.
         n = x.shape[-1]
         rev = np.argsort(x[..., ::-1], axis=-1, kind="stable")[..., ::-1]
         return (n - 1 - rev).astype(np.int64)
