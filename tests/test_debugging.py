@@ -449,3 +449,33 @@ def test_nonzero_gradient_stays_connected():
     report = tf.debugging.explain_gradient(tape, y, w)
     assert report.causes == [ex.CONNECTED]
     assert tape.gradient(y, w).numpy().tolist() == [1.0, 1.0]
+
+
+def test_custom_gradient_returning_none_is_named(tracking):
+    @tf.custom_gradient
+    def opaque(x):
+        def grad(dy):
+            return None
+
+        return x * 1.0, grad
+
+    w = tf.Variable(2.0)
+    with tf.GradientTape(persistent=True) as tape:
+        y = opaque(w) * 3.0
+    assert tape.gradient(y, w) is None
+    s = _one(tf.debugging.explain_gradient(tape, y, w))
+    assert s.cause == ex.RULE_RETURNED_NONE and s.is_none
+    assert "returned None" in s.summary
+
+
+def test_stop_gradient_inside_tf_function_is_traced_to_the_call(tracking):
+    @tf.function
+    def f(x):
+        return tf.stop_gradient(x) * 2.0
+
+    w = tf.Variable(2.0)
+    with tf.GradientTape(persistent=True) as tape:
+        y = f(w)
+    assert tape.gradient(y, w) is None
+    s = _one(tf.debugging.explain_gradient(tape, y, w))
+    assert s.is_none and s.cause in (ex.RULE_RETURNED_NONE, ex.STOP_GRADIENT)

@@ -21,6 +21,7 @@ from tapeflow.ops import registry as op_registry
 # Cause codes (stable strings: tests and tools match on them).
 CONNECTED = "connected"
 ZERO_GRADIENT = "zero_gradient"
+RULE_RETURNED_NONE = "gradient_rule_returned_none"
 NOT_WATCHED = "not_watched"
 NON_TRAINABLE_VARIABLE = "non_trainable_variable"
 INTEGER_SOURCE = "integer_source"
@@ -372,7 +373,7 @@ def _zero_analysis(tp, s, i, label, targets) -> SourceExplanation | None:
         backprop.debug_op_gradients = saved_wrapper
         state.debug_hook = saved_hook
         state.update_recording()
-    if g is None or not _is_zero(g):
+    if g is not None and not _is_zero(g):
         return None
     reach = {s._id}
     for rec in tp.records:
@@ -382,7 +383,15 @@ def _zero_analysis(tp, s, i, label, targets) -> SourceExplanation | None:
         if not any(o is not None and not _is_zero(o) for o in outs):
             continue
         on_path = [k for k, iid in enumerate(rec.input_ids) if iid in reach]
-        if on_path and all(ins[k] is None or _is_zero(ins[k]) for k in on_path):
+        if g is None and on_path and all(ins[k] is None for k in on_path):
+            return SourceExplanation(
+                i, label, RULE_RETURNED_NONE,
+                f"the tape connects the source to the target, but the gradient rule of {rec.type} returned None "
+                "for the input on the path (a tf.custom_gradient or RegisterGradient rule returning None, or a "
+                "tf.function whose graph cuts the path inside).",
+                op=rec.type, site=rec.source_info,
+                remedy="make that rule return a gradient for this input, or find the cut inside the function.")
+        if g is not None and on_path and all(ins[k] is None or _is_zero(ins[k]) for k in on_path):
             details = []
             for k, x in enumerate(rec.inputs or ()):
                 if x is not None:
@@ -394,6 +403,8 @@ def _zero_analysis(tp, s, i, label, targets) -> SourceExplanation | None:
                 "Maximum/Minimum, or a multiplication by zero).",
                 op=rec.type, site=rec.source_info, details=details,
                 remedy="check the inputs of that op at this point (dead units, saturation, a zero factor).")
+    if g is None:
+        return None
     return SourceExplanation(
         i, label, ZERO_GRADIENT, "the source is connected, but its gradient is exactly zero.")
 
