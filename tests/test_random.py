@@ -311,3 +311,14 @@ def test_shape_may_be_a_runtime_tensor_inside_tf_function():
     for out in f(tf.constant([2, 3])):
         assert out.shape == (2, 3)
     assert f(tf.constant([1, 4]))[0].shape == (1, 4)
+
+
+def test_categorical_rows_are_independent_and_zero_mass_is_never_drawn():
+    probs = np.array([[0.2, 0.3, 0.5], [0.0, 0.0, 1.0], [0.5, 0.0, 0.5], [0.0, 1.0, 0.0]])
+    with np.errstate(divide="ignore"):
+        logits = np.log(probs)
+    draws = tf.random.categorical(logits, 5000, seed=1).numpy()
+    for row, p in zip(draws, probs):
+        np.testing.assert_allclose(np.bincount(row, minlength=3) / 5000, p, atol=0.03)
+        assert (p[row] > 0).all()
+    assert tf.random.categorical(tf.zeros((2, 4)), 0).shape == (2, 0)

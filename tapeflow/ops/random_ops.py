@@ -374,11 +374,15 @@ def _categorical(gen: np.random.Generator, logits: np.ndarray, num_samples: int,
     p = np.exp(x)
     cdf = np.cumsum(p, axis=-1)
     cdf = cdf / cdf[:, -1:]
-    u = gen.random((x.shape[0], num_samples))
-    # Inverse CDF: the number of classes whose cumulative mass is <= u; a
-    # zero-probability class adds no width, so it is never drawn.
-    idx = np.sum(u[:, :, None] >= cdf[:, None, :], axis=-1)
-    return np.minimum(idx, x.shape[1] - 1).astype(dtype)
+    batch, classes = x.shape
+    u = gen.random((batch, num_samples))
+    # Inverse CDF: the number of classes whose cumulative mass is <= u (a
+    # zero-probability class adds no width, so it is never drawn). Row i is
+    # shifted into [i, i + 1] so one sorted search serves every row.
+    offset = np.arange(batch, dtype=np.float64)[:, None]
+    idx = np.searchsorted((cdf + offset).ravel(), (u + offset).ravel(), side="right").reshape(batch, num_samples)
+    idx = idx - (offset * classes).astype(np.int64)
+    return np.minimum(idx, classes - 1).astype(dtype)
 
 
 def _multinomial_shape(specs, num_samples, output_dtype, **attrs):
