@@ -37,6 +37,7 @@ CONFIGS = {
     "nadam": lambda: K.Nadam(learning_rate=0.01),
     "sgd_expdecay": lambda: K.SGD(learning_rate=S.ExponentialDecay(0.1, 2, 0.5, staircase=True)),
     "adam_cosine": lambda: K.Adam(learning_rate=S.CosineDecay(0.01, 4)),
+    "adafactor": lambda: K.Adafactor(learning_rate=0.01),
     "lion": lambda: K.Lion(learning_rate=0.01),
     "lamb": lambda: K.Lamb(learning_rate=0.01),
     "ftrl": lambda: K.Ftrl(learning_rate=0.1),
@@ -65,6 +66,7 @@ TF_AFTER_5_STEPS = {
     'nadam': [[0.9519058465957642, 2.039597988128662, 2.9899020195007324], [[-1.0271837711334229]]],
     'sgd_expdecay': [[0.9225000739097595, 2.065000057220459, 2.992500066757202], [[-1.0920833349227905]]],
     'adam_cosine': [[0.9755657911300659, 2.0249993801116943, 2.988847494125366], [[-1.0235248804092407]]],
+    'adafactor': [[0.8768134117126465, 2.0994114875793457, 2.9789724349975586], [[-1.0315589904785156]]],
     'lion': [[0.9500000476837158, 2.049999952316284, 2.990000009536743], [[-1.0499999523162842]]],
     'lamb': [[0.8756835460662842, 2.12829327583313, 2.9669647216796875], [[-1.051010012626648]]],
     'ftrl': [[-0.22175367176532745, 0.5286624431610107, 0.7659021019935608], [[-0.6471993327140808]]],
@@ -446,3 +448,13 @@ def test_gather_gradient_sparse_update_under_tf_function():
         results.append(emb.numpy().copy())
     np.testing.assert_allclose(results[1], results[0], rtol=1e-6)
     np.testing.assert_array_equal(results[0][0], [1.0, 1.0, 1.0])
+
+
+def test_adafactor_factored_matrix_equals_tf():
+    m = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3) - 2.0)
+    opt = K.Adafactor(learning_rate=0.1)
+    for t in range(4):
+        opt.apply_gradients([(tf.constant((np.arange(6, dtype=np.float32).reshape(2, 3) - 1.5) * (t + 1) / 4), m)])
+    np.testing.assert_allclose(m.numpy(), [[-0.8483182191848755, -0.6805809736251831, -0.23033632338047028],
+                                           [0.5807338953018188, 1.4185824394226074, 2.41302752494812]], rtol=2e-6)
+    assert [v.shape.as_list() for v in opt.variables[2:]] == [[2], [3], [2, 3]]

@@ -11,6 +11,7 @@ from typing import Any
 
 from tapeflow.keras.optimizers import schedules
 from tapeflow.keras.optimizers.adadelta import Adadelta
+from tapeflow.keras.optimizers.adafactor import Adafactor
 from tapeflow.keras.optimizers.adagrad import Adagrad
 from tapeflow.keras.optimizers.adam import Adam, AdamW
 from tapeflow.keras.optimizers.adamax import Adamax
@@ -24,12 +25,13 @@ from tapeflow.keras.optimizers.sgd import SGD
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Lion", "Lamb", "Ftrl",
+    "Adafactor",
     "schedules",
     "get", "serialize", "deserialize",
 ]
 
 _ALL = {c.__name__.lower(): c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Lion, Lamb,
-                                        Ftrl)}
+                                        Ftrl, Adafactor)}
 
 
 def serialize(optimizer: Optimizer) -> dict:

@@ -106,6 +106,11 @@ class _ArrayOps:
         return np.asarray(x, dtype=dtype.as_numpy_dtype)
 
     sign = staticmethod(np.sign)
+    expand_dims = staticmethod(np.expand_dims)
+
+    @staticmethod
+    def mean(x: Any, axis: Any = None, keepdims: bool = False):
+        return np.mean(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
 
     @staticmethod
     def pow(x: Any, y: Any):
@@ -186,6 +191,18 @@ class _TensorOps:
         from tapeflow.ops import math_ops
 
         return math_ops.sign(x)
+
+    @staticmethod
+    def mean(x, axis=None, keepdims=False):
+        from tapeflow.ops import math_ops
+
+        return math_ops.reduce_mean(x, axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def expand_dims(x, axis):
+        from tapeflow.ops import array_ops
+
+        return array_ops.expand_dims(x, axis)
 
     @staticmethod
     def sum_squares(x):
