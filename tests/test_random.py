@@ -322,3 +322,12 @@ def test_categorical_rows_are_independent_and_zero_mass_is_never_drawn():
         np.testing.assert_allclose(np.bincount(row, minlength=3) / 5000, p, atol=0.03)
         assert (p[row] > 0).all()
     assert tf.random.categorical(tf.zeros((2, 4)), 0).shape == (2, 0)
+
+
+def test_same_op_seed_twice_in_a_function_gives_equal_draws_like_tf_docs():
+    function = _tf_function()
+    tf.random.set_seed(1234)
+    foo = function(lambda: (tf.random.uniform([1], seed=1), tf.random.uniform([1], seed=1)))
+    a1, b1 = foo()
+    a2, b2 = foo()
+    assert same(a1, b1) and same(a2, b2) and not same(a1, a2)  # '(A1, A1)' then '(A2, A2)'
