@@ -390,7 +390,8 @@ def _zero_analysis(tp, s, i, label, targets) -> SourceExplanation | None:
                 "for the input on the path (a tf.custom_gradient or RegisterGradient rule returning None, or a "
                 "tf.function whose graph cuts the path inside).",
                 op=rec.type, site=rec.source_info,
-                remedy="make that rule return a gradient for this input, or find the cut inside the function.")
+                remedy="make that rule return a gradient for this input, or find the cut inside the function.",
+                details=_inside_function(rec))
         if g is not None and on_path and all(ins[k] is None or _is_zero(ins[k]) for k in on_path):
             details = []
             for k, x in enumerate(rec.inputs or ()):
@@ -407,6 +408,22 @@ def _zero_analysis(tp, s, i, label, targets) -> SourceExplanation | None:
         return None
     return SourceExplanation(
         i, label, ZERO_GRADIENT, "the source is connected, but its gradient is exactly zero.")
+
+
+def _inside_function(rec) -> list:
+    """For a tf.function call op: the ops inside its graph that cut gradients."""
+    fn = rec.attrs.get("f") if isinstance(rec.attrs, dict) else None
+    graph = getattr(fn, "graph", None)
+    ops = getattr(graph, "operations", None)
+    if not ops:
+        return []
+    skip = {"Placeholder", "ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
+            "PrintV2"}
+    cuts = [f"{op.type} ('{op.name}')" for op in ops
+            if op.type not in skip and not op_registry.is_differentiable(op.type)]
+    if not cuts:
+        return []
+    return [f"inside the function '{graph.name}', these ops have no gradient: {', '.join(cuts)}"]
 
 
 def _connected(records, sid: int, target_ids: set) -> bool:
