@@ -127,10 +127,16 @@ class _Thunk:
     def run(self) -> None:
         args = [a._phys if f else a for a, f in zip(self.args, self.flags)]
         interp = self.interp
-        if self.rule is None:
-            out = _lowered(interp, _loop_rule, self.op, interp.size, args, self.flags, self.attrs)
-        else:
-            out = _lowered(interp, self.rule, interp.size, args, self.flags, self.attrs)
+        st = state
+        saved = st._graph
+        _set_graph(st, interp.prev)
+        try:
+            if self.rule is None:
+                out = _loop_rule(self.op, interp.size, args, self.flags, self.attrs)
+            else:
+                out = self.rule(interp.size, args, self.flags, self.attrs)
+        finally:
+            _set_graph(st, saved)
         self.result = out
         self.args = None  # free the inputs
 
@@ -210,17 +216,23 @@ class BatchInterpreter:
         return _lowered(self, var.value)
 
     def add_op(self, op, inputs: tuple, attrs: dict):
-        flags = [type(x) is BatchedTensor and x._interp is self for x in inputs]
-        if True not in flags:
+        flags = None
+        diag = False
+        for i, x in enumerate(inputs):
+            if type(x) is BatchedTensor and x._interp is self:
+                if flags is None:
+                    flags = [False] * len(inputs)
+                flags[i] = True
+                if x._diag is not None:
+                    diag = True
+        if flags is None:
             return _lowered(self, execute, op, inputs, attrs)
-        for x, f in zip(inputs, flags):
-            if f and x._diag is not None:
-                rule = _DIAG_RULES.get(op.name)
-                if rule is not None:
-                    out = _lowered(self, rule, self, inputs, flags, attrs)
-                    if out is not None:
-                        return out
-                break
+        if diag:
+            rule = _DIAG_RULES.get(op.name)
+            if rule is not None:
+                out = _lowered(self, rule, self, inputs, flags, attrs)
+                if out is not None:
+                    return out
         rule = op.batch or batch_rule_for(op, attrs, inputs)
         specs = None
         if LAZY and op.shape is not None:
@@ -408,11 +420,22 @@ def materialize(a: Tensor, batched: bool, size: int) -> Tensor:
 
 
 def _generic(op):
+    rule = _GENERIC.get(op.name)
+    if rule is not None:
+        return rule
+
     def rule(size, args, batched, attrs):
-        rank = max(_lrank(a, b) for a, b in zip(args, batched))
+        ranks = [len(a._shape_tuple()) - b for a, b in zip(args, batched)]
+        rank = max(ranks)
+        if all(r == rank for r in ranks):
+            return execute(op, tuple(args), attrs)
         return execute(op, tuple(_lift(a, b, rank) for a, b in zip(args, batched)), attrs)
 
+    _GENERIC[op.name] = rule
     return rule
+
+
+_GENERIC: dict = {}
 
 
 _ELEMENTWISE_SHAPES = (shapes.same, shapes.broadcast, shapes.broadcast_bool)
