@@ -1010,6 +1010,8 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = 
     6.0
     """
     x = t(tensor)
+    if x._value.dtype.kind == "c":  # |z|^2 needs the modulus, not z * z
+        x = math_ops.abs(x)
     nd = len(x._shape_tuple())
     ax = _norm_axis(axis, nd)
     is_matrix = len(ax) == 2
