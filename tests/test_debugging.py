@@ -479,3 +479,16 @@ def test_stop_gradient_inside_tf_function_is_traced_to_the_call(tracking):
     assert tape.gradient(y, w) is None
     s = _one(tf.debugging.explain_gradient(tape, y, w))
     assert s.cause == ex.RULE_RETURNED_NONE and "StopGradient" in s.details[0]
+
+
+def test_consumed_tape_with_rule_returning_none_uses_what_gradient_returned(tracking):
+    @tf.function
+    def f(x):
+        return tf.stop_gradient(x) * 2.0
+
+    w = tf.Variable(2.0)
+    with tf.GradientTape() as tape:
+        y = f(w)
+    assert tape.gradient(y, w) is None  # consumes the tape
+    s = _one(tf.debugging.explain_gradient(tape, y, w))
+    assert s.cause == ex.RULE_RETURNED_NONE and "StopGradient" in s.details[0]

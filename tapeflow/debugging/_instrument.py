@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.framework import nest
 from tapeflow.framework.context import state
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -258,8 +259,11 @@ class Registry:
                 if self._persistent:
                     tape_info.check_growth(reg, self, len(tp.records))
             result = orig_gradient(self, target, sources, *args, **kwargs)
-            if snap is not None and not self._persistent:
-                reg.snapshots[self] = snap
+            if snap is not None:
+                pairs = zip(nest.flatten(sources), nest.flatten(result))
+                snap.none_ids = {getattr(src, "_id", None) for src, g in pairs if g is None}
+                if not self._persistent:
+                    reg.snapshots[self] = snap
             if reg.strict:
                 unconnected = kwargs.get("unconnected_gradients", args[1] if len(args) > 1 else "none")
                 explain.enforce_strict(self, snap, target, sources, result, unconnected)

@@ -64,6 +64,7 @@ class Snapshot:
     tape: Any  # the low-level tapeflow.eager.tape.Tape
     records: list
     site: str | None
+    none_ids: set | None = None  # ids of the sources that call returned None for
 
 
 @dataclasses.dataclass
@@ -158,16 +159,16 @@ def explain_gradient(tape: Any, target: Any, sources: Any) -> GradientExplanatio
     if not isinstance(tape, GradientTape):
         raise TypeError(f"explain_gradient() needs a tf.GradientTape, got {type(tape).__name__}.")
     notes = []
-    tp, records = tape._tape, None
+    tp, records, none_ids = tape._tape, None, None
     if tp is not None:
         records = tp.records
     else:
         snap = REGISTRY.snapshots.get(tape)
         if snap is not None:
-            tp, records = snap.tape, snap.records
+            tp, records, none_ids = snap.tape, snap.records, snap.none_ids
             notes.append(f"this non-persistent tape was consumed by gradient() at {snap.site}; "
                          "explaining from the records it held then.")
-    return _explain(tape, tp, records, target, sources, notes)
+    return _explain(tape, tp, records, target, sources, notes, none_ids)
 
 
 def _label(s: Any, i: int, n: int) -> str:
@@ -182,7 +183,7 @@ def _label(s: Any, i: int, n: int) -> str:
         return base
 
 
-def _explain(gtape, tp, records, target, sources, notes) -> GradientExplanation:
+def _explain(gtape, tp, records, target, sources, notes, none_ids=None) -> GradientExplanation:
     from tapeflow.framework.tensor import Tensor
     from tapeflow.framework.variables import Variable
 
@@ -217,7 +218,7 @@ def _explain(gtape, tp, records, target, sources, notes) -> GradientExplanation:
                     remedy="compute the target inside `with tf.GradientTape() as tape:`.",
                 ))
             continue
-        out.append(_explain_source(reg, gtape, tp, records, s, i, label, flat_targets))
+        out.append(_explain_source(reg, gtape, tp, records, s, i, label, flat_targets, none_ids))
     return GradientExplanation(out, reg.tracking, notes)
 
 
@@ -248,7 +249,7 @@ def _site_of(reg, oid: int) -> str | None:
     return site
 
 
-def _explain_source(reg, gtape, tp, records, s, i, label, targets) -> SourceExplanation:
+def _explain_source(reg, gtape, tp, records, s, i, label, targets, none_ids=None) -> SourceExplanation:
     from tapeflow.framework.variables import Variable
 
     sid = s._id
@@ -313,10 +314,29 @@ def _explain_source(reg, gtape, tp, records, s, i, label, targets) -> SourceExpl
             zero = _zero_analysis(tp, s, i, label, targets)
             if zero is not None:
                 return zero
+        if tp is gtape._tape:
+            return SourceExplanation(
+                i, label, CONNECTED,
+                "recorded ops connect this source to the target, and a trial backward pass gives a non-zero "
+                "gradient.")
+        # A consumed tape: its saved tensors are gone, so no trial pass.
+        reach = _reach(records, sid)
+        details = [d for rec in records if any(iid in reach for iid in rec.input_ids)
+                   for d in _inside_function(rec)]
+        if none_ids is not None and sid in none_ids:
+            return SourceExplanation(
+                i, label, RULE_RETURNED_NONE,
+                "recorded ops connect this source to the target, yet gradient() returned None: a gradient rule "
+                "on the path returned None (a tf.custom_gradient or RegisterGradient rule, or a cut inside a "
+                "tf.function).", details=details,
+                remedy="explain_gradient() before gradient(), or with a persistent tape, names the op.")
         return SourceExplanation(
             i, label, CONNECTED,
-            "recorded ops connect this source to the target: its gradient is not None (it may still be zero where "
-            "the ops on the path have zero derivative).")
+            "recorded ops connect this source to the target, so the gradient is normally not None; if it was, a "
+            "gradient rule on the path returned None (a tf.custom_gradient rule, or a cut inside a tf.function).",
+            details=details,
+            remedy="to check with a trial backward pass, call explain_gradient() before gradient(), or use "
+                   "tf.GradientTape(persistent=True).")
     if tracking:
         found = _path_explanation(reg, gtape, tp, s, i, label, target_ids)
         if found is not None:
@@ -424,6 +444,16 @@ def _inside_function(rec) -> list:
     if not cuts:
         return []
     return [f"inside the function '{graph.name}', these ops have no gradient: {', '.join(cuts)}"]
+
+
+def _reach(records, sid: int) -> set:
+    reach = {sid}
+    for rec in records:
+        for iid in rec.input_ids:
+            if iid in reach:
+                reach.update(rec.output_ids)
+                break
+    return reach
 
 
 def _connected(records, sid: int, target_ids: set) -> bool:
@@ -600,7 +630,7 @@ def enforce_strict(gtape, snap, target, sources, result, unconnected) -> None:
         return
     if snap is None:
         return
-    expl = _explain(gtape, snap.tape, snap.records, target, sources, [])
+    expl = _explain(gtape, snap.tape, snap.records, target, sources, [], snap.none_ids)
     raise NoneGradientError(
         "tf.debugging strict mode: gradient() would return None for a requested source.\n" + str(expl)
         + "\n(Strict mode is on: tf.debugging.disable_strict_gradients() restores TF's None.)",
