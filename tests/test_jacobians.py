@@ -261,3 +261,23 @@ def test_every_op_vectorizes_like_the_loop(spec):
                 assert (a is None) == (b is None)
                 if a is not None:
                     np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-12, err_msg=spec.id)
+
+
+def test_unvectorizable_gradient_rule_falls_back_to_loop_with_warning():
+    @tf.custom_gradient
+    def f(x):
+        def grad(dy):
+            # .numpy() on the upstream gradient cannot run on a batch of them.
+            return tf.constant(dy.numpy() * 3.0)
+
+        return x * 3.0, grad
+
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as t:  # non-persistent: the fallback still works
+        t.watch(x)
+        y = f(x)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        j = t.jacobian(y, x)
+    assert any("vectorized jacobian failed" in str(m.message) for m in w)
+    np.testing.assert_array_equal(j.numpy(), 3.0 * np.eye(2))

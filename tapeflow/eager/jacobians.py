@@ -11,6 +11,8 @@ and needs a persistent tape.
 
 from __future__ import annotations
 
+import logging
+import warnings
 from typing import Any
 
 import numpy as np
@@ -25,6 +27,8 @@ from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 
 __all__ = ["jacobian", "batch_jacobian"]
+
+_log = logging.getLogger("tapeflow")
 
 _NON_PERSISTENT = (
     "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians). "
@@ -60,6 +64,8 @@ def _begin(gt) -> Any:
 
 def _end(gt) -> None:
     if not gt._persistent:
+        if gt._tape is not None:
+            gt._tape.records = []  # a non-persistent tape frees its records now
         gt._tape = None
         gt._used = True
 
@@ -124,7 +130,9 @@ def jacobian(gt, target, sources, unconnected_gradients=UnconnectedGradients.NON
         elif experimental_use_pfor:
             # The one-hot cotangents, kept symbolic (diagonal) as long as possible.
             ones = Tensor(np.ones(tshape, dtype=y._value.dtype))
-            grads = _vectorized_grads(tp, y._id, None, flat_sources, release=not gt._persistent, diag=ones)
+            grads = _vectorized_or_loop(
+                lambda: _vectorized_grads(tp, y._id, None, flat_sources, release=False, diag=ones),
+                lambda: _loop_grads(gt, y, n, tshape, flat_sources))
         else:
             grads = _loop_grads(gt, y, n, tshape, flat_sources)
         out = []
@@ -159,6 +167,39 @@ def _loop_grads(gt, y: Tensor, n: int, tshape: tuple, flat_sources: list) -> lis
         col = [array_ops.zeros_like(s) if c is None else convert_to_tensor(c) for c in col]
         out.append(array_ops.stack(col, axis=0))
     return out
+
+
+def _batch_loop(gt, y: Tensor, source, m: int, batch: int, tshape: tuple):
+    from tapeflow.ops import array_ops
+
+    rows = []
+    eye = np.eye(m, dtype=y._value.dtype)
+    for j in range(m):
+        og = Tensor(np.ascontiguousarray(np.broadcast_to(eye[j], (batch, m))).reshape(tshape))
+        rows.append(_gradient(gt._tape, y, source, og, UnconnectedGradients.NONE, release=False))
+    if all(r is None for r in rows):
+        return None
+    return array_ops.stack([array_ops.zeros_like(source) if r is None else convert_to_tensor(r) for r in rows],
+                           axis=1)
+
+
+_fallback_warned: set[str] = set()
+
+
+def _vectorized_or_loop(vectorized, loop):
+    """The vectorized result; if some gradient rule cannot run batched (e.g.
+    it builds a control-flow graph), says so once and runs the loop."""
+    try:
+        return vectorized()
+    except Exception as e:  # noqa: BLE001 - any failure is re-raised by the loop if it is real
+        key = f"{type(e).__name__}: {e}"[:300]
+        if key not in _fallback_warned:
+            _fallback_warned.add(key)
+            msg = (f"The vectorized jacobian failed ({key}); computing it with one backward pass per "
+                   "row instead. Pass experimental_use_pfor=False to choose that path explicitly.")
+            _log.warning(msg)
+            warnings.warn(msg, RuntimeWarning, stacklevel=4)
+        return loop()
 
 
 def _empty_rows(s) -> Tensor:
@@ -199,19 +240,18 @@ def batch_jacobian(gt, target, source, unconnected_gradients=UnconnectedGradient
             # Cotangent j is one-hot at element j of *every* example's row.
             eye = np.eye(m, dtype=y._value.dtype).reshape((m, 1, m))
             cot = Tensor(np.ascontiguousarray(np.broadcast_to(eye, (m, batch, m))).reshape((m,) + tshape))
-            g = _vectorized_grads(tp, y._id, cot, [source], release=not gt._persistent)[0]
-            if g is not None:
-                # (m, batch, *S1) -> (batch, m, *S1)
-                nd = len(g._shape_tuple())
-                g = array_ops.transpose(g, (1, 0) + tuple(range(2, nd)))
+
+            def vectorized():
+                g = _vectorized_grads(tp, y._id, cot, [source], release=False)[0]
+                if g is not None:
+                    # (m, batch, *S1) -> (batch, m, *S1)
+                    nd = len(g._shape_tuple())
+                    g = array_ops.transpose(g, (1, 0) + tuple(range(2, nd)))
+                return g
+
+            g = _vectorized_or_loop(vectorized, lambda: _batch_loop(gt, y, source, m, batch, tshape))
         else:
-            rows = []
-            eye = np.eye(m, dtype=y._value.dtype)
-            for j in range(m):
-                og = Tensor(np.ascontiguousarray(np.broadcast_to(eye[j], (batch, m))).reshape(tshape))
-                rows.append(_gradient(gt._tape, y, source, og, UnconnectedGradients.NONE, release=False))
-            g = None if all(r is None for r in rows) else array_ops.stack(
-                [array_ops.zeros_like(source) if r is None else convert_to_tensor(r) for r in rows], axis=1)
+            g = _batch_loop(gt, y, source, m, batch, tshape)
         if g is None:
             return array_ops.zeros(result_shape, dtype=y.dtype)
         return batching._reshape(g, result_shape)
