@@ -43,6 +43,14 @@ def _is_namedtuple(x: Any) -> bool:
 def _to_arrays(value: Any) -> Any:
     """A structure of NumPy arrays from tuples/dicts of tensor-likes (a list
     is one tensor, as in TF)."""
+    t = type(value)
+    if t is np.ndarray:
+        return value
+    if t is Tensor:
+        v = value._value
+        return v if type(v) is np.ndarray else np.asarray(v)
+    if t is tuple:
+        return tuple([_to_arrays(v) for v in value])
     if isinstance(value, dict):
         return {k: _to_arrays(v) for k, v in value.items()}
     if _is_namedtuple(value):
@@ -58,6 +66,12 @@ def _to_arrays(value: Any) -> Any:
 
 
 def _map(fn: Callable, s: Any) -> Any:
+    # Exact-type checks first: this runs per element on the per-element paths.
+    t = type(s)
+    if t is np.ndarray:
+        return fn(s)
+    if t is tuple:
+        return tuple([_map(fn, v) for v in s])
     if isinstance(s, dict):
         return {k: _map(fn, v) for k, v in s.items()}
     if _is_namedtuple(s):
@@ -68,6 +82,11 @@ def _map(fn: Callable, s: Any) -> Any:
 
 
 def _flatten(s: Any) -> list:
+    t = type(s)
+    if t is np.ndarray:
+        return [s]
+    if t is tuple and all(type(v) is np.ndarray for v in s):
+        return list(s)
     if isinstance(s, dict):
         return [x for k in s for x in _flatten(s[k])]
     if isinstance(s, tuple):
@@ -87,6 +106,8 @@ def _pack(template: Any, leaves: Iterator) -> Any:
 
 def _zip_map(fn: Callable, template: Any, items: list) -> Any:
     """``fn(list_of_leaves)`` leafwise over elements of the same structure."""
+    if type(template) is tuple and all(type(v) is np.ndarray for v in template):
+        return tuple([fn(list(col)) for col in zip(*items)])
     flats = [_flatten(x) for x in items]
     return _pack(template, iter([fn([f[i] for f in flats]) for i in range(len(flats[0]))]))
 
@@ -98,6 +119,8 @@ def _to_tensors(s: Any) -> Any:
 def _from_user(value: Any) -> Any:
     """A map/filter/generator result back to arrays (lists become tuples when
     they hold tensors, as TF's map does)."""
+    if type(value) is tuple or type(value) is Tensor:
+        return _to_arrays(value)
     if isinstance(value, list) and value and any(isinstance(v, Tensor) for v in value):
         value = tuple(value)
     if hasattr(value, "_value") and not isinstance(value, Tensor) and not isinstance(value._value, np.ndarray):
@@ -360,6 +383,10 @@ class _TensorSlices(Dataset):
 
     def _elements(self) -> Iterator:
         arrays = self._arrays
+        if type(arrays) is tuple and all(type(a) is np.ndarray for a in arrays):
+            for i in range(self._n):  # the common (x, y) case, without the generic walk
+                yield tuple([a[i] for a in arrays])
+            return
         for i in range(self._n):
             yield _map(lambda a, i=i: a[i], arrays)
 
