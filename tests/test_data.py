@@ -173,3 +173,16 @@ def test_iterating_inside_tf_function_is_a_clear_error():
 
     with pytest.raises(NotImplementedError, match="inside tf.function"):
         f()
+
+
+def test_padded_batch_as_tf():
+    ds = D.range(1, 6).map(lambda x: tf.fill([x], x))
+    assert [b.tolist() for b in _np(ds.padded_batch(2))] == [[[1, 0], [2, 2]], [[3, 3, 3, 0], [4, 4, 4, 4]],
+                                                            [[5, 5, 5, 5, 5]]]
+    padded = _np(ds.padded_batch(2, padded_shapes=[6], padding_values=tf.constant(-1, tf.int64)))
+    assert padded[2].tolist() == [[5, 5, 5, 5, 5, -1]]
+    pairs = _np(D.range(1, 4).map(lambda x: (tf.fill([x], x), x * 10)).padded_batch(2, drop_remainder=True))
+    assert [(a.tolist(), b.tolist()) for a, b in pairs] == [([[1, 0], [2, 2]], [10, 20])]
+    assert int(ds.padded_batch(2).cardinality()) == 3
+    with pytest.raises(tf.errors.DataLossError, match="smaller size"):
+        list(ds.padded_batch(2, padded_shapes=[2]))

@@ -280,6 +280,17 @@ class Dataset:
                                               "[Op:BatchDatasetV2]")
         return _Batch(self, batch_size, bool(drop_remainder))
 
+    def padded_batch(self, batch_size: int, padded_shapes: Any = None, padding_values: Any = None,
+                     drop_remainder: bool = False, name: str | None = None) -> Dataset:
+        """Batches elements of different shapes, padding each component to
+        ``padded_shapes`` (``None`` / -1 dims: the batch's longest) with
+        ``padding_values`` (default 0)."""
+        batch_size = int(np.asarray(batch_size))
+        if batch_size <= 0:
+            raise errors.InvalidArgumentError(f"Batch size must be greater than zero, got {batch_size}. "
+                                              "[Op:PaddedBatchDatasetV2]")
+        return _PaddedBatch(self, batch_size, padded_shapes, padding_values, bool(drop_remainder))
+
     def unbatch(self, name: str | None = None) -> Dataset:
         """Splits each element into its rows (the inverse of ``batch``)."""
         return _Unbatch(self)
@@ -582,6 +593,63 @@ def _stack(items: list) -> Any:
             ) from None
 
     return _zip_map(stack, items[0], items)
+
+
+class _PaddedBatch(Dataset):
+    def __init__(self, parent: Dataset, size: int, shapes: Any, values: Any, drop: bool) -> None:
+        self._parent, self._size, self._shapes, self._values, self._drop = parent, size, shapes, values, drop
+
+    def _cardinality(self) -> int:
+        return _Batch(self._parent, self._size, self._drop)._cardinality()
+
+    def _elements(self) -> Iterator:
+        buf: list = []
+        for e in self._parent._elements():
+            buf.append(e)
+            if len(buf) == self._size:
+                yield self._pad(buf)
+                buf = []
+        if buf and not self._drop:
+            yield self._pad(buf)
+
+    def _pad(self, items: list) -> Any:
+        template = items[0]
+        n_leaves = len(_flatten(template))
+        shapes = _flatten_like(self._shapes, template, n_leaves)
+        values = _flatten_like(self._values, template, n_leaves)
+        columns = list(zip(*[_flatten(x) for x in items]))
+        out = []
+        for col, shape, value in zip(columns, shapes, values):
+            longest = [max(a.shape[d] for a in col) for d in range(col[0].ndim)]
+            if shape is not None:
+                dims = [int(d) if d is not None else -1 for d in
+                        (shape.as_list() if hasattr(shape, "as_list") else list(np.atleast_1d(shape)))]
+                if len(dims) != col[0].ndim:
+                    raise ValueError(f"padded_batch: padded shape {dims} does not match an element of rank "
+                                     f"{col[0].ndim}.")
+                for d, (want, have) in enumerate(zip(dims, longest)):
+                    if want >= 0 and have > want:
+                        raise errors.DataLossError(  # TF's (surprising) type for this
+                            f"Attempted to pad to a smaller size than the input element: dimension {d} of an "
+                            f"element is {have}, the padded shape {dims} asks for {want}.")
+                longest = [w if w >= 0 else h for w, h in zip(dims, longest)]
+            fill = 0 if value is None else np.asarray(getattr(value, "_value", value))
+            batch = np.full([len(col)] + longest, fill, dtype=col[0].dtype)
+            for i, a in enumerate(col):
+                batch[(i,) + tuple(slice(0, k) for k in a.shape)] = a
+            out.append(batch)
+        return _pack(template, iter(out))
+
+
+def _flatten_like(spec: Any, template: Any, n: int) -> list:
+    if spec is None:
+        return [None] * n
+    if isinstance(template, (tuple, dict)):
+        flat = _flatten(_map(lambda x: x, spec)) if isinstance(spec, (tuple, dict)) else None
+        if flat is None:
+            return [spec] * n
+        return flat
+    return [spec]
 
 
 class _Unbatch(Dataset):
