@@ -327,3 +327,23 @@ def test_bincount_per_row_and_binary_output_match_tf():
         tf.math.bincount(a, axis=1)
     with pytest.raises(tf.errors.InvalidArgumentError, match="at most rank 2"):
         tf.math.bincount(tf.constant([[[1]]]), axis=-1)
+
+
+def test_sorted_segment_reductions_match_tf():
+    d, ids = tf.constant([1.0, 5.0, 2.0, 3.0]), tf.constant([0, 0, 2, 2])
+    np.testing.assert_array_equal(tf.math.segment_mean(d, ids).numpy(), [3.0, 0.0, 2.5])
+    np.testing.assert_array_equal(tf.math.segment_max(d, ids).numpy(), [5.0, 0.0, 3.0])  # empty -> 0
+    np.testing.assert_array_equal(tf.math.segment_min(d, ids).numpy(), [1.0, 0.0, 2.0])
+    np.testing.assert_array_equal(tf.math.segment_prod(d, ids).numpy(), [5.0, 1.0, 6.0])
+    out = tf.math.segment_mean(tf.constant([1, 2, 4]), [0, 0, 1])
+    assert out.dtype == tf.int32
+    np.testing.assert_array_equal(out.numpy(), [1, 4])
+    x = np.array([1.0, 5.0, 5.0, 3.0])
+    np.testing.assert_array_equal(_grads(lambda v: tf.math.segment_max(v, ids), x)[0], [0, 1, 1, 0])
+    np.testing.assert_array_equal(_grads(lambda v: tf.math.segment_mean(v, ids), x)[0], [0.5] * 4)
+    np.testing.assert_array_equal(_grads(lambda v: tf.math.segment_prod(v, ids), x)[0], [5, 1, 3, 5])
+    # A zero in a segment: its gradient is the product of the others, the others get 0.
+    np.testing.assert_array_equal(_grads(lambda v: tf.math.segment_prod(v, ids), np.array([0.0, 5.0, 2.0, 3.0]))[0],
+                                  [5, 0, 3, 2])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not increasing"):
+        tf.math.segment_max(d, tf.constant([1, 0, 2, 2]))

@@ -606,24 +606,50 @@ def _check_ids(ids: Tensor, op: str) -> None:
         raise TypeError(f"{op}: segment_ids must be an integer tensor (int32 or int64), got {ids.dtype.name}")
 
 
-def _segment_sum_kernel(data, ids):
-    ids = np.asarray(ids)
-    if ids.ndim != 1 or ids.shape[0] != data.shape[0]:
-        raise InvalidArgumentError(None, None, f"segment_ids should be the same size as dimension 0 of input: "
-                                   f"segment_ids shape {list(ids.shape)}, data shape {list(data.shape)} "
-                                   "[Op:SegmentSum]")
-    if ids.size and (np.any(np.diff(ids) < 0) or ids[0] < 0):
-        raise InvalidArgumentError(None, None, "segment ids are not increasing (segment_ids must be sorted and "
-                                   "non-negative; use tf.math.unsorted_segment_sum otherwise) [Op:SegmentSum]")
-    n = int(ids[-1]) + 1 if ids.size else 0
-    out = np.zeros((n,) + data.shape[1:], dtype=data.dtype)
-    np.add.at(out, ids, data)
-    return out
+def _sorted_segment_kernel(kind):
+    def kernel(data, ids):
+        op = f"Segment{kind}"
+        ids = np.asarray(ids)
+        if ids.ndim != 1 or ids.shape[0] != data.shape[0]:
+            raise InvalidArgumentError(None, None, f"segment_ids should be the same size as dimension 0 of input: "
+                                       f"segment_ids shape {list(ids.shape)}, data shape {list(data.shape)} "
+                                       f"[Op:{op}]")
+        if ids.size and (np.any(np.diff(ids) < 0) or ids[0] < 0):
+            raise InvalidArgumentError(None, None, "segment ids are not increasing (segment_ids must be sorted and "
+                                       f"non-negative; use the unsorted_segment_* ops otherwise) [Op:{op}]")
+        n = int(ids[-1]) + 1 if ids.size else 0
+        if kind in ("Sum", "Mean"):
+            out = np.zeros((n,) + data.shape[1:], dtype=data.dtype)
+            np.add.at(out, ids, data)
+            if kind == "Mean":
+                counts = np.bincount(ids, minlength=n).reshape((n,) + (1,) * (data.ndim - 1))
+                # Empty segments stay 0; integer means round toward zero, as TF.
+                safe = np.maximum(counts, 1)
+                out = (out // safe if data.dtype.kind in "iu" else out / safe).astype(data.dtype)
+            return out
+        if kind == "Prod":
+            out = np.ones((n,) + data.shape[1:], dtype=data.dtype)
+            np.multiply.at(out, ids, data)
+            return out
+        # Max/Min: empty segments are 0, as TF.
+        ufunc = np.maximum if kind == "Max" else np.minimum
+        out = np.zeros((n,) + data.shape[1:], dtype=data.dtype)
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.zeros(0, np.int64)
+        if ids.size:
+            out[ids[starts]] = ufunc.reduceat(data, starts, axis=0)
+        return out
+
+    return kernel
 
 
-SEGMENT_SUM = defop("SegmentSum", _segment_sum_kernel,
-                    shape=lambda specs: [(None if specs[0][0] is None else (None,) + tuple(specs[0][0][1:]),
-                                          specs[0][1])])
+def _sorted_segment_shape(specs):
+    s, dt = specs[0]
+    return [(None if s is None else (None,) + tuple(s[1:]), dt)]
+
+
+SEGMENT_OPS = {k: defop(f"Segment{k}", _sorted_segment_kernel(k), shape=_sorted_segment_shape)
+               for k in ("Sum", "Mean", "Max", "Min", "Prod")}
+SEGMENT_SUM = SEGMENT_OPS["Sum"]
 
 
 @defgrad("SegmentSum", inputs=True)
@@ -631,13 +657,84 @@ def _segment_sum_grad(op, g):
     return array_ops.gather(g, op.inputs[1]), None
 
 
+def _rows_like(v: Tensor, data_rank: int) -> Tensor:
+    """Reshapes a per-segment vector [n] to [n, 1, ...] to broadcast over rows."""
+    if data_rank <= 1:
+        return v
+    return array_ops.reshape(v, (v._shape_tuple()[0],) + (1,) * (data_rank - 1))
+
+
+@defgrad("SegmentMean", inputs=True)
+def _segment_mean_grad(op, g):
+    data, ids = op.inputs
+    ones = array_ops.ones(op.input_shapes[1], dtype=g.dtype)
+    counts = _rows_like(segment_sum(ones, ids), len(op.input_shapes[0]))
+    return array_ops.gather(divide_no_nan(g, counts), ids), None
+
+
+def _segment_min_max_sorted_grad(op, g):
+    data, ids = op.inputs
+    gathered = array_ops.gather(op.outputs[0], ids)
+    is_selected = m.equal(data, gathered)
+    num_selected = segment_sum(m.cast(is_selected, g.dtype), ids)
+    weighted = divide_no_nan(g, num_selected)
+    return m.where(is_selected, array_ops.gather(weighted, ids), array_ops.zeros_like(data)), None
+
+
+defgrad("SegmentMax", inputs=True, outputs=True)(_segment_min_max_sorted_grad)
+defgrad("SegmentMin", inputs=True, outputs=True)(_segment_min_max_sorted_grad)
+
+
+@defgrad("SegmentProd", inputs=True, outputs=True)
+def _segment_prod_grad(op, g):
+    # Product of the other elements of the segment, without dividing by zeros.
+    data, ids = op.inputs
+    zero = m.cast(0, data.dtype)
+    is_zero = m.equal(data, zero)
+    num_zeros = segment_sum(m.cast(is_zero, data.dtype), ids)
+    g = m.where(m.greater(num_zeros, 1.0), array_ops.zeros_like(g), g)
+    non_zero_data = m.where(is_zero, array_ops.ones_like(data), data)
+    non_zero_prod = segment_prod(non_zero_data, ids)
+    gathered_prod = array_ops.gather(op.outputs[0], ids)
+    gathered_non_zero_prod = array_ops.gather(non_zero_prod, ids)
+    partial = m.where(is_zero, gathered_non_zero_prod, m.divide_(gathered_prod, non_zero_data))
+    return m.multiply(array_ops.gather(g, ids), partial), None
+
+
+def _sorted_segment(kind: str, data: Any, segment_ids: Any) -> Tensor:
+    op = SEGMENT_OPS[kind]
+    data, ids = t(data), t(segment_ids)
+    _check_ids(ids, op.name)
+    check_numeric(data, op.name)
+    if len(ids._shape_tuple()) != 1:
+        raise _err(op.name, f"segment_ids should be a vector, got shape {list(ids._shape_tuple())}")
+    return execute(op, (data, ids))
+
+
 def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
     """Sums rows of ``data`` by sorted ``segment_ids``; the output has
-    ``max(segment_ids) + 1`` rows."""
-    data, ids = t(data), t(segment_ids)
-    _check_ids(ids, "SegmentSum")
-    check_numeric(data, "SegmentSum")
-    return execute(SEGMENT_SUM, (data, ids))
+    ``max(segment_ids) + 1`` rows (empty segments are 0)."""
+    return _sorted_segment("Sum", data, segment_ids)
+
+
+def segment_mean(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """The mean of the rows of each sorted segment (0 for empty segments)."""
+    return _sorted_segment("Mean", data, segment_ids)
+
+
+def segment_max(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """The max of each sorted segment (0 for empty segments, as TF)."""
+    return _sorted_segment("Max", data, segment_ids)
+
+
+def segment_min(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """The min of each sorted segment (0 for empty segments, as TF)."""
+    return _sorted_segment("Min", data, segment_ids)
+
+
+def segment_prod(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """The product of each sorted segment (1 for empty segments)."""
+    return _sorted_segment("Prod", data, segment_ids)
 
 
 def _num_segments(num_segments: Any) -> int:
