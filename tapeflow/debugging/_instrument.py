@@ -105,7 +105,7 @@ class Registry:
         self.producers: dict[int, Entry] = {}  # tensor/variable id -> entry that produced it
         self.assigns: dict[int, list] = {}  # variable id -> assign entries
         self.created: dict[int, str] = {}  # tensor/variable id -> creation site (constants, variables)
-        self.select_branches: dict[int, tuple] = {}  # tensor id -> (branch "x"/"y", site) fed to tf.where
+        self.select_branches: dict[int, tuple] = {}  # tensor id -> (branch "x"/"y", condition id) of a tf.where
         self.reported: set[int] = set()  # non-finite tensors already reported
         self.exits: dict[int, list] = {}  # low-level tape id -> [(seq, site)] block exits
         self.pauses: dict[int, list] = {}  # low-level tape id -> [[start, end, site]]
@@ -123,8 +123,9 @@ class Registry:
 
     def _trim(self) -> None:
         # Drop the oldest half of the op log (dicts keep insertion order).
-        for d in (self.producers, self.created, self.select_branches):
-            if len(d) > MAX_LOG:
+        for d, cap in ((self.producers, MAX_LOG), (self.created, MAX_LOG), (self.select_branches, MAX_LOG),
+                       (self.assigns, MAX_LOG // 10), (self.exits, MAX_LOG // 10), (self.pauses, MAX_LOG // 10)):
+            if len(d) > cap:
                 for k in list(itertools.islice(d, len(d) // 2)):
                     del d[k]
 
@@ -134,10 +135,12 @@ class Registry:
             self._log(op, inputs, attrs, outputs)
         if self.numerics and op is not None and state.graph is None:  # tracing: no values to check
             self._check_op(self, op, inputs, attrs, outputs)
-        if op is not None and op.name == "SelectV2" and (self.tracking or self.numerics):
-            site = None
-            self.select_branches[inputs[1]._id] = ("x", site, inputs[0]._id)
-            self.select_branches[inputs[2]._id] = ("y", site, inputs[0]._id)
+        if op is not None and op.name == "SelectV2":
+            # Remember tf.where's branches: the backward check spots the where trap.
+            self.select_branches[inputs[1]._id] = ("x", inputs[0]._id)
+            self.select_branches[inputs[2]._id] = ("y", inputs[0]._id)
+            if len(self.select_branches) > MAX_LOG:
+                self._trim()
 
     def _log(self, op, inputs, attrs, outputs) -> None:
         st = state
@@ -311,6 +314,8 @@ class Registry:
     def _on_constant(self, value, t) -> None:
         site = user_site(3)
         self.created[t._id] = site
+        if len(self.created) > MAX_LOG:
+            self._trim()
         src = value._tf_source if isinstance(value, ExportedArray) else None
         if src is not None:
             tid, export_site = src
@@ -334,7 +339,9 @@ class Registry:
         if isinstance(value, Tensor):
             e = Entry(self.seq(), "assign", f"Variable.{how}", (value._id,), (var._id,), (_spec(value),), (),
                       tuple(id(tp) for tp in state.tapes), user_site(3))
-            self.assigns.setdefault(var._id, []).append(e)
+            hist = self.assigns.setdefault(var._id, [])
+            hist.append(e)
+            del hist[:-16]  # an optimizer assigns every step: keep the recent ones
 
 
 class ExportedArray(np.ndarray):
