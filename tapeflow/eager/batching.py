@@ -674,6 +674,83 @@ def _fold_n_rule(op_name: str, data_index: int, sizes_attr: str | None = None):
     return rule
 
 
+def _fold_all_rule(op_name: str, sizes_attr: str | None = None):
+    # Pooling ops over NHWC: every input gets the batch axis, folded into N.
+    def rule(size, args, batched, attrs):
+        xs = []
+        for a, b in zip(args, batched):
+            a = materialize(a, b, size)
+            s = a._shape_tuple()
+            xs.append(_reshape(a, (s[0] * s[1],) + tuple(s[2:])))
+        a = dict(attrs)
+        if sizes_attr is not None:
+            n = tuple(attrs[sizes_attr])
+            a[sizes_attr] = (size * n[0],) + n[1:]
+        out = execute(registry.get_op(op_name), tuple(xs), a)
+        o = out._shape_tuple()
+        return _reshape(out, (size, o[0] // size) + tuple(o[1:]))
+
+    return rule
+
+
+def _channels_fold(t: Tensor, size: int) -> Tensor:
+    """(B, ..., C) -> (..., B*C): the batch folded into the last axis."""
+    from tapeflow.ops import array_ops
+
+    s = t._shape_tuple()
+    nd = len(s)
+    moved = array_ops.transpose(t, tuple(range(1, nd - 1)) + (0, nd - 1))
+    return _reshape(moved, tuple(s[1:-1]) + (size * s[-1],))
+
+
+def _channels_unfold(t: Tensor, size: int) -> Tensor:
+    """(..., B*C) -> (B, ..., C)."""
+    from tapeflow.ops import array_ops
+
+    s = t._shape_tuple()
+    nd = len(s)
+    split = _reshape(t, tuple(s[:-1]) + (size, s[-1] // size))
+    return array_ops.transpose(split, (nd - 1,) + tuple(range(nd - 1)) + (nd,))
+
+
+def _conv2d_rule(size, args, batched, attrs):
+    if batched[0] and not batched[1]:
+        return _fold_n_rule("Conv2D", 0)(size, args, batched, attrs)
+    if batched[1] and not batched[0]:
+        # A batch of filters: fold it into the output channels.
+        return _channels_unfold(execute(registry.get_op("Conv2D"), (args[0], _channels_fold(args[1], size)), attrs),
+                                size)
+    return _loop_rule(registry.get_op("Conv2D"), size, args, batched, attrs)
+
+
+def _conv2d_backprop_filter_rule(size, args, batched, attrs):
+    x, dy = args
+    if batched[1] and not batched[0]:
+        a = dict(attrs)
+        fs = tuple(attrs["filter_sizes"])
+        a["filter_sizes"] = fs[:-1] + (size * fs[-1],)
+        out = execute(registry.get_op("Conv2DBackpropFilter"), (x, _channels_fold(dy, size)), a)
+        return _channels_unfold(out, size)
+    return _loop_rule(registry.get_op("Conv2DBackpropFilter"), size, args, batched, attrs)
+
+
+def _conv2d_backprop_input_rule(size, args, batched, attrs):
+    w, dy = args
+    if batched[1] and not batched[0]:
+        return _fold_n_rule("Conv2DBackpropInput", 1, "input_sizes")(size, args, batched, attrs)
+    if batched[0] and not batched[1]:
+        # A batch of filters (B, kh, kw, ci, co): fold B into ci, the output channels here.
+        from tapeflow.ops import array_ops
+
+        s = w._shape_tuple()
+        wf = _reshape(array_ops.transpose(w, (1, 2, 0, 3, 4)), (s[1], s[2], size * s[3], s[4]))
+        a = dict(attrs)
+        ins = tuple(attrs["input_sizes"])
+        a["input_sizes"] = ins[:-1] + (size * ins[-1],)
+        return _channels_unfold(execute(registry.get_op("Conv2DBackpropInput"), (wf, dy), a), size)
+    return _loop_rule(registry.get_op("Conv2DBackpropInput"), size, args, batched, attrs)
+
+
 def _install() -> None:
     rules = {
         "Sum": _reduce_rule("Sum"), "Mean": _reduce_rule("Mean"), "Max": _reduce_rule("Max"),
@@ -689,8 +766,11 @@ def _install() -> None:
     rules.update({
         "ReverseV2": _axes_rule("ReverseV2"), "Roll": _axes_rule("Roll"), "Einsum": _einsum_rule,
         "MirrorPad": _mirror_pad_rule("MirrorPad"), "MirrorPadGrad": _mirror_pad_rule("MirrorPadGrad"),
-        "Conv2D": _fold_n_rule("Conv2D", 0),
-        "Conv2DBackpropInput": _fold_n_rule("Conv2DBackpropInput", 1, "input_sizes"),
+        "Conv2D": _conv2d_rule, "Conv2DBackpropInput": _conv2d_backprop_input_rule,
+        "Conv2DBackpropFilter": _conv2d_backprop_filter_rule,
+        "MaxPool": _fold_all_rule("MaxPool"), "AvgPool": _fold_all_rule("AvgPool"),
+        "MaxPoolGrad": _fold_all_rule("MaxPoolGrad"), "MaxPoolGradGrad": _fold_all_rule("MaxPoolGradGrad"),
+        "AvgPoolGrad": _fold_all_rule("AvgPoolGrad", "orig_input_shape"),
         "DepthwiseConv2dNative": _fold_n_rule("DepthwiseConv2dNative", 0),
         "DepthwiseConv2dNativeBackpropInput": _fold_n_rule("DepthwiseConv2dNativeBackpropInput", 1, "input_sizes"),
     })
