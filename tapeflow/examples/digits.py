@@ -25,26 +25,12 @@ keras = tf.keras
 
 
 def load_digits_split(seed: int = 0, test_fraction: float = 0.2) -> tuple:
-    """The bundled scikit-learn digits (1,797 images 8x8, values 0..16) as
-    float32 in [0, 1], NHWC, split into train/test with a fixed seed."""
-    try:
-        from tapeflow import datasets
+    """The bundled digits (1,797 images 8x8, tapeflow.datasets) as float32
+    NHWC in [0, 1], split (stratified, fixed seed) into train and test."""
+    from tapeflow import datasets
 
-        loaded = datasets.load_digits()
-    except (ImportError, AttributeError):
-        from sklearn.datasets import load_digits  # fallback while tapeflow.datasets is absent
-
-        d = load_digits()
-        loaded = (d.images, d.target)
-    if isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], tuple):
-        (x_tr, y_tr), (x_te, y_te) = loaded
-        return _prep(x_tr), np.asarray(y_tr, np.int32), _prep(x_te), np.asarray(y_te, np.int32)
-    images, labels = (loaded["images"], loaded["target"]) if isinstance(loaded, dict) else loaded
-    images, labels = np.asarray(images), np.asarray(labels, np.int32)
-    order = np.random.default_rng(seed).permutation(len(labels))
-    n_test = int(round(len(labels) * test_fraction))
-    te, tr = order[:n_test], order[n_test:]
-    return _prep(images[tr]), labels[tr], _prep(images[te]), labels[te]
+    (x_tr, y_tr), (x_te, y_te) = datasets.load_digits_split(test_size=test_fraction, seed=seed)
+    return _prep(x_tr), np.asarray(y_tr, np.int32), _prep(x_te), np.asarray(y_te, np.int32)
 
 
 def _prep(images: Any) -> np.ndarray:
@@ -58,28 +44,24 @@ def _prep(images: Any) -> np.ndarray:
 
 
 def load_fashion_mnist(folder: str) -> tuple:
-    """Fashion-MNIST from the standard IDX files in ``folder`` (via tapeflow.datasets)."""
+    """Fashion-MNIST from the standard IDX files in ``folder`` (gzipped or not)."""
     from tapeflow import datasets
 
-    loader = getattr(datasets, "load_fashion_mnist", None) or getattr(datasets, "fashion_mnist", None)
-    if loader is None:
-        raise SystemExit("tapeflow.datasets has no Fashion-MNIST loader in this build")
-    loaded = loader(folder) if callable(loader) else loader.load_data(folder)
-    (x_tr, y_tr), (x_te, y_te) = loaded
+    (x_tr, y_tr), (x_te, y_te) = datasets.load_fashion_mnist(folder)
     return _prep(x_tr), np.asarray(y_tr, np.int32), _prep(x_te), np.asarray(y_te, np.int32)
 
 
 def build_cnn(input_shape: tuple, seed: int = 0) -> keras.Model:
-    """Conv(16) -> pool -> Conv(32) -> pool -> Dense(64) -> Dense(10 logits)."""
+    """Conv(32) -> pool -> Conv(64) -> pool -> Dense(128) -> Dense(10 logits), 3x3 same-padding convs."""
     init = keras.initializers.GlorotUniform
     return keras.Sequential([
         keras.Input(input_shape),
-        keras.layers.Conv2D(16, 3, padding="same", activation="relu", kernel_initializer=init(seed)),
+        keras.layers.Conv2D(32, 3, padding="same", activation="relu", kernel_initializer=init(seed)),
         keras.layers.MaxPooling2D(),
-        keras.layers.Conv2D(32, 3, padding="same", activation="relu", kernel_initializer=init(seed + 1)),
+        keras.layers.Conv2D(64, 3, padding="same", activation="relu", kernel_initializer=init(seed + 1)),
         keras.layers.MaxPooling2D(),
         keras.layers.Flatten(),
-        keras.layers.Dense(64, activation="relu", kernel_initializer=init(seed + 2)),
+        keras.layers.Dense(128, activation="relu", kernel_initializer=init(seed + 2)),
         keras.layers.Dense(10, kernel_initializer=init(seed + 3)),
     ])
 
@@ -194,12 +176,13 @@ def plot_curves(histories: dict, path: str) -> str | None:
     return path
 
 
-def _limit_blas_threads(n: int) -> None:
+def _limit_blas_threads(n: int) -> Any:
+    """Limits BLAS threads (undone by the returned object's ``restore_original_limits``)."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
-        return  # optional: without threadpoolctl NumPy keeps its default
-    threadpool_limits(n, user_api="blas")
+        return None  # optional: without threadpoolctl NumPy keeps its default
+    return threadpool_limits(n, user_api="blas")
 
 
 def main(argv: list | None = None) -> dict:
@@ -215,9 +198,15 @@ def main(argv: list | None = None) -> dict:
                         help="BLAS threads (default 1: this model's matrices are small, and extra BLAS threads "
                              "only spin, badly so on a busy machine; 0 keeps NumPy's default)")
     args = parser.parse_args(argv)
-    if args.blas_threads > 0:
-        _limit_blas_threads(args.blas_threads)
+    limiter = _limit_blas_threads(args.blas_threads) if args.blas_threads > 0 else None
+    try:
+        return _run(args)
+    finally:
+        if limiter is not None:
+            limiter.restore_original_limits()
 
+
+def _run(args: argparse.Namespace) -> dict:
     keras.utils.set_random_seed(0)
     t_start = time.perf_counter()
     if args.fashion_mnist:
