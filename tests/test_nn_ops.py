@@ -701,3 +701,22 @@ def test_values_and_gradients_match_tensorflow(name, fn, inputs):
         shape_, total_, proj_ = _pin(tf.convert_to_tensor(got[part]).numpy())
         assert shape_ == shape, key
         np.testing.assert_allclose([total_, proj_], [total_ref, proj_ref], rtol=1e-5, atol=2e-3, err_msg=key)
+
+
+def test_tf_argument_conventions():
+    # strides and dilations both > 1 work, as TF
+    y = tf.nn.conv2d(tf.ones([1, 5, 5, 1]), tf.ones([2, 2, 1, 1]), 2, "SAME", dilations=2)
+    np.testing.assert_array_equal(y.numpy()[0, :, :, 0], [[1, 2, 1], [2, 4, 2], [1, 2, 1]])
+    with pytest.raises(tf.errors.UnimplementedError, match="strides in the batch and depth dimensions"):
+        tf.nn.conv2d(tf.ones([1, 5, 5, 1]), tf.ones([2, 2, 1, 1]), [2, 1, 1, 1], "SAME")
+    with pytest.raises(ValueError, match="strides should be of length 1, 2 or 4"):
+        tf.nn.conv2d(tf.ones([1, 5, 5, 1]), tf.ones([2, 2, 1, 1]), [1, 2, 2], "SAME")
+    # labels are cast to the logits' dtype; rank-1 logits work
+    for labels in (tf.constant([[0, 1]]), tf.constant([[0.0, 1.0]], tf.float64), [[0.0, 1.0]]):
+        loss = tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=tf.constant([[1.0, 2.0]]))
+        np.testing.assert_allclose(loss.numpy(), [0.31326166], rtol=1e-6)
+    assert tf.nn.sparse_softmax_cross_entropy_with_logits(labels=1, logits=tf.constant([1.0, 2.0])).shape == ()
+    # a tensor rate is not range-checked (TF): rate 1 drops everything
+    np.testing.assert_array_equal(tf.nn.dropout(tf.ones([3]), rate=tf.constant(1.0)).numpy(), [0, 0, 0])
+    with pytest.raises(TypeError, match="Expected string for argument 'padding'"):
+        tf.nn.avg_pool2d(tf.ones([1, 4, 4, 1]), 2, 2, [[0, 0], [1, 1], [1, 1], [0, 0]])

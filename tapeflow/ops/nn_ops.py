@@ -357,9 +357,7 @@ def softmax_cross_entropy_with_logits(labels: Any, logits: Any, axis: int = -1, 
     lg = _float_input(logits, "SoftmaxCrossEntropyWithLogits")
     lb = convert_to_tensor(labels, dtype_hint=lg.dtype)
     if lb._value.dtype != lg._value.dtype:
-        raise _err("SoftmaxCrossEntropyWithLogits",
-                   f"labels ({lb.dtype.name}) and logits ({lg.dtype.name}) must have the same dtype; cast labels "
-                   "with tf.cast")
+        lb = cast(lb, lg.dtype)  # TF casts the labels to the logits' dtype
     sl, sg = lb._shape_tuple(), lg._shape_tuple()
     if len(sg) == 0:
         raise _err("SoftmaxCrossEntropyWithLogits", "logits must have at least 1 dimension, got a scalar")
@@ -791,6 +789,9 @@ def _spatial(v: Any, n: int, name: str, op: str, data_format: str, allow_full: b
             if op in ("MaxPool", "AvgPool"):
                 raise UnimplementedError(None, None, f"Pooling is not yet supported on the batch dimension (or depth "
                                          f"dimension): {name}={vals} [Op:{op}]")
+            if name == "strides":
+                raise UnimplementedError(None, None, f"Current implementation does not yet support strides in the "
+                                         f"batch and depth dimensions: strides={vals} [Op:{op}]")
             raise _err(op, f"{name} in the batch and depth dimensions must be 1, got {vals}. "
                        f"Pass [1, {', '.join(['s'] * n)}, 1] or a single int")
         vals = [vals[i] for i in range(n + 2) if i != 0 and i != c_axis]
@@ -876,9 +877,6 @@ def conv2d(input: Any, filters: Any, strides: Any, padding: Any, data_format: st
     if data_format == "NCHW":
         x = _nchw_to_nhwc(x)
         sx = x._shape_tuple()
-    if st != (1, 1) and dl != (1, 1):
-        raise _err("Conv2D", f"strides {list(st)} and dilations {list(dl)} cannot both be larger than 1 "
-                   "(TF's current implementation does not support it)")
     if sx[3] is not None and sw[2] is not None and sx[3] != sw[2]:
         raise _err("Conv2D", f"input depth must be evenly divisible by filter depth: {sx[3]} vs {sw[2]} (input "
                    f"{list(sx)}, filter {list(sw)}; grouped convolutions are not supported: the filter's third "
@@ -1230,6 +1228,9 @@ def _pool(op, name, input, ksize, strides, padding, data_format, n_spatial=2):
                    f"{_dims(s)}")
     if op is AVG_POOL:
         check_float(x, "AvgPool")
+        if not isinstance(padding, str):
+            raise TypeError(f"Expected string for argument 'padding' not {padding!r}. (AvgPool takes 'SAME' or "
+                            "'VALID' only; pad with tf.pad first for explicit padding.)")
     elif x._value.dtype.kind not in "iuf":
         raise _err("MaxPool", f"MaxPool does not support {x.dtype.name} inputs")
     ks = _spatial(ksize, n_spatial, "ksize", op.name, data_format)
@@ -1343,10 +1344,12 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None,
         raise ValueError(f"`x.dtype` must be a floating point tensor as `x` will be scaled. Received: "
                          f"x_dtype=<dtype: '{x.dtype.name}'>")
     if isinstance(rate, Tensor):
-        rate = float(rate.numpy())  # TODO(graph): a traced tensor rate needs a runtime mask op input
-    rate = float(rate)
-    if not 0 <= rate < 1:
+        # TF checks only Python rates; a tensor rate of 1 drops everything.
+        # TODO(graph): a traced (symbolic) rate would need to be a mask-op input.
+        rate = float(rate.numpy())
+    elif not 0 <= float(rate) < 1:
         raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={rate}")
+    rate = float(rate)
     if rate == 0:
         return x
     sx = x._shape_tuple()
@@ -1364,7 +1367,7 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None,
     from tapeflow.ops import random_ops
 
     keep = execute(DROPOUT_MASK, (x,), {"rate": rate, "noise_shape": ns, **random_ops.seed_attrs(seed)})
-    scaled = multiply(x, 1.0 / (1.0 - rate))
+    scaled = multiply(x, 1.0 / (1.0 - rate) if rate != 1 else np.inf)
     return where(keep, scaled, _zeros(x))
 
 

@@ -113,6 +113,8 @@ SPECS = [
            name="stride2-valid"),
     OpSpec("Conv2D", lambda x, w: tf.nn.conv2d(x, w, 1, [[0, 0], [1, 0], [0, 2], [0, 0]], dilations=[2, 1]),
            [Arg((1, 5, 4, 2)), Arg((2, 2, 2, 3))], name="explicit-dilated"),
+    OpSpec("Conv2D", lambda x, w: tf.nn.conv2d(x, w, 2, "SAME", dilations=2), [Arg((1, 6, 5, 2)), Arg((2, 2, 2, 3))],
+           name="strided-dilated"),
     OpSpec("Conv2D", lambda x, w: tf.nn.conv1d(x, w, 2, "SAME"), [Arg((2, 7, 3)), Arg((3, 3, 2))], name="conv1d"),
     OpSpec("Conv2DBackpropInput", lambda w, dy: _bi((2, 5, 5, 3), w, dy, _P2), [Arg(W), Arg((2, 3, 3, 4))]),
     OpSpec("Conv2DBackpropInput", lambda w, dy: _bi((1, 5, 4, 2), w, dy, _PD), [Arg((2, 2, 2, 3)),
