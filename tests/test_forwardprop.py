@@ -152,3 +152,20 @@ def test_third_order_mixed():
             d1 = a2.jvp(y)
         d2 = t.gradient(d1, x)
     assert a1.jvp(d2).numpy() == pytest.approx(-np.cos(0.7))
+
+
+def test_forward_over_vectorized_jacobian():
+    xv, vv = np.array([0.3, -0.7, 1.1]), np.array([1.0, 0.5, -2.0])
+    x, v = tf.constant(xv), tf.constant(vv)
+    with tf.autodiff.ForwardAccumulator(x, v) as acc:
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = tf.sin(x) * tf.reduce_sum(x * x)
+        jac = t.jacobian(y, x)
+
+    def analytic(a):
+        return np.diag(np.cos(a)) * (a * a).sum() + np.outer(np.sin(a), 2 * a)
+
+    eps = 1e-6
+    fd = (analytic(xv + eps * vv) - analytic(xv - eps * vv)) / (2 * eps)
+    np.testing.assert_allclose(acc.jvp(jac).numpy(), fd, rtol=1e-7, atol=1e-8)
