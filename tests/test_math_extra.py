@@ -347,3 +347,28 @@ def test_sorted_segment_reductions_match_tf():
                                   [5, 0, 3, 2])
     with pytest.raises(tf.errors.InvalidArgumentError, match="not increasing"):
         tf.math.segment_max(d, tf.constant([1, 0, 2, 2]))
+
+
+def test_unsorted_prod_sqrt_n_in_top_k_confusion_matrix_match_tf():
+    d, ids = tf.constant([1.0, 5.0, 2.0, 3.0]), tf.constant([0, 0, 2, 2])
+    np.testing.assert_array_equal(tf.math.unsorted_segment_prod(d, ids, 4).numpy(), [5, 1, 6, 1])
+    np.testing.assert_allclose(tf.math.unsorted_segment_sqrt_n(d, ids, 4).numpy(), [4.242641, 0, 3.535534, 0],
+                               rtol=1e-6)
+    np.testing.assert_array_equal(tf.math.unsorted_segment_prod(tf.constant([1, 5, 2]), [0, 0, -1], 2).numpy(), [5, 1])
+    x = np.array([0.0, 5.0, 2.0, 3.0])
+    np.testing.assert_array_equal(_grads(lambda v: tf.math.unsorted_segment_prod(v, ids, 3), x)[0], [5, 0, 3, 2])
+    np.testing.assert_allclose(_grads(lambda v: tf.math.unsorted_segment_sqrt_n(v, ids, 3), x)[0],
+                               [0.7071067811865475] * 4)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Sqrt"):
+        tf.math.unsorted_segment_sqrt_n(tf.constant([1, 2]), [0, 0], 1)
+    out = tf.math.in_top_k([1, 0, 2], [[0.1, 0.5, 0.5], [0.3, 0.3, 0.4], [0.2, 0.2, 0.1]], 1)
+    np.testing.assert_array_equal(out.numpy(), [True, False, False])  # ties at the boundary count
+    out = tf.math.in_top_k(tf.constant([3, 0]), tf.constant([[0.1, 0.5, 0.5], [0.3, 0.3, 0.4]]), 2)
+    np.testing.assert_array_equal(out.numpy(), [False, True])  # out-of-range target
+    cm = tf.math.confusion_matrix([1, 2, 4], [2, 2, 4])
+    assert cm.dtype == tf.int32 and cm.shape == (5, 5)
+    assert cm.numpy()[1, 2] == 1 and cm.numpy()[2, 2] == 1 and cm.numpy()[4, 4] == 1 and cm.numpy().sum() == 3
+    cm = tf.math.confusion_matrix([1, 2, 4], [2, 2, 4], num_classes=6, weights=[1.0, 2.0, 3.0], dtype=tf.float32)
+    assert cm.shape == (6, 6) and cm.numpy()[2, 2] == 2.0 and cm.numpy()[4, 4] == 3.0
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of bound"):
+        tf.math.confusion_matrix([1, 7], [0, 0], num_classes=3)

@@ -823,6 +823,111 @@ def unsorted_segment_min(data: Any, segment_ids: Any, num_segments: Any, name: s
     return _unsorted_segment_reduce(SEG_MIN, data, segment_ids, num_segments)
 
 
+def _segment_prod_kernel(data, ids, num_segments):
+    ids = np.asarray(ids)
+    if ids.size and ids.max() >= num_segments:
+        raise InvalidArgumentError(None, None, f"segment_ids[{int(np.argmax(ids))}] = {int(ids.max())} is out "
+                                   f"of range [0, {num_segments}) [Op:UnsortedSegmentProd]")
+    out = np.ones((num_segments,) + data.shape[ids.ndim:], dtype=data.dtype)
+    valid = ids >= 0
+    np.multiply.at(out, ids[valid], data[valid])
+    return out
+
+
+SEG_PROD = defop("UnsortedSegmentProd", _segment_prod_kernel, shape=m._segment_sum_shape)
+
+
+@defgrad("UnsortedSegmentProd", inputs=True, outputs=True)
+def _unsorted_segment_prod_grad(op, g):
+    # As TF: the product of the other elements, without dividing by zeros;
+    # segments with two or more zeros get no gradient.
+    data, ids = op.inputs
+    n = op.get_attr("num_segments")
+    is_zero = m.equal(data, m.cast(0, data.dtype))
+    num_zeros = m.unsorted_segment_sum(m.cast(is_zero, data.dtype), ids, n)
+    g = m.where(m.greater(num_zeros, 1.0), array_ops.zeros_like(g), g)
+    non_zero_data = m.where(is_zero, array_ops.ones_like(data), data)
+    non_zero_prod = unsorted_segment_prod(non_zero_data, ids, n)
+    valid = m.greater_equal(ids, m.cast(0, ids.dtype))
+    clipped = m.where(valid, ids, array_ops.zeros_like(ids))
+    partial = m.where(is_zero, array_ops.gather(non_zero_prod, clipped),
+                      m.divide_(array_ops.gather(op.outputs[0], clipped), non_zero_data))
+    gathered = m.where(_expand_like(valid, data), array_ops.gather(g, clipped), array_ops.zeros_like(data))
+    return m.multiply(gathered, partial), None
+
+
+def unsorted_segment_prod(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> Tensor:
+    """The product of each segment (1 for empty segments; negative ids are dropped)."""
+    return _unsorted_segment_reduce(SEG_PROD, data, segment_ids, num_segments)
+
+
+def unsorted_segment_sqrt_n(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> Tensor:
+    """The sum of each segment divided by sqrt(its size) (0 for empty segments)."""
+    data, ids = t(data), t(segment_ids)
+    _check_ids(ids, "UnsortedSegmentSqrtN")
+    check_float(data, "Sqrt")
+    n = _num_segments(num_segments)
+    ones_shape = tuple(ids._shape_tuple()) + (1,) * (len(data._shape_tuple()) - len(ids._shape_tuple()))
+    counts = m.unsorted_segment_sum(array_ops.ones(ones_shape, dtype=data.dtype), ids, n)
+    return m.divide_(m.unsorted_segment_sum(data, ids, n), m.sqrt(m.maximum(counts, 1.0)))
+
+
+def in_top_k(targets: Any, predictions: Any, k: Any, name: str | None = None) -> Tensor:
+    """Whether ``predictions[i, targets[i]]`` is among the ``k`` largest of
+    row i (ties at the boundary count as in; out-of-range targets are False)."""
+    targets, predictions = t(targets), t(predictions)
+    if targets._value.dtype.kind not in "iu":
+        raise TypeError(f"in_top_k: targets must be int32 or int64, got {targets.dtype.name}")
+    sp = predictions._shape_tuple()
+    if len(sp) != 2:
+        raise _err("InTopKV2", f"predictions must be 2-dimensional, got shape {list(sp)}")
+    k = int(k.numpy() if isinstance(k, Tensor) else k)
+    n_classes = sp[1]
+    valid = m.logical_and(m.greater_equal(targets, m.cast(0, targets.dtype)),
+                          m.less(targets, m.cast(n_classes, targets.dtype)))
+    safe = m.where(valid, targets, array_ops.zeros_like(targets))
+    target_value = array_ops.gather(predictions, array_ops.reshape(safe, (-1, 1)), axis=1, batch_dims=1)
+    target_value = array_ops.reshape(target_value, (-1,))
+    if k <= 0:
+        return m.logical_and(valid, m.less(target_value, target_value))
+    kth = array_ops.reshape(top_k(predictions, min(k, n_classes)).values[:, -1:], (-1,))
+    return m.logical_and(valid, m.logical_and(m.greater_equal(target_value, kth),
+                                              m.is_finite(target_value)))
+
+
+def confusion_matrix(labels: Any, predictions: Any, num_classes: Any = None, weights: Any = None,
+                     dtype: Any = dtypes.int32, name: str | None = None) -> Tensor:
+    """``[num_classes, num_classes]`` counts (or summed ``weights``) of
+    (label, prediction) pairs; rows are labels."""
+    from tapeflow.ops import indexing_ops
+
+    labels = m.cast(array_ops.reshape(t(labels), (-1,)), dtypes.int64)
+    predictions = m.cast(array_ops.reshape(t(predictions), (-1,)), dtypes.int64)
+    if labels._shape_tuple() != predictions._shape_tuple():
+        raise ValueError(f"labels and predictions must have the same number of elements, got "
+                         f"{labels._shape_tuple()[0]} and {predictions._shape_tuple()[0]}")
+    lv, pv = labels._value, predictions._value
+    if isinstance(lv, np.ndarray):  # eager: TF's value checks
+        if (lv < 0).any():
+            raise InvalidArgumentError(None, None, "`labels` contains negative values")
+        if (pv < 0).any():
+            raise InvalidArgumentError(None, None, "`predictions` contains negative values")
+    if num_classes is None:
+        n = int(max(lv.max(initial=-1), pv.max(initial=-1))) + 1
+    else:
+        n = _num_segments(num_classes)
+        if isinstance(lv, np.ndarray):
+            if (lv >= n).any():
+                raise InvalidArgumentError(None, None, "`labels` out of bound")
+            if (pv >= n).any():
+                raise InvalidArgumentError(None, None, "`predictions` out of bound")
+    dt = dtypes.as_dtype(dtype)
+    updates = array_ops.ones(labels._shape_tuple(), dtype=dt) if weights is None \
+        else m.cast(array_ops.reshape(t(weights), (-1,)), dt)
+    indices = array_ops.stack([labels, predictions], axis=1)
+    return indexing_ops.scatter_nd(indices, updates, [n, n])
+
+
 # ----------------------------------------------------------------------------
 # bincount and polyval
 # ----------------------------------------------------------------------------
