@@ -634,7 +634,7 @@ def _scatter_windows(cols, in_shape, pads, strides, dilations):
 # kernel call: each thread reuses one scratch buffer for them instead of
 # mapping fresh pages every call (which costs as much as the copy itself).
 _SCRATCH = threading.local()
-_SCRATCH_MAX_BYTES = 1 << 28
+_SCRATCH_MAX_BYTES = 1 << 27  # 128 MiB: larger im2col matrices are allocated per call
 
 
 def _im2col(win, dtype):
