@@ -289,3 +289,20 @@ def test_float_indices_and_negative_repeats_as_tf():
     assert tf.one_hot([1], 0).shape == (1, 0)
     assert tf.einsum("Ab->bA", tf.ones((2, 3))).shape == (3, 2)
     assert tf.einsum("ij, jk -> ik", tf.ones((2, 3)), tf.ones((3, 4))).shape == (2, 4)
+
+
+def test_shape_rules_accept_unknown_dims():
+    # What tf.function tracing sees: dims may be None.
+    from tapeflow.ops import indexing_ops as ix
+    from tapeflow.ops import special_ops as sp
+
+    f32, i32 = np.dtype(np.float32), np.dtype(np.int32)
+    assert ix.PADV2.shape([((None, 3), f32), ((), f32)], paddings=((1, 2), (0, 1))) == [((None, 4), f32)]
+    assert ix.MIRROR_PAD.shape([((None, 3), f32)], paddings=((1, 1), (2, 2)), mode="REFLECT") == [((None, 7), f32)]
+    assert ix.GATHER_ND.shape([((None, 5, 6), f32), ((None, 4, 2), i32)]) == [((None, 4, 6), f32)]
+    assert ix.SCATTER_ND.shape([((None, 1), i32), ((None,), f32)], shape=(5,)) == [((5,), f32)]
+    assert ix.ONE_HOT.shape([((None,), i32), ((), f32), ((), f32)], depth=3, axis=-1) == [((None, 3), f32)]
+    assert ix.EINSUM.shape([((None, 3), f32), ((3, 4), f32)], equation="ij,jk->ik") == [((None, 4), f32)]
+    assert sp.TOPK.shape([((None, 7), f32)], k=2, index_type=i32) == [((None, 2), f32), ((None, 2), i32)]
+    assert sp.SEGMENT_SUM.shape([((None, 3), f32), ((None,), i32)]) == [((None, 3), f32)]
+    assert sp.SEG_MAX.shape([((None, 3), f32), ((None,), i32)], num_segments=4) == [((4, 3), f32)]
