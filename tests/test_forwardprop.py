@@ -169,3 +169,18 @@ def test_forward_over_vectorized_jacobian():
     eps = 1e-6
     fd = (analytic(xv + eps * vv) - analytic(xv - eps * vv)) / (2 * eps)
     np.testing.assert_allclose(acc.jvp(jac).numpy(), fd, rtol=1e-7, atol=1e-8)
+
+
+def test_tangents_of_dead_intermediates_are_freed():
+    x = tf.constant(np.ones(4))
+    with tf.autodiff.ForwardAccumulator(x, tf.constant(np.ones(4))) as acc:
+        y = x
+        for _ in range(3000):
+            y = tf.sin(y) + 1.0  # two ops per step; only the last y stays alive
+    assert len(acc._tangents) < 2100
+    expected = np.ones(4)
+    z = np.ones(4)
+    for _ in range(3000):
+        expected = np.cos(z) * expected
+        z = np.sin(z) + 1.0
+    np.testing.assert_allclose(acc.jvp(y).numpy(), expected)

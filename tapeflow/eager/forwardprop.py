@@ -20,6 +20,7 @@ a tape's backward pass gives forward-over-backward Hessian-vector products.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from tapeflow.eager import tape as tape_lib
@@ -51,6 +52,11 @@ class ForwardAccumulator:
 
     def __init__(self, primals: Any, tangents: Any) -> None:
         self._tangents: dict[int, Tensor] = {}
+        # Tangents of op outputs are dropped once their primal is garbage
+        # (swept when the table doubles), so a long loop inside the context
+        # does not keep every intermediate tangent alive.
+        self._refs: dict[int, Any] = {}
+        self._sweep_at = 1024
         self._recording = False
         nest.assert_same_structure(primals, tangents)
         for p, t in zip(nest.flatten(primals), nest.flatten(tangents)):
@@ -118,7 +124,7 @@ class ForwardAccumulator:
     def _process_read(self, var, value: Tensor) -> None:
         t = self._tangents.get(var._id)
         if t is not None:
-            self._tangents[value._id] = t
+            self._set(value, t)
 
     def _process(self, op, inputs: tuple, attrs: dict | None, outputs: tuple) -> None:
         tans = self._tangents
@@ -168,7 +174,18 @@ class ForwardAccumulator:
             oshape = o._shape_tuple()
             if t._shape_tuple() != oshape:
                 t = array_ops.broadcast_to(t, oshape)
-            self._tangents[o._id] = t
+            self._set(o, t)
+
+    def _set(self, primal: Tensor, tangent: Tensor) -> None:
+        key = primal._id
+        self._tangents[key] = tangent
+        self._refs[key] = weakref.ref(primal)
+        if len(self._refs) >= self._sweep_at:
+            dead = [k for k, r in self._refs.items() if r() is None]
+            for k in dead:
+                del self._refs[k]
+                self._tangents.pop(k, None)
+            self._sweep_at = max(1024, 2 * len(self._refs))
 
 
 class _Paused:
