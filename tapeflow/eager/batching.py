@@ -363,13 +363,15 @@ def _diag_matmul(interp, inputs, flags, attrs):
     ta, tb = attrs["transpose_a"], attrs["transpose_b"]
     if flags[0] == flags[1]:
         return None
-    if flags[1] and b._diag is not None and not tb and len(a._shape_tuple()) == 2 and b._value.shape[1] == 1:
+    if (flags[1] and b._diag is not None and not tb and len(a._shape_tuple()) == 2 and len(b._value.shape) == 2
+            and b._value.shape[1] == 1):
         k = b._value.shape[0]
         at = a if ta else array_ops.transpose(a)  # (k, m): row p is column p of A'
         out = math_ops.multiply(_reshape(b._diag, (k, 1)), at)
         m = out._shape_tuple()[1]
         return interp.wrap(_reshape(out, (k, m, 1)))
-    if flags[0] and a._diag is not None and not ta and len(b._shape_tuple()) == 2 and a._value.shape[0] == 1:
+    if (flags[0] and a._diag is not None and not ta and len(b._shape_tuple()) == 2 and len(a._value.shape) == 2
+            and a._value.shape[0] == 1):
         n2 = a._value.shape[1]
         bp = array_ops.transpose(b) if tb else b  # (n2, r)
         out = math_ops.multiply(_reshape(a._diag, (n2, 1)), bp)
