@@ -19,6 +19,13 @@ A batching rule is ``rule(size, args, batched, attrs) -> Tensor | list``:
 and every output it returns must carry the batch axis first. Elementwise
 ops get a generic rule; an op with no rule falls back to a per-row loop for
 that op only, after a one-time warning naming it.
+
+Two refinements keep the stack cheap: batched values are computed lazily
+(a gradient the backward pass computes but never uses, such as the one for a
+constant weight matrix, costs nothing), and the initial one-hot stack of
+``tape.jacobian`` stays symbolic (``diag(d)``) through elementwise scaling,
+reshapes and matrix-vector products, so the Jacobian of ``tanh(W x)`` is
+O(n^2) work instead of an ``n x n x n`` product.
 """
 
 from __future__ import annotations
