@@ -760,6 +760,40 @@ def _conv2d_backprop_input_rule(size, args, batched, attrs):
     return _loop_rule(registry.get_op("Conv2DBackpropInput"), size, args, batched, attrs)
 
 
+def _gather_nd_rule(size, args, batched, attrs):
+    # params (B, d0..dk-1, rest) -> (d0..dk-1, B, rest), gather, move B back to the front.
+    from tapeflow.ops import array_ops
+
+    params, indices = args
+    if batched[1]:
+        return _loop_rule(registry.get_op("GatherNd"), size, args, batched, attrs)
+    depth = indices._shape_tuple()[-1]
+    nd = len(params._shape_tuple())
+    moved = array_ops.transpose(params, tuple(range(1, depth + 1)) + (0,) + tuple(range(depth + 1, nd)))
+    out = execute(registry.get_op("GatherNd"), (moved, indices))
+    k = len(indices._shape_tuple()) - 1
+    on = len(out._shape_tuple())
+    return array_ops.transpose(out, (k,) + tuple(range(k)) + tuple(range(k + 1, on)))
+
+
+def _scatter_nd_rule(size, args, batched, attrs):
+    # updates (B, idx..., rest) -> (idx..., B, rest); output (d0..dk-1, B, rest) -> B first.
+    from tapeflow.ops import array_ops
+
+    indices, updates = args
+    if batched[0]:
+        return _loop_rule(registry.get_op("ScatterNd"), size, args, batched, attrs)
+    k = len(indices._shape_tuple()) - 1
+    depth = indices._shape_tuple()[-1]
+    un = len(updates._shape_tuple())
+    moved = array_ops.transpose(updates, tuple(range(1, k + 1)) + (0,) + tuple(range(k + 1, un)))
+    shape = tuple(attrs["shape"])
+    out = execute(registry.get_op("ScatterNd"), (indices, moved), {**attrs, "shape": shape[:depth] + (size,) +
+                                                                   shape[depth:]})
+    on = len(out._shape_tuple())
+    return array_ops.transpose(out, (depth,) + tuple(range(depth)) + tuple(range(depth + 1, on)))
+
+
 def _install() -> None:
     rules = {
         "Sum": _reduce_rule("Sum"), "Mean": _reduce_rule("Mean"), "Max": _reduce_rule("Max"),
@@ -780,6 +814,7 @@ def _install() -> None:
         "MaxPool": _fold_all_rule("MaxPool"), "AvgPool": _fold_all_rule("AvgPool"),
         "MaxPoolGrad": _fold_all_rule("MaxPoolGrad"), "MaxPoolGradGrad": _fold_all_rule("MaxPoolGradGrad"),
         "AvgPoolGrad": _fold_all_rule("AvgPoolGrad", "orig_input_shape"),
+        "GatherNd": _gather_nd_rule, "ScatterNd": _scatter_nd_rule,
         "DepthwiseConv2dNative": _fold_n_rule("DepthwiseConv2dNative", 0),
         "DepthwiseConv2dNativeBackpropInput": _fold_n_rule("DepthwiseConv2dNativeBackpropInput", 1, "input_sizes"),
     })
