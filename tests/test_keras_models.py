@@ -322,3 +322,30 @@ def test_checkpoint_of_model_and_optimizer_round_trips(tmp_path):
     ckpt.restore(path)
     for a, b in zip(m.get_weights(), saved):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("loss, y, units, kind", [
+    ("mse", np.ones((4, 1), np.float32), 1, "BinaryAccuracy"),
+    ("sparse_categorical_crossentropy", np.array([0, 1, 2, 1]), 3, "SparseCategoricalAccuracy"),
+    ("categorical_crossentropy", np.eye(3, dtype=np.float32)[[0, 1, 2, 1]], 3, "CategoricalAccuracy"),
+])
+def test_accuracy_string_resolves_from_shapes_as_keras_3(loss, y, units, kind):
+    m = K.Sequential([L.Dense(units, activation="softmax" if units > 1 else "sigmoid")])
+    m.compile(optimizer="sgd", loss=loss, metrics=["accuracy"])
+    h = m.fit(np.ones((4, 2), np.float32), y, epochs=1, verbose=0)
+    assert "accuracy" in h.history
+    assert type(m.compiled_metrics[0]._inner).__name__ == kind
+
+
+def test_custom_layer_with_keras_3_add_weight():
+    class Scale(L.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight((input_shape[-1],), initializer="ones", name="w")
+            self.c = self.add_weight(shape=(), initializer=K.initializers.Constant(2.0), trainable=False)
+
+        def call(self, x):
+            return x * self.w * self.c
+
+    layer = Scale()
+    np.testing.assert_allclose(layer(np.ones((1, 3), np.float32)).numpy(), [[2.0, 2.0, 2.0]])
+    assert [w.name for w in layer.trainable_weights] == ["w"] and len(layer.non_trainable_weights) == 1

@@ -128,24 +128,46 @@ class _DatasetBatches:
             yield _unpack(batch)
 
 
+class _AutoAccuracy(metrics_mod.Metric):
+    """``metrics=["accuracy"]``: Keras 3 picks the accuracy from the shapes
+    of the first batch (and the loss): binary when predictions have one
+    column (or the loss is binary cross-entropy), sparse categorical when the
+    labels have one axis less (or a last axis of 1), categorical otherwise."""
+
+    def __init__(self, name: str, loss: Any) -> None:
+        self._loss, self._inner = loss, None
+        super().__init__(name=name)
+
+    def reset_state(self) -> None:
+        if self._inner is not None:
+            self._inner.reset_state()
+
+    def _pick(self, y_true: Any, y_pred: Any) -> metrics_mod.Metric:
+        fn = getattr(self._loss, "fn", self._loss)
+        loss_name = self._loss if isinstance(self._loss, str) else getattr(fn, "__name__", "")
+        yt, yp = np.shape(y_true), np.shape(y_pred)
+        if (yp and yp[-1] == 1) or "binary_crossentropy" in loss_name:
+            return metrics_mod.BinaryAccuracy(name=self.name)
+        if len(yt) == len(yp) - 1 or (yt and yt[-1] == 1):
+            return metrics_mod.SparseCategoricalAccuracy(name=self.name)
+        return metrics_mod.CategoricalAccuracy(name=self.name)
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        if self._inner is None:
+            self._inner = self._pick(y_true, y_pred)
+        self._inner.update_state(y_true, y_pred, sample_weight=sample_weight)
+
+    def result(self) -> Tensor:
+        return self._inner.result() if self._inner is not None else convert_to_tensor(np.float32(0.0))
+
+
 def _resolve_metric(m: Any, loss: Any) -> metrics_mod.Metric:
-    if isinstance(m, str) and m not in ("accuracy", "acc"):
-        metric = metrics_mod.get(m)
-        metric.name = m  # Keras logs a metric under the string the user passed ("mae")
-        return metric
+    if isinstance(m, str) and m in ("accuracy", "acc"):
+        return _AutoAccuracy(m, loss)
+    metric = metrics_mod.get(m)
     if isinstance(m, str):
-        fn = getattr(loss, "fn", loss)
-        name = getattr(fn, "__name__", "") if callable(fn) else str(loss)
-        if isinstance(loss, str):
-            name = loss
-        if "sparse_categorical" in name:
-            return metrics_mod.SparseCategoricalAccuracy(name=m)
-        if "categorical_crossentropy" in name:
-            return metrics_mod.CategoricalAccuracy(name=m)
-        if "binary_crossentropy" in name:
-            return metrics_mod.BinaryAccuracy(name=m)
-        return metrics_mod.Accuracy(name=m)
-    return metrics_mod.get(m)
+        metric.name = m  # Keras logs a metric under the string the user passed ("mae")
+    return metric
 
 
 class Trainer:

@@ -221,10 +221,12 @@ class Layer(Module):
         return False
 
     # -- weights ----------------------------------------------------------------
-    def add_weight(self, name: str | None = None, shape: Any = None, dtype: Any = None, initializer: Any = None,
-                   regularizer: Any = None, trainable: bool = True, constraint: Any = None,
-                   aggregation: Any = None, synchronization: Any = None, **kwargs: Any) -> Variable:
-        """Creates a weight ``tf.Variable`` owned by this layer (Keras' ``add_weight``)."""
+    def add_weight(self, shape: Any = None, initializer: Any = None, dtype: Any = None, trainable: bool = True,
+                   autocast: bool = True, regularizer: Any = None, constraint: Any = None, aggregation: Any = None,
+                   overwrite_with_gradient: bool = False, name: str | None = None, **kwargs: Any) -> Variable:
+        """Creates a weight ``tf.Variable`` owned by this layer (Keras 3's
+        ``add_weight``: ``shape`` first; float weights default to GlorotUniform,
+        others to zeros)."""
         if regularizer is not None:
             raise NotImplementedError("weight regularizers are not implemented in tapeflow's Keras yet")
         shape = () if shape is None else tuple(int(d) for d in shape)

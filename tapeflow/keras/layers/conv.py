@@ -63,9 +63,9 @@ class Conv2D(Layer):
             raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=4, "
                              f"found ndim={len(input_shape)}. Full shape received: {tuple(input_shape)}")
         cin = input_shape[-1]
-        self.kernel = self.add_weight("kernel", self.kernel_size + (cin, self.filters),
+        self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (cin, self.filters),
                                       initializer=self.kernel_initializer, constraint=self.kernel_constraint)
-        self.bias = self.add_weight("bias", (self.filters,), initializer=self.bias_initializer,
+        self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
                                     constraint=self.bias_constraint) if self.use_bias else None
         self.built = True
 

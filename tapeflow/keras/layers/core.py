@@ -50,9 +50,9 @@ class Dense(Layer):
         if in_dim is None:
             raise ValueError(f"Dense layer '{self.name}': the last dimension of the inputs must be known, "
                              f"got input shape {input_shape}.")
-        self.kernel = self.add_weight("kernel", (in_dim, self.units), initializer=self.kernel_initializer,
+        self.kernel = self.add_weight(name="kernel", shape=(in_dim, self.units), initializer=self.kernel_initializer,
                                       constraint=self.kernel_constraint)
-        self.bias = self.add_weight("bias", (self.units,), initializer=self.bias_initializer,
+        self.bias = self.add_weight(name="bias", shape=(self.units,), initializer=self.bias_initializer,
                                     constraint=self.bias_constraint) if self.use_bias else None
         self.built = True
 
@@ -176,7 +176,7 @@ class Embedding(Layer):
         self.mask_zero = mask_zero
 
     def build(self, input_shape: Any = None) -> None:
-        self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
+        self.embeddings = self.add_weight(name="embeddings", shape=(self.input_dim, self.output_dim),
                                           initializer=self.embeddings_initializer,
                                           constraint=self.embeddings_constraint)
         self.built = True

@@ -53,11 +53,11 @@ class BatchNormalization(Layer):
                              f"must be known.")
         # broadcast shape of the parameters against the input
         self._bshape = tuple(input_shape[i] if i in self._feature_axes else 1 for i in range(ndim))
-        self.gamma = self.add_weight("gamma", shape, initializer=self.gamma_initializer) if self.scale else None
-        self.beta = self.add_weight("beta", shape, initializer=self.beta_initializer) if self.center else None
-        self.moving_mean = self.add_weight("moving_mean", shape, initializer=self.moving_mean_initializer,
+        self.gamma = self.add_weight(shape, self.gamma_initializer, name="gamma") if self.scale else None
+        self.beta = self.add_weight(shape, self.beta_initializer, name="beta") if self.center else None
+        self.moving_mean = self.add_weight(name="moving_mean", shape=shape, initializer=self.moving_mean_initializer,
                                            trainable=False)
-        self.moving_variance = self.add_weight("moving_variance", shape,
+        self.moving_variance = self.add_weight(name="moving_variance", shape=shape,
                                                initializer=self.moving_variance_initializer, trainable=False)
         self.built = True
 
@@ -104,8 +104,8 @@ class LayerNormalization(Layer):
         self._axes = _axes(self.axis, ndim)
         shape = tuple(input_shape[a] for a in self._axes)
         self._bshape = tuple(input_shape[i] if i in self._axes else 1 for i in range(ndim))
-        self.gamma = self.add_weight("gamma", shape, initializer=self.gamma_initializer) if self.scale else None
-        self.beta = self.add_weight("beta", shape, initializer=self.beta_initializer) if self.center else None
+        self.gamma = self.add_weight(shape, self.gamma_initializer, name="gamma") if self.scale else None
+        self.beta = self.add_weight(shape, self.beta_initializer, name="beta") if self.center else None
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:
