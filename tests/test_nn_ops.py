@@ -720,3 +720,28 @@ def test_tf_argument_conventions():
     np.testing.assert_array_equal(tf.nn.dropout(tf.ones([3]), rate=tf.constant(1.0)).numpy(), [0, 0, 0])
     with pytest.raises(TypeError, match="Expected string for argument 'padding'"):
         tf.nn.avg_pool2d(tf.ones([1, 4, 4, 1]), 2, 2, [[0, 0], [1, 1], [1, 1], [0, 0]])
+
+
+def test_max_pool_with_argmax_lrn_and_transposed_1d_match_tf():
+    xa = tf.constant(np.array([1, 3, 3, 2, 3, 0, 1, 3, 3, 5, 5, 1, 0, 0, 2, 2], np.float32).reshape(1, 4, 4, 1))
+    y, idx = tf.nn.max_pool_with_argmax(xa, 2, 2, "VALID")
+    assert y.numpy().ravel().tolist() == [3, 3, 5, 5] and idx.numpy().ravel().tolist() == [1, 2, 9, 10]
+    assert idx.dtype == tf.int64
+    x2 = tf.reshape(tf.range(2 * 4 * 4 * 2, dtype=tf.float32) % 5, [2, 4, 4, 2])
+    _, idx = tf.nn.max_pool_with_argmax(x2, 2, 2, "SAME", include_batch_in_index=True, output_dtype=tf.int32)
+    assert idx.dtype == tf.int32
+    assert idx.numpy().ravel().tolist() == [8, 9, 4, 13, 24, 19, 28, 29, 34, 33, 44, 39, 48, 49, 54, 53]
+    x = tf.reshape(tf.range(2 * 3 * 3 * 5, dtype=tf.float32) % 7 / 3.0, [2, 3, 3, 5])
+    np.testing.assert_allclose(tf.nn.local_response_normalization(x).numpy().ravel()[:7],
+                               [0, 0.16012816, 0.32025632, 0.48038447, 0.64051265, 0.57735026, 0.6928203], rtol=1e-6)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.nn.lrn(x, depth_radius=1, bias=0.5, alpha=0.3, beta=0.6)
+        total = tf.reduce_sum(y * tf.reshape(tf.range(90.0) / 90.0, x.shape))
+    np.testing.assert_allclose(tape.gradient(total, x).numpy().ravel()[:7],
+                               [0, 0.01144423, 0.01288985, 0.00089374, 0.01077781, 0.0011718, 0.00140617], rtol=1e-5)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="float64"):
+        tf.nn.local_response_normalization(tf.cast(x, tf.float64))
+    y = tf.nn.conv1d_transpose(tf.reshape(tf.range(6.0), [1, 3, 2]), tf.ones([3, 4, 2]), [1, 6, 4], 2, "SAME")
+    assert y.shape == (1, 6, 4)
+    np.testing.assert_array_equal(y.numpy()[0, :, 0], [1, 1, 6, 5, 14, 9])

@@ -1310,6 +1310,126 @@ def avg_pool1d(input: Any, ksize: Any, strides: Any, padding: Any, data_format: 
     return _pool(AVG_POOL, "avg_pool1d", input, ksize, strides, padding, data_format, n_spatial=1)
 
 
+def _argmax_kernel(x, ksize, strides, padding, include_batch_in_index, output_dtype):
+    y = _max_pool_kernel(x, ksize, strides, padding)
+    _, pads = _pool_geom(x.shape, ksize, strides, padding)
+    n, h, w, c = x.shape
+    _, oh, ow, _ = y.shape
+    rows = np.arange(oh).reshape(1, oh, 1, 1) * strides[0] - pads[0][0]
+    cols = np.arange(ow).reshape(1, 1, ow, 1) * strides[1] - pads[1][0]
+    chan = np.arange(c).reshape(1, 1, 1, c)
+    batch = np.arange(n).reshape(n, 1, 1, 1) * (h * w * c) if include_batch_in_index else 0
+    idx = np.zeros(y.shape, dtype=output_dtype)
+    for k, (_, hit) in enumerate(_first_max_masks(x, y, ksize, strides, padding)):
+        i, j = divmod(k, ksize[1])
+        np.copyto(idx, ((rows + i) * w + (cols + j)) * c + chan + batch, where=hit, casting="unsafe")
+    return y, idx
+
+
+def _argmax_shape(specs, ksize, strides, padding, include_batch_in_index, output_dtype):
+    (y_spec,) = _pool_shape(specs, ksize, strides, padding)
+    return [y_spec, (y_spec[0], np.dtype(output_dtype))]
+
+
+MAX_POOL_WITH_ARGMAX = defop("MaxPoolWithArgmax", _argmax_kernel, shape=_argmax_shape, num_outputs=2)
+
+
+@defgrad("MaxPoolWithArgmax", inputs=True, outputs=True)
+def _max_pool_with_argmax_grad(op, g, _):
+    # The argmax is the first maximum, exactly where MaxPoolGrad sends g.
+    return execute(MAX_POOL_GRAD, (op.inputs[0], op.outputs[0], g), _pool_attrs(op))
+
+
+def max_pool_with_argmax(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NHWC",  # noqa: A002
+                         output_dtype: Any = dtypes.int64, include_batch_in_index: bool = False,
+                         name: str | None = None) -> tuple:
+    """max_pool2d plus the flat index of each maximum: ``(y * width + x) *
+    channels + c`` (plus ``b * height * width * channels`` when
+    ``include_batch_in_index``)."""
+    x = t(input)
+    if data_format != "NHWC":
+        raise ValueError(f"max_pool_with_argmax supports only data_format='NHWC', got {data_format!r}")
+    s = x._shape_tuple()
+    if len(s) != 4:
+        raise _err("MaxPoolWithArgmax", f"input must be 4-dimensional, got shape {_dims(s)}")
+    if x._value.dtype.kind not in "iuf":
+        raise _err("MaxPoolWithArgmax", f"MaxPoolWithArgmax does not support {x.dtype.name} inputs")
+    out_dt = dtypes.as_dtype(output_dtype)
+    if out_dt not in (dtypes.int32, dtypes.int64):
+        raise TypeError(f"output_dtype must be int32 or int64, got {out_dt.name}")
+    ks = _spatial(ksize, 2, "ksize", "MaxPool", "NHWC")
+    st = _spatial(strides, 2, "strides", "MaxPool", "NHWC")
+    if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
+        raise _err("MaxPoolWithArgmax", f"padding must be 'SAME' or 'VALID', got {padding!r}")
+    out_hw, _ = _geometry(s[1:3], ks, st, (1, 1), padding.upper())
+    if any(o is not None and o <= 0 for o in out_hw):
+        raise _err("MaxPoolWithArgmax", f"Computed output size would be negative: input {_dims(s)}, ksize "
+                   f"{list(ks)}")
+    y, idx = execute(MAX_POOL_WITH_ARGMAX, (x,), {
+        "ksize": ks, "strides": st, "padding": padding.upper(),
+        "include_batch_in_index": bool(include_batch_in_index), "output_dtype": np.dtype(out_dt.as_numpy_dtype)})
+    return y, idx
+
+
+def local_response_normalization(input: Any, depth_radius: int = 5, bias: float = 1.0,  # noqa: A002
+                                 alpha: float = 1.0, beta: float = 0.5, name: str | None = None) -> Tensor:
+    """x / (bias + alpha * sum of x**2 over the 2*depth_radius+1 nearest
+    channels) ** beta, on a 4-D input. (The windowed sum is a matmul with a
+    banded 0/1 matrix, so every order of gradient comes from core ops.)"""
+    x = t(input)
+    s = x._shape_tuple()
+    if x._value.dtype not in (np.float16, np.float32):
+        raise _err("LRN", f"Value for attr 'T' of {x.dtype.name} is not in the list of allowed values: half, "
+                   "bfloat16, float")
+    if len(s) != 4:
+        raise _err("LRN", f"in must be 4-dimensional, got shape {_dims(s)}")
+    c = s[3]
+    r = int(depth_radius)
+    ii = np.arange(c)
+    band = (np.abs(ii[:, None] - ii[None, :]) <= r).astype(x._value.dtype)
+    sqr_sum = math_ops.matmul(square(x), convert_to_tensor(band))
+    denom = math_ops.pow(add(multiply(sqr_sum, float(alpha)), float(bias)), float(beta))
+    return math_ops.divide_(x, denom)
+
+
+lrn = local_response_normalization
+
+
+def conv1d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, padding: str = "SAME",  # noqa: A002
+                     data_format: str = "NWC", dilations: Any = None, name: str | None = None) -> Tensor:
+    """The transpose (gradient) of conv1d: ``filters`` is [w, out_channels,
+    in_channels]; run as a conv2d_transpose of height 1."""
+    x = t(input)
+    if data_format not in ("NWC", "NCW"):
+        raise ValueError(f"data_format must be 'NWC' or 'NCW', got {data_format!r}")
+    out = [int(a) for a in np.asarray(output_shape.numpy() if isinstance(output_shape, Tensor)
+                                      else output_shape).reshape(-1)]
+    if len(out) != 3:
+        raise ValueError(f"output_shape must have 3 entries, got {out}")
+    s = _spatial(strides, 1, "strides", "Conv2DBackpropInput", data_format)[0]
+    d = _spatial(1 if dilations is None else dilations, 1, "dilations", "Conv2DBackpropInput", data_format)[0]
+    if data_format == "NWC":
+        y = conv2d_transpose(array_ops.expand_dims(x, 1), array_ops.expand_dims(filters, 0),
+                             [out[0], 1, out[1], out[2]], [1, s], padding, dilations=[1, d])
+        return array_ops.squeeze(y, [1])
+    y = conv2d_transpose(array_ops.expand_dims(x, 2), array_ops.expand_dims(filters, 0),
+                         [out[0], out[1], 1, out[2]], [1, 1, 1, s], padding, data_format="NCHW",
+                         dilations=[1, 1, 1, d])
+    return array_ops.squeeze(y, [2])
+
+
+def conv_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, padding: str = "SAME",  # noqa: A002
+                   data_format: str | None = None, dilations: Any = None, name: str | None = None) -> Tensor:
+    """conv1d_transpose or conv2d_transpose, by the input's rank."""
+    nd = len(t(input)._shape_tuple())
+    if nd == 3:
+        return conv1d_transpose(input, filters, output_shape, strides, padding, data_format or "NWC", dilations)
+    if nd == 4:
+        return conv2d_transpose(input, filters, output_shape, strides, padding, data_format or "NHWC", dilations)
+    raise NotImplementedError("tf.nn.conv_transpose of 5-D inputs (conv3d_transpose) is not implemented in "
+                              "tapeflow yet.")
+
+
 # ============================================================================
 # Dropout
 # ============================================================================
@@ -1598,5 +1718,5 @@ __all__ = [
     "max_pool2d", "avg_pool2d", "dropout", "embedding_lookup", "convolution", "atrous_conv2d", "separable_conv2d",
     "pool", "crelu", "weighted_cross_entropy_with_logits", "log_poisson_loss", "sufficient_statistics",
     "normalize_moments", "weighted_moments", "zero_fraction", "compute_average_loss", "scale_regularization_loss",
-    "in_top_k",
+    "in_top_k", "max_pool_with_argmax", "local_response_normalization", "lrn", "conv1d_transpose", "conv_transpose",
 ]

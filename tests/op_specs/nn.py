@@ -141,6 +141,8 @@ SPECS = [
            name="overlap"),
     OpSpec("MaxPool", lambda x: tf.nn.max_pool(x, 2, 1, "SAME") ** 2, [Arg(value=_distinct((2, 5, 2)))],
            name="1d"),
+    OpSpec("MaxPoolWithArgmax", lambda x: tf.nn.max_pool_with_argmax(x, 3, 2, "SAME")[0] ** 2,
+           [Arg(value=_distinct((2, 5, 5, 2)))]),
     OpSpec("MaxPoolGrad", _max_pool_grad, [Arg(value=_distinct((1, 5, 5, 2)), diff=False), Arg((1, 3, 3, 2))]),
     OpSpec("MaxPoolGradGrad", _max_pool_grad_grad, [Arg(value=_distinct((1, 5, 5, 2)), diff=False),
                                                      Arg((1, 5, 5, 2))]),
