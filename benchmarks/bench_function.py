@@ -27,17 +27,26 @@ LR = 0.01
 
 def best_time(fn, repeat: int = 7, min_time: float = 0.2) -> float:
     """Best per-call time over ``repeat`` rounds of enough calls to last ``min_time``."""
-    fn()
-    n, t0 = 1, time.perf_counter()
-    fn()
-    one = time.perf_counter() - t0
-    n = max(1, int(min_time / max(one, 1e-7)))
-    best = float("inf")
-    for _ in range(repeat):
+    return best_times([fn], repeat, min_time)[0]
+
+
+def best_times(fns, repeat: int = 40, min_time: float = 0.03) -> list:
+    """Best per-call time of each of ``fns``, measured in interleaved rounds
+    (so a noisy, shared machine slows all of them alike)."""
+    counts = []
+    for fn in fns:
+        fn()
         t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / n)
+        fn()
+        one = time.perf_counter() - t0
+        counts.append(max(1, int(min_time / max(one, 1e-7))))
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, (fn, n) in enumerate(zip(fns, counts)):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - t0) / n)
     return best
 
 
@@ -101,16 +110,16 @@ def bench_mlp(batch: int) -> dict:
     x = rng.standard_normal((batch, 784)).astype(np.float32)
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch)]
     np_params = list(params)
-    t_np = best_time(lambda: numpy_step(np_params, x, y))
     variables = [tf.Variable(p) for p in params]
     step = make_tf_step(variables)
     xt, yt = tf.constant(x), tf.constant(y)
-    t_eager = best_time(lambda: step(xt, yt), repeat=3)
-    fstep = tf.function(make_tf_step(variables))
+    fvars = [tf.Variable(p) for p in params]
+    fstep = tf.function(make_tf_step(fvars))
     t0 = time.perf_counter()
     fstep(xt, yt)
     t_first = time.perf_counter() - t0
-    t_fn = best_time(lambda: fstep(xt, yt))
+    t_np, t_fn, t_eager = best_times([lambda: numpy_step(np_params, x, y), lambda: fstep(xt, yt),
+                                      lambda: step(xt, yt)])
     # Same numbers as NumPy?
     check = [tf.Variable(p) for p in params]
     cstep = tf.function(make_tf_step(check))
@@ -132,7 +141,6 @@ def chain_numpy(x, n=1000):
 
 def bench_chain(n: int = 1000) -> dict:
     x0 = np.float64(0.5)
-    t_np = best_time(lambda: chain_numpy(x0, n))
 
     @tf.function
     def fwd_bwd(x):
@@ -148,7 +156,7 @@ def bench_chain(n: int = 1000) -> dict:
     t0 = time.perf_counter()
     fwd_bwd(xt)
     t_first = time.perf_counter() - t0
-    t_fn = best_time(lambda: fwd_bwd(xt))
+    t_np, t_fn = best_times([lambda: chain_numpy(x0, n), lambda: fwd_bwd(xt)])
     return dict(numpy_fwd_us=t_np * 1e6, function_fwd_bwd_us=t_fn * 1e6, ratio=t_fn / t_np,
                 trace_ms=t_first * 1e3)
 

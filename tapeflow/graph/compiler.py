@@ -91,11 +91,29 @@ class CompiledGraph:
         )
 
 
+_ZERO_RULES = frozenset({"Mul", "AddV2", "Sub"})
+
+
+def _shape_of(x: Tensor):
+    return x._value.shape if isinstance(x, SymbolicTensor) else np.shape(x._value)
+
+
+def _is_zero(x: Tensor, const: dict, cache: dict) -> bool:
+    key = x._id
+    hit = cache.get(key)
+    if hit is None:
+        v = const.get(key) if isinstance(x, SymbolicTensor) else x._value
+        hit = v is not None and getattr(v, "dtype", np.dtype(object)).kind in "fciub" and not np.any(v)
+        cache[key] = hit
+    return hit
+
+
 def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True):
     """Constant folding + CSE in program order, then DCE from the outputs
     and side effects. Returns (ops to emit, value map)."""
     input_ids = {t._id for t in inputs}
     const: dict[int, Any] = {}  # symbolic id -> folded NumPy value
+    zero_cache: dict[int, bool] = {}
     alias: dict[int, Tensor] = {}  # symbolic id -> tensor it equals (CSE)
     seen: dict = {}
     kept: list[Operation] = []
@@ -110,6 +128,33 @@ def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True):
             continue
         ins = tuple(resolve(x) for x in op.inputs)
         op_inputs = ins
+        if fold and op.type in ("OnesLike", "ZerosLike") and len(op.outputs) == 1:
+            out = op.outputs[0]
+            oshape = out._value.shape
+            if oshape is not None and None not in oshape and int(np.prod(oshape)) <= _MAX_FOLD_ELEMENTS:
+                # Depends only on the (known) shape: a constant.
+                fill = np.ones if op.type == "OnesLike" else np.zeros
+                const[out._id] = fill(oshape, out._value.dtype)[()] if oshape == () else fill(oshape, out._value.dtype)
+                continue
+        if fold and op.type in _ZERO_RULES and not op.stateful:
+            # Zero gradients filled in for outputs that got none: x * 0 -> 0,
+            # x + 0 -> x (as TF's rules skip such terms).
+            z = [_is_zero(x, const, zero_cache) for x in ins]
+            out = op.outputs[0]
+            oshape = out._value.shape
+            if op.type == "Mul" and any(z) and oshape is not None and None not in oshape:
+                const[out._id] = np.zeros(oshape, out._value.dtype)
+                continue
+            keep_idx = {"AddV2": (0, 1), "Sub": (0,)}.get(op.type, ())
+            done = False
+            for i in keep_idx:
+                j = 1 - i
+                if z[j] and _shape_of(ins[i]) == oshape and ins[i]._value.dtype == out._value.dtype:
+                    alias[out._id] = ins[i]
+                    done = True
+                    break
+            if done:
+                continue
         if op.opdef is not None and not op.stateful and fold and not _NO_FOLD.search(op.type):
             vals = []
             for x in ins:
@@ -156,8 +201,8 @@ def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True):
     live.reverse()
     for t in inputs:
         needed.discard(t._id)
-    missing = [i for i in needed if i not in const and i not in input_ids
-               and not any(o._id == i for op, _ in live for o in op.outputs)]
+    produced = {o._id for op, _ in live for o in op.outputs}
+    missing = [i for i in needed if i not in const and i not in input_ids and i not in produced]
     return live, const, resolve, missing
 
 
@@ -172,7 +217,8 @@ def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | Non
             f"tf.function '{name}': an output depends on a graph input that was not fed (a tensor of another "
             "graph, or a placeholder that is not an argument). Pass it as an argument."
         )
-    env: dict[str, Any] = {"np": np, "_assign_value": _assign_value, "_same_kind": _same_kind}
+    env: dict[str, Any] = {"__name__": "tapeflow.graph.generated", "np": np, "_assign_value": _assign_value,
+                           "_same_kind": _same_kind}
     names: dict[int, str] = {}
     consts_by_obj: dict[int, str] = {}
     kernels: dict[int, str] = {}
@@ -207,7 +253,25 @@ def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | Non
     lines = [f"def graph_fn({', '.join(f'a{i}' for i in range(len(inputs)))}):"]
     line_ops: dict[int, Operation] = {}
     tmp = 0
-    for op, ins in live:
+    # Free each temporary right after its last use, as hand-written NumPy
+    # would: big arrays then get reused by the allocator while still hot.
+    last_use: dict[int, int] = {}
+    for k, (_op, ins) in enumerate(live):
+        for x in ins:
+            x = resolve(x)
+            if isinstance(x, SymbolicTensor):
+                last_use[x._id] = k
+    keep = {resolve(t)._id for t in outputs if isinstance(t, Tensor)}
+    dying: dict[int, list] = {}
+    for k, (op, _) in enumerate(live):
+        for o in op.outputs:
+            if o._id not in keep:
+                dying.setdefault(last_use.get(o._id, k), []).append(o._id)
+    for k, (op, ins) in enumerate(live):
+        if k:
+            dead = [names[i] for i in dying.get(k - 1, ()) if i in names]
+            if dead:
+                lines.append(f"    del {', '.join(dead)}")
         args = [ref(x) for x in ins]
         outs = []
         for o in op.outputs:
@@ -237,7 +301,75 @@ def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | Non
     source = "\n".join(lines) + "\n"
     code = compile(source, f"<tf.function {name}>", "exec")
     exec(code, env)  # noqa: S102 - our own generated source
-    return CompiledGraph(env["graph_fn"], source, line_ops, len(live), name)
+    fn = env["graph_fn"]
+    scalar = _scalar_version(live, inputs, outputs, resolve, const, fn, len(inputs))
+    if scalar is not None:
+        fn, source = scalar
+    return CompiledGraph(fn, source, line_ops, len(live), name)
+
+
+# Rank-0 float64 graphs run on Python floats (IEEE doubles, like float64) —
+# several times faster than NumPy scalars. Any float exception (x/0, log(0),
+# overflow) falls back to the NumPy version, which gives TF's inf/nan.
+_SCALAR_EXPR = {
+    "AddV2": "{0} + {1}", "Sub": "{0} - {1}", "Mul": "{0} * {1}", "RealDiv": "{0} / {1}", "Neg": "-{0}",
+    "Square": "{0} * {0}", "Identity": "{0}", "StopGradient": "{0}", "Sin": "_m.sin({0})", "Cos": "_m.cos({0})",
+    "Exp": "_m.exp({0})", "Log": "_m.log({0})", "Tanh": "_m.tanh({0})", "Sqrt": "_m.sqrt({0})",
+    "OnesLike": "1.0", "ZerosLike": "0.0", "Reciprocal": "1.0 / {0}", "Abs": "abs({0})",
+}
+
+
+def _is_f64_scalar(x) -> bool:
+    v = x._value
+    if isinstance(x, SymbolicTensor):
+        return v.shape == () and v.dtype == np.float64
+    return np.shape(v) == () and getattr(v, "dtype", None) == np.float64
+
+
+def _scalar_version(live, inputs, outputs, resolve, const, numpy_fn, n_inputs):
+    if not live or not all(_is_f64_scalar(t) for t in inputs):
+        return None
+    if not all(isinstance(t, Tensor) and _is_f64_scalar(resolve(t)) for t in outputs):
+        return None
+    for op, ins in live:
+        if op.opdef is None or op.type not in _SCALAR_EXPR:
+            return None
+        if not all(_is_f64_scalar(x) for x in ins) or not all(_is_f64_scalar(o) for o in op.outputs):
+            return None
+    import math
+
+    names: dict[int, str] = {t._id: f"a{i}" for i, t in enumerate(inputs)}
+
+    def ref(x) -> str:
+        x = resolve(x)
+        if isinstance(x, SymbolicTensor):
+            if x._id in names:
+                return names[x._id]
+            return repr(float(const[x._id]))
+        return repr(float(x._value))
+
+    args = ", ".join(f"a{i}" for i in range(n_inputs))
+    lines = [f"def scalar_fn({args}):"]
+    lines += [f"    a{i} = float(a{i})" for i in range(n_inputs)]
+    for k, (op, ins) in enumerate(live):
+        out = f"t{k}"
+        names[op.outputs[0]._id] = out
+        lines.append(f"    {out} = " + _SCALAR_EXPR[op.type].format(*[ref(x) for x in ins]))
+    rets = ", ".join(f"_f64({ref(t)})" for t in outputs)
+    lines.append(f"    return ({rets}{',' if len(outputs) == 1 else ''})")
+    source = "\n".join(lines) + "\n"
+    env = {"__name__": "tapeflow.graph.generated", "_m": math, "_f64": np.float64}
+    exec(compile(source, "<tf.function scalar>", "exec"), env)  # noqa: S102 - our own generated source
+    scalar_fn = env["scalar_fn"]
+
+    def run(*arrays):
+        try:
+            return scalar_fn(*arrays)
+        except (ArithmeticError, ValueError):
+            return numpy_fn(*arrays)
+
+    return run, source
+
 
 
 def _special(op: Operation, args: list, outs: list, global_obj) -> str:
