@@ -63,6 +63,21 @@ def test_persistent_tape_growing_across_steps_warns_once():
     assert "tape.reset()" in str(grown[0].message) and "records" in str(grown[0].message)
 
 
+def test_growth_warning_on_its_own_switch():
+    tf.debugging.enable_tape_growth_warning(steps=3)
+    try:
+        w = tf.Variable(1.0)
+        tape = tf.GradientTape(persistent=True)
+        with pytest.warns(tf.debugging.TapeGrowthWarning, match="last 3 gradient"):
+            for _ in range(4):
+                with tape:
+                    loss = w * w
+                tape.gradient(loss, w)
+    finally:
+        tf.debugging.disable_tape_growth_warning()
+    assert tf.GradientTape.gradient.__qualname__ == "GradientTape.gradient"  # unpatched again
+
+
 def test_fresh_tape_per_step_does_not_warn():
     tf.debugging.set_source_tracking(True)
     w = tf.Variable(1.0)

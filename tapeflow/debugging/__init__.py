@@ -48,10 +48,10 @@ __all__ = [
     "assert_all_finite", "assert_equal", "assert_greater", "assert_greater_equal", "assert_less",
     "assert_less_equal", "assert_near", "assert_negative", "assert_non_negative", "assert_non_positive",
     "assert_none_equal", "assert_positive", "assert_rank", "assert_shapes", "assert_type", "check_numerics",
-    "disable_check_numerics", "disable_retrace_logging", "disable_strict_gradients", "enable_check_numerics",
-    "enable_retrace_logging", "enable_strict_gradients", "explain_gradient", "graph_to_dot", "is_numeric_tensor",
-    "is_source_tracking_enabled", "render_dot", "set_source_tracking", "source_tracking", "strict_gradients",
-    "tape_stats", "tape_to_dot",
+    "disable_check_numerics", "disable_retrace_logging", "disable_strict_gradients", "disable_tape_growth_warning",
+    "enable_check_numerics", "enable_retrace_logging", "enable_strict_gradients", "enable_tape_growth_warning",
+    "explain_gradient", "graph_to_dot", "is_numeric_tensor", "is_source_tracking_enabled", "render_dot",
+    "set_source_tracking", "source_tracking", "strict_gradients", "tape_stats", "tape_to_dot",
 ]
 
 
@@ -133,6 +133,25 @@ def disable_check_numerics() -> None:
     """Turns ``enable_check_numerics`` off."""
     _REG.numerics = False
     _REG.reported.clear()
+    _REG.refresh()
+
+
+def enable_tape_growth_warning(steps: int = 5) -> None:
+    """Warns (``TapeGrowthWarning``, once per tape) when a persistent tape
+    has grown at each of its last ``steps`` ``gradient()`` calls, the sign of
+    one tape reused across training steps. Costs one check per gradient()
+    call, nothing per op; also on in every other debug mode."""
+    if steps < 1:
+        raise ValueError(f"steps must be a positive number of gradient() calls, got {steps}.")
+    _REG.growth_steps = int(steps)
+    _REG.growth_check = True
+    _REG.refresh()
+
+
+def disable_tape_growth_warning() -> None:
+    """Turns ``enable_tape_growth_warning`` off (back to 5 steps in debug mode)."""
+    _REG.growth_check = False
+    _REG.growth_steps = 5
     _REG.refresh()
 
 

@@ -102,6 +102,7 @@ class Registry:
         self.tracking = False  # source lines + op log
         self.numerics = False  # enable_check_numerics
         self.strict = False  # strict gradients
+        self.growth_check = False  # warn on persistent tapes growing (also on in every other mode)
         self.producers: dict[int, Entry] = {}  # tensor/variable id -> entry that produced it
         self.assigns: dict[int, list] = {}  # variable id -> assign entries
         self.created: dict[int, str] = {}  # tensor/variable id -> creation site (constants, variables)
@@ -171,7 +172,7 @@ class Registry:
         """(Un)installs the hook and the wrappers to match the switches."""
         from tapeflow.eager import backprop
 
-        any_on = self.tracking or self.numerics or self.strict
+        any_on = self.tracking or self.numerics or self.strict or self.growth_check
         state.debug_hook = self.hook if (self.tracking or self.numerics) else None
         state.update_recording()
         if self.numerics:
