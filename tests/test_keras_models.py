@@ -349,3 +349,11 @@ def test_custom_layer_with_keras_3_add_weight():
     layer = Scale()
     np.testing.assert_allclose(layer(np.ones((1, 3), np.float32)).numpy(), [[2.0, 2.0, 2.0]])
     assert [w.name for w in layer.trainable_weights] == ["w"] and len(layer.non_trainable_weights) == 1
+
+
+def test_fit_rejects_mismatched_or_missing_labels():
+    m = _tiny()
+    with pytest.raises(ValueError, match="cardinality"):
+        m.fit(np.ones((4, 3), np.float32), np.ones((5, 1), np.float32), verbose=0)
+    with pytest.raises(ValueError, match="`y` is required"):
+        m.fit(np.ones((4, 3), np.float32), verbose=0)

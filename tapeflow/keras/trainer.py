@@ -87,6 +87,10 @@ class _ArrayBatches:
     def __init__(self, x: Any, y: Any, sw: Any, batch_size: int, shuffle: Any) -> None:
         self.x, self.y, self.sw = _as_arrays(x), _as_arrays(y), _as_arrays(sw)
         self.n = _num_samples(self.x)
+        for what, v in (("y", self.y), ("sample_weight", self.sw)):
+            if v is not None and _num_samples(v) != self.n:
+                raise ValueError(f"Data cardinality is ambiguous: x has {self.n} samples but {what} has "
+                                 f"{_num_samples(v)}. Make sure all arrays contain the same number of samples.")
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
         self.steps = math.ceil(self.n / self.batch_size)
@@ -357,6 +361,8 @@ class Trainer:
                 (_take(x_arr, va), _take(y_arr, va), sw_arr[va])
             x, y = _take(x_arr, tr), _take(y_arr, tr)
             sample_weight = None if sw_arr is None else sw_arr[tr]
+        if y is None and not _is_dataset(x):
+            raise ValueError("fit: `y` is required when `x` is an array (or pass a dataset of (x, y) pairs).")
         data = self._batches(x, y, sample_weight, batch_size, steps_per_epoch, shuffle)
         verbose = 1 if verbose == "auto" else int(verbose)
         history = cbks.History()
