@@ -372,3 +372,41 @@ def test_unsorted_prod_sqrt_n_in_top_k_confusion_matrix_match_tf():
     assert cm.shape == (6, 6) and cm.numpy()[2, 2] == 2.0 and cm.numpy()[4, 4] == 3.0
     with pytest.raises(tf.errors.InvalidArgumentError, match="out of bound"):
         tf.math.confusion_matrix([1, 7], [0, 0], num_classes=3)
+
+
+def test_erfinv_ndtri_zeta_cumulative_logsumexp_match_tf():
+    y = np.array([-0.9, 0.0, 0.3, 1.0, -1.0, 1.5])
+    out = tf.math.erfinv(tf.constant(y)).numpy()
+    np.testing.assert_allclose(out[:3], [-1.1630871536766743, 0.0, 0.27246271472675443], rtol=1e-14)
+    assert out[3] == np.inf and out[4] == -np.inf and np.isnan(out[5])
+    # Deep in the tail we are more accurate than TF (3.458910737260051): mpmath gives 3.45891073727549878.
+    np.testing.assert_allclose(tf.math.erfinv(tf.constant([0.999999], tf.float64)).numpy(), [3.45891073727549878],
+                               rtol=1e-15)
+    g = _grads(tf.math.erfinv, np.array([-0.9, 0.0, 0.3]))[0]
+    np.testing.assert_allclose(g, [3.4280428114518418, 0.88622692545275794, 0.95452035884054931], rtol=1e-13)
+    p = np.array([1e-10, 0.025, 0.5, 0.9, 1.0, 0.0])
+    out = tf.math.ndtri(tf.constant(p)).numpy()
+    np.testing.assert_allclose(out[:4], [-6.361340902404056, -1.9599639845400545, 0.0, 1.2815515655446004],
+                               rtol=1e-14)
+    assert out[4] == np.inf and out[5] == -np.inf
+    np.testing.assert_allclose(_grads(tf.math.ndtri, p[:4])[0], [1.5357236981963818e+09, 17.110083080332725,
+                                                                  2.5066282746310002, 5.6980598561170028],
+                               rtol=1e-13)
+    assert tf.math.erfinv(tf.constant([0.5])).dtype == tf.float32
+    x, q = np.array([2.0, 3.0, 1.5, 4.0]), np.array([1.0, 0.5, 2.0, -1.5])
+    np.testing.assert_allclose(tf.math.zeta(tf.constant(x), tf.constant(q)).numpy(),
+                               [1.6449340668482266, 8.414398322117158, 1.6123753486854886, 32.4323793698646],
+                               rtol=1e-14)
+    gx, gq = _grads(tf.math.zeta, x, q)
+    assert gx is None  # as TF
+    np.testing.assert_allclose(gq, [-2.404113806319188, -48.70454551700121, -0.5122308858763756,
+                                    -0.05229266658444346], rtol=1e-13)
+    out = tf.math.zeta(tf.constant([1.0, 0.5], tf.float64), tf.constant([1.0, 1.0], tf.float64)).numpy()
+    assert out[0] == np.inf and np.isnan(out[1])
+    c = tf.constant([[1.0, 2.0, 3.0], [0.5, -1.0, 100.0]], tf.float64)
+    np.testing.assert_allclose(tf.math.cumulative_logsumexp(c, axis=1).numpy(),
+                               [[1.0, 2.313261687518223, 3.4076059644443806], [0.5, 0.7014132779827524, 100.0]],
+                               rtol=1e-14)
+    out = tf.math.cumulative_logsumexp(c, axis=1, exclusive=True, reverse=True).numpy()
+    np.testing.assert_allclose(out[:, :2], [[3.313261687518223, 3.0], [100.0, 100.0]], rtol=1e-14)
+    assert (out[:, 2] == -np.inf).all()

@@ -213,6 +213,135 @@ def polygamma(a: Any, x: Any, name: str | None = None) -> Tensor:
     return execute(POLYGAMMA, (a, x))
 
 
+_erf_vec = _elementwise(math.erf)
+_erfc_vec = _elementwise(math.erfc)
+
+
+def _giles_init(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Giles' single-precision erfinv approximation, ``w = -log((1-x)(1+x))``;
+    only a starting point for the Halley steps below."""
+    ws = w - 2.5
+    p1 = 2.81022636e-08
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164,
+              0.246640727, 1.50140941):
+        p1 = c + p1 * ws
+    wl = np.sqrt(np.maximum(w, 0.0)) - 3.0
+    p2 = -0.000200214257
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
+              1.00167406, 2.83297682):
+        p2 = c + p2 * wl
+    return np.where(w < 5.0, p1, p2) * x
+
+
+def _halley(z: np.ndarray, resid, deriv_sign: float, steps: int = 3) -> np.ndarray:
+    # f(z) = resid(z), f'(z) = sign * 2/sqrt(pi) exp(-z^2), f'' = -2 z f': step f / (f' + z f).
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for _ in range(steps):
+            f = resid(z)
+            fp = deriv_sign * _TWO_OVER_SQRT_PI * np.exp(-z * z)
+            step = f / (fp + z * f)
+            z = np.where(np.isfinite(step), z - step, z)
+    return z
+
+
+def _erfcinv_np(c: np.ndarray) -> np.ndarray:
+    """u with erfc(u) = c, accurate for tiny c (c in [0, 2])."""
+    c = np.asarray(c, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -np.log(c * (2.0 - c))
+    z = _giles_init(1.0 - c, w)
+    z = _halley(z, lambda u: _erfc_vec(u) - c, -1.0)
+    z = np.where(c == 0, np.inf, np.where(c == 2, -np.inf, z))
+    return np.where((c < 0) | (c > 2) | np.isnan(c), np.nan, z)
+
+
+def _erfinv_np(y: np.ndarray) -> np.ndarray:
+    y = np.asarray(y, dtype=np.float64)
+    a = np.abs(y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -np.log((1.0 - a) * (1.0 + a))
+    small = a < 0.5
+    z_small = _halley(_giles_init(a, w), lambda z: _erf_vec(z) - a, 1.0)
+    # |y| >= 0.5: solve erfc(z) = 1 - |y| (exact), so the tails keep full precision.
+    z_big = _erfcinv_np(np.where(small, 0.5, 1.0 - a))
+    z = np.sign(y) * np.where(small, z_small, z_big)
+    return np.where(a > 1, np.nan, z)
+
+
+ERFINV = defop("Erfinv", lambda y: _erfinv_np(y).astype(y.dtype, copy=False), shape=shapes.same)
+
+
+@defgrad("Erfinv", inputs=False, outputs=True)
+def _erfinv_grad(op, g):
+    z = op.outputs[0]
+    return m.multiply(g, m.multiply(m.exp(m.square(z)), math.sqrt(math.pi) / 2))
+
+
+def erfinv(x: Any, name: str | None = None) -> Tensor:
+    """The inverse of erf on (-1, 1) (+-inf at +-1, nan outside)."""
+    return _unary(ERFINV, x)
+
+
+def _ndtri_np(p: np.ndarray) -> np.ndarray:
+    p = np.asarray(p, dtype=np.float64)
+    mid = (p > 0.25) & (p < 0.75)
+    # Tails through erfcinv of an exact argument (2p, or 2(1-p)), the middle through erfinv(2p - 1).
+    low = -np.sqrt(2.0) * _erfcinv_np(np.where(p <= 0.5, 2.0 * p, 1.0))
+    high = np.sqrt(2.0) * _erfcinv_np(np.where(p > 0.5, 2.0 * (1.0 - p), 1.0))
+    middle = np.sqrt(2.0) * _erfinv_np(np.where(mid, 2.0 * p - 1.0, 0.0))
+    return np.where(mid, middle, np.where(p <= 0.5, low, high))
+
+
+NDTRI = defop("Ndtri", lambda p: _ndtri_np(p).astype(p.dtype, copy=False), shape=shapes.same)
+
+
+@defgrad("Ndtri", inputs=False, outputs=True)
+def _ndtri_grad(op, g):
+    z = op.outputs[0]
+    return m.multiply(g, m.multiply(m.exp(m.multiply(m.square(z), 0.5)), math.sqrt(2 * math.pi)))
+
+
+def ndtri(x: Any, name: str | None = None) -> Tensor:
+    """The inverse of the standard normal CDF (the probit function)."""
+    return _unary(NDTRI, x)
+
+
+def _zeta_kernel(x, q):
+    x64 = np.asarray(x, dtype=np.float64)
+    out = _hurwitz_zeta(x64, q)
+    out = np.where(x64 == 1, np.inf, np.where(x64 < 1, np.nan, out))
+    return out.astype(np.result_type(x, q), copy=False)
+
+
+ZETA = defop("Zeta", _zeta_kernel, shape=shapes.broadcast)
+
+
+@defgrad("Zeta", inputs=True)
+def _zeta_grad(op, g):
+    # d/dq zeta(x, q) = -x zeta(x + 1, q); TF gives no gradient for x.
+    x, q = op.inputs
+    return None, m.multiply(g, m.negative(m.multiply(x, zeta(m.add(x, 1.0), q))))
+
+
+def zeta(x: Any, q: Any, name: str | None = None) -> Tensor:
+    """The Hurwitz zeta function sum_k (q + k)^-x (x > 1)."""
+    x, q = pair(x, q, "Zeta")
+    check_float(x, "Zeta")
+    return execute(ZETA, (x, q))
+
+
+def cumulative_logsumexp(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
+                         name: str | None = None) -> Tensor:
+    """log(cumsum(exp(x))) along ``axis``, computed stably (the max is taken
+    out first); an exclusive start is -inf."""
+    x = t(x)
+    check_float(x, "CumulativeLogsumexp")
+    shift = array_ops.stop_gradient(m.reduce_max(x, axis=axis, keepdims=True))
+    shift = m.where(m.is_finite(shift), shift, array_ops.zeros_like(shift))
+    return m.add(m.log(m.cumsum(m.exp(m.subtract(x, shift)), axis=axis, exclusive=exclusive, reverse=reverse)),
+                 shift)
+
+
 # ----------------------------------------------------------------------------
 # Inverse and hyperbolic trig
 # ----------------------------------------------------------------------------
