@@ -745,3 +745,12 @@ def test_max_pool_with_argmax_lrn_and_transposed_1d_match_tf():
     y = tf.nn.conv1d_transpose(tf.reshape(tf.range(6.0), [1, 3, 2]), tf.ones([3, 4, 2]), [1, 6, 4], 2, "SAME")
     assert y.shape == (1, 6, 4)
     np.testing.assert_array_equal(y.numpy()[0, :, 0], [1, 1, 6, 5, 14, 9])
+
+
+def test_dropout_with_a_traced_rate():
+    f = tf.function(lambda x, r: tf.nn.dropout(x, rate=r, seed=4))
+    x = tf.ones([4000])
+    for rate in (0.25, 0.5):
+        y = f(x, tf.constant(rate)).numpy()
+        assert set(np.unique(y).tolist()) == {0.0, np.float32(1 / (1 - rate))}
+        assert abs(np.mean(y == 0) - rate) < 0.05

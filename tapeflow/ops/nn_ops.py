@@ -1439,6 +1439,7 @@ def conv_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, pa
 # attrs come from random_ops.seed_attrs and it draws from that stream.
 
 def _dropout_mask_kernel(x, rate, noise_shape, seed, seed2, instance):
+    # ``rate`` is a run-time input (a traced tensor rate is only known then).
     from tapeflow.ops import random_ops
 
     shape = tuple(x.shape[i - (len(noise_shape) - x.ndim)] if d is None else d
@@ -1446,7 +1447,7 @@ def _dropout_mask_kernel(x, rate, noise_shape, seed, seed2, instance):
     return random_ops.stream(seed, seed2, instance).random(shape) >= rate
 
 
-def _dropout_mask_shape(specs, rate, noise_shape, **attrs):
+def _dropout_mask_shape(specs, noise_shape, **attrs):
     return [(specs[0][0] if noise_shape is None else tuple(noise_shape), np.dtype(bool))]
 
 
@@ -1464,14 +1465,14 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None,
         raise ValueError(f"`x.dtype` must be a floating point tensor as `x` will be scaled. Received: "
                          f"x_dtype=<dtype: '{x.dtype.name}'>")
     if isinstance(rate, Tensor):
-        # TF checks only Python rates; a tensor rate of 1 drops everything.
-        # TODO(graph): a traced (symbolic) rate would need to be a mask-op input.
-        rate = float(rate.numpy())
-    elif not 0 <= float(rate) < 1:
-        raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={rate}")
-    rate = float(rate)
-    if rate == 0:
-        return x
+        # TF range-checks only Python rates; a tensor rate of 1 drops everything.
+        rate_t = cast(rate, x.dtype) if rate._value.dtype != x._value.dtype else rate
+    else:
+        if not 0 <= float(rate) < 1:
+            raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={rate}")
+        if float(rate) == 0:
+            return x
+        rate_t = convert_to_tensor(float(rate), dtype=x.dtype)
     sx = x._shape_tuple()
     ns = None
     if noise_shape is not None:
@@ -1486,8 +1487,8 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None,
             raise _err("SelectV2", f"dropout: noise_shape {_dims(ns)} has more dimensions than x {_dims(sx)}")
     from tapeflow.ops import random_ops
 
-    keep = execute(DROPOUT_MASK, (x,), {"rate": rate, "noise_shape": ns, **random_ops.seed_attrs(seed)})
-    scaled = multiply(x, 1.0 / (1.0 - rate) if rate != 1 else np.inf)
+    keep = execute(DROPOUT_MASK, (x, rate_t), {"noise_shape": ns, **random_ops.seed_attrs(seed)})
+    scaled = multiply(x, math_ops.reciprocal(subtract(1.0, rate_t)))  # x * (1 / (1 - rate)), as TF
     return where(keep, scaled, _zeros(x))
 
 
