@@ -492,3 +492,18 @@ def test_consumed_tape_with_rule_returning_none_uses_what_gradient_returned(trac
     assert tape.gradient(y, w) is None  # consumes the tape
     s = _one(tf.debugging.explain_gradient(tape, y, w))
     assert s.cause == ex.RULE_RETURNED_NONE and "StopGradient" in s.details[0]
+
+
+def test_check_numerics_finds_the_op_inside_a_tf_function():
+    tf.debugging.enable_check_numerics()
+
+    @tf.function
+    def f(x):
+        return tf.math.log(x) * 2.0
+
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        f(tf.constant([0.0, 1.0]))
+    line = _here() - 1
+    msg = str(info.value)
+    assert 'op "Log"' in msg and "inside tf.function 'f'" in msg and f"{THIS}:{line}" in msg
+    assert f(tf.constant([1.0, 2.0])).numpy().tolist() == pytest.approx([0.0, 2 * np.log(2.0)])

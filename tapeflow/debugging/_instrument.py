@@ -92,6 +92,7 @@ def _spec(t) -> tuple:
 class _Debug(threading.local):
     def __init__(self) -> None:
         self.bw_stack: list = []  # (rec, out_grads) of the gradient rules running now
+        self.fn_stack: list = []  # names of the tf.function graphs being replayed to locate a NaN
 
 
 class Registry:

@@ -90,7 +90,38 @@ def check_op(reg, op, inputs, attrs, outputs) -> None:
     reported.add(out._id)
     if len(reported) > 100_000:
         reported.clear()
+    if not bad_inputs and attrs and hasattr(attrs.get("f"), "graph"):
+        # A tf.function call: find the op inside its graph that created it.
+        inner = _locate_in_function(reg, attrs["f"], inputs)
+        if inner is not None:
+            raise inner
     raise InvalidArgumentError(None, None, _message(reg, op, inputs, attrs, outputs, bad, bad_inputs))
+
+
+def _locate_in_function(reg, f, inputs) -> InvalidArgumentError | None:
+    """Replays the function's graph eagerly (tapes paused, no side effects)
+    so the check stops at the inner op; returns that error, or None."""
+    from tapeflow.framework.context import state
+    from tapeflow.graph.function import replay
+
+    phs = list(getattr(f, "inputs", ()))
+    mapping = {ph._id: x for ph, x in zip(phs, inputs)}
+    stack = reg.local.fn_stack
+    saved = state.tapes, state.accumulators
+    state.tapes, state.accumulators = [], []
+    state.update_recording()
+    stack.append(f.graph.name)
+    try:
+        replay(f.graph, mapping, side_effects=False)
+    except InvalidArgumentError as e:
+        return e
+    except Exception:  # noqa: BLE001 - a failed replay just means: report the call op itself
+        return None
+    finally:
+        stack.pop()
+        state.tapes, state.accumulators = saved
+        state.update_recording()
+    return None
 
 
 def _message(reg, op, inputs, attrs, outputs, k, bad_inputs) -> str:
@@ -109,6 +140,9 @@ def _message(reg, op, inputs, attrs, outputs, k, bad_inputs) -> str:
         lines.append(f"!!! Detected Infinity or NaN in output {k} of eagerly-executing op \"{op.name}\" "
                      f"(# of outputs: {len(outputs)}) !!!")
         lines.append(f"  created at: {site}")
+    if reg.local.fn_stack:
+        lines.append("  inside tf.function " + " -> ".join(f"'{n}'" for n in reg.local.fn_stack)
+                     + " (found by replaying its graph op by op)")
     lines.append(f"  output {k}: {_describe(out)}")
     if attrs:
         shown = {a: v for a, v in attrs.items() if not isinstance(v, np.ndarray) or v.size < 10}
