@@ -305,3 +305,19 @@ def test_embedding_gradient_reaches_the_table():
         y = tf.reduce_sum(emb(np.array([1, 1, 3])))
     g = tape.gradient(y, emb.embeddings)
     np.testing.assert_array_equal(tf.convert_to_tensor(g).numpy(), [[0, 0], [2, 2], [0, 0], [1, 1], [0, 0]])
+
+
+def test_merge_layers_in_a_functional_model():
+    x = K.Input((3,))
+    a, b = L.Dense(2)(x), L.Dense(2)(x)
+    outs = [L.Add()([a, b]), L.Subtract()([a, b]), L.Multiply()([a, b]), L.Average()([a, b]),
+            L.Maximum()([a, b]), L.Minimum()([a, b]), L.Concatenate()([a, b])]
+    model = K.Model(x, outs)
+    av, bv = (np.asarray(t) for t in K.Model(x, [a, b])(np.ones((1, 3), np.float32)))
+    got = [np.asarray(t) for t in model(np.ones((1, 3), np.float32))]
+    want = [av + bv, av - bv, av * bv, (av + bv) / 2, np.maximum(av, bv), np.minimum(av, bv),
+            np.concatenate([av, bv], -1)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+    with pytest.raises(ValueError, match="list"):
+        L.Add()(np.ones((1, 2), np.float32))

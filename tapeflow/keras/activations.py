@@ -6,7 +6,7 @@ from typing import Any
 from collections.abc import Callable
 
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
-from tapeflow.keras import _nn
+from tapeflow import nn
 from tapeflow.ops import math_ops as mo
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "softplus", "elu", "selu", "gelu",
@@ -46,11 +46,11 @@ def tanh(x: Any) -> Tensor:
 
 
 def softmax(x: Any, axis: int = -1) -> Tensor:
-    return _nn.softmax(_t(x), axis=axis)
+    return nn.softmax(_t(x), axis=axis)
 
 
 def log_softmax(x: Any, axis: int = -1) -> Tensor:
-    return _nn.log_softmax(_t(x), axis=axis)
+    return nn.log_softmax(_t(x), axis=axis)
 
 
 def softplus(x: Any) -> Tensor:

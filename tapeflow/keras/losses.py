@@ -16,7 +16,7 @@ import numpy as np
 from tapeflow.framework import dtypes
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.variables import Variable
-from tapeflow.keras import _nn
+from tapeflow import nn
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
 
@@ -130,7 +130,7 @@ def categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False
         n = y_pred._shape_tuple()[axis]
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / n
     if from_logits:
-        return _nn.softmax_cross_entropy_with_logits(y_true, y_pred, axis=axis)
+        return nn.softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred, axis=axis)
     out = y_pred / mo.reduce_sum(y_pred, axis=axis, keepdims=True)
     out = mo.clip_by_value(out, EPSILON, 1.0 - EPSILON)
     return -mo.reduce_sum(y_true * mo.log(out), axis=axis)
@@ -162,7 +162,7 @@ def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool 
     del depth
     # Keras feeds log(clip(p)) to the softmax cross-entropy when given probabilities
     logits = y_pred if from_logits else mo.log(mo.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON))
-    loss = _nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+    loss = nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
     if ignore_class is not None:
         loss = loss * mo.cast(valid, loss.dtype)
     return loss

@@ -5,6 +5,7 @@ from tapeflow.keras.layers.conv import (
     AveragePooling2D, AvgPool2D, Conv2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPool2D, MaxPooling2D,
 )
 from tapeflow.keras.layers.core import Activation, Dense, Dropout, Embedding, Flatten, Lambda, ReLU, Reshape, Softmax
+from tapeflow.keras.layers.merge import Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract
 from tapeflow.keras.layers.normalization import BatchNormalization, LayerNormalization
 
 Convolution2D = Conv2D
@@ -14,5 +15,5 @@ __all__ = [
     "Input", "InputLayer", "InputSpec", "KerasTensor", "Layer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
     "MaxPool2D", "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling2D",
     "Flatten", "Reshape", "Dropout", "BatchNormalization", "LayerNormalization", "Embedding", "Activation", "ReLU",
-    "Softmax", "Lambda",
+    "Softmax", "Lambda", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate",
 ]

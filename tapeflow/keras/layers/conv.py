@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from tapeflow.framework.tensor import Tensor
-from tapeflow.keras import _nn, activations, initializers
+from tapeflow import nn
+from tapeflow.keras import activations, initializers
 from tapeflow.keras.layers.base import Layer
 from tapeflow.ops import math_ops as mo
 
@@ -70,7 +71,7 @@ class Conv2D(Layer):
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:
-        y = _nn.conv2d(inputs, self.kernel.value(), strides=self.strides, padding=self.padding.upper(),
+        y = nn.conv2d(inputs, self.kernel.value(), strides=self.strides, padding=self.padding.upper(),
                        dilations=self.dilation_rate)
         if self.bias is not None:
             y = mo.add(y, self.bias.value())
@@ -92,8 +93,8 @@ class _Pool2D(Layer):
         if len(inputs._shape_tuple()) != 4:
             raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=4, "
                              f"found ndim={len(inputs._shape_tuple())}. Full shape received: {inputs.shape}")
-        fn = _nn.max_pool2d if self._kind == "max" else _nn.avg_pool2d
-        return fn(inputs, self.pool_size, self.strides, self.padding.upper())
+        fn = nn.max_pool2d if self._kind == "max" else nn.avg_pool2d
+        return fn(inputs, ksize=self.pool_size, strides=self.strides, padding=self.padding.upper())
 
 
 class MaxPooling2D(_Pool2D):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from tapeflow.framework.tensor import Tensor
-from tapeflow.keras import _nn, initializers
+from tapeflow import nn
+from tapeflow.keras import initializers
 from tapeflow.keras.layers.base import Layer
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
@@ -68,7 +69,7 @@ class BatchNormalization(Layer):
 
     def call(self, inputs: Tensor, training: Any = None, mask: Any = None) -> Tensor:
         if training and self.trainable:
-            mean, var = _nn.moments(inputs, self._reduce_axes, keepdims=True)
+            mean, var = nn.moments(inputs, self._reduce_axes, keepdims=True)
             m = self.momentum
             for moving, batch in ((self.moving_mean, mean), (self.moving_variance, var)):
                 batch = ao.reshape(ao.stop_gradient(batch), moving.shape.as_list())
@@ -109,7 +110,7 @@ class LayerNormalization(Layer):
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:
-        mean, var = _nn.moments(inputs, self._axes, keepdims=True)
+        mean, var = nn.moments(inputs, self._axes, keepdims=True)
         inv = mo.rsqrt(var + self.epsilon)
         out = (inputs - mean) * inv
         if self.gamma is not None:
