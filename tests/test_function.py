@@ -488,3 +488,57 @@ def test_tf_gradients_wrt_variable():
         return tf.gradients(v * v, v)[0]
 
     assert f().numpy() == 6.0
+
+
+# -- unknown dimensions and training steps ---------------------------------------------
+
+def _linear_step(w, b):
+    def step(x, y):
+        with tf.GradientTape() as t:
+            loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
+        gw, gb = t.gradient(loss, [w, b])
+        w.assign_sub(0.1 * gw)
+        b.assign_sub(0.1 * gb)
+        return loss
+
+    return step
+
+
+def test_training_step_with_unknown_batch_dim_in_signature():
+    w, b = tf.Variable(tf.ones((3, 2))), tf.Variable(tf.zeros((2,)))
+    step = tf.function(_linear_step(w, b), input_signature=[tf.TensorSpec([None, 3]), tf.TensorSpec([None, 2])])
+    assert step(tf.ones((4, 3)), tf.zeros((4, 2))).numpy() == 9.0
+    np.testing.assert_allclose(w.numpy(), np.full((3, 2), 0.7), rtol=1e-6)
+    step(tf.ones((5, 3)), tf.zeros((5, 2)))
+    with pytest.raises(TypeError):
+        step(tf.ones((5, 4)), tf.zeros((5, 2)))
+
+
+def test_reduce_retracing_training_step_with_partial_batch():
+    w, b = tf.Variable(tf.ones((3, 2))), tf.Variable(tf.zeros((2,)))
+    step = tf.function(_linear_step(w, b), reduce_retracing=True)
+    for n in (8, 8, 3, 8):
+        loss = step(tf.ones((n, 3)), tf.zeros((n, 2)))
+    assert np.isfinite(loss.numpy())
+
+
+def test_keras_style_adam_step_matches_eager():
+    opt_cls = pytest.importorskip("tapeflow.keras.optimizers").Adam
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.standard_normal((16, 4)).astype(np.float32))
+    y = tf.constant(rng.standard_normal((16, 1)).astype(np.float32))
+    results = []
+    for use_function in (False, True):
+        w = tf.Variable(tf.zeros((4, 1)))
+        opt = opt_cls(learning_rate=0.05)
+
+        def step():
+            with tf.GradientTape() as t:
+                loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+            opt.apply_gradients([(t.gradient(loss, w), w)])
+            return loss
+
+        fn = tf.function(step) if use_function else step
+        results.append([float(fn()) for _ in range(5)] + [w.numpy().copy()])
+    np.testing.assert_allclose(results[0][:5], results[1][:5], rtol=1e-6)
+    np.testing.assert_allclose(results[0][5], results[1][5], rtol=1e-6)

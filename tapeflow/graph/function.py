@@ -29,6 +29,7 @@ import numpy as np
 
 from tapeflow.framework import dtypes, nest
 from tapeflow.framework.context import state
+from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.tensor import Tensor, _wrap, convert_to_tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.framework.variables import Variable
@@ -473,6 +474,10 @@ def _generalize(a: tuple | None, b: tuple | None) -> tuple | None:
     return tuple(x if x == y else None for x, y in zip(a, b))
 
 
+# Errors a trace with unknown dimensions may hit in shape-static gradient rules.
+_SHAPE_ERRORS = (TypeError, ValueError, NotImplementedError, InvalidArgumentError)
+
+
 class Function:
     """What ``tf.function`` returns: a polymorphic, traced-and-cached callable."""
 
@@ -495,6 +500,7 @@ class Function:
                     raise TypeError(f"input_signature must be a possibly nested sequence of TensorSpec objects, "
                                     f"got {s!r}")
         self._cache: dict = {}
+        self._specialize = False  # input_signature traced per concrete shape (see _lookup_signature)
         self._tracing_count = 0
         self._instances: weakref.WeakKeyDictionary | dict = weakref.WeakKeyDictionary()
         try:
@@ -576,12 +582,14 @@ class Function:
                 trace_key = key
                 if self._reduce_retracing:
                     trace_key = self._relaxed(key)
-                cf = self._trace(args, kwargs, trace_key, tensors)
-                if cf.graph.variables and self._tracing_count == 1:
-                    # As TF: a first trace that created variables is traced again;
-                    # creating variables again then is an error (not a singleton).
-                    cf = self._trace(args, kwargs, trace_key, tensors)
-                    self._tracing_count -= 1
+                try:
+                    cf = self._trace_checked(args, kwargs, trace_key, tensors)
+                except _SHAPE_ERRORS:
+                    if trace_key == key:
+                        raise
+                    # Some gradient rules need static shapes: trace this call's exact shapes instead.
+                    trace_key = key
+                    cf = self._trace_checked(args, kwargs, trace_key, tensors)
                 self._cache[trace_key] = cf
             self._cache[key] = cf
         if any(isinstance(t, TensorSpec) for t in tensors):
@@ -643,18 +651,49 @@ class Function:
                 )
             tensors.append(t)
         cf = self._cache.get("signature")
-        if cf is None:
-            sig_args = tuple(nest.pack_sequence_as(self._input_signature_struct, specs))
-            if not isinstance(self._input_signature_struct, (list, tuple)):
-                sig_args = (sig_args,)
-            cf = self._trace(sig_args, {}, _key((sig_args, {}), []))
-            if cf.graph.variables and self._tracing_count == 1:
-                cf = self._trace(sig_args, {}, _key((sig_args, {}), []))
-                self._tracing_count -= 1
-            self._cache["signature"] = cf
+        if cf is None and not self._specialize:
+            try:
+                cf = self._trace_specs(specs, tensors)
+            except _SHAPE_ERRORS:
+                if all(s._dims() is not None and None not in s._dims() for s in specs):
+                    raise
+                # Unknown dims some gradient rule cannot handle: one trace per
+                # concrete shape of the signature (checked above) instead.
+                self._specialize = True
+            else:
+                self._cache["signature"] = cf
+        if self._specialize:
+            if any(isinstance(t, TensorSpec) for t in tensors):
+                raise NotImplementedError(
+                    f"tf.function `{self._name}`: its input_signature has unknown dimensions that a gradient rule "
+                    "cannot trace yet; call it with tensors (one trace per concrete shape) instead of asking for "
+                    "the signature's concrete function."
+                )
+            exact = [TensorSpec(t.shape, spec.dtype) for t, spec in zip(tensors, specs)]
+            key = ("signature",) + tuple((s._dims(), s.dtype.name) for s in exact)
+            cf = self._cache.get(key)
+            if cf is None:
+                cf = self._trace_specs(exact, tensors)
+                self._cache[key] = cf
         if any(isinstance(t, TensorSpec) for t in tensors):
             return cf, []
         return cf, tensors
+
+    def _trace_specs(self, specs: list, values: list) -> ConcreteFunction:
+        sig_args = tuple(nest.pack_sequence_as(self._input_signature_struct, specs))
+        if not isinstance(self._input_signature_struct, (list, tuple)):
+            sig_args = (sig_args,)
+        vals = [v for v in values if isinstance(v, Tensor)] or None
+        return self._trace_checked(sig_args, {}, _key((sig_args, {}), []), vals)
+
+    def _trace_checked(self, args: tuple, kwargs: dict, key, values: list | None) -> ConcreteFunction:
+        cf = self._trace(args, kwargs, key, values)
+        if cf.graph.variables and self._tracing_count == 1:
+            # As TF: a first trace that created variables is traced again;
+            # creating variables again then is an error (not a singleton).
+            cf = self._trace(args, kwargs, key, values)
+            self._tracing_count -= 1
+        return cf
 
     def _trace(self, args: tuple, kwargs: dict, key, values: list | None = None) -> ConcreteFunction:
         specs = [(s[1], s[2]) for s in _shapes_of(key)]
