@@ -289,7 +289,11 @@ def _softmax_like(op, logits, axis):
 
 
 def softmax(logits: Any, axis: int | None = None, name: str | None = None) -> Tensor:
-    """exp(x) / sum(exp(x)) along ``axis`` (default -1), computed stably."""
+    """exp(x) / sum(exp(x)) along ``axis`` (default -1), computed stably.
+
+    >>> tf.nn.softmax([[1000.0, 0.0]]).numpy()
+    array([[1., 0.]], dtype=float32)
+    """
     return _softmax_like(SOFTMAX, logits, axis)
 
 
@@ -864,7 +868,15 @@ def conv2d(input: Any, filters: Any, strides: Any, padding: Any, data_format: st
     """2-D convolution (cross-correlation) of an NHWC ``input`` with an HWIO
     ``filters`` tensor. ``padding`` is "SAME" (TF's asymmetric padding: the
     extra row/column goes at the bottom/right), "VALID", or explicit
-    ``[[0, 0], [top, bottom], [left, right], [0, 0]]``."""
+    ``[[0, 0], [top, bottom], [left, right], [0, 0]]``.
+
+    >>> x = tf.reshape(tf.range(16.0), [1, 4, 4, 1])
+    >>> tf.nn.conv2d(x, tf.ones([2, 2, 1, 1]), strides=1, padding="SAME")[0, :, :, 0].numpy()
+    array([[10., 14., 18., 10.],
+           [26., 30., 34., 18.],
+           [42., 46., 50., 26.],
+           [25., 27., 29., 15.]], dtype=float32)
+    """
     x, w = _conv_inputs(input, filters, "Conv2D")
     data_format = data_format or "NHWC"
     if data_format not in ("NHWC", "NCHW"):
@@ -1263,7 +1275,13 @@ def max_pool2d(input: Any, ksize: Any, strides: Any, padding: Any, data_format: 
                name: str | None = None) -> Tensor:
     """Max over ``ksize`` windows (int or list of 1, 2 or 4 ints); SAME pads
     with -inf so the padding never wins. A tie sends the gradient to the first
-    maximum (row-major within the window)."""
+    maximum (row-major within the window).
+
+    >>> x = tf.reshape(tf.range(16.0), [1, 4, 4, 1])
+    >>> tf.nn.max_pool2d(x, ksize=2, strides=2, padding="VALID")[0, :, :, 0].numpy()
+    array([[ 5.,  7.],
+           [13., 15.]], dtype=float32)
+    """
     return _pool(MAX_POOL, "max_pool2d", input, ksize, strides, padding, data_format)
 
 
@@ -1459,7 +1477,13 @@ NotDifferentiable("DropoutKeepMask")
 def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None, name: str | None = None) -> Tensor:
     """Zeroes each element with probability ``rate`` and scales the kept ones
     by 1 / (1 - rate). ``noise_shape`` (broadcastable to x's shape) shares one
-    draw along its size-1 dimensions."""
+    draw along its size-1 dimensions. The draw follows ``tf.random.set_seed``
+    and ``seed`` like every tf.random op.
+
+    >>> y = tf.nn.dropout(tf.ones([1000]), rate=0.5, seed=1)
+    >>> sorted(set(y.numpy().tolist()))
+    [0.0, 2.0]
+    """
     x = t(x)
     if x._value.dtype.kind != "f":
         raise ValueError(f"`x.dtype` must be a floating point tensor as `x` will be scaled. Received: "
@@ -1498,7 +1522,15 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None,
 
 def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | None = None) -> Tensor:
     """Rows of ``params`` (a tensor or Variable) at ``ids``; the gradient with
-    respect to ``params`` is a ``tf.IndexedSlices`` touching only those rows."""
+    respect to ``params`` is a ``tf.IndexedSlices`` touching only those rows.
+
+    >>> table = tf.Variable(tf.reshape(tf.range(6.0), [3, 2]))
+    >>> with tf.GradientTape() as tape:
+    ...     rows = tf.nn.embedding_lookup(table, [2, 0, 2])
+    >>> grad = tape.gradient(rows, table)
+    >>> type(grad).__name__, grad.indices.numpy().tolist()
+    ('IndexedSlices', [2, 0, 2])
+    """
     if isinstance(params, (list, tuple)):
         if not params:
             raise ValueError("Need at least one param")
