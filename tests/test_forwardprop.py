@@ -184,3 +184,63 @@ def test_tangents_of_dead_intermediates_are_freed():
         expected = np.cos(z) * expected
         z = np.sin(z) + 1.0
     np.testing.assert_allclose(acc.jvp(y).numpy(), expected)
+
+
+# -- registry-wide: every op's JVP (rule or double VJP) matches J @ v --------------
+
+def _spec_params():
+    from tests.op_specs import all_specs
+
+    return [pytest.param(s, id=s.id) for s in all_specs()]
+
+
+@pytest.mark.parametrize("spec", _spec_params())
+def test_every_op_jvp_matches_reverse_mode(spec):
+    import warnings
+
+    r = np.random.default_rng(11)
+    arrays = [a.make(r) for a in spec.args]
+    tensors = [tf.constant(a) for a in arrays]
+    sources = [t for t, a in zip(tensors, spec.args) if a.diff and t.dtype.is_floating]
+    if not sources:
+        pytest.skip("no differentiable input")
+    tangents = [tf.constant(r.standard_normal(tuple(s.shape.as_list()))) for s in sources]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with tf.autodiff.ForwardAccumulator(sources, tangents) as acc:
+            out = spec.fn(*tensors)
+        with tf.GradientTape(persistent=True) as t:
+            t.watch(sources)
+            out2 = spec.fn(*tensors)
+        outs = out if isinstance(out, (list, tuple)) else [out]
+        outs2 = out2 if isinstance(out2, (list, tuple)) else [out2]
+        for o, o2 in zip(outs, outs2):
+            if o is None or not o.dtype.is_floating:
+                continue
+            jacs = t.jacobian(o2, sources)
+            expected = np.zeros(tuple(o.shape.as_list()))
+            for j, v in zip(jacs, tangents):
+                if j is not None:
+                    nv = len(v.shape)
+                    expected = expected + np.tensordot(j.numpy(), v.numpy(), axes=nv) if nv else \
+                        expected + j.numpy() * v.numpy()
+            got = acc.jvp(o, unconnected_gradients="zero").numpy()
+            np.testing.assert_allclose(got, expected, rtol=min(spec.rtol, 1e-8) if spec.rtol < 1e-4 else spec.rtol,
+                                       atol=1e-10 if spec.atol < 1e-4 else spec.atol, err_msg=spec.id)
+
+
+def test_hvp_forward_over_backward_through_tf_function():
+    w = tf.constant(W)
+
+    @tf.function
+    def g(x):
+        return tf.reduce_sum(tf.square(tf.tanh(tf.linalg.matvec(w, x))))
+
+    xv, vv = rng.standard_normal(4), rng.standard_normal(4)
+    x, v = tf.constant(xv), tf.constant(vv)
+    with tf.autodiff.ForwardAccumulator(x, v) as acc:
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = g(x)
+        grad = t.gradient(y, x)
+    np.testing.assert_allclose(acc.jvp(grad).numpy(), _hessian(xv) @ vv, rtol=1e-10)

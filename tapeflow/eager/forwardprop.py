@@ -223,7 +223,10 @@ def _jvp_by_double_vjp(rec: OpRecord, inputs: tuple, outputs: tuple, tin: list) 
     us = []
     for o in outputs:
         if o._value.dtype.kind in "fc":
-            us.append(array_ops.zeros(o._shape_tuple(), dtype=o.dtype))
+            # Ones, not zeros: any value works (the rule is linear in u), and
+            # rules that shortcut all-zero upstream gradients (a function
+            # call skipping its saved intermediates) would cut the tangent.
+            us.append(array_ops.ones(o._shape_tuple(), dtype=o.dtype))
         else:
             us.append(None)
     tp = tape_lib.Tape(persistent=False, watch_accessed_variables=False)
@@ -232,6 +235,9 @@ def _jvp_by_double_vjp(rec: OpRecord, inputs: tuple, outputs: tuple, tin: list) 
     state.update_recording()
     try:
         grads = op_gradients(rec, list(us))
+        # Densify sparse gradients while the tape still records (the
+        # conversion must link them to u).
+        grads = [convert_to_tensor(g) if isinstance(g, IndexedSlices) else g for g in grads]
     finally:
         state.tapes.remove(tp)
         state.update_recording()
@@ -239,8 +245,6 @@ def _jvp_by_double_vjp(rec: OpRecord, inputs: tuple, outputs: tuple, tin: list) 
     for g, t in zip(grads, tin):
         if g is None or t is None:
             continue
-        if isinstance(g, IndexedSlices):
-            g = convert_to_tensor(g)
         initial.setdefault(g._id, []).append(t)
     if not initial:
         return [None] * len(outputs)
