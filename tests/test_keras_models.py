@@ -357,3 +357,26 @@ def test_fit_rejects_mismatched_or_missing_labels():
         m.fit(np.ones((4, 3), np.float32), np.ones((5, 1), np.float32), verbose=0)
     with pytest.raises(ValueError, match="`y` is required"):
         m.fit(np.ones((4, 3), np.float32), verbose=0)
+
+
+def test_early_stopping_restores_best_weights_even_without_stopping():
+    x, y = _linear_data()
+
+    class Loss(K.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            logs["val_loss"] = [1.0, 0.5, 0.7][epoch]
+            if epoch == 1:
+                self.best = self.model.get_weights()
+
+    spy = Loss()
+    m = _tiny()
+    h = m.fit(x, y, epochs=3, verbose=0, callbacks=[spy, K.callbacks.EarlyStopping(patience=5,
+                                                                                  restore_best_weights=True)])
+    assert len(h.epoch) == 3
+    for a, b in zip(m.get_weights(), spy.best):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_model_save_names_the_alternatives():
+    with pytest.raises(NotImplementedError, match="save_weights"):
+        _tiny().save("model.keras")

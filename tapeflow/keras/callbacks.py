@@ -146,14 +146,15 @@ class EarlyStopping(Callback):
         if self.wait >= self.patience and epoch > 0:
             self.stopped_epoch = epoch
             self.model.stop_training = True
-            if self.restore_best_weights and self.best_weights is not None:
-                if self.verbose > 0:
-                    print(f"Restoring model weights from the end of the best epoch: {self.best_epoch + 1}.")
-                self.model.set_weights(self.best_weights)
 
     def on_train_end(self, logs: dict | None = None) -> None:
         if self.stopped_epoch > 0 and self.verbose > 0:
             print(f"Epoch {self.stopped_epoch + 1}: early stopping")
+        # Keras 3 restores the best weights at the end of training, stopped early or not
+        if self.restore_best_weights and self.best_weights is not None:
+            if self.verbose > 0:
+                print(f"Restoring model weights from the end of the best epoch: {self.best_epoch + 1}.")
+            self.model.set_weights(self.best_weights)
 
 
 class ModelCheckpoint(Callback):

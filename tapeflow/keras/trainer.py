@@ -478,6 +478,13 @@ class Trainer:
             raise FileExistsError(f"{filepath} exists and overwrite=False")
         checkpoint.save_weights(self, filepath)
 
+    def save(self, filepath: str, overwrite: bool = True, **kwargs: Any) -> None:
+        raise NotImplementedError(
+            "model.save (the .keras archive: architecture + weights + optimizer) is not implemented in tapeflow; "
+            "use model.save_weights(path) / load_weights(path) on a model built by the same code, or "
+            "tf.train.Checkpoint(model=model, optimizer=optimizer) for the optimizer state too."
+        )
+
     def load_weights(self, filepath: str, skip_mismatch: bool = False, **kwargs: Any) -> None:
         """Loads weights written by ``save_weights``; on any mismatch raises and changes nothing."""
         from tapeflow.train import checkpoint
