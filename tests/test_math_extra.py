@@ -410,3 +410,26 @@ def test_erfinv_ndtri_zeta_cumulative_logsumexp_match_tf():
     out = tf.math.cumulative_logsumexp(c, axis=1, exclusive=True, reverse=True).numpy()
     np.testing.assert_allclose(out[:, :2], [[3.313261687518223, 3.0], [100.0, 100.0]], rtol=1e-14)
     assert (out[:, 2] == -np.inf).all()
+
+
+def test_small_tf_math_helpers_match_tf():
+    np.testing.assert_array_equal(tf.math.rint(tf.constant([0.5, 1.5, -2.5, 2.6])).numpy(), [0, 2, -2, 3])
+    np.testing.assert_array_equal(
+        tf.math.multiply_no_nan(tf.constant([np.inf, np.nan, 2.0]), tf.constant([0.0, 0.0, 3.0])).numpy(), [0, 0, 6])
+    gx, gy = _grads(tf.math.multiply_no_nan, np.array([1.0, 2.0]), np.array([0.0, 3.0]))
+    np.testing.assert_array_equal(gx, [0.0, 3.0])
+    np.testing.assert_array_equal(gy, [1.0, 2.0])
+    assert _grads(lambda x: tf.math.rint(x * 1.3), np.array([1.0, 2.0]))[0] is None  # as TF
+    np.testing.assert_array_equal(tf.math.reciprocal_no_nan(tf.constant([0.0, 2.0])).numpy(), [0.0, 0.5])
+    np.testing.assert_allclose(tf.math.lbeta(tf.constant([[1.0, 2.0], [3.0, 4.5]], tf.float64)).numpy(),
+                               [-0.69314718055994529, -4.38748049], rtol=1e-8)
+    assert (tf.math.lbeta(tf.zeros((2, 0))).numpy() == -np.inf).all()
+    assert float(tf.math.zero_fraction(tf.constant([0.0, 1.0, 0.0, 3.0]))) == 0.5
+    np.testing.assert_array_equal(tf.math.invert_permutation([3, 4, 0, 2, 1]).numpy(), [2, 4, 3, 0, 1])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="permutation"):
+        tf.math.invert_permutation([0, 0])
+    assert bool(tf.math.is_non_decreasing([1, 2, 2])) and not bool(tf.math.is_strictly_increasing([1, 2, 2]))
+    assert bool(tf.math.is_strictly_increasing([]))
+    np.testing.assert_allclose(tf.math.erfcinv(tf.constant([1e-10, 1.5])).numpy(), [4.572825, -0.4769363],
+                               rtol=1e-6)
+    np.testing.assert_array_equal(tf.math.accumulate_n([tf.ones(2), tf.ones(2)]).numpy(), [2.0, 2.0])

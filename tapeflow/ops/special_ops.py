@@ -538,6 +538,111 @@ def divide_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
     return execute(DIV_NO_NAN, (x, y))
 
 
+def erfcinv(x: Any, name: str | None = None) -> Tensor:
+    """The inverse of erfc on (0, 2): -ndtri(x / 2) / sqrt(2), as TF."""
+    x = t(x)
+    check_float(x, "Ndtri")
+    return m.multiply(ndtri(m.multiply(x, 0.5)), -math.sqrt(0.5))
+
+
+def _mul_no_nan_kernel(x, y):
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = x * y
+    return np.where(y == 0, np.zeros((), out.dtype), out).astype(x.dtype, copy=False)
+
+
+MUL_NO_NAN = defop("MulNoNan", _mul_no_nan_kernel, shape=shapes.broadcast)
+
+
+@defgrad("MulNoNan", inputs=True)
+def _mul_no_nan_grad(op, g):
+    x, y = op.inputs
+    return multiply_no_nan(g, y), multiply_no_nan(x, g)
+
+
+def multiply_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """x * y, and 0 where y == 0 (even if x is inf or nan)."""
+    x, y = pair(x, y, "MulNoNan")
+    check_float(x, "MulNoNan")
+    return execute(MUL_NO_NAN, (x, y))
+
+
+def reciprocal_no_nan(x: Any, name: str | None = None) -> Tensor:
+    """1 / x, and 0 where x == 0."""
+    x = t(x)
+    return divide_no_nan(array_ops.ones_like(x), x)
+
+
+RINT = defop("Rint", np.rint, shape=shapes.same)
+NotDifferentiable("Rint")
+
+
+def rint(x: Any, name: str | None = None) -> Tensor:
+    """Rounds to the nearest integer, halves to even (no gradient, as TF)."""
+    return _unary(RINT, x)
+
+
+def lbeta(x: Any, name: str | None = None) -> Tensor:
+    """log of the multivariate Beta function over the last axis."""
+    x = t(x)
+    check_float(x, "Lgamma")
+    return m.subtract(m.reduce_sum(lgamma(x), axis=-1), lgamma(m.reduce_sum(x, axis=-1)))
+
+
+def zero_fraction(value: Any, name: str | None = None) -> Tensor:
+    """The fraction of zeros in ``value`` (float32)."""
+    x = t(value)
+    zero = "" if x._value.dtype.kind in "OSU" else m.cast(0, x.dtype)
+    return m.reduce_mean(m.cast(m.equal(x, zero), dtypes.float32))
+
+
+def _invert_permutation_kernel(x):
+    n = x.shape[0]
+    if sorted(x.tolist()) != list(range(n)):
+        raise InvalidArgumentError(None, None, f"x is not a valid permutation of 0..{n - 1}: {x.tolist()} "
+                                   "[Op:InvertPermutation]")
+    out = np.empty_like(x)
+    out[x] = np.arange(n, dtype=x.dtype)
+    return out
+
+
+INVERT_PERMUTATION = defop("InvertPermutation", _invert_permutation_kernel, shape=shapes.same)
+NotDifferentiable("InvertPermutation")
+
+
+def invert_permutation(x: Any, name: str | None = None) -> Tensor:
+    """y with y[x[i]] = i."""
+    x = t(x)
+    if x._value.dtype.kind not in "iu" or len(x._shape_tuple()) != 1:
+        raise _err("InvertPermutation", f"x must be a 1-D int32 or int64 tensor, got {x.dtype.name} of shape "
+                   f"{list(x._shape_tuple())}")
+    return execute(INVERT_PERMUTATION, (x,))
+
+
+def _adjacent(x: Any, strict: bool) -> Tensor:
+    x = array_ops.reshape(t(x), (-1,))
+    n = x._shape_tuple()[0]
+    if not n or n < 2:
+        return convert_to_tensor(True)
+    a, b = x[:-1], x[1:]
+    return m.reduce_all(m.less(a, b) if strict else m.less_equal(a, b))
+
+
+def is_non_decreasing(x: Any, name: str | None = None) -> Tensor:
+    """True if x[i] <= x[i + 1] for the flattened x."""
+    return _adjacent(x, strict=False)
+
+
+def is_strictly_increasing(x: Any, name: str | None = None) -> Tensor:
+    """True if x[i] < x[i + 1] for the flattened x."""
+    return _adjacent(x, strict=True)
+
+
+def accumulate_n(inputs: Any, shape: Any = None, tensor_dtype: Any = None, name: str | None = None) -> Tensor:
+    """The sum of a list of same-shaped tensors (tf.math.add_n)."""
+    return m.add_n(inputs)
+
+
 # ----------------------------------------------------------------------------
 # Reductions built from core ops
 # ----------------------------------------------------------------------------

@@ -53,6 +53,8 @@ SPECS = [
            name="zeros"),
     *_binary("Xdivy", tf.math.xdivy, {}, P),
     *_binary("DivNoNan", tf.math.divide_no_nan, {}, P),
+    *_binary("MulNoNan", tf.math.multiply_no_nan, {}, P),
+    OpSpec("Lgamma", lambda x: tf.math.lbeta(x), [Arg(A, **P)], name="lbeta"),
     OpSpec("EuclideanNorm", lambda x: tf.math.reduce_euclidean_norm(x, axis=1), [Arg((2, 3, 4))]),
     OpSpec("EuclideanNorm", lambda x: tf.math.reduce_euclidean_norm(x, keepdims=True), [Arg(A)], name="all"),
     OpSpec("Mean", lambda x: tf.math.reduce_std(x, axis=0), [Arg(A)], name="reduce_std"),
