@@ -263,3 +263,21 @@ def test_debug_modes_do_not_disturb_tracing_and_running_functions():
     assert float(y) == pytest.approx(expected, rel=1e-6)
     g = tape.gradient(y, x).numpy()
     assert np.allclose(g, 2 * 2 * (1 - np.tanh([2.0, 4.0]) ** 2), rtol=1e-3)  # float32 1 - tanh^2
+
+
+def test_assert_op_and_rank_dtype_checks_match_tf_messages():
+    assert tf.debugging.Assert(tf.constant(True), [tf.constant([1.0, 2.0])]) is None
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        tf.debugging.Assert(tf.constant(False), [tf.constant([1.0, 2.0]), "hello"])
+    assert str(info.value) == ("Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data: "
+                               "1.0, 2.0\nb'hello'")
+    with pytest.raises(ValueError, match=r"^Expected scalar shape, saw shape: \(1,\)\.$"):
+        tf.debugging.assert_scalar(tf.constant([1.0]))
+    tf.debugging.assert_scalar(tf.constant(1.0))
+    with pytest.raises(TypeError, match="to be integer type.  Found: tensor of dtype <dtype: 'float32'>"):
+        tf.debugging.assert_integer(tf.constant(1.0))
+    tf.debugging.assert_integer(tf.constant(1))
+    with pytest.raises(ValueError, match=r"must have rank at least 2.  Received rank 1, shape \(1,\)"):
+        tf.debugging.assert_rank_at_least(tf.constant([1.0]), 2)
+    with pytest.raises(ValueError, match=r"must have rank in \(0, 2\).  Received rank 1, shape \(1,\)"):
+        tf.debugging.assert_rank_in(tf.constant([1.0]), [0, 2])

@@ -32,9 +32,10 @@ import os
 
 from tapeflow.debugging._instrument import REGISTRY as _REG
 from tapeflow.debugging.asserts import (
-    assert_all_finite, assert_equal, assert_greater, assert_greater_equal, assert_less, assert_less_equal,
-    assert_near, assert_negative, assert_non_negative, assert_non_positive, assert_none_equal, assert_positive,
-    assert_rank, assert_shapes, assert_type, is_numeric_tensor,
+    Assert, assert_all_finite, assert_equal, assert_greater, assert_greater_equal, assert_integer, assert_less,
+    assert_less_equal, assert_near, assert_negative, assert_non_negative, assert_non_positive, assert_none_equal,
+    assert_positive, assert_rank, assert_rank_at_least, assert_rank_in, assert_scalar, assert_shapes, assert_type,
+    is_numeric_tensor,
 )
 from tapeflow.debugging.explain import (
     GradientExplanation, NoneGradientError, SourceExplanation, explain_gradient,
@@ -44,14 +45,15 @@ from tapeflow.debugging.tape_info import TapeGrowthWarning, TapeStats, render_do
 from tapeflow.ops.debug_ops import check_numerics
 
 __all__ = [
-    "GradientExplanation", "NoneGradientError", "SourceExplanation", "TapeGrowthWarning", "TapeStats",
-    "assert_all_finite", "assert_equal", "assert_greater", "assert_greater_equal", "assert_less",
+    "Assert", "GradientExplanation", "NoneGradientError", "SourceExplanation", "TapeGrowthWarning", "TapeStats",
+    "assert_all_finite", "assert_equal", "assert_greater", "assert_greater_equal", "assert_integer", "assert_less",
     "assert_less_equal", "assert_near", "assert_negative", "assert_non_negative", "assert_non_positive",
-    "assert_none_equal", "assert_positive", "assert_rank", "assert_shapes", "assert_type", "check_numerics",
-    "disable_check_numerics", "disable_retrace_logging", "disable_strict_gradients", "disable_tape_growth_warning",
-    "enable_check_numerics", "enable_retrace_logging", "enable_strict_gradients", "enable_tape_growth_warning",
-    "explain_gradient", "graph_to_dot", "is_numeric_tensor", "is_source_tracking_enabled", "render_dot",
-    "set_source_tracking", "source_tracking", "strict_gradients", "tape_stats", "tape_to_dot",
+    "assert_none_equal", "assert_positive", "assert_rank", "assert_rank_at_least", "assert_rank_in",
+    "assert_scalar", "assert_shapes", "assert_type", "check_numerics", "disable_check_numerics",
+    "disable_retrace_logging", "disable_strict_gradients", "disable_tape_growth_warning", "enable_check_numerics",
+    "enable_retrace_logging", "enable_strict_gradients", "enable_tape_growth_warning", "explain_gradient",
+    "graph_to_dot", "is_numeric_tensor", "is_source_tracking_enabled", "render_dot", "set_source_tracking",
+    "source_tracking", "strict_gradients", "tape_stats", "tape_to_dot",
 ]
 
 

@@ -206,3 +206,56 @@ def assert_shapes(shapes: Any, data: Any = None, summarize: Any = None, message:
 def is_numeric_tensor(tensor: Any) -> bool:
     """True for a Tensor of a numeric dtype (ints, floats, complex)."""
     return isinstance(tensor, Tensor) and tensor._value.dtype.kind in "iufc"
+
+
+def Assert(condition: Any, data: Any, summarize: Any = None, name: Any = None) -> None:  # noqa: N802 - TF's name
+    """Raises ``InvalidArgumentError`` with a summary of ``data`` when the
+    scalar ``condition`` is False, as ``tf.debugging.Assert`` (eager)."""
+    _eager_only("Assert")
+    c = _tensor(condition)
+    if bool(np.asarray(c._value)):
+        return None
+    n = 3 if summarize is None else int(summarize)
+    parts = []
+    for d in data:
+        if isinstance(d, (str, bytes)):
+            parts.append(repr(d.encode() if isinstance(d, str) else d))
+        else:
+            v = np.asarray(_tensor(d)._value).reshape(-1)[:n]
+            parts.append(", ".join(str(e) for e in v.tolist()))
+    raise InvalidArgumentError(
+        None, None, f"Expected '{c!s}' to be true. Summarized data: " + "\n".join(parts))
+
+
+def assert_scalar(tensor: Any, message: Any = None, name: Any = None) -> None:
+    """Raises ``ValueError`` unless ``tensor`` has rank 0."""
+    shape = _tensor(tensor)._shape_tuple()
+    if shape is not None and len(shape) != 0:
+        head = f"{message}  " if message else ""
+        raise ValueError(f"{head}Expected scalar shape, saw shape: {tuple(shape)}.")
+
+
+def assert_integer(x: Any, message: Any = None, name: Any = None) -> None:
+    """Raises ``TypeError`` unless ``x`` has an integer dtype."""
+    t = _tensor(x)
+    if not t.dtype.is_integer:
+        head = f"{message}  " if message else ""
+        raise TypeError(f'{head}Expected "x" to be integer type.  Found: tensor of dtype <dtype: \'{t.dtype.name}\'>')
+
+
+def assert_rank_at_least(x: Any, rank: int, message: Any = None, name: Any = None) -> None:
+    """Raises ``ValueError`` unless ``x`` has rank >= ``rank``."""
+    shape = _tensor(x)._shape_tuple()
+    if shape is not None and len(shape) < int(rank):
+        head = f"{message}.  " if message else ""
+        raise ValueError(f"{head}Tensor  must have rank at least {int(rank)}.  Received rank {len(shape)}, "
+                         f"shape {tuple(shape)}")
+
+
+def assert_rank_in(x: Any, ranks: Any, message: Any = None, name: Any = None) -> None:
+    """Raises ``ValueError`` unless ``x``'s rank is one of ``ranks``."""
+    shape = _tensor(x)._shape_tuple()
+    ranks = tuple(int(r) for r in ranks)
+    if shape is not None and len(shape) not in ranks:
+        head = f"{message}.  " if message else ""
+        raise ValueError(f"{head}Tensor  must have rank in {ranks}.  Received rank {len(shape)}, shape {tuple(shape)}")
