@@ -35,6 +35,18 @@ def _unary(op, x, float_only: bool = True) -> Tensor:
     return execute(op, (x,))
 
 
+def _check_real(x: Tensor, op: str) -> None:
+    if x._value.dtype.kind != "f":
+        raise InvalidArgumentError(None, None, f"Value for attr 'T' of {x.dtype.name} is not in the list of "
+                                   f"allowed values: half, float, double [Op:{op}]. Cast to a real float first.")
+
+
+def _unary_real(op, x) -> Tensor:
+    x = t(x)
+    _check_real(x, op.name)
+    return execute(op, (x,))
+
+
 def _elementwise(fn):
     """A float kernel from a scalar ``math`` function: computed in float64
     and returned in the input's dtype."""
@@ -75,7 +87,7 @@ def _erf_grad(op, g):
 
 def erf(x: Any, name: str | None = None) -> Tensor:
     """The Gauss error function."""
-    return _unary(ERF, x)
+    return _unary_real(ERF, x)
 
 
 ERFC = defop("Erfc", _elementwise(math.erfc), shape=shapes.same)
@@ -89,7 +101,7 @@ def _erfc_grad(op, g):
 
 def erfc(x: Any, name: str | None = None) -> Tensor:
     """1 - erf(x), accurate for large x."""
-    return _unary(ERFC, x)
+    return _unary_real(ERFC, x)
 
 
 LGAMMA = defop("Lgamma", _elementwise(_safe(math.lgamma)), shape=shapes.same)
@@ -102,7 +114,7 @@ def _lgamma_grad(op, g):
 
 def lgamma(x: Any, name: str | None = None) -> Tensor:
     """log|Gamma(x)|."""
-    return _unary(LGAMMA, x)
+    return _unary_real(LGAMMA, x)
 
 
 # Bernoulli numbers B_2k / (2k) for the digamma asymptotic series.
@@ -150,7 +162,7 @@ def _digamma_grad(op, g):
 
 def digamma(x: Any, name: str | None = None) -> Tensor:
     """The derivative of lgamma (psi)."""
-    return _unary(DIGAMMA, x)
+    return _unary_real(DIGAMMA, x)
 
 
 # Bernoulli numbers B_2, B_4, ... B_20 for the Hurwitz zeta tail.
@@ -209,7 +221,7 @@ def _polygamma_grad(op, g):
 def polygamma(a: Any, x: Any, name: str | None = None) -> Tensor:
     """The a-th derivative of digamma (``a`` a non-negative integer, as float)."""
     a, x = pair(a, x, "Polygamma")
-    check_float(x, "Polygamma")
+    _check_real(x, "Polygamma")
     return execute(POLYGAMMA, (a, x))
 
 
@@ -279,7 +291,7 @@ def _erfinv_grad(op, g):
 
 def erfinv(x: Any, name: str | None = None) -> Tensor:
     """The inverse of erf on (-1, 1) (+-inf at +-1, nan outside)."""
-    return _unary(ERFINV, x)
+    return _unary_real(ERFINV, x)
 
 
 def _ndtri_np(p: np.ndarray) -> np.ndarray:
@@ -303,7 +315,7 @@ def _ndtri_grad(op, g):
 
 def ndtri(x: Any, name: str | None = None) -> Tensor:
     """The inverse of the standard normal CDF (the probit function)."""
-    return _unary(NDTRI, x)
+    return _unary_real(NDTRI, x)
 
 
 def _zeta_kernel(x, q):
@@ -326,7 +338,7 @@ def _zeta_grad(op, g):
 def zeta(x: Any, q: Any, name: str | None = None) -> Tensor:
     """The Hurwitz zeta function sum_k (q + k)^-x (x > 1)."""
     x, q = pair(x, q, "Zeta")
-    check_float(x, "Zeta")
+    _check_real(x, "Zeta")
     return execute(ZETA, (x, q))
 
 
@@ -459,7 +471,7 @@ def _atan2_grad(op, g):
 def atan2(y: Any, x: Any, name: str | None = None) -> Tensor:
     """The angle of the point (x, y), in [-pi, pi]."""
     y, x = pair(y, x, "Atan2")
-    check_float(y, "Atan2")
+    _check_real(y, "Atan2")
     return execute(ATAN2, (y, x))
 
 
