@@ -21,8 +21,9 @@ tapeflow's additions:
 * ``enable_retrace_logging()``: each ``tf.function`` retrace logs which
   argument changed and how (shape, dtype, Python value).
 
-The switches are per thread, like tapes (the hook lives in the per-thread
-execution state); the op log is shared.
+The per-op hook lives in the calling thread's execution state, like tapes:
+switch debug mode on in the thread that runs the model. The few method
+wrappers and the op log are process-wide.
 """
 
 from __future__ import annotations
