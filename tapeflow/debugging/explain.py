@@ -565,7 +565,7 @@ def _classify(reg, tp, e: Entry, in_id, out_id, i, label, path) -> SourceExplana
         if exits:
             return SourceExplanation(
                 cause=AFTER_EXIT,
-                summary=f"{e.type} ran after the `with tf.GradientTape()` block had exited (at {exits[-1][1]}), "
+                summary=f"{e.type} ran after the `with tf.GradientTape()` block (at {exits[-1][1]}) had exited, "
                         "so the tape did not record it.",
                 remedy="compute the target inside the `with` block (indent it).",
                 **mk)
