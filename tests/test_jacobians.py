@@ -281,3 +281,27 @@ def test_unvectorizable_gradient_rule_falls_back_to_loop_with_warning():
         j = t.jacobian(y, x)
     assert any("vectorized jacobian failed" in str(m.message) for m in w)
     np.testing.assert_array_equal(j.numpy(), 3.0 * np.eye(2))
+
+
+def test_tf_function_calls_are_vectorized_inline():
+    w = tf.constant(rng.standard_normal((4, 4)))
+    v = tf.Variable(rng.standard_normal(4))
+
+    @tf.function
+    def g(x):
+        return tf.tanh(tf.linalg.matvec(w, x)) * v
+
+    x = tf.constant(rng.standard_normal(4))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with tf.GradientTape(persistent=True) as t2:
+            t2.watch(x)
+            with tf.GradientTape() as t1:
+                t1.watch(x)
+                s = tf.reduce_sum(g(x) ** 2)
+            grad = t1.gradient(s, x)
+        h = t2.jacobian(grad, x)
+        jx, jv = t2.jacobian(g(x), [x, v])  # g(x) outside the tape: unconnected
+    assert not [m for m in caught if "batching rule" in str(m.message)]
+    assert jx is None and jv is None
+    np.testing.assert_allclose(h.numpy(), t2.jacobian(grad, x, experimental_use_pfor=False).numpy(), rtol=1e-12)

@@ -234,6 +234,10 @@ class BatchInterpreter:
                     diag = True
         if flags is None:
             return _lowered(self, execute, op, inputs, attrs)
+        if op.name == "StatefulPartitionedCall":
+            out = _inline_call(op, inputs, attrs)
+            if out is not None:
+                return out
         if diag:
             rule = _DIAG_RULES.get(op.name)
             if rule is not None:
@@ -277,6 +281,53 @@ def _np_dtype(dt: Any) -> np.dtype:
     if isinstance(dt, np.dtype):
         return dt
     return np.dtype(getattr(dt, "_np", dt))
+
+
+# -- function calls ---------------------------------------------------------------
+
+_INLINE_TYPES = frozenset({"Placeholder", "ReadVariableOp"})
+
+
+def _inline_call(op, inputs: tuple, attrs: dict):
+    """A ``tf.function`` call with a batched input: run its graph's ops one
+    by one (through the interpreter, so each is batched by its own rule)
+    instead of looping over rows. None if the graph holds ops that cannot
+    be replayed so (assignments, prints): the caller then falls back."""
+    from tapeflow.graph.graph import SymbolicTensor
+
+    f = attrs.get("f")
+    graph = getattr(f, "graph", None)
+    if graph is None:
+        return None
+    for gop in graph.operations:
+        if gop.opdef is None and gop.type not in _INLINE_TYPES:
+            return None
+    env: dict[int, Any] = {}
+    for ph, x in zip(f.inputs, inputs[: f.num_inputs]):
+        env[ph._id] = x
+    for outer, ph in graph.captures:
+        if ph._id in env:
+            continue  # fed by the call (e.g. a backward function's saved tensors)
+        if isinstance(outer, SymbolicTensor):
+            return None
+        env[ph._id] = outer
+    for gop in graph.operations:
+        if gop.type == "Placeholder":
+            if gop.outputs[0]._id not in env:
+                return None
+            continue
+        if gop.type == "ReadVariableOp":
+            env[gop.outputs[0]._id] = gop.attrs["variable"].value()
+            continue
+        ins = tuple(env.get(t._id, t) if isinstance(t, SymbolicTensor) else t for t in gop.inputs)
+        if any(isinstance(t, SymbolicTensor) and t._id not in env for t in gop.inputs):
+            return None
+        out = execute(gop.opdef, ins, gop.attrs)
+        outs = out if isinstance(out, list) else [out]
+        for sym, val in zip(gop.outputs, outs):
+            env[sym._id] = val
+    wanted = list(f.outputs) + (list(f.saved_tensors()) if attrs.get("saved") else [])
+    return [env.get(t._id, t) if isinstance(t, SymbolicTensor) else t for t in wanted]
 
 
 # -- diagonal (one-hot) stacks -------------------------------------------------
@@ -475,7 +526,8 @@ def _loop_rule(op, size, args, batched, attrs):
     """No batching rule: run ``op`` once per row and stack (warned once)."""
     if op.name not in _warned:
         _warned.add(op.name)
-        msg = (f"Op '{op.name}' has no batching rule, so the vectorized jacobian runs it once per row "
+        msg = (f"Op '{op.name}' has no batching rule (for these batched inputs), so the vectorized jacobian "
+               f"runs it once per row "
                f"({size} rows) and stacks the results. Register one with "
                f"tapeflow.eager.batching.register_batch_rule('{op.name}', rule) to vectorize it.")
         _log.warning(msg)
