@@ -380,6 +380,12 @@ def softmax_cross_entropy_with_logits(labels: Any, logits: Any, axis: int = -1, 
     lb2, _, _ = _to_last_axis_2d(lb, a)
     loss = execute(XENT, (lg2, lb2))[0]
     if nd != 2:
+        if sum(d is None for d in moved_shape[:-1]) > 1:  # traced with several unknown dims
+            from tapeflow.ops import shape_ops
+
+            lead = array_ops.getitem(shape_ops.shape_of(lg if a == nd - 1 else array_ops.transpose(
+                lg, [i for i in range(nd) if i != a] + [a])), slice(None, -1))
+            return shape_ops.dynamic_reshape(loss, lead, static=moved_shape[:-1])
         loss = array_ops.reshape(loss, tuple(-1 if d is None else d for d in moved_shape[:-1]))
     return loss
 
@@ -431,6 +437,10 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any, name: str
     lg2 = array_ops.reshape(lg, (-1, sg[-1] if sg[-1] is not None else -1))
     lb2 = array_ops.reshape(lb, (-1,))
     loss = execute(SPARSE_XENT, (lg2, lb2))[0]
+    if sum(d is None for d in sl) > 1:  # traced with several unknown dims: the labels' run-time shape
+        from tapeflow.ops import shape_ops
+
+        return shape_ops.dynamic_reshape(loss, shape_ops.shape_of(lb), static=sl)
     return array_ops.reshape(loss, tuple(-1 if d is None else d for d in sl))
 
 
@@ -964,17 +974,37 @@ def conv2d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, 
 # Depthwise convolution
 # ============================================================================
 
+def _offset_slices(k_hw, out_hw, strides, dilations):
+    """For each filter offset (i, j): the slice of the padded input that it
+    meets across all output positions."""
+    sh, sw = strides
+    for i in range(k_hw[0]):
+        hi = i * dilations[0]
+        for j in range(k_hw[1]):
+            wj = j * dilations[1]
+            yield i, j, (slice(None), slice(hi, hi + (out_hw[0] - 1) * sh + 1, sh),
+                         slice(wj, wj + (out_hw[1] - 1) * sw + 1, sw))
+
+
 def _depthwise_kernel(x, w, strides, dilations, padding):
+    # One multiply-add per filter offset and multiplier over the whole batch,
+    # channels innermost (a depthwise conv has too little work per output
+    # for an im2col matmul).
     out_hw, pads = _conv_attrs_geom(x.shape, w.shape, strides, dilations, padding)
     kh, kw, c, m = w.shape
     n = x.shape[0]
     cdt = _compute_dtype(x.dtype)
-    cols = _windows(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations)
-    out = np.zeros((n, out_hw[0], out_hw[1], c, m), dtype=cdt)
-    for i in range(kh):
-        for j in range(kw):
-            out += cols[:, :, :, i, j, :, None].astype(cdt, copy=False) * w[i, j].astype(cdt, copy=False)
-    return out.reshape(n, out_hw[0], out_hw[1], c * m).astype(x.dtype, copy=False)
+    xp = _pad_hw(x, pads).astype(cdt, copy=False)
+    wc = w.astype(cdt, copy=False)
+    out = np.zeros((m, n, out_hw[0], out_hw[1], c), dtype=cdt)
+    tmp = np.empty(out.shape[1:], dtype=cdt)
+    for i, j, sl in _offset_slices((kh, kw), out_hw, strides, dilations):
+        window = xp[sl]
+        for k in range(m):
+            np.multiply(window, wc[i, j, :, k], out=tmp)
+            out[k] += tmp
+    out = np.moveaxis(out, 0, -1) if m > 1 else out[0][..., None]
+    return np.ascontiguousarray(out).reshape(n, out_hw[0], out_hw[1], c * m).astype(x.dtype, copy=False)
 
 
 def _depthwise_backprop_input_kernel(w, dy, input_sizes, strides, dilations, padding):
@@ -983,12 +1013,19 @@ def _depthwise_backprop_input_kernel(w, dy, input_sizes, strides, dilations, pad
     kh, kw, c, m = w.shape
     n, oh, ow, _ = dy.shape
     cdt = _compute_dtype(dy.dtype)
+    (t0, b0), (l0, r0) = pads
+    h, wd = in_shape[1], in_shape[2]
+    dxp = np.zeros((n, h + t0 + b0, wd + l0 + r0, c), dtype=cdt)
     dy5 = dy.reshape(n, oh, ow, c, m).astype(cdt, copy=False)
-    colg = np.empty((n, oh, ow, kh, kw, c), dtype=cdt)
-    for i in range(kh):
-        for j in range(kw):
-            colg[:, :, :, i, j, :] = np.einsum("nhwcm,cm->nhwc", dy5, w[i, j].astype(cdt, copy=False))
-    return _scatter_windows(colg, in_shape, pads, strides, dilations).astype(dy.dtype, copy=False)
+    wc = w.astype(cdt, copy=False)
+    tmp = np.empty((n, oh, ow, c), dtype=cdt)
+    for i, j, sl in _offset_slices((kh, kw), (oh, ow), strides, dilations):
+        if m == 1:
+            np.multiply(dy5[..., 0], wc[i, j, :, 0], out=tmp)
+        else:
+            np.einsum("nhwcm,cm->nhwc", dy5, wc[i, j], out=tmp)
+        dxp[sl] += tmp
+    return dxp[:, t0:t0 + h, l0:l0 + wd, :].astype(dy.dtype, copy=False)
 
 
 def _depthwise_backprop_filter_kernel(x, dy, filter_sizes, strides, dilations, padding):
@@ -1136,7 +1173,7 @@ def _max_pool_grad_kernel(x, y, g, ksize, strides, padding):
     for sl, hit in _first_max_masks(x, y, ksize, strides, padding):
         view = dxp[sl]
         if overlap:
-            np.add(view, g, out=view, where=hit)
+            view += g * hit  # (ufunc where= is several times slower on strided views)
         else:
             np.multiply(g, hit, out=view)
     return dxp[:, t0:t0 + h, l0:l0 + w, :]
