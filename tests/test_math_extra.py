@@ -433,3 +433,17 @@ def test_small_tf_math_helpers_match_tf():
     np.testing.assert_allclose(tf.math.erfcinv(tf.constant([1e-10, 1.5])).numpy(), [4.572825, -0.4769363],
                                rtol=1e-6)
     np.testing.assert_array_equal(tf.math.accumulate_n([tf.ones(2), tf.ones(2)]).numpy(), [2.0, 2.0])
+
+
+def test_xlog1py_nextafter_softsign_match_tf():
+    np.testing.assert_allclose(tf.math.xlog1py(tf.constant([0.0, 0.0, 2.0]), tf.constant([-1.0, 3.0, 0.5])).numpy(),
+                               [0.0, 0.0, 0.8109302], rtol=1e-6)
+    gx, gy = _grads(tf.math.xlog1py, np.array([0.0, 0.0, 2.0]), np.array([-1.0, 3.0, 0.5]))
+    np.testing.assert_allclose(gx, [0.0, 0.0, 0.4054651081081644])
+    np.testing.assert_allclose(gy, [0.0, 0.0, 1.3333333333333333])
+    assert tf.math.nextafter(tf.constant([1.0], tf.float64), tf.constant([2.0], tf.float64)).numpy()[0] == \
+        np.nextafter(1.0, 2.0)
+    ga, gb = _grads(lambda a, b: tf.math.nextafter(a, b) * 3.0, np.array([1.0]), np.array([2.0]))
+    np.testing.assert_array_equal(ga, [3.0])
+    np.testing.assert_array_equal(gb, [0.0])
+    np.testing.assert_allclose(tf.math.softsign(tf.constant([1.0, -3.0])).numpy(), [0.5, -0.75])

@@ -502,6 +502,45 @@ def xlogy(x: Any, y: Any, name: str | None = None) -> Tensor:
     return execute(XLOGY, (x, y))
 
 
+def _xlog1py_kernel(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = x * np.log1p(y)
+    return np.where(x == 0, np.zeros((), x.dtype), out).astype(x.dtype, copy=False)
+
+
+XLOG1PY = defop("Xlog1py", _xlog1py_kernel, shape=shapes.broadcast)
+
+
+@defgrad("Xlog1py", inputs=True)
+def _xlog1py_grad(op, g):
+    x, y = op.inputs
+    not_zero_x = m.cast(m.not_equal(x, m.cast(0, x.dtype)), x.dtype)
+    return m.multiply(g, xlog1py(not_zero_x, y)), m.multiply(g, xdivy(x, m.add(y, 1.0)))
+
+
+def xlog1py(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """x * log1p(y), and 0 where x == 0."""
+    x, y = pair(x, y, "Xlog1py")
+    check_float(x, "Xlog1py")
+    return execute(XLOG1PY, (x, y))
+
+
+NEXTAFTER = defop("NextAfter", np.nextafter, shape=shapes.broadcast)
+
+
+@defgrad("NextAfter", inputs=False)
+def _nextafter_grad(op, g):
+    # As TF: the step is treated as locally constant in x1; x2 gets zeros.
+    return g, array_ops.zeros_like(g)
+
+
+def nextafter(x1: Any, x2: Any, name: str | None = None) -> Tensor:
+    """The next representable float after x1 in the direction of x2."""
+    x1, x2 = pair(x1, x2, "NextAfter")
+    _check_real(x1, "NextAfter")
+    return execute(NEXTAFTER, (x1, x2))
+
+
 def _xdivy_kernel(x, y):
     with np.errstate(divide="ignore", invalid="ignore"):
         out = x / y
