@@ -97,13 +97,54 @@ def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | No
     else:
         vals = [t._value for t in inputs]
         in_shapes, in_dtypes = tuple([v.shape for v in vals]), tuple([v.dtype for v in vals])
+    # While tracing a graph the tensors live in the graph anyway: keep them,
+    # so rules and unbroadcast can read shapes with unknown dims at run time.
+    traced = state._graph is not None
     return OpRecord(
         name, attrs or _NO_ATTRS, input_ids, out_ids,
-        inputs if spec.save_inputs else None,
-        outputs if spec.save_outputs else None,
+        inputs if spec.save_inputs or traced else None,
+        outputs if spec.save_outputs or traced else None,
         in_shapes, in_dtypes, out_shapes, out_dtypes,
-        spec.fn,
+        spec.fn if not traced or len(inputs) < 2 else _traced_rule(name, spec.fn, in_shapes),
     )
+
+
+def _traced_rule(name, fn, in_shapes):
+    """The rule of a broadcasting op traced with unknown dims: equal static
+    shapes such as (None, 3) and (None, 3) may still broadcast (1 vs n) at
+    run time, so each gradient is summed to its input's run-time shape."""
+    for s in in_shapes:
+        if s is None or None in s:
+            break
+    else:
+        return fn
+    from tapeflow.ops import shapes
+
+    if registry.get_op(name).shape not in (shapes.broadcast, shapes.broadcast_bool):
+        return fn
+    rule = _TRACED_RULES.get(fn)
+    if rule is None:
+        rule = _TRACED_RULES[fn] = _sum_to_inputs(fn)
+    return rule
+
+
+_TRACED_RULES: dict = {}
+
+
+def _sum_to_inputs(fn):
+    def rule(op, *grads):
+        from tapeflow.ops import shape_ops
+
+        out = fn(op, *grads)
+        single = type(out) is not list and type(out) is not tuple
+        out = [out] if single else list(out)
+        for i, g in enumerate(out):
+            s = op.input_shapes[i] if i < len(op.input_shapes) else ()
+            if isinstance(g, Tensor) and (s is None or None in s) and op.inputs is not None:
+                out[i] = shape_ops.sum_to_shape(g, shape_ops.shape_of(op.inputs[i]), static=s)
+        return out[0] if single else out
+
+    return rule
 
 
 _NO_ATTRS: dict = {}  # shared: rules only read attrs
@@ -149,14 +190,17 @@ def zeros_for(shape: tuple, dtype) -> Tensor:
     return array_ops.zeros(shape, dtype=dtype)
 
 
-def unbroadcast(grad, shape: tuple):
+def unbroadcast(grad, shape: tuple, like=None):
     """Sums ``grad`` back to ``shape`` after a broadcasting op (the one place
-    this is done)."""
+    this is done). ``like`` is the input tensor, needed only when a shape has
+    unknown (None) dims while tracing: its shape is then read at run time."""
     from tapeflow.ops import array_ops, math_ops
 
     gshape = grad._shape_tuple()
     if gshape == shape:
         return grad
+    if shape is None or gshape is None or None in shape or None in gshape:
+        return _unbroadcast_dynamic(grad, shape, like)
     lead = len(gshape) - len(shape)
     if lead < 0 or any(g != s and s != 1 for g, s in zip(gshape[lead:], shape)):
         # A rule returned something smaller (e.g. a scalar): broadcast it up.
@@ -167,6 +211,18 @@ def unbroadcast(grad, shape: tuple):
     if grad._shape_tuple() != shape:
         grad = array_ops.reshape(grad, shape)
     return grad
+
+
+def _unbroadcast_dynamic(grad, shape, like):
+    # Graph mode with unknown dims: sum to the input's run-time shape.
+    from tapeflow.ops import shape_ops
+
+    if like is None:
+        raise NotImplementedError(
+            f"unbroadcast: cannot sum a gradient of shape {grad._shape_tuple()} back to the partly unknown "
+            f"shape {shape} without the input tensor (the gradient rule's record did not keep it)."
+        )
+    return shape_ops.sum_to_shape(grad, shape_ops.shape_of(like), static=shape)
 
 
 def aggregate(grads: list):
@@ -230,7 +286,7 @@ def op_gradients(rec: OpRecord, out_grads: list) -> list:
             if not isinstance(g, Tensor):
                 g = out[i] = convert_to_tensor(g, dtype=rec.input_dtypes[i])
         if g._value.shape != shapes[i]:
-            out[i] = unbroadcast(g, shapes[i])
+            out[i] = unbroadcast(g, shapes[i], None if rec.inputs is None else rec.inputs[i])
     return out
 
 

@@ -68,13 +68,36 @@ RESHAPE = defop("Reshape", _reshape_kernel, shape=_reshape_shape)
 
 @defgrad("Reshape", inputs=False)
 def _reshape_grad(op, g):
-    return reshape(g, op.input_shapes[0])
+    s = op.input_shapes[0]
+    if s is None or None in s:  # traced with unknown dims: the input's run-time shape
+        return _dyn().dynamic_reshape(g, _dyn().shape_of(op.inputs[0]), static=s)
+    return reshape(g, s)
+
+
+def _dyn():
+    # Dynamic-shape ops (tensors as shapes); only reached when a dim is unknown.
+    from tapeflow.ops import shape_ops
+
+    return shape_ops
+
+
+def _symbolic_dims(v: Any) -> bool:
+    """A shape argument holding graph tensors (known only at run time)."""
+    sv = _dyn()
+    if isinstance(v, Tensor):
+        return sv.is_symbolic(v)
+    return isinstance(v, (list, tuple)) and any(sv.is_symbolic(d) for d in v)
 
 
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
     """Reshapes; one dim may be -1 (inferred)."""
     x = t(tensor)
-    shape = as_int_tuple(shape, "shape")
+    try:
+        shape = as_int_tuple(shape, "shape")
+    except (AttributeError, NotImplementedError, TypeError):
+        if _symbolic_dims(shape):
+            return _dyn().dynamic_reshape(x, shape)
+        raise
     in_shape = x._shape_tuple()
     if shape.count(-1) > 1:
         raise _err("Reshape", f"only one input size may be -1, not both in shape {list(shape)}")
@@ -141,7 +164,7 @@ def expand_dims(input: Any, axis: Any, name: str | None = None) -> Tensor:  # no
         raise _err("ExpandDims", f"Tried to expand dim index {a} for tensor with {len(s)} dimensions; "
                    f"axis must be in [{-len(s) - 1}, {len(s)}]")
     a = a % (len(s) + 1)
-    return reshape(x, s[:a] + (1,) + s[a:]) if None not in s else _reshape_any(x, s[:a] + (1,) + s[a:])
+    return reshape(x, s[:a] + (1,) + s[a:]) if None not in s else _dyn().reshape_keeping(x, s[:a] + (1,) + s[a:])
 
 
 def _reshape_any(x, shape):
@@ -160,7 +183,7 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  #
                 raise _err("Squeeze", f"Can not squeeze dim[{a}], expected a dimension of 1, got {s[a]} "
                            f"(input shape {list(s)})")
         new = tuple(d for i, d in enumerate(s) if i not in axes)
-    return reshape(x, new) if None not in s else _reshape_any(x, new)
+    return reshape(x, new) if None not in s else _dyn().reshape_keeping(x, new)
 
 
 # ----------------------------------------------------------------------------
@@ -188,6 +211,10 @@ CONCAT = defop("ConcatV2", _concat_kernel, shape=_concat_shape)
 def _concat_grad(op, g):
     axis = op.get_attr("axis")
     sizes = [s[axis] for s in op.input_shapes]
+    if None in sizes:  # traced with unknown sizes along the axis: read them at run time
+        sv = _dyn()
+        run_sizes = [d if d is not None else getitem(sv.shape_of(x), axis) for d, x in zip(sizes, op.inputs)]
+        return sv.dynamic_split(g, run_sizes, axis, len(sizes))
     return split(g, sizes, axis=axis)
 
 
@@ -321,6 +348,8 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = 
     if isinstance(num_or_size_splits, (int, np.integer)) or (
             isinstance(num_or_size_splits, Tensor) and num_or_size_splits.ndim == 0):
         n = int(num_or_size_splits)
+        if dim is None and n > 0:
+            return _dyn().dynamic_split(x, None, a, n)
         if n <= 0 or (dim is not None and dim % n):
             raise _err("Split", f"Number of ways to split should evenly divide the split dimension, but got "
                        f"split_dim {a} (size = {dim}) and num_split {n}")
@@ -330,6 +359,8 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = 
         if sizes.count(-1) > 1:
             raise _err("SplitV", "Only one size may be -1 in size_splits")
         if -1 in sizes:
+            if dim is None:
+                return _dyn().dynamic_split(x, sizes, a, len(sizes))
             sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
         if dim is not None and sum(sizes) != dim:
             raise _err("SplitV", f"Determined shape must either match input shape along split_dim exactly if "
@@ -358,13 +389,23 @@ def _tile_grad(op, g):
     split_shape = []
     for m, d in zip(multiples, in_shape):
         split_shape += [m, d]
+    if None in in_shape:  # traced with unknown dims: [m0, d0, m1, d1, ...] at run time
+        sv = _dyn()
+        pairs = stack([constant(np.asarray(multiples, np.int32)), sv.shape_of(op.inputs[0])], axis=1)
+        g = sv.dynamic_reshape(g, reshape(pairs, (2 * len(in_shape),)), static=tuple(split_shape))
+        return math_ops.reduce_sum(g, axis=list(range(0, 2 * len(in_shape), 2)))
     g = reshape(g, split_shape)
     return math_ops.reduce_sum(g, axis=list(range(0, 2 * len(in_shape), 2)))
 
 
 def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa: A002
     x = t(input)
-    m = as_int_tuple(multiples, "multiples")
+    try:
+        m = as_int_tuple(multiples, "multiples")
+    except (AttributeError, NotImplementedError, TypeError):
+        if _symbolic_dims(multiples):
+            return _dyn().dynamic_tile(x, multiples)
+        raise
     if len(m) != len(x._shape_tuple()):
         raise _err("Tile", f"Expected multiples argument to be a vector of length {len(x._shape_tuple())} but got "
                    f"length {len(m)}")
@@ -387,7 +428,12 @@ def _broadcast_to_grad(op, g):
 
 def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # noqa: A002
     x = t(input)
-    shape = as_int_tuple(shape, "shape")
+    try:
+        shape = as_int_tuple(shape, "shape")
+    except (AttributeError, NotImplementedError, TypeError):
+        if _symbolic_dims(shape):
+            return _dyn().dynamic_broadcast_to(x, shape)
+        raise
     s = x._shape_tuple()
     if s == shape:
         return x if not _recording() else identity(x)
@@ -442,6 +488,12 @@ def _gather_grad(op, g):
     if axis == 0 and batch_dims == 0:
         # Sparse: only the gathered rows (what makes big embedding tables cheap).
         idx_shape = op.input_shapes[1]
+        if None in idx_shape or None in params_shape:  # traced with unknown dims
+            sv = _dyn()
+            rows = sv.reshape_keeping(g, (None,) + tuple(params_shape[1:])) if None not in params_shape[1:] \
+                else sv.dynamic_reshape(g, concat([constant(np.array([-1], np.int32)),
+                                                   sv.shape_of(op.inputs[0])[1:]], 0))
+            return IndexedSlices(rows, reshape(indices, (-1,)), sv.shape_of(op.inputs[0])), None
         n = int(np.prod(idx_shape, dtype=np.int64))
         values = reshape(g, (n,) + tuple(params_shape[1:]))
         return IndexedSlices(values, reshape(indices, (n,)), constant(params_shape, dtype=dtypes.int32)), None
@@ -518,9 +570,27 @@ def _strided_slice_shape(specs, spec):
     s, dt = specs[0]
     if s is None:
         return [(None, dt)]
-    dummy = np.empty(tuple(7 if d is None else d for d in s), dtype=np.bool_)
-    out = dummy[_slice_key(spec)].shape
-    return [(out, dt)] if None not in s else [(tuple(None for _ in out), dt)]
+    if None not in s:
+        dummy = np.broadcast_to(np.empty((), dtype=np.bool_), s)  # no memory, only the shape
+        return [(dummy[_slice_key(spec)].shape, dt)]
+    # Unknown dims: follow the spec dim by dim; a slice of an unknown dim is unknown.
+    n_real = sum(1 for kind, *_ in spec if kind in "is")
+    out, dim = [], 0
+    for kind, *rest in spec:
+        if kind == "n":
+            out.append(1)
+        elif kind == "e":
+            out.extend(s[dim:dim + len(s) - n_real])
+            dim += len(s) - n_real
+        elif kind == "i":
+            dim += 1
+        else:
+            d = s[dim]
+            out.append(None if d is None else len(range(*slice(*rest).indices(d))))
+            dim += 1
+    if not any(kind == "e" for kind, *_ in spec):
+        out.extend(s[dim:])
+    return [(tuple(out), dt)]
 
 
 STRIDED_SLICE = defop("StridedSlice", _strided_slice_kernel, shape=_strided_slice_shape)
@@ -528,7 +598,10 @@ STRIDED_SLICE = defop("StridedSlice", _strided_slice_kernel, shape=_strided_slic
 
 @defgrad("StridedSlice", inputs=False)
 def _strided_slice_grad(op, g):
-    return strided_slice_grad(g, op.input_shapes[0], op.get_attr("spec"))
+    s = op.input_shapes[0]
+    if s is None or None in s:  # traced with unknown dims: zeros of the input's run-time shape
+        return _dyn().strided_slice_grad(g, op.inputs[0], s, op.get_attr("spec"))
+    return strided_slice_grad(g, s, op.get_attr("spec"))
 
 
 def _strided_slice_grad_kernel(dy, shape, spec):
@@ -597,7 +670,7 @@ def getitem(tensor: Any, key: Any) -> Tensor:
             spec.append(("i", i))
             dim += 1
         elif isinstance(k, (list, np.ndarray)):
-            raise InvalidArgumentError(None, None, 
+            raise InvalidArgumentError(None, None,
                 "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
                 f"tensors are valid indices, got {k!r}. Use tf.gather or tf.boolean_mask for fancy indexing "
                 "[Op:StridedSlice]")
@@ -642,14 +715,30 @@ def _dt(dtype: Any, default: dtypes.DType = dtypes.float32) -> dtypes.DType:
     return default if dtype is None else dtypes.as_dtype(dtype)
 
 
+def _creation_dims(shape: Any) -> tuple | None:
+    """A Python shape as ints; None when it holds graph tensors."""
+    if isinstance(shape, TensorShape):
+        return tuple(shape.as_list())
+    try:
+        return as_int_tuple(shape, "shape")
+    except (AttributeError, NotImplementedError, TypeError):
+        if _symbolic_dims(shape):
+            return None
+        raise
+
+
 def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
-    return _wrap(np.zeros(as_int_tuple(shape, "shape") if not isinstance(shape, TensorShape)
-                          else tuple(shape.as_list()), dtype=_dt(dtype)._np))
+    dims = _creation_dims(shape)
+    if dims is None:  # run-time shape (graph tensors)
+        return _dyn().dynamic_fill(shape, constant(0, dtype=_dt(dtype)))
+    return _wrap(np.zeros(dims, dtype=_dt(dtype)._np))
 
 
 def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
-    return _wrap(np.ones(as_int_tuple(shape, "shape") if not isinstance(shape, TensorShape)
-                         else tuple(shape.as_list()), dtype=_dt(dtype)._np))
+    dims = _creation_dims(shape)
+    if dims is None:
+        return _dyn().dynamic_fill(shape, constant(1, dtype=_dt(dtype)))
+    return _wrap(np.ones(dims, dtype=_dt(dtype)._np))
 
 
 ZEROS_LIKE = defop("ZerosLike", lambda x: np.zeros_like(x), shape=shapes.same)
@@ -693,7 +782,13 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
     v = t(value)
     if v.ndim != 0:
         raise _err("Fill", f"value must be a scalar, got shape {list(v._shape_tuple())}")
-    return execute(FILL, (v,), {"shape": as_int_tuple(dims, "dims")})
+    try:
+        shape = as_int_tuple(dims, "dims")
+    except (AttributeError, NotImplementedError, TypeError):
+        if _symbolic_dims(dims):
+            return _dyn().dynamic_fill(dims, v)
+        raise
+    return execute(FILL, (v,), {"shape": shape})
 
 
 def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None, dtype: Any = dtypes.float32,
@@ -733,17 +828,18 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int
 
 
 def shape(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
-    x = t(input)
-    return _wrap(np.asarray(x._shape_tuple(), dtype=dtypes.as_dtype(out_type)._np))
+    """``tf.shape``: a constant when the shape is known, else a ``Shape`` op."""
+    return _dyn().shape(input, out_type)
 
 
 def size_(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
-    x = t(input)
-    return _wrap(np.asarray(int(np.prod(x._shape_tuple())), dtype=dtypes.as_dtype(out_type)._np))
+    """``tf.size``: a constant when the shape is known, else a ``Size`` op."""
+    return _dyn().size(input, out_type)
 
 
 def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
-    return _wrap(np.int32(len(t(input)._shape_tuple())))
+    """``tf.rank``: a constant when the rank is known, else a ``Rank`` op."""
+    return _dyn().rank(input)
 
 
 # ----------------------------------------------------------------------------

@@ -860,9 +860,21 @@ def _broadcast_back(op, g):
     from tapeflow.ops import array_ops
 
     in_shape = op.input_shapes[0]
+    if in_shape is None or None in in_shape:  # traced with unknown dims: the input's run-time shape
+        return _broadcast_back_dynamic(op, g, in_shape)
     if not op.get_attr("keepdims"):
         g = array_ops.reshape(g, _keepdims_shape(in_shape, op.get_attr("axis")))
     return array_ops.broadcast_to(g, in_shape)
+
+
+def _broadcast_back_dynamic(op, g, in_shape):
+    from tapeflow.ops import shape_ops
+
+    x = op.inputs[0]
+    shape_ops._rank_of(x, f"{op.type} gradient")
+    if not op.get_attr("keepdims"):
+        g = shape_ops.reshape_keeping(g, _keepdims_shape(in_shape, op.get_attr("axis")))
+    return shape_ops.dynamic_broadcast_to(g, shape_ops.shape_of(x), static=in_shape)
 
 
 @defgrad("Sum", inputs=False)
@@ -898,11 +910,28 @@ MEAN = defop("Mean", _mean_kernel, shape=_reduce_shape)
 def _mean_grad(op, g):
     in_shape = op.input_shapes[0]
     axis = op.get_attr("axis")
+    if in_shape is None or None in in_shape:  # traced with unknown dims: count at run time
+        from tapeflow.ops import shape_ops
+
+        sx = shape_ops.shape_of(op.inputs[0])
+        axes = range(len(in_shape)) if axis is None else axis
+        count = reduce_prod(stack_ints([sx[i] for i in axes]))
+        count = cast(maximum(count, 1), g.dtype)
+        return divide_(_broadcast_back(op, g), count)
     count = 1
     for i, d in enumerate(in_shape):
         if axis is None or i in axis:
             count *= d
     return divide_(_broadcast_back(op, g), max(count, 1))
+
+
+def stack_ints(items: list) -> Tensor:
+    """Scalar int tensors as one vector (an empty list gives ``[]``)."""
+    from tapeflow.ops import array_ops
+
+    if not items:
+        return convert_to_tensor(np.zeros((0,), np.int32))
+    return array_ops.stack(items)
 
 
 def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
@@ -938,8 +967,13 @@ def _min_or_max_grad(op, g):
     axis = op.get_attr("axis")
     if not op.get_attr("keepdims"):
         kd = _keepdims_shape(in_shape, axis)
-        y = array_ops.reshape(y, kd)
-        g = array_ops.reshape(g, kd)
+        if None in kd:  # traced with unknown dims
+            from tapeflow.ops import shape_ops
+
+            y, g = shape_ops.reshape_keeping(y, kd), shape_ops.reshape_keeping(g, kd)
+        else:
+            y = array_ops.reshape(y, kd)
+            g = array_ops.reshape(g, kd)
     indicators = cast(equal(y, x), g.dtype)
     num_selected = reduce_sum(indicators, axis=list(axis) if axis is not None else None, keepdims=True)
     return multiply(divide_(indicators, num_selected), g)
@@ -979,6 +1013,17 @@ def _prod_grad(op, g):
     kept = [i for i in range(nd) if i not in red]
     perm = kept + red
     xt = array_ops.transpose(x, perm)
+    if None in in_shape:  # traced with unknown dims: flatten and restore at run time
+        from tapeflow.ops import shape_ops
+
+        st = shape_ops.shape_of(xt)
+        kept_t = reduce_prod(st[:len(kept)]) if kept else 1
+        red_t = reduce_prod(st[len(kept):]) if red else 1
+        flat = shape_ops.dynamic_reshape(xt, [kept_t, red_t], static=(None, None))
+        left = cumprod(flat, axis=1, exclusive=True)
+        right = cumprod(flat, axis=1, exclusive=True, reverse=True)
+        others = shape_ops.dynamic_reshape(multiply(left, right), st, static=tuple(in_shape[i] for i in perm))
+        return multiply(array_ops.transpose(others, list(np.argsort(perm))), _broadcast_back(op, g))
     kept_n = int(np.prod([in_shape[i] for i in kept])) if kept else 1
     red_n = int(np.prod([in_shape[i] for i in red])) if red else 1
     flat = array_ops.reshape(xt, (kept_n, red_n))

@@ -1,0 +1,31 @@
+"""Specs for the dynamic-shape ops (tapeflow/ops/shape_ops.py), run eagerly
+with their shape arguments as int tensors (what a traced graph feeds them)."""
+
+import numpy as np
+
+import tapeflow as tf
+from tapeflow.ops import shape_ops
+from tests.op_specs import Arg, OpSpec
+
+
+def _i(v):
+    return tf.constant(np.asarray(v, dtype=np.int32))
+
+
+SPECS = [
+    OpSpec("DynamicReshape", lambda x: shape_ops.dynamic_reshape(x * x, _i([2, -1])), [Arg((3, 4))]),
+    OpSpec("DynamicReshape", lambda x: shape_ops.dynamic_reshape(x * x, [_i(4), 3]), [Arg((3, 4))],
+           name="list"),
+    OpSpec("DynamicBroadcastTo", lambda x: shape_ops.dynamic_broadcast_to(x * x, _i([3, 4])), [Arg((4,))]),
+    OpSpec("DynamicBroadcastTo", lambda x: shape_ops.dynamic_broadcast_to(x * x, _i([2, 3, 4])), [Arg((3, 1))],
+           name="inner"),
+    OpSpec("DynamicFill", lambda v: shape_ops.dynamic_fill(_i([2, 3]), v * v), [Arg(())]),
+    OpSpec("DynamicTile", lambda x: shape_ops.dynamic_tile(x * x, _i([2, 3])), [Arg((2, 3))]),
+    OpSpec("DynamicSplitV", lambda x: shape_ops.dynamic_split(x * x, _i([1, 3]), 1, 2), [Arg((2, 4))]),
+    OpSpec("DynamicSplitV", lambda x: shape_ops.dynamic_split(x * x, None, 0, 2)[1], [Arg((4, 3))], name="equal"),
+    OpSpec("SumToShape", lambda x: shape_ops.sum_to_shape(x * x, _i([1, 4])), [Arg((3, 4))]),
+    OpSpec("SumToShape", lambda x: shape_ops.sum_to_shape(x * x, _i([4])), [Arg((2, 3, 4))], name="lead"),
+    OpSpec("DynamicStridedSliceGrad",
+           lambda dy: shape_ops.strided_slice_grad(dy * dy, tf.zeros((3, 4), tf.float64), (3, 4),
+                                                   (("s", 1, None, None),)), [Arg((2, 4))]),
+]
