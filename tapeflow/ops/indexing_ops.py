@@ -560,9 +560,11 @@ def _einsum_grad(op, g):
     subs = ins.split(",")
     used = set(op.get_attr("equation"))
     fresh = [c for c in _LETTERS if c not in used]
-    sizes = {}
+    sizes: dict = {}
     for s, shp in zip(subs, op.input_shapes):
-        sizes.update(zip(s, shp))
+        for c, d in zip(s, shp):
+            if sizes.get(c) in (None, 1):  # a size-1 (broadcast) dim never hides the real size
+                sizes[c] = d
     grads = []
     for i, s_i in enumerate(subs):
         if op.input_dtypes[i].kind not in "fc":
