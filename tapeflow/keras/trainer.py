@@ -499,32 +499,54 @@ def _as_arrays_shape(x: Any) -> Any:
     return nest.map_structure(lambda v: np.empty((v._shape_tuple()[0] or 0,)) if isinstance(v, Tensor) else v, x)
 
 
+def _readable_size(n_bytes: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n_bytes / 1024 < 1:
+            return f"{n_bytes:.2f} {unit}"
+        n_bytes /= 1024
+    return f"{n_bytes:.2f} PB"
+
+
 def format_summary(model: Any) -> str:
-    """Keras-style table: layer (type), output shape, parameter count."""
+    """Keras 3's table: layer (type), output shape, parameter count, totals with sizes."""
     rows = []
     for layer in model.layers:
-        try:
-            shape = layer.output_shape
-        except AttributeError:
-            shape = "?"
-        if hasattr(layer, "batch_shape") and type(layer).__name__ == "InputLayer":
-            shape = layer.batch_shape
+        if type(layer).__name__ == "InputLayer":
+            shape: Any = layer.batch_shape
+        else:
+            try:
+                shape = layer.output_shape
+            except AttributeError:
+                shape = "?"
         n = int(sum(np.prod(v.shape.as_list(), dtype=np.int64) for v in layer.weights)) if layer.built else 0
         rows.append((f"{layer.name} ({type(layer).__name__})", str(shape), f"{n:,}" if layer.built else "0 (unbuilt)"))
-    w = [max(len("Layer (type)"), *(len(r[0]) for r in rows)) + 2 if rows else 14,
-         max(len("Output Shape"), *(len(r[1]) for r in rows)) + 2 if rows else 14, 12]
-    line = "─" * sum(w)
-    out = [f'Model: "{model.name}"', line,
-           "Layer (type)".ljust(w[0]) + "Output Shape".ljust(w[1]) + "Param #".rjust(w[2]), "═" * sum(w)]
-    for r in rows:
-        out.append(r[0].ljust(w[0]) + r[1].ljust(w[1]) + r[2].rjust(w[2]))
-    out.append(line)
+    w = [max(31, *(len(r[0]) for r in rows)) if rows else 31, max(22, *(len(r[1]) for r in rows)) if rows else 22,
+         max(13, *(len(r[2]) for r in rows)) if rows else 13]
+
+    def line(left: str, mid: str, right: str, fill: str) -> str:
+        return left + mid.join(fill * (x + 2) for x in w) + right
+
+    def row(cells: tuple, bar: str) -> str:
+        return bar + bar.join(f" {c.ljust(x)} " if i < 2 else f" {c.rjust(x)} "
+                              for i, (c, x) in enumerate(zip(cells, w))) + bar
+
+    out = [f'Model: "{model.name}"', line("┏", "┳", "┓", "━"), row(("Layer (type)", "Output Shape", "Param #"), "┃"),
+           line("┡", "╇", "┩", "━")]
+    for i, r in enumerate(rows):
+        if i:
+            out.append(line("├", "┼", "┤", "─"))
+        out.append(row(r, "│"))
+    out.append(line("└", "┴", "┘", "─"))
 
     def count(vs):
         return int(sum(np.prod(v.shape.as_list(), dtype=np.int64) for v in vs))
 
-    total = count(model.weights)
-    trainable = count(model.trainable_weights)
-    out += [f" Total params: {total:,}", f" Trainable params: {trainable:,}",
-            f" Non-trainable params: {total - trainable:,}"]
+    def size(vs):
+        return sum(int(np.prod(v.shape.as_list(), dtype=np.int64)) * v.dtype.as_numpy_dtype().itemsize for v in vs)
+
+    trainable = model.trainable_weights
+    frozen = [v for v in model.weights if not any(v is t for t in trainable)]
+    out += [f" Total params: {count(model.weights):,} ({_readable_size(size(model.weights))})",
+            f" Trainable params: {count(trainable):,} ({_readable_size(size(trainable))})",
+            f" Non-trainable params: {count(frozen):,} ({_readable_size(size(frozen))})"]
     return "\n".join(out)

@@ -388,10 +388,15 @@ class Layer(Module):
         previous = _ctx.training
         _ctx.training = training
         try:
-            if not self.built:
-                with self.name_scope:
-                    self._maybe_build(inputs)
-            return self.call(*args, **kwargs)
+            if self.built:
+                return self.call(*args, **kwargs)
+            with self.name_scope:
+                self._maybe_build(inputs)
+            out = self.call(*args, **kwargs)
+            # the first call's output shape, for summary() of models built by calling them
+            self._built_output_shape = nest.map_structure(
+                lambda t: tuple(t._shape_tuple()) if hasattr(t, "_shape_tuple") else None, out)
+            return out
         finally:
             _ctx.training = previous
 
@@ -451,6 +456,8 @@ class Layer(Module):
 
     @property
     def output_shape(self) -> Any:
+        if not self._inbound_nodes and getattr(self, "_built_output_shape", None) is not None:
+            return self._built_output_shape
         return nest.map_structure(lambda k: k.shape, self.output)
 
     def get_config(self) -> dict:
