@@ -1,5 +1,8 @@
 """tf.function benchmarks: ratios to hand-written NumPy in the same run.
 
+Times are the best of 40 interleaved rounds; ratios are the median over
+rounds of the side-by-side ratio (robust on a loaded, shared machine).
+
 Run by hand: ``python benchmarks/bench_function.py``. Measures
 
 * the MLP 784-512-256-10 training step (softmax cross-entropy, SGD) under
@@ -33,6 +36,11 @@ def best_time(fn, repeat: int = 7, min_time: float = 0.2) -> float:
 def best_times(fns, repeat: int = 40, min_time: float = 0.03) -> list:
     """Best per-call time of each of ``fns``, measured in interleaved rounds
     (so a noisy, shared machine slows all of them alike)."""
+    return [min(r) for r in round_times(fns, repeat, min_time)]
+
+
+def round_times(fns, repeat: int = 40, min_time: float = 0.03) -> list:
+    """Per-round per-call times of each of ``fns`` (interleaved rounds)."""
     counts = []
     for fn in fns:
         fn()
@@ -40,14 +48,19 @@ def best_times(fns, repeat: int = 40, min_time: float = 0.03) -> list:
         fn()
         one = time.perf_counter() - t0
         counts.append(max(1, int(min_time / max(one, 1e-7))))
-    best = [float("inf")] * len(fns)
+    rounds: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
         for i, (fn, n) in enumerate(zip(fns, counts)):
             t0 = time.perf_counter()
             for _ in range(n):
                 fn()
-            best[i] = min(best[i], (time.perf_counter() - t0) / n)
-    return best
+            rounds[i].append((time.perf_counter() - t0) / n)
+    return rounds
+
+
+def median_ratio(num: list, den: list) -> float:
+    """Median over rounds of num/den measured side by side: robust to bursts of load."""
+    return float(np.median(np.array(num) / np.array(den)))
 
 
 def init_params(rng):
@@ -118,8 +131,9 @@ def bench_mlp(batch: int) -> dict:
     t0 = time.perf_counter()
     fstep(xt, yt)
     t_first = time.perf_counter() - t0
-    t_np, t_fn, t_eager = best_times([lambda: numpy_step(np_params, x, y), lambda: fstep(xt, yt),
-                                      lambda: step(xt, yt)])
+    r_np, r_fn, r_eager = round_times([lambda: numpy_step(np_params, x, y), lambda: fstep(xt, yt),
+                                       lambda: step(xt, yt)])
+    t_np, t_fn, t_eager = min(r_np), min(r_fn), min(r_eager)
     # Same numbers as NumPy?
     check = [tf.Variable(p) for p in params]
     cstep = tf.function(make_tf_step(check))
@@ -128,7 +142,8 @@ def bench_mlp(batch: int) -> dict:
     l_tf = float(cstep(xt, yt))
     err = max(float(np.max(np.abs(v.numpy() - r))) for v, r in zip(check, ref))
     return dict(batch=batch, numpy_ms=t_np * 1e3, eager_ms=t_eager * 1e3, function_ms=t_fn * 1e3,
-                ratio_fn=t_fn / t_np, ratio_eager=t_eager / t_np, first_call_ms=t_first * 1e3,
+                ratio_fn=median_ratio(r_fn, r_np), ratio_eager=median_ratio(r_eager, r_np),
+                first_call_ms=t_first * 1e3,
                 loss_diff=abs(l_np - l_tf), param_diff=err)
 
 
@@ -156,8 +171,9 @@ def bench_chain(n: int = 1000) -> dict:
     t0 = time.perf_counter()
     fwd_bwd(xt)
     t_first = time.perf_counter() - t0
-    t_np, t_fn = best_times([lambda: chain_numpy(x0, n), lambda: fwd_bwd(xt)])
-    return dict(numpy_fwd_us=t_np * 1e6, function_fwd_bwd_us=t_fn * 1e6, ratio=t_fn / t_np,
+    r_np, r_fn = round_times([lambda: chain_numpy(x0, n), lambda: fwd_bwd(xt)])
+    t_np, t_fn = min(r_np), min(r_fn)
+    return dict(numpy_fwd_us=t_np * 1e6, function_fwd_bwd_us=t_fn * 1e6, ratio=median_ratio(r_fn, r_np),
                 trace_ms=t_first * 1e3)
 
 
