@@ -306,3 +306,30 @@ def test_shape_rules_accept_unknown_dims():
     assert sp.TOPK.shape([((None, 7), f32)], k=2, index_type=i32) == [((None, 2), f32), ((None, 2), i32)]
     assert sp.SEGMENT_SUM.shape([((None, 3), f32), ((None,), i32)]) == [((None, 3), f32)]
     assert sp.SEG_MAX.shape([((None, 3), f32), ((None,), i32)], num_segments=4) == [((4, 3), f32)]
+
+
+def test_ops_and_gradients_under_tf_function_with_unknown_batch():
+    x = tf.constant(np.arange(12.0).reshape(3, 4))
+    ops = [
+        lambda v: tf.einsum("ij,kj->ik", v, v),
+        lambda v: tf.pad(v, [[1, 1], [2, 0]], mode="REFLECT"),
+        lambda v: tf.gather_nd(v, [[0, 1], [2, 2]]),
+        lambda v: tf.math.top_k(v, 2).values,
+        lambda v: tf.math.segment_max(v, tf.constant([0, 0, 1])),
+        lambda v: tf.boolean_mask(v, v[:, 0] > 3.0),
+    ]
+    def make(f):
+        def loss_and_grad(v):
+            with tf.GradientTape() as tape:
+                tape.watch(v)
+                y = tf.reduce_sum(f(v) ** 2)
+            return y, tf.convert_to_tensor(tape.gradient(y, v))
+
+        return loss_and_grad
+
+    for f in ops:
+        loss_and_grad = make(f)
+        ye, ge = loss_and_grad(x)
+        yg, gg = tf.function(loss_and_grad, input_signature=[tf.TensorSpec([None, 4], tf.float64)])(x)
+        np.testing.assert_allclose(yg.numpy(), ye.numpy())
+        np.testing.assert_allclose(gg.numpy(), ge.numpy())
