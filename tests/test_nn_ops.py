@@ -754,3 +754,58 @@ def test_dropout_with_a_traced_rate():
         y = f(x, tf.constant(rate)).numpy()
         assert set(np.unique(y).tolist()) == {0.0, np.float32(1 / (1 - rate))}
         assert abs(np.mean(y == 0) - rate) < 0.05
+
+
+
+# 3-D convolution and pooling, cross-checked the same way (inputs: rng seed 7).
+_rng_3d = np.random.default_rng(7)
+
+
+def R3(*s):
+    return _rng_3d.standard_normal(s).astype(np.float32)
+
+
+_TF_CASES_3D = [
+    ("c3_same", lambda x, w: nn.conv3d(x, w, [1, 1, 1, 1, 1], "SAME"), [R3(2, 4, 5, 4, 3), R3(3, 2, 3, 3, 2)]),
+    ("c3_s2", lambda x, w: nn.conv3d(x, w, [1, 2, 1, 2, 1], "SAME"), [R3(2, 5, 5, 4, 3), R3(3, 3, 2, 3, 2)]),
+    ("c3_valid_dil", lambda x, w: nn.conv3d(x, w, [1, 1, 1, 1, 1], "VALID", dilations=[1, 2, 1, 2, 1]),
+     [R3(1, 5, 6, 6, 2), R3(2, 2, 2, 2, 3)]),
+    ("mp3_same", lambda x: nn.max_pool3d(x, 2, 2, "SAME"), [R3(2, 5, 4, 5, 3)]),
+    ("mp3_overlap", lambda x: nn.max_pool3d(x, 3, [1, 2, 1, 2, 1], "SAME"), [R3(1, 5, 4, 5, 2)]),
+    ("ap3_same", lambda x: nn.avg_pool3d(x, 3, 2, "SAME"), [R3(2, 5, 4, 5, 3)]),
+    ("ap3_valid", lambda x: nn.avg_pool3d(x, [2, 2, 3], [1, 2, 1], "VALID"), [R3(1, 5, 4, 5, 2)]),
+]
+_TF_PINS.update({
+    "c3_same/y": ((2, 4, 5, 4, 2), 329.5675, -20.46914),
+    "c3_same/g0": ((2, 4, 5, 4, 3), 107.5779, -113.6888),
+    "c3_same/g1": ((3, 2, 3, 3, 2), 127.7288, -41.68606),
+    "c3_s2/y": ((2, 3, 5, 2, 2), -158.7851, 96.82583),
+    "c3_s2/g0": ((2, 5, 5, 4, 3), -31.08414, 51.76044),
+    "c3_s2/g1": ((3, 3, 2, 3, 2), -4.119703, 39.66024),
+    "c3_valid_dil/y": ((1, 3, 5, 4, 3), -17.31989, 61.30996),
+    "c3_valid_dil/g0": ((1, 5, 6, 6, 2), 12.29053, 75.55471),
+    "c3_valid_dil/g1": ((2, 2, 2, 2, 3), -19.39578, 58.53832),
+    "mp3_same/y": ((2, 3, 2, 3, 3), 127.1835, -31.51839),
+    "mp3_same/g0": ((2, 5, 4, 5, 3), -7.394754, 0.2792363),
+    "mp3_overlap/y": ((1, 3, 4, 3, 2), 126.1994, -29.58933),
+    "mp3_overlap/g0": ((1, 5, 4, 5, 2), -4.434032, 0.1705307),
+    "ap3_same/y": ((2, 3, 2, 3, 3), -0.9958646, 3.623099),
+    "ap3_same/g0": ((2, 5, 4, 5, 3), -7.394754, -4.295918),
+    "ap3_valid/y": ((1, 4, 2, 3, 2), 6.074732, -2.026214),
+    "ap3_valid/g0": ((1, 5, 4, 5, 2), -3.288819, 0.7041615),
+})
+
+
+@pytest.mark.parametrize("name, fn, inputs", _TF_CASES_3D, ids=[c[0] for c in _TF_CASES_3D])
+def test_3d_values_and_gradients_match_tensorflow(name, fn, inputs):
+    test_values_and_gradients_match_tensorflow(name, fn, inputs)
+
+
+def test_rank5_dispatch_and_3d_errors():
+    x = tf.ones([1, 4, 4, 4, 2])
+    assert tf.nn.max_pool(x, 2, 2, "VALID", data_format="NDHWC").shape == (1, 2, 2, 2, 2)
+    assert tf.nn.convolution(x, tf.ones([2, 2, 2, 2, 3]), padding="SAME").shape == (1, 4, 4, 4, 3)
+    assert tf.nn.conv3d(tf.ones([1, 2, 4, 4, 4]), tf.ones([2, 2, 2, 2, 3]), [1, 1, 1, 1, 1], "SAME",
+                        data_format="NCDHW").shape == (1, 3, 4, 4, 4)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="evenly divisible by filter depth: 2 vs 3"):
+        tf.nn.conv3d(x, tf.ones([2, 2, 2, 3, 3]), [1, 1, 1, 1, 1], "SAME")

@@ -13,6 +13,7 @@ traced with unknown sizes still run.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from typing import Any
@@ -1337,8 +1338,7 @@ def _pool_nd(op, name, input, ksize, strides, padding, data_format):
     if nd == 3:
         return _pool(op, name, x, ksize, strides, padding, data_format, n_spatial=1)
     if nd == 5:
-        raise NotImplementedError(f"tf.nn.{name} of 5-D inputs (3-D pooling, MaxPool3D/AvgPool3D) is not "
-                                  "implemented in tapeflow yet.")
+        return _pool3d(MAX_POOL3D if op is MAX_POOL else AVG_POOL3D, name, x, ksize, strides, padding, data_format)
     raise ValueError(f"`input.shape.rank` must be 3, 4 or 5. Received: input.shape={list(x._shape_tuple())} of rank "
                      f"{nd}")
 
@@ -1486,6 +1486,293 @@ def conv_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, pa
 
 
 # ============================================================================
+# 3-D convolution and pooling (NDHWC), on N-D versions of the helpers above
+# ============================================================================
+
+def _geometry_nd(in_sp, k_sp, strides, dilations, padding):
+    outs, pads = [], []
+    for i in range(len(k_sp)):
+        pad = padding if isinstance(padding, str) else padding[i]
+        o, p = _out_and_pads(in_sp[i], k_sp[i], strides[i], dilations[i], pad)
+        outs.append(o)
+        pads.append(p)
+    return tuple(outs), tuple(pads)
+
+
+def _pad_nd(x, pads, value=0):
+    if all(p == (0, 0) for p in pads):
+        return x
+    out = np.full((x.shape[0],) + tuple(d + a + b for d, (a, b) in zip(x.shape[1:-1], pads)) + (x.shape[-1],),
+                  value, dtype=x.dtype)
+    out[(slice(None),) + tuple(slice(a, a + d) for d, (a, _) in zip(x.shape[1:-1], pads))] = x
+    return out
+
+
+def _windows_nd(xp, k_sp, out_sp, strides, dilations):
+    """A (N, *out, *k, C) strided view of the padded channels-last input."""
+    st = xp.strides
+    sp = st[1:-1]
+    return np.lib.stride_tricks.as_strided(
+        xp, shape=(xp.shape[0],) + tuple(out_sp) + tuple(k_sp) + (xp.shape[-1],),
+        strides=(st[0],) + tuple(a * b for a, b in zip(sp, strides)) + tuple(a * b for a, b in zip(sp, dilations))
+        + (st[-1],), writeable=False)
+
+
+def _offsets_nd(k_sp, out_sp, strides, dilations):
+    """(flat offset index, slice of the padded input) per filter offset."""
+    for flat, offs in enumerate(itertools.product(*[range(k) for k in k_sp])):
+        yield flat, offs, (slice(None),) + tuple(
+            slice(o * d, o * d + (n - 1) * s + 1, s) for o, d, n, s in zip(offs, dilations, out_sp, strides))
+
+
+def _crop_nd(xp, in_shape, pads):
+    return xp[(slice(None),) + tuple(slice(a, a + d) for d, (a, _) in zip(in_shape[1:-1], pads))]
+
+
+def _conv3d_kernel(x, w, strides, dilations, padding):
+    out_sp, pads = _geometry_nd(x.shape[1:-1], w.shape[:3], strides, dilations, padding)
+    cdt = _compute_dtype(x.dtype)
+    ci, co = w.shape[3], w.shape[4]
+    if min(out_sp) <= 0 or x.shape[0] == 0:
+        return np.zeros((x.shape[0],) + tuple(max(o, 0) for o in out_sp) + (co,), dtype=x.dtype)
+    win = _windows_nd(_pad_nd(x, pads), w.shape[:3], out_sp, strides, dilations)
+    cols = win.reshape(-1, int(np.prod(w.shape[:3])) * ci).astype(cdt, copy=False)  # the im2col copy
+    out = cols @ w.reshape(-1, co).astype(cdt, copy=False)
+    return out.reshape((x.shape[0],) + out_sp + (co,)).astype(x.dtype, copy=False)
+
+
+def _conv3d_backprop_input_kernel(w, dy, input_sizes, strides, dilations, padding):
+    in_shape = (dy.shape[0],) + tuple(input_sizes[1:])
+    _, pads = _geometry_nd(in_shape[1:-1], w.shape[:3], strides, dilations, padding)
+    cdt = _compute_dtype(dy.dtype)
+    ci, co = w.shape[3], w.shape[4]
+    out_sp = dy.shape[1:-1]
+    dxp = np.zeros((in_shape[0],) + tuple(d + a + b for d, (a, b) in zip(in_shape[1:-1], pads)) + (ci,), dtype=cdt)
+    dyf = dy.reshape(-1, co).astype(cdt, copy=False)
+    wc = w.astype(cdt, copy=False)
+    for _, offs, sl in _offsets_nd(w.shape[:3], out_sp, strides, dilations):
+        dxp[sl] += (dyf @ wc[offs].T).reshape(dy.shape[:-1] + (ci,))
+    return _crop_nd(dxp, in_shape, pads).astype(dy.dtype, copy=False)
+
+
+def _conv3d_backprop_filter_kernel(x, dy, filter_sizes, strides, dilations, padding):
+    out_sp, pads = _geometry_nd(x.shape[1:-1], filter_sizes[:3], strides, dilations, padding)
+    cdt = _compute_dtype(x.dtype)
+    ci, co = filter_sizes[3], filter_sizes[4]
+    win = _windows_nd(_pad_nd(x, pads), filter_sizes[:3], out_sp, strides, dilations)
+    cols = win.reshape(-1, int(np.prod(filter_sizes[:3])) * ci).astype(cdt, copy=False)
+    dw = cols.T @ dy.reshape(-1, co).astype(cdt, copy=False)
+    return dw.reshape(filter_sizes).astype(x.dtype, copy=False)
+
+
+def _conv3d_shape(specs, strides, dilations, padding):
+    (sx, dt), (sw, _) = specs
+    if sx is None or sw is None:
+        return [(None, dt)]
+    out_sp, _ = _geometry_nd(sx[1:4], sw[:3], strides, dilations, padding)
+    return [((sx[0],) + out_sp + (sw[4],), dt)]
+
+
+CONV3D = defop("Conv3D", _conv3d_kernel, shape=_conv3d_shape)
+CONV3D_BACKPROP_INPUT = defop("Conv3DBackpropInputV2", _conv3d_backprop_input_kernel, shape=_conv2d_bi_shape)
+CONV3D_BACKPROP_FILTER = defop("Conv3DBackpropFilterV2", _conv3d_backprop_filter_kernel, shape=_conv2d_bf_shape)
+
+
+def _c3_bi(input_sizes, w, dy, attrs):
+    return execute(CONV3D_BACKPROP_INPUT, (w, dy), {"input_sizes": tuple(input_sizes), **attrs})
+
+
+def _c3_bf(x, filter_sizes, dy, attrs):
+    return execute(CONV3D_BACKPROP_FILTER, (x, dy), {"filter_sizes": tuple(filter_sizes), **attrs})
+
+
+@defgrad("Conv3D", inputs=True)
+def _conv3d_grad(op, g):
+    x, w = op.inputs
+    attrs = _geom_attrs(op)
+    return _c3_bi(op.input_shapes[0], w, g, attrs), _c3_bf(x, op.input_shapes[1], g, attrs)
+
+
+@defgrad("Conv3DBackpropInputV2", inputs=True)
+def _conv3d_backprop_input_grad(op, g):
+    w, dy = op.inputs
+    attrs = _geom_attrs(op)
+    return _c3_bf(g, op.input_shapes[0], dy, attrs), execute(CONV3D, (g, w), attrs)
+
+
+@defgrad("Conv3DBackpropFilterV2", inputs=True)
+def _conv3d_backprop_filter_grad(op, g):
+    x, dy = op.inputs
+    attrs = _geom_attrs(op)
+    return _c3_bi(op.input_shapes[0], g, dy, attrs), execute(CONV3D, (x, g), attrs)
+
+
+def conv3d(input: Any, filters: Any, strides: Any, padding: Any, data_format: str = "NDHWC",  # noqa: A002
+           dilations: Any = None, name: str | None = None) -> Tensor:
+    """3-D convolution of an NDHWC ``input`` with a [d, h, w, in, out] filter;
+    ``strides`` and ``dilations`` are 5-element lists (or an int / 3 ints)."""
+    x, w = _conv_inputs(input, filters, "Conv3D")
+    data_format = data_format or "NDHWC"
+    if data_format not in ("NDHWC", "NCDHW"):
+        raise ValueError(f"data_format must be 'NDHWC' or 'NCDHW', got {data_format!r}")
+    sx = _check_rank(x, 5, "Conv3D")
+    sw = _check_rank(w, 5, "Conv3D", "filter")
+    st = _spatial(strides, 3, "strides", "Conv3D", data_format)
+    dl = _spatial(1 if dilations is None else dilations, 3, "dilations", "Conv3D", data_format)
+    pad = _padding(padding, 3, "Conv3D", data_format)
+    if data_format == "NCDHW":
+        x = array_ops.transpose(x, (0, 2, 3, 4, 1))
+        sx = x._shape_tuple()
+    if sx[4] is not None and sw[3] is not None and sx[4] != sw[3]:
+        raise _err("Conv3D", f"Input depth must be evenly divisible by filter depth: {sx[4]} vs {sw[3]} (input "
+                   f"{_dims(sx)}, filter {_dims(sw)})")
+    out_sp, _ = _geometry_nd(sx[1:4], sw[:3], st, dl, pad)
+    _check_out("Conv3D", out_sp, sx, sw, padding)
+    y = execute(CONV3D, (x, w), {"strides": st, "dilations": dl, "padding": pad})
+    return array_ops.transpose(y, (0, 4, 1, 2, 3)) if data_format == "NCDHW" else y
+
+
+def _first_max_masks_nd(x, y, ksize, strides, padding):
+    out_sp, pads = _geometry_nd(x.shape[1:-1], ksize, strides, (1,) * len(ksize), padding)
+    xp = _pad_nd(x, pads, _lowest(x.dtype))
+    taken = np.zeros(y.shape, dtype=bool)
+    for _, _, sl in _offsets_nd(ksize, out_sp, strides, (1,) * len(ksize)):
+        hit = xp[sl] == y
+        hit &= ~taken
+        taken |= hit
+        yield sl, hit
+
+
+def _max_pool3d_kernel(x, ksize, strides, padding):
+    out_sp, pads = _geometry_nd(x.shape[1:-1], ksize, strides, (1, 1, 1), padding)
+    win = _windows_nd(_pad_nd(x, pads, _lowest(x.dtype)), ksize, out_sp, strides, (1, 1, 1))
+    return win.max(axis=(4, 5, 6))
+
+
+def _max_pool3d_grad_kernel(x, y, g, ksize, strides, padding):
+    _, pads = _geometry_nd(x.shape[1:-1], ksize, strides, (1, 1, 1), padding)
+    dxp = np.zeros((x.shape[0],) + tuple(d + a + b for d, (a, b) in zip(x.shape[1:-1], pads)) + (x.shape[-1],),
+                   dtype=g.dtype)
+    for sl, hit in _first_max_masks_nd(x, y, ksize, strides, padding):
+        dxp[sl] += g * hit
+    return _crop_nd(dxp, x.shape, pads)
+
+
+def _max_pool3d_grad_grad_kernel(x, y, gg, ksize, strides, padding):
+    _, pads = _geometry_nd(x.shape[1:-1], ksize, strides, (1, 1, 1), padding)
+    ggp = _pad_nd(gg, pads)
+    out = np.zeros(y.shape, dtype=gg.dtype)
+    for sl, hit in _first_max_masks_nd(x, y, ksize, strides, padding):
+        np.copyto(out, ggp[sl], where=hit)
+    return out
+
+
+def _avg_counts_nd(in_sp, ksize, strides, padding, dtype):
+    out_sp, pads = _geometry_nd(in_sp, ksize, strides, (1, 1, 1), padding)
+    ones = _pad_nd(np.ones((1,) + tuple(in_sp) + (1,), dtype=dtype), pads)
+    return _windows_nd(ones, ksize, out_sp, strides, (1, 1, 1)).sum(axis=(4, 5, 6))
+
+
+def _avg_pool3d_kernel(x, ksize, strides, padding):
+    out_sp, pads = _geometry_nd(x.shape[1:-1], ksize, strides, (1, 1, 1), padding)
+    win = _windows_nd(_pad_nd(x, pads), ksize, out_sp, strides, (1, 1, 1))
+    counts = _avg_counts_nd(x.shape[1:-1], ksize, strides, padding, x.dtype)
+    return (win.sum(axis=(4, 5, 6)) / counts).astype(x.dtype, copy=False)
+
+
+def _avg_pool3d_grad_kernel(g, orig_input_shape, ksize, strides, padding):
+    in_shape = (g.shape[0],) + tuple(orig_input_shape[1:])
+    _, pads = _geometry_nd(in_shape[1:-1], ksize, strides, (1, 1, 1), padding)
+    share = g / _avg_counts_nd(in_shape[1:-1], ksize, strides, padding, g.dtype)
+    dxp = np.zeros((in_shape[0],) + tuple(d + a + b for d, (a, b) in zip(in_shape[1:-1], pads)) + (in_shape[-1],),
+                   dtype=g.dtype)
+    for _, _, sl in _offsets_nd(ksize, g.shape[1:-1], strides, (1, 1, 1)):
+        dxp[sl] += share
+    return _crop_nd(dxp, in_shape, pads).astype(g.dtype, copy=False)
+
+
+def _pool3d_shape(specs, ksize, strides, padding):
+    s, dt = specs[0]
+    if s is None:
+        return [(None, dt)]
+    out_sp, _ = _geometry_nd(s[1:4], ksize, strides, (1, 1, 1), padding)
+    return [((s[0],) + out_sp + (s[4],), dt)]
+
+
+MAX_POOL3D = defop("MaxPool3D", _max_pool3d_kernel, shape=_pool3d_shape)
+MAX_POOL3D_GRAD = defop("MaxPool3DGrad", _max_pool3d_grad_kernel, shape=lambda specs, **a: [specs[0]])
+MAX_POOL3D_GRAD_GRAD = defop("MaxPool3DGradGrad", _max_pool3d_grad_grad_kernel, shape=lambda specs, **a: [specs[1]])
+AVG_POOL3D = defop("AvgPool3D", _avg_pool3d_kernel, shape=_pool3d_shape)
+AVG_POOL3D_GRAD = defop("AvgPool3DGrad", _avg_pool3d_grad_kernel, shape=_avg_pool_grad_shape)
+
+
+@defgrad("MaxPool3D", inputs=True, outputs=True)
+def _max_pool3d_grad(op, g):
+    return execute(MAX_POOL3D_GRAD, (op.inputs[0], op.outputs[0], g), _pool_attrs(op))
+
+
+@defgrad("MaxPool3DGrad", inputs=True)
+def _max_pool3d_grad_grad(op, g):
+    x, y, _ = op.inputs
+    return _zeros(x), _zeros(y), execute(MAX_POOL3D_GRAD_GRAD, (x, y, g), _pool_attrs(op))
+
+
+@defgrad("MaxPool3DGradGrad", inputs=True)
+def _max_pool3d_grad_grad_grad(op, g):
+    x, y, _ = op.inputs
+    return _zeros(x), _zeros(y), execute(MAX_POOL3D_GRAD, (x, y, g), _pool_attrs(op))
+
+
+@defgrad("AvgPool3D", inputs=False)
+def _avg_pool3d_grad(op, g):
+    return execute(AVG_POOL3D_GRAD, (g,), {"orig_input_shape": tuple(op.input_shapes[0]), **_pool_attrs(op)})
+
+
+@defgrad("AvgPool3DGrad", inputs=False)
+def _avg_pool3d_grad_grad(op, g):
+    return execute(AVG_POOL3D, (g,), _pool_attrs(op))
+
+
+def _pool3d(op, name, input, ksize, strides, padding, data_format):
+    x = t(input)
+    data_format = data_format or "NDHWC"
+    if data_format not in ("NDHWC", "NCDHW"):
+        raise ValueError(f"data_format must be 'NDHWC' or 'NCDHW', got {data_format!r}")
+    s = x._shape_tuple()
+    if len(s) != 5:
+        raise _err(op.name, f"Input must be 5-dimensional ({name}), got shape {_dims(s)}")
+    if op is AVG_POOL3D:
+        check_float(x, "AvgPool3D")
+    else:
+        check_float(x, "MaxPool3D")
+    if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
+        raise TypeError(f"Expected string for argument 'padding' not {padding!r} ('SAME' or 'VALID').")
+    pad = padding.upper()
+    pool_op = "MaxPool" if op is MAX_POOL3D else "AvgPool"
+    ks = _spatial(ksize, 3, "ksize", pool_op, data_format)
+    st = _spatial(strides, 3, "strides", pool_op, data_format)
+    if data_format == "NCDHW":
+        x = array_ops.transpose(x, (0, 2, 3, 4, 1))
+    out_sp, _ = _geometry_nd(x._shape_tuple()[1:4], ks, st, (1, 1, 1), pad)
+    if any(o is not None and o <= 0 for o in out_sp):
+        raise _err(op.name, f"Computed output size would be negative: input {_dims(s)}, ksize {list(ks)}")
+    y = execute(op, (x,), {"ksize": ks, "strides": st, "padding": pad})
+    return array_ops.transpose(y, (0, 4, 1, 2, 3)) if data_format == "NCDHW" else y
+
+
+def max_pool3d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NDHWC",  # noqa: A002
+               name: str | None = None) -> Tensor:
+    """Max pooling of an NDHWC input (the gradient goes to the first maximum)."""
+    return _pool3d(MAX_POOL3D, "max_pool3d", input, ksize, strides, padding, data_format)
+
+
+def avg_pool3d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NDHWC",  # noqa: A002
+               name: str | None = None) -> Tensor:
+    """Average pooling of an NDHWC input (edges count only real elements)."""
+    return _pool3d(AVG_POOL3D, "avg_pool3d", input, ksize, strides, padding, data_format)
+
+
+# ============================================================================
 # Dropout
 # ============================================================================
 
@@ -1612,7 +1899,7 @@ def convolution(input: Any, filters: Any, strides: Any = None, padding: str = "V
     if nd == 4:
         return conv2d(input, filters, strides, padding, data_format or "NHWC", dilations)
     if nd == 5:
-        raise NotImplementedError("tf.nn.convolution of 5-D inputs (Conv3D) is not implemented in tapeflow yet.")
+        return conv3d(input, filters, strides, padding, data_format or "NDHWC", dilations)
     raise ValueError(f"`input` must have rank 3, 4 or 5 (one batch dim, 1-3 spatial dims, one channel dim); got "
                      f"shape {list(t(input)._shape_tuple())}")
 
@@ -1788,5 +2075,6 @@ __all__ = [
     "max_pool2d", "avg_pool2d", "dropout", "embedding_lookup", "convolution", "atrous_conv2d", "separable_conv2d",
     "pool", "crelu", "weighted_cross_entropy_with_logits", "log_poisson_loss", "sufficient_statistics",
     "normalize_moments", "weighted_moments", "zero_fraction", "compute_average_loss", "scale_regularization_loss",
-    "in_top_k", "max_pool_with_argmax", "local_response_normalization", "lrn", "conv1d_transpose", "conv_transpose",
+    "in_top_k", "conv3d", "max_pool3d", "avg_pool3d", "max_pool_with_argmax", "local_response_normalization",
+    "lrn", "conv1d_transpose", "conv_transpose",
 ]

@@ -48,6 +48,8 @@ def _pool(op, x, **attrs):
 
 _POOL = {"ksize": (2, 2), "strides": (2, 2), "padding": "SAME"}
 _POOL3 = {"ksize": (3, 3), "strides": (2, 2), "padding": "SAME"}
+_POOL3D = {"ksize": (2, 2, 2), "strides": (2, 1, 2), "padding": "SAME"}
+_P3 = {"strides": (2, 1, 1), "dilations": (1, 1, 1), "padding": "SAME"}
 
 
 def _max_pool_grad(x, g, attrs=_POOL3):
@@ -135,6 +137,25 @@ SPECS = [
     OpSpec("DepthwiseConv2dNativeBackpropFilter",
            lambda x, dy: nn_ops._dw_backprop_filter(x, (3, 3, 3, 2), dy, _P2), [Arg((2, 5, 5, 3)),
                                                                                 Arg((2, 3, 3, 6))]),
+    # -- 3-D --
+    OpSpec("Conv3D", lambda x, w: tf.nn.conv3d(x, w, [1, 2, 1, 1, 1], "SAME"), [Arg((1, 4, 3, 3, 2)),
+                                                                              Arg((2, 2, 2, 2, 2))]),
+    OpSpec("Conv3DBackpropInputV2", lambda w, dy: nn_ops._c3_bi((1, 4, 3, 3, 2), w, dy, _P3),
+           [Arg((2, 2, 2, 2, 2)), Arg((1, 2, 3, 3, 2))]),
+    OpSpec("Conv3DBackpropFilterV2", lambda x, dy: nn_ops._c3_bf(x, (2, 2, 2, 2, 2), dy, _P3),
+           [Arg((1, 4, 3, 3, 2)), Arg((1, 2, 3, 3, 2))]),
+    OpSpec("MaxPool3D", lambda x: tf.nn.max_pool3d(x, 2, [1, 2, 1, 2, 1], "SAME") ** 2,
+           [Arg(value=_distinct((1, 3, 3, 4, 2)))]),
+    OpSpec("MaxPool3DGrad", lambda x, g: execute(nn_ops.MAX_POOL3D_GRAD, (
+        x, execute(nn_ops.MAX_POOL3D, (x,), _POOL3D), g * g), _POOL3D),
+        [Arg(value=_distinct((1, 3, 4, 3, 2)), diff=False), Arg((1, 2, 4, 2, 2))]),
+    OpSpec("MaxPool3DGradGrad", lambda x, gg: execute(nn_ops.MAX_POOL3D_GRAD_GRAD, (
+        x, execute(nn_ops.MAX_POOL3D, (x,), _POOL3D), gg * gg), _POOL3D),
+        [Arg(value=_distinct((1, 3, 4, 3, 2)), diff=False), Arg((1, 3, 4, 3, 2))]),
+    OpSpec("AvgPool3D", lambda x: tf.nn.avg_pool3d(x, 2, [1, 2, 1, 2, 1], "SAME") ** 2, [Arg((1, 3, 3, 4, 2))]),
+    OpSpec("AvgPool3DGrad", lambda g: execute(nn_ops.AVG_POOL3D_GRAD, (g * g,), {"orig_input_shape": (1, 3, 4, 3, 2),
+                                                                               **_POOL3D}),
+           [Arg((1, 2, 4, 2, 2))]),
     # -- pooling --
     OpSpec("MaxPool", lambda x: tf.nn.max_pool2d(x, 2, 2, "SAME") ** 2, [Arg(value=_distinct((2, 5, 5, 2)))]),
     OpSpec("MaxPool", lambda x: tf.nn.max_pool2d(x, 3, 1, "VALID") ** 2, [Arg(value=_distinct((1, 5, 4, 2)))],
