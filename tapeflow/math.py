@@ -13,11 +13,10 @@ from tapeflow.ops.math_ops import floor_div  # noqa: F401
 from tapeflow.ops.special_ops import (  # noqa: F401
     accumulate_n, acos, acosh, asin, asinh, atan, atan2, atanh, bincount, confusion_matrix, cosh, count_nonzero,
     cumulative_logsumexp, digamma, divide_no_nan, erf, erfc, erfcinv, erfinv, in_top_k, invert_permutation,
-    is_non_decreasing, is_strictly_increasing, lbeta, lgamma, multiply_no_nan, ndtri, polygamma, polyval,
-    nextafter, reciprocal_no_nan, reduce_euclidean_norm, reduce_std, reduce_variance, rint, segment_max, segment_mean,
-    segment_min, segment_prod, segment_sum, sinh, top_k, unsorted_segment_max, unsorted_segment_mean,
-    unsorted_segment_min, unsorted_segment_prod, unsorted_segment_sqrt_n, xdivy, xlog1py, xlogy, zero_fraction,
-    zeta,
+    is_non_decreasing, is_strictly_increasing, lbeta, lgamma, multiply_no_nan, ndtri, nextafter, polygamma, polyval,
+    reciprocal_no_nan, reduce_euclidean_norm, reduce_std, reduce_variance, rint, segment_max, segment_mean, segment_min,
+    segment_prod, segment_sum, sinh, top_k, unsorted_segment_max, unsorted_segment_mean, unsorted_segment_min,
+    unsorted_segment_prod, unsorted_segment_sqrt_n, xdivy, xlog1py, xlogy, zero_fraction, zeta,
 )
 
 # tf.math aliases of activations that live in tf.nn (tapeflow/ops/nn_ops.py),
