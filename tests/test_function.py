@@ -542,3 +542,21 @@ def test_keras_style_adam_step_matches_eager():
         results.append([float(fn()) for _ in range(5)] + [w.numpy().copy()])
     np.testing.assert_allclose(results[0][:5], results[1][:5], rtol=1e-6)
     np.testing.assert_allclose(results[0][5], results[1][5], rtol=1e-6)
+
+
+def test_run_time_checks_run_at_every_call():
+    from tapeflow.ops.functional_ops import run_check
+
+    def positive(x):
+        if not np.all(x > 0):
+            raise tf.errors.InvalidArgumentError(None, None, "x must be positive")
+
+    @tf.function
+    def f(x):
+        run_check(positive, [x])
+        return x * 2.0
+
+    assert f(tf.constant([1.0])).numpy()[0] == 2.0
+    with pytest.raises(tf.errors.InvalidArgumentError, match="x must be positive"):
+        f(tf.constant([-1.0]))
+    assert f.experimental_get_tracing_count() == 1

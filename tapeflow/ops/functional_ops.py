@@ -22,7 +22,7 @@ import numpy as np
 from tapeflow.framework.context import state
 from tapeflow.framework.execute import execute
 from tapeflow.graph.graph import SymbolicTensor
-from tapeflow.ops.registry import defgrad, defop
+from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
 
 
 def _call_kernel(*arrays, f, saved):
@@ -77,3 +77,27 @@ def _call_grad(op, *grads):
     it = iter(result)
     full = [next(it) if connected else None for connected in bwd.grad_mask]
     return full
+
+
+# -- run-time checks ------------------------------------------------------------
+
+def _assert_kernel(*arrays, check):
+    check(*arrays)
+    return ()
+
+
+# ``Assert``: runs ``check(*arrays)`` (a Python callable that raises TF's error)
+# when the op runs — at once eagerly, at every call inside tf.function.
+ASSERT = defop("Assert", _assert_kernel, shape=lambda specs, check: [], num_outputs=0)
+ASSERT.extra["stateful"] = True
+NotDifferentiable("Assert")
+
+
+def run_check(check, tensors: list) -> None:
+    """Runs ``check(*numpy_values)`` now (eager) or each time the traced
+    function runs (inside ``tf.function``): how value checks such as
+    ``tf.debugging.assert_positive`` work in graphs."""
+    if state.graph is None:
+        check(*[np.asarray(t._value) for t in tensors])
+        return
+    execute(ASSERT, tuple(tensors), {"check": check})
