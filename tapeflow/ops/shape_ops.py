@@ -160,7 +160,10 @@ def shape_vector(dims: Any, what: str = "shape") -> tuple[Tensor, tuple | None]:
             return _wrap(np.asarray(vals, dtype=np.int32)), vals
         if dims._value.dtype != np.int32:
             dims = math_ops.cast(dims, dtypes.int32)
-        return dims, (None if ds is None or ds[0] is None else (None,) * ds[0])
+        known = partial_value(dims)
+        if known is None and ds is not None and ds[0] is not None:
+            known = (None,) * ds[0]
+        return dims, known
     if hasattr(dims, "as_list"):  # TensorShape
         dims = dims.as_list()
     items, static = [], []
@@ -173,9 +176,10 @@ def shape_vector(dims: Any, what: str = "shape") -> tuple[Tensor, tuple | None]:
                 items.append(v)
                 static.append(v)
                 continue
+            v = partial_value(d)
             d = array_ops.reshape(math_ops.cast(d, dtypes.int32) if d._value.dtype != np.int32 else d, ())
             items.append(d)
-            static.append(None)
+            static.append(v if isinstance(v, int) else None)
         elif isinstance(d, (int, np.integer)) and not isinstance(d, bool):
             items.append(int(d))
             static.append(int(d))
@@ -185,6 +189,48 @@ def shape_vector(dims: Any, what: str = "shape") -> tuple[Tensor, tuple | None]:
         return _wrap(np.zeros((0,), np.int32)), ()
     tensors = [x if isinstance(x, Tensor) else _wrap(np.int32(x)) for x in items]
     return array_ops.stack(tensors), tuple(static)
+
+
+def partial_value(x: Tensor, depth: int = 0) -> Any:
+    """What tracing knows of an int tensor's value: an int (scalar), a tuple
+    of ints and Nones (vector), or None. Follows the ops shapes are built
+    with (Shape, slicing, Pack, ConcatV2, Cast, Reshape), as TF's
+    constant-value shape inference does, so ``tf.zeros(tf.shape(x))`` of an
+    ``x`` of shape (None, 3) has the static shape (None, 3)."""
+    if not is_symbolic(x):
+        v = np.asarray(x._value)
+        if v.dtype.kind not in "iu" or v.ndim > 1:
+            return None
+        return int(v) if v.ndim == 0 else tuple(int(a) for a in v)
+    op = getattr(x, "op", None)
+    if op is None or depth > 8:
+        return None
+    kind = op.type
+    if kind == "Shape":
+        s = op.inputs[0]._shape_tuple()
+        return None if s is None else tuple(s)
+    if kind in ("Cast", "Identity") or (kind == "Reshape" and x._shape_tuple() in ((), (1,))):
+        v = partial_value(op.inputs[0], depth + 1)
+        if kind == "Reshape" and isinstance(v, tuple):
+            return v[0] if x._shape_tuple() == () and len(v) == 1 else v
+        return v
+    if kind == "StridedSlice":
+        v = partial_value(op.inputs[0], depth + 1)
+        if not isinstance(v, tuple):
+            return None
+        try:
+            out = np.array(v + (0,), dtype=object)[:-1][array_ops._slice_key(op.get_attr("spec"))]
+        except (IndexError, ValueError, TypeError):
+            return None
+        return out if not isinstance(out, np.ndarray) else (tuple(out) if out.ndim == 1 else None)
+    if kind == "Pack" and op.get_attr("axis") == 0:
+        vals = [partial_value(i, depth + 1) for i in op.inputs]
+        return tuple(v if isinstance(v, int) else None for v in vals)
+    if kind == "ConcatV2":
+        parts = [partial_value(i, depth + 1) for i in op.inputs]
+        if all(isinstance(p, tuple) for p in parts):
+            return sum(parts, ())
+    return None
 
 
 def _static_out(static: tuple | None) -> tuple | None:
