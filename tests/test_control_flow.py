@@ -190,3 +190,27 @@ def test_while_loop_gradient_matches_unrolled():
             a = tf.sin(a) * x0 + 0.1
         loss = tf.reduce_sum(a)
     np.testing.assert_allclose(f(x0).numpy(), t.gradient(loss, x0).numpy(), rtol=1e-12)
+
+
+def test_cond_graph_text_shows_branches():
+    @tf.function
+    def f(x):
+        return tf.cond(x > 0, lambda: x * x, lambda: -x)
+
+    assert f.get_concrete_function(tf.TensorSpec([], tf.float32)).as_text() == (
+        "def f(%0: float32[]) {\n"
+        "  %1: bool[] = Greater(%0, float32[](0.0))\n"
+        "  %2: float32[] = If(%1, %0) {branches=[cond_false_fn, cond_true_fn], num_outputs=1}\n"
+        "  return (%2)\n"
+        "}\n"
+        "\n"
+        "def cond_false_fn(%0: float32[]) {\n"
+        "  %1: float32[] = Neg(%0)\n"
+        "  return (%1)\n"
+        "}\n"
+        "\n"
+        "def cond_true_fn(%0: float32[]) {\n"
+        "  %1: float32[] = Mul(%0, %0)\n"
+        "  return (%1)\n"
+        "}"
+    )

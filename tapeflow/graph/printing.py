@@ -77,4 +77,14 @@ def format_graph(graph: FuncGraph, inputs: list, outputs: list, name: str) -> st
         lines.append(f"  {lhs}{op.type}({args}){attr_text}")
     lines.append(f"  return ({', '.join(ref(t) for t in outputs)})")
     lines.append("}")
+    # Sub-graphs (cond branches, loop bodies, called functions) follow, once each.
+    subs = []
+    for op in graph.operations:
+        for v in op.attrs.values():
+            for f in (v if isinstance(v, (list, tuple)) else [v]):
+                if hasattr(f, "graph") and hasattr(f, "num_inputs") and f not in subs:
+                    subs.append(f)
+    for f in subs:
+        lines.append("")
+        lines.append(format_graph(f.graph, f.inputs, f.outputs, f.name))
     return "\n".join(lines)
