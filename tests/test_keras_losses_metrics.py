@@ -149,3 +149,24 @@ def test_losses_are_differentiable():
     g = tape.gradient(loss, logits).numpy()
     p = np.exp([1.0, 2.0, 0.5]) / np.exp([1.0, 2.0, 0.5]).sum()
     np.testing.assert_allclose(g, [p - [0, 1, 0]], rtol=1e-5)
+
+
+def test_metrics_update_inside_tf_function():
+    loss_metric = K.metrics.Mean(name="train_loss")
+    acc = K.metrics.SparseCategoricalAccuracy()
+    prec = K.metrics.Precision()
+
+    @tf.function
+    def step(labels, logits, loss):
+        loss_metric(loss)
+        acc(labels, logits)
+        prec.update_state(tf.cast(labels > 0, tf.float32), tf.sigmoid(logits[:, 1]))
+
+    logits = tf.constant([[0.1, 2.0], [3.0, 0.0], [0.0, 1.0]])
+    step(tf.constant([1, 0, 0]), logits, tf.constant(2.0))
+    step(tf.constant([1, 1, 1]), logits, tf.constant(4.0))
+    assert float(loss_metric.result()) == pytest.approx(3.0)
+    assert float(acc.result()) == pytest.approx(4 / 6)
+    # predicted positive (sigmoid(logit) > 0.5) for samples 0 and 2 in both steps; 3 of those 4 are labelled 1
+    assert float(prec.result()) == pytest.approx(3 / 4)
+    assert len(acc.variables) == 2 and all(not v.trainable for v in acc.variables)

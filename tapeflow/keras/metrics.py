@@ -1,9 +1,10 @@
 """``tf.keras.metrics``: streaming metrics (``update_state``, ``result``,
 ``reset_state``) with Keras 3's formulas.
 
-State is kept as float32 NumPy accumulators (Keras keeps float32 variables),
-updated from the values of the tensors passed in; ``result()`` returns a
-float32 scalar tensor. Metrics are never differentiated.
+State lives in non-trainable float32 ``tf.Variable``s (as Keras keeps it) and
+updates are tapeflow ops, so a metric works eagerly and inside
+``tf.function`` alike (``train_loss(loss)`` in a compiled train step).
+``result()`` returns a float32 scalar tensor. Metrics are never differentiated.
 """
 
 from __future__ import annotations
@@ -12,34 +13,67 @@ from typing import Any
 
 import numpy as np
 
-from tapeflow.framework.tensor import Tensor, constant
+from tapeflow.framework import dtypes
+from tapeflow.framework.context import state
+from tapeflow.framework.tensor import Tensor, constant, convert_to_tensor
 from tapeflow.framework.variables import Variable
+from tapeflow.ops import array_ops as ao
+from tapeflow.ops import math_ops as mo
 
 __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy",
            "SparseCategoricalAccuracy", "AUC", "Precision", "Recall", "MeanSquaredError", "MeanAbsoluteError",
            "get"]
 
 _F = np.float32
+_F32 = dtypes.float32
 
 
-def _np(x: Any) -> np.ndarray:
-    if isinstance(x, (Tensor, Variable)):
-        return np.asarray(x.numpy())
-    return np.asarray(x)
+def _t(x: Any) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, Variable):
+        return x.value()
+    return convert_to_tensor(np.asarray(x) if isinstance(x, (list, tuple)) else x)
+
+
+def _f32(x: Any) -> Tensor:
+    return mo.cast(_t(x), _F32)
+
+
+def _rank(x: Tensor) -> int:
+    return len(x._shape_tuple())
+
+
+def _div_no_nan(a: Tensor, b: Tensor) -> Tensor:
+    safe = mo.where(mo.equal(b, 0.0), mo.ones_like_(b), b)
+    return mo.where(mo.equal(b, 0.0), mo.zeros_like_(a), a / safe)
 
 
 class Metric:
-    """Base class of metrics."""
+    """Base class of metrics: state in ``add_variable`` variables."""
 
     def __init__(self, name: str | None = None, dtype: Any = None) -> None:
         from tapeflow.keras.layers.base import to_snake_case
 
         self.name = name or to_snake_case(type(self).__name__)
         self.dtype = dtype or "float32"
-        self.reset_state()
+        self._variables: list[Variable] = []
+        self._build_state()
 
-    def reset_state(self) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _build_state(self) -> None:  # subclasses create their variables here
+        pass
+
+    def add_variable(self, shape: Any = (), initializer: Any = "zeros", dtype: Any = None,
+                     name: str | None = None) -> Variable:
+        init = np.zeros(shape, _F) if initializer == "zeros" else np.full(shape, initializer, _F)
+        v = Variable(init, trainable=False, name=f"{self.name}/{name or 'variable'}:0", dtype=dtype or "float32")
+        self._variables.append(v)
+        return v
+
+    def reset_state(self) -> None:
+        """Zeroes every state variable."""
+        for v in self._variables:
+            v.assign(np.zeros(v.shape.as_list(), v.dtype.as_numpy_dtype))
 
     def update_state(self, *args: Any, **kwargs: Any) -> None:  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__}.update_state must be implemented")
@@ -56,7 +90,10 @@ class Metric:
 
     @property
     def variables(self) -> list:
-        return []
+        return list(self._variables)
+
+    def _trackable_children(self) -> dict:
+        return {f"variables/{i}": v for i, v in enumerate(self._variables)}
 
     def get_config(self) -> dict:
         return {"name": self.name, "dtype": self.dtype}
@@ -65,49 +102,51 @@ class Metric:
         return f"<{type(self).__name__} name={self.name}>"
 
 
-def _weights_like(values: np.ndarray, sample_weight: Any) -> np.ndarray | None:
+def _weights_like(values: Tensor, sample_weight: Any) -> Tensor | None:
+    """``sample_weight`` as float32, squeezed/expanded and broadcast to ``values``."""
     if sample_weight is None:
         return None
-    sw = _np(sample_weight).astype(_F)
-    if sw.ndim == values.ndim + 1 and sw.shape[-1] == 1:
-        sw = sw[..., 0]
-    while sw.ndim < values.ndim:
-        sw = sw[..., None]
-    return np.broadcast_to(sw, values.shape)
+    sw = _f32(sample_weight)
+    if _rank(sw) == _rank(values) + 1 and sw._shape_tuple()[-1] == 1:
+        sw = ao.squeeze(sw, [-1])
+    while 0 < _rank(sw) < _rank(values):
+        sw = ao.expand_dims(sw, -1)
+    return sw * mo.ones_like_(values)
 
 
 class Mean(Metric):
     """The (weighted) mean of the values seen: ``total / count``."""
 
-    def reset_state(self) -> None:
-        self.total = _F(0.0)
-        self.count = _F(0.0)
+    def _build_state(self) -> None:
+        self.total = self.add_variable(name="total")
+        self.count = self.add_variable(name="count")
 
     def update_state(self, values: Any, sample_weight: Any = None) -> None:
-        v = _np(values).astype(_F)
+        v = _f32(values)
         sw = _weights_like(v, sample_weight)
         if sw is None:
-            self.total = _F(self.total + v.sum(dtype=_F))
-            self.count = _F(self.count + _F(v.size))
+            self.total.assign_add(mo.reduce_sum(v))
+            n = v._shape_tuple()
+            self.count.assign_add(float(np.prod(n)) if None not in n else mo.cast(ao.size_(v), _F32))
         else:
-            self.total = _F(self.total + (v * sw).sum(dtype=_F))
-            self.count = _F(self.count + sw.sum(dtype=_F))
+            self.total.assign_add(mo.reduce_sum(v * sw))
+            self.count.assign_add(mo.reduce_sum(sw))
 
     def result(self) -> Tensor:
-        return constant(_F(self.total / self.count) if self.count else _F(0.0))
+        return _div_no_nan(self.total.value(), self.count.value())
 
 
 class Sum(Metric):
-    def reset_state(self) -> None:
-        self.total = _F(0.0)
+    def _build_state(self) -> None:
+        self.total = self.add_variable(name="total")
 
     def update_state(self, values: Any, sample_weight: Any = None) -> None:
-        v = _np(values).astype(_F)
+        v = _f32(values)
         sw = _weights_like(v, sample_weight)
-        self.total = _F(self.total + (v if sw is None else v * sw).sum(dtype=_F))
+        self.total.assign_add(mo.reduce_sum(v if sw is None else v * sw))
 
     def result(self) -> Tensor:
-        return constant(self.total)
+        return self.total.value()
 
 
 class MeanMetricWrapper(Mean):
@@ -118,38 +157,43 @@ class MeanMetricWrapper(Mean):
         super().__init__(name=name, dtype=dtype)
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        super().update_state(self._fn(_np(y_true), _np(y_pred), **self._fn_kwargs), sample_weight)
+        super().update_state(self._fn(_t(y_true), _t(y_pred), **self._fn_kwargs), sample_weight)
 
 
-def _squeeze_like(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    if y_true.ndim == y_pred.ndim + 1 and y_true.shape[-1] == 1:
-        return y_true[..., 0]
+def _squeeze_like(y_true: Tensor, y_pred: Tensor) -> Tensor:
+    if _rank(y_true) == _rank(y_pred) + 1 and y_true._shape_tuple()[-1] == 1:
+        return ao.squeeze(y_true, [-1])
     return y_true
 
 
-def accuracy(y_true: Any, y_pred: Any) -> np.ndarray:
-    y_true, y_pred = _np(y_true), _np(y_pred)
+def accuracy(y_true: Any, y_pred: Any) -> Tensor:
+    """1.0 where ``y_pred == y_true`` exactly."""
+    y_true, y_pred = _t(y_true), _t(y_pred)
     y_true = _squeeze_like(y_true, y_pred)
-    return (y_true == y_pred.astype(y_true.dtype) if y_true.dtype != y_pred.dtype else y_true == y_pred).astype(_F)
+    if y_true.dtype != y_pred.dtype:
+        y_true, y_pred = _f32(y_true), _f32(y_pred)
+    return mo.cast(mo.equal(y_true, y_pred), _F32)
 
 
-def binary_accuracy(y_true: Any, y_pred: Any, threshold: float = 0.5) -> np.ndarray:
-    y_true, y_pred = _np(y_true), _np(y_pred)
+def binary_accuracy(y_true: Any, y_pred: Any, threshold: float = 0.5) -> Tensor:
+    """Mean over the last axis of ``(y_pred > threshold) == y_true``."""
+    y_true, y_pred = _f32(y_true), _f32(y_pred)
     y_true = _squeeze_like(y_true, y_pred)
-    pred = (y_pred > threshold).astype(y_true.dtype if y_true.dtype.kind == "f" else _F)
-    return np.mean((y_true.astype(pred.dtype) == pred).astype(_F), axis=-1)
+    pred = mo.cast(mo.greater(y_pred, threshold), _F32)
+    return mo.reduce_mean(mo.cast(mo.equal(y_true, pred), _F32), axis=-1)
 
 
-def categorical_accuracy(y_true: Any, y_pred: Any) -> np.ndarray:
-    y_true, y_pred = _np(y_true), _np(y_pred)
-    return (np.argmax(y_true, -1) == np.argmax(y_pred, -1)).astype(_F)
+def categorical_accuracy(y_true: Any, y_pred: Any) -> Tensor:
+    """1.0 where ``argmax(y_pred) == argmax(y_true)``."""
+    return mo.cast(mo.equal(ao.argmax(_t(y_true), -1), ao.argmax(_t(y_pred), -1)), _F32)
 
 
-def sparse_categorical_accuracy(y_true: Any, y_pred: Any) -> np.ndarray:
-    y_true, y_pred = _np(y_true), _np(y_pred)
-    if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
-        y_true = y_true[..., 0]
-    return (y_true.astype(_F) == np.argmax(y_pred, -1).astype(_F)).astype(_F)
+def sparse_categorical_accuracy(y_true: Any, y_pred: Any) -> Tensor:
+    """1.0 where ``argmax(y_pred)`` equals the integer label."""
+    y_true, y_pred = _t(y_true), _t(y_pred)
+    if _rank(y_true) == _rank(y_pred) and y_true._shape_tuple()[-1] == 1:
+        y_true = ao.squeeze(y_true, [-1])
+    return mo.cast(mo.equal(_f32(y_true), mo.cast(ao.argmax(y_pred, -1), _F32)), _F32)
 
 
 class Accuracy(MeanMetricWrapper):
@@ -181,13 +225,13 @@ class SparseCategoricalAccuracy(MeanMetricWrapper):
 
 
 def _mse(y_true, y_pred):
-    y_true = _squeeze_like(y_true, y_pred)
-    return np.mean(np.square(y_true.astype(_F) - y_pred.astype(_F)), axis=-1)
+    y_true, y_pred = _f32(y_true), _f32(y_pred)
+    return mo.reduce_mean(mo.square(_squeeze_like(y_true, y_pred) - y_pred), axis=-1)
 
 
 def _mae(y_true, y_pred):
-    y_true = _squeeze_like(y_true, y_pred)
-    return np.mean(np.abs(y_true.astype(_F) - y_pred.astype(_F)), axis=-1)
+    y_true, y_pred = _f32(y_true), _f32(y_pred)
+    return mo.reduce_mean(mo.abs(_squeeze_like(y_true, y_pred) - y_pred), axis=-1)
 
 
 class MeanSquaredError(MeanMetricWrapper):
@@ -204,21 +248,20 @@ class MeanAbsoluteError(MeanMetricWrapper):
 # Confusion-matrix metrics
 # ----------------------------------------------------------------------------
 
-def _confusion(y_true: np.ndarray, y_pred: np.ndarray, thresholds: np.ndarray, sample_weight: Any) -> tuple:
-    """tp, fp, tn, fn per threshold (prediction > threshold is positive)."""
-    y_true = _squeeze_like(y_true, y_pred).astype(bool) if y_true.dtype == bool else \
-        (_squeeze_like(y_true, y_pred).astype(_F) > 0.5)
-    y_true = np.broadcast_to(y_true, y_pred.shape).reshape(-1)
-    pred = y_pred.astype(_F).reshape(-1)
-    w = np.ones_like(pred) if sample_weight is None else \
-        np.broadcast_to(_weights_like(y_pred.astype(_F), sample_weight), y_pred.shape).reshape(-1)
-    above = pred[None, :] > thresholds[:, None]
-    pos, neg = w * y_true, w * ~y_true
-    tp = (above * pos).sum(1, dtype=_F)
-    fp = (above * neg).sum(1, dtype=_F)
-    fn = (~above * pos).sum(1, dtype=_F)
-    tn = (~above * neg).sum(1, dtype=_F)
-    return tp, fp, tn, fn
+def _confusion(y_true: Any, y_pred: Any, thresholds: np.ndarray, sample_weight: Any) -> tuple:
+    """tp, fp, tn, fn per threshold (``y_pred > threshold`` is positive; a
+    nonzero label is positive), as tapeflow ops."""
+    y_pred = _f32(y_pred)
+    y_true = _squeeze_like(_t(y_true), y_pred)
+    pos = mo.cast(mo.not_equal(_f32(y_true), 0.0), _F32) * mo.ones_like_(y_pred)
+    w = mo.ones_like_(y_pred) if sample_weight is None else _weights_like(y_pred, sample_weight)
+    pred = ao.reshape(y_pred, (1, -1))
+    pos, w = ao.reshape(pos, (1, -1)), ao.reshape(w, (1, -1))
+    above = mo.cast(mo.greater(pred, constant(thresholds.reshape(-1, 1))), _F32)  # (thresholds, samples)
+    below = 1.0 - above
+    wp, wn = w * pos, w * (1.0 - pos)
+    return (mo.reduce_sum(above * wp, axis=1), mo.reduce_sum(above * wn, axis=1),
+            mo.reduce_sum(below * wn, axis=1), mo.reduce_sum(below * wp, axis=1))
 
 
 def _div(a: Any, b: Any) -> Any:
@@ -237,37 +280,39 @@ class _Thresholded(Metric):
         self.class_id = class_id
         super().__init__(name=name, dtype=dtype)
 
-    def reset_state(self) -> None:
+    def _build_state(self) -> None:
         n = len(self.thresholds)
-        self.true_positives = np.zeros(n, _F)
-        self.false_positives = np.zeros(n, _F)
-        self.false_negatives = np.zeros(n, _F)
+        self.true_positives = self.add_variable((n,), name="true_positives")
+        self.false_positives = self.add_variable((n,), name="false_positives")
+        self.false_negatives = self.add_variable((n,), name="false_negatives")
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        y_true, y_pred = _np(y_true), _np(y_pred)
+        y_true, y_pred = _t(y_true), _t(y_pred)
         if self.class_id is not None:
             y_true, y_pred = y_true[..., self.class_id], y_pred[..., self.class_id]
         tp, fp, _, fn = _confusion(y_true, y_pred, self.thresholds, sample_weight)
-        self.true_positives += tp
-        self.false_positives += fp
-        self.false_negatives += fn
+        self.true_positives.assign_add(tp)
+        self.false_positives.assign_add(fp)
+        self.false_negatives.assign_add(fn)
 
-    def _out(self, r: np.ndarray) -> Tensor:
-        return constant(_F(r[0]) if self._scalar else r.astype(_F))
+    def _ratio(self, num: Variable, other: Variable) -> Tensor:
+        tp = num.value()
+        r = _div_no_nan(tp, tp + other.value())
+        return r[0] if self._scalar else r
 
 
 class Precision(_Thresholded):
     """tp / (tp + fp), with ``y_pred > thresholds`` (default 0.5) as positive."""
 
     def result(self) -> Tensor:
-        return self._out(_div(self.true_positives, self.true_positives + self.false_positives))
+        return self._ratio(self.true_positives, self.false_positives)
 
 
 class Recall(_Thresholded):
     """tp / (tp + fn), with ``y_pred > thresholds`` (default 0.5) as positive."""
 
     def result(self) -> Tensor:
-        return self._out(_div(self.true_positives, self.true_positives + self.false_negatives))
+        return self._ratio(self.true_positives, self.false_negatives)
 
 
 class AUC(Metric):
@@ -299,25 +344,29 @@ class AUC(Metric):
         self.from_logits = from_logits
         super().__init__(name=name or "auc", dtype=dtype)
 
-    def reset_state(self) -> None:
+    def _build_state(self) -> None:
         n = self.num_thresholds
-        self.true_positives = np.zeros(n, _F)
-        self.false_positives = np.zeros(n, _F)
-        self.true_negatives = np.zeros(n, _F)
-        self.false_negatives = np.zeros(n, _F)
+        self.true_positives = self.add_variable((n,), name="true_positives")
+        self.false_positives = self.add_variable((n,), name="false_positives")
+        self.true_negatives = self.add_variable((n,), name="true_negatives")
+        self.false_negatives = self.add_variable((n,), name="false_negatives")
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        y_pred = _np(y_pred).astype(_F)
+        y_pred = _f32(y_pred)
         if self.from_logits:
-            y_pred = (1.0 / (1.0 + np.exp(-y_pred))).astype(_F)
-        tp, fp, tn, fn = _confusion(_np(y_true), y_pred, self.thresholds, sample_weight)
-        self.true_positives += tp
-        self.false_positives += fp
-        self.true_negatives += tn
-        self.false_negatives += fn
+            y_pred = mo.sigmoid(y_pred)
+        tp, fp, tn, fn = _confusion(y_true, y_pred, self.thresholds, sample_weight)
+        self.true_positives.assign_add(tp)
+        self.false_positives.assign_add(fp)
+        self.true_negatives.assign_add(tn)
+        self.false_negatives.assign_add(fn)
 
     def result(self) -> Tensor:
-        tp, fp, tn, fn = self.true_positives, self.false_positives, self.true_negatives, self.false_negatives
+        if state.graph is not None:
+            raise NotImplementedError("AUC.result() inside tf.function is not implemented in tapeflow; update the "
+                                      "metric in the function and read result() outside it.")
+        tp, fp, tn, fn = (np.asarray(v.numpy()) for v in (self.true_positives, self.false_positives,
+                                                            self.true_negatives, self.false_negatives))
         n = self.num_thresholds
         if self.curve == "PR" and self.summation_method == "interpolation":
             return constant(_F(self._pr_interpolation()))
@@ -336,7 +385,8 @@ class AUC(Metric):
 
     def _pr_interpolation(self) -> float:
         # Davis & Goadrich interpolation between consecutive thresholds (Keras' PR "interpolation").
-        tp, fp, fn = self.true_positives, self.false_positives, self.false_negatives
+        tp, fp, fn = (np.asarray(v.numpy()) for v in (self.true_positives, self.false_positives,
+                                                      self.false_negatives))
         n = self.num_thresholds
         dtp = tp[: n - 1] - tp[1:]
         p = tp + fp
@@ -372,6 +422,5 @@ def get(identifier: Any) -> Metric:
                              f"{', '.join(sorted(_BY_NAME))}")
         return cls()
     if callable(identifier):
-        return MeanMetricWrapper(lambda yt, yp: _np(identifier(constant(yt), constant(yp))),
-                                 name=getattr(identifier, "__name__", "metric"))
+        return MeanMetricWrapper(identifier, name=getattr(identifier, "__name__", "metric"))
     raise ValueError(f"Could not interpret metric identifier: {identifier!r}")

@@ -164,6 +164,10 @@ class _AutoAccuracy(metrics_mod.Metric):
     def result(self) -> Tensor:
         return self._inner.result() if self._inner is not None else convert_to_tensor(np.float32(0.0))
 
+    @property
+    def variables(self) -> list:
+        return self._inner.variables if self._inner is not None else []
+
 
 def _resolve_metric(m: Any, loss: Any) -> metrics_mod.Metric:
     if isinstance(m, str) and m in ("accuracy", "acc"):
@@ -407,10 +411,7 @@ class Trainer:
         self._check_compiled("training/testing")
         data = self._batches(x, y, sample_weight, batch_size, steps, False)
         step = self._step("test")
-        saved = None
-        if _in_fit:  # evaluating inside fit must not disturb the training metrics' state
-            saved = [(m, dict(vars(m))) for m in self.metrics]
-        self._reset_metrics()
+        self._reset_metrics()  # inside fit too: the epoch's training logs were read before
         cb = cbks.CallbackList(list(callbacks or []), model=self, steps=data.steps)
         cb.on_test_begin()
         for i, (xb, yb, swb) in enumerate(data.epoch()):
@@ -421,9 +422,6 @@ class Trainer:
             cb.on_test_batch_end(i, logs)
         logs = self._logs()
         cb.on_test_end(logs)
-        if saved is not None:
-            for m, st in saved:
-                vars(m).update(st)
         if verbose and not _in_fit and (verbose == "auto" or int(verbose) > 0):
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         if return_dict:
