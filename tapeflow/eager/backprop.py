@@ -55,6 +55,7 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
         spec = _GRADS.get(op.name)
         if spec is not None and spec.fn is not None:
             input_ids = tuple([t._id for t in inputs])
+            rec = None
             for tp in tapes:
                 w = tp.watched
                 for i in input_ids:
@@ -62,9 +63,11 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                         break
                 else:
                     continue
-                rec = _make_record(op.name, attrs, input_ids, inputs, outputs, spec)
-                if rec is None:  # no float output: nothing to differentiate
-                    break
+                if rec is None:  # one record, shared by every tape that watches an input
+                    rec = _make_record(op.name, attrs, input_ids, inputs, outputs, spec)
+                    if rec is None:  # no float output: nothing to differentiate
+                        break
+                rec.holders += 1
                 w.update(rec.output_ids)
                 tp.records.append(rec)
     for acc in st.accumulators:
@@ -74,7 +77,6 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
 
 
 def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | None:
-    # One record per tape (a nested tape may release its saved tensors early).
     if len(outputs) == 1:
         ov = outputs[0]._value
         if ov.dtype.kind not in _FLOAT_KINDS:
@@ -229,6 +231,8 @@ def aggregate(grads: list):
     """Sums the gradients flowing into one tensor (dense and/or sparse)."""
     from tapeflow.ops import array_ops, math_ops
 
+    if len(grads) == 2 and type(grads[0]) is Tensor and type(grads[1]) is Tensor:
+        return math_ops.add(grads[0], grads[1])  # the common case, without add_n's checks
     sparse = [g for g in grads if isinstance(g, IndexedSlices)]
     if not sparse:
         return math_ops.add_n(grads)

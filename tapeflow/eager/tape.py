@@ -19,7 +19,7 @@ class OpRecord:
     __slots__ = (
         "type", "attrs", "input_ids", "output_ids", "inputs", "outputs",
         "input_shapes", "input_dtypes", "output_shapes", "output_dtypes", "grad_fn",
-        "source_info", "skip_input_indices",
+        "source_info", "skip_input_indices", "holders",
     )
 
     def __init__(self, type, attrs, input_ids, output_ids, inputs, outputs,
@@ -38,6 +38,7 @@ class OpRecord:
         self.source_info = None
         # Inputs whose gradient nobody asked for (TF's name): rules may skip them.
         self.skip_input_indices = ()
+        self.holders = 0  # tapes holding this record (nested tapes share one)
 
     @property
     def name(self) -> str:
@@ -54,7 +55,11 @@ class OpRecord:
         return len(self.input_ids)
 
     def release(self) -> None:
-        self.inputs = self.outputs = None
+        """One holding tape is done with the saved tensors; free them when
+        no tape needs them any more."""
+        self.holders -= 1
+        if self.holders <= 0:
+            self.inputs = self.outputs = None
 
     def __repr__(self) -> str:
         return f"<OpRecord {self.type} in={self.input_ids} out={self.output_ids}>"
@@ -98,36 +103,42 @@ def backward(
     # Forward pass over ids: which records depend on a source at all?
     reachable = set(source_ids)
     relevant = []
+    keep, reach = relevant.append, reachable.update
     for rec in records:
         for i in rec.input_ids:
             if i in reachable:
-                reachable.update(rec.output_ids)
-                relevant.append(rec)
+                reach(rec.output_ids)
+                keep(rec)
                 break
     pending = output_grads
+    get, pop = pending.get, pending.pop
     for rec in reversed(relevant):
-        outs = []
-        have = False
-        for oid in rec.output_ids:
-            gl = pending.get(oid) if oid in source_ids else pending.pop(oid, None)
+        oids = rec.output_ids
+        if len(oids) == 1:
+            oid = oids[0]
+            gl = get(oid) if oid in source_ids else pop(oid, None)
             if gl is None:
-                outs.append(None)
-            else:
-                have = True
-                outs.append(gl[0] if len(gl) == 1 else aggregate(gl))
-        if not have:
-            continue
+                continue
+            outs = [gl[0] if len(gl) == 1 else aggregate(gl)]
+        else:
+            outs = []
+            for oid in oids:
+                gl = get(oid) if oid in source_ids else pop(oid, None)
+                outs.append(None if gl is None else gl[0] if len(gl) == 1 else aggregate(gl))
+            if all(g is None for g in outs):
+                continue
+        ids = rec.input_ids
         skip = ()
-        for k, iid in enumerate(rec.input_ids):
+        for k, iid in enumerate(ids):
             if iid not in reachable:
                 skip += (k,)
         rec.skip_input_indices = skip
         in_grads = op_grads(rec, outs)
         if release:
             rec.release()
-        for iid, g in zip(rec.input_ids, in_grads):
+        for iid, g in zip(ids, in_grads):
             if g is not None and iid in reachable:
-                gl = pending.get(iid)
+                gl = get(iid)
                 if gl is None:
                     pending[iid] = [g]
                 else:
