@@ -163,3 +163,19 @@ def test_tf_autograph_to_graph():
     converted = tf.autograph.to_graph(f)
     assert converted(3) == 3 and converted(-3) == 3  # Python values: plain Python
     np.testing.assert_array_equal(tf.function(f)(tf.constant(-2.0)).numpy(), 2.0)
+
+
+def test_loop_body_reads_variable_it_assigns_each_iteration():
+    v = tf.Variable(0.0)
+
+    @tf.function
+    def f():
+        s = tf.constant(0.0)
+        i = tf.constant(0)
+        while i < 3:
+            s += v
+            v.assign_add(1.0)
+            i += 1
+        return s
+
+    assert f().numpy() == 3.0 and v.numpy() == 3.0

@@ -435,14 +435,19 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
     specs = [(inv if invariants is not None else t._shape_tuple(), t._value.dtype)
              for t, inv in zip(tensors, invariants or [None] * len(tensors))]
 
-    def trace(fn, label):
+    def trace(fn, label, local_reads=frozenset()):
         from tapeflow.graph import autograph
 
         g = FuncGraph(f"{name or 'while'}_{label}", outer=state.graph)
         g.is_branch = True
+        g.local_reads = set(local_reads)
         with graph_scope(g):
             phs = [g.add_placeholder(s, d) for s, d in specs]
             res = autograph.convert_if_needed(fn)(*as_args(nest.pack_sequence_as(loop_vars, phs)))
+        conflict = set(g.captured_reads) & set(g.assigned_variables)
+        if conflict and not local_reads:
+            # The body assigns a variable it read before: read it inside, each iteration.
+            return trace(fn, label, conflict)
         return g, phs, res
 
     cg, cphs, cres = trace(cond, "cond")

@@ -235,6 +235,8 @@ class FuncGraph:
         self.seen_variables: dict[int, Any] = {}  # id -> Variable read or assigned here
         self.assigned_variables: set[int] = set()
         self.is_branch = False  # a cond branch / loop body: variable reads are captured
+        self.captured_reads: dict[int, Any] = {}  # variables read through a capture
+        self.local_reads: set[int] = set()  # variables read inside (a loop body that assigns them)
         self._names: dict[str, itertools.count] = {}
 
     # -- naming ----------------------------------------------------------------
@@ -314,9 +316,10 @@ class FuncGraph:
         return g
 
     def read_variable(self, var) -> SymbolicTensor:
-        if getattr(self, "is_branch", False) and var._id not in self.assigned_variables:
+        if self.is_branch and var._id not in self.assigned_variables and var._id not in self.local_reads:
             # A control-flow branch/body reads a variable once, in the outer
             # graph, and captures it: tapes then link the variable to the op.
+            self.captured_reads[var._id] = var
             return self.capture(_outer_read(self.outer, var))
         self.seen_variables[var._id] = var
         shape = tuple(var._value.shape)
