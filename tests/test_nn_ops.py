@@ -809,3 +809,36 @@ def test_rank5_dispatch_and_3d_errors():
                         data_format="NCDHW").shape == (1, 3, 4, 4, 4)
     with pytest.raises(tf.errors.InvalidArgumentError, match="evenly divisible by filter depth: 2 vs 3"):
         tf.nn.conv3d(x, tf.ones([2, 2, 2, 3, 3]), [1, 1, 1, 1, 1], "SAME")
+
+
+def test_second_order_through_a_tiny_cnn_matches_finite_differences():
+    rng = np.random.default_rng(3)
+    x = tf.constant(rng.standard_normal((2, 6, 6, 2)))
+    w0 = rng.standard_normal((3, 3, 2, 3)) * 0.5
+    d = rng.standard_normal(w0.shape)
+    labels = tf.constant([1, 2])
+
+    def loss(w):
+        h = tf.nn.max_pool2d(tf.nn.elu(tf.nn.conv2d(x, w, 1, "SAME")), 2, 2, "VALID")
+        logits = tf.reduce_mean(tf.nn.avg_pool2d(h, 3, 3, "SAME"), axis=[1, 2])
+        return tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+
+    def grad_dot(w_np):
+        w = tf.constant(w_np)
+        with tf.GradientTape() as tape:
+            tape.watch(w)
+            y = loss(w)
+        return float(np.sum(tape.gradient(y, w).numpy() * d))
+
+    w = tf.constant(w0)
+    with tf.GradientTape() as outer:
+        outer.watch(w)
+        with tf.GradientTape() as inner:
+            inner.watch(w)
+            y = loss(w)
+        g = inner.gradient(y, w)
+        gd = tf.reduce_sum(g * tf.constant(d))
+    hvp = float(np.sum(outer.gradient(gd, w).numpy() * d))  # d^T H d
+    eps = 1e-5
+    numeric = (grad_dot(w0 + eps * d) - grad_dot(w0 - eps * d)) / (2 * eps)
+    np.testing.assert_allclose(hvp, numeric, rtol=1e-4, atol=1e-7)
