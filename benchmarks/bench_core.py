@@ -179,8 +179,8 @@ def bench_mlp():
         flat = [v for pair in vars_ for v in pair]
         tx, ty = tf.constant(x), tf.constant(y)
         number = 20 if batch <= 128 else 4
-        t_np = best_of(lambda: np_step(params, x, y), repeat=5, number=number)
-        t_tf = best_of(lambda: tf_step(vars_, flat, tx, ty), repeat=5, number=number)
+        t_np = best_of(lambda p=params, a=x, b=y: np_step(p, a, b), repeat=5, number=number)
+        t_tf = best_of(lambda v=vars_, f=flat, a=tx, b=ty: tf_step(v, f, a, b), repeat=5, number=number)
         rows[batch] = t_tf / t_np
         extra = f"   [TF eager {tfr[str(batch)]:.2f}x]" if tfr else ""
         print(f"  batch {batch:5d}: numpy {t_np * 1e3:7.3f} ms   tapeflow {t_tf * 1e3:7.3f} ms   "

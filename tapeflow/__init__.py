@@ -33,8 +33,8 @@ from tapeflow.eager.backprop import GradientTape, UnconnectedGradients  # noqa: 
 from tapeflow.ops.registry import NotDifferentiable, RegisterGradient, no_gradient  # noqa: E402
 from tapeflow.ops.array_ops import (  # noqa: E402
     argmax, argmin, broadcast_to, concat, expand_dims, eye, fill, gather, identity, linspace, ones, ones_like,
-    range_ as range, rank, reshape, shape, size_ as size, slice_ as slice, split, squeeze, stack, stop_gradient, strided_slice, tile, transpose,
-    unstack, zeros, zeros_like,
+    range_ as range, rank, reshape, shape, size_ as size, slice_ as slice, split, squeeze, stack, stop_gradient,
+    strided_slice, tile, transpose, unstack, zeros, zeros_like,
 )
 from tapeflow.ops.math_ops import (  # noqa: E402
     abs, add, add_n, cast, ceil, clip_by_value, cos, cumprod, cumsum, divide, equal, exp, floor, floordiv,

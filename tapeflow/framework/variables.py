@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 import sys
-import sys
 from typing import Any
 from collections.abc import Callable
 

@@ -3,7 +3,8 @@ gradient_checker_v2)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
