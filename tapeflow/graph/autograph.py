@@ -409,10 +409,11 @@ class _Transformer:
 
     def while_(self, s: ast.While) -> list:
         if s.orelse:
-            raise NotImplementedError("AutoGraph does not support `while ... else` yet.")
+            return [s]  # `else` on a loop: left as Python (see above)
         if _contains(s.body, (ast.Return,), stop_at_loops=True):
-            raise NotImplementedError("AutoGraph does not support `return` inside a `while` loop yet; set a "
-                                      "variable and `break` instead.")
+            # `return` inside a loop is not converted: the loop stays Python
+            # (fine for Python conditions; a tensor condition then raises).
+            return [s]
         pre = []
         brk = cont = None
         if _contains(s.body, (ast.Break,), stop_at_loops=True):
@@ -444,10 +445,11 @@ class _Transformer:
 
     def for_(self, s: ast.For) -> list:
         if s.orelse:
-            raise NotImplementedError("AutoGraph does not support `for ... else` yet.")
+            return [s]  # `else` on a loop: left as Python (see above)
         if _contains(s.body, (ast.Return,), stop_at_loops=True):
-            raise NotImplementedError("AutoGraph does not support `return` inside a `for` loop yet; set a "
-                                      "variable and `break` instead.")
+            # `return` inside a loop is not converted: the loop stays Python
+            # (fine for Python conditions; a tensor condition then raises).
+            return [s]
         pre = []
         brk = cont = None
         if _contains(s.body, (ast.Break,), stop_at_loops=True):
