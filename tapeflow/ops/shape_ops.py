@@ -538,3 +538,110 @@ def _dyn_slice_grad_grad(op, g):
 def strided_slice_grad(dy: Tensor, x: Tensor, static: tuple, spec: tuple) -> Tensor:
     """Scatters ``dy`` into zeros shaped like ``x`` (at run time) at ``spec``."""
     return execute(DYNAMIC_SLICE_GRAD, (dy, shape_of(x)), {"spec": spec, "static": tuple(static)})
+
+
+# ----------------------------------------------------------------------------
+# Batching rules (vectorized jacobians, tapeflow/eager/batching.py): the data
+# input carries a leading batch axis; shape vectors must not (else the per-row
+# loop runs). Each rule prepends the batch size to the shape it passes on.
+# ----------------------------------------------------------------------------
+
+def _batched_vec(size: int, vec: Tensor) -> Tensor:
+    return array_ops.concat([_wrap(np.asarray([size], np.int32)), vec], 0)
+
+
+def _logical_static(attrs: dict, size: int) -> tuple | None:
+    s = attrs.get("static")
+    return None if s is None else (size,) + tuple(s)
+
+
+def _loop(op_name: str, size, args, batched, attrs):
+    from tapeflow.eager import batching
+    from tapeflow.ops.registry import get_op
+
+    return batching._loop_rule(get_op(op_name), size, args, batched, attrs)
+
+
+def _batch_shape_rule(size, args, batched, attrs):
+    from tapeflow.eager.batching import materialize
+
+    return materialize(execute(SHAPE, (args[0],), attrs)[1:], False, size)
+
+
+def _batch_size_rule(size, args, batched, attrs):
+    from tapeflow.eager.batching import materialize
+
+    per_row = math_ops.reduce_prod(execute(SHAPE, (args[0],), {"out_type": attrs["out_type"]})[1:])
+    return materialize(per_row, False, size)
+
+
+def _batch_rank_rule(size, args, batched, attrs):
+    from tapeflow.eager.batching import materialize
+
+    return materialize(_wrap(np.int32(len(args[0]._shape_tuple()) - 1)), False, size)
+
+
+def _batch_data_rule(op, name: str):
+    # DynamicReshape / DynamicBroadcastTo / DynamicTile / DynamicStridedSliceGrad.
+    def rule(size, args, batched, attrs):
+        if batched[1]:
+            return _loop(name, size, args, batched, attrs)
+        x, vec = args
+        a = dict(attrs)
+        if "static" in a:
+            a["static"] = _logical_static(attrs, size)
+        if name == "DynamicTile":
+            return execute(op, (x, array_ops.concat([_wrap(np.ones(1, np.int32)), vec], 0)), a)
+        if name == "DynamicStridedSliceGrad":
+            a["spec"] = (("s", None, None, None),) + tuple(attrs["spec"])
+        if name == "DynamicBroadcastTo":
+            n = vec._shape_tuple()[0]
+            r = len(x._shape_tuple()) - 1
+            if n is None or n < r:
+                return _loop(name, size, args, batched, attrs)
+            x = array_ops.reshape(x, (size,) + (1,) * (n - r) + tuple(x._shape_tuple()[1:])) if n > r else x
+        return execute(op, (x, _batched_vec(size, vec)), a)
+
+    return rule
+
+
+def _batch_fill_rule(size, args, batched, attrs):
+    vec, value = args
+    if batched[0]:
+        return _loop("DynamicFill", size, args, batched, attrs)
+    n = vec._shape_tuple()[0]
+    if n is None:
+        return _loop("DynamicFill", size, args, batched, attrs)
+    v = array_ops.reshape(value, (size,) + (1,) * n)
+    return execute(DYNAMIC_BROADCAST_TO, (v, _batched_vec(size, vec)), {"static": _logical_static(attrs, size)})
+
+
+def _batch_split_rule(size, args, batched, attrs):
+    if batched[1]:
+        return _loop("DynamicSplitV", size, args, batched, attrs)
+    return execute(DYNAMIC_SPLIT, tuple(args), {"axis": attrs["axis"] + 1, "num": attrs["num"]})
+
+
+def _batch_sum_to_rule(size, args, batched, attrs):
+    if batched[1]:
+        return _loop("SumToShape", size, args, batched, attrs)
+    g, vec = args
+    n = vec._shape_tuple()[0]
+    lead = len(g._shape_tuple()) - 1 - (n if n is not None else 0)
+    if n is None or lead < 0:
+        return _loop("SumToShape", size, args, batched, attrs)
+    if lead:  # the logical leading axes, never the batch axis
+        g = math_ops.reduce_sum(g, axis=list(range(1, lead + 1)))
+    return execute(SUM_TO_SHAPE, (g, _batched_vec(size, vec)), {"static": _logical_static(attrs, size)})
+
+
+SHAPE.batch = _batch_shape_rule
+SIZE.batch = _batch_size_rule
+RANK.batch = _batch_rank_rule
+DYNAMIC_RESHAPE.batch = _batch_data_rule(DYNAMIC_RESHAPE, "DynamicReshape")
+DYNAMIC_BROADCAST_TO.batch = _batch_data_rule(DYNAMIC_BROADCAST_TO, "DynamicBroadcastTo")
+DYNAMIC_TILE.batch = _batch_data_rule(DYNAMIC_TILE, "DynamicTile")
+DYNAMIC_SLICE_GRAD.batch = _batch_data_rule(DYNAMIC_SLICE_GRAD, "DynamicStridedSliceGrad")
+DYNAMIC_FILL.batch = _batch_fill_rule
+DYNAMIC_SPLIT.batch = _batch_split_rule
+SUM_TO_SHAPE.batch = _batch_sum_to_rule
