@@ -560,3 +560,25 @@ def test_run_time_checks_run_at_every_call():
     with pytest.raises(tf.errors.InvalidArgumentError, match="x must be positive"):
         f(tf.constant([-1.0]))
     assert f.experimental_get_tracing_count() == 1
+
+
+def test_scalar_float64_graphs_run_on_python_floats_with_numpy_fallback():
+    @tf.function
+    def f(x, y):
+        return tf.sin(x) / y * 2.0
+
+    x, y = tf.constant(np.float64(0.5)), tf.constant(np.float64(4.0))
+    cf = f.get_concrete_function(x, y)
+    assert "_m.sin(a0)" in cf._gf.compiled().source
+    out = f(x, y)
+    assert out.dtype == tf.float64 and out.numpy() == np.sin(0.5) / 4.0 * 2.0
+    assert f(x, tf.constant(np.float64(0.0))).numpy() == np.inf  # x / 0: NumPy's (TF's) inf, not an exception
+
+
+def test_compiled_source_frees_temporaries():
+    @tf.function
+    def f(x):
+        return tf.exp(tf.sin(x) * 2.0) + 1.0
+
+    src = f.get_concrete_function(tf.TensorSpec([3], tf.float32))._gf.compiled().source
+    assert "del t0" in src
