@@ -25,6 +25,7 @@ from tapeflow.framework.variables import Variable
 from tapeflow.keras import callbacks as cbks
 from tapeflow.keras import losses as losses_mod
 from tapeflow.keras import metrics as metrics_mod
+from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
 
 __all__ = ["Trainer", "USE_TF_FUNCTION", "format_summary"]
@@ -149,7 +150,7 @@ class _AutoAccuracy(metrics_mod.Metric):
     def _pick(self, y_true: Any, y_pred: Any) -> metrics_mod.Metric:
         fn = getattr(self._loss, "fn", self._loss)
         loss_name = self._loss if isinstance(self._loss, str) else getattr(fn, "__name__", "")
-        yt, yp = np.shape(y_true), np.shape(y_pred)
+        yt, yp = tuple(y_true._shape_tuple()), tuple(y_pred._shape_tuple())
         if (yp and yp[-1] == 1) or "binary_crossentropy" in loss_name:
             return metrics_mod.BinaryAccuracy(name=self.name)
         if len(yt) == len(yp) - 1 or (yt and yt[-1] == 1):
@@ -241,19 +242,22 @@ class Trainer:
             loss = mo.add_n([loss] + [mo.cast(convert_to_tensor(v), loss.dtype) for v in extra])
         return loss
 
-    def train_step_fn(self, x: Any, y: Any, sw: Any) -> tuple:
-        """One optimisation step; returns (loss, y_pred)."""
+    def train_step_fn(self, x: Any, y: Any, sw: Any) -> Tensor:
+        """One optimisation step (and the metrics' update, as Keras' train_step); returns the loss."""
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sw)
         variables = self.trainable_variables
         grads = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
-        return loss, y_pred
+        self._update_metrics(x, y, y_pred, sw, loss)
+        return loss
 
-    def test_step_fn(self, x: Any, y: Any, sw: Any) -> tuple:
+    def test_step_fn(self, x: Any, y: Any, sw: Any) -> Tensor:
         y_pred = self(x, training=False)
-        return self.compute_loss(x, y, y_pred, sw, training=False), y_pred
+        loss = self.compute_loss(x, y, y_pred, sw, training=False)
+        self._update_metrics(x, y, y_pred, sw, loss)
+        return loss
 
     def predict_step_fn(self, x: Any) -> Any:
         return self(x, training=False)
@@ -307,15 +311,15 @@ class Trainer:
         return nest.map_structure(conv, x), (None if y is None else nest.map_structure(conv, y)), \
             (None if sw is None else conv(sw))
 
-    def _update_metrics(self, loss: Any, y: Any, y_pred: Any, sw: Any, batch_size: int) -> dict:
-        self._loss_tracker.update_state(float(np.asarray(loss.numpy() if hasattr(loss, "numpy") else loss)),
-                                        sample_weight=batch_size)
+    def _update_metrics(self, x: Any, y: Any, y_pred: Any, sw: Any, loss: Tensor) -> None:
+        # The loss is averaged over batches weighted by their size (Keras 3's loss tracker).
+        first = nest.flatten(x)[0]
+        n = first._shape_tuple()[0]
+        batch_size = float(n) if n is not None else mo.cast(ao.shape(first)[0], loss.dtype)
+        self._loss_tracker.update_state(loss, sample_weight=batch_size)
         if y is not None:
-            yp = _to_numpy(y_pred)
-            yt = _to_numpy(y)
             for m in self.compiled_metrics:
-                m.update_state(yt, yp, sample_weight=None if sw is None else _to_numpy(sw))
-        return self._logs()
+                m.update_state(y, y_pred, sample_weight=sw)
 
     def _logs(self) -> dict:
         # Keras 3 reports the logs sorted by name
@@ -377,6 +381,7 @@ class Trainer:
         callbacks_ = cbks.CallbackList(cb_list, model=self, epochs=epochs, steps=data.steps, verbose=verbose)
         self.stop_training = False
         step = self._step("train")
+        batch_logs = _wants_batch_logs(cb_list, "on_train_batch_end")
         callbacks_.on_train_begin()
         logs: dict = {}
         for epoch in range(initial_epoch, epochs):
@@ -384,12 +389,12 @@ class Trainer:
             callbacks_.on_epoch_begin(epoch)
             for i, (xb, yb, swb) in enumerate(data.epoch()):
                 callbacks_.on_train_batch_begin(i)
-                xb, yb, swb = self._convert_batch(xb, yb, swb)
-                loss, y_pred = step(xb, yb, swb)
-                logs = self._update_metrics(loss, yb, y_pred, swb, _num_samples(_as_arrays_shape(xb)))
-                callbacks_.on_train_batch_end(i, logs)
+                step(*self._convert_batch(xb, yb, swb))
+                # reading the metrics costs a little per step: only when a callback looks at batch logs
+                callbacks_.on_train_batch_end(i, self._logs() if batch_logs else {})
                 if self.stop_training:
                     break
+            logs = self._logs()
             epoch_logs = dict(logs)
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 vx, vy, vsw = _unpack(tuple(validation_data)) if isinstance(validation_data, (tuple, list)) \
@@ -414,12 +419,11 @@ class Trainer:
         self._reset_metrics()  # inside fit too: the epoch's training logs were read before
         cb = cbks.CallbackList(list(callbacks or []), model=self, steps=data.steps)
         cb.on_test_begin()
+        batch_logs = _wants_batch_logs(cb.callbacks, "on_test_batch_end")
         for i, (xb, yb, swb) in enumerate(data.epoch()):
             cb.on_test_batch_begin(i)
-            xb, yb, swb = self._convert_batch(xb, yb, swb)
-            loss, y_pred = step(xb, yb, swb)
-            logs = self._update_metrics(loss, yb, y_pred, swb, _num_samples(_as_arrays_shape(xb)))
-            cb.on_test_batch_end(i, logs)
+            step(*self._convert_batch(xb, yb, swb))
+            cb.on_test_batch_end(i, self._logs() if batch_logs else {})
         logs = self._logs()
         cb.on_test_end(logs)
         if verbose and not _in_fit and (verbose == "auto" or int(verbose) > 0):
@@ -449,10 +453,9 @@ class Trainer:
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, class_weight: Any = None,
                        return_dict: bool = False) -> Any:
         self._check_compiled("training/testing")
-        xb, yb, swb = self._convert_batch(x, y, sample_weight)
         self._reset_metrics()
-        loss, y_pred = self._step("train")(xb, yb, swb)
-        logs = self._update_metrics(loss, yb, y_pred, swb, _num_samples(_as_arrays_shape(xb)))
+        self._step("train")(*self._convert_batch(x, y, sample_weight))
+        logs = self._logs()
         if return_dict:
             return logs
         values = [logs[m.name] for m in self.metrics]
@@ -493,8 +496,9 @@ class Trainer:
         return checkpoint.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
 
-def _as_arrays_shape(x: Any) -> Any:
-    return nest.map_structure(lambda v: np.empty((v._shape_tuple()[0] or 0,)) if isinstance(v, Tensor) else v, x)
+def _wants_batch_logs(callbacks: list, hook: str) -> bool:
+    """Whether a callback overrides ``hook`` (so per-batch logs must be computed)."""
+    return any(getattr(type(c), hook, None) is not getattr(cbks.Callback, hook) for c in callbacks)
 
 
 def _readable_size(n_bytes: float) -> str:
