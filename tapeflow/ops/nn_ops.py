@@ -168,16 +168,21 @@ def softsign(features: Any, name: str | None = None) -> Tensor:
 # d/dx gelu = Phi(x) + x phi(x) = GeluGrad(1, x), and
 # d/dx GeluGrad(dy, x) = dy * phi(x) * (2 - x^2).
 
-try:  # SciPy is optional: its erfc is vectorized; math.erfc is the fallback.
-    from scipy.special import erfc as _erfc_np
-except ImportError:  # pragma: no cover - depends on the environment
-    _erfc_np = np.vectorize(math.erfc, otypes=[np.float64])
-
 _SQRT1_2 = 0.7071067811865476
 _INV_SQRT_2PI = 0.3989422804014327
+_erfc_np = None
 
 
 def _erfc(x):
+    # SciPy's vectorized erfc when installed, else math.erfc per element.
+    # Looked up on first use: importing scipy.special costs ~0.3 s, which
+    # `import tapeflow` must not pay.
+    global _erfc_np
+    if _erfc_np is None:
+        try:
+            from scipy.special import erfc as _erfc_np
+        except ImportError:  # pragma: no cover - depends on the environment
+            _erfc_np = np.vectorize(math.erfc, otypes=[np.float64])
     return np.asarray(_erfc_np(x)).astype(x.dtype, copy=False)
 
 
