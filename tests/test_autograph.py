@@ -179,3 +179,23 @@ def test_loop_body_reads_variable_it_assigns_each_iteration():
         return s
 
     assert f().numpy() == 3.0 and v.numpy() == 3.0
+
+
+class _Base(tf.Module):
+    def f(self, x):
+        return x * 2.0
+
+
+class _Sub(_Base):
+    @tf.function
+    def f(self, x):
+        if x > 0:
+            y = super().f(x)
+        else:
+            y = -x
+        return y
+
+
+def test_super_inside_converted_branches():
+    s = _Sub()
+    assert s.f(tf.constant(3.0)).numpy() == 6.0 and s.f(tf.constant(-3.0)).numpy() == 3.0

@@ -600,6 +600,7 @@ def convert(fn: Callable) -> Callable:
         return fn
     fdef = tree.body[0]
     fdef.decorator_list = []
+    _explicit_super(fdef)
     tr = _Transformer()
     fdef.body = tr.stmts(tr.lift_returns(fdef.body))
     freevars = fn.__code__.co_freevars
@@ -620,6 +621,19 @@ def convert(fn: Callable) -> Callable:
     del new.__wrapped__  # the cache's value must not keep its key alive
     _CONVERTED[fn] = new
     return new
+
+
+def _explicit_super(fdef: ast.FunctionDef) -> None:
+    """``super()`` -> ``super(__class__, self)``: converted branches and loop
+    bodies are nested functions, where the zero-argument form would break."""
+    params = fdef.args.posonlyargs + fdef.args.args
+    if not params:
+        return
+    first = params[0].arg
+    for node in ast.walk(fdef):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+                and not node.args and not node.keywords):
+            node.args = [ast.Name("__class__", ast.Load()), ast.Name(first, ast.Load())]
 
 
 def _cell_ok(c) -> bool:
