@@ -199,3 +199,18 @@ class _Sub(_Base):
 def test_super_inside_converted_branches():
     s = _Sub()
     assert s.f(tf.constant(3.0)).numpy() == 6.0 and s.f(tf.constant(-3.0)).numpy() == 3.0
+
+
+def test_and_or_not_on_tensor_conditions():
+    @tf.function
+    def f(x, y):
+        if x > 0 and not y > 0:
+            r = x - y
+        elif x > 0 or y > 0:
+            r = x + y
+        else:
+            r = x * y
+        return r
+
+    c = tf.constant
+    assert [f(c(1.0), c(-2.0)).numpy(), f(c(1.0), c(2.0)).numpy(), f(c(-1.0), c(-2.0)).numpy()] == [3.0, 3.0, 2.0]

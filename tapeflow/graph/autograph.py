@@ -235,6 +235,14 @@ def not_(x: Any):
     return not x
 
 
+def or_(a: Any, b_fn: Callable):
+    if _symbolic(a):
+        from tapeflow.ops.math_ops import logical_or
+
+        return logical_or(a, b_fn())
+    return a or b_fn()
+
+
 def and_(a: Any, b_fn: Callable):
     if _symbolic(a):
         from tapeflow.ops.math_ops import logical_and
@@ -399,7 +407,7 @@ class _Transformer:
         out = [_init_undefined(names, s)]
         out.append(self._branch_fn(tname, names, body, names, s))
         out.append(self._branch_fn(fname, names, orelse, names, s))
-        call = _call("if_stmt", [s.test, ast.Name(tname, ast.Load()), ast.Name(fname, ast.Load()),
+        call = _call("if_stmt", [_convert_test(s.test), ast.Name(tname, ast.Load()), ast.Name(fname, ast.Load()),
                                  _tuple_of(names), _str_tuple(names)])
         out.append(_locate(ast.Assign(targets=[_tuple_of(names, ast.Store())], value=call), s) if names else
                    _locate(ast.Expr(call), s))
@@ -428,7 +436,7 @@ class _Transformer:
         names = self.state_names([n for n in _assigned(body) if n != cont])
         if brk and brk not in names:
             names.append(brk)
-        test = s.test
+        test = _convert_test(s.test)
         if brk:
             test = _call("and_", [_call("not_", [ast.Name(brk, ast.Load())]),
                                   ast.Lambda(args=_args([]), body=test)])
@@ -484,6 +492,32 @@ class _Transformer:
 def _fdef(name: str, params: list, body: list) -> ast.FunctionDef:
     kw = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}
     return ast.FunctionDef(name=name, args=_args(params), body=body, decorator_list=[], returns=None, **kw)
+
+
+class _LogicalOps(ast.NodeTransformer):
+    """``a and b`` / ``a or b`` / ``not a`` in a condition -> ``ag__`` calls
+    (lazy in ``b``), so tensor operands become logical ops."""
+
+    def visit_BoolOp(self, node):  # noqa: N802 - ast API
+        self.generic_visit(node)
+        fn = "and_" if isinstance(node.op, ast.And) else "or_"
+        out = node.values[0]
+        for v in node.values[1:]:
+            out = _call(fn, [out, ast.Lambda(args=_args([]), body=v)])
+        return ast.copy_location(out, node)
+
+    def visit_UnaryOp(self, node):  # noqa: N802
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return ast.copy_location(_call("not_", [node.operand]), node)
+        return node
+
+    def visit_Lambda(self, node):  # noqa: N802 - leave nested lambdas alone
+        return node
+
+
+def _convert_test(test):
+    return ast.fix_missing_locations(_LogicalOps().visit(test))
 
 
 def _ends_in_return(stmts: list) -> bool:
