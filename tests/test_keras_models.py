@@ -380,3 +380,32 @@ def test_early_stopping_restores_best_weights_even_without_stopping():
 def test_model_save_names_the_alternatives():
     with pytest.raises(NotImplementedError, match="save_weights"):
         _tiny().save("model.keras")
+
+
+def test_custom_train_step_override_drives_fit():
+    class Custom(K.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = L.Dense(1, kernel_initializer="zeros")
+            self.steps_seen = 0
+
+        def call(self, x):
+            return self.dense(x)
+
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred)
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply(grads, self.trainable_variables)
+            logs = self.compute_metrics(x, y, y_pred)
+            return {"loss": loss, "mae": logs["mae"], "double": loss * 2.0}
+
+    x, y = _linear_data(16)
+    m = Custom()
+    m.compile(optimizer=K.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
+    h = m.fit(x, y, batch_size=16, epochs=2, verbose=0)
+    assert set(h.history) == {"loss", "mae", "double"}
+    assert h.history["double"] == pytest.approx([2 * v for v in h.history["loss"]])
+    assert h.history["loss"][1] < h.history["loss"][0]

@@ -242,8 +242,11 @@ class Trainer:
             loss = mo.add_n([loss] + [mo.cast(convert_to_tensor(v), loss.dtype) for v in extra])
         return loss
 
-    def train_step_fn(self, x: Any, y: Any, sw: Any) -> Tensor:
-        """One optimisation step (and the metrics' update, as Keras' train_step); returns the loss."""
+    def train_step(self, data: Any) -> Any:
+        """One optimisation step on a batch ``data`` = ``(x, y[, sample_weight])``,
+        as Keras' ``train_step`` (override it to customise ``fit``; return a
+        dict of logs, or None to report ``self.metrics``)."""
+        x, y, sw = _unpack(data)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sw)
@@ -251,23 +254,32 @@ class Trainer:
         grads = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
         self._update_metrics(x, y, y_pred, sw, loss)
-        return loss
+        return None
 
-    def test_step_fn(self, x: Any, y: Any, sw: Any) -> Tensor:
+    def test_step(self, data: Any) -> Any:
+        """Loss and metrics' update on one batch (``evaluate`` and validation)."""
+        x, y, sw = _unpack(data)
         y_pred = self(x, training=False)
         loss = self.compute_loss(x, y, y_pred, sw, training=False)
         self._update_metrics(x, y, y_pred, sw, loss)
-        return loss
+        return None
 
-    def predict_step_fn(self, x: Any) -> Any:
+    def predict_step(self, data: Any) -> Any:
+        x, _, _ = _unpack(data)
         return self(x, training=False)
+
+    def compute_metrics(self, x: Any, y: Any, y_pred: Any, sample_weight: Any = None) -> dict:
+        """Updates the compiled metrics and returns every metric's result (Keras 3)."""
+        for m in self.compiled_metrics:
+            m.update_state(y, y_pred, sample_weight=sample_weight)
+        return {m.name: m.result() for m in self.metrics}
 
     def _step(self, kind: str):
         """The step callable for ``kind``, under tf.function when enabled."""
         fn = self._step_fns.get(kind)
         if fn is not None:
             return fn
-        eager = {"train": self.train_step_fn, "test": self.test_step_fn, "predict": self.predict_step_fn}[kind]
+        eager = {"train": self.train_step, "test": self.test_step, "predict": self.predict_step}[kind]
         fn = eager
         if USE_TF_FUNCTION and not self.run_eagerly:
             try:
@@ -303,13 +315,24 @@ class Trainer:
         return run
 
     def _convert_batch(self, x: Any, y: Any, sw: Any) -> tuple:
+        """The batch as the ``data`` tuple a step gets: ``(x,)``, ``(x, y)`` or ``(x, y, sw)`` of tensors."""
         def conv(v):
             if v is None or isinstance(v, Tensor):
                 return v
             return convert_to_tensor(v)
 
-        return nest.map_structure(conv, x), (None if y is None else nest.map_structure(conv, y)), \
-            (None if sw is None else conv(sw))
+        data = (nest.map_structure(conv, x),)
+        if y is not None:
+            data += (nest.map_structure(conv, y),)
+            if sw is not None:
+                data += (conv(sw),)
+        return data
+
+    def _batch_logs(self, out: Any) -> dict:
+        """Logs after a step: what a custom step returned, else every metric's result."""
+        if isinstance(out, dict):
+            return {k: float(np.asarray(_to_numpy(v))) for k, v in out.items()}
+        return self._logs()
 
     def _update_metrics(self, x: Any, y: Any, y_pred: Any, sw: Any, loss: Tensor) -> None:
         # The loss is averaged over batches weighted by their size (Keras 3's loss tracker).
@@ -389,12 +412,12 @@ class Trainer:
             callbacks_.on_epoch_begin(epoch)
             for i, (xb, yb, swb) in enumerate(data.epoch()):
                 callbacks_.on_train_batch_begin(i)
-                step(*self._convert_batch(xb, yb, swb))
+                out = step(self._convert_batch(xb, yb, swb))
                 # reading the metrics costs a little per step: only when a callback looks at batch logs
-                callbacks_.on_train_batch_end(i, self._logs() if batch_logs else {})
+                callbacks_.on_train_batch_end(i, self._batch_logs(out) if batch_logs else {})
                 if self.stop_training:
                     break
-            logs = self._logs()
+            logs = self._batch_logs(out)
             epoch_logs = dict(logs)
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 vx, vy, vsw = _unpack(tuple(validation_data)) if isinstance(validation_data, (tuple, list)) \
@@ -422,9 +445,9 @@ class Trainer:
         batch_logs = _wants_batch_logs(cb.callbacks, "on_test_batch_end")
         for i, (xb, yb, swb) in enumerate(data.epoch()):
             cb.on_test_batch_begin(i)
-            step(*self._convert_batch(xb, yb, swb))
-            cb.on_test_batch_end(i, self._logs() if batch_logs else {})
-        logs = self._logs()
+            out = step(self._convert_batch(xb, yb, swb))
+            cb.on_test_batch_end(i, self._batch_logs(out) if batch_logs else {})
+        logs = self._batch_logs(out)
         cb.on_test_end(logs)
         if verbose and not _in_fit and (verbose == "auto" or int(verbose) > 0):
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
@@ -440,8 +463,7 @@ class Trainer:
         step = self._step("predict")
         outs = []
         for xb, _, _ in data.epoch():
-            xb, _, _ = self._convert_batch(xb, None, None)
-            outs.append(nest.map_structure(_to_numpy, step(xb)))
+            outs.append(nest.map_structure(_to_numpy, step(self._convert_batch(xb, None, None))))
         if not outs:
             raise ValueError("predict: no data (empty input or steps=0).")
         first = outs[0]
@@ -454,8 +476,7 @@ class Trainer:
                        return_dict: bool = False) -> Any:
         self._check_compiled("training/testing")
         self._reset_metrics()
-        self._step("train")(*self._convert_batch(x, y, sample_weight))
-        logs = self._logs()
+        logs = self._batch_logs(self._step("train")(self._convert_batch(x, y, sample_weight)))
         if return_dict:
             return logs
         values = [logs[m.name] for m in self.metrics]
