@@ -582,3 +582,32 @@ def test_compiled_source_frees_temporaries():
 
     src = f.get_concrete_function(tf.TensorSpec([3], tf.float32))._gf.compiled().source
     assert "del t0" in src
+
+
+def test_first_trace_that_creates_variables_is_traced_twice_as_tf():
+    class M(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = None
+
+        @tf.function
+        def __call__(self, x):
+            if self.v is None:
+                self.v = tf.Variable(2.0)
+            return self.v * x
+
+    m = M()
+    m(tf.constant(1.0))
+    m(tf.constant(2.0))
+    assert m.__call__.experimental_get_tracing_count() == 2  # TF 2.21 gives 2
+
+
+def test_unknown_rank_concrete_function_serves_later_calls():
+    @tf.function
+    def f(x):
+        return x
+
+    f.get_concrete_function(tf.TensorSpec(None, tf.float32))
+    f(tf.constant([[1.0]]))
+    f(tf.constant(1.0))
+    assert f.experimental_get_tracing_count() == 1

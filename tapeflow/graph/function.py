@@ -691,8 +691,7 @@ class Function:
         if cf.graph.variables and self._tracing_count == 1:
             # As TF: a first trace that created variables is traced again;
             # creating variables again then is an error (not a singleton).
-            cf = self._trace(args, kwargs, key, values)
-            self._tracing_count -= 1
+            cf = self._trace(args, kwargs, key, values)  # counted, as TF counts it
         return cf
 
     def _trace(self, args: tuple, kwargs: dict, key, values: list | None = None) -> ConcreteFunction:
