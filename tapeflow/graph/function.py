@@ -243,9 +243,11 @@ def replay(graph: FuncGraph, mapping: dict, side_effects: bool = True) -> dict:
                               "AssignSubVariableOp": "assign_sub"}[op.type])(ins[0], read_value=False)
             outs = []
         elif op.type == "PrintV2":
-            if side_effects:
-                op.attrs["print_fn"](*[np.asarray(x._value) for x in ins]) if state.graph is None else \
-                    state.graph._new_op(None, "PrintV2", ins, op.attrs, [])
+            if side_effects and state.graph is None:
+                op.attrs["print_fn"](*[np.asarray(x._value) for x in ins])
+            elif side_effects:
+                g = state.graph
+                g._new_op(None, "PrintV2", tuple(g._own(x) for x in ins), op.attrs, [])
             outs = []
         else:
             raise NotImplementedError(f"Cannot replay graph node type {op.type!r}.")
