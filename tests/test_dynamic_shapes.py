@@ -465,3 +465,19 @@ def test_batching_rule_matches_per_row(name, recwarn):
     rows = np.stack([fn(phys[i]).numpy() for i in range(5)])
     np.testing.assert_allclose(got, rows)
     assert not [w for w in recwarn if "no batching rule" in str(w.message)]
+
+
+def test_range_with_a_run_time_bound():
+    seen = {}
+
+    def f(x):
+        r = tf.range(tf.shape(x)[0])
+        r2 = tf.range(1, tf.shape(x)[0], 2)
+        r3 = tf.range(tf.cast(tf.shape(x)[0], tf.float32))
+        seen.update(r=(r.shape.as_list(), r.dtype), r3=r3.dtype)
+        return r, r2, r3
+
+    r, r2, r3 = _traced(f, _spec(None))(tf.ones([5], F64))
+    assert seen == {"r": ([None], tf.int32), "r3": tf.float32}
+    assert r.numpy().tolist() == [0, 1, 2, 3, 4] and r2.numpy().tolist() == [1, 3]
+    assert r3.numpy().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0] and r3.dtype == tf.float32

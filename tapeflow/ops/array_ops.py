@@ -811,7 +811,12 @@ def range_(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, nam
     """As ``tf.range``: ints give int32, floats float32 (unless ``dtype``)."""
     if limit is None:
         start, limit = 0, start
-    vals = [v.numpy() if isinstance(v, Tensor) else v for v in (start, limit, delta)]
+    try:
+        vals = [v.numpy() if isinstance(v, Tensor) else v for v in (start, limit, delta)]
+    except AttributeError:
+        if _symbolic_dims((start, limit, delta)):  # bounds known only at run time (graph)
+            return _dyn().range_dynamic(start, limit, delta, dtype)
+        raise
     if dtype is None:
         # Python numbers follow TF's defaults; NumPy values and tensors keep theirs.
         kinds = [np.asarray(v).dtype if isinstance(v, (np.ndarray, np.generic))

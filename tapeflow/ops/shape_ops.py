@@ -34,7 +34,7 @@ from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
 __all__ = [
     "shape", "shape_n", "size", "rank", "shape_of", "dynamic_reshape", "dynamic_broadcast_to", "dynamic_fill",
     "dynamic_tile", "dynamic_split", "sum_to_shape", "strided_slice_grad", "shape_vector", "is_symbolic",
-    "reshape_keeping",
+    "reshape_keeping", "range_dynamic", "partial_value",
 ]
 
 _INT_NP = (np.dtype(np.int32), np.dtype(np.int64))
@@ -538,6 +538,41 @@ def _dyn_slice_grad_grad(op, g):
 def strided_slice_grad(dy: Tensor, x: Tensor, static: tuple, spec: tuple) -> Tensor:
     """Scatters ``dy`` into zeros shaped like ``x`` (at run time) at ``spec``."""
     return execute(DYNAMIC_SLICE_GRAD, (dy, shape_of(x)), {"spec": spec, "static": tuple(static)})
+
+
+# ----------------------------------------------------------------------------
+# Range with bounds known only at run time
+# ----------------------------------------------------------------------------
+
+def _range_kernel(start, limit, delta):
+    if delta == 0:
+        raise _err("Range", "Requires delta != 0")
+    if (delta > 0 and start > limit) or (delta < 0 and start < limit):
+        raise _err("Range", f"Requires start <= limit when delta > 0: {start}/{limit}" if delta > 0 else
+                   f"Requires start >= limit when delta < 0: {start}/{limit}")
+    return np.arange(start, limit, delta).astype(np.result_type(start, limit, delta), copy=False)
+
+
+RANGE = defop("Range", _range_kernel, shape=lambda specs: [((None,), specs[0][1])])
+NotDifferentiable("Range")
+
+
+def range_dynamic(start: Any, limit: Any, delta: Any, dtype: Any = None) -> Tensor:
+    """``tf.range`` with a bound that is a graph tensor (e.g. ``tf.shape(x)[0]``)."""
+    tensors = [v for v in (start, limit, delta) if isinstance(v, Tensor)]
+    if dtype is not None:
+        dt = dtypes.as_dtype(dtype)
+    elif any(v.dtype.is_floating for v in tensors) or any(isinstance(v, float) for v in (start, limit, delta)):
+        dt = next((v.dtype for v in tensors if v.dtype.is_floating), dtypes.float32)
+    else:
+        dt = max((v.dtype for v in tensors), key=lambda d: d.size)
+    args = []
+    for v in (start, limit, delta):
+        v = v if isinstance(v, Tensor) else _wrap(np.asarray(v, dtype=dt._np))
+        if v._shape_tuple() != ():
+            raise _err("Range", f"start, limit and delta must be scalars, got shape {list(v._shape_tuple())}")
+        args.append(v if v.dtype is dt else math_ops.cast(v, dt))
+    return execute(RANGE, tuple(args))
 
 
 # ----------------------------------------------------------------------------
