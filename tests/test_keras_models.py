@@ -409,3 +409,32 @@ def test_custom_train_step_override_drives_fit():
     assert set(h.history) == {"loss", "mae", "double"}
     assert h.history["double"] == pytest.approx([2 * v for v in h.history["loss"]])
     assert h.history["loss"][1] < h.history["loss"][0]
+
+
+def test_weight_regularizers_enter_the_loss_as_in_tf():
+    r = np.random.default_rng(0)
+    x = r.random((40, 5)).astype("float32")
+    y = r.random((40, 1)).astype("float32")
+    m = K.Sequential([K.Input((5,)), L.Dense(4, activation="tanh", kernel_regularizer=K.regularizers.L2(0.05),
+                                             bias_regularizer="l1"),
+                      L.Dense(1, kernel_regularizer=K.regularizers.L1L2(l1=0.01, l2=0.02))])
+    rr = np.random.default_rng(1)
+    m.set_weights([rr.normal(0, 0.5, w.shape).astype("float32") for w in m.get_weights()])
+    # TF 2.21 / Keras 3.15 on the same program:
+    np.testing.assert_allclose([float(v) for v in m.losses], [0.083632, 0.012923, 0.081624], atol=1e-6)
+    m.compile(optimizer=K.optimizers.SGD(0.1), loss="mse")
+    h = m.fit(x, y, batch_size=10, epochs=3, shuffle=False, verbose=0)
+    np.testing.assert_allclose(h.history["loss"], [0.541748, 0.248929, 0.230894], atol=1e-6)
+    assert m.evaluate(x, y, verbose=0) == pytest.approx(0.221551, abs=1e-6)
+
+
+def test_add_loss_values_belong_to_one_forward_pass():
+    class Penalized(L.Layer):
+        def call(self, x):
+            self.add_loss(tf.reduce_sum(x))
+            return x
+
+    m = K.Sequential([Penalized(), L.Dense(1)])
+    m(np.ones((1, 2), np.float32))
+    m(np.ones((1, 2), np.float32))
+    assert len(m.losses) == 1 and float(m.losses[0]) == 2.0

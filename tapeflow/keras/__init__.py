@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import importlib as _importlib
 
-from tapeflow.keras import activations, callbacks, initializers, layers, losses, metrics
+from tapeflow.keras import activations, callbacks, initializers, layers, losses, metrics, regularizers
 from tapeflow.keras.layers import Input, Layer
 from tapeflow.keras.models import Model, Sequential
 
 __all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metrics", "optimizers", "models",
-           "utils", "backend", "Input", "Layer", "Model", "Sequential"]
+           "regularizers", "utils", "backend", "Input", "Layer", "Model", "Sequential"]
 
 
 def __getattr__(name: str):

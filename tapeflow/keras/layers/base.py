@@ -49,6 +49,7 @@ def to_snake_case(name: str) -> str:
 class _CallContext(threading.local):
     def __init__(self) -> None:
         self.training = None  # the training flag of the outermost call, passed down
+        self.depth = 0  # nesting of layer calls (0: outside any layer)
 
 
 _ctx = _CallContext()
@@ -166,7 +167,8 @@ class Layer(Module):
         self._trainable = trainable
         self.built = False
         self._autocast = autocast and type(self)._autocast
-        self._losses: list = []
+        self._losses: list = []  # add_loss() values of the current outermost call
+        self._regularizers: list = []  # (variable, regularizer) pairs from add_weight
         self._inbound_nodes: list[Node] = []
         self.input_spec = None
         if input_dim is not None and input_shape is None:
@@ -227,8 +229,6 @@ class Layer(Module):
         """Creates a weight ``tf.Variable`` owned by this layer (Keras 3's
         ``add_weight``: ``shape`` first; float weights default to GlorotUniform,
         others to zeros)."""
-        if regularizer is not None:
-            raise NotImplementedError("weight regularizers are not implemented in tapeflow's Keras yet")
         shape = () if shape is None else tuple(int(d) for d in shape)
         dtype = dtypes.as_dtype(dtype or self._dtype)
         if initializer is None:
@@ -241,6 +241,10 @@ class Layer(Module):
         var._name = var._keras_name  # Keras 3 names weights "kernel", "bias" ...; the full path is .path
         var.path = f"{self._name}/{var._keras_name}"
         (self._own_trainable if trainable else self._own_non_trainable).append(var)
+        if regularizer is not None:
+            from tapeflow.keras import regularizers
+
+            self._regularizers.append((var, regularizers.get(regularizer)))
         return var
 
     def _sublayers(self) -> list:
@@ -324,13 +328,21 @@ class Layer(Module):
 
     @property
     def losses(self) -> list:
-        out = list(self._losses)
+        """``add_loss`` values of the last call plus the weight regularization
+        penalties (recomputed from the current weights), this layer's first."""
+        out = list(self._losses) + [reg(v) for v, reg in self._regularizers]
         for layer in self._sublayers():
             out.extend(layer.losses)
         return out
 
     def add_loss(self, loss: Any) -> None:
+        """Adds a loss tensor (from ``call``) that ``fit`` adds to the training loss."""
         self._losses.append(loss)
+
+    def _clear_losses(self) -> None:
+        self._losses = []
+        for layer in self._sublayers():
+            layer._clear_losses()
 
     # -- build / call ---------------------------------------------------------
     def build(self, input_shape: Any = None) -> None:
@@ -387,6 +399,10 @@ class Layer(Module):
             kwargs.pop("training", None)
         previous = _ctx.training
         _ctx.training = training
+        outermost = _ctx.depth == 0
+        _ctx.depth += 1
+        if outermost:
+            self._clear_losses()  # add_loss() values belong to one forward pass, as in Keras
         try:
             if self.built:
                 return self.call(*args, **kwargs)
@@ -399,6 +415,7 @@ class Layer(Module):
             return out
         finally:
             _ctx.training = previous
+            _ctx.depth -= 1
 
     # -- the symbolic (functional) path -------------------------------------------
     def _symbolic_outputs(self, args: tuple, kwargs: dict) -> Any:

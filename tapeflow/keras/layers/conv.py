@@ -46,8 +46,9 @@ class Conv2D(Layer):
         _channels_last(data_format)
         if groups != 1:
             raise NotImplementedError("Conv2D(groups > 1) is not implemented in tapeflow")
-        if kernel_regularizer is not None or bias_regularizer is not None:
-            raise NotImplementedError("Conv2D: kernel/bias regularizers are not implemented in tapeflow")
+        if activity_regularizer is not None:
+            raise NotImplementedError("Conv2D: activity_regularizer is not implemented in tapeflow")
+        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
         self.filters = int(filters)
         self.kernel_size = _pair(kernel_size, "kernel_size")
         self.strides = _pair(strides, "strides")
@@ -65,9 +66,11 @@ class Conv2D(Layer):
                              f"found ndim={len(input_shape)}. Full shape received: {tuple(input_shape)}")
         cin = input_shape[-1]
         self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (cin, self.filters),
-                                      initializer=self.kernel_initializer, constraint=self.kernel_constraint)
+                                      initializer=self.kernel_initializer, constraint=self.kernel_constraint,
+                                      regularizer=self.kernel_regularizer)
         self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
+                                    constraint=self.bias_constraint, regularizer=self.bias_regularizer) \
+            if self.use_bias else None
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:

@@ -36,8 +36,9 @@ class Dense(Layer):
         if not isinstance(units, (int, np.integer)) or units <= 0:
             raise ValueError(f"Received an invalid value for `units`, expected a positive integer. "
                              f"Received: units={units}")
-        if kernel_regularizer is not None or bias_regularizer is not None or lora_rank is not None:
-            raise NotImplementedError("Dense: kernel/bias regularizers and LoRA are not implemented in tapeflow")
+        if activity_regularizer is not None or lora_rank is not None:
+            raise NotImplementedError("Dense: activity_regularizer and LoRA are not implemented in tapeflow")
+        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
         self.units = int(units)
         self.activation = activations.get(activation)
         self.use_bias = use_bias
@@ -51,9 +52,10 @@ class Dense(Layer):
             raise ValueError(f"Dense layer '{self.name}': the last dimension of the inputs must be known, "
                              f"got input shape {input_shape}.")
         self.kernel = self.add_weight(name="kernel", shape=(in_dim, self.units), initializer=self.kernel_initializer,
-                                      constraint=self.kernel_constraint)
+                                      constraint=self.kernel_constraint, regularizer=self.kernel_regularizer)
         self.bias = self.add_weight(name="bias", shape=(self.units,), initializer=self.bias_initializer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
+                                    constraint=self.bias_constraint,
+                                    regularizer=self.bias_regularizer) if self.use_bias else None
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:
@@ -168,8 +170,7 @@ class Embedding(Layer):
                  **kwargs: Any) -> None:
         kwargs.pop("input_length", None)
         super().__init__(**kwargs)
-        if embeddings_regularizer is not None:
-            raise NotImplementedError("Embedding: embeddings_regularizer is not implemented in tapeflow")
+        self.embeddings_regularizer = embeddings_regularizer
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_constraint = embeddings_constraint
@@ -178,7 +179,8 @@ class Embedding(Layer):
     def build(self, input_shape: Any = None) -> None:
         self.embeddings = self.add_weight(name="embeddings", shape=(self.input_dim, self.output_dim),
                                           initializer=self.embeddings_initializer,
-                                          constraint=self.embeddings_constraint)
+                                          constraint=self.embeddings_constraint,
+                                          regularizer=self.embeddings_regularizer)
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:

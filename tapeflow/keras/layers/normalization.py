@@ -35,8 +35,7 @@ class BatchNormalization(Layer):
                  beta_regularizer: Any = None, gamma_regularizer: Any = None, beta_constraint: Any = None,
                  gamma_constraint: Any = None, synchronized: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if beta_regularizer is not None or gamma_regularizer is not None:
-            raise NotImplementedError("BatchNormalization: regularizers are not implemented in tapeflow")
+        self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
         self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
         self.center, self.scale = center, scale
         self.beta_initializer = initializers.get(beta_initializer)
@@ -54,8 +53,10 @@ class BatchNormalization(Layer):
                              f"must be known.")
         # broadcast shape of the parameters against the input
         self._bshape = tuple(input_shape[i] if i in self._feature_axes else 1 for i in range(ndim))
-        self.gamma = self.add_weight(shape, self.gamma_initializer, name="gamma") if self.scale else None
-        self.beta = self.add_weight(shape, self.beta_initializer, name="beta") if self.center else None
+        self.gamma = self.add_weight(shape, self.gamma_initializer, name="gamma",
+                                     regularizer=getattr(self, "gamma_regularizer", None)) if self.scale else None
+        self.beta = self.add_weight(shape, self.beta_initializer, name="beta",
+                                    regularizer=getattr(self, "beta_regularizer", None)) if self.center else None
         self.moving_mean = self.add_weight(name="moving_mean", shape=shape, initializer=self.moving_mean_initializer,
                                            trainable=False)
         self.moving_variance = self.add_weight(name="moving_variance", shape=shape,
@@ -97,6 +98,7 @@ class LayerNormalization(Layer):
         if rms_scaling:
             raise NotImplementedError("LayerNormalization(rms_scaling=True) is not implemented in tapeflow")
         self.axis, self.epsilon, self.center, self.scale = axis, float(epsilon), center, scale
+        self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
         self.beta_initializer = initializers.get(beta_initializer)
         self.gamma_initializer = initializers.get(gamma_initializer)
 
@@ -105,8 +107,10 @@ class LayerNormalization(Layer):
         self._axes = _axes(self.axis, ndim)
         shape = tuple(input_shape[a] for a in self._axes)
         self._bshape = tuple(input_shape[i] if i in self._axes else 1 for i in range(ndim))
-        self.gamma = self.add_weight(shape, self.gamma_initializer, name="gamma") if self.scale else None
-        self.beta = self.add_weight(shape, self.beta_initializer, name="beta") if self.center else None
+        self.gamma = self.add_weight(shape, self.gamma_initializer, name="gamma",
+                                     regularizer=getattr(self, "gamma_regularizer", None)) if self.scale else None
+        self.beta = self.add_weight(shape, self.beta_initializer, name="beta",
+                                    regularizer=getattr(self, "beta_regularizer", None)) if self.center else None
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:
