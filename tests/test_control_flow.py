@@ -214,3 +214,44 @@ def test_cond_graph_text_shows_branches():
         "  return (%1)\n"
         "}"
     )
+
+
+def test_nested_function_cond_in_while_gradients_match_eager():
+    v = tf.Variable(1.5)
+
+    @tf.function
+    def inner(x):
+        return tf.sin(x * v)
+
+    @tf.function
+    def outer(x):
+        with tf.GradientTape(persistent=True) as t:
+            t.watch(x)
+
+            def body(i, a):
+                return i + 1, tf.cond(a > 0.5, lambda: inner(a) * 2.0, lambda: a + v)
+
+            _, y = tf.while_loop(lambda i, a: i < 4, body, [0, x])
+        return y, t.gradient(y, x), t.gradient(y, v)
+
+    def eager(x):
+        with tf.GradientTape(persistent=True) as t:
+            t.watch(x)
+            a = x
+            for _ in range(4):
+                a = tf.sin(a * v) * 2.0 if float(a) > 0.5 else a + v
+        return a, t.gradient(a, x), t.gradient(a, v)
+
+    for x0 in (0.3, 0.9, -1.0):
+        got, want = outer(tf.constant(x0)), eager(tf.constant(x0))
+        np.testing.assert_array_equal([g.numpy() for g in got], [w.numpy() for w in want])
+
+
+def test_hessians_through_cond():
+    @tf.function
+    def h(x):
+        y = tf.cond(tf.reduce_sum(x) > 0, lambda: tf.reduce_sum(x ** 3), lambda: tf.reduce_sum(x ** 2))
+        return tf.hessians(y, x)[0]
+
+    np.testing.assert_array_equal(h(tf.constant([1.0, 2.0])).numpy(), [[6.0, 0.0], [0.0, 12.0]])
+    np.testing.assert_array_equal(h(tf.constant([-1.0, -2.0])).numpy(), [[2.0, 0.0], [0.0, 2.0]])
