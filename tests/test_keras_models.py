@@ -438,3 +438,37 @@ def test_add_loss_values_belong_to_one_forward_pass():
     m(np.ones((1, 2), np.float32))
     m(np.ones((1, 2), np.float32))
     assert len(m.losses) == 1 and float(m.losses[0]) == 2.0
+
+
+def test_class_weight_weights_the_loss_not_the_metrics_as_in_tf():
+    r = np.random.default_rng(0)
+    x = r.random((30, 4)).astype("float32")
+    y = r.integers(0, 3, 30)
+    m = K.Sequential([K.Input((4,)), L.Dense(3)])
+    m.set_weights([np.random.default_rng(1).normal(0, 0.5, w.shape).astype("float32") for w in m.get_weights()])
+    m.compile(optimizer=K.optimizers.SGD(0.1), loss=K.losses.SparseCategoricalCrossentropy(from_logits=True),
+              metrics=["accuracy"])
+    h = m.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0, class_weight={0: 1.0, 1: 3.0, 2: 0.5},
+              validation_data=tf.data.Dataset.from_tensor_slices((x, y)).batch(8))
+    want = {"accuracy": [0.266667, 0.266667], "loss": [1.514634, 1.429015], "val_accuracy": [0.266667, 0.266667],
+            "val_loss": [1.308795, 1.291581]}  # TF 2.21 / Keras 3.15
+    for k, v in want.items():
+        np.testing.assert_allclose(h.history[k], v, atol=1e-6, err_msg=k)
+    with pytest.raises(ValueError, match="no entry for class"):
+        m.fit(x, y, verbose=0, class_weight={0: 1.0})
+
+
+def test_weighted_metrics_see_the_class_weights():
+    r = np.random.default_rng(0)
+    x = r.random((30, 4)).astype("float32")
+    y = r.integers(0, 3, 30)
+    m = K.Sequential([K.Input((4,)), L.Dense(3)])
+    m.set_weights([np.random.default_rng(1).normal(0, 0.5, w.shape).astype("float32") for w in m.get_weights()])
+    m.compile(optimizer=K.optimizers.SGD(0.1), loss=K.losses.SparseCategoricalCrossentropy(from_logits=True),
+              metrics=["accuracy"], weighted_metrics=["accuracy"])
+    h = m.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0, class_weight={0: 1.0, 1: 3.0, 2: 0.5},
+              validation_data=(x, y))
+    assert list(h.history) == ["accuracy", "loss", "val_accuracy", "val_loss", "val_weighted_accuracy",
+                               "weighted_accuracy"]  # as TF 2.21 / Keras 3.15
+    np.testing.assert_allclose(h.history["weighted_accuracy"], [0.578313, 0.578313], atol=1e-6)
+    np.testing.assert_allclose(h.history["accuracy"], [0.266667, 0.266667], atol=1e-6)

@@ -199,8 +199,8 @@ class Trainer:
         or name) and the metrics for ``fit``/``evaluate``."""
         from tapeflow.keras import optimizers
 
-        if loss_weights is not None or weighted_metrics is not None:
-            raise NotImplementedError("compile(loss_weights=..., weighted_metrics=...) is not implemented in tapeflow")
+        if loss_weights is not None:
+            raise NotImplementedError("compile(loss_weights=...) (multi-output models) is not implemented in tapeflow")
         self.optimizer = optimizers.get(optimizer)
         self.loss = loss
         self._loss_fn = losses_mod.get(loss) if not isinstance(loss, (list, dict)) else None
@@ -210,6 +210,12 @@ class Trainer:
         if isinstance(metrics, dict):
             raise NotImplementedError("compile(metrics=<dict>) is not implemented; pass a list")
         self.compiled_metrics = [_resolve_metric(m, loss) for m in metrics]
+        # weighted_metrics see the sample (and class) weights; a name used by both gets a "weighted_" prefix
+        self._weighted_metrics = [_resolve_metric(m, loss) for m in (weighted_metrics or [])]
+        names = {m.name for m in self.compiled_metrics}
+        for m in self._weighted_metrics:
+            if m.name in names:
+                m.name = "weighted_" + m.name
         self.run_eagerly = run_eagerly
         self._loss_tracker = metrics_mod.Mean(name="loss")
         self._compiled = True
@@ -218,7 +224,8 @@ class Trainer:
 
     @property
     def metrics(self) -> list:
-        return ([self._loss_tracker] if self._compiled else []) + list(self.compiled_metrics)
+        return ([self._loss_tracker] if self._compiled else []) + list(self.compiled_metrics) + \
+            list(getattr(self, "_weighted_metrics", []))
 
     @property
     def metrics_names(self) -> list:
@@ -271,6 +278,8 @@ class Trainer:
     def compute_metrics(self, x: Any, y: Any, y_pred: Any, sample_weight: Any = None) -> dict:
         """Updates the compiled metrics and returns every metric's result (Keras 3)."""
         for m in self.compiled_metrics:
+            m.update_state(y, y_pred)
+        for m in self._weighted_metrics:
             m.update_state(y, y_pred, sample_weight=sample_weight)
         return {m.name: m.result() for m in self.metrics}
 
@@ -342,6 +351,8 @@ class Trainer:
         self._loss_tracker.update_state(loss, sample_weight=batch_size)
         if y is not None:
             for m in self.compiled_metrics:
+                m.update_state(y, y_pred)  # compile(metrics=...) are unweighted in Keras 3 (weighted_metrics are not)
+            for m in self._weighted_metrics:
                 m.update_state(y, y_pred, sample_weight=sw)
 
     def _logs(self) -> dict:
@@ -377,7 +388,10 @@ class Trainer:
         """Trains for ``epochs`` epochs; returns a ``History`` (``history.history["loss"]`` ...)."""
         self._check_compiled("training/testing")
         if class_weight is not None:
-            raise NotImplementedError("fit(class_weight=...) is not implemented in tapeflow; pass sample_weight")
+            if _is_dataset(x):
+                raise NotImplementedError("fit(class_weight=...) with a dataset is not implemented in tapeflow; "
+                                          "yield (x, y, sample_weight) from the dataset instead")
+            sample_weight = _class_weights_to_sample_weights(y, class_weight, sample_weight)
         if validation_split and validation_data is None:
             if _is_dataset(x):
                 raise ValueError("`validation_split` is only supported for arrays, not datasets.")
@@ -425,6 +439,7 @@ class Trainer:
                 val = self.evaluate(vx, vy, batch_size=validation_batch_size or batch_size, sample_weight=vsw,
                                     steps=validation_steps, verbose=0, return_dict=True, _in_fit=True)
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
+                epoch_logs = dict(sorted(epoch_logs.items()))  # Keras 3 orders all keys by name
             callbacks_.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
                 break
@@ -515,6 +530,21 @@ class Trainer:
             raise ValueError(f"load_weights: model '{self.name}' has no weights yet; build it first (call it on a "
                              f"batch, or start it with tf.keras.Input) so the weights exist.")
         return checkpoint.load_weights(self, filepath, skip_mismatch=skip_mismatch)
+
+
+def _class_weights_to_sample_weights(y: Any, class_weight: dict, sample_weight: Any) -> np.ndarray:
+    """Per-sample weights ``class_weight[label]`` (labels: integers, or one-hot rows), times any sample weights."""
+    labels = np.asarray(_to_numpy(y))
+    if labels.ndim > 1 and labels.shape[-1] > 1:
+        labels = labels.argmax(-1)
+    labels = labels.reshape(len(labels), -1)[:, 0].astype(np.int64)
+    missing = sorted(set(np.unique(labels).tolist()) - set(int(k) for k in class_weight))
+    if missing:
+        raise ValueError(f"class_weight has no entry for class(es) {missing}; give every class a weight.")
+    weights = np.asarray([class_weight[int(c)] for c in labels], np.float32)
+    if sample_weight is not None:
+        weights = weights * np.asarray(_to_numpy(sample_weight), np.float32).reshape(len(weights))
+    return weights
 
 
 def _wants_batch_logs(callbacks: list, hook: str) -> bool:
