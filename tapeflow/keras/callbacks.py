@@ -160,7 +160,9 @@ class EarlyStopping(Callback):
 class ModelCheckpoint(Callback):
     """Saves the model's weights (``save_weights``) after each epoch, or only
     when ``monitor`` improves (``save_best_only``). ``filepath`` may contain
-    ``{epoch}`` and log keys (``"ckpt-{epoch:02d}-{val_loss:.2f}.weights.h5"``)."""
+    ``{epoch}`` and log keys (``"ckpt-{epoch:02d}-{val_loss:.2f}.weights.h5"``).
+    tapeflow always writes the weights (safetensors; ``model.save``'s whole-model
+    archive is not implemented), whatever ``save_weights_only`` says."""
 
     def __init__(self, filepath: str, monitor: str = "val_loss", verbose: int = 0, save_best_only: bool = False,
                  save_weights_only: bool = False, mode: str = "auto", save_freq: Any = "epoch",

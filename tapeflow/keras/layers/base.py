@@ -150,12 +150,10 @@ class Layer(Module):
     def __init__(self, trainable: bool = True, name: str | None = None, dtype: Any = None, autocast: bool = True,
                  input_shape: Any = None, input_dim: int | None = None, batch_size: int | None = None,
                  **kwargs: Any) -> None:
-        for k in ("activity_regularizer", "input_dtype", "batch_input_shape"):
-            if k in kwargs and kwargs[k] is not None and k != "batch_input_shape":
+        for k in ("activity_regularizer", "input_dtype"):
+            if kwargs.pop(k, None) is not None:
                 raise NotImplementedError(f"tapeflow's Keras layers do not support `{k}` yet")
         batch_input_shape = kwargs.pop("batch_input_shape", None)
-        kwargs.pop("activity_regularizer", None)
-        kwargs.pop("input_dtype", None)
         if kwargs:
             raise TypeError(f"Unrecognized keyword arguments passed to {type(self).__name__}: {kwargs}")
         object.__setattr__(self, "_layers", [])
