@@ -122,7 +122,7 @@ def _traced_rule(name, fn, in_shapes):
         return fn
     from tapeflow.ops import shapes
 
-    if registry.get_op(name).shape not in (shapes.broadcast, shapes.broadcast_bool):
+    if registry.get_op(name).shape not in (shapes.broadcast, shapes.broadcast_bool) or not _may_broadcast(in_shapes):
         return fn
     rule = _TRACED_RULES.get(fn)
     if rule is None:
@@ -131,6 +131,20 @@ def _traced_rule(name, fn, in_shapes):
 
 
 _TRACED_RULES: dict = {}
+
+
+def _may_broadcast(in_shapes) -> bool:
+    """Whether some input has an unknown dim that another input's dim
+    (unknown, or known and not 1) may broadcast it along at run time."""
+    if any(s is None for s in in_shapes):
+        return True
+    n = max(len(s) for s in in_shapes)
+    padded = [(1,) * (n - len(s)) + tuple(s) for s in in_shapes]
+    for j in range(n):
+        col = [s[j] for s in padded]
+        if None in col and sum(1 for d in col if d != 1) > 1:
+            return True
+    return False
 
 
 def _sum_to_inputs(fn):
@@ -142,7 +156,7 @@ def _sum_to_inputs(fn):
         out = [out] if single else list(out)
         for i, g in enumerate(out):
             s = op.input_shapes[i] if i < len(op.input_shapes) else ()
-            if isinstance(g, Tensor) and (s is None or None in s) and op.inputs is not None:
+            if isinstance(g, Tensor) and (s is None or None in s) and op.inputs is not None and g._shape_tuple() == s:
                 out[i] = shape_ops.sum_to_shape(g, shape_ops.shape_of(op.inputs[i]), static=s)
         return out[0] if single else out
 
@@ -201,10 +215,11 @@ def unbroadcast(grad, shape: tuple, like=None):
     gshape = grad._shape_tuple()
     if gshape == shape:
         return grad
-    if shape is None or gshape is None or None in shape or None in gshape:
+    if shape is None or gshape is None or None in shape:
         return _unbroadcast_dynamic(grad, shape, like)
+    # (A known target is reached statically even if the gradient has None dims.)
     lead = len(gshape) - len(shape)
-    if lead < 0 or any(g != s and s != 1 for g, s in zip(gshape[lead:], shape)):
+    if lead < 0 or any(g != s and s != 1 and g is not None for g, s in zip(gshape[lead:], shape)):
         # A rule returned something smaller (e.g. a scalar): broadcast it up.
         return array_ops.broadcast_to(grad, shape)
     axes = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1]

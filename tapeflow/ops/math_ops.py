@@ -910,28 +910,27 @@ MEAN = defop("Mean", _mean_kernel, shape=_reduce_shape)
 def _mean_grad(op, g):
     in_shape = op.input_shapes[0]
     axis = op.get_attr("axis")
-    if in_shape is None or None in in_shape:  # traced with unknown dims: count at run time
+    if in_shape is None or None in in_shape and any(
+            in_shape[i] is None for i in (range(len(in_shape)) if axis is None else axis)):
+        # Traced with unknown reduced dims: count them at run time.
         from tapeflow.ops import shape_ops
 
         sx = shape_ops.shape_of(op.inputs[0])
-        axes = range(len(in_shape)) if axis is None else axis
-        count = reduce_prod(stack_ints([sx[i] for i in axes]))
-        count = cast(maximum(count, 1), g.dtype)
+        axes = range(shape_ops._rank_of(op.inputs[0], "Mean gradient")) if axis is None else axis
+        known = int(np.prod([in_shape[i] for i in axes if in_shape[i] is not None], dtype=np.int64))
+        count = None
+        for i in axes:  # an empty input has an empty gradient: no max(count, 1) needed
+            if in_shape[i] is None:
+                count = sx[i] if count is None else multiply(count, sx[i])
+        count = cast(count, g.dtype)
+        if known != 1:
+            count = multiply(count, convert_to_tensor(known, dtype=g.dtype))
         return divide_(_broadcast_back(op, g), count)
     count = 1
     for i, d in enumerate(in_shape):
         if axis is None or i in axis:
             count *= d
     return divide_(_broadcast_back(op, g), max(count, 1))
-
-
-def stack_ints(items: list) -> Tensor:
-    """Scalar int tensors as one vector (an empty list gives ``[]``)."""
-    from tapeflow.ops import array_ops
-
-    if not items:
-        return convert_to_tensor(np.zeros((0,), np.int32))
-    return array_ops.stack(items)
 
 
 def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
