@@ -481,3 +481,31 @@ def test_range_with_a_run_time_bound():
     assert seen == {"r": ([None], tf.int32), "r3": tf.float32}
     assert r.numpy().tolist() == [0, 1, 2, 3, 4] and r2.numpy().tolist() == [1, 3]
     assert r3.numpy().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0] and r3.dtype == tf.float32
+
+
+def test_outer_tape_through_a_function_with_unknown_batch():
+    f = _traced(lambda x: tf.reduce_sum(tf.reduce_max(x, 1) ** 2) + tf.reduce_sum(tf.sin(x + _B)), _spec(None, 3))
+    x = tf.constant(np.random.default_rng(4).uniform(size=(4, 3)))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    with tf.GradientTape() as tape2:
+        tape2.watch(x)
+        y2 = f.python_function(x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), tape2.gradient(y2, x).numpy(), rtol=1e-12)
+
+
+@pytest.mark.xfail(strict=True, raises=InvalidArgumentError, reason=(
+    "the backward function of a tf.function call is built by tapeflow/graph/gradients.py graph_records, which "
+    "uses spec.fn instead of backprop.traced_rule, so (None, 2) * (None, 2) broadcasting 1 vs n at run time "
+    "is not summed back"))
+def test_outer_tape_through_a_function_where_equal_unknown_dims_broadcast():
+    f = _traced(lambda x: tf.reduce_sum(x[:, 1:] * x[:1, :2]), _spec(None, 3))
+    x = tf.constant(np.random.default_rng(4).uniform(size=(4, 3)))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    with tf.GradientTape() as tape2:
+        tape2.watch(x)
+        y2 = f.python_function(x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), tape2.gradient(y2, x).numpy(), rtol=1e-12)

@@ -107,11 +107,11 @@ def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | No
         inputs if spec.save_inputs or traced else None,
         outputs if spec.save_outputs or traced else None,
         in_shapes, in_dtypes, out_shapes, out_dtypes,
-        spec.fn if not traced or len(inputs) < 2 else _traced_rule(name, spec.fn, in_shapes),
+        spec.fn if not traced or len(inputs) < 2 else traced_rule(name, spec.fn, in_shapes),
     )
 
 
-def _traced_rule(name, fn, in_shapes):
+def traced_rule(name, fn, in_shapes):
     """The rule of a broadcasting op traced with unknown dims: equal static
     shapes such as (None, 3) and (None, 3) may still broadcast (1 vs n) at
     run time, so each gradient is summed to its input's run-time shape."""
