@@ -51,6 +51,7 @@ from tapeflow.graph.function import TensorSpec, function, print_ as print  # noq
 from tapeflow.graph.gradients import gradients, hessians  # noqa: E402
 from tapeflow.graph.control_flow import cond, switch_case, while_loop  # noqa: E402
 from tapeflow.graph import autograph  # noqa: E402
+from tapeflow.graph.tensor_array import TensorArray  # noqa: E402
 
 # tf.linalg norms and clipping at the top level (linalg/random helper).
 from tapeflow.ops.linalg_ops import (  # noqa: E402

@@ -255,3 +255,56 @@ def test_hessians_through_cond():
 
     np.testing.assert_array_equal(h(tf.constant([1.0, 2.0])).numpy(), [[6.0, 0.0], [0.0, 12.0]])
     np.testing.assert_array_equal(h(tf.constant([-1.0, -2.0])).numpy(), [[2.0, 0.0], [0.0, 2.0]])
+
+
+# -- tf.TensorArray ------------------------------------------------------------
+
+def test_tensor_array_eager_and_errors():
+    ta = tf.TensorArray(tf.float32, size=3)
+    for i in range(3):
+        ta = ta.write(i, tf.constant(float(i)))
+    np.testing.assert_array_equal(ta.stack().numpy(), [0.0, 1.0, 2.0])
+    assert ta.read(1).numpy() == 1.0 and ta.size().numpy() == 3
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        ta.write(5, 1.0)
+    np.testing.assert_array_equal(tf.TensorArray(tf.float32, size=2).unstack([[1.0], [2.0]]).read(1).numpy(), [2.0])
+
+
+def test_tensor_array_in_autograph_loop_with_gradient():
+    @tf.function
+    def rnn(xs, h0, w):
+        with tf.GradientTape() as t:
+            t.watch(w)
+            ta = tf.TensorArray(tf.float32, size=xs.shape[0])
+            h = h0
+            for i in tf.range(xs.shape[0]):
+                h = tf.tanh(w * h + tf.gather(xs, i))
+                ta = ta.write(i, h)
+            out = tf.reduce_sum(ta.stack())
+        return out, t.gradient(out, w)
+
+    xs, h0, w = tf.constant([0.1, 0.2, -0.3, 0.4]), tf.constant(0.5), tf.constant(0.7)
+    with tf.GradientTape() as t:
+        t.watch(w)
+        h, hs = h0, []
+        for i in range(4):
+            h = tf.tanh(w * h + xs[i])
+            hs.append(h)
+        out = tf.reduce_sum(tf.stack(hs))
+    got = rnn(xs, h0, w)
+    np.testing.assert_allclose([got[0].numpy(), got[1].numpy()], [out.numpy(), t.gradient(out, w).numpy()],
+                               rtol=1e-6)
+
+
+def test_tensor_array_dynamic_size_in_while():
+    @tf.function
+    def squares(n):
+        ta = tf.TensorArray(tf.int32, size=0, dynamic_size=True)
+        i = tf.constant(0)
+        while i < n:
+            ta = ta.write(i, i * i)
+            i += 1
+        return ta.stack()
+
+    np.testing.assert_array_equal(squares(tf.constant(5)).numpy(), [0, 1, 4, 9, 16])
+    np.testing.assert_array_equal(squares(tf.constant(2)).numpy(), [0, 1])

@@ -423,11 +423,25 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
     if _is_symbolic(max_iter):
         raise NotImplementedError("tf.while_loop: a symbolic maximum_iterations is not supported yet; pass a "
                                   "Python int or a constant tensor.")
+    from tapeflow.graph.tensor_array import TensorArray
+
+    tas = {i: v for i, v in enumerate(flat_vars) if isinstance(v, TensorArray)}
+    if tas:
+        # TensorArrays travel through the loop as their buffer tensors.
+        flat_vars = _tensor_array_buffers(flat_vars, tas, body, as_args, loop_vars)
     tensors = [convert_to_tensor(v) for v in flat_vars]
     invariants = None
     if shape_invariants is not None:
         inv_flat = nest.flatten(shape_invariants)
         invariants = [None if TensorShape(s).rank is None else tuple(TensorShape(s).as_list()) for s in inv_flat]
+    if tas:
+        invariants = list(invariants or [t._shape_tuple() for t in tensors])
+        for i, ta in tas.items():
+            shape = tensors[i]._shape_tuple()
+            invariants[i] = (None,) + tuple(shape[1:]) if ta.dynamic_size else shape
+
+    def wrap(flat: list) -> list:
+        return [tas[i]._with_buffer(x) if i in tas else x for i, x in enumerate(flat)]
         for t, inv in zip(tensors, invariants):
             if not _shape_ok(inv, t._shape_tuple()):
                 raise ValueError(f"The shape invariant {TensorShape(inv)} is not compatible with the initial shape "
@@ -443,7 +457,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
         g.local_reads = set(local_reads)
         with graph_scope(g):
             phs = [g.add_placeholder(s, d) for s, d in specs]
-            res = autograph.convert_if_needed(fn)(*as_args(nest.pack_sequence_as(loop_vars, phs)))
+            res = autograph.convert_if_needed(fn)(*as_args(nest.pack_sequence_as(loop_vars, wrap(phs))))
         conflict = set(g.captured_reads) & set(g.assigned_variables)
         if conflict and not local_reads:
             # The body assigns a variable it read before: read it inside, each iteration.
@@ -469,6 +483,8 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
     with graph_scope(bg):
         bflat = []
         for t, (s, d), leaf in zip(tensors, specs, nest.flatten(bres)):
+            if isinstance(leaf, TensorArray):
+                leaf = leaf._as_buffer()
             o = convert_to_tensor(leaf)
             if o._value.dtype != d:
                 raise TypeError(
@@ -490,4 +506,33 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
     (cfn, bfn), caps = _functions([(cg, cphs, [c]), (bg, bphs, bflat)])
     outs = execute(WHILE, (*tensors, *caps), {"cond_fn": cfn, "body_fn": bfn, "n_vars": len(tensors),
                                                "max_iter": max_iter})
-    return nest.pack_sequence_as(loop_vars, outs[: len(tensors)])
+    return nest.pack_sequence_as(loop_vars, wrap(list(outs[: len(tensors)])))
+
+
+def _tensor_array_buffers(flat_vars: list, tas: dict, body: Callable, as_args: Callable, loop_vars: Any) -> list:
+    """Each TensorArray loop variable as a buffer tensor; an element shape
+    not known yet is found by tracing the body once on a scratch graph."""
+    unknown = [i for i, ta in tas.items() if ta._items is not None and ta._elem_shape() is None
+               and all(x is None for x in ta._items)]
+    if unknown:
+        g = FuncGraph("tensor_array_probe", outer=state.graph)
+        g.is_branch = True
+        with graph_scope(g):
+            args = [v._copy() if i in tas else g.add_placeholder(*_probe_spec(v)) for i, v in enumerate(flat_vars)]
+            res = nest.flatten(body(*as_args(nest.pack_sequence_as(loop_vars, args))))
+        for i in unknown:
+            found = res[i].element_shape if i < len(res) and hasattr(res[i], "element_shape") else None
+            if found is None or found.rank is None or None in found.as_list():
+                raise ValueError("tf.TensorArray used in a loop: its element shape could not be inferred; pass "
+                                 "`element_shape=`.")
+            tas[i] = tas[i]._copy()
+            tas[i]._element_shape = found
+    out = list(flat_vars)
+    for i, ta in tas.items():
+        out[i] = ta._as_buffer()
+    return out
+
+
+def _probe_spec(v: Any) -> tuple:
+    t = convert_to_tensor(v)
+    return (t._shape_tuple(), t._value.dtype)

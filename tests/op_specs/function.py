@@ -12,6 +12,7 @@ from tapeflow.framework import nest
 from tapeflow.framework.execute import execute
 from tapeflow.graph import control_flow
 from tapeflow.graph.function import replay
+from tapeflow.graph import tensor_array
 from tapeflow.graph.graph import FuncGraph, graph_scope
 from tests.op_specs import Arg, OpSpec
 
@@ -66,4 +67,12 @@ SPECS = [
     OpSpec("WhileHistoryGet", lambda h: execute(control_flow.HISTORY_GET, (h, _K)), [Arg((3, 2))]),
     OpSpec("WhileHistoryPut", lambda h, g: execute(control_flow.HISTORY_PUT, (h, _K, g)),
            [Arg((3, 2), diff=False), Arg((2,))]),
+    OpSpec("TensorListSetItem", lambda b, v: execute(tensor_array.SET_ITEM, (b, _K, v)), [Arg((3, 2)), Arg((2,))]),
+    OpSpec("TensorListSetItem", lambda b, v: execute(tensor_array.SET_ITEM, (b, tf.constant(4), v)),
+           [Arg((3, 2)), Arg((2,))], name="grow"),
+    OpSpec("TensorListGetItem", lambda b: execute(tensor_array.GET_ITEM, (b, _K)), [Arg((3, 2))]),
+    OpSpec("TensorListResizeLike", lambda g, b: execute(tensor_array.PAD_LIKE, (g, b)),
+           [Arg((2, 2)), Arg((3, 2), diff=False)], name="pad"),
+    OpSpec("TensorListResizeLike", lambda g, b: execute(tensor_array.PAD_LIKE, (g, b)),
+           [Arg((4, 2)), Arg((3, 2), diff=False)], name="cut"),
 ]
