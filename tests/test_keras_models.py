@@ -472,3 +472,45 @@ def test_weighted_metrics_see_the_class_weights():
                                "weighted_accuracy"]  # as TF 2.21 / Keras 3.15
     np.testing.assert_allclose(h.history["weighted_accuracy"], [0.578313, 0.578313], atol=1e-6)
     np.testing.assert_allclose(h.history["accuracy"], [0.266667, 0.266667], atol=1e-6)
+
+
+def _two_output_model():
+    a = K.Input((4,))
+    h = L.Dense(5, activation="relu")(a)
+    m = K.Model(a, [L.Dense(1, name="reg")(h), L.Dense(3, name="cls")(h)])
+    m.set_weights([np.random.default_rng(1).normal(0, 0.5, w.shape).astype("float32") for w in m.get_weights()])
+    return m
+
+
+def test_multi_output_model_losses_weights_and_metrics_match_tf():
+    r = np.random.default_rng(0)
+    x = r.random((32, 4)).astype("float32")
+    y1 = r.random((32, 1)).astype("float32")
+    y2 = r.integers(0, 3, 32)
+    m = _two_output_model()
+    m.compile(optimizer=K.optimizers.SGD(0.1), loss=["mse", K.losses.SparseCategoricalCrossentropy(from_logits=True)],
+              loss_weights=[1.0, 0.5], metrics=[["mae"], ["accuracy"]])
+    h = m.fit(x, [y1, y2], batch_size=8, epochs=2, shuffle=False, verbose=0)
+    want = {"cls_accuracy": [0.375, 0.375], "cls_loss": [1.175186, 1.153736], "loss": [0.716517, 0.670583],
+            "reg_loss": [0.128924, 0.093715], "reg_mae": [0.312175, 0.267689]}  # TF 2.21 / Keras 3.15
+    assert list(h.history) == list(want)
+    for k, v in want.items():
+        np.testing.assert_allclose(h.history[k], v, atol=1e-6, err_msg=k)
+    np.testing.assert_allclose(m.evaluate(x, [y1, y2], verbose=0),
+                               [0.6578415036201477, 0.09073092043399811, 1.1342211961746216, 0.375,
+                                0.26469892263412476], rtol=2e-6)
+    m.compile(optimizer=K.optimizers.SGD(0.1),
+              loss={"reg": "mse", "cls": K.losses.SparseCategoricalCrossentropy(from_logits=True)})
+    h = m.fit(x, {"reg": y1, "cls": y2}, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    np.testing.assert_allclose([h.history[k][0] for k in ("cls_loss", "loss", "reg_loss")],
+                               [1.146166, 1.238865, 0.0927], atol=1e-6)
+    preds = m.predict(x[:3], verbose=0)
+    assert [p.shape for p in preds] == [(3, 1), (3, 3)]
+
+
+def test_multi_output_compile_errors_name_the_outputs():
+    m = _two_output_model()
+    with pytest.raises(ValueError, match="unknown output name"):
+        m.compile(loss={"nope": "mse"})
+    with pytest.raises(ValueError, match="2 outputs"):
+        m.compile(loss=["mse"])

@@ -191,6 +191,8 @@ class Trainer:
         self.run_eagerly = False
         self._compiled = False
         self._step_fns: dict = {}
+        self._outputs_spec = None
+        self._weighted_metrics: list = []
 
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, loss_weights: Any = None, metrics: Any = None,
                 weighted_metrics: Any = None, run_eagerly: bool = False, steps_per_execution: int = 1,
@@ -199,16 +201,21 @@ class Trainer:
         or name) and the metrics for ``fit``/``evaluate``."""
         from tapeflow.keras import optimizers
 
-        if loss_weights is not None:
-            raise NotImplementedError("compile(loss_weights=...) (multi-output models) is not implemented in tapeflow")
         self.optimizer = optimizers.get(optimizer)
         self.loss = loss
-        self._loss_fn = losses_mod.get(loss) if not isinstance(loss, (list, dict)) else None
-        if isinstance(loss, (list, dict)):
-            raise NotImplementedError("compile(loss=<list or dict>) for multi-output models is not implemented")
+        self._outputs_spec = None  # (names, losses, weights, per-output metric lists) of a multi-output model
+        names = self._output_names()
+        if len(names) > 1 or isinstance(loss, (list, dict)):
+            self._compile_multi_output(names, loss, loss_weights, metrics, weighted_metrics)
+            metrics, weighted_metrics = [], []
+            self._loss_fn = None
+        else:
+            if loss_weights is not None:
+                raise ValueError("compile(loss_weights=...) needs a model with several outputs.")
+            self._loss_fn = losses_mod.get(loss)
         metrics = metrics or []
         if isinstance(metrics, dict):
-            raise NotImplementedError("compile(metrics=<dict>) is not implemented; pass a list")
+            raise ValueError("compile(metrics=<dict>) needs a model with several (named) outputs; pass a list")
         self.compiled_metrics = [_resolve_metric(m, loss) for m in metrics]
         # weighted_metrics see the sample (and class) weights; a name used by both gets a "weighted_" prefix
         self._weighted_metrics = [_resolve_metric(m, loss) for m in (weighted_metrics or [])]
@@ -222,10 +229,76 @@ class Trainer:
         self._step_fns = {}
         self.stop_training = False
 
+    def _output_names(self) -> list:
+        """Names of a functional model's outputs (their layers' names); [] otherwise."""
+        outputs = getattr(self, "outputs", None)
+        if not outputs:
+            return []
+        return [kt._keras_history[0].name if kt._keras_history else f"output_{i}" for i, kt in enumerate(outputs)]
+
+    def _compile_multi_output(self, names: list, loss: Any, loss_weights: Any, metrics: Any,
+                              weighted_metrics: Any) -> None:
+        """Keras 3's multi-output compile: a loss (and metrics) per output,
+        by position (lists) or by output name (dicts); ``loss_weights`` scale
+        each output's loss in the total; logs get ``<output>_loss`` and
+        ``<output>_<metric>``."""
+        if weighted_metrics:
+            raise NotImplementedError("compile(weighted_metrics=...) for multi-output models is not implemented")
+        if not names:
+            raise ValueError("compile(loss=<list or dict>) needs a functional model with several outputs "
+                             "(tf.keras.Model(inputs, [out1, out2]))")
+
+        def per_output(value: Any, what: str, default: Any) -> list:
+            if value is None:
+                return [default] * len(names)
+            if isinstance(value, dict):
+                unknown = sorted(set(value) - set(names))
+                if unknown:
+                    raise ValueError(f"compile({what}=...): unknown output name(s) {unknown}; the outputs are {names}")
+                return [value.get(n, default) for n in names]
+            if isinstance(value, (list, tuple)):
+                if len(value) != len(names):
+                    raise ValueError(f"compile({what}=...): the model has {len(names)} outputs {names} but {what} "
+                                     f"has {len(value)} entries")
+                return list(value)
+            return [value] * len(names)
+
+        losses = per_output(loss, "loss", None)
+        weights = [1.0 if w is None else float(w) for w in per_output(loss_weights, "loss_weights", 1.0)]
+        metric_lists = per_output(metrics, "metrics", [])
+        out_metrics = []
+        for name, lo, ms in zip(names, losses, metric_lists):
+            ms = [] if ms is None else (list(ms) if isinstance(ms, (list, tuple)) else [ms])
+            resolved = []
+            for m in ms:
+                metric = _resolve_metric(m, lo)
+                metric.name = f"{name}_{metric.name}"
+                resolved.append(metric)
+            out_metrics.append(resolved)
+        fns = [None if lo is None else losses_mod.get(lo) for lo in losses]
+        trackers = [metrics_mod.Mean(name=f"{n}_loss") if fn is not None else None for n, fn in zip(names, fns)]
+        self._outputs_spec = (names, fns, weights, out_metrics, trackers)
+
+    def _split_outputs(self, y: Any, y_pred: Any) -> tuple[list, list]:
+        names = self._outputs_spec[0]
+        preds = [y_pred[n] for n in names] if isinstance(y_pred, dict) else list(nest.flatten(y_pred))
+        if isinstance(y, dict):
+            ys = [y.get(n) for n in names]
+        elif isinstance(y, (list, tuple)):
+            ys = list(y)
+        else:
+            raise ValueError(f"This model has {len(names)} outputs {names}: pass y as a list or a dict by output name")
+        if len(ys) != len(names) or len(preds) != len(names):
+            raise ValueError(f"This model has {len(names)} outputs {names}; got {len(ys)} targets")
+        return ys, preds
+
     @property
     def metrics(self) -> list:
-        return ([self._loss_tracker] if self._compiled else []) + list(self.compiled_metrics) + \
-            list(getattr(self, "_weighted_metrics", []))
+        out = [self._loss_tracker] if self._compiled else []
+        spec = getattr(self, "_outputs_spec", None)
+        if spec is not None:
+            out += [t for t in spec[4] if t is not None] + [m for ms in spec[3] for m in ms]
+        return out + list(self.compiled_metrics) + list(getattr(self, "_weighted_metrics", []))
 
     @property
     def metrics_names(self) -> list:
@@ -238,16 +311,41 @@ class Trainer:
     # -- the steps ----------------------------------------------------------------
     def compute_loss(self, x: Any = None, y: Any = None, y_pred: Any = None, sample_weight: Any = None,
                      training: bool = True) -> Tensor:
-        if self._loss_fn is None:
-            raise ValueError("No loss to compute: pass `loss=` to compile().")
-        if isinstance(self._loss_fn, losses_mod.Loss):
-            loss = self._loss_fn(y, y_pred, sample_weight)
+        """The compiled loss (weighted sum over outputs) plus ``self.losses`` (regularization, add_loss)."""
+        return self._compute_losses(y, y_pred, sample_weight)[0]
+
+    @staticmethod
+    def _apply_loss(fn: Any, y: Any, y_pred: Any, sample_weight: Any) -> Tensor:
+        if isinstance(fn, losses_mod.Loss):
+            return fn(y, y_pred, sample_weight)
+        return losses_mod.reduce_weighted_values(fn(y, y_pred), sample_weight, "sum_over_batch_size")
+
+    def _compute_losses(self, y: Any, y_pred: Any, sample_weight: Any) -> tuple:
+        """(total loss, [each output's unweighted loss or None])."""
+        spec = getattr(self, "_outputs_spec", None)
+        per_output: list = []
+        if spec is not None:
+            names, fns, weights, _, _ = spec
+            ys, preds = self._split_outputs(y, y_pred)
+            terms = []
+            for fn, w, yt, yp in zip(fns, weights, ys, preds):
+                if fn is None or yt is None:
+                    per_output.append(None)
+                    continue
+                value = self._apply_loss(fn, yt, yp, sample_weight)
+                per_output.append(value)
+                terms.append(value if w == 1.0 else value * w)
+            if not terms:
+                raise ValueError("No loss to compute: compile() gave no loss for any output that has a target.")
+            loss = terms[0] if len(terms) == 1 else mo.add_n(terms)
         else:
-            loss = losses_mod.reduce_weighted_values(self._loss_fn(y, y_pred), sample_weight, "sum_over_batch_size")
+            if self._loss_fn is None:
+                raise ValueError("No loss to compute: pass `loss=` to compile().")
+            loss = self._apply_loss(self._loss_fn, y, y_pred, sample_weight)
         extra = self.losses
         if extra:
             loss = mo.add_n([loss] + [mo.cast(convert_to_tensor(v), loss.dtype) for v in extra])
-        return loss
+        return loss, per_output
 
     def train_step(self, data: Any) -> Any:
         """One optimisation step on a batch ``data`` = ``(x, y[, sample_weight])``,
@@ -256,19 +354,19 @@ class Trainer:
         x, y, sw = _unpack(data)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
-            loss = self.compute_loss(x, y, y_pred, sw)
+            loss, per_output = self._compute_losses(y, y_pred, sw)
         variables = self.trainable_variables
         grads = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
-        self._update_metrics(x, y, y_pred, sw, loss)
+        self._update_metrics(x, y, y_pred, sw, loss, per_output)
         return None
 
     def test_step(self, data: Any) -> Any:
         """Loss and metrics' update on one batch (``evaluate`` and validation)."""
         x, y, sw = _unpack(data)
         y_pred = self(x, training=False)
-        loss = self.compute_loss(x, y, y_pred, sw, training=False)
-        self._update_metrics(x, y, y_pred, sw, loss)
+        loss, per_output = self._compute_losses(y, y_pred, sw)
+        self._update_metrics(x, y, y_pred, sw, loss, per_output)
         return None
 
     def predict_step(self, data: Any) -> Any:
@@ -343,12 +441,21 @@ class Trainer:
             return {k: float(np.asarray(_to_numpy(v))) for k, v in out.items()}
         return self._logs()
 
-    def _update_metrics(self, x: Any, y: Any, y_pred: Any, sw: Any, loss: Tensor) -> None:
+    def _update_metrics(self, x: Any, y: Any, y_pred: Any, sw: Any, loss: Tensor, per_output: Any = None) -> None:
         # The loss is averaged over batches weighted by their size (Keras 3's loss tracker).
         first = nest.flatten(x)[0]
         n = first._shape_tuple()[0]
         batch_size = float(n) if n is not None else mo.cast(ao.shape(first)[0], loss.dtype)
         self._loss_tracker.update_state(loss, sample_weight=batch_size)
+        spec = self._outputs_spec
+        if spec is not None and y is not None:
+            ys, preds = self._split_outputs(y, y_pred)
+            for tracker, value, ms, yt, yp in zip(spec[4], per_output or [None] * len(ys), spec[3], ys, preds):
+                if tracker is not None and value is not None:
+                    tracker.update_state(value, sample_weight=batch_size)
+                if yt is not None:
+                    for m in ms:
+                        m.update_state(yt, yp)
         if y is not None:
             for m in self.compiled_metrics:
                 m.update_state(y, y_pred)  # compile(metrics=...) are unweighted in Keras 3 (weighted_metrics are not)
@@ -468,7 +575,17 @@ class Trainer:
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         if return_dict:
             return logs
-        values = [logs[m.name] for m in self.metrics]  # Keras' order: loss first, then compiled metrics
+        return self._ordered(logs)
+
+    def _ordered(self, logs: dict) -> Any:
+        """Keras' list order: the loss, each output's loss, then the metrics
+        (in compile order; by name for multi-output models)."""
+        if self._outputs_spec is not None:
+            first = ["loss"] + [t.name for t in self._outputs_spec[4] if t is not None]
+            keys = first + sorted(k for k in logs if k not in first)
+        else:
+            keys = [m.name for m in self.metrics]
+        values = [logs[k] for k in keys]
         return values[0] if len(values) == 1 else values
 
     def predict(self, x: Any, batch_size: int | None = None, verbose: Any = "auto", steps: int | None = None,
@@ -494,8 +611,7 @@ class Trainer:
         logs = self._batch_logs(self._step("train")(self._convert_batch(x, y, sample_weight)))
         if return_dict:
             return logs
-        values = [logs[m.name] for m in self.metrics]
-        return values[0] if len(values) == 1 else values
+        return self._ordered(logs)
 
     def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, return_dict: bool = False) -> Any:
         return self.evaluate(x, y, batch_size=_num_samples(_as_arrays(x)), sample_weight=sample_weight, verbose=0,
