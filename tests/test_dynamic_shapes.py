@@ -231,6 +231,8 @@ _GRAD_CASES = {
     "split_batch": lambda x: tf.split(x, [1, -1], axis=0)[1] ** 2,
     "gather_rows": lambda x: tf.gather(x, [0, 0, 1]) ** 2,
     "gather_axis1": lambda x: tf.gather(x, [2, 0], axis=1) ** 2,
+    "gather_batch_dims": lambda x: tf.gather(x, tf.cast(x[:, :2, 0] * 2.0, tf.int32), axis=1, batch_dims=1) ** 2,
+    "gather_of_rows": lambda x: tf.gather(x[:, 0], [2, 0], axis=1) ** 2,
     "add_bias": lambda x: (x + _B) ** 2,
     "mul_row": lambda x: x * x[:1],  # both (None, 3, 3) statically; 1 vs n at run time
     "broadcast_to": lambda x: tf.broadcast_to(x[:, :1], tf.shape(x)) ** 2,
@@ -267,6 +269,16 @@ def test_traced_gradient_with_all_dims_unknown():
     traced = _traced(g, _spec(None, None, 3))
     x = tf.constant(np.random.default_rng(1).uniform(size=(2, 5, 3)))
     np.testing.assert_allclose(traced(x)[1].numpy(), g(x)[1].numpy(), rtol=1e-12)
+
+
+def test_gather_gradients_with_every_dim_unknown():
+    def f(x):
+        picked = tf.gather(x, tf.cast(x[:, :2] * 2.0, tf.int32), axis=1, batch_dims=1)
+        return tf.gather(x, [0, 2], axis=1) ** 2, tf.gather(x, [1, 1, 0]) * 3.0, picked ** 2
+
+    g = _grad_fn(lambda x: tf.concat([tf.reshape(t, [-1]) for t in f(x)], 0))
+    x = tf.constant(np.random.default_rng(6).uniform(0.5, 1.4, (3, 4)))
+    np.testing.assert_allclose(_traced(g, _spec(None, None))(x)[1].numpy(), g(x)[1].numpy(), rtol=1e-12)
 
 
 def test_second_order_gradient_with_unknown_batch():
@@ -448,6 +460,8 @@ _BATCH_CASES = {
     "DynamicFill": (lambda v: shape_ops.dynamic_fill(_i32([2, 3]), v), ()),
     "DynamicSplitV": (lambda x: shape_ops.dynamic_split(x, _i32([1, 3]), 1, 2)[1], (3, 4)),
     "SumToShape": (lambda x: shape_ops.sum_to_shape(x, _i32([1, 4])), (2, 3, 4)),
+    "DynamicGatherGrad": (lambda x: shape_ops.gather_grad(x, _i32([[2, 0], [1, 2]]), tf.zeros((2, 3, 4), F64), 1, 1),
+                          (2, 2, 4)),
     "DynamicStridedSliceGrad": (lambda x: shape_ops.strided_slice_grad(
         x, tf.zeros((3, 4), F64), (3, 4), (("s", 1, None, None),)), (2, 4)),
 }

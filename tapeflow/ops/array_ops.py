@@ -485,22 +485,16 @@ def _gather_grad(op, g):
     params_shape = op.input_shapes[0]
     indices = op.inputs[1]
     axis, batch_dims = op.get_attr("axis"), op.get_attr("batch_dims")
+    idx_shape = op.input_shapes[1]
+    if None in idx_shape or None in params_shape:  # traced with unknown dims
+        sv = _dyn()
+        if None not in params_shape and axis == 0 and batch_dims == 0:
+            # e.g. an embedding table and a batch of ids: still sparse rows.
+            rows = sv.reshape_keeping(g, (None,) + tuple(params_shape[1:]))
+            return IndexedSlices(rows, reshape(indices, (-1,)), constant(params_shape, dtype=dtypes.int32)), None
+        return sv.gather_grad(g, indices, op.inputs[0], axis, batch_dims), None
     if axis == 0 and batch_dims == 0:
         # Sparse: only the gathered rows (what makes big embedding tables cheap).
-        idx_shape = op.input_shapes[1]
-        if None in idx_shape or None in params_shape:  # traced with unknown dims
-            sv = _dyn()
-            if None not in params_shape:  # e.g. an embedding table, a batch of ids: still sparse
-                rows = sv.reshape_keeping(g, (None,) + tuple(params_shape[1:]))
-                return IndexedSlices(rows, reshape(indices, (-1,)), constant(params_shape, dtype=dtypes.int32)), None
-            # Rows known only at run time: scatter-add into zeros shaped like params.
-            from tapeflow.ops import indexing_ops
-
-            params = op.inputs[0]
-            rows = sv.dynamic_reshape(g, concat([constant(np.array([-1], np.int32)), sv.shape_of(params)[1:]], 0),
-                                      static=(None,) + tuple(params_shape[1:]))
-            ids = reshape(indices, (-1, 1))
-            return indexing_ops.tensor_scatter_nd_add(zeros_like(params), ids, rows), None
         n = int(np.prod(idx_shape, dtype=np.int64))
         values = reshape(g, (n,) + tuple(params_shape[1:]))
         return IndexedSlices(values, reshape(indices, (n,)), constant(params_shape, dtype=dtypes.int32)), None

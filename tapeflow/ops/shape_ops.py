@@ -34,7 +34,7 @@ from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
 __all__ = [
     "shape", "shape_n", "size", "rank", "shape_of", "dynamic_reshape", "dynamic_broadcast_to", "dynamic_fill",
     "dynamic_tile", "dynamic_split", "sum_to_shape", "strided_slice_grad", "shape_vector", "is_symbolic",
-    "reshape_keeping", "range_dynamic", "partial_value",
+    "reshape_keeping", "range_dynamic", "partial_value", "gather_grad",
 ]
 
 _INT_NP = (np.dtype(np.int32), np.dtype(np.int64))
@@ -541,6 +541,44 @@ def strided_slice_grad(dy: Tensor, x: Tensor, static: tuple, spec: tuple) -> Ten
 
 
 # ----------------------------------------------------------------------------
+# DynamicGatherGrad: GatherV2's gradient into params of a run-time shape
+# ----------------------------------------------------------------------------
+
+def _gather_grad_kernel(g, indices, shape, axis, batch_dims, static):
+    dims = _int_vec(shape, "GatherV2", "params shape")
+    out = np.zeros(dims, dtype=g.dtype)
+    idx = np.asarray(indices)
+    b, k = batch_dims, idx.ndim - batch_dims
+    nb = int(np.prod(dims[:b], dtype=np.int64))
+    # out as (nb, n, *before, *after) and g as (nb, *idx, *before, *after):
+    # then out[batch, idx] += g in one scatter-add.
+    o = np.moveaxis(out.reshape((nb,) + dims[b:]), axis - b + 1, 1)
+    gg = g.reshape((nb,) + g.shape[b:])
+    gg = np.moveaxis(gg, list(range(axis - b + 1, axis - b + 1 + k)), list(range(1, 1 + k)))
+    ii = idx.reshape((nb,) + idx.shape[b:])
+    bi = np.arange(nb).reshape((nb,) + (1,) * k)
+    np.add.at(o, (bi, ii), gg)
+    return out
+
+
+DYNAMIC_GATHER_GRAD = defop("DynamicGatherGrad", _gather_grad_kernel,
+                            shape=lambda specs, axis, batch_dims, static: [(static, specs[0][1])])
+
+
+@defgrad("DynamicGatherGrad", inputs=True)
+def _gather_grad_grad(op, g):
+    attrs = {"axis": op.get_attr("axis"), "batch_dims": op.get_attr("batch_dims")}
+    return execute(array_ops.GATHER, (g, op.inputs[1]), attrs), None, None
+
+
+def gather_grad(g: Tensor, indices: Tensor, params: Tensor, axis: int, batch_dims: int) -> Tensor:
+    """The dense gradient of ``gather(params, indices, axis, batch_dims)``:
+    ``g`` scatter-added into zeros shaped like ``params`` at run time."""
+    return execute(DYNAMIC_GATHER_GRAD, (g, indices, shape_of(params)),
+                   {"axis": int(axis), "batch_dims": int(batch_dims), "static": params._shape_tuple()})
+
+
+# ----------------------------------------------------------------------------
 # Range with bounds known only at run time
 # ----------------------------------------------------------------------------
 
@@ -680,3 +718,20 @@ DYNAMIC_SLICE_GRAD.batch = _batch_data_rule(DYNAMIC_SLICE_GRAD, "DynamicStridedS
 DYNAMIC_FILL.batch = _batch_fill_rule
 DYNAMIC_SPLIT.batch = _batch_split_rule
 SUM_TO_SHAPE.batch = _batch_sum_to_rule
+
+
+def _batch_gather_grad_rule(size, args, batched, attrs):
+    # The batch axis becomes one more batch dim of the scatter.
+    from tapeflow.eager.batching import materialize
+
+    g, indices, shape_vec = args
+    if batched[2] or not batched[0]:
+        return _loop("DynamicGatherGrad", size, args, batched, attrs)
+    idx = materialize(indices, batched[1], size)
+    static = attrs["static"]
+    return execute(DYNAMIC_GATHER_GRAD, (g, idx, _batched_vec(size, shape_vec)), {
+        "axis": attrs["axis"] + 1, "batch_dims": attrs["batch_dims"] + 1,
+        "static": None if static is None else (size,) + tuple(static)})
+
+
+DYNAMIC_GATHER_GRAD.batch = _batch_gather_grad_rule

@@ -28,4 +28,10 @@ SPECS = [
     OpSpec("DynamicStridedSliceGrad",
            lambda dy: shape_ops.strided_slice_grad(dy * dy, tf.zeros((3, 4), tf.float64), (3, 4),
                                                    (("s", 1, None, None),)), [Arg((2, 4))]),
+    OpSpec("DynamicGatherGrad", lambda g: shape_ops.gather_grad(g * g, _i([[2, 0], [1, 2]]), tf.zeros((2, 3, 4)),
+                                                                1, 1), [Arg((2, 2, 4))]),
+    OpSpec("DynamicGatherGrad", lambda g: shape_ops.gather_grad(g * g, _i([0, 0, 2]), tf.zeros((3, 2)), 0, 0),
+           [Arg((3, 2))], name="rows"),
+    OpSpec("DynamicGatherGrad", lambda g: shape_ops.gather_grad(g * g, _i([[1], [0]]), tf.zeros((2, 3, 2)), 1, 0),
+           [Arg((2, 2, 1, 2))], name="axis1"),
 ]
