@@ -72,10 +72,9 @@ def gelu(x: Any, approximate: bool = False) -> Tensor:
     if approximate:
         c = 0.7978845608028654  # sqrt(2/pi)
         return 0.5 * x * (1.0 + mo.tanh(c * (x + 0.044715 * x * x * x)))
-    erf = getattr(mo, "erf", None)
-    if erf is None:
-        raise NotImplementedError("gelu(approximate=False) needs tf.math.erf; use gelu(x, approximate=True)")
-    return 0.5 * x * (1.0 + erf(x * 0.7071067811865476))
+    from tapeflow import math as tfmath
+
+    return 0.5 * x * (1.0 + tfmath.erf(x * 0.7071067811865476))
 
 
 def swish(x: Any) -> Tensor:
