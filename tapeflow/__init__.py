@@ -49,7 +49,9 @@ from tapeflow.eager.custom_gradient import custom_gradient, recompute_grad  # no
 # tf.function and graph mode (tapeflow/graph/)
 from tapeflow.graph.function import TensorSpec, function, print_ as print  # noqa: E402, A004
 from tapeflow.graph.gradients import gradients, hessians  # noqa: E402
-from tapeflow.graph.control_flow import cond, switch_case, while_loop  # noqa: E402
+from tapeflow.graph.control_flow import (  # noqa: E402
+    case, cond, foldl, foldr, map_fn, scan, switch_case, while_loop,
+)
 from tapeflow.graph import autograph  # noqa: E402
 from tapeflow.graph.tensor_array import TensorArray  # noqa: E402
 

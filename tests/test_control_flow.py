@@ -308,3 +308,49 @@ def test_tensor_array_dynamic_size_in_while():
 
     np.testing.assert_array_equal(squares(tf.constant(5)).numpy(), [0, 1, 4, 9, 16])
     np.testing.assert_array_equal(squares(tf.constant(2)).numpy(), [0, 1])
+
+
+# -- map_fn / scan / foldl / foldr / case ------------------------------------------
+
+_X = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+
+
+def _hof(x):
+    return (tf.map_fn(lambda r: tf.reduce_sum(r * r), x), tf.scan(lambda a, v: a + v, x),
+            tf.scan(lambda a, v: a + v, x[:, 0], reverse=True), tf.foldl(lambda a, v: a * v, x[:, 1]),
+            tf.foldr(lambda a, v: a - v, x[:, 0]), tf.scan(lambda a, v: a * v, x[:, 0], initializer=tf.constant(2.0)))
+
+
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_map_fn_scan_folds(mode):
+    fn = tf.function(_hof) if mode == "function" else _hof
+    m, s, r, fl, fr, si = fn(tf.constant(_X))
+    np.testing.assert_array_equal(m.numpy(), [5.0, 25.0, 61.0])
+    np.testing.assert_array_equal(s.numpy(), [[1.0, 2.0], [4.0, 6.0], [9.0, 12.0]])
+    np.testing.assert_array_equal(r.numpy(), [9.0, 8.0, 5.0])
+    assert (fl.numpy(), fr.numpy()) == (48.0, 1.0)
+    np.testing.assert_array_equal(si.numpy(), [2.0, 6.0, 30.0])
+
+
+def test_map_fn_structures_and_gradient():
+    out = tf.map_fn(lambda t: (t[0] * 2.0, t[1] + 1), (tf.constant([1.0, 2.0]), tf.constant([1, 2])))
+    np.testing.assert_array_equal(out[0].numpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(out[1].numpy(), [2, 3])
+
+    @tf.function
+    def g(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = tf.reduce_sum(tf.map_fn(lambda r: tf.reduce_sum(tf.sin(r)), x))
+        return t.gradient(y, x)
+
+    np.testing.assert_allclose(g(tf.constant(_X)).numpy(), np.cos(np.array(_X, np.float32)), rtol=1e-6)
+
+
+def test_case_first_true_predicate():
+    @tf.function
+    def f(x):
+        return tf.case([(x < 0, lambda: -x), (x < 10, lambda: x * 2.0)], default=lambda: x)
+
+    assert [f(tf.constant(v)).numpy() for v in (-1.0, 3.0, 30.0)] == [1.0, 6.0, 30.0]
+    assert tf.case([(tf.constant(False), lambda: 1), (tf.constant(True), lambda: 2)], default=lambda: 3) == 2

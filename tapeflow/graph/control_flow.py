@@ -536,3 +536,212 @@ def _tensor_array_buffers(flat_vars: list, tas: dict, body: Callable, as_args: C
 def _probe_spec(v: Any) -> tuple:
     t = convert_to_tensor(v)
     return (t._shape_tuple(), t._value.dtype)
+
+
+# -----------------------------------------------------------------------------
+# Higher-order functions: map_fn, scan, foldl, foldr; tf.case
+# -----------------------------------------------------------------------------
+
+def _elems(elems: Any) -> tuple[list, int | None]:
+    flat = [convert_to_tensor(e) for e in nest.flatten(elems)]
+    if not flat:
+        raise ValueError("elems must be a tensor or a (possibly nested) sequence of tensors, got no tensors.")
+    shapes = [e._shape_tuple() for e in flat]
+    if any(s is None or not s for s in shapes):
+        raise ValueError("Elements in elems must be 1+ dimensional (they are unpacked along dimension 0).")
+    return flat, shapes[0][0]
+
+
+def _probe_fn(fn: Callable, specs: list) -> Any:
+    """``fn``'s result on placeholders of ``specs`` ((shape, dtype) pairs),
+    traced on a scratch graph: its structure, dtypes and shapes."""
+    g = FuncGraph("probe", outer=state.graph)
+    g.is_branch = True
+    with graph_scope(g):
+        return fn([g.add_placeholder(shape, dtype) for shape, dtype in specs])
+
+
+def _row(t: Tensor, i: Any) -> Tensor:
+    if isinstance(i, int):
+        from tapeflow.ops import array_ops
+
+        return array_ops.gather(t, i)
+    from tapeflow.graph.tensor_array import GET_ITEM
+
+    return execute(GET_ITEM, (t, i))
+
+
+def _loop_over(n: Any, step: Callable, carry: list, outputs_like: list | None, reverse: bool = False):
+    """Runs ``step(i, carry) -> (carry, outputs)`` for i over range(n) (or
+    reversed): a Python loop eagerly, a while loop in graphs. Returns the final
+    carry and, if ``outputs_like`` (tensors shaped like one step's outputs) is
+    given, the outputs stacked along a new first dimension."""
+    from tapeflow.graph.tensor_array import TensorArray
+    from tapeflow.ops import array_ops
+
+    if state.graph is None:
+        n = int(n)
+        outs = []
+        order = range(n - 1, -1, -1) if reverse else range(n)
+        for i in order:
+            carry, out = step(i, carry)
+            outs.append(out)
+        if reverse:
+            outs.reverse()
+        stacked = None
+        if outputs_like is not None:
+            stacked = [array_ops.stack([o[k] for o in outs]) if outs else
+                       array_ops.zeros((0,) + tuple(outputs_like[k]._shape_tuple()), dtype=outputs_like[k].dtype)
+                       for k in range(len(outputs_like))]
+        return carry, stacked
+    tas = [TensorArray(o.dtype, size=n, element_shape=o._shape_tuple()) for o in outputs_like or []]
+    nc = len(carry)
+
+    def cond(i, *state_):
+        return math_ops_less(i, n) if not reverse else math_ops_ge0(i)
+
+    def body(i, *state_):
+        c = list(state_[:nc])
+        arrays = list(state_[nc:])
+        c, out = step(i, c)
+        arrays = [ta.write(i, o) for ta, o in zip(arrays, out or [])]
+        nxt = i - 1 if reverse else i + 1
+        return (nxt, *c, *arrays)
+
+    start = convert_to_tensor(n - 1) if reverse else convert_to_tensor(0)
+    res = while_loop(cond, body, (start, *carry, *tas))
+    carry = list(res[1:1 + nc])
+    stacked = [ta.stack() for ta in res[1 + nc:]] if outputs_like is not None else None
+    return carry, stacked
+
+
+def math_ops_less(i, n):
+    from tapeflow.ops import math_ops
+
+    return math_ops.less(i, n)
+
+
+def math_ops_ge0(i):
+    from tapeflow.ops import math_ops
+
+    return math_ops.greater_equal(i, 0)
+
+
+def map_fn(fn: Callable, elems: Any, dtype: Any = None, parallel_iterations: Any = None, back_prop: bool = True,
+           swap_memory: bool = False, infer_shape: bool = True, name: Any = None,
+           fn_output_signature: Any = None):
+    """``fn`` applied to each slice of ``elems`` along dimension 0, results
+    stacked, as ``tf.map_fn``. Inside ``tf.function`` it is a while loop."""
+    flat, n = _elems(elems)
+    if n is None:
+        from tapeflow.ops import array_ops
+
+        n = array_ops.shape(flat[0])[0]
+
+    def call(xs):
+        return fn(nest.pack_sequence_as(elems, xs))
+
+    proto = _probe_fn(call, [(tuple(e._shape_tuple()[1:]), e._value.dtype) for e in flat])
+    proto_flat = [convert_to_tensor(p) for p in nest.flatten(proto)]
+
+    def step(i, carry):
+        out = call([_row(e, i) for e in flat])
+        return carry, [convert_to_tensor(o) for o in nest.flatten(out)]
+
+    _, stacked = _loop_over(n, step, [], proto_flat)
+    return nest.pack_sequence_as(proto, stacked)
+
+
+def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations: Any = None,
+         back_prop: bool = True, swap_memory: bool = False, infer_shape: bool = True, reverse: bool = False,
+         name: Any = None):
+    """Cumulative ``acc = fn(acc, x)`` over ``elems`` along dimension 0,
+    returning every ``acc`` stacked, as ``tf.scan``."""
+    flat, n = _elems(elems)
+    if initializer is None:
+        init_struct = nest.pack_sequence_as(elems, [_row(e, (n - 1) if reverse else 0) for e in flat])
+        first = 1
+    else:
+        init_struct = initializer
+        first = 0
+    init = [convert_to_tensor(a) for a in nest.flatten(init_struct)]
+    if n is None:
+        raise NotImplementedError("tf.scan needs the length of elems known while tracing.")
+    count = n - first
+
+    def step(i, carry):
+        idx = i if reverse else i + first
+        x = nest.pack_sequence_as(elems, [_row(e, idx) for e in flat])
+        acc = fn(nest.pack_sequence_as(init_struct, carry), x)
+        acc_flat = [convert_to_tensor(a) for a in nest.flatten(acc)]
+        return acc_flat, acc_flat
+
+    _, stacked = _loop_over(count, step, init, init, reverse=reverse)
+    if first:
+        from tapeflow.ops import array_ops
+
+        stacked = [array_ops.concat([array_ops.expand_dims(a, 0), s] if not reverse else
+                                    [s, array_ops.expand_dims(a, 0)], axis=0) for a, s in zip(init, stacked)]
+    return nest.pack_sequence_as(init_struct, stacked)
+
+
+def _fold(fn, elems, initializer, reverse):
+    flat, n = _elems(elems)
+    if n is None:
+        raise NotImplementedError("tf.foldl/foldr need the length of elems known while tracing.")
+    if initializer is None:
+        init_struct = nest.pack_sequence_as(elems, [_row(e, (n - 1) if reverse else 0) for e in flat])
+        first = 1
+    else:
+        init_struct, first = initializer, 0
+    init = [convert_to_tensor(a) for a in nest.flatten(init_struct)]
+
+    def step(i, carry):
+        idx = i if reverse else i + first
+        x = nest.pack_sequence_as(elems, [_row(e, idx) for e in flat])
+        acc = fn(nest.pack_sequence_as(init_struct, carry), x)
+        return [convert_to_tensor(a) for a in nest.flatten(acc)], None
+
+    carry, _ = _loop_over(n - first, step, init, None, reverse=reverse)
+    return nest.pack_sequence_as(init_struct, carry)
+
+
+def foldl(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations: Any = None,
+          back_prop: bool = True, swap_memory: bool = False, name: Any = None):
+    """``acc = fn(acc, x)`` over ``elems`` from the first element, as ``tf.foldl``."""
+    return _fold(fn, elems, initializer, reverse=False)
+
+
+def foldr(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations: Any = None,
+          back_prop: bool = True, swap_memory: bool = False, name: Any = None):
+    """``acc = fn(acc, x)`` over ``elems`` from the last element, as ``tf.foldr``."""
+    return _fold(fn, elems, initializer, reverse=True)
+
+
+def case(pred_fn_pairs: Any, default: Callable | None = None, exclusive: bool = False, strict: bool = False,
+         name: str = "case"):
+    """The function of the first true predicate (else ``default``), as ``tf.case``.
+
+    Built as nested ``tf.cond``s; with ``exclusive=True`` more than one true
+    predicate is an error when it runs eagerly.
+    """
+    pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else list(pred_fn_pairs)
+    if not pairs and default is None:
+        raise ValueError("tf.case needs at least one (pred, fn) pair or a default.")
+    if exclusive and state.graph is None:
+        true_count = sum(bool(p) for p, _ in pairs)
+        if true_count > 1:
+            from tapeflow.framework.errors import InvalidArgumentError
+
+            raise InvalidArgumentError(None, None, f"{name}: more than one condition evaluated as True but "
+                                       "exclusive=True.")
+    if default is None:
+        *pairs, (_, default) = pairs
+
+    def build(k: int):
+        if k == len(pairs):
+            return default()
+        pred, fn = pairs[k]
+        return cond(pred, fn, lambda: build(k + 1))
+
+    return build(0)

@@ -25,10 +25,14 @@ from tapeflow.ops.registry import defgrad, defop
 __all__ = ["TensorArray"]
 
 
-def _set_item_kernel(buf, i, v):
+def _set_item_kernel(buf, i, v, grow):
     i = int(i)
     if i < 0:
         raise InvalidArgumentError(None, None, f"TensorArray index {i} is negative [Op:TensorListSetItem]")
+    if i >= buf.shape[0] and not grow:
+        raise InvalidArgumentError(
+            None, None, f"Tried to write to index {i} but array is not resizeable and size is: {buf.shape[0]} "
+            "[Op:TensorListSetItem]")
     if i >= buf.shape[0]:  # dynamic size: grow
         pad = np.zeros((i + 1 - buf.shape[0],) + buf.shape[1:], buf.dtype)
         buf = np.concatenate([buf, pad])
@@ -38,8 +42,10 @@ def _set_item_kernel(buf, i, v):
     return buf
 
 
-def _set_item_shape(specs):
+def _set_item_shape(specs, grow):
     (shape, dtype), _, _ = specs
+    if not grow:
+        return [(shape, dtype)]
     return [(None if shape is None else (None,) + tuple(shape[1:]), dtype)]
 
 
@@ -79,7 +85,7 @@ def _set_item_grad(op, g):
     buf, i, v = op.inputs
     from tapeflow.ops import array_ops
 
-    g_buf = execute(SET_ITEM, (g, i, array_ops.zeros_like(v)))
+    g_buf = execute(SET_ITEM, (g, i, array_ops.zeros_like(v)), {"grow": False})
     return execute(PAD_LIKE, (g_buf, buf)), None, execute(GET_ITEM, (g, i))
 
 
@@ -88,7 +94,7 @@ def _get_item_grad(op, g):
     buf, i = op.inputs
     from tapeflow.ops import array_ops
 
-    return execute(SET_ITEM, (array_ops.zeros_like(buf), i, g)), None
+    return execute(SET_ITEM, (array_ops.zeros_like(buf), i, g), {"grow": False}), None
 
 
 def _static_int(x: Any):
@@ -211,7 +217,7 @@ class TensorArray:
             raise InvalidArgumentError(
                 None, None, f"Tried to write to index {i} but array is not resizeable and size is: {n}")
         idx = convert_to_tensor(index, dtype=dtypes.int32) if not isinstance(index, Tensor) else index
-        new._buffer = execute(SET_ITEM, (new._buffer, idx, v))
+        new._buffer = execute(SET_ITEM, (new._buffer, idx, v), {"grow": new._dynamic})
         return new
 
     def read(self, index: Any, name: Any = None) -> Tensor:
