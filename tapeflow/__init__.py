@@ -47,7 +47,7 @@ from tapeflow import linalg, math, nn  # noqa: E402
 from tapeflow.module import Module, name_scope  # noqa: E402 - tf.Module (keras helper)
 from tapeflow.eager.custom_gradient import custom_gradient, recompute_grad  # noqa: E402
 # tf.function and graph mode (tapeflow/graph/)
-from tapeflow.graph.function import TensorSpec, function, print_ as print  # noqa: E402, A004
+from tapeflow.graph.function import TensorSpec, function, init_scope, print_ as print  # noqa: E402, A004
 from tapeflow.graph.gradients import gradients, hessians  # noqa: E402
 from tapeflow.graph.control_flow import (  # noqa: E402
     case, cond, foldl, foldr, map_fn, scan, switch_case, while_loop,

@@ -611,3 +611,16 @@ def test_unknown_rank_concrete_function_serves_later_calls():
     f(tf.constant([[1.0]]))
     f(tf.constant(1.0))
     assert f.experimental_get_tracing_count() == 1
+
+
+def test_init_scope_runs_eagerly_inside_a_trace():
+    seen = []
+
+    @tf.function
+    def f(x):
+        with tf.init_scope():
+            seen.append(tf.executing_eagerly())
+            c = tf.constant(2.0) * 3.0
+        return x * c
+
+    assert f(tf.constant(1.0)).numpy() == 6.0 and seen == [True]

@@ -35,7 +35,8 @@ from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.framework.variables import Variable
 from tapeflow.graph.graph import FuncGraph, SymbolicTensor, graph_scope
 
-__all__ = ["function", "Function", "ConcreteFunction", "GraphFunction", "TensorSpec", "replay", "print_"]
+__all__ = ["function", "Function", "ConcreteFunction", "GraphFunction", "TensorSpec", "replay", "print_",
+           "init_scope"]
 
 
 # -----------------------------------------------------------------------------
@@ -761,6 +762,12 @@ def function(func: Callable | None = None, input_signature: Any = None, autograp
     if func is not None:
         return decorate(func)
     return decorate
+
+
+def init_scope():
+    """``with tf.init_scope():`` runs eagerly even while a function is traced,
+    with gradient tapes paused, as TF's (for one-time initialisation)."""
+    return graph_scope(None)
 
 
 # -----------------------------------------------------------------------------
