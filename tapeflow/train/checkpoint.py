@@ -141,6 +141,7 @@ def _atomic_write(path: str, data: bytes) -> None:
             _write_bytes(f, data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
         os.replace(tmp, path)
     except BaseException:
         # Whatever stopped us, the previous file at `path` is untouched.
@@ -611,3 +612,9 @@ def load_weights(obj: Any, path: str, skip_mismatch: bool = False) -> Checkpoint
     anything is assigned; a variable of ``obj`` missing from the file raises
     ``ValueError`` (unless ``skip_mismatch``, which loads what matches)."""
     return _restore_object(obj, os.fspath(path), strict=not skip_mismatch)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
