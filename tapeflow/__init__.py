@@ -54,6 +54,7 @@ from tapeflow.graph.control_flow import (  # noqa: E402
 )
 from tapeflow.graph import autograph  # noqa: E402
 from tapeflow.graph.tensor_array import TensorArray  # noqa: E402
+from tapeflow.ops.functional_ops import numpy_function, py_function  # noqa: E402
 
 # tf.linalg norms and clipping at the top level (linalg/random helper).
 from tapeflow.ops.linalg_ops import (  # noqa: E402

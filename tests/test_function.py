@@ -624,3 +624,38 @@ def test_init_scope_runs_eagerly_inside_a_trace():
         return x * c
 
     assert f(tf.constant(1.0)).numpy() == 6.0 and seen == [True]
+
+
+def test_numpy_function_and_py_function_run_at_call_time():
+    calls = []
+
+    def rev(a):
+        calls.append(1)
+        return np.sort(a)[::-1].copy()
+
+    @tf.function
+    def f(x):
+        return tf.numpy_function(rev, [x], tf.float32), tf.py_function(lambda a: tf.sin(a) * a, [x], tf.float32)
+
+    y, z = f(tf.constant([3.0, 1.0, 2.0]))
+    f(tf.constant([3.0, 1.0, 2.0]))
+    np.testing.assert_array_equal(y.numpy(), [3.0, 2.0, 1.0])
+    np.testing.assert_allclose(z.numpy(), np.sin([3.0, 1.0, 2.0]) * [3.0, 1.0, 2.0], rtol=1e-6)
+    assert len(calls) == 2  # once per call, never while tracing
+
+
+def test_py_function_gradients_first_and_second_order():
+    @tf.function
+    def g(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            z = tf.py_function(lambda a: tf.sin(a) * a, [x], tf.float32)
+        return t.gradient(z, x)
+
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as t2:
+        t2.watch(x)
+        d = g(x)
+    xs = np.array([1.0, 2.0])
+    np.testing.assert_allclose(d.numpy(), np.cos(xs) * xs + np.sin(xs), rtol=1e-6)
+    np.testing.assert_allclose(t2.gradient(d, x).numpy(), -np.sin(xs) * xs + 2 * np.cos(xs), rtol=1e-5)

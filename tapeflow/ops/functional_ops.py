@@ -101,3 +101,103 @@ def run_check(check, tensors: list) -> None:
         check(*[np.asarray(t._value) for t in tensors])
         return
     execute(ASSERT, tuple(tensors), {"check": check})
+
+
+# -- tf.numpy_function / tf.py_function ---------------------------------------------
+
+def _tout_list(Tout):  # noqa: N803 - TF's argument name
+    from tapeflow.framework import dtypes
+
+    single = not isinstance(Tout, (list, tuple))
+    return [dtypes.as_dtype(t) for t in ([Tout] if single else Tout)], single
+
+
+def _as_outputs(result, touts, what):
+    res = list(result) if isinstance(result, (list, tuple)) else [result]
+    if len(res) != len(touts):
+        from tapeflow.framework.errors import InvalidArgumentError
+
+        raise InvalidArgumentError(None, None, f"{what} returned {len(res)} values but Tout has {len(touts)}.")
+    return tuple(np.asarray(getattr(r, "_value", r), dtype=t._np) for r, t in zip(res, touts))
+
+
+def _numpy_fn_kernel(*arrays, func, touts):
+    return _as_outputs(func(*arrays), touts, "tf.numpy_function")
+
+
+NUMPY_FUNC = defop("PyFunc", _numpy_fn_kernel, shape=lambda specs, func, touts: [(None, t._np) for t in touts],
+                   num_outputs=lambda attrs: len(attrs["touts"]))
+NUMPY_FUNC.extra["stateful"] = True
+NotDifferentiable("PyFunc")
+
+
+def numpy_function(func, inp, Tout, stateful: bool = True, name=None):  # noqa: N803 - TF's argument name
+    """Calls ``func`` on NumPy arrays (at run time inside ``tf.function``), as
+    ``tf.numpy_function``; not differentiable, outputs of unknown shape in graphs."""
+    from tapeflow.framework.tensor import convert_to_tensor
+
+    touts, single = _tout_list(Tout)
+    outs = execute(NUMPY_FUNC, tuple(convert_to_tensor(x) for x in inp), {"func": func, "touts": touts})
+    return outs[0] if single else outs
+
+
+def _eager_py_kernel(*arrays, func, touts):
+    from tapeflow.framework.tensor import _wrap
+
+    with _eager():
+        return _as_outputs(func(*[_wrap(a) for a in arrays]), touts, "tf.py_function")
+
+
+def _eager():
+    from tapeflow.graph.graph import graph_scope
+
+    return graph_scope(None)
+
+
+EAGER_PY_FUNC = defop("EagerPyFunc", _eager_py_kernel,
+                      shape=lambda specs, func, touts: [(None, t._np) for t in touts],
+                      num_outputs=lambda attrs: len(attrs["touts"]))
+EAGER_PY_FUNC.extra["stateful"] = True
+
+
+def _vjp_func(func, n_in: int):
+    """The vector-Jacobian product of ``func`` as a Python function of
+    (inputs..., output grads...), run eagerly under a tape."""
+    def vjp(*args):
+        from tapeflow.eager.backprop import GradientTape
+        from tapeflow.ops import array_ops
+
+        xs, gs = list(args[:n_in]), list(args[n_in:])
+        with GradientTape() as tape:
+            for x in xs:
+                if x.dtype.is_floating or x.dtype.is_complex:
+                    tape.watch(x)
+            ys = func(*xs)
+        ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
+        grads = tape.gradient(ys, xs, output_gradients=gs[: len(ys)])
+        return [array_ops.zeros_like(x) if g is None else g for x, g in zip(xs, grads)]
+
+    return vjp
+
+
+@defgrad("EagerPyFunc", inputs=True)
+def _eager_py_func_grad(op, *grads):
+    # The gradient is another EagerPyFunc (of func's VJP): higher orders recurse.
+    xs = list(op.inputs)
+    outs = execute(EAGER_PY_FUNC, (*xs, *grads), {"func": _vjp_func(op.get_attr("func"), len(xs)),
+                                                 "touts": [x.dtype for x in xs]})
+    outs = outs if isinstance(outs, list) else [outs]
+    return [g if x._value.dtype.kind in "fc" else None for x, g in zip(xs, outs)]
+
+
+def py_function(func, inp, Tout, name=None):  # noqa: N803 - TF's argument name
+    """Calls ``func`` eagerly on tensors (at run time inside ``tf.function``),
+    as ``tf.py_function``; differentiable (first order in graphs)."""
+    from tapeflow.framework.tensor import convert_to_tensor
+
+    touts, single = _tout_list(Tout)
+    if state.graph is None:
+        out = func(*inp)  # eagerly: just Python, recorded op by op on tapes
+        return out
+    outs = execute(EAGER_PY_FUNC, tuple(convert_to_tensor(x) for x in inp), {"func": func, "touts": touts})
+    return outs[0] if single else outs

@@ -13,6 +13,7 @@ from tapeflow.framework.execute import execute
 from tapeflow.graph import control_flow
 from tapeflow.graph.function import replay
 from tapeflow.graph import tensor_array
+from tapeflow.ops import functional_ops
 from tapeflow.graph.graph import FuncGraph, graph_scope
 from tests.op_specs import Arg, OpSpec
 
@@ -56,6 +57,11 @@ def _while(x, y):
 
 _K = tf.constant(1)
 
+
+def _py(x, y):
+    return execute(functional_ops.EAGER_PY_FUNC, (x, y),
+                   {"func": lambda a, b: (tf.sin(a) * b, a * a), "touts": [tf.float64, tf.float64]})
+
 SPECS = [
     OpSpec("StatefulPartitionedCall", _f, [Arg((3, 4)), Arg((4,))], name="broadcast"),
     OpSpec("StatefulPartitionedCall", lambda x: list(_pair(x)), [Arg((2, 3))], name="two_outputs"),
@@ -71,6 +77,7 @@ SPECS = [
            [Arg((3, 2)), Arg((2,))]),
     OpSpec("TensorListSetItem", lambda b, v: execute(tensor_array.SET_ITEM, (b, tf.constant(4), v), {"grow": True}),
            [Arg((3, 2)), Arg((2,))], name="grow"),
+    OpSpec("EagerPyFunc", _py, [Arg((3,)), Arg((3,))]),
     OpSpec("TensorListGetItem", lambda b: execute(tensor_array.GET_ITEM, (b, _K)), [Arg((3, 2))]),
     OpSpec("TensorListResizeLike", lambda g, b: execute(tensor_array.PAD_LIKE, (g, b)),
            [Arg((2, 2)), Arg((3, 2), diff=False)], name="pad"),
