@@ -198,6 +198,8 @@ def py_function(func, inp, Tout, name=None):  # noqa: N803 - TF's argument name
     touts, single = _tout_list(Tout)
     if state.graph is None:
         out = func(*inp)  # eagerly: just Python, recorded op by op on tapes
-        return out
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        outs = [convert_to_tensor(o, dtype=t) for o, t in zip(outs, touts)]
+        return outs[0] if single else outs
     outs = execute(EAGER_PY_FUNC, tuple(convert_to_tensor(x) for x in inp), {"func": func, "touts": touts})
     return outs[0] if single else outs
