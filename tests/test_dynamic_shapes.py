@@ -509,11 +509,8 @@ def test_outer_tape_through_a_function_with_unknown_batch():
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), tape2.gradient(y2, x).numpy(), rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidArgumentError, reason=(
-    "the backward function of a tf.function call is built by tapeflow/graph/gradients.py graph_records, which "
-    "uses spec.fn instead of backprop.traced_rule, so (None, 2) * (None, 2) broadcasting 1 vs n at run time "
-    "is not summed back"))
 def test_outer_tape_through_a_function_where_equal_unknown_dims_broadcast():
+    # (None, 2) * (None, 2) that broadcasts 1 vs n at run time, in a backward function.
     f = _traced(lambda x: tf.reduce_sum(x[:, 1:] * x[:1, :2]), _spec(None, 3))
     x = tf.constant(np.random.default_rng(4).uniform(size=(4, 3)))
     with tf.GradientTape() as tape:
@@ -523,3 +520,17 @@ def test_outer_tape_through_a_function_where_equal_unknown_dims_broadcast():
         tape2.watch(x)
         y2 = f.python_function(x)
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), tape2.gradient(y2, x).numpy(), rtol=1e-12)
+
+
+def test_while_loop_gradient_where_equal_unknown_dims_broadcast():
+    def f(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            _, z = tf.while_loop(lambda i, z: i < 3, lambda i, z: (i + 1, tf.sin(z) + x[:1]), [tf.constant(0), x])
+            y = tf.reduce_sum(z)
+        return tape.gradient(y, x)
+
+    traced = _traced(f, _spec(None, 3))
+    for n in (4, 1):
+        x = tf.constant(np.random.default_rng(n).uniform(0.5, 1.5, (n, 3)))
+        np.testing.assert_allclose(traced(x).numpy(), f(x).numpy(), rtol=1e-12)

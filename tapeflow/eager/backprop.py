@@ -22,6 +22,7 @@ from tapeflow.framework import nest
 from tapeflow.framework.context import state
 from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.graph.graph import AbstractValue
 from tapeflow.ops import registry
 
 _log = logging.getLogger("tapeflow")
@@ -101,36 +102,14 @@ def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | No
         in_shapes, in_dtypes = tuple([v.shape for v in vals]), tuple([v.dtype for v in vals])
     # While tracing a graph the tensors live in the graph anyway: keep them,
     # so rules and unbroadcast can read shapes with unknown dims at run time.
-    traced = state._graph is not None
+    traced = type(outputs[0]._value) is AbstractValue
     return OpRecord(
         name, attrs or _NO_ATTRS, input_ids, out_ids,
         inputs if spec.save_inputs or traced else None,
         outputs if spec.save_outputs or traced else None,
         in_shapes, in_dtypes, out_shapes, out_dtypes,
-        spec.fn if not traced or len(inputs) < 2 else traced_rule(name, spec.fn, in_shapes),
+        spec.fn,
     )
-
-
-def traced_rule(name, fn, in_shapes):
-    """The rule of a broadcasting op traced with unknown dims: equal static
-    shapes such as (None, 3) and (None, 3) may still broadcast (1 vs n) at
-    run time, so each gradient is summed to its input's run-time shape."""
-    for s in in_shapes:
-        if s is None or None in s:
-            break
-    else:
-        return fn
-    from tapeflow.ops import shapes
-
-    if registry.get_op(name).shape not in (shapes.broadcast, shapes.broadcast_bool) or not _may_broadcast(in_shapes):
-        return fn
-    rule = _TRACED_RULES.get(fn)
-    if rule is None:
-        rule = _TRACED_RULES[fn] = _sum_to_inputs(fn)
-    return rule
-
-
-_TRACED_RULES: dict = {}
 
 
 def _may_broadcast(in_shapes) -> bool:
@@ -138,6 +117,8 @@ def _may_broadcast(in_shapes) -> bool:
     (unknown, or known and not 1) may broadcast it along at run time."""
     if any(s is None for s in in_shapes):
         return True
+    if not any(None in s for s in in_shapes):
+        return False
     n = max(len(s) for s in in_shapes)
     padded = [(1,) * (n - len(s)) + tuple(s) for s in in_shapes]
     for j in range(n):
@@ -145,22 +126,6 @@ def _may_broadcast(in_shapes) -> bool:
         if None in col and sum(1 for d in col if d != 1) > 1:
             return True
     return False
-
-
-def _sum_to_inputs(fn):
-    def rule(op, *grads):
-        from tapeflow.ops import shape_ops
-
-        out = fn(op, *grads)
-        single = type(out) is not list and type(out) is not tuple
-        out = [out] if single else list(out)
-        for i, g in enumerate(out):
-            s = op.input_shapes[i] if i < len(op.input_shapes) else ()
-            if isinstance(g, Tensor) and (s is None or None in s) and op.inputs is not None and g._shape_tuple() == s:
-                out[i] = shape_ops.sum_to_shape(g, shape_ops.shape_of(op.inputs[i]), static=s)
-        return out[0] if single else out
-
-    return rule
 
 
 _NO_ATTRS: dict = {}  # shared: rules only read attrs
@@ -306,7 +271,27 @@ def op_gradients(rec: OpRecord, out_grads: list) -> list:
                 g = out[i] = convert_to_tensor(g, dtype=rec.input_dtypes[i])
         if g._value.shape != shapes[i]:
             out[i] = unbroadcast(g, shapes[i], None if rec.inputs is None else rec.inputs[i])
+    if len(out) > 1 and type(out_grads[0]) is not Tensor:  # a graph's (symbolic) gradient
+        _sum_equal_unknown(rec, out)
     return out
+
+
+def _sum_equal_unknown(rec: OpRecord, out: list) -> None:
+    """Graph mode: equal static shapes such as (None, 3) and (None, 3) may
+    still broadcast (1 vs n) at run time, so the gradient of such an input of
+    a broadcasting op is summed to the input's run-time shape."""
+    from tapeflow.ops import shape_ops, shapes as shape_rules
+
+    in_shapes = rec.input_shapes
+    if rec.inputs is None or not _may_broadcast(in_shapes):
+        return
+    op = registry._OPS.get(rec.type)
+    if op is None or op.shape not in (shape_rules.broadcast, shape_rules.broadcast_bool):
+        return
+    for i, g in enumerate(out):
+        s = in_shapes[i]
+        if isinstance(g, Tensor) and (s is None or None in s) and g._shape_tuple() == s:
+            out[i] = shape_ops.sum_to_shape(g, shape_ops.shape_of(rec.inputs[i]), static=s)
 
 
 def _prepare_out_grad(rec: OpRecord, i: int, g):
