@@ -534,3 +534,20 @@ def test_while_loop_gradient_where_equal_unknown_dims_broadcast():
     for n in (4, 1):
         x = tf.constant(np.random.default_rng(n).uniform(0.5, 1.5, (n, 3)))
         np.testing.assert_allclose(traced(x).numpy(), f(x).numpy(), rtol=1e-12)
+
+
+def test_eye_with_run_time_sizes():
+    seen = {}
+
+    def f(x):
+        e = tf.eye(tf.shape(x)[0])
+        e2 = tf.eye(tf.shape(x)[0], 3, dtype=tf.int32)
+        e3 = tf.eye(2, batch_shape=tf.shape(x)[:1])
+        seen.update(e=e.shape.as_list(), e2=(e2.shape.as_list(), e2.dtype), e3=e3.shape.as_list())
+        return e, e2, e3
+
+    e, e2, e3 = _traced(f, _spec(None, None, dtype=tf.float32))(tf.ones([2, 4]))
+    assert seen == {"e": [None, None], "e2": ([None, 3], tf.int32), "e3": [None, 2, 2]}
+    assert e.numpy().tolist() == [[1.0, 0.0], [0.0, 1.0]] and e.dtype == tf.float32
+    assert e2.numpy().tolist() == [[1, 0, 0], [0, 1, 0]]
+    np.testing.assert_array_equal(e3.numpy(), np.broadcast_to(np.eye(2), (2, 2, 2)))

@@ -794,6 +794,9 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
 
 def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None, dtype: Any = dtypes.float32,
         name: str | None = None) -> Tensor:
+    if _symbolic_dims([num_rows] if num_columns is None else [num_rows, num_columns]) or (
+            batch_shape is not None and _symbolic_dims(batch_shape)):
+        return _dyn().eye_dynamic(num_rows, num_columns, batch_shape, _dt(dtype))
     m = np.eye(int(num_rows), int(num_columns) if num_columns is not None else None, dtype=_dt(dtype)._np)
     if batch_shape is not None:
         bs = as_int_tuple(batch_shape, "batch_shape")

@@ -35,6 +35,7 @@ __all__ = [
     "shape", "shape_n", "size", "rank", "shape_of", "dynamic_reshape", "dynamic_broadcast_to", "dynamic_fill",
     "dynamic_tile", "dynamic_split", "sum_to_shape", "strided_slice_grad", "shape_vector", "is_symbolic",
     "reshape_keeping", "range_dynamic", "partial_value", "gather_grad",
+    "eye_dynamic",
 ]
 
 _INT_NP = (np.dtype(np.int32), np.dtype(np.int64))
@@ -582,7 +583,7 @@ def gather_grad(g: Tensor, indices: Tensor, params: Tensor, axis: int, batch_dim
 # Range with bounds known only at run time
 # ----------------------------------------------------------------------------
 
-def _range_kernel(start, limit, delta):
+def _range_kernel(start, limit, delta, size):
     if delta == 0:
         raise _err("Range", "Requires delta != 0")
     if (delta > 0 and start > limit) or (delta < 0 and start < limit):
@@ -591,7 +592,7 @@ def _range_kernel(start, limit, delta):
     return np.arange(start, limit, delta).astype(np.result_type(start, limit, delta), copy=False)
 
 
-RANGE = defop("Range", _range_kernel, shape=lambda specs: [((None,), specs[0][1])])
+RANGE = defop("Range", _range_kernel, shape=lambda specs, size: [((size,), specs[0][1])])
 NotDifferentiable("Range")
 
 
@@ -610,7 +611,27 @@ def range_dynamic(start: Any, limit: Any, delta: Any, dtype: Any = None) -> Tens
         if v._shape_tuple() != ():
             raise _err("Range", f"start, limit and delta must be scalars, got shape {list(v._shape_tuple())}")
         args.append(v if v.dtype is dt else math_ops.cast(v, dt))
-    return execute(RANGE, tuple(args))
+    # The length, when tracing knows every bound (the shape rule reports it).
+    known = [partial_value(v) if isinstance(v, Tensor) else v for v in (start, limit, delta)]
+    size = None
+    if all(isinstance(k, (int, float)) for k in known) and known[2] != 0:
+        size = len(np.arange(known[0], known[1], known[2]))
+    return execute(RANGE, tuple(args), {"size": size})
+
+
+def eye_dynamic(num_rows: Any, num_columns: Any, batch_shape: Any, dtype: dtypes.DType) -> Tensor:
+    """``tf.eye`` with sizes known only at run time: row index == column index."""
+    cols = num_rows if num_columns is None else num_columns
+    r = range_dynamic(0, num_rows, 1, dtypes.int32)
+    c = range_dynamic(0, cols, 1, dtypes.int32)
+    m = math_ops.cast(math_ops.equal(array_ops.expand_dims(r, 1), array_ops.expand_dims(c, 0)), dtype)
+    rows_known, cols_known = partial_value(t(num_rows)), partial_value(t(cols))
+    static = (rows_known if isinstance(rows_known, int) else None, cols_known if isinstance(cols_known, int) else None)
+    if batch_shape is None:
+        return m
+    vec, known = shape_vector(batch_shape, "batch_shape")
+    full = array_ops.concat([vec, shape_of(m)], 0)
+    return dynamic_broadcast_to(m, full, static=None if known is None else tuple(known) + static)
 
 
 # ----------------------------------------------------------------------------
