@@ -214,3 +214,27 @@ def test_and_or_not_on_tensor_conditions():
 
     c = tf.constant
     assert [f(c(1.0), c(-2.0)).numpy(), f(c(1.0), c(2.0)).numpy(), f(c(-1.0), c(-2.0)).numpy()] == [3.0, 3.0, 2.0]
+
+
+def _helper_if(x):
+    if x > 0:
+        return x * 2.0
+    return -x
+
+
+def _helper_while(n):
+    s = tf.constant(0.0)
+    i = 0
+    while i < n:
+        s += 1.0
+        i += 1
+    return s
+
+
+def test_called_user_functions_are_converted_recursively():
+    @tf.function
+    def f(x, n):
+        return _helper_if(x) + _helper_while(n)
+
+    assert f(tf.constant(3.0), tf.constant(4)).numpy() == 10.0
+    assert f(tf.constant(-3.0), tf.constant(2)).numpy() == 5.0

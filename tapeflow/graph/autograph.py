@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import re
 import textwrap
 import types
 import weakref
@@ -225,6 +226,28 @@ def _as_bool_tensor(x):
 
 def _truthy_python(x) -> bool:
     return bool(x)
+
+
+def converted_call(ag__f, /, *args, **kwargs):  # noqa: N803 - never clashes with user keywords
+    """A call from converted code: user Python functions are converted too
+    (recursively, as TF's AutoGraph); library and builtin code runs as is."""
+    if _convertible(ag__f):
+        ag__f = convert_if_needed(ag__f)
+    return ag__f(*args, **kwargs)
+
+
+_GENERATED = re.compile(r"^(if_true|if_false|loop_test|loop_body)_\d+$")
+
+
+def _convertible(f) -> bool:
+    fn = f.__func__ if isinstance(f, types.MethodType) else f
+    if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
+        return False
+    if "ag__factory" in fn.__qualname__ and _GENERATED.match(fn.__name__):
+        return False  # a branch/loop function AutoGraph generated: already converted
+    module = getattr(fn, "__module__", None) or ""
+    root = module.split(".")[0]
+    return root not in ("tapeflow", "numpy", "scipy", "builtins", "functools", "typing", "abc")
 
 
 def not_(x: Any):
@@ -516,6 +539,25 @@ class _LogicalOps(ast.NodeTransformer):
         return node
 
 
+class _Calls(ast.NodeTransformer):
+    """``f(args)`` -> ``ag__.converted_call(f, args)`` (but not ``ag__.*``,
+    ``super()`` or calls inside lambdas)."""
+
+    def visit_Call(self, node):  # noqa: N802 - ast API
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "ag__":
+            return node
+        if isinstance(func, ast.Name) and func.id in ("super", "locals", "globals", "vars", "eval", "exec"):
+            return node
+        new = ast.Call(func=ast.Attribute(value=ast.Name("ag__", ast.Load()), attr="converted_call",
+                                          ctx=ast.Load()), args=[func] + node.args, keywords=node.keywords)
+        return ast.copy_location(new, node)
+
+    def visit_Lambda(self, node):  # noqa: N802
+        return node
+
+
 def _convert_test(test):
     return ast.fix_missing_locations(_LogicalOps().visit(test))
 
@@ -619,7 +661,7 @@ def convert(fn: Callable) -> Callable:
     if isinstance(fn, types.MethodType):
         conv = convert(fn.__func__)
         return types.MethodType(conv, fn.__self__) if conv is not fn.__func__ else fn
-    if not isinstance(fn, types.FunctionType) or getattr(fn, "__ag_do_not_convert__", False):
+    if not isinstance(fn, types.FunctionType) or getattr(fn, "__ag_do_not_convert__", False) or not _convertible(fn):
         return fn
     if fn in _CONVERTED:
         return _CONVERTED[fn] or fn
@@ -629,7 +671,8 @@ def convert(fn: Callable) -> Callable:
         _, first_line = inspect.getsourcelines(fn)
     except (OSError, TypeError, SyntaxError, IndentationError):
         return fn
-    if not tree.body or not isinstance(tree.body[0], ast.FunctionDef) or not _has_control_flow(tree):
+    if not tree.body or not isinstance(tree.body[0], ast.FunctionDef) or not (
+            _has_control_flow(tree) or _calls_user_code(tree.body[0], fn)):
         _CONVERTED[fn] = None
         return fn
     fdef = tree.body[0]
@@ -637,6 +680,7 @@ def convert(fn: Callable) -> Callable:
     _explicit_super(fdef)
     tr = _Transformer()
     fdef.body = tr.stmts(tr.lift_returns(fdef.body))
+    fdef.body = [_Calls().visit(stmt) for stmt in fdef.body]
     freevars = fn.__code__.co_freevars
     factory = _fdef("ag__factory", ["ag__", *freevars], [fdef, ast.Return(ast.Name(fdef.name, ast.Load()))])
     module = ast.Module(body=[factory], type_ignores=[])
@@ -668,6 +712,21 @@ def _explicit_super(fdef: ast.FunctionDef) -> None:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
                 and not node.args and not node.keywords):
             node.args = [ast.Name("__class__", ast.Load()), ast.Name(first, ast.Load())]
+
+
+def _calls_user_code(fdef: ast.FunctionDef, fn) -> bool:
+    """Whether ``fn`` calls a plain Python function that AutoGraph may need
+    to convert (looked up by name in its globals and closure)."""
+    scope = dict(fn.__globals__)
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        if _cell_ok(cell):
+            scope[name] = cell.cell_contents
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            target = scope.get(node.func.id)
+            if target is not None and _convertible(target) and target is not fn:
+                return True
+    return False
 
 
 def _cell_ok(c) -> bool:
