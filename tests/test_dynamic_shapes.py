@@ -235,6 +235,10 @@ _GRAD_CASES = {
     "gather_of_rows": lambda x: tf.gather(x[:, 0], [2, 0], axis=1) ** 2,
     "add_bias": lambda x: (x + _B) ** 2,
     "mul_row": lambda x: x * x[:1],  # both (None, 3, 3) statically; 1 vs n at run time
+    "matmul_row": lambda x: tf.matmul(x, x[:1]),  # batch dims broadcast 1 vs n at run time
+    "select_row": lambda x: tf.where(x > 1.0, x, x[:1] * 0.5),
+    "segment_sum": lambda x:
+    tf.math.unsorted_segment_sum(tf.transpose(x, [1, 0, 2]), [0, 1, 1], 2),
     "broadcast_to": lambda x: tf.broadcast_to(x[:, :1], tf.shape(x)) ** 2,
     "sub_mean": lambda x: (x - tf.reduce_mean(x, axis=0, keepdims=True)) ** 2,
 }
@@ -313,6 +317,7 @@ _NN_CASES = {
     "softmax": lambda x: tf.nn.softmax(x) * x,
     "log_softmax": lambda x: tf.nn.log_softmax(x, axis=1),
     "softmax_xent": lambda x: tf.nn.softmax_cross_entropy_with_logits(tf.nn.softmax(x * 0.5), x),
+    "softmax_xent_axis0": lambda x: tf.nn.softmax_cross_entropy_with_logits(tf.nn.softmax(x * 0.5, axis=0), x, axis=0),
     "sparse_xent": lambda x: tf.nn.sparse_softmax_cross_entropy_with_logits(
         tf.zeros(tf.shape(x)[:2], tf.int32), x),
     "bias_add": lambda x: tf.nn.bias_add(x, _B) ** 2,

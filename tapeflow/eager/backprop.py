@@ -276,6 +276,10 @@ def op_gradients(rec: OpRecord, out_grads: list) -> list:
     return out
 
 
+# Ops whose leading (batch) dims broadcast like elementwise ops'.
+_BROADCASTING_BATCH_OPS = frozenset({"BatchMatMulV2", "Einsum", "SelectV2"})
+
+
 def _sum_equal_unknown(rec: OpRecord, out: list) -> None:
     """Graph mode: equal static shapes such as (None, 3) and (None, 3) may
     still broadcast (1 vs n) at run time, so the gradient of such an input of
@@ -286,7 +290,8 @@ def _sum_equal_unknown(rec: OpRecord, out: list) -> None:
     if rec.inputs is None or not _may_broadcast(in_shapes):
         return
     op = registry._OPS.get(rec.type)
-    if op is None or op.shape not in (shape_rules.broadcast, shape_rules.broadcast_bool):
+    if op is None or (op.shape not in (shape_rules.broadcast, shape_rules.broadcast_bool)
+                      and rec.type not in _BROADCASTING_BATCH_OPS):
         return
     for i, g in enumerate(out):
         s = in_shapes[i]

@@ -1245,7 +1245,7 @@ def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any, name: s
         raise TypeError(f"segment_ids must be an integer tensor, got {ids.dtype.name}")
     n = int(num_segments.numpy() if isinstance(num_segments, Tensor) else num_segments)
     sd, si = data._shape_tuple(), ids._shape_tuple()
-    if tuple(sd[: len(si)]) != tuple(si):
+    if len(sd) < len(si) or any(a != b and a is not None and b is not None for a, b in zip(sd, si)):
         raise InvalidArgumentError(
             None, None, f"data.shape = {list(sd)} does not start with segment_ids.shape = {list(si)} "
             "[Op:UnsortedSegmentSum]")

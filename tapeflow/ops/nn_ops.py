@@ -357,6 +357,13 @@ def _to_last_axis_2d(x: Tensor, axis: int):
         x = array_ops.transpose(x, perm)
     shape = x._shape_tuple()
     if nd != 2:
+        if shape[-1] is None and None not in shape[:-1]:  # traced: only the class dim unknown
+            return array_ops.reshape(x, (int(np.prod(shape[:-1], dtype=np.int64)), -1)), perm, shape
+        if shape[-1] is None:  # traced with several unknown dims
+            from tapeflow.ops import shape_ops
+
+            last = array_ops.getitem(shape_ops.shape_of(x), -1)
+            return shape_ops.dynamic_reshape(x, [-1, last], static=(None, None)), perm, shape
         x = array_ops.reshape(x, (-1, shape[-1] if shape[-1] is not None else -1))
     return x, perm, shape
 
