@@ -245,6 +245,8 @@ def _convertible(f) -> bool:
         return False
     if "ag__factory" in fn.__qualname__ and _GENERATED.match(fn.__name__):
         return False  # a branch/loop function AutoGraph generated: already converted
+    if fn.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        return False
     module = getattr(fn, "__module__", None) or ""
     root = module.split(".")[0]
     return root not in ("tapeflow", "numpy", "scipy", "builtins", "functools", "typing", "abc")
@@ -676,6 +678,9 @@ def convert(fn: Callable) -> Callable:
         _CONVERTED[fn] = None
         return fn
     fdef = tree.body[0]
+    if any(isinstance(n, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom)) for n in ast.walk(fdef)):
+        _CONVERTED[fn] = None  # rewriting into nested functions would change their meaning
+        return fn
     fdef.decorator_list = []
     _explicit_super(fdef)
     tr = _Transformer()
