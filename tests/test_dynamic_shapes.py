@@ -556,3 +556,9 @@ def test_eye_with_run_time_sizes():
     assert e.numpy().tolist() == [[1.0, 0.0], [0.0, 1.0]] and e.dtype == tf.float32
     assert e2.numpy().tolist() == [[1, 0, 0], [0, 1, 0]]
     np.testing.assert_array_equal(e3.numpy(), np.broadcast_to(np.eye(2), (2, 2, 2)))
+
+
+def test_shape_ops_docstring_examples_run():
+    import doctest
+
+    assert doctest.testmod(shape_ops, extraglobs={"tf": tf}).failed == 0

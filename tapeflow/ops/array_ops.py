@@ -172,6 +172,10 @@ def _reshape_any(x, shape):
 
 
 def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
+    """Removes dims of size 1 (those in ``axis``, or all). In a graph traced
+    with unknown dims and no ``axis``, only dims known to be 1 are removed
+    (TF would also drop unknown dims that are 1 at run time, with an
+    unknown static rank): pass ``axis`` to be exact."""
     x = t(input)
     s = x._shape_tuple()
     if axis is None:

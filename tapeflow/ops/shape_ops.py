@@ -13,8 +13,22 @@ unknown.
 
 Each ``Dynamic*`` op also carries a ``static`` attr: the output shape as far
 as tracing knows it (ints and None), which its shape rule reports; kernels
-ignore it. Fully known shapes are constant-folded: ``tf.shape`` of a tensor
-of known shape is a constant, even in a graph (as TF).
+ignore it. ``partial_value`` follows shape tensors back through Shape,
+slicing, Pack and ConcatV2, so ``tf.zeros(tf.shape(x))`` of an ``x`` of
+shape (None, 3) has the static shape (None, 3), as in TF. Fully known shapes
+are constant-folded: ``tf.shape`` of a tensor of known shape is a constant,
+even in a graph.
+
+The ops: ``Shape``, ``Size``, ``Rank``, ``Range`` (not differentiable);
+``DynamicReshape``, ``DynamicBroadcastTo``, ``DynamicFill``, ``DynamicTile``,
+``DynamicSplitV``, ``SumToShape``, ``DynamicStridedSliceGrad`` and
+``DynamicGatherGrad`` (each with a gradient rule, an OpSpec in
+tests/op_specs/shape.py and a batching rule at the end of this module).
+
+>>> f = tf.function(lambda x: tf.reshape(x, [tf.shape(x)[0], -1]),
+...                 input_signature=[tf.TensorSpec([None, 2, 2])])
+>>> f(tf.ones([3, 2, 2])).shape
+TensorShape([3, 4])
 """
 
 from __future__ import annotations
