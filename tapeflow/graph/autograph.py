@@ -71,40 +71,32 @@ def _check_defined(vals: tuple, names: tuple, where: str) -> None:
             )
 
 
-def if_stmt(test: Any, true_fn: Callable, false_fn: Callable, state: tuple, names: tuple):
+def if_stmt(test: Any, true_fn: Callable, false_fn: Callable, state: tuple, names: tuple,
+            both: tuple | None = None):
+    """``if test`` with branch functions over ``state``; ``both[k]`` says
+    whether both branches assign ``names[k]`` (decided from the source)."""
     if not _symbolic(test):
         return true_fn(*state) if test else false_fn(*state)
     from tapeflow.graph.control_flow import cond
 
-    # Only the variables that end up defined on both paths become outputs.
-    probe_t = _probe(true_fn, state)
-    probe_f = _probe(false_fn, state)
-    # A variable set on one path only is not an output (using it later fails).
-    keep = [not isinstance(a, Undefined) and not isinstance(b, Undefined) for a, b in zip(probe_t, probe_f)]
+    # Outputs: variables defined before the `if` or assigned on both paths;
+    # one set on a single path only is not an output (using it later fails).
+    if both is None:
+        both = (True,) * len(names)
+    keep = [not isinstance(v, Undefined) or b for v, b in zip(state, both)]
 
     def pick(fn):
         def run():
             out = fn(*state)
+            for o, k, n in zip(out, keep, names):
+                if k and isinstance(o, Undefined):
+                    raise ValueError(f"'{n}' must also be initialized in the other branch: it is set in one branch "
+                                     "of an `if` on a tensor condition and used afterwards.")
             return tuple(_to_tensor_if_number(o) for o, k in zip(out, keep) if k)
         return run
 
     res = iter(cond(test, pick(true_fn), pick(false_fn)))
     return tuple(next(res) if k else Undefined(n) for k, n in zip(keep, names))
-
-
-def _probe(fn, state):
-    # Which outputs a branch defines: decided by tracing it on a scratch graph.
-    from tapeflow.framework.context import state as ctx
-    from tapeflow.graph.graph import FuncGraph, graph_scope
-
-    g = FuncGraph("autograph_probe", outer=ctx.graph)
-    g.is_branch = True
-    g.allow_variable_creation = False
-    with graph_scope(g):
-        try:
-            return fn(*state)
-        except Exception:  # noqa: BLE001 - the real trace reports it
-            return tuple(state)
 
 
 def _to_tensor_if_number(x):
@@ -432,8 +424,11 @@ class _Transformer:
         out = [_init_undefined(names, s)]
         out.append(self._branch_fn(tname, names, body, names, s))
         out.append(self._branch_fn(fname, names, orelse, names, s))
+        in_true, in_false = set(_assigned(s.body)), set(_assigned(s.orelse))
+        both = ast.Tuple(elts=[ast.Constant(n == "ag__retval" or (n in in_true and n in in_false)) for n in names],
+                         ctx=ast.Load())
         call = _call("if_stmt", [_convert_test(s.test), ast.Name(tname, ast.Load()), ast.Name(fname, ast.Load()),
-                                 _tuple_of(names), _str_tuple(names)])
+                                 _tuple_of(names), _str_tuple(names), both])
         out.append(_locate(ast.Assign(targets=[_tuple_of(names, ast.Store())], value=call), s) if names else
                    _locate(ast.Expr(call), s))
         if returns:
