@@ -238,3 +238,14 @@ def test_called_user_functions_are_converted_recursively():
 
     assert f(tf.constant(3.0), tf.constant(4)).numpy() == 10.0
     assert f(tf.constant(-3.0), tf.constant(2)).numpy() == 5.0
+
+
+def test_variable_set_on_one_path_then_used_names_it():
+    @tf.function
+    def f(x):
+        if x > 0:
+            y = x * 2.0
+        return y + 1.0
+
+    with pytest.raises(UnboundLocalError, match="'y' is used, but it is assigned only on some paths"):
+        f(tf.constant(1.0))

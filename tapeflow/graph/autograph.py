@@ -50,8 +50,22 @@ class Undefined:
     def __repr__(self) -> str:
         return f"Undefined({self.name!r})"
 
+    def _unbound(self, *args, **kwargs):
+        raise UnboundLocalError(
+            f"local variable '{self.name}' is used, but it is assigned only on some paths of an `if`/loop on a "
+            "tensor condition (AutoGraph): assign it before the `if`/loop or on every path."
+        )
+
     def __getattr__(self, attr):
-        raise UnboundLocalError(f"local variable '{self.name}' is used before it is assigned on some path.")
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        self._unbound()
+
+
+# Any arithmetic, comparison, call or conversion of an Undefined names the variable.
+for _dunder in ("add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv", "matmul", "rmatmul", "neg",
+                "pow", "lt", "le", "gt", "ge", "bool", "float", "int", "getitem", "call", "iter", "len"):
+    setattr(Undefined, f"__{_dunder}__", Undefined._unbound)
 
 
 def _symbolic(x: Any) -> bool:
