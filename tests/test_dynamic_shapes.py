@@ -325,6 +325,8 @@ _NN_CASES = {
     "relu": lambda x: tf.nn.relu(x - 1.0),
     "max_pool": lambda x: tf.nn.max_pool2d(x[..., None], 2, 1, "VALID"),
     "conv2d": lambda x: tf.nn.conv2d(x[..., None], tf.ones([2, 2, 1, 2], F64), 1, "SAME"),
+    "conv2d_transpose": lambda x: tf.nn.conv2d_transpose(
+        x[..., None], tf.constant(np.linspace(0.1, 0.8, 8).reshape(2, 2, 2, 1)), [tf.shape(x)[0], 3, 3, 2], 1, "SAME"),
 }
 
 

@@ -946,6 +946,21 @@ def conv1d(input: Any, filters: Any, stride: Any, padding: Any, data_format: str
     return array_ops.squeeze(y, [1 if data_format == "NWC" else 2])
 
 
+def _run_time_output_shape(output_shape: Any) -> tuple:
+    # Traced: only the batch may be unknown; the kernel takes it from the input.
+    from tapeflow.ops import shape_ops
+
+    if not shape_ops.is_symbolic(output_shape) and not (
+            isinstance(output_shape, (list, tuple)) and any(shape_ops.is_symbolic(d) for d in output_shape)):
+        raise TypeError(f"output_shape must be a list of integers or an int tensor, got {output_shape!r}")
+    _, known = shape_ops.shape_vector(output_shape, "output_shape")
+    if known is None or len(known) != 4 or None in known[1:]:
+        raise NotImplementedError(
+            f"conv2d_transpose: an output_shape known only at run time must still have known spatial and channel "
+            f"dims (only the batch may be unknown), got {known}")
+    return tuple(known)
+
+
 def conv2d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, padding: Any = "SAME",  # noqa: A002
                      data_format: str = "NHWC", dilations: Any = None, name: str | None = None) -> Tensor:
     """The transpose (gradient) of conv2d: ``filters`` is [h, w, out_channels,
@@ -956,8 +971,11 @@ def conv2d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, 
         raise ValueError(f"data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
     sx = _check_rank(x, 4, "Conv2DBackpropInput")
     sw = _check_rank(w, 4, "Conv2DBackpropInput", "filter")
-    out_shape = tuple(int(a) for a in np.asarray(
-        output_shape.numpy() if isinstance(output_shape, Tensor) else output_shape).reshape(-1))
+    try:
+        out_shape = tuple(int(a) for a in np.asarray(
+            output_shape.numpy() if isinstance(output_shape, Tensor) else output_shape).reshape(-1))
+    except (AttributeError, NotImplementedError, TypeError):
+        out_shape = _run_time_output_shape(output_shape)  # graph tensors, e.g. tf.shape(x)[0]
     if len(out_shape) != 4:
         raise ValueError(f"output_shape must have shape (4,), got {list(out_shape)}")
     st = _spatial(strides, 2, "strides", "Conv2DBackpropInput", data_format)
@@ -974,7 +992,7 @@ def conv2d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, 
         raise ValueError(f"input channels {sx[3]} must equal the filter's last dimension {sw[3]} (input {list(sx)}, "
                          f"filter {list(sw)})")
     out_hw, _ = _geometry(out_shape[1:3], sw[:2], st, dl, pad)
-    if tuple(out_hw) != tuple(sx[1:3]) or (sx[0] is not None and sx[0] != out_shape[0]):
+    if tuple(out_hw) != tuple(sx[1:3]) or (None not in (sx[0], out_shape[0]) and sx[0] != out_shape[0]):
         raise _err("Conv2DBackpropInput",
                    f"Conv2DCustomBackpropInput: Size of out_backprop doesn't match computed: actual = "
                    f"{list(sx[1:3])}, computed = {list(out_hw)} (output_shape {list(out_shape)}, filter {list(sw)}, "
