@@ -564,3 +564,14 @@ def test_shape_ops_docstring_examples_run():
     import doctest
 
     assert doctest.testmod(shape_ops, extraglobs={"tf": tf}).failed == 0
+
+
+def test_output_gradients_of_known_shape_for_a_target_with_unknown_dims():
+    def f(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = x * x
+        return tape.gradient(y, x, output_gradients=tf.ones([2, 3], F64) * 2.0)
+
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(_traced(f, _spec(None, 3))(tf.constant(x)).numpy(), 4 * x)

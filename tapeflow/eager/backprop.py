@@ -195,6 +195,13 @@ def unbroadcast(grad, shape: tuple, like=None):
     return grad
 
 
+def _compatible(a, b) -> bool:
+    """Shapes that may be equal at run time (unknown dims match anything)."""
+    if a is None or b is None:
+        return True
+    return len(a) == len(b) and all(p == q or p is None or q is None for p, q in zip(a, b))
+
+
 def _unbroadcast_dynamic(grad, shape, like):
     # Graph mode with unknown dims: sum to the input's run-time shape.
     from tapeflow.ops import shape_ops
@@ -521,7 +528,7 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
             og = array_ops.ones_like(tval)
         else:
             og = convert_to_tensor(og, dtype=tval.dtype)
-            if og._shape_tuple() != tval._shape_tuple():
+            if og._shape_tuple() != tval._shape_tuple() and not _compatible(og._shape_tuple(), tval._shape_tuple()):
                 raise ValueError(
                     f"output_gradients shape {og._shape_tuple()} does not match target shape "
                     f"{tval._shape_tuple()}."
