@@ -575,3 +575,13 @@ def test_output_gradients_of_known_shape_for_a_target_with_unknown_dims():
 
     x = np.arange(6.0).reshape(2, 3)
     np.testing.assert_allclose(_traced(f, _spec(None, 3))(tf.constant(x)).numpy(), 4 * x)
+
+
+def test_reduce_retracing_generalizes_to_unknown_dims_and_gradients_still_work():
+    g = _grad_fn(lambda x: tf.reduce_max(tf.reshape(x, [-1, 3]), axis=0) * tf.reduce_mean(x[1:]))
+    f = tf.function(g, reduce_retracing=True)
+    rng = np.random.default_rng(8)
+    for n in (4, 5, 6):
+        x = tf.constant(rng.uniform(size=(n, 3)))
+        np.testing.assert_allclose(f(x)[1].numpy(), g(x)[1].numpy(), rtol=1e-12)
+    assert f.experimental_get_tracing_count() == 2  # the second trace has shape (None, 3)
