@@ -294,7 +294,9 @@ def _sum_equal_unknown(rec: OpRecord, out: list) -> None:
     from tapeflow.ops import shape_ops, shapes as shape_rules
 
     in_shapes = rec.input_shapes
-    if rec.inputs is None or not _may_broadcast(in_shapes):
+    # A matmul broadcasts only its batch dims, never the two matrix dims.
+    dims = [s if s is None else s[:-2] for s in in_shapes] if rec.type == "BatchMatMulV2" else in_shapes
+    if rec.inputs is None or not _may_broadcast(dims):
         return
     op = registry._OPS.get(rec.type)
     if op is None or (op.shape not in (shape_rules.broadcast, shape_rules.broadcast_bool)
