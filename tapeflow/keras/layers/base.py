@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.framework import dtypes, nest
+from tapeflow.framework.context import state
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.variables import Variable
 from tapeflow.keras import initializers as _init
@@ -401,12 +402,20 @@ class Layer(Module):
         _ctx.depth += 1
         if outermost:
             self._clear_losses()  # add_loss() values belong to one forward pass, as in Keras
+        call = self.call
+        graph = state.graph
+        if graph is not None and getattr(graph, "autograph", False):
+            # fit() traces tapeflow code, which AutoGraph leaves alone; a user's
+            # call() with tensor `if`/`while` still needs converting, as in TF.
+            from tapeflow.graph.autograph import convert_if_needed
+
+            call = convert_if_needed(call)
         try:
             if self.built:
-                return self.call(*args, **kwargs)
+                return call(*args, **kwargs)
             with self.name_scope:
                 self._maybe_build(inputs)
-            out = self.call(*args, **kwargs)
+            out = call(*args, **kwargs)
             # the first call's output shape, for summary() of models built by calling them
             self._built_output_shape = nest.map_structure(
                 lambda t: tuple(t._shape_tuple()) if hasattr(t, "_shape_tuple") else None, out)
