@@ -87,6 +87,7 @@ _LAZY = {
     "train": "tapeflow.train",
     "data": "tapeflow.data",
     "distribute": "tapeflow.distribute",
+    "config": "tapeflow.config",
     "datasets": "tapeflow.datasets",
 }
 

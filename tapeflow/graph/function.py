@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tapeflow import config as _config
 from tapeflow.framework import dtypes, nest
 from tapeflow.framework.context import state
 from tapeflow.framework.errors import InvalidArgumentError
@@ -563,6 +564,8 @@ class Function:
         return bound.args, bound.kwargs
 
     def __call__(self, *args, **kwargs):
+        if _config.functions_run_eagerly():
+            return self._python_function(*args, **kwargs)  # tf.config.run_functions_eagerly(True)
         cf, tensors = self._lookup(args, kwargs)
         return cf._call_flat(tensors)
 
