@@ -2,7 +2,8 @@
 
 A seeded initializer gives the same values on every call (Keras 3's rule);
 an unseeded one draws from a generator that ``tf.keras.utils.set_random_seed``
-(or ``tf.random.set_seed``) re-seeds.
+re-seeds. As in Keras 3 (TF >= 2.16), ``tf.random.set_seed`` alone does not
+make unseeded initializers repeat.
 """
 
 from __future__ import annotations
