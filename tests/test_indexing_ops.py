@@ -333,3 +333,15 @@ def test_ops_and_gradients_under_tf_function_with_unknown_batch():
         yg, gg = tf.function(loss_and_grad, input_signature=[tf.TensorSpec([None, 4], tf.float64)])(x)
         np.testing.assert_allclose(yg.numpy(), ye.numpy())
         np.testing.assert_allclose(gg.numpy(), ge.numpy())
+
+
+def test_einsum_unknown_dim_broadcasting_against_one_gives_right_gradient():
+    @tf.function(input_signature=[tf.TensorSpec([None, 3]), tf.TensorSpec([1, 3])])
+    def f(a, b):
+        with tf.GradientTape() as t:
+            t.watch(b)
+            y = tf.reduce_sum(tf.einsum("ij,ij->ij", a, b))
+        return t.gradient(y, b)
+
+    a = np.arange(12, dtype=np.float32).reshape(4, 3)
+    np.testing.assert_allclose(f(a, np.ones((1, 3), np.float32)).numpy(), a.sum(0, keepdims=True))

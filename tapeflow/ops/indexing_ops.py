@@ -542,13 +542,20 @@ def _einsum_kernel(*xs, equation):
 def _einsum_shape(specs, equation):
     ins, out = equation.split("->")
     sizes: dict = {}
+    unknown: set = set()
     for subs, (s, _) in zip(ins.split(","), specs):
         if s is None:
+            unknown.update(subs)
             continue
         for c, d in zip(subs, s):
-            if d is not None and sizes.get(c) in (None, 1):
+            if d is None:
+                unknown.add(c)
+            elif sizes.get(c) in (None, 1):
                 sizes[c] = d
-    return [(tuple(sizes.get(c) for c in out), specs[0][1])]
+    # A letter of size 1 in one operand and unknown in another may broadcast to
+    # any size: it is unknown, not 1 (a 1 here made gradients silently wrong).
+    dims = tuple(None if (c in unknown and sizes.get(c) in (None, 1)) else sizes.get(c) for c in out)
+    return [(dims, specs[0][1])]
 
 
 EINSUM = defop("Einsum", _einsum_kernel, shape=_einsum_shape)
