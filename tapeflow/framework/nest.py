@@ -89,46 +89,46 @@ def pack_sequence_as(structure: Any, flat_sequence: Any, expand_composites: bool
             f"Could not pack sequence. Structure had {n} atoms, but flat_sequence had "
             f"{len(flat_sequence)} items."
         )
-    pos = [0]
+    return _build(structure, iter(flat_sequence))
 
-    def build(t: Any) -> Any:
-        if is_nested(t):
-            return _rebuild(t, [build(c) for c in _children(t)])
-        v = flat_sequence[pos[0]]
-        pos[0] += 1
-        return v
 
-    return build(structure)
+def _build(t: Any, leaves: Any) -> Any:
+    # A module-level function, not a recursive closure: a closure that refers
+    # to itself is a reference cycle, which kept every packed value (e.g. all
+    # of a step's gradients) alive until the garbage collector ran.
+    if is_nested(t):
+        return _rebuild(t, [_build(c, leaves) for c in _children(t)])
+    return next(leaves)
 
 
 def assert_same_structure(nest1: Any, nest2: Any, check_types: bool = True, expand_composites: bool = False) -> None:
-    def check(a: Any, b: Any) -> None:
-        if is_nested(a) != is_nested(b):
-            raise ValueError(
-                f"The two structures don't have the same nested structure.\n\nFirst structure: {nest1}\n\n"
-                f"Second structure: {nest2}"
-            )
-        if not is_nested(a):
-            return
-        if check_types and type(a) is not type(b) and not (
-            isinstance(a, cabc.Mapping) and isinstance(b, cabc.Mapping)
-        ):
-            raise TypeError(
-                f"The two structures don't have the same sequence type. Input structure has type "
-                f"{type(a)}, while shallow structure has type {type(b)}."
-            )
-        if isinstance(a, cabc.Mapping) and set(a) != set(b):
-            raise ValueError(f"The two dictionaries don't have the same set of keys: {list(a)} vs {list(b)}")
-        ca, cb = _children(a), _children(b)
-        if len(ca) != len(cb):
-            raise ValueError(
-                f"The two structures don't have the same number of elements.\n\nFirst structure: {nest1}\n\n"
-                f"Second structure: {nest2}"
-            )
-        for x, y in zip(ca, cb):
-            check(x, y)
+    _check_same(nest1, nest2, nest1, nest2, check_types)
 
-    check(nest1, nest2)
+
+def _check_same(a: Any, b: Any, nest1: Any, nest2: Any, check_types: bool) -> None:
+    # Module-level recursion (no self-referencing closure, hence no cycle).
+    if is_nested(a) != is_nested(b):
+        raise ValueError(
+            f"The two structures don't have the same nested structure.\n\nFirst structure: {nest1}\n\n"
+            f"Second structure: {nest2}"
+        )
+    if not is_nested(a):
+        return
+    if check_types and type(a) is not type(b) and not (isinstance(a, cabc.Mapping) and isinstance(b, cabc.Mapping)):
+        raise TypeError(
+            f"The two structures don't have the same sequence type. Input structure has type "
+            f"{type(a)}, while shallow structure has type {type(b)}."
+        )
+    if isinstance(a, cabc.Mapping) and set(a) != set(b):
+        raise ValueError(f"The two dictionaries don't have the same set of keys: {list(a)} vs {list(b)}")
+    ca, cb = _children(a), _children(b)
+    if len(ca) != len(cb):
+        raise ValueError(
+            f"The two structures don't have the same number of elements.\n\nFirst structure: {nest1}\n\n"
+            f"Second structure: {nest2}"
+        )
+    for x, y in zip(ca, cb):
+        _check_same(x, y, nest1, nest2, check_types)
 
 
 def map_structure(func: Callable, *structure: Any, check_types: bool = True, expand_composites: bool = False) -> Any:
@@ -142,14 +142,14 @@ def map_structure(func: Callable, *structure: Any, check_types: bool = True, exp
 
 def flatten_with_joined_string_paths(structure: Any, separator: str = "/") -> list:
     out: list = []
-
-    def walk(x: Any, path: tuple) -> None:
-        if is_nested(x):
-            keys = _sorted_keys(x) if isinstance(x, cabc.Mapping) else range(len(x))
-            for k, c in zip(keys, _children(x)):
-                walk(c, path + (str(k),))
-        else:
-            out.append((separator.join(path), x))
-
-    walk(structure, ())
+    _walk_paths(structure, (), separator, out)
     return out
+
+
+def _walk_paths(x: Any, path: tuple, separator: str, out: list) -> None:
+    if is_nested(x):
+        keys = _sorted_keys(x) if isinstance(x, cabc.Mapping) else range(len(x))
+        for k, c in zip(keys, _children(x)):
+            _walk_paths(c, path + (str(k),), separator, out)
+    else:
+        out.append((separator.join(path), x))
