@@ -123,6 +123,11 @@ class Variable:
 
     # -- writing ------------------------------------------------------------
     def _check_value(self, value: Any, op: str) -> np.ndarray:
+        if type(value) is Tensor:  # fast path: an eager tensor of the right dtype and shape
+            arr = value._value
+            cur = self._value
+            if arr.dtype == cur.dtype and arr.shape == cur.shape:
+                return arr
         try:
             t = convert_to_tensor(value, dtype=self._dtype)
         except (TypeError, ValueError) as e:
