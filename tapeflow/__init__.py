@@ -52,7 +52,6 @@ from tapeflow.graph.gradients import gradients, hessians  # noqa: E402
 from tapeflow.graph.control_flow import (  # noqa: E402
     case, cond, foldl, foldr, map_fn, scan, switch_case, while_loop,
 )
-from tapeflow.graph import autograph  # noqa: E402
 from tapeflow.graph.tensor_array import TensorArray  # noqa: E402
 from tapeflow.ops.functional_ops import numpy_function, py_function  # noqa: E402
 
@@ -88,6 +87,7 @@ _LAZY = {
     "data": "tapeflow.data",
     "distribute": "tapeflow.distribute",
     "config": "tapeflow.config",
+    "autograph": "tapeflow.graph.autograph",
     "datasets": "tapeflow.datasets",
 }
 
