@@ -11,6 +11,12 @@ def _r(fn):
     return lambda self, other: fn(other, self)
 
 
+def _r_var(fn):
+    # ``1 / v``: read the variable first so the Python operand takes its dtype
+    # (float32), as for a Tensor, instead of becoming int32.
+    return lambda self, other: fn(other, self.value())
+
+
 _OPERATORS = {
     "__add__": math_ops.add,
     "__radd__": _r(math_ops.add),
@@ -81,6 +87,8 @@ def _ne(self, other):
 def install() -> None:
     for cls in (Tensor, Variable):
         for name, fn in _OPERATORS.items():
+            if cls is Variable and name.startswith("__r"):
+                fn = _r_var(_OPERATORS[name[:2] + name[3:]])
             setattr(cls, name, fn)
         cls.__neg__ = _neg
         cls.__abs__ = _abs
