@@ -57,6 +57,8 @@ PADV2 = defop("PadV2", _padv2_kernel, shape=_pad_shape)
 
 
 def _unpad(g: Tensor, paddings: tuple, in_shape: tuple) -> Tensor:
+    if in_shape is None or None in in_shape:  # unknown dims: cut the padding off whatever the run-time size
+        return g[tuple(slice(a, -b or None) for a, b in paddings)]
     return array_ops.slice_(g, [a for a, _ in paddings], list(in_shape))
 
 
@@ -185,6 +187,9 @@ def _gather_nd_grad(op, g):
     indices = op.inputs[1]
     ref_shape = op.input_shapes[0]
     idx_shape = op.input_shapes[1]
+    if ref_shape is None or None in ref_shape:
+        # Unknown dims: a dense gradient of the params' run-time shape (as GatherV2's).
+        return tensor_scatter_nd_add(array_ops.zeros_like(op.inputs[0]), indices, g), None
     if len(idx_shape) == 2 and idx_shape[-1] == 1:
         # Row gather: the gradient is sparse, as for tf.gather (TF does the same).
         return IndexedSlices(g, array_ops.reshape(indices, (idx_shape[0],)),
@@ -209,6 +214,11 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
         if bd >= len(si) or bd > len(sp):
             raise _err("GatherNd", f"batch_dims ({bd}) must be less than the rank of indices ({len(si)}) and at "
                        f"most the rank of params ({len(sp)})")
+        if None in sp[:bd] and None not in si[:bd] and None not in sp[bd:] and all(
+                d is None or d == e for d, e in zip(sp[:bd], si[:bd])):
+            # Unknown batch dims of params: take indices' (reshaping checks at run time that they agree).
+            p = array_ops._reshape_any(p, tuple(si[:bd]) + tuple(sp[bd:]))
+            sp = p._shape_tuple()
         if None in sp[:bd] or tuple(sp[:bd]) != tuple(si[:bd]):
             raise _err("GatherNd", f"the first batch_dims={bd} dimensions of params {list(sp)} and indices "
                        f"{list(si)} must be equal")
@@ -303,7 +313,11 @@ def _ts_min_max_grad(op, g):
     out = op.outputs[0]
     x_ind = math_ops.cast(math_ops.equal(x, out), g.dtype)
     y_ind = math_ops.cast(math_ops.equal(y, gather_nd(out, indices)), g.dtype)
-    count = math_ops.add(x_ind, scatter_nd(indices, y_ind, op.input_shapes[0]))
+    x_shape = op.input_shapes[0]
+    if x_shape is None or None in x_shape:  # unknown dims: scatter into zeros of x's run-time shape
+        count = math_ops.add(x_ind, tensor_scatter_nd_add(array_ops.zeros_like(x), indices, y_ind))
+    else:
+        count = math_ops.add(x_ind, scatter_nd(indices, y_ind, x_shape))
     share = math_ops.divide_(g, count)
     return math_ops.multiply(share, x_ind), None, math_ops.multiply(gather_nd(share, indices), y_ind)
 
