@@ -97,6 +97,20 @@ class Model(Trainer, Layer):
         return nest.flatten(self._outputs_struct) if self._functional is not None else None
 
     @property
+    def input(self) -> Any:
+        return self._inputs_struct if self._functional is not None else Layer.input.fget(self)
+
+    @property
+    def output(self) -> Any:
+        return self._outputs_struct if self._functional is not None else Layer.output.fget(self)
+
+    @property
+    def input_shape(self) -> Any:
+        if self._functional is None:
+            raise AttributeError(f"Model {self.name} has no defined input shape: only a functional model has one.")
+        return nest.map_structure(lambda k: k.shape, self._inputs_struct)
+
+    @property
     def layers(self) -> list:
         if self._functional is not None:
             return list(self._input_layers) + list(self._functional)
@@ -262,6 +276,19 @@ class Sequential(Model):
     def outputs(self) -> list | None:
         out = getattr(self, "_symbolic_output", None)
         return None if out is None else [out]
+
+    @property
+    def input_shape(self) -> Any:
+        if self._input_tensor is None:
+            raise AttributeError(f"Sequential model '{self.name}' has no defined input shape yet.")
+        return self._input_tensor.shape
+
+    @property
+    def output_shape(self) -> Any:
+        out = getattr(self, "_symbolic_output", None)
+        if out is None:
+            raise AttributeError(f"Sequential model '{self.name}' has no defined output shape yet.")
+        return nest.map_structure(lambda k: k.shape, out)
 
     def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
         if not self._layers:
