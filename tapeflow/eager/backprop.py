@@ -55,7 +55,9 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
     if tapes:
         spec = _GRADS.get(op.name)
         if spec is not None and spec.fn is not None:
-            input_ids = tuple([t._id for t in inputs])
+            n = len(inputs)
+            input_ids = (inputs[0]._id,) if n == 1 else (inputs[0]._id, inputs[1]._id) if n == 2 \
+                else tuple([t._id for t in inputs])
             rec = None
             for tp in tapes:
                 w = tp.watched
@@ -80,10 +82,11 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
 def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | None:
     if len(outputs) == 1:
         ov = outputs[0]._value
-        if ov.dtype.kind not in _FLOAT_KINDS:
+        odt = ov.dtype
+        if odt.kind not in _FLOAT_KINDS:
             return None
         out_ids = (outputs[0]._id,)
-        out_shapes, out_dtypes = (ov.shape,), (ov.dtype,)
+        out_shapes, out_dtypes = (ov.shape,), (odt,)
     else:
         out_ids = tuple([o._id for o in outputs if o._value.dtype.kind in _FLOAT_KINDS])
         if not out_ids:
@@ -102,7 +105,7 @@ def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | No
         in_shapes, in_dtypes = tuple([v.shape for v in vals]), tuple([v.dtype for v in vals])
     # While tracing a graph the tensors live in the graph anyway: keep them,
     # so rules and unbroadcast can read shapes with unknown dims at run time.
-    traced = type(outputs[0]._value) is AbstractValue
+    traced = type(ov if len(outputs) == 1 else outputs[0]._value) is AbstractValue
     return OpRecord(
         name, attrs or _NO_ATTRS, input_ids, out_ids,
         inputs if spec.save_inputs or traced else None,
@@ -259,6 +262,10 @@ def op_gradients(rec: OpRecord, out_grads: list) -> list:
         out_grads = [g if type(g) is Tensor else _prepare_out_grad(rec, i, g) for i, g in enumerate(out_grads)]
     grads = rec.grad_fn(rec, *out_grads)
     input_ids = rec.input_ids
+    if type(grads) is Tensor and len(input_ids) == 1:  # the common one-input case
+        if grads._value.shape != rec.input_shapes[0]:
+            grads = unbroadcast(grads, rec.input_shapes[0], None if rec.inputs is None else rec.inputs[0])
+        return (grads,)
     if type(grads) is not list and type(grads) is not tuple:
         grads = (grads,)
     if len(grads) != len(input_ids):

@@ -100,16 +100,28 @@ def backward(
     were appended as ops ran); only records on a path from a source are
     visited, and a record with no incoming gradient is skipped.
     """
-    # Forward pass over ids: which records depend on a source at all?
+    # Forward pass over ids: which records depend on a source at all? An
+    # input's reachability is final when its record is visited (producers come
+    # first), so the inputs nobody asked about (skip_input_indices) fall out too.
     reachable = set(source_ids)
     relevant = []
     keep, reach = relevant.append, reachable.update
     for rec in records:
-        for i in rec.input_ids:
-            if i in reachable:
+        ids = rec.input_ids
+        if len(ids) == 1:
+            if ids[0] in reachable:
+                rec.skip_input_indices = ()
                 reach(rec.output_ids)
                 keep(rec)
-                break
+            continue
+        skip = ()
+        for k, i in enumerate(ids):
+            if i not in reachable:
+                skip += (k,)
+        if len(skip) < len(ids):
+            rec.skip_input_indices = skip
+            reach(rec.output_ids)
+            keep(rec)
     pending = output_grads
     get, pop = pending.get, pending.pop
     for rec in reversed(relevant):
@@ -127,17 +139,12 @@ def backward(
                 outs.append(None if gl is None else gl[0] if len(gl) == 1 else aggregate(gl))
             if all(g is None for g in outs):
                 continue
-        ids = rec.input_ids
-        skip = ()
-        for k, iid in enumerate(ids):
-            if iid not in reachable:
-                skip += (k,)
-        rec.skip_input_indices = skip
         in_grads = op_grads(rec, outs)
         if release:
             rec.release()
-        for iid, g in zip(ids, in_grads):
-            if g is not None and iid in reachable:
+        skip = rec.skip_input_indices
+        for k, (iid, g) in enumerate(zip(rec.input_ids, in_grads)):
+            if g is not None and not (skip and k in skip):
                 gl = get(iid)
                 if gl is None:
                     pending[iid] = [g]

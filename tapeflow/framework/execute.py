@@ -51,25 +51,33 @@ def execute(op, inputs: tuple, attrs: dict | None = None):
 
 def execute1(op, x):
     """``execute`` for a one-input, one-output op without attrs (hot path)."""
-    if state.plain:
+    st = state
+    if st.plain or st._graph is None:
         try:
-            return Tensor(op.kernel(x._value))
+            result = Tensor(op.kernel(x._value))
         except errors.OpError:
             raise
         except _KERNEL_ERRORS as e:
             raise kernel_error(op, (x,), None, e) from None
+        if st.recording:
+            record_hook(op, (x,), None, (result,))
+        return result
     return execute(op, (x,))
 
 
 def execute2(op, x, y):
     """``execute`` for a two-input, one-output op without attrs (hot path)."""
-    if state.plain:
+    st = state
+    if st.plain or st._graph is None:
         try:
-            return Tensor(op.kernel(x._value, y._value))
+            result = Tensor(op.kernel(x._value, y._value))
         except errors.OpError:
             raise
         except _KERNEL_ERRORS as e:
             raise kernel_error(op, (x, y), None, e) from None
+        if st.recording:
+            record_hook(op, (x, y), None, (result,))
+        return result
     return execute(op, (x, y))
 
 
