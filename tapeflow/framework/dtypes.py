@@ -87,6 +87,10 @@ class DType:
     def __repr__(self) -> str:
         return f"tf.{self._name}"
 
+    def __str__(self) -> str:
+        # TF: print(tf.float32) shows <dtype: 'float32'>; repr stays tf.float32.
+        return f"<dtype: '{self._name}'>"
+
     def __eq__(self, other: Any) -> bool:
         if other is self:
             return True
