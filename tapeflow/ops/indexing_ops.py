@@ -20,7 +20,7 @@ from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.execute import execute
 from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
-from tapeflow.ops import array_ops, math_ops, shapes
+from tapeflow.ops import array_ops, math_ops, shape_ops, shapes
 from tapeflow.ops._helpers import as_int_tuple, normalize_axis, t
 from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
 
@@ -383,8 +383,13 @@ def boolean_mask(tensor: Any, mask: Any, axis: Any = None, name: str = "boolean_
     if any(p is not None and q is not None and p != q for p, q in zip(part, sm)):
         raise ValueError(f"Shapes {tuple(part)} and {tuple(sm)} are incompatible (boolean_mask: the masked "
                          f"dimensions of the tensor, shape {list(sx)}, must equal the mask's shape)")
-    if None in part:
-        raise NotImplementedError("boolean_mask over dimensions of unknown size is not implemented in tapeflow.")
+    if None in part:  # masked dims of unknown size: flatten them at run time, as TF does
+        n = len(sm)
+        x_shape = shape_ops.shape_of(x)
+        dims = [x_shape[j] if sx[j] is None else sx[j] for j in range(len(sx))]
+        flat = shape_ops.dynamic_reshape(x, dims[:a] + [-1] + dims[a + n:])
+        idx = array_ops.reshape(array_ops.where_indices(array_ops._reshape_any(mk, (-1,))), (-1,))
+        return array_ops.gather(flat, idx, axis=a)
     leading = int(np.prod(part, dtype=np.int64))
     flat = array_ops.reshape(x, tuple(sx[:a]) + (leading,) + tuple(sx[a + len(sm):])) if None not in sx \
         else array_ops._reshape_any(x, tuple(sx[:a]) + (leading,) + tuple(sx[a + len(sm):]))
@@ -518,7 +523,8 @@ def meshgrid(*args: Any, **kwargs: Any) -> list:
         return []
     sizes = [x._shape_tuple()[0] for x in xs]
     nd = len(xs)
-    out_shape = list(sizes)
+    dynamic = None in sizes  # unknown sizes: broadcast to a run-time shape
+    out_shape = [shape_ops.shape_of(x)[0] if d is None else d for x, d in zip(xs, sizes)] if dynamic else list(sizes)
     if indexing == "xy" and nd > 1:
         out_shape[0], out_shape[1] = out_shape[1], out_shape[0]
     outs = []
@@ -527,8 +533,9 @@ def meshgrid(*args: Any, **kwargs: Any) -> list:
         if indexing == "xy" and nd > 1 and i < 2:
             pos = 1 - i
         shape = [1] * nd
-        shape[pos] = sizes[i]
-        outs.append(array_ops.broadcast_to(array_ops.reshape(x, shape), out_shape))
+        shape[pos] = -1 if sizes[i] is None else sizes[i]
+        r = array_ops.reshape(x, shape)
+        outs.append(shape_ops.dynamic_broadcast_to(r, out_shape) if dynamic else array_ops.broadcast_to(r, out_shape))
     return outs
 
 
@@ -588,6 +595,12 @@ def _einsum_grad(op, g):
                 sizes[c] = d
     grads = []
     for i, s_i in enumerate(subs):
+        sz = sizes
+        if None in sizes.values():  # unknown dims: a letter's size from operand i's run-time shape
+            x_shape, sz = shape_ops.shape_of(op.inputs[i]), dict(sizes)
+            for k, c in enumerate(s_i):
+                if sz[c] is None:
+                    sz[c] = x_shape[k]
         if op.input_dtypes[i].kind not in "fc":
             grads.append(None)
             continue
@@ -599,7 +612,12 @@ def _einsum_grad(op, g):
         # Explicit equations without ellipsis: run the op directly (NumPy's einsum
         # broadcasts size-1 dims; the engine sums the gradient back).
         gi = execute(EINSUM, (g, *other_ops), {"equation": f"{','.join([out] + others)}->{keep}"})
-        if keep != unique:
+        if keep != unique and any(isinstance(sz[c], Tensor) for c in unique):
+            for k, c in enumerate(unique):
+                if c not in keep:
+                    gi = array_ops.expand_dims(gi, k)
+            gi = shape_ops.dynamic_broadcast_to(gi, [sz[c] for c in unique])
+        elif keep != unique:
             # Letters summed only inside operand i: their gradient is broadcast.
             gi = array_ops.reshape(gi, [sizes[c] if c in keep else 1 for c in unique])
             gi = array_ops.broadcast_to(gi, [sizes[c] for c in unique])
@@ -614,7 +632,9 @@ def _einsum_grad(op, g):
                     f = fresh.pop()
                     target.append(f)
                     eye_subs.append(c + f)
-                    eyes.append(array_ops.eye(sizes[c], dtype=dtypes.from_numpy(op.input_dtypes[i])))
+                    dt = dtypes.from_numpy(op.input_dtypes[i])
+                    eyes.append(shape_ops.eye_dynamic(sz[c], sz[c], None, dt) if isinstance(sz[c], Tensor)
+                                else array_ops.eye(sizes[c], dtype=dt))
                 else:
                     seen.add(c)
                     target.append(c)
