@@ -784,6 +784,8 @@ def _top_k_grad(op, g, _g_indices):
     # Scatter the values' gradient back to the selected positions of each row.
     in_shape = op.input_shapes[0]
     indices = op.outputs[1]
+    if in_shape is None or None in in_shape:
+        return _top_k_grad_dynamic(op, g, in_shape, indices)
     n = in_shape[-1]
     rows = int(np.prod(in_shape[:-1], dtype=np.int64))
     k = op.get_attr("k")
@@ -794,12 +796,50 @@ def _top_k_grad(op, g, _g_indices):
     return array_ops.reshape(dense, in_shape)
 
 
+def _top_k_grad_dynamic(op, g, in_shape, indices):
+    # Unknown dims: values = gather(x, indices, axis=-1, batch_dims=rank-1), so
+    # the gradient is that gather's, scattered into x's run-time shape.
+    from tapeflow.ops import shape_ops
+
+    if in_shape is None:
+        raise NotImplementedError("top_k/sort gradient of an input of unknown rank is not implemented in tapeflow.")
+    values, k, r = op.outputs[0], op.get_attr("k"), len(in_shape) - 1
+    if op.inputs is not None:  # a traced graph keeps the input
+        shape = shape_ops.shape_of(op.inputs[0])
+    elif k is None:  # a whole-row sort: the input has the values' shape
+        shape = shape_ops.shape_of(values)
+    elif in_shape[-1] is not None:
+        shape = array_ops.concat([shape_ops.shape_of(values)[:-1], convert_to_tensor([in_shape[-1]])], 0)
+    else:
+        raise NotImplementedError("top_k gradient with a fixed k over a last axis of unknown size is not "
+                                  "implemented in tapeflow.")
+    return execute(shape_ops.DYNAMIC_GATHER_GRAD, (g, indices, shape),
+                   {"axis": r, "batch_dims": r, "static": tuple(in_shape)})
+
+
+def _top_k_all(x: Tensor) -> tuple:
+    """top_k over a whole last axis (sort, argsort); k=None (a full row) when
+    that axis's size is unknown."""
+    n = x._shape_tuple()[-1]
+    if n is not None:
+        return top_k(x, n)
+    return TopKV2(*execute(TOPK, (x,), {"k": None, "index_type": np.dtype(np.int32)}))
+
+
 def top_k(input: Any, k: Any = 1, sorted: bool = True, index_type: Any = dtypes.int32,  # noqa: A002
           name: str | None = None) -> list:
     """The k largest entries of the last axis (values, indices); ties go to
     the lower index."""
     x = t(input)
     _check_sortable(x, "TopKV2")
+    if isinstance(k, Tensor) and not isinstance(k._value, (np.ndarray, np.generic)):  # a graph tensor
+        from tapeflow.ops import shape_ops
+
+        kv = shape_ops.partial_value(k)
+        if not isinstance(kv, int):
+            raise NotImplementedError("top_k with a k known only at run time (a graph tensor) is not implemented "
+                                      "in tapeflow; pass a Python int.")
+        k = kv
     k = int(k.numpy() if isinstance(k, Tensor) else k)
     s = x._shape_tuple()
     if len(s) < 1:
@@ -861,11 +901,10 @@ def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | 
     x = t(values)
     _check_sortable(x, "TopKV2")
     xt, perm = _move_last(x, axis, "sort")
-    n = xt._shape_tuple()[-1]
     if direction == "DESCENDING":
-        out = top_k(xt, n).values
+        out = _top_k_all(xt).values
     else:
-        out = _order_reversing(top_k(_order_reversing(xt), n).values)
+        out = _order_reversing(_top_k_all(_order_reversing(xt)).values)
     return out if perm is None else array_ops.transpose(out, perm)
 
 
@@ -877,8 +916,7 @@ def argsort(values: Any, axis: int = -1, direction: str = "ASCENDING", stable: b
     x = t(values)
     _check_sortable(x, "TopKV2")
     xt, perm = _move_last(x, axis, "argsort")
-    n = xt._shape_tuple()[-1]
-    idx = top_k(xt if direction == "DESCENDING" else _order_reversing(xt), n).indices
+    idx = _top_k_all(xt if direction == "DESCENDING" else _order_reversing(xt)).indices
     return idx if perm is None else array_ops.transpose(idx, perm)
 
 
