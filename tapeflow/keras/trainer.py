@@ -115,22 +115,46 @@ class _DatasetBatches:
     def __init__(self, ds: Any, steps: int | None) -> None:
         self.ds = ds
         self.steps = steps
-        if steps is None:
+        self._explicit_steps = steps is not None
+        self._it, self._seen = None, 0
+        try:
+            card = ds.cardinality()
+            card = int(card.numpy() if hasattr(card, "numpy") else card)
+            self._num_batches = card if card >= 0 else None
+        except (AttributeError, TypeError):
             try:
-                card = ds.cardinality()
-                card = int(card.numpy() if hasattr(card, "numpy") else card)
-                self.steps = card if card >= 0 else None
-            except (AttributeError, TypeError):
-                try:
-                    self.steps = len(ds)
-                except TypeError:
-                    self.steps = None
+                self._num_batches = len(ds)
+            except TypeError:
+                self._num_batches = None
+        if steps is None:
+            self.steps = self._num_batches
 
     def epoch(self):
-        for i, batch in enumerate(self.ds):
-            if self.steps is not None and i >= self.steps:
+        if not self._explicit_steps:
+            for i, batch in enumerate(self.ds):
+                if self.steps is not None and i >= self.steps:
+                    break
+                yield _unpack(batch)
+            return
+        # With steps_per_epoch (Keras 3's EpochIterator), one iterator runs on across epochs; it starts
+        # over only once the dataset is exhausted (a short dataset ends the epoch early, with a warning).
+        if self._it is None:
+            self._it, self._seen = iter(self.ds), 0
+        for _ in range(self.steps):
+            if self._num_batches and self._seen >= self._num_batches:
+                warnings.warn("Your input ran out of data; interrupting training.", stacklevel=2)
                 break
+            try:
+                batch = next(self._it)
+            except StopIteration:
+                self._num_batches = self._num_batches or self._seen
+                warnings.warn("Your input ran out of data; interrupting training.", stacklevel=2)
+                self._it = None
+                return
+            self._seen += 1
             yield _unpack(batch)
+        if self._num_batches and self._seen >= self._num_batches:
+            self._it, self._seen = iter(self.ds), 0
 
 
 class _AutoAccuracy(metrics_mod.Metric):

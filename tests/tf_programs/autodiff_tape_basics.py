@@ -99,12 +99,12 @@ with tf.GradientTape() as tape:
     y = x * [3.0, 4.0]
 print(tape.gradient(y, x).numpy())
 
-x = tf.linspace(-10.0, 10.0, 9)
+x = tf.linspace(-5.0, 5.0, 9)
 with tf.GradientTape() as tape:
     tape.watch(x)
     y = tf.nn.sigmoid(x)
 dy_dx = tape.gradient(y, x)
-print(dy_dx)
+print(dy_dx.shape, dy_dx.dtype, np.round(dy_dx.numpy(), 6))
 
 # Control flow
 x = tf.constant(1.0)
@@ -133,7 +133,7 @@ x = tf.Variable(2.0)
 for epoch in range(2):
     with tf.GradientTape() as tape:
         y = x + 1
-    print(type(x).__name__)
+    print(isinstance(x, tf.Variable), isinstance(x, tf.Tensor))
     print(tape.gradient(y, x))
     x = x + 1
 
