@@ -731,8 +731,13 @@ def _euclidean_norm_grad(op, g):
     y = op.outputs[0]
     if not op.get_attr("keepdims"):
         kd = m._keepdims_shape(op.input_shapes[0], op.get_attr("axis"))
-        y = array_ops.reshape(y, kd)
-        g = array_ops.reshape(g, kd)
+        if None in kd:  # unknown dims: keep y's and g's own run-time dims
+            from tapeflow.ops import shape_ops
+
+            y, g = shape_ops.reshape_keeping(y, kd), shape_ops.reshape_keeping(g, kd)
+        else:
+            y = array_ops.reshape(y, kd)
+            g = array_ops.reshape(g, kd)
     return m.multiply(m.divide_(x, y), g)
 
 
@@ -984,13 +989,16 @@ def _rows_like(v: Tensor, data_rank: int) -> Tensor:
     """Reshapes a per-segment vector [n] to [n, 1, ...] to broadcast over rows."""
     if data_rank <= 1:
         return v
-    return array_ops.reshape(v, (v._shape_tuple()[0],) + (1,) * (data_rank - 1))
+    n = v._shape_tuple()[0]
+    return array_ops.reshape(v, (-1 if n is None else n,) + (1,) * (data_rank - 1))
 
 
 @defgrad("SegmentMean", inputs=True)
 def _segment_mean_grad(op, g):
     data, ids = op.inputs
-    ones = array_ops.ones(op.input_shapes[1], dtype=g.dtype)
+    ids_shape = op.input_shapes[1]
+    ones = (array_ops.ones_like(ids, dtype=g.dtype) if ids_shape is None or None in ids_shape
+            else array_ops.ones(ids_shape, dtype=g.dtype))
     counts = _rows_like(segment_sum(ones, ids), len(op.input_shapes[0]))
     return array_ops.gather(divide_no_nan(g, counts), ids), None
 
@@ -1116,7 +1124,11 @@ def _segment_min_max_grad(op, g):
 
 def _expand_like(mask: Tensor, data: Tensor) -> Tensor:
     extra = len(data._shape_tuple()) - len(mask._shape_tuple())
-    if extra:
+    if extra and None in mask._shape_tuple():  # unknown dims: keep the mask's own run-time dims
+        from tapeflow.ops import shape_ops
+
+        mask = shape_ops.reshape_keeping(mask, tuple(mask._shape_tuple()) + (1,) * extra)
+    elif extra:
         mask = array_ops.reshape(mask, tuple(mask._shape_tuple()) + (1,) * extra)
     return mask
 
@@ -1131,7 +1143,7 @@ def _unsorted_segment_reduce(op, data, segment_ids, num_segments):
     check_numeric(data, op.name)
     n = _num_segments(num_segments)
     sd, si = data._shape_tuple(), ids._shape_tuple()
-    if tuple(sd[: len(si)]) != tuple(si):
+    if len(sd) < len(si) or any(a is not None and b is not None and a != b for a, b in zip(sd, si)):
         raise _err(op.name, f"data.shape = {list(sd)} does not start with segment_ids.shape = {list(si)}")
     return execute(op, (data, ids), {"num_segments": n})
 
