@@ -305,10 +305,9 @@ class Variable:
     def __repr__(self) -> str:
         from tapeflow.framework.tensor import _numpy_repr
 
-        return (
-            f"<tf.Variable '{self.name}' shape={self._shape} dtype={self._dtype.name}, "
-            f"numpy={_numpy_repr(self._snapshot())}>"
-        )
+        text = _numpy_repr(self._snapshot())
+        sep = "\n" if "\n" in text else ""  # as TF: a multi-line array starts on its own line
+        return f"<tf.Variable '{self.name}' shape={self._shape} dtype={self._dtype.name}, numpy={sep}{text}>"
 
     def __str__(self) -> str:
         return self.__repr__()
