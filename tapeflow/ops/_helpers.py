@@ -18,14 +18,34 @@ def t(x: Any) -> Tensor:
     return convert_to_tensor(x)
 
 
+# Python scalars (1.0 in ``1.0 - y * y``) converted to tensors, by value, type
+# and dtype: gradient rules use a few constants over and over, and tensors are
+# immutable, so one tensor per constant serves every op.
+_SCALARS: dict = {}
+_SCALAR_TYPES = (float, int, bool)
+
+
+def _like(v: Any, t: Tensor) -> Tensor:
+    if type(v) in _SCALAR_TYPES and v == v:  # (NaN never equals itself as a key)
+        dtype = t._value.dtype
+        key = (type(v), v, dtype)
+        c = _SCALARS.get(key)
+        if c is None:
+            c = convert_to_tensor(v, dtype_hint=t.dtype)
+            if len(_SCALARS) < 4096:
+                _SCALARS[key] = c
+        return c
+    return convert_to_tensor(v, dtype_hint=t.dtype)
+
+
 def pair(x: Any, y: Any, op_name: str) -> tuple[Tensor, Tensor]:
     """Converts the inputs of a binary op: a non-tensor takes the other's
     dtype (``x + 1.0``); two tensors must already agree (no promotion)."""
     if isinstance(x, Tensor):
         if not isinstance(y, Tensor):
-            y = convert_to_tensor(y, dtype_hint=x.dtype)
+            y = _like(y, x)
     elif isinstance(y, Tensor):
-        x = convert_to_tensor(x, dtype_hint=y.dtype)
+        x = _like(x, y)
     else:
         x = convert_to_tensor(x)
         y = convert_to_tensor(y, dtype_hint=x.dtype)
