@@ -210,7 +210,7 @@ def test_graph_to_dot_forward_and_backward():
     f = _traced()
     dot = tf.debugging.graph_to_dot(f, tf.constant([1.0, 2.0]), 2, backward=True)
     assert "cluster_f" in dot and 'label="forward: f"' in dot and "cluster_b" in dot
-    assert '"Placeholder\\nfloat32[2]"' in dot and "fillcolor=palegreen" in dot
+    assert '"Placeholder\\nx\\nfloat32[2]"' in dot and "fillcolor=palegreen" in dot
     assert "variable 'Variable" in dot and '"Tanh\\nfloat32[2]"' in dot
     assert dot.count("fillcolor=lightblue") >= 2  # the forward output and the gradient output
 

@@ -415,6 +415,37 @@ def _rebuild(v: Any, it) -> Any:
     return v
 
 
+def _leaf_names(fn: Any, args: tuple, kwargs: dict) -> list:
+    """TF's names for the input placeholders, one per tensor leaf in ``_rebuild``
+    order: the parameter's name (``x:0``; ``args_2:0`` for the third ``*args``
+    item; ``d_1:0`` for a second leaf inside ``d``), or a TensorSpec's own name."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names: list = []
+
+    def walk(v: Any, base: str) -> None:
+        if isinstance(v, TensorSpec) and v.name:
+            names.append(v.name)
+        elif isinstance(v, (Tensor, TensorSpec)) or (
+                isinstance(v, (np.ndarray, np.generic)) and not isinstance(v, np.bool_)):
+            names.append(base)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x, base)
+        elif isinstance(v, dict):
+            for k in sorted(v, key=repr):
+                walk(v[k], base)
+
+    for i, a in enumerate(args):
+        walk(a, positional[i] if i < len(positional) else f"args_{i - len(positional)}")
+    for k in sorted(kwargs, key=repr):
+        walk(kwargs[k], k)
+    return names
+
+
 def _shapes_of(key) -> list:
     """The ("T", shape, dtype) entries of a key, in order."""
     out = []
@@ -713,7 +744,10 @@ class Function:
             fn = autograph.convert_if_needed(fn)
         self._tracing_count += 1
         with graph_scope(graph):
-            phs = [graph.add_placeholder(shape, dtype) for shape, dtype in specs]
+            names = _leaf_names(self._python_function, args, kwargs)
+            if len(names) != len(specs):
+                names = ["Placeholder"] * len(specs)
+            phs = [graph.add_placeholder(shape, dtype, name) for (shape, dtype), name in zip(specs, names)]
             if values is not None:
                 graph.feed = {p._id: v._value for p, v in zip(phs, values) if isinstance(v, Tensor)}
             it = iter(phs)

@@ -162,7 +162,11 @@ class SymbolicTensor(Tensor):
     def __repr__(self) -> str:
         return f"<tf.Tensor '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        # TF: Tensor("x:0", shape=(None, 2), dtype=float32); no shape when the rank is unknown.
+        shape = self.shape
+        shape = f", shape={shape}" if shape.rank is not None else ""
+        return f'Tensor("{self.name}"{shape}, dtype={self.dtype.name})'
 
     def __reduce__(self):
         raise TypeError(f"Cannot pickle a symbolic tf.Tensor ({self.name}).")
