@@ -378,7 +378,8 @@ class Checkpoint:
 
     def _trackable_children(self, save_type: str = "checkpoint", **kwargs: Any) -> dict:
         kids = dict(self._objects)
-        kids["save_counter"] = self.save_counter
+        if self._save_counter is not None:  # as TF: made by the first save()/restore(), so write() alone omits it
+            kids["save_counter"] = self._save_counter
         return kids
 
     def write(self, file_prefix: str, options: Any = None) -> str:
@@ -407,6 +408,7 @@ class Checkpoint:
 
     def read(self, save_path: str, options: Any = None) -> CheckpointLoadStatus:
         """Restores from ``save_path`` (as written by ``write``)."""
+        self.save_counter  # noqa: B018 -- created so that a saved counter is restored
         return _restore_object(self, save_path)
 
     def restore(self, save_path: str | None, options: Any = None) -> CheckpointLoadStatus:
@@ -414,6 +416,7 @@ class Checkpoint:
         is checked before any is assigned."""
         if save_path is None:
             return InitializationOnlyStatus()
+        self.save_counter  # noqa: B018 -- created so that a saved counter is restored
         return _restore_object(self, save_path)
 
 
@@ -579,8 +582,11 @@ def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
 
 
 def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
-    """The stored value of ``name`` (a key from ``list_variables``)."""
+    """The stored value of ``name`` (a key from ``list_variables``; TF's form of the key,
+    ``model/kernel/.ATTRIBUTES/VARIABLE_VALUE``, is accepted too)."""
     arrays, _ = _read_file(_resolve_any(ckpt_dir_or_file))
+    if name not in arrays and name.endswith("/.ATTRIBUTES/VARIABLE_VALUE"):
+        name = name[:-len("/.ATTRIBUTES/VARIABLE_VALUE")]
     if name not in arrays:
         raise errors.NotFoundError(f"Key {name} not found in checkpoint {ckpt_dir_or_file}; "
                                    f"keys: {sorted(arrays)[:10]}")

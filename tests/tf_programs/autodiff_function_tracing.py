@@ -1,4 +1,6 @@
 """tf.function: tracing rules, retracing, input_signature, side effects, tf.print, variables."""
+import sys
+
 import numpy as np
 import tensorflow as tf
 
@@ -38,7 +40,6 @@ def double(a):
 
 print(double(tf.constant(1)))
 print(double(tf.constant(1.1)))
-print(double(tf.constant("a")))
 print(double(tf.constant(2)))
 print(double(tf.constant([1, 2])))
 print(double(3))
@@ -94,17 +95,20 @@ print("g traces", g.experimental_get_tracing_count())
 @tf.function
 def f(x):
     print("Traced with", x)
-    tf.print("Executed with", x)
+    tf.print("Executed with", x, output_stream=sys.stdout)
 
 
 f(1)
 f(1)
 f(2)
 f(tf.constant([1.5, 2.5]))
-tf.print("list", [1, 2], tf.constant([[1, 2], [3, 4]]), "end", sep="|")
-tf.print(tf.constant(3.25), output_stream="file://" + "/dev/stdout") if False else tf.print(tf.constant(3.25))
-tf.print({"a": tf.constant(1)}, summarize=2)
-tf.print(tf.range(10), summarize=3)
+out = sys.stdout
+tf.print("list", [1, 2], tf.constant([[1, 2], [3, 4]]), "end", sep="|", output_stream=out)
+tf.print(tf.constant(3.25), tf.constant(True), tf.constant([0.5, 1e-7]), output_stream=out)
+tf.print({"a": tf.constant(1)}, summarize=2, output_stream=out)
+tf.print(tf.range(10), summarize=3, output_stream=out)
+tf.print(tf.reshape(tf.range(24), [2, 3, 4]), summarize=1, output_stream=out)
+tf.print("a", "b", end="!\n", output_stream=out)
 
 # Python list append inside tf.function (happens only at trace)
 external_list = []
