@@ -142,6 +142,8 @@ def as_dtype(type_value: Any) -> DType:
     """Converts ``type_value`` (a DType, NumPy dtype/type or name) to a DType."""
     if isinstance(type_value, DType):
         return type_value
+    if type_value is None:  # np.dtype(None) would silently mean float64
+        raise TypeError("Cannot convert the argument `type_value`: None to a TensorFlow DType.")
     if isinstance(type_value, str):
         try:
             return _BY_NAME[type_value]
