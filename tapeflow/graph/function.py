@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
+import re
 import sys
 import types
 import weakref
@@ -512,6 +514,36 @@ def _generalize(a: tuple | None, b: tuple | None) -> tuple | None:
 # Errors a trace with unknown dimensions may hit in shape-static gradient rules.
 _SHAPE_ERRORS = (TypeError, ValueError, NotImplementedError, InvalidArgumentError)
 
+# When a trace with unknown (None) dims fails (some rule needs static shapes),
+# tf.function traces once per concrete input shape instead: correct results,
+# but a retrace for every new shape. It logs a warning, once per function,
+# naming the failing op; set this to False to get the error raised instead.
+per_shape_fallback = True
+
+_log = logging.getLogger("tapeflow")
+
+
+def _where_failed(e: BaseException) -> str | None:
+    """Where a failed trace stopped: the innermost traceback frame with an
+    ``op`` local (a gradient rule's record, or the op being executed), else
+    the op named in the message, else the first tapeflow function the
+    traced code called."""
+    found, first, tb = None, None, e.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        op = frame.f_locals.get("op")
+        name = getattr(op, "type", None) or getattr(op, "name", None)
+        if isinstance(name, str):
+            found = f"in the gradient of op {name}" if hasattr(op, "grad_fn") else f"in op {name}"
+        module = frame.f_globals.get("__name__", "")
+        if first is None and module.startswith("tapeflow.") and not module.startswith("tapeflow.graph."):
+            first = f"in {module}.{frame.f_code.co_name}"
+        tb = tb.tb_next
+    if found is None:
+        m = re.search(r"\[Op:(\w+)\]", str(e))
+        found = f"in op {m.group(1)}" if m else first
+    return found
+
 
 class Function:
     """What ``tf.function`` returns: a polymorphic, traced-and-cached callable."""
@@ -536,6 +568,7 @@ class Function:
                                     f"got {s!r}")
         self._cache: dict = {}
         self._specialize = False  # input_signature traced per concrete shape (see _lookup_signature)
+        self._warned_fallback = False
         self._tracing_count = 0
         self._instances: weakref.WeakKeyDictionary | dict = weakref.WeakKeyDictionary()
         try:
@@ -621,9 +654,10 @@ class Function:
                     trace_key = self._relaxed(key)
                 try:
                     cf = self._trace_checked(args, kwargs, trace_key, tensors)
-                except _SHAPE_ERRORS:
-                    if trace_key == key:
+                except _SHAPE_ERRORS as e:
+                    if trace_key == key or not per_shape_fallback:
                         raise
+                    self._warn_fallback(e)
                     # Some gradient rules need static shapes: trace this call's exact shapes instead.
                     trace_key = key
                     cf = self._trace_checked(args, kwargs, trace_key, tensors)
@@ -691,9 +725,10 @@ class Function:
         if cf is None and not self._specialize:
             try:
                 cf = self._trace_specs(specs, tensors)
-            except _SHAPE_ERRORS:
-                if all(s._dims() is not None and None not in s._dims() for s in specs):
+            except _SHAPE_ERRORS as e:
+                if all(s._dims() is not None and None not in s._dims() for s in specs) or not per_shape_fallback:
                     raise
+                self._warn_fallback(e)
                 # Unknown dims some gradient rule cannot handle: one trace per
                 # concrete shape of the signature (checked above) instead.
                 self._specialize = True
@@ -715,6 +750,17 @@ class Function:
         if any(isinstance(t, TensorSpec) for t in tensors):
             return cf, []
         return cf, tensors
+
+    def _warn_fallback(self, e: BaseException) -> None:
+        if self._warned_fallback:
+            return
+        self._warned_fallback = True
+        op = _where_failed(e)
+        _log.warning(
+            "tf.function `%s`: tracing with unknown (None) dimensions failed%s: %s: %s. Falling back to one trace "
+            "per concrete input shape (correct, but it retraces for every new shape). Set "
+            "tapeflow.graph.function.per_shape_fallback = False to raise this error instead.",
+            self._name, f" {op}" if op else "", type(e).__name__, e)
 
     def _trace_specs(self, specs: list, values: list) -> ConcreteFunction:
         sig_args = tuple(nest.pack_sequence_as(self._input_signature_struct, specs))
