@@ -720,16 +720,26 @@ def _dt(dtype: Any, default: dtypes.DType = dtypes.float32) -> dtypes.DType:
     return default if dtype is None else dtypes.as_dtype(dtype)
 
 
+def _check_dims_vector(dims: Any) -> None:
+    """TF's Fill: a shape of rank 2 or more is an error, never flattened."""
+    value = dims.numpy() if isinstance(dims, Tensor) else dims
+    rank = np.ndim(value)
+    if rank > 1:
+        raise _err("Fill", f"dims must represent a vector, got shape [{','.join(map(str, np.shape(value)))}]")
+
+
 def _creation_dims(shape: Any) -> tuple | None:
     """A Python shape as ints; None when it holds graph tensors."""
     if isinstance(shape, TensorShape):
         return tuple(shape.as_list())
     try:
-        return as_int_tuple(shape, "shape")
+        dims = as_int_tuple(shape, "shape")
     except (AttributeError, NotImplementedError, TypeError):
         if _symbolic_dims(shape):
             return None
         raise
+    _check_dims_vector(shape)
+    return dims
 
 
 def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
@@ -793,6 +803,7 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
         if _symbolic_dims(dims):
             return _dyn().dynamic_fill(dims, v)
         raise
+    _check_dims_vector(dims)
     return execute(FILL, (v,), {"shape": shape})
 
 

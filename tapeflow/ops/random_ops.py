@@ -181,6 +181,9 @@ def _shape(shape: Any) -> tuple:
         arr = np.asarray(shape)
         if arr.dtype.kind not in "iu" and arr.size:
             raise TypeError(f"shape must be a 1-D list of integers, got {shape!r}")
+        if arr.ndim > 1:
+            raise InvalidArgumentError(None, None, "tf.random: shape must be a vector of {int32,int64}, got shape "
+                                       f"[{','.join(map(str, arr.shape))}]")
         dims = [int(d) for d in arr.reshape(-1)]
     if any(d is None or d < 0 for d in dims):
         raise InvalidArgumentError(None, None, f"shape must be fully defined and non-negative, got {dims}")
