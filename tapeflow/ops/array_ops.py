@@ -823,6 +823,9 @@ def range_(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, nam
     """As ``tf.range``: ints give int32, floats float32 (unless ``dtype``)."""
     if limit is None:
         start, limit = 0, start
+    if start is None or limit is None or delta is None:
+        raise ValueError("Attempt to convert a value (None) with an unsupported type (<class 'NoneType'>) to a "
+                         "Tensor. (tf.range: start, limit and delta must be numbers)")
     try:
         vals = [v.numpy() if isinstance(v, Tensor) else v for v in (start, limit, delta)]
     except AttributeError:

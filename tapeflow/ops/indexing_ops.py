@@ -828,7 +828,11 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool, na
             n = int(math_ops.reduce_max(lengths).numpy()) if lengths._shape_tuple() != () else int(lengths.numpy())
         n = max(n, 0)
     else:
-        n = int(maxlen.numpy() if isinstance(maxlen, Tensor) else maxlen)
+        m = maxlen.numpy() if isinstance(maxlen, Tensor) else maxlen
+        if np.ndim(m) != 0:
+            raise ValueError(f"Argument `maxlen` must be scalar for sequence_mask, received `maxlen` = {m} "
+                             f"with shape '{np.shape(m)}' instead")
+        n = int(m)
         if n < 0:
             raise _err("Range", f"maxlen must be non-negative, got {n}")
     row = convert_to_tensor(np.arange(n, dtype=lengths._value.dtype))
