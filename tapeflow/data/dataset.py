@@ -221,7 +221,8 @@ class Dataset:
             spec = self.element_spec
         except Exception:  # noqa: BLE001 - repr must not fail
             spec = "?"
-        return f"<{type(self).__name__} element_spec={spec}>"
+        name = type(self).__name__
+        return f"<{_TF_CLASS_NAMES.get(name, name)} element_spec={spec}>"
 
     # -- sources ---------------------------------------------------------------
     @staticmethod
@@ -355,6 +356,16 @@ class Dataset:
 
 
 # -- gather plans ---------------------------------------------------------------
+# TF's class names, as the repr shows them
+_TF_CLASS_NAMES = {
+    "_TensorSlices": "_TensorSliceDataset", "_FromTensors": "_TensorDataset", "_Range": "_RangeDataset",
+    "_FromGenerator": "_FlatMapDataset", "_Zip": "_ZipDataset", "_Map": "_MapDataset", "_Filter": "_FilterDataset",
+    "_Batch": "_BatchDataset", "_PaddedBatch": "_PaddedBatchDataset", "_Unbatch": "_UnbatchDataset",
+    "_Shuffle": "_ShuffleDataset", "_Repeat": "_RepeatDataset", "_Take": "_TakeDataset", "_Skip": "_SkipDataset",
+    "_Passthrough": "_PrefetchDataset", "_Cache": "CacheDataset", "_Concatenate": "_ConcatenateDataset",
+}
+
+
 class _Plan:
     """Rows ``indices`` of a source: ``gather(idx_array)`` builds a batch,
     ``row(i)`` one element, ``indices()`` a fresh index iterator per epoch."""
