@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from tapeflow.framework.tensor import Tensor
 from tapeflow import nn
 from tapeflow.keras import activations, initializers
@@ -14,12 +16,29 @@ __all__ = ["Conv2D", "MaxPooling2D", "AveragePooling2D", "GlobalAveragePooling2D
 
 
 def _pair(v: Any, what: str) -> tuple[int, int]:
+    given = v
     if isinstance(v, int):
-        return v, v
-    v = tuple(int(a) for a in v)
+        v = (v, v)
+    else:
+        try:
+            v = tuple(int(a) for a in v)
+        except (TypeError, ValueError):
+            raise ValueError(f"The `{what}` argument must be a tuple of 2 integers. Received: {what}={given!r}") \
+                from None
     if len(v) != 2:
         raise ValueError(f"The `{what}` argument must be a tuple of 2 integers. Received: {what}={v}")
+    bad = {a for a in v if a <= 0}
+    if bad:
+        raise ValueError(f"The `{what}` argument must be a tuple of 2 integers. Received {what}={given}, "
+                         f"including values {bad} that do not satisfy `value > 0`")
     return v
+
+
+def _check_ndim4(layer: Any, inputs: Any) -> None:
+    shape = inputs._shape_tuple()
+    if len(shape) != 4:
+        raise ValueError(f"Input 0 of layer '{layer.name}' is incompatible with the layer: expected ndim=4, "
+                         f"found ndim={len(shape)}. Full shape received: {tuple(shape)}")
 
 
 def _padding(p: str) -> str:
@@ -49,6 +68,9 @@ class Conv2D(Layer):
         if activity_regularizer is not None:
             raise NotImplementedError("Conv2D: activity_regularizer is not implemented in tapeflow")
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        if not isinstance(filters, (int, np.integer)) or filters <= 0:
+            raise ValueError(f"Invalid value for argument `filters`. Expected a strictly positive value. "
+                             f"Received filters={filters}.")
         self.filters = int(filters)
         self.kernel_size = _pair(kernel_size, "kernel_size")
         self.strides = _pair(strides, "strides")
@@ -74,6 +96,11 @@ class Conv2D(Layer):
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:
+        _check_ndim4(self, inputs)
+        cin = self.kernel._shape_tuple()[2]
+        if inputs._shape_tuple()[-1] not in (None, cin):
+            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected axis -1 of "
+                             f"input shape to have value {cin}, but received input with shape {inputs.shape}")
         y = nn.conv2d(inputs, self.kernel.value(), strides=self.strides, padding=self.padding.upper(),
                        dilations=self.dilation_rate)
         if self.bias is not None:
@@ -119,6 +146,7 @@ class GlobalAveragePooling2D(Layer):
         self.keepdims = keepdims
 
     def call(self, inputs: Tensor) -> Tensor:
+        _check_ndim4(self, inputs)
         return mo.reduce_mean(inputs, axis=[1, 2], keepdims=self.keepdims)
 
 
@@ -129,6 +157,7 @@ class GlobalMaxPooling2D(Layer):
         self.keepdims = keepdims
 
     def call(self, inputs: Tensor) -> Tensor:
+        _check_ndim4(self, inputs)
         return mo.reduce_max(inputs, axis=[1, 2], keepdims=self.keepdims)
 
 
