@@ -185,7 +185,16 @@ def diag(diagonal: Any, name: str | None = None, k: Any = 0, num_rows: Any = -1,
         raise _err("MatrixDiagV3", f"diagonal must be at least 1-dim, received shape {_dims(s)}")
     n = s[-1]
     if n is None:
-        raise NotImplementedError("tf.linalg.diag of a diagonal with an unknown length is not implemented")
+        pad0 = not isinstance(padding_value, Tensor) and np.all(np.asarray(padding_value) == 0)
+        if k != 0 or int(num_rows) != -1 or int(num_cols) != -1 or not pad0:
+            raise NotImplementedError("tf.linalg.diag of a diagonal with an unknown length is implemented only for "
+                                      "k=0, the default num_rows/num_cols and padding_value=0")
+        # The diagonal times an identity of its run-time length.
+        from tapeflow.ops import shape_ops
+
+        n_t = shape_ops.shape_of(d)[-1]
+        eye = shape_ops.eye_dynamic(n_t, n_t, None, dtypes.bool)
+        return math_ops.where(eye, array_ops.expand_dims(d, -1), array_ops.zeros_like(d[..., :1, None]))
     num_rows, num_cols = int(num_rows), int(num_cols)
     min_rows, min_cols = n + max(-k, 0), n + max(k, 0)
     if num_rows == -1 and num_cols == -1:
@@ -690,15 +699,15 @@ SVD = defop("Svd", _lapack(_svd_kernel), shape=_svd_shape, num_outputs=3)
 @defgrad("Svd", inputs=True, outputs=True)
 def _svd_grad(op, gs, gu, gv):
     a = op.inputs[0]
-    gs_mat = diag(gs)
     if not op.get_attr("compute_uv"):
         _, u, v = svd(a, compute_uv=True)
-        return math_ops.matmul(u, math_ops.matmul(gs_mat, v, transpose_b=True))
+        return math_ops.matmul(u, math_ops.matmul(diag(gs), v, transpose_b=True))
     full = op.get_attr("full_matrices")
     sa = a._shape_tuple()
     m, n = sa[-2], sa[-1]
     if m is None or n is None:
         raise NotImplementedError("SVD gradient has not been implemented for input with unknown inner matrix shape")
+    gs_mat = diag(gs)
     s, u, v = op.outputs
     transposed = m > n
     if transposed:  # differentiate a^T = v s u^T, transpose at the end
