@@ -46,7 +46,13 @@ class Dense(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
 
+    def _check_min_ndim(self, shape: Any) -> None:
+        if len(shape) < 2:
+            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected min_ndim=2, "
+                             f"found ndim={len(shape)}. Full shape received: {tuple(shape)}")
+
     def build(self, input_shape: Any) -> None:
+        self._check_min_ndim(tuple(input_shape))
         in_dim = input_shape[-1]
         if in_dim is None:
             raise ValueError(f"Dense layer '{self.name}': the last dimension of the inputs must be known, "
@@ -59,6 +65,7 @@ class Dense(Layer):
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:
+        self._check_min_ndim(inputs._shape_tuple())
         if inputs._shape_tuple()[-1] != self.kernel._shape_tuple()[0]:
             raise ValueError(
                 f"Input 0 of layer '{self.name}' is incompatible with the layer: expected axis -1 of input shape "
@@ -171,6 +178,10 @@ class Embedding(Layer):
         kwargs.pop("input_length", None)
         super().__init__(**kwargs)
         self.embeddings_regularizer = embeddings_regularizer
+        for what, v in (("input_dim", input_dim), ("output_dim", output_dim)):
+            if not isinstance(v, (int, np.integer)) or v <= 0:
+                raise ValueError(f"`{what}` must be a positive integer. Received: {what}={v} (of type "
+                                 f"{type(v).__name__}).")
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_constraint = embeddings_constraint

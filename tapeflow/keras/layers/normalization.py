@@ -69,6 +69,15 @@ class BatchNormalization(Layer):
             else ao.reshape(t, self._bshape)
 
     def call(self, inputs: Tensor, training: Any = None, mask: Any = None) -> Tensor:
+        shape = inputs._shape_tuple()
+        if len(shape) != len(self._bshape):
+            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected "
+                             f"ndim={len(self._bshape)}, found ndim={len(shape)}. Full shape received: {shape}")
+        for a in self._feature_axes:
+            if shape[a] is not None and shape[a] != self._bshape[a]:
+                raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected axis "
+                                 f"{a - len(shape)} of input shape to have value {self._bshape[a]}, but received "
+                                 f"input with shape {shape}")
         if training and self.trainable:
             mean, var = nn.moments(inputs, self._reduce_axes, keepdims=True)
             m = self.momentum
