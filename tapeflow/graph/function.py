@@ -857,21 +857,71 @@ def init_scope():
 # tf.print
 # -----------------------------------------------------------------------------
 
-def _format_value(v: Any, summarize: int) -> str:
+# TF formats each element on its own, without NumPy's alignment: floats as
+# TF's FloatToBuffer/DoubleToBuffer (%.6g / %.15g, or %.9g / %.17g when that
+# does not round-trip), bools as 1/0, strings quoted.
+_FLOAT_DIGITS = {"float64": 15}
+
+
+def _format_elem(x: Any, kind: str, digits: int) -> str:
+    if kind == "f":
+        s = f"{x:.{digits}g}"
+        if digits == 15:
+            return s if float(s) == x or x != x else f"{x:.17g}"
+        return s if np.float32(float(s)) == np.float32(x) or x != x else f"{x:.9g}"
+    if kind == "b":
+        return "1" if x else "0"
+    if kind in "iu":
+        return str(int(x))
+    if kind in "SUO":
+        return '"' + (x.decode() if isinstance(x, bytes) else str(x)) + '"'
+    return "?"
+
+
+def _format_value(v: Any, summarize: int | None) -> str:
     arr = np.asarray(v)
-    if arr.dtype.kind == "O":
-        if arr.ndim == 0:
-            x = arr[()]
-            return x.decode() if isinstance(x, bytes) else str(x)
+    kind = arr.dtype.kind
+    digits = _FLOAT_DIGITS.get(arr.dtype.name, 6)
     if arr.ndim == 0:
-        x = arr[()]
-        if arr.dtype.kind == "b":
-            return "1" if x else "0"
-        return str(x)
-    edge = summarize if summarize is not None and summarize >= 0 else sys.maxsize
-    with np.printoptions(threshold=2 * edge if edge < sys.maxsize else sys.maxsize, edgeitems=min(edge, 1000)):
-        text = np.array2string(arr, separator=" ", formatter={"bool": lambda b: "1" if b else "0"})
-    return text
+        return _format_elem(arr[()], kind, digits)
+    edge = 3 if summarize is None else (sys.maxsize if summarize < 0 else summarize)
+
+    def fmt(a: np.ndarray, depth: int) -> str:
+        n = a.shape[0]
+        cut = n > 2 * edge
+        head = range(min(edge, n)) if cut else range(n)
+        tail = range(n - edge, n) if cut else range(0)
+        if a.ndim == 1:
+            s = " ".join(_format_elem(a[i], kind, digits) for i in head)
+            if cut:
+                s += " ..." + ("".join(" " + _format_elem(a[i], kind, digits) for i in tail))
+            return "[" + s + "]"
+        rows = [fmt(a[i], depth + 1) for i in head] + (["..."] if cut else []) + [fmt(a[i], depth + 1) for i in tail]
+        return "[" + ("\n" * (a.ndim - 1) + " " * (depth + 1)).join(rows) + "]"
+
+    return fmt(arr, 0)
+
+
+class _Formatted:
+    """A tensor's printed text standing in its place inside a printed structure."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _format_struct(x: Any, top: bool = False) -> str:
+    if isinstance(x, _Formatted):
+        return x.text
+    if isinstance(x, list):
+        return "[" + ", ".join(_format_struct(v) for v in x) + "]"
+    if isinstance(x, tuple):
+        inner = ", ".join(_format_struct(v) for v in x)
+        return "(" + inner + ("," if len(x) == 1 else "") + ")"
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k!r}: {_format_struct(x[k])}" for k in sorted(x, key=repr)) + "}"
+    return str(x) if top else repr(x)
 
 
 def print_(*inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str = " ", end: str = "\n",
@@ -879,25 +929,43 @@ def print_(*inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str
     """Prints tensors (at run time inside ``tf.function``), as ``tf.print``.
 
     Default stream is ``sys.stderr``, as in TF; pass ``output_stream=sys.stdout``
-    to print to standard output.
+    to print to standard output. Tensors may sit inside lists, tuples and dicts.
     """
     from tapeflow.framework.variables import Variable
 
-    template = []
     tensors = []
-    for x in inputs:
+
+    def take(x: Any) -> Any:
         if isinstance(x, Variable):
             x = x.value()
         if isinstance(x, Tensor):
-            template.append(None)
             tensors.append(x)
-        else:
-            template.append(x)
+            return _Formatted  # a slot, filled at print time
+        if isinstance(x, list):
+            return [take(v) for v in x]
+        if isinstance(x, tuple) and not hasattr(x, "_fields"):
+            return tuple(take(v) for v in x)
+        if isinstance(x, dict):
+            return {k: take(v) for k, v in x.items()}
+        return x
+
+    template = [take(x) for x in inputs]
 
     def print_fn(*arrays):
         it = iter(arrays)
-        parts = [_format_value(next(it), summarize) if t is None else
-                 (t if isinstance(t, str) else _format_nested(t, summarize)) for t in template]
+
+        def fill(x: Any) -> Any:
+            if x is _Formatted:
+                return _Formatted(_format_value(next(it), summarize))
+            if isinstance(x, list):
+                return [fill(v) for v in x]
+            if isinstance(x, tuple):
+                return tuple(fill(v) for v in x)
+            if isinstance(x, dict):
+                return {k: fill(v) for k, v in x.items()}
+            return x
+
+        parts = [_format_struct(fill(t), top=True) for t in template]
         stream = output_stream if output_stream is not None else sys.stderr
         if isinstance(stream, str):
             stream = sys.stdout if stream.endswith("stdout") else sys.stderr
@@ -909,11 +977,3 @@ def print_(*inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str
         return None
     g._new_op(None, "PrintV2", tuple(g._own(t) for t in tensors), {"print_fn": print_fn}, [])
     return None
-
-
-def _format_nested(x: Any, summarize: int) -> str:
-    if isinstance(x, (list, tuple)):
-        return "[" + ", ".join(_format_nested(v, summarize) for v in x) + "]"
-    if isinstance(x, dict):
-        return "{" + ", ".join(f"{k!r}: {_format_nested(v, summarize)}" for k, v in x.items()) + "}"
-    return str(x)
