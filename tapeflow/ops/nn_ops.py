@@ -772,7 +772,9 @@ def _conv2d_backprop_input(input_sizes, w, dy, attrs):
     return execute(CONV2D_BACKPROP_INPUT, (w, dy), {"input_sizes": tuple(input_sizes), **attrs})
 
 
-def _conv2d_backprop_filter(x, filter_sizes, dy, attrs):
+def _conv2d_backprop_filter(x, filter_sizes, dy, attrs, w=None):
+    if w is not None and None in filter_sizes:
+        return _dyn_backprop_filter("Conv2D", x, dy, w, attrs)
     return execute(CONV2D_BACKPROP_FILTER, (x, dy), {"filter_sizes": tuple(filter_sizes), **attrs})
 
 
@@ -781,7 +783,7 @@ def _conv2d_grad(op, g):
     x, w = op.inputs
     attrs = _geom_attrs(op)
     return (_conv2d_backprop_input(op.input_shapes[0], w, g, attrs),
-            _conv2d_backprop_filter(x, op.input_shapes[1], g, attrs))
+            _conv2d_backprop_filter(x, op.input_shapes[1], g, attrs, w))
 
 
 @defgrad("Conv2DBackpropInput", inputs=True)
@@ -789,7 +791,7 @@ def _conv2d_backprop_input_grad(op, g):
     # out = A(w) dy is bilinear: d/d dy = conv(g, w); d/dw = filter-backprop(g, dy).
     w, dy = op.inputs
     attrs = _geom_attrs(op)
-    return (_conv2d_backprop_filter(g, op.input_shapes[0], dy, attrs),
+    return (_conv2d_backprop_filter(g, op.input_shapes[0], dy, attrs, w),
             execute(CONV2D, (g, w), attrs))
 
 
@@ -1092,7 +1094,9 @@ def _dw_backprop_input(input_sizes, w, dy, attrs):
     return execute(DEPTHWISE_BACKPROP_INPUT, (w, dy), {"input_sizes": tuple(input_sizes), **attrs})
 
 
-def _dw_backprop_filter(x, filter_sizes, dy, attrs):
+def _dw_backprop_filter(x, filter_sizes, dy, attrs, w=None):
+    if w is not None and None in filter_sizes:
+        return _dyn_backprop_filter("Depthwise", x, dy, w, attrs)
     return execute(DEPTHWISE_BACKPROP_FILTER, (x, dy), {"filter_sizes": tuple(filter_sizes), **attrs})
 
 
@@ -1101,14 +1105,14 @@ def _depthwise_grad(op, g):
     x, w = op.inputs
     attrs = _geom_attrs(op)
     return (_dw_backprop_input(op.input_shapes[0], w, g, attrs),
-            _dw_backprop_filter(x, op.input_shapes[1], g, attrs))
+            _dw_backprop_filter(x, op.input_shapes[1], g, attrs, w))
 
 
 @defgrad("DepthwiseConv2dNativeBackpropInput", inputs=True)
 def _depthwise_backprop_input_grad(op, g):
     w, dy = op.inputs
     attrs = _geom_attrs(op)
-    return _dw_backprop_filter(g, op.input_shapes[0], dy, attrs), execute(DEPTHWISE, (g, w), attrs)
+    return _dw_backprop_filter(g, op.input_shapes[0], dy, attrs, w), execute(DEPTHWISE, (g, w), attrs)
 
 
 @defgrad("DepthwiseConv2dNativeBackpropFilter", inputs=True)
@@ -1612,7 +1616,9 @@ def _c3_bi(input_sizes, w, dy, attrs):
     return execute(CONV3D_BACKPROP_INPUT, (w, dy), {"input_sizes": tuple(input_sizes), **attrs})
 
 
-def _c3_bf(x, filter_sizes, dy, attrs):
+def _c3_bf(x, filter_sizes, dy, attrs, w=None):
+    if w is not None and None in filter_sizes:
+        return _dyn_backprop_filter("Conv3D", x, dy, w, attrs)
     return execute(CONV3D_BACKPROP_FILTER, (x, dy), {"filter_sizes": tuple(filter_sizes), **attrs})
 
 
@@ -1620,14 +1626,14 @@ def _c3_bf(x, filter_sizes, dy, attrs):
 def _conv3d_grad(op, g):
     x, w = op.inputs
     attrs = _geom_attrs(op)
-    return _c3_bi(op.input_shapes[0], w, g, attrs), _c3_bf(x, op.input_shapes[1], g, attrs)
+    return _c3_bi(op.input_shapes[0], w, g, attrs), _c3_bf(x, op.input_shapes[1], g, attrs, w)
 
 
 @defgrad("Conv3DBackpropInputV2", inputs=True)
 def _conv3d_backprop_input_grad(op, g):
     w, dy = op.inputs
     attrs = _geom_attrs(op)
-    return _c3_bf(g, op.input_shapes[0], dy, attrs), execute(CONV3D, (g, w), attrs)
+    return _c3_bf(g, op.input_shapes[0], dy, attrs, w), execute(CONV3D, (g, w), attrs)
 
 
 @defgrad("Conv3DBackpropFilterV2", inputs=True)
@@ -1635,6 +1641,39 @@ def _conv3d_backprop_filter_grad(op, g):
     x, dy = op.inputs
     attrs = _geom_attrs(op)
     return _c3_bi(op.input_shapes[0], g, dy, attrs), execute(CONV3D, (x, g), attrs)
+
+
+# -- filter gradients for a filter of unknown (None) static shape ------------
+# The *BackpropFilter ops take the filter's size as an attr; in a graph traced
+# with unknown filter dims it is known only at run time. This op takes the
+# filter itself as a third input (only its shape is read) and runs the
+# family's filter-backprop kernel with it.
+
+_DYN_BF_KINDS = {
+    "Conv2D": (_conv2d_backprop_filter_kernel, _conv2d_backprop_input, CONV2D),
+    "Depthwise": (_depthwise_backprop_filter_kernel, _dw_backprop_input, DEPTHWISE),
+    "Conv3D": (_conv3d_backprop_filter_kernel, _c3_bi, CONV3D),
+}
+
+
+def _dyn_bf_kernel(x, dy, w, kind, strides, dilations, padding):
+    return _DYN_BF_KINDS[kind][0](x, dy, w.shape, strides, dilations, padding)
+
+
+DYNAMIC_BACKPROP_FILTER = defop("DynamicConvBackpropFilter", _dyn_bf_kernel,
+                                shape=lambda specs, kind, **attrs: [(specs[2][0], specs[0][1])])
+
+
+@defgrad("DynamicConvBackpropFilter", inputs=True)
+def _dyn_bf_grad(op, g):
+    x, dy, _ = op.inputs
+    attrs = _geom_attrs(op)
+    _, backprop_input, forward = _DYN_BF_KINDS[op.get_attr("kind")]
+    return backprop_input(op.input_shapes[0], g, dy, attrs), execute(forward, (x, g), attrs), None
+
+
+def _dyn_backprop_filter(kind: str, x: Tensor, dy: Tensor, w: Tensor, attrs: dict) -> Tensor:
+    return execute(DYNAMIC_BACKPROP_FILTER, (x, dy, w), {"kind": kind, **attrs})
 
 
 def conv3d(input: Any, filters: Any, strides: Any, padding: Any, data_format: str = "NDHWC",  # noqa: A002

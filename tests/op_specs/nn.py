@@ -144,6 +144,16 @@ SPECS = [
            [Arg((2, 2, 2, 2, 2)), Arg((1, 2, 3, 3, 2))]),
     OpSpec("Conv3DBackpropFilterV2", lambda x, dy: nn_ops._c3_bf(x, (2, 2, 2, 2, 2), dy, _P3),
            [Arg((1, 4, 3, 3, 2)), Arg((1, 2, 3, 3, 2))]),
+    # A filter's gradient when its static shape has unknown dims (only the filter's run-time shape is read).
+    OpSpec("DynamicConvBackpropFilter",
+           lambda x, dy: nn_ops._dyn_backprop_filter("Conv2D", x, dy, tf.zeros(W, tf.float64), _P2),
+           [Arg(X), Arg((2, 3, 3, 4))]),
+    OpSpec("DynamicConvBackpropFilter",
+           lambda x, dy: nn_ops._dyn_backprop_filter("Depthwise", x, dy, tf.zeros((3, 3, 3, 2), tf.float64), _P2),
+           [Arg((2, 5, 5, 3)), Arg((2, 3, 3, 6))], name="depthwise"),
+    OpSpec("DynamicConvBackpropFilter",
+           lambda x, dy: nn_ops._dyn_backprop_filter("Conv3D", x, dy, tf.zeros((2, 2, 2, 2, 2), tf.float64), _P3),
+           [Arg((1, 4, 3, 3, 2)), Arg((1, 2, 3, 3, 2))], name="conv3d"),
     OpSpec("MaxPool3D", lambda x: tf.nn.max_pool3d(x, 2, [1, 2, 1, 2, 1], "SAME") ** 2,
            [Arg(value=_distinct((1, 3, 3, 4, 2)))]),
     OpSpec("MaxPool3DGrad", lambda x, g: execute(nn_ops.MAX_POOL3D_GRAD, (
