@@ -804,6 +804,8 @@ class Function:
             for leaf in out_leaves:
                 if isinstance(leaf, Variable):
                     leaf = leaf.value()
+                elif isinstance(leaf, (bool, int, float, str, bytes, np.ndarray, np.generic)):
+                    leaf = convert_to_tensor(leaf)  # as TF: Python/NumPy outputs come back as tensors
                 if isinstance(leaf, Tensor):
                     slots.append(len(outputs))
                     outputs.append(leaf if not isinstance(leaf, SymbolicTensor) or leaf._graph is graph
