@@ -812,6 +812,10 @@ def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None, 
     if _symbolic_dims([num_rows] if num_columns is None else [num_rows, num_columns]) or (
             batch_shape is not None and _symbolic_dims(batch_shape)):
         return _dyn().eye_dynamic(num_rows, num_columns, batch_shape, _dt(dtype))
+    for d in (num_rows, num_columns):
+        if d is not None and int(d) < 0:
+            raise _err("Fill", f"Dimension {int(d)} must be >= 0 (tf.eye: num_rows and num_columns must be "
+                       "non-negative)")
     m = np.eye(int(num_rows), int(num_columns) if num_columns is not None else None, dtype=_dt(dtype)._np)
     if batch_shape is not None:
         bs = as_int_tuple(batch_shape, "batch_shape")
@@ -850,7 +854,10 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int
     s = t(start)
     e = convert_to_tensor(stop, dtype_hint=s.dtype)
     dt = s._value.dtype if s._value.dtype.kind == "f" else np.dtype(np.float64)  # ints give float64, as TF
-    out = np.linspace(s._value, e._value, int(num.numpy() if isinstance(num, Tensor) else num), axis=axis)
+    n = int(num.numpy() if isinstance(num, Tensor) else num)
+    if n < 0:
+        raise _err("LinSpace", f"Requires num >= 0, got {n}")
+    out = np.linspace(s._value, e._value, n, axis=axis)
     return _wrap(out.astype(dt))
 
 

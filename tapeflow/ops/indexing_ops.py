@@ -498,6 +498,9 @@ def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) 
     if n is None:
         raise NotImplementedError("tf.repeat along an axis of unknown size is not implemented in tapeflow.")
     if reps.size == 1:
+        if int(reps.reshape(-1)[0]) < 0:  # TF: a scalar count goes through Tile, which rejects it
+            raise _err("Tile", f"Expected multiples[{a + 1}] >= 0, but got {int(reps.reshape(-1)[0])} "
+                       "(tf.repeat: a scalar repeats must be non-negative)")
         reps = np.full(n, int(reps.reshape(-1)[0]))
     if reps.size != n:
         raise ValueError(f"Dimensions {n} and {reps.size} are not compatible (tf.repeat: repeats must be a scalar or "

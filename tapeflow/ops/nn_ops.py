@@ -2133,6 +2133,9 @@ def in_top_k(targets: Any, predictions: Any, k: int, name: str | None = None) ->
     if len(p._shape_tuple()) != 2 or len(tg._shape_tuple()) != 1:
         raise _err("InTopKV2", f"predictions must be 2-D and targets 1-D, got {_dims(p._shape_tuple())} and "
                    f"{_dims(tg._shape_tuple())}")
+    n_pred, n_tg = p._shape_tuple()[0], tg._shape_tuple()[0]
+    if n_pred is not None and n_tg is not None and n_pred != n_tg:
+        raise _err("InTopKV2", f"First dimension of predictions {n_pred} must match length of targets {n_tg}")
     return execute(IN_TOP_K, (p, tg), {"k": int(k)})
 
 

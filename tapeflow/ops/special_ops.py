@@ -1216,6 +1216,10 @@ def in_top_k(targets: Any, predictions: Any, k: Any, name: str | None = None) ->
     sp = predictions._shape_tuple()
     if len(sp) != 2:
         raise _err("InTopKV2", f"predictions must be 2-dimensional, got shape {list(sp)}")
+    st = targets._shape_tuple()
+    if len(st) != 1 or (st[0] is not None and sp[0] is not None and st[0] != sp[0]):
+        raise _err("InTopKV2", f"First dimension of predictions {sp[0]} must match length of targets "
+                   f"{st[0] if len(st) == 1 else list(st)} (targets must be 1-D)")
     k = int(k.numpy() if isinstance(k, Tensor) else k)
     n_classes = sp[1]
     valid = m.logical_and(m.greater_equal(targets, m.cast(0, targets.dtype)),
