@@ -594,6 +594,8 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | 
 def _out_and_pads(size, k, stride, dilation, padding):
     """Output length and (before, after) padding along one spatial axis.
     ``padding`` is "SAME", "VALID" or an explicit (before, after) pair."""
+    if k is None:  # a filter dim of unknown (None) size, in a traced graph: known at run time
+        return None, (padding if isinstance(padding, tuple) else None)
     eff = (k - 1) * dilation + 1
     if isinstance(padding, tuple):
         before, after = padding
@@ -987,14 +989,15 @@ def conv2d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, 
         x = _nchw_to_nhwc(x)
         sx = x._shape_tuple()
         out_shape = (out_shape[0], out_shape[2], out_shape[3], out_shape[1])
-    if out_shape[3] != sw[2]:
+    if sw[2] is not None and out_shape[3] != sw[2]:
         raise ValueError(f"output_shape's channel dimension {out_shape[3]} must equal the filter's third dimension "
                          f"{sw[2]} (filter {list(sw)})")
     if sx[3] is not None and sx[3] != sw[3]:
         raise ValueError(f"input channels {sx[3]} must equal the filter's last dimension {sw[3]} (input {list(sx)}, "
                          f"filter {list(sw)})")
     out_hw, _ = _geometry(out_shape[1:3], sw[:2], st, dl, pad)
-    if tuple(out_hw) != tuple(sx[1:3]) or (None not in (sx[0], out_shape[0]) and sx[0] != out_shape[0]):
+    if any(a is not None and b is not None and a != b for a, b in zip(out_hw, sx[1:3])) or (
+            None not in (sx[0], out_shape[0]) and sx[0] != out_shape[0]):
         raise _err("Conv2DBackpropInput",
                    f"Conv2DCustomBackpropInput: Size of out_backprop doesn't match computed: actual = "
                    f"{list(sx[1:3])}, computed = {list(out_hw)} (output_shape {list(out_shape)}, filter {list(sw)}, "
