@@ -299,7 +299,21 @@ class ConcreteFunction:
 
     @property
     def structured_input_signature(self) -> Any:
-        return self._input_specs
+        """``(args, kwargs)`` with each tensor argument as a named TensorSpec, as TF."""
+        if self._arg_template is None:
+            return self._input_specs
+        specs = iter(TensorSpec(s, dtypes.from_numpy(np.dtype(d)), ph.name.rsplit(":", 1)[0])
+                     for (s, d), ph in zip(self._input_specs, self._gf.inputs))
+        args, kwargs = _rebuild(self._arg_template, specs)
+        return tuple(args), kwargs
+
+    @property
+    def output_dtypes(self) -> Any:
+        return nest.map_structure(lambda t: t.dtype if isinstance(t, Tensor) else None, self._out_template)
+
+    @property
+    def output_shapes(self) -> Any:
+        return nest.map_structure(lambda t: t.shape if isinstance(t, Tensor) else None, self._out_template)
 
     @property
     def variables(self) -> tuple:
@@ -334,6 +348,11 @@ class ConcreteFunction:
         tensors: list = []
         _key((args, kwargs), tensors)
         if len(tensors) != len(self._input_specs):
+            # As TF: Python numbers in tensor positions are converted to the traced dtype.
+            flat_args = nest.flatten((args, kwargs))
+            if len(flat_args) == len(self._input_specs):
+                tensors = flat_args
+        if len(tensors) != len(self._input_specs):
             raise TypeError(
                 f"ConcreteFunction {self.name} expects {len(self._input_specs)} tensor arguments, got "
                 f"{len(tensors)}."
@@ -341,7 +360,12 @@ class ConcreteFunction:
         flat = []
         for t, (shape, dtype) in zip(tensors, self._input_specs):
             t = convert_to_tensor(t, dtype=dtypes.from_numpy(np.dtype(dtype))) if not isinstance(t, Tensor) else t
-            if t._value.dtype != np.dtype(dtype) or not TensorShape(shape).is_compatible_with(
+            if t._value.dtype != np.dtype(dtype):
+                raise InvalidArgumentError(
+                    None, None,
+                    f"cannot compute {self.name} as input #{len(flat)}(zero-based) was expected to be a "
+                    f"{np.dtype(dtype).name} tensor but is a {t.dtype.name} tensor [Op:{self.name}]")
+            if not TensorShape(shape).is_compatible_with(
                     TensorShape(t._shape_tuple())):
                 raise TypeError(
                     f"ConcreteFunction {self.name}: argument {t!r} does not match its traced spec "
