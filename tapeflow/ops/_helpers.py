@@ -124,5 +124,19 @@ def as_int_tuple(v: Any, what: str) -> tuple:
         raise TypeError(f"{what} must be a list of integers, got {v!r}") from None
 
 
+def scalar_int(v: Any, what: str, op: str) -> int:
+    """A Python int from an argument TF requires to be a scalar (``depth``,
+    ``num_segments``...): TF's InvalidArgumentError naming the op for a
+    tensor of higher rank, TypeError for a non-numeric value."""
+    if isinstance(v, Tensor):
+        v = v.numpy()
+    arr = np.asarray(v)
+    if arr.ndim != 0:
+        raise InvalidArgumentError(None, None, f"{what} must be a scalar, got shape {list(arr.shape)} [Op:{op}]")
+    if arr.dtype.kind not in "iufb":
+        raise TypeError(f"{op}: {what} must be an integer scalar, got {v!r}")
+    return int(arr)
+
+
 def result_dtype(x: Tensor) -> dtypes.DType:
     return dtypes.from_numpy(x._value.dtype)

@@ -13,7 +13,7 @@ from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.tensor import Tensor, _wrap, constant, convert_to_tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.ops import math_ops, shapes
-from tapeflow.ops._helpers import as_int_tuple, normalize_axis, t
+from tapeflow.ops._helpers import as_int_tuple, normalize_axis, scalar_int, t
 from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
 
 
@@ -854,7 +854,7 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int
     s = t(start)
     e = convert_to_tensor(stop, dtype_hint=s.dtype)
     dt = s._value.dtype if s._value.dtype.kind == "f" else np.dtype(np.float64)  # ints give float64, as TF
-    n = int(num.numpy() if isinstance(num, Tensor) else num)
+    n = scalar_int(num, "num", "LinSpace")
     if n < 0:
         raise _err("LinSpace", f"Requires num >= 0, got {n}")
     out = np.linspace(s._value, e._value, n, axis=axis)

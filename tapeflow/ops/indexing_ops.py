@@ -21,7 +21,7 @@ from tapeflow.framework.execute import execute
 from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops import array_ops, math_ops, shape_ops, shapes
-from tapeflow.ops._helpers import as_int_tuple, normalize_axis, t
+from tapeflow.ops._helpers import as_int_tuple, normalize_axis, scalar_int, t
 from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
 
 
@@ -425,7 +425,7 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
     """One-hot rows: ``on_value`` at each index, ``off_value`` elsewhere;
     indices outside [0, depth) give all-off rows."""
     idx = _int_indices(indices, "OneHot")
-    d = int(depth.numpy() if isinstance(depth, Tensor) else depth)
+    d = scalar_int(depth, "depth", "OneHot")
     if d < 0:
         raise _err("OneHot", f"depth must be non-negative, got: {d}")
     given = [v for v in (on_value, off_value) if v is not None]

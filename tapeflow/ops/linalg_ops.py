@@ -20,7 +20,7 @@ from tapeflow.framework.execute import execute
 from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops import array_ops, math_ops
-from tapeflow.ops._helpers import check_float, dtype_mismatch, t
+from tapeflow.ops._helpers import check_float, dtype_mismatch, scalar_int, t
 from tapeflow.ops.registry import defgrad, defop
 
 
@@ -318,8 +318,8 @@ def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = Non
     """Keeps ``num_lower`` sub- and ``num_upper`` super-diagonals (negative: all); zeros the rest."""
     x = t(input)
     s = _check_matrix(x, "MatrixBandPart", square=False)
-    lo = int(num_lower.numpy() if isinstance(num_lower, Tensor) else num_lower)
-    hi = int(num_upper.numpy() if isinstance(num_upper, Tensor) else num_upper)
+    lo = scalar_int(num_lower, "num_lower", "MatrixBandPart")
+    hi = scalar_int(num_upper, "num_upper", "MatrixBandPart")
     for v, what, dim, name in ((lo, "num_lower", s[-2], "rows"), (hi, "num_upper", s[-1], "columns")):
         if dim is not None and v > dim:
             raise _err("MatrixBandPart", f"{what} must be negative or less or equal to number of {name} ({dim}) "

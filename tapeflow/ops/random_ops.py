@@ -51,7 +51,7 @@ from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.ops import math_ops
-from tapeflow.ops._helpers import t
+from tapeflow.ops._helpers import scalar_int, t
 from tapeflow.ops.registry import NotDifferentiable, defop
 
 DEFAULT_GRAPH_SEED = 87654321
@@ -407,9 +407,7 @@ def _check_logits(logits: Any, num_samples: Any, dtype: Any, op: str) -> tuple[T
     if len(x._shape_tuple()) != 2:
         raise InvalidArgumentError(None, None, f"logits should be a matrix, got shape {list(x._shape_tuple())} "
                                    f"[Op:{op}]; pass logits of shape [batch_size, num_classes]")
-    if isinstance(num_samples, Tensor):
-        num_samples = num_samples.numpy()
-    n = int(num_samples)
+    n = scalar_int(num_samples, "num_samples", op)
     if n < 0:
         raise InvalidArgumentError(None, None, f"num_samples should be nonnegative, got {n} [Op:{op}]")
     d = _dtype(dtypes.int64 if dtype is None else dtype, _INTS, "tf.random.categorical")

@@ -21,7 +21,7 @@ from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops import array_ops, shapes
 from tapeflow.ops import math_ops as m
-from tapeflow.ops._helpers import check_float, check_numeric, pair, t
+from tapeflow.ops._helpers import check_float, check_numeric, pair, scalar_int, t
 from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
 
 
@@ -1069,7 +1069,7 @@ def segment_prod(data: Any, segment_ids: Any, name: str | None = None) -> Tensor
 
 
 def _num_segments(num_segments: Any) -> int:
-    return int(num_segments.numpy() if isinstance(num_segments, Tensor) else num_segments)
+    return scalar_int(num_segments, "num_segments", "UnsortedSegmentReduction")
 
 
 def unsorted_segment_mean(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> Tensor:
