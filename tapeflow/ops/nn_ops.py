@@ -770,7 +770,9 @@ def _geom_attrs(op) -> dict:
             "padding": op.get_attr("padding")}
 
 
-def _conv2d_backprop_input(input_sizes, w, dy, attrs):
+def _conv2d_backprop_input(input_sizes, w, dy, attrs, x=None):
+    if x is not None and None in tuple(input_sizes)[1:]:
+        return _dyn_backprop_input("Conv2D", w, dy, x, attrs)
     return execute(CONV2D_BACKPROP_INPUT, (w, dy), {"input_sizes": tuple(input_sizes), **attrs})
 
 
@@ -784,7 +786,7 @@ def _conv2d_backprop_filter(x, filter_sizes, dy, attrs, w=None):
 def _conv2d_grad(op, g):
     x, w = op.inputs
     attrs = _geom_attrs(op)
-    return (_conv2d_backprop_input(op.input_shapes[0], w, g, attrs),
+    return (_conv2d_backprop_input(op.input_shapes[0], w, g, attrs, x),
             _conv2d_backprop_filter(x, op.input_shapes[1], g, attrs, w))
 
 
@@ -801,7 +803,7 @@ def _conv2d_backprop_input_grad(op, g):
 def _conv2d_backprop_filter_grad(op, g):
     x, dy = op.inputs
     attrs = _geom_attrs(op)
-    return (_conv2d_backprop_input(op.input_shapes[0], g, dy, attrs),
+    return (_conv2d_backprop_input(op.input_shapes[0], g, dy, attrs, x),
             execute(CONV2D, (x, g), attrs))
 
 
@@ -1093,7 +1095,9 @@ DEPTHWISE_BACKPROP_FILTER = defop("DepthwiseConv2dNativeBackpropFilter", _depthw
                                   shape=_conv2d_bf_shape)
 
 
-def _dw_backprop_input(input_sizes, w, dy, attrs):
+def _dw_backprop_input(input_sizes, w, dy, attrs, x=None):
+    if x is not None and None in tuple(input_sizes)[1:]:
+        return _dyn_backprop_input("Depthwise", w, dy, x, attrs)
     return execute(DEPTHWISE_BACKPROP_INPUT, (w, dy), {"input_sizes": tuple(input_sizes), **attrs})
 
 
@@ -1107,7 +1111,7 @@ def _dw_backprop_filter(x, filter_sizes, dy, attrs, w=None):
 def _depthwise_grad(op, g):
     x, w = op.inputs
     attrs = _geom_attrs(op)
-    return (_dw_backprop_input(op.input_shapes[0], w, g, attrs),
+    return (_dw_backprop_input(op.input_shapes[0], w, g, attrs, x),
             _dw_backprop_filter(x, op.input_shapes[1], g, attrs, w))
 
 
@@ -1122,7 +1126,7 @@ def _depthwise_backprop_input_grad(op, g):
 def _depthwise_backprop_filter_grad(op, g):
     x, dy = op.inputs
     attrs = _geom_attrs(op)
-    return _dw_backprop_input(op.input_shapes[0], g, dy, attrs), execute(DEPTHWISE, (x, g), attrs)
+    return _dw_backprop_input(op.input_shapes[0], g, dy, attrs, x), execute(DEPTHWISE, (x, g), attrs)
 
 
 def depthwise_conv2d(input: Any, filter: Any, strides: Any, padding: Any, data_format: str | None = None,  # noqa: A002
@@ -1295,6 +1299,8 @@ AVG_POOL_GRAD = defop("AvgPoolGrad", _avg_pool_grad_kernel, shape=_avg_pool_grad
 
 @defgrad("AvgPool", inputs=False)
 def _avg_pool_grad(op, g):
+    if None in op.input_shapes[0][1:]:
+        return _dyn_avg_pool_grad("AvgPool", op, g)
     return execute(AVG_POOL_GRAD, (g,), {"orig_input_shape": tuple(op.input_shapes[0]), **_pool_attrs(op)})
 
 
@@ -1615,7 +1621,9 @@ CONV3D_BACKPROP_INPUT = defop("Conv3DBackpropInputV2", _conv3d_backprop_input_ke
 CONV3D_BACKPROP_FILTER = defop("Conv3DBackpropFilterV2", _conv3d_backprop_filter_kernel, shape=_conv2d_bf_shape)
 
 
-def _c3_bi(input_sizes, w, dy, attrs):
+def _c3_bi(input_sizes, w, dy, attrs, x=None):
+    if x is not None and None in tuple(input_sizes)[1:]:
+        return _dyn_backprop_input("Conv3D", w, dy, x, attrs)
     return execute(CONV3D_BACKPROP_INPUT, (w, dy), {"input_sizes": tuple(input_sizes), **attrs})
 
 
@@ -1629,7 +1637,7 @@ def _c3_bf(x, filter_sizes, dy, attrs, w=None):
 def _conv3d_grad(op, g):
     x, w = op.inputs
     attrs = _geom_attrs(op)
-    return _c3_bi(op.input_shapes[0], w, g, attrs), _c3_bf(x, op.input_shapes[1], g, attrs, w)
+    return _c3_bi(op.input_shapes[0], w, g, attrs, x), _c3_bf(x, op.input_shapes[1], g, attrs, w)
 
 
 @defgrad("Conv3DBackpropInputV2", inputs=True)
@@ -1643,14 +1651,14 @@ def _conv3d_backprop_input_grad(op, g):
 def _conv3d_backprop_filter_grad(op, g):
     x, dy = op.inputs
     attrs = _geom_attrs(op)
-    return _c3_bi(op.input_shapes[0], g, dy, attrs), execute(CONV3D, (x, g), attrs)
+    return _c3_bi(op.input_shapes[0], g, dy, attrs, x), execute(CONV3D, (x, g), attrs)
 
 
-# -- filter gradients for a filter of unknown (None) static shape ------------
-# The *BackpropFilter ops take the filter's size as an attr; in a graph traced
-# with unknown filter dims it is known only at run time. This op takes the
-# filter itself as a third input (only its shape is read) and runs the
-# family's filter-backprop kernel with it.
+# -- gradients for a filter or input of unknown (None) static shape ---------
+# The *BackpropFilter / *BackpropInput ops take the filter's / input's size as
+# an attr; in a graph traced with unknown dims it is known only at run time.
+# These ops take the filter / input itself as a third input (only its shape is
+# read) and run the family's backprop kernel with it.
 
 _DYN_BF_KINDS = {
     "Conv2D": (_conv2d_backprop_filter_kernel, _conv2d_backprop_input, CONV2D),
@@ -1672,11 +1680,38 @@ def _dyn_bf_grad(op, g):
     x, dy, _ = op.inputs
     attrs = _geom_attrs(op)
     _, backprop_input, forward = _DYN_BF_KINDS[op.get_attr("kind")]
-    return backprop_input(op.input_shapes[0], g, dy, attrs), execute(forward, (x, g), attrs), None
+    return backprop_input(op.input_shapes[0], g, dy, attrs, x), execute(forward, (x, g), attrs), None
 
 
 def _dyn_backprop_filter(kind: str, x: Tensor, dy: Tensor, w: Tensor, attrs: dict) -> Tensor:
     return execute(DYNAMIC_BACKPROP_FILTER, (x, dy, w), {"kind": kind, **attrs})
+
+
+_DYN_BI_KINDS = {
+    "Conv2D": (_conv2d_backprop_input_kernel, _conv2d_backprop_filter, CONV2D),
+    "Depthwise": (_depthwise_backprop_input_kernel, _dw_backprop_filter, DEPTHWISE),
+    "Conv3D": (_conv3d_backprop_input_kernel, _c3_bf, CONV3D),
+}
+
+
+def _dyn_bi_kernel(w, dy, x, kind, strides, dilations, padding):
+    return _DYN_BI_KINDS[kind][0](w, dy, x.shape, strides, dilations, padding)
+
+
+DYNAMIC_BACKPROP_INPUT = defop("DynamicConvBackpropInput", _dyn_bi_kernel,
+                               shape=lambda specs, kind, **attrs: [(specs[2][0], specs[1][1])])
+
+
+@defgrad("DynamicConvBackpropInput", inputs=True)
+def _dyn_bi_grad(op, g):
+    w, dy, _ = op.inputs
+    attrs = _geom_attrs(op)
+    _, backprop_filter, forward = _DYN_BI_KINDS[op.get_attr("kind")]
+    return backprop_filter(g, op.input_shapes[0], dy, attrs, w), execute(forward, (g, w), attrs), None
+
+
+def _dyn_backprop_input(kind: str, w: Tensor, dy: Tensor, x: Tensor, attrs: dict) -> Tensor:
+    return execute(DYNAMIC_BACKPROP_INPUT, (w, dy, x), {"kind": kind, **attrs})
 
 
 def conv3d(input: Any, filters: Any, strides: Any, padding: Any, data_format: str = "NDHWC",  # noqa: A002
@@ -1797,12 +1832,38 @@ def _max_pool3d_grad_grad_grad(op, g):
 
 @defgrad("AvgPool3D", inputs=False)
 def _avg_pool3d_grad(op, g):
+    if None in op.input_shapes[0][1:]:
+        return _dyn_avg_pool_grad("AvgPool3D", op, g)
     return execute(AVG_POOL3D_GRAD, (g,), {"orig_input_shape": tuple(op.input_shapes[0]), **_pool_attrs(op)})
 
 
 @defgrad("AvgPool3DGrad", inputs=False)
 def _avg_pool3d_grad_grad(op, g):
     return execute(AVG_POOL3D, (g,), _pool_attrs(op))
+
+
+# AvgPool's gradient for an input of unknown (None) static shape: the input
+# itself is a second input, only its run-time shape is read.
+_DYN_AVG_KINDS = {"AvgPool": (_avg_pool_grad_kernel, AVG_POOL), "AvgPool3D": (_avg_pool3d_grad_kernel, AVG_POOL3D)}
+
+
+def _dyn_avg_pool_grad_kernel(g, x, kind, ksize, strides, padding):
+    return _DYN_AVG_KINDS[kind][0](g, x.shape, ksize, strides, padding)
+
+
+DYNAMIC_AVG_POOL_GRAD = defop("DynamicAvgPoolGrad", _dyn_avg_pool_grad_kernel,
+                              shape=lambda specs, kind, **attrs: [(specs[1][0], specs[0][1])])
+
+
+@defgrad("DynamicAvgPoolGrad", inputs=False)
+def _dyn_avg_pool_grad_grad(op, g):
+    return execute(_DYN_AVG_KINDS[op.get_attr("kind")][1], (g,), _pool_attrs(op)), None
+
+
+def _dyn_avg_pool_grad(kind: str, op, g: Tensor) -> Tensor:
+    if op.inputs is None:
+        raise NotImplementedError(f"{kind} gradient for an input of unknown shape outside a traced graph")
+    return execute(DYNAMIC_AVG_POOL_GRAD, (g, op.inputs[0]), {"kind": kind, **_pool_attrs(op)})
 
 
 def _pool3d(op, name, input, ksize, strides, padding, data_format):
