@@ -447,7 +447,12 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any, name: str
                          f"labels.shape={tuple(sl)} and logits.shape={tuple(sg)}")
     if len(sg) == 2:
         return execute(SPARSE_XENT, (lg, lb))[0]
-    lg2 = array_ops.reshape(lg, (-1, sg[-1] if sg[-1] is not None else -1))
+    if sg[-1] is None:  # an unknown class count: the logits' run-time last dim
+        from tapeflow.ops import shape_ops
+
+        lg2 = shape_ops.dynamic_reshape(lg, [-1, shape_ops.shape_of(lg)[-1]])
+    else:
+        lg2 = array_ops.reshape(lg, (-1, sg[-1]))
     lb2 = array_ops.reshape(lb, (-1,))
     loss = execute(SPARSE_XENT, (lg2, lb2))[0]
     if sum(d is None for d in sl) > 1:  # traced with several unknown dims: the labels' run-time shape
