@@ -496,7 +496,10 @@ def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) 
     reps = np.asarray(as_int_tuple(repeats, "repeats"))
     n = s[a]
     if n is None:
-        raise NotImplementedError("tf.repeat along an axis of unknown size is not implemented in tapeflow.")
+        if reps.size != 1:
+            raise NotImplementedError("tf.repeat with a vector of repeats along an axis of unknown size is not "
+                                      "implemented in tapeflow (a scalar repeats is).")
+        return _repeat_dynamic(x, int(reps.reshape(-1)[0]), a)
     if reps.size == 1:
         if int(reps.reshape(-1)[0]) < 0:  # TF: a scalar count goes through Tile, which rejects it
             raise _err("Tile", f"Expected multiples[{a + 1}] >= 0, but got {int(reps.reshape(-1)[0])} "
@@ -511,6 +514,21 @@ def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) 
         # A recorded Reshape densifies the gather's sparse gradient: TF's repeat gives a dense one.
         x = array_ops.reshape(x, s)
     return array_ops.gather(x, idx, axis=a)
+
+
+def _repeat_dynamic(x: Tensor, r: int, a: int) -> Tensor:
+    """repeat with a scalar count along an axis of unknown size: each slice
+    tiled r times on a new axis after ``a``, then the two axes merged."""
+    if r < 0:
+        raise _err("Tile", f"Expected multiples[{a + 1}] >= 0, but got {r} (tf.repeat: a scalar repeats must be "
+                   "non-negative)")
+    s = x._shape_tuple()
+    multiples = [1] * (len(s) + 1)
+    multiples[a + 1] = r
+    y = array_ops.tile(array_ops.expand_dims(x, a + 1), multiples)
+    x_shape = shape_ops.shape_of(x)
+    dims = [x_shape[j] if d is None else d for j, d in enumerate(s)]
+    return shape_ops.dynamic_reshape(y, dims[:a] + [math_ops.multiply(dims[a], r)] + dims[a + 1:])
 
 
 def meshgrid(*args: Any, **kwargs: Any) -> list:
