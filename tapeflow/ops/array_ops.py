@@ -649,6 +649,8 @@ def getitem(tensor: Any, key: Any) -> Tensor:
     shape = x._shape_tuple()
     spec = []
     dim = 0  # the input axis the next key item refers to
+    out = 0  # the output axis it becomes
+    dynamic = []  # (output axis, index tensor, input axis) of indices known only at run time
     n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
     if n_real > len(shape):
         raise _err("StridedSlice", f"Index out of range using input dim {len(shape)}; input has only "
@@ -656,9 +658,21 @@ def getitem(tensor: Any, key: Any) -> Tensor:
     for k in key:
         if k is None:
             spec.append(("n",))
+            out += 1
         elif k is Ellipsis:
             spec.append(("e",))
             dim += len(shape) - n_real
+            out += len(shape) - n_real
+        elif isinstance(k, Tensor) and _dyn().is_symbolic(k):
+            # x[i] with i a graph tensor (a tf.range loop variable): take the axis whole, gather below.
+            if k.dtype not in (dtypes.int32, dtypes.int64) or k.ndim != 0:
+                raise TypeError(
+                    "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
+                    f"tf.int32/tf.int64 tensors are valid indices, got {k!r}")
+            dynamic.append((out, k, dim))
+            spec.append(("s", None, None, None))
+            dim += 1
+            out += 1
         elif isinstance(k, slice):
             parts = []
             for v in (k.start, k.stop, k.step):
@@ -667,6 +681,7 @@ def getitem(tensor: Any, key: Any) -> Tensor:
                 raise _err("StridedSlice", "slice step must be non-zero")
             spec.append(("s", *parts))
             dim += 1
+            out += 1
         elif isinstance(k, (int, np.integer, Tensor)) and not isinstance(k, (bool, np.bool_)):
             i = _to_index(k, None, dim, shape)
             n = shape[dim]
@@ -683,7 +698,12 @@ def getitem(tensor: Any, key: Any) -> Tensor:
             raise TypeError(
                 "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
                 f"tensors are valid indices, got {k!r}")
-    return execute(STRIDED_SLICE, (x,), {"spec": tuple(spec)})
+    y = execute(STRIDED_SLICE, (x,), {"spec": tuple(spec)})
+    for axis, k, d in reversed(dynamic):
+        n = shape[d] if shape[d] is not None else math_ops.cast(_dyn().shape_of(x)[d], k.dtype)
+        k = math_ops.where(math_ops.less(k, 0), math_ops.add(k, n), k)  # negative indices count from the end
+        y = gather(y, k, axis=axis)
+    return y
 
 
 def slice_(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:
