@@ -63,21 +63,22 @@ def tf_chain(x, c1, c2):
     return x
 
 
-def np0d_chain(x, c1, c2):
-    # The same ufuncs on 0-d arrays (out= keeps them 0-d arrays, not scalars).
+def np0d_ops(x, c1, c2):
+    # The same ufuncs, each called on 0-d arrays: the cost of a raw NumPy 0-d
+    # op (a chain would turn the arrays into NumPy scalars after one op).
     for _ in range(N_CHAIN // 4):
-        np.sin(x, out=x)
-        np.multiply(x, c1, out=x)
-        np.tanh(x, out=x)
-        np.add(x, c2, out=x)
-    return x
+        np.sin(x)
+        np.multiply(x, c1)
+        np.tanh(x)
+        np.add(x, c2)
 
 
 def bench_chain():
     c1, c2 = np.float32(0.9), np.float32(0.1)
     t_np = best_of(lambda: np_chain(np.asarray(0.3, np.float32), c1, c2))
     a1, a2 = np.asarray(0.9, np.float32), np.asarray(0.1, np.float32)
-    t_0d = best_of(lambda: np0d_chain(np.asarray(0.3, np.float32), a1, a2))
+    a0 = np.asarray(0.3, np.float32)
+    t_0d = best_of(lambda: np0d_ops(a0, a1, a2))
     tx, tc1, tc2 = tf.constant(0.3), tf.constant(0.9), tf.constant(0.1)
     t_fwd = best_of(lambda: tf_chain(tx, tc1, tc2))
 
@@ -97,7 +98,7 @@ def bench_chain():
     row = {"numpy_0d_us_per_op": t_0d / N_CHAIN * 1e6, "numpy_scalar_us_per_op": t_np / N_CHAIN * 1e6,
            "fwd_no_tape": t_fwd / t_0d, "fwd_tape": t_tape / t_0d, "fwd_bwd": t_fb / t_0d}
     tfr = _tf_subprocess("chain")
-    print(f"chain of {N_CHAIN} float32 scalar ops (sin, *, tanh, +): NumPy 0-d arrays "
+    print(f"chain of {N_CHAIN} float32 scalar ops (sin, *, tanh, +): NumPy ufuncs on 0-d arrays "
           f"{row['numpy_0d_us_per_op']:.3f} us/op, NumPy scalars {row['numpy_scalar_us_per_op']:.3f} us/op")
     print("  ratios to NumPy 0-d array ops (and to NumPy scalar ops):")
     print(f"  forward, no tape     {t_fwd / t_0d:6.2f}x  ({t_fwd / t_np:6.2f}x)   target <= 3x")
@@ -152,9 +153,8 @@ def tf_loss(vars_, x, y_onehot):
         h = tf.matmul(h, w) + b
         if i < len(vars_) - 1:
             h = tf.nn.relu(h)
-    # Softmax cross-entropy with core ops (stable log-softmax).
-    logp = h - tf.reduce_logsumexp(h, axis=1, keepdims=True)
-    return -tf.reduce_mean(tf.reduce_sum(y_onehot * logp, axis=1))
+    # TF's fused softmax cross-entropy op (one op with its own stable rule).
+    return tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(y_onehot, h))
 
 
 def tf_step(vars_, flat, x, y_onehot, lr=0.01):
