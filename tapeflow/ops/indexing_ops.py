@@ -214,10 +214,15 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
         if bd >= len(si) or bd > len(sp):
             raise _err("GatherNd", f"batch_dims ({bd}) must be less than the rank of indices ({len(si)}) and at "
                        f"most the rank of params ({len(sp)})")
-        if None in sp[:bd] and None not in si[:bd] and None not in sp[bd:] and all(
+        if sum(d is None for d in sp[:bd]) == 1 and None not in si[:bd] and all(
                 d is None or d == e for d, e in zip(sp[:bd], si[:bd])):
-            # Unknown batch dims of params: take indices' (reshaping checks at run time that they agree).
-            p = array_ops._reshape_any(p, tuple(si[:bd]) + tuple(sp[bd:]))
+            # An unknown batch dim of params: take indices' (the reshape checks at run time that they agree).
+            if None not in sp[bd:]:
+                p = array_ops._reshape_any(p, tuple(si[:bd]) + tuple(sp[bd:]))
+            else:
+                p_shape = shape_ops.shape_of(p)
+                p = shape_ops.dynamic_reshape(p, list(si[:bd]) + [
+                    p_shape[j] if sp[j] is None else sp[j] for j in range(bd, len(sp))])
             sp = p._shape_tuple()
         if None in sp[:bd] or tuple(sp[:bd]) != tuple(si[:bd]):
             raise _err("GatherNd", f"the first batch_dims={bd} dimensions of params {list(sp)} and indices "
