@@ -268,6 +268,8 @@ def _pack_grad(op, g):
 
 def stack(values: Any, axis: int = 0, name: str = "stack") -> Tensor:
     """Stacks same-shaped tensors along a new axis."""
+    if values is None:
+        raise TypeError("tf.stack: values must be a list of tensors, got None")
     xs = [t(v) for v in values]
     if not xs:
         raise ValueError("stack needs at least one tensor")
@@ -856,6 +858,9 @@ def range_(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, nam
         if _symbolic_dims((start, limit, delta)):  # bounds known only at run time (graph)
             return _dyn().range_dynamic(start, limit, delta, dtype)
         raise
+    for v in vals:
+        if np.asarray(v).dtype.kind not in "iufb":
+            raise TypeError(f"tf.range: start, limit and delta must be numbers, got {v!r}")
     if dtype is None:
         # Python numbers follow TF's defaults; NumPy values and tensors keep theirs.
         kinds = [np.asarray(v).dtype if isinstance(v, (np.ndarray, np.generic))

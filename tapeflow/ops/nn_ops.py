@@ -25,7 +25,7 @@ from tapeflow.framework.errors import InvalidArgumentError, UnimplementedError
 from tapeflow.framework.execute import describe, execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops import array_ops, math_ops, shapes
-from tapeflow.ops._helpers import axis_list, check_float, normalize_axis, pair, t
+from tapeflow.ops._helpers import as_int_tuple, axis_list, check_float, normalize_axis, pair, t
 from tapeflow.ops.math_ops import (
     add, cast, exp, greater, less, log1p, multiply, negative, reduce_mean, reduce_sum, rsqrt,
     sigmoid, softplus, square, subtract, tanh, where,
@@ -1505,8 +1505,7 @@ def conv1d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, 
     x = t(input)
     if data_format not in ("NWC", "NCW"):
         raise ValueError(f"data_format must be 'NWC' or 'NCW', got {data_format!r}")
-    out = [int(a) for a in np.asarray(output_shape.numpy() if isinstance(output_shape, Tensor)
-                                      else output_shape).reshape(-1)]
+    out = list(as_int_tuple(output_shape, "conv1d_transpose: output_shape"))
     if len(out) != 3:
         raise ValueError(f"output_shape must have 3 entries, got {out}")
     s = _spatial(strides, 1, "strides", "Conv2DBackpropInput", data_format)[0]
