@@ -1,8 +1,9 @@
-"""Every OpSpec traced with an unknown (None) leading dim.
+"""Every OpSpec traced with unknown (None) dims.
 
 Each spec's function runs inside ``tf.function`` whose ``input_signature``
-gives its first non-scalar float input a None leading dim (the other inputs
-keep their static shapes); the forward values and the first-order gradients
+gives its first non-scalar float input a None leading dim ("leading"), or
+makes all its dims None ("all", for inputs of rank >= 2); the other inputs
+keep their static shapes. The forward values and the first-order gradients
 computed inside the traced graph must equal eager's. The per-shape fallback
 (a retrace per concrete shape when a None-dim trace fails) is disabled, so a
 rule that cannot trace unknown dims fails here instead of being hidden. The
@@ -23,23 +24,33 @@ from tests.op_specs import all_specs
 SPECS = all_specs()
 
 
-# TF 2.21 cannot either: its QrGrad and SvdGrad raise NotImplementedError when
-# the matrix dims are unknown ("QrGrad not implemented with dynamic shapes",
-# "SVD gradient has not been implemented for input with unknown inner matrix
-# shape"); the batch-dim cases (Qr-deep, Svd-square, ...) must work.
+_QR = (NotImplementedError, "QrGrad not implemented with dynamic shapes")
+_SVD = (NotImplementedError, "SVD gradient has not been implemented for input with unknown inner matrix shape")
+
+# TF 2.21 cannot either, and raises the same: its QrGrad and SvdGrad need the
+# matrix dims (unknown batch dims are fine: Qr-deep, Svd-square in "leading");
+# tf.unstack cannot infer `num` from an unknown dim.
 _TF_RAISES = {
-    "Qr-square": "QrGrad not implemented with dynamic shapes",
-    "Qr-wide": "QrGrad not implemented with dynamic shapes",
-    "Qr-wide-full": "QrGrad not implemented with dynamic shapes",
-    "Svd-tall": "SVD gradient has not been implemented for input with unknown inner matrix shape",
-    "Svd-wide": "SVD gradient has not been implemented for input with unknown inner matrix shape",
-    "Svd-tall-full": "SVD gradient has not been implemented for input with unknown inner matrix shape",
+    ("leading", "Qr-square"): _QR, ("leading", "Qr-wide"): _QR, ("leading", "Qr-wide-full"): _QR,
+    ("leading", "Svd-tall"): _SVD, ("leading", "Svd-wide"): _SVD, ("leading", "Svd-tall-full"): _SVD,
+    ("all", "Qr-deep"): _QR, ("all", "Qr-square"): _QR, ("all", "Qr-wide"): _QR, ("all", "Qr-wide-full"): _QR,
+    ("all", "Svd-square"): _SVD, ("all", "Svd-tall"): _SVD, ("all", "Svd-wide"): _SVD,
+    ("all", "Svd-tall-full"): _SVD,
+    ("all", "Unpack"): (ValueError, "Cannot infer argument `num` from shape"),
 }
 
-# Known gaps in files this change could not touch (see the report/commit).
+_SKIP = {
+    ("all", "Cholesky"): "the spec adds a NumPy identity of the input's static size",
+}
+
+# Known gaps, each an explicit error (never a wrong value).
 _XFAIL = {
-    "AddN": "math_ops.add_n compares static shapes exactly: [None, 4] vs [3, 4] raises InvalidArgumentError; "
-            "TF merges compatible shapes (static shape [3, 4])",
+    ("leading", "AddN"): "math_ops.add_n compares static shapes exactly: [None, 4] vs [3, 4] raises "
+                         "InvalidArgumentError; TF merges compatible shapes (static shape [3, 4])",
+    ("all", "AddN"): "math_ops.add_n: [None, None] vs [3, 4] (as above)",
+    ("all", "GatherV2-repeat"): "tf.repeat with a vector of repeats along an axis of unknown size: "
+                                "NotImplementedError (a scalar count works)",
+    ("all", "MatrixDiagV3-k"): "tf.linalg.diag with k != 0 of a diagonal of unknown length: NotImplementedError",
 }
 
 
@@ -76,24 +87,37 @@ def _forward_and_grads(spec, diff_idx):
     return f
 
 
-@pytest.mark.parametrize("spec", [pytest.param(s, marks=pytest.mark.xfail(reason=_XFAIL[s.id])) if s.id in _XFAIL
-                                  else s for s in SPECS], ids=[s.id for s in SPECS])
-def test_traced_with_unknown_leading_dim_matches_eager(spec):
+def _cases():
+    for mode in ("leading", "all"):
+        for s in SPECS:
+            key = (mode, s.id)
+            marks = [pytest.mark.xfail(reason=_XFAIL[key], strict=True)] if key in _XFAIL else []
+            yield pytest.param(mode, s, marks=marks, id=f"{mode}-{s.id}")
+
+
+@pytest.mark.parametrize("mode, spec", _cases())
+def test_traced_with_unknown_dims_matches_eager(mode, spec):
+    if (mode, spec.id) in _SKIP:
+        pytest.skip(_SKIP[mode, spec.id])
     rng = np.random.default_rng(0)
     arrays = [a.make(rng) for a in spec.args]
     k = _unknown_arg(spec, arrays)
     if k is None:
         pytest.skip("no non-scalar float input to give an unknown dim")
+    if mode == "all" and arrays[k].ndim < 2:
+        pytest.skip("rank 1: the same as 'leading'")
     diff_idx = [i for i, a in enumerate(spec.args) if a.diff and arrays[i].dtype.kind == "f"]
     tensors = [tf.constant(a) for a in arrays]
     f = _forward_and_grads(spec, diff_idx)
     want_outs, want_grads = f(*tensors)
 
-    sig = [tf.TensorSpec([None] + list(arr.shape[1:]) if i == k else list(arr.shape), tf.as_dtype(arr.dtype))
+    unknown = [None] * arrays[k].ndim if mode == "all" else [None] + list(arrays[k].shape[1:])
+    sig = [tf.TensorSpec(unknown if i == k else list(arr.shape), tf.as_dtype(arr.dtype))
            for i, arr in enumerate(arrays)]
     traced = tf.function(f, input_signature=sig)
-    if spec.id in _TF_RAISES:
-        with pytest.raises(NotImplementedError, match=_TF_RAISES[spec.id]):
+    if (mode, spec.id) in _TF_RAISES:
+        error, message = _TF_RAISES[mode, spec.id]
+        with pytest.raises(error, match=message):
             traced(*tensors)
         return
     got_outs, got_grads = traced(*tensors)
