@@ -91,7 +91,8 @@ def _cases():
     for mode in ("leading", "all"):
         for s in SPECS:
             key = (mode, s.id)
-            marks = [pytest.mark.xfail(reason=_XFAIL[key], strict=True)] if key in _XFAIL else []
+            # Strict, so a fix shows up, except AddN: its fix is in math_ops.py, another change's file.
+            marks = [pytest.mark.xfail(reason=_XFAIL[key], strict=s.id != "AddN")] if key in _XFAIL else []
             yield pytest.param(mode, s, marks=marks, id=f"{mode}-{s.id}")
 
 
