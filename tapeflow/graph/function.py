@@ -824,6 +824,10 @@ class Function:
             a, kw = _rebuild((args, kwargs), it)
             result = fn(*a, **kw)
             out_leaves = nest.flatten(result)
+            for leaf in out_leaves:
+                if type(leaf).__name__ == "Undefined" and type(leaf).__module__ == "tapeflow.graph.autograph":
+                    raise ValueError(f"'{leaf.name}' must also be initialized in the else branch: it is set on "
+                                     "only some paths of an `if`/loop on a tensor condition and returned.")
             outputs, slots = [], []
             for leaf in out_leaves:
                 if isinstance(leaf, Variable):
