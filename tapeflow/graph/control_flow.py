@@ -407,6 +407,10 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
         max_iter = int(convert_to_tensor(max_iter).numpy())
     flat_vars = nest.flatten(loop_vars)
     if state.graph is None:
+        # As TF: Python numbers start as tensors, and the result has the body's structure.
+        loop_vars = nest.map_structure(
+            lambda v: convert_to_tensor(v) if isinstance(v, (bool, int, float, np.generic, np.ndarray)) else v,
+            loop_vars)
         vals = loop_vars
         i = 0
         while (max_iter is None or i < max_iter) and bool(cond(*as_args(vals))):
@@ -417,7 +421,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
                 nest.assert_same_structure(vals, new, check_types=False)
             except (ValueError, TypeError) as e:
                 raise ValueError(f"body of tf.while_loop must return the structure of loop_vars: {e}") from None
-            vals = nest.pack_sequence_as(loop_vars, nest.flatten(new))
+            vals = new
             i += 1
         return vals
     if _is_symbolic(max_iter):
