@@ -85,8 +85,21 @@ def check_numeric(x: Tensor, op_name: str) -> None:
         )
 
 
+def scalar_axis(axis: Any, op_name: str) -> int:
+    """An axis given as a tensor, array or NumPy number: TF's errors for a
+    non-scalar (InvalidArgumentError) or non-integer (TypeError) one."""
+    value = axis.numpy() if isinstance(axis, Tensor) else axis
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{op_name}: axis must be an integer, got {value!r} [Op:{op_name}]")
+    if arr.size != 1:
+        raise InvalidArgumentError(None, None, f"axis tensor should be a scalar integer, but got shape "
+                                   f"{list(arr.shape)} [Op:{op_name}]")
+    return int(arr.reshape(-1)[0])
+
+
 def normalize_axis(axis: Any, ndim: int, op_name: str) -> int:
-    a = int(axis)
+    a = axis if type(axis) is int else scalar_axis(axis, op_name)
     if not -ndim <= a < ndim:
         raise InvalidArgumentError(
             None, None,

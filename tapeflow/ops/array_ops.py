@@ -13,7 +13,7 @@ from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.tensor import Tensor, _wrap, constant, convert_to_tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.ops import math_ops, shapes
-from tapeflow.ops._helpers import as_int_tuple, normalize_axis, scalar_int, t
+from tapeflow.ops._helpers import as_int_tuple, normalize_axis, scalar_axis, scalar_int, t
 from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
 
 
@@ -228,6 +228,8 @@ def concat(values: Any, axis: Any, name: str | None = "concat") -> Tensor:
         values = [values]
     xs = [t(v) for v in values]
     if len(xs) == 1:
+        if type(axis) is not int:
+            scalar_axis(axis, "ConcatV2")  # TF checks the axis even for one input
         return identity(xs[0])
     nd = len(xs[0]._shape_tuple())
     if nd == 0:
@@ -778,7 +780,13 @@ def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Te
     return _wrap(np.ones(dims, dtype=_dt(dtype)._np))
 
 
-ZEROS_LIKE = defop("ZerosLike", lambda x: np.zeros_like(x), shape=shapes.same)
+def _zeros_like_kernel(x):
+    if x.dtype.kind == "O":  # string tensors: TF's zero is the empty string
+        return np.full(x.shape, b"", dtype=object)
+    return np.zeros_like(x)
+
+
+ZEROS_LIKE = defop("ZerosLike", _zeros_like_kernel, shape=shapes.same)
 ONES_LIKE = defop("OnesLike", lambda x: np.ones_like(x), shape=shapes.same)
 NotDifferentiable("ZerosLike")
 NotDifferentiable("OnesLike")
@@ -800,6 +808,10 @@ def zeros_like(input: Any, dtype: Any = None, name: str | None = None) -> Tensor
 
 
 def ones_like(input: Any, dtype: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
+    x = input if isinstance(input, Tensor) else None
+    if x is not None and x.dtype is dtypes.string and (dtype is None or dtypes.as_dtype(dtype) is dtypes.string):
+        raise _err("OnesLike", "Value for attr 'T' of string is not in the list of allowed values: a numeric or "
+                   "bool dtype is required")
     return _like(ONES_LIKE, input, dtype)
 
 

@@ -498,6 +498,9 @@ def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) 
         axis = 0
     s = x._shape_tuple()
     a = normalize_axis(axis, len(s), "Repeat")
+    if np.ndim(repeats.numpy() if isinstance(repeats, Tensor) else repeats) > 1:
+        raise ValueError(f"Shape {np.shape(repeats)} must have rank at most 1 (tf.repeat: repeats must be a scalar "
+                         "or a 1-D list)")
     reps = np.asarray(as_int_tuple(repeats, "repeats"))
     n = s[a]
     if n is None:

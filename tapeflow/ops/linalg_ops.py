@@ -179,6 +179,9 @@ def diag(diagonal: Any, name: str | None = None, k: Any = 0, num_rows: Any = -1,
          padding_value: Any = 0, align: str = "RIGHT_LEFT") -> Tensor:
     """Batched diagonal matrices with ``diagonal`` on the ``k``-th diagonal (``tf.linalg.diag``)."""
     d = t(diagonal)
+    if d.dtype is dtypes.string:
+        raise TypeError("tf.linalg.diag: cannot build a matrix of strings (Cannot convert 0 to EagerTensor of "
+                        "dtype string)")
     k = _int_attr(k, "k")
     s = d._shape_tuple()
     if len(s) < 1:
@@ -186,15 +189,20 @@ def diag(diagonal: Any, name: str | None = None, k: Any = 0, num_rows: Any = -1,
     n = s[-1]
     if n is None:
         pad0 = not isinstance(padding_value, Tensor) and np.all(np.asarray(padding_value) == 0)
-        if k != 0 or int(num_rows) != -1 or int(num_cols) != -1 or not pad0:
+        if int(num_rows) != -1 or int(num_cols) != -1 or not pad0:
             raise NotImplementedError("tf.linalg.diag of a diagonal with an unknown length is implemented only for "
-                                      "k=0, the default num_rows/num_cols and padding_value=0")
-        # The diagonal times an identity of its run-time length.
-        from tapeflow.ops import shape_ops
+                                      "the default num_rows/num_cols and padding_value=0")
+        # The diagonal on an identity of its run-time length; k != 0 pads |k|
+        # zero rows and columns around it to move it off the main diagonal.
+        from tapeflow.ops import indexing_ops, shape_ops
 
         n_t = shape_ops.shape_of(d)[-1]
         eye = shape_ops.eye_dynamic(n_t, n_t, None, dtypes.bool)
-        return math_ops.where(eye, array_ops.expand_dims(d, -1), array_ops.zeros_like(d[..., :1, None]))
+        out = math_ops.where(eye, array_ops.expand_dims(d, -1), array_ops.zeros_like(d[..., :1, None]))
+        if k:
+            batch = [[0, 0]] * (len(s) - 1)
+            out = indexing_ops.pad(out, batch + ([[0, k], [k, 0]] if k > 0 else [[-k, 0], [0, -k]]))
+        return out
     num_rows, num_cols = int(num_rows), int(num_cols)
     min_rows, min_cols = n + max(-k, 0), n + max(k, 0)
     if num_rows == -1 and num_cols == -1:

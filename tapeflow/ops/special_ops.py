@@ -671,7 +671,10 @@ def invert_permutation(x: Any, name: str | None = None) -> Tensor:
 
 
 def _adjacent(x: Any, strict: bool) -> Tensor:
-    x = array_ops.reshape(t(x), (-1,))
+    x = t(x)
+    if x._value.dtype.kind not in "iuf":
+        raise TypeError(f"Expected x to be numeric, instead found: {x}")
+    x = array_ops.reshape(x, (-1,))
     n = x._shape_tuple()[0]
     if not n or n < 2:
         return convert_to_tensor(True)
