@@ -269,7 +269,31 @@ PINNED = [
      ["Incompatible shapes"]),
     ("softmax_axis", lambda: tf.nn.softmax(tf.ones([2, 3]), axis=5), IAE, ["Softmax"]),
     ("log_softmax_axis", lambda: tf.nn.log_softmax(tf.ones([2, 3]), axis=5), IAE, ["LogSoftmax"]),
+    ("concat_axis_vector_one_input", lambda: tf.concat([tf.ones([2])], tf.constant([0, 1])), ValueError,
+     ["axis", "scalar", "ConcatV2"]),
+    ("concat_axis_vector", lambda: tf.concat([tf.ones([2]), tf.ones([2])], tf.constant([0, 1])), IAE,
+     ["axis", "scalar", "ConcatV2"]),
+    ("concat_axis_float", lambda: tf.concat([tf.ones([2]), tf.ones([2])], 0.0), TypeError, ["axis", "ConcatV2"]),
+    ("repeat_matrix_repeats", lambda: tf.repeat([1.0, 2.0], [[1, 2]]), ValueError, ["rank at most 1"]),
+    ("ones_like_string", lambda: tf.ones_like(tf.constant(["a"])), IAE, ["string", "OnesLike"]),
+    ("diag_string", lambda: tf.linalg.diag(tf.constant(["a"])), TypeError, ["string"]),
+    ("is_non_decreasing_string", lambda: tf.math.is_non_decreasing(tf.constant(["a"])), TypeError, ["numeric"]),
+    ("stack_none", lambda: tf.stack(None), TypeError, ["stack"]),
+    ("range_string", lambda: tf.range(tf.constant("a")), TypeError, ["range"]),
 ]
+
+
+def test_silent_cases_now_give_tf_values():
+    # zeros_like of strings is TF's empty string; valid axes/repeats still work
+    assert tf.zeros_like(tf.constant(["a", "b"])).numpy().tolist() == [b"", b""]
+    np.testing.assert_array_equal(tf.concat([tf.ones([2]), tf.zeros([2])], np.int64(-1)).numpy(), [1, 1, 0, 0])
+    np.testing.assert_array_equal(tf.concat([tf.ones([1])], tf.constant(0)).numpy(), [1.0])
+    np.testing.assert_array_equal(tf.repeat([1.0, 2.0], [1, 2]).numpy(), [1, 2, 2])
+    np.testing.assert_array_equal(tf.repeat([1.0, 2.0], [-1, 2]).numpy(), [2, 2])  # TF: negatives in a list are 0
+    assert tf.linspace(0.0, 1.0, 0).shape == (0,)
+    assert tf.zeros(3).shape == (3,) and tf.zeros([]).shape == () and tf.zeros(tf.constant([2, 2])).shape == (2, 2)
+    assert tf.one_hot([1], tf.constant(3)).shape == (1, 3)
+    assert tf.random.categorical(tf.ones([1, 3]), tf.constant(2)).shape == (1, 2)
 
 
 @pytest.mark.parametrize("call,exc_type,words", [p[1:] for p in PINNED], ids=[p[0] for p in PINNED])
