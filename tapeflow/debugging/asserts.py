@@ -1,10 +1,11 @@
 """TF's ``tf.debugging.assert_*`` checks (eager), with TF's exception types
-and messages. Checks on values need the values, so inside ``tf.function``
-tracing they raise ``NotImplementedError`` (there is no Assert op yet);
-checks on static shapes and dtypes work in both modes."""
+and messages. Inside ``tf.function`` a check on values is a graph node that
+runs the check when the function runs (see ``_in_graph``); checks on static
+shapes and dtypes work in both modes."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -259,3 +260,41 @@ def assert_rank_in(x: Any, ranks: Any, message: Any = None, name: Any = None) ->
     if shape is not None and len(shape) not in ranks:
         head = f"{message}.  " if message else ""
         raise ValueError(f"{head}Tensor  must have rank in {ranks}.  Received rank {len(shape)}, shape {tuple(shape)}")
+
+
+def _in_graph(fn):
+    """Inside ``tf.function`` tracing, a check on values becomes a stateful
+    graph node (kept and run in program order, like ``tf.print``) that runs
+    the eager check on the run-time values and raises its error then."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        g = state.graph
+        if g is None:
+            return fn(*args, **kwargs)
+        from tapeflow.framework import nest
+        from tapeflow.framework.tensor import _wrap
+        from tapeflow.framework.variables import Variable
+
+        flat = nest.flatten((args, kwargs))
+        pos = [i for i, v in enumerate(flat) if isinstance(v, (Tensor, Variable))]
+        tensors = [_tensor(flat[i]) for i in pos]
+
+        def check(*arrays):
+            vals = list(flat)
+            for i, a in zip(pos, arrays):
+                vals[i] = _wrap(np.asarray(a))
+            a2, k2 = nest.pack_sequence_as((args, kwargs), vals)
+            fn(*a2, **k2)
+
+        g._new_op(None, "PrintV2", tuple(g._own(t) for t in tensors), {"print_fn": check}, [])
+        return None
+
+    return wrapper
+
+
+for _name in ("assert_equal", "assert_none_equal", "assert_less", "assert_less_equal", "assert_greater",
+              "assert_greater_equal", "assert_positive", "assert_negative", "assert_non_negative",
+              "assert_non_positive", "assert_near", "Assert"):
+    globals()[_name] = _in_graph(globals()[_name])
+del _name
