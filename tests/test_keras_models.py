@@ -154,7 +154,7 @@ def test_evaluate_predict_and_batch_methods():
 
 
 def test_fit_needs_compile():
-    with pytest.raises(RuntimeError, match="compile"):
+    with pytest.raises(ValueError, match="compile"):  # Keras 3: ValueError
         K.Sequential([L.Dense(1)]).fit(np.ones((2, 1)), np.ones((2, 1)), verbose=0)
 
 

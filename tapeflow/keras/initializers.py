@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.framework import dtypes
+from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.tensor import Tensor, constant
 
 __all__ = [
@@ -63,6 +64,10 @@ class Initializer:
 
     def __call__(self, shape: Any, dtype: Any = None, **kwargs: Any) -> Tensor:
         shape = tuple(int(d) for d in (shape.as_list() if hasattr(shape, "as_list") else shape))
+        if any(d < 0 for d in shape):
+            bad = next(d for d in shape if d < 0)
+            raise InvalidArgumentError(None, None, f"Dimension {bad} must be >= 0 ({type(self).__name__} called "
+                                       f"with shape {shape})")
         return constant(self._generate(shape, _np_dtype(dtype)))
 
     def _generate(self, shape: tuple, dtype: np.dtype) -> np.ndarray:  # pragma: no cover - abstract

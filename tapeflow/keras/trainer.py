@@ -330,7 +330,8 @@ class Trainer:
 
     def _check_compiled(self, what: str) -> None:
         if not self._compiled:
-            raise RuntimeError(f"You must compile your model before {what}. Call `model.compile(optimizer, loss)`.")
+            raise ValueError(f"You must call `compile()` before using the model (for {what}): "
+                             "call `model.compile(optimizer, loss)` first.")
 
     # -- the steps ----------------------------------------------------------------
     def compute_loss(self, x: Any = None, y: Any = None, y_pred: Any = None, sample_weight: Any = None,

@@ -532,6 +532,15 @@ class InputLayer(Layer):
             raise ValueError("You must pass a `shape` argument to Input/InputLayer.")
         if isinstance(shape, int):
             shape = (shape,)
+        if shape is not None:
+            try:
+                dims = [d for d in shape if d is not None]
+            except TypeError:
+                raise ValueError(f"Cannot convert '{shape}' to a shape.") from None
+            if not all(isinstance(d, (int, np.integer)) for d in dims):
+                raise ValueError(f"Cannot convert '{shape}' to a shape.")
+            if any(d < 0 for d in dims):
+                raise ValueError(f"Cannot convert '{shape}' to a shape. Negative dimensions are not allowed.")
         self._batch_shape = (batch_size,) + tuple(shape)
         self.output_tensor = input_tensor or KerasTensor(self._batch_shape, dtype or "float32", name=self._name)
         self.output_tensor._keras_history = (self, None)
