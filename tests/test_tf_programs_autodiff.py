@@ -1,0 +1,59 @@
+"""TF2 programs in the style of TensorFlow's autodiff and tf.function guides
+(tests/tf_programs/autodiff_*.py, written as ``import tensorflow as tf``), run
+under tapeflow; their printed output must equal real TensorFlow 2.21's, which is
+pinned next to each program (``<program>.tf_expected.txt``, produced with
+``/opt/tfvenv/bin/python tests/tf_programs/_autodiff_run.py <program>.py tf``).
+TensorFlow itself is never imported here."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import tapeflow as tf
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = os.path.join(HERE, "tf_programs")
+ROOT = os.path.dirname(HERE)
+NAMES = sorted(f[:-3] for f in os.listdir(PROGRAMS) if f.startswith("autodiff_") and f.endswith(".py"))
+
+
+def _run(name: str) -> str:
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run(
+        [sys.executable, os.path.join(PROGRAMS, "_autodiff_run.py"), os.path.join(PROGRAMS, name + ".py"), "tapeflow"],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc.stdout
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_program_output_matches_tensorflow(name):
+    with open(os.path.join(PROGRAMS, name + ".tf_expected.txt")) as f:
+        expected = f.read()
+    got = _run(name)
+    if got != expected:
+        import difflib
+
+        diff = "".join(difflib.unified_diff(expected.splitlines(True), got.splitlines(True), "tensorflow", "tapeflow"))
+        pytest.fail("output differs from TensorFlow's:\n" + diff)
+
+
+# -- known differences (TF 2.21 values pinned), in files this helper may not edit --
+
+@pytest.mark.xfail(strict=True, reason="GradientTape.watched_variables() is empty after a non-persistent "
+                   "tape's gradient() (tapeflow/eager/backprop.py frees the tape); TF still lists them")
+def test_watched_variables_after_gradient():
+    x0 = tf.Variable(3.0, name="x0")
+    with tf.GradientTape() as tape:
+        y = x0 ** 2
+    tape.gradient(y, x0)
+    assert [v.name for v in tape.watched_variables()] == ["x0:0"]
+
+
+@pytest.mark.xfail(strict=True, reason="string add: the kernel returns a bytes scalar, not an array "
+                   "(tapeflow/ops/math_ops.py); printing it fails")
+def test_string_add():
+    a = tf.constant("a")
+    assert str(a + a) == "tf.Tensor(b'aa', shape=(), dtype=string)"
