@@ -497,3 +497,45 @@ def test_losses_reject_incompatible_shapes(name):
         loss(tf.constant([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), tf.constant([[0.5, 0.5]] * 2))
     with pytest.raises(ValueError, match="foo"):
         tf.keras.losses.get("foo")
+
+
+def test_keras_model_and_input_misuse():
+    K = tf.keras
+    m = K.Sequential([L.Dense(1)])
+    with pytest.raises(ValueError, match="compile"):  # Keras 3: ValueError
+        m.fit(np.ones((2, 1)), np.ones((2, 1)), verbose=0)
+    for shape in ((None, -3), 3.5, (2.0,)):
+        with pytest.raises(ValueError, match="Cannot convert"):
+            K.Input(shape=shape)
+    assert K.Input(shape=(None, 3)).shape == (None, None, 3)
+    with pytest.raises(IAE, match="Dimension -1"):
+        K.initializers.GlorotUniform()(shape=(-1, 2))
+    with pytest.raises(ValueError, match="optimizer identifier"):
+        K.Sequential([L.Dense(2)]).compile(optimizer="foo", loss="mse")
+    # fit on wrong-width data fails with the layer's message; the model then still trains
+    m = K.Sequential([L.Dense(2)])
+    m.compile(optimizer="sgd", loss="mse")
+    x, y = np.ones((4, 3), np.float32), np.ones((4, 2), np.float32)
+    m.fit(x, y, epochs=1, verbose=0)
+    w0 = [w.numpy().copy() for w in m.weights]
+    with pytest.raises(ValueError, match="expected axis -1"):
+        m.fit(np.ones((4, 5), np.float32), y, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="compatible shapes"):
+        m.fit(x, np.ones((4, 3), np.float32), epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="cardinality"):
+        m.fit(x, np.ones((3, 2), np.float32), epochs=1, verbose=0)
+    for w, w_0 in zip(m.weights, w0):
+        np.testing.assert_array_equal(w.numpy(), w_0)
+    assert len(m.fit(x, y, epochs=1, verbose=0).history["loss"]) == 1
+
+
+def test_optimizer_misuse_leaves_variables_intact():
+    v = tf.Variable([1.0, 2.0])
+    opt = tf.keras.optimizers.SGD(0.1)
+    with pytest.raises(IAE, match="does not match"):
+        opt.apply_gradients([(tf.constant([1.0, 2.0, 3.0]), v)])
+    with pytest.raises(ValueError, match="No gradients"):
+        opt.apply_gradients([(None, v)])
+    np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
+    opt.apply_gradients([(tf.constant([1.0, 1.0]), v)])
+    np.testing.assert_allclose(v.numpy(), [0.9, 1.9])
