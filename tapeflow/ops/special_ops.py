@@ -1255,6 +1255,10 @@ def confusion_matrix(labels: Any, predictions: Any, num_classes: Any = None, wei
         if (pv < 0).any():
             raise InvalidArgumentError(None, None, "`predictions` contains negative values")
     if num_classes is None:
+        if not isinstance(lv, np.ndarray) or not isinstance(pv, np.ndarray):
+            raise NotImplementedError("tf.math.confusion_matrix without num_classes inside tf.function (an output "
+                                      "shape that depends on the data) is not implemented in tapeflow; pass "
+                                      "num_classes.")
         n = int(max(lv.max(initial=-1), pv.max(initial=-1))) + 1
     else:
         n = _num_segments(num_classes)
