@@ -137,6 +137,35 @@ def test_public_functions_reject_bad_input_cleanly_and_keep_the_tape():
     assert not problems, "\n".join(problems)
 
 
+def test_public_functions_traced_in_tf_function_fail_cleanly():
+    """The same bad inputs as constants inside a traced function: trace-time
+    errors meet the same bar, and an eager error is a graph error too."""
+    problems = []
+    for qualname, fn, n_args, takes_axis in _public_functions():
+        if qualname.startswith("tf.random"):
+            continue
+        for cls, args, kwargs in _bad_classes(n_args):
+            if (kwargs and not takes_axis) or cls == "none" or (qualname, cls) in KNOWN:
+                continue
+            errors = []
+            for run in (lambda: fn(*args, **kwargs), tf.function(lambda: fn(*args, **kwargs))):
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        run()
+                    errors.append(None)
+                except Exception as e:  # noqa: BLE001
+                    errors.append(e)
+            eager, graph = errors
+            if graph is not None:
+                problem = _check_failure(qualname, cls, graph)
+                if problem:
+                    problems.append(f"{qualname} [{cls}] in tf.function: {problem}")
+            if eager is not None and graph is None:
+                problems.append(f"{qualname} [{cls}]: eager raises {type(eager).__name__}, tf.function does not")
+    assert not problems, "\n".join(problems)
+
+
 def test_sweep_covers_the_public_surface():
     names = {q for q, *_ in _public_functions()}
     assert len(names) > 250
