@@ -309,6 +309,7 @@ PINNED = [
     ("is_non_decreasing_string", lambda: tf.math.is_non_decreasing(tf.constant(["a"])), TypeError, ["numeric"]),
     ("stack_none", lambda: tf.stack(None), TypeError, ["stack"]),
     ("range_string", lambda: tf.range(tf.constant("a")), TypeError, ["range"]),
+    ("reciprocal_no_nan_int", lambda: tf.math.reciprocal_no_nan(tf.constant([1, 2])), IAE, ["int32", "DivNoNan"]),
 ]
 
 
@@ -323,6 +324,9 @@ def test_silent_cases_now_give_tf_values():
     assert tf.zeros(3).shape == (3,) and tf.zeros([]).shape == () and tf.zeros(tf.constant([2, 2])).shape == (2, 2)
     assert tf.one_hot([1], tf.constant(3)).shape == (1, 3)
     assert tf.random.categorical(tf.ones([1, 3]), tf.constant(2)).shape == (1, 2)
+    # string zeros are b'' (TF 2.21 values)
+    assert tf.math.count_nonzero(tf.constant([["a", ""], ["", ""]]), axis=1).numpy().tolist() == [1, 0]
+    assert float(tf.math.zero_fraction(tf.constant(["a", ""]))) == 0.5
 
 
 @pytest.mark.parametrize("call,exc_type,words", [p[1:] for p in PINNED], ids=[p[0] for p in PINNED])

@@ -621,6 +621,7 @@ def multiply_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
 def reciprocal_no_nan(x: Any, name: str | None = None) -> Tensor:
     """1 / x, and 0 where x == 0."""
     x = t(x)
+    check_float(x, "DivNoNan")  # TF: no integer kernel (unlike divide_no_nan, which casts)
     return divide_no_nan(array_ops.ones_like(x), x)
 
 
@@ -643,7 +644,7 @@ def lbeta(x: Any, name: str | None = None) -> Tensor:
 def zero_fraction(value: Any, name: str | None = None) -> Tensor:
     """The fraction of zeros in ``value`` (float32)."""
     x = t(value)
-    zero = "" if x._value.dtype.kind in "OSU" else m.cast(0, x.dtype)
+    zero = b"" if x._value.dtype.kind in "OSU" else m.cast(0, x.dtype)
     return m.reduce_mean(m.cast(m.equal(x, zero), dtypes.float32))
 
 
@@ -1356,6 +1357,6 @@ def count_nonzero(input: Any, axis: Any = None, keepdims: bool = False, dtype: A
                   name: str | None = None) -> Tensor:
     """The number of non-zero entries over ``axis`` (int64 by default)."""
     x = t(input)
-    nz = m.not_equal(x, "" if x._value.dtype.kind in "OSU" else m.cast(0, x.dtype)) \
+    nz = m.not_equal(x, b"" if x._value.dtype.kind in "OSU" else m.cast(0, x.dtype)) \
         if x._value.dtype.kind != "b" else x
     return m.cast(m.reduce_sum(m.cast(nz, dtypes.int64), axis=axis, keepdims=keepdims), dtype)
