@@ -10,6 +10,7 @@ import math
 import os
 import sys
 
+import numpy as np
 import pytest
 
 import tapeflow as tf
@@ -46,3 +47,25 @@ def test_program_matches_tensorflow(name):
     got = json.loads(json.dumps(prog.run(tf)))
     diffs = _diffs(want, got)
     assert not diffs, "\n".join(diffs[:20])
+
+
+def test_global_pooling_1d_matches_keras():
+    # values from TF 2.21 / Keras 3.15
+    x = np.arange(24, dtype="float32").reshape(2, 3, 4)
+    mask = np.array([[1, 1, 0], [1, 0, 0]], bool)
+    np.testing.assert_allclose(tf.keras.layers.GlobalAveragePooling1D()(x, mask=mask).numpy(),
+                               [[2.0, 3.0, 4.0, 5.0], [12.0, 13.0, 14.0, 15.0]])
+    assert tf.keras.layers.GlobalAveragePooling1D(keepdims=True)(x).shape == (2, 1, 4)
+    np.testing.assert_allclose(tf.keras.layers.GlobalMaxPooling1D()(x).numpy(),
+                               [[8.0, 9.0, 10.0, 11.0], [20.0, 21.0, 22.0, 23.0]])
+
+
+def test_functional_model_is_functional_and_takes_dict_by_input_name():
+    tf.keras.backend.clear_session()
+    a = tf.keras.Input((2,), name="a")
+    b = tf.keras.Input((1,), name="b")
+    m = tf.keras.Model([a, b], tf.keras.layers.concatenate([a, tf.keras.layers.Dense(1, kernel_initializer="ones")(b)]))
+    assert type(m).__name__ == "Functional" and isinstance(m, tf.keras.Model)
+    out = m({"b": np.ones((1, 1), "float32"), "a": np.zeros((1, 2), "float32")})
+    np.testing.assert_allclose(out.numpy(), [[0.0, 0.0, 1.0]])
+    assert [layer.name for layer in m.layers] == ["b", "a", "dense", "concatenate"]  # Keras 3 order

@@ -33,6 +33,11 @@ class Model(Trainer, Layer):
     functionally: ``tf.keras.Model(inputs=x_in, outputs=y)``.
     """
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Model:
+        if cls is Model and _split_io(args, dict(kwargs))[0] is not None:
+            return object.__new__(Functional)  # as Keras 3: Model(inputs, outputs) is a Functional
+        return object.__new__(cls)
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         inputs, outputs, args, kwargs = _split_io(args, kwargs)
         if inputs is not None or outputs is not None:
@@ -81,8 +86,9 @@ class Model(Trainer, Layer):
         for node in order:
             if not any(node.layer is x for x in layers):
                 layers.append(node.layer)
-        self._input_layers = input_layers
-        self._functional = layers
+        self._layer_order = order_key = _keras_layer_order(self._input_tensors, nest.flatten(outputs))
+        self._input_layers = sorted(input_layers, key=lambda x: order_key.get(id(x), (0, 0)))
+        self._functional = layers = sorted(layers, key=lambda x: order_key.get(id(x), (0, 0)))
         for layer in layers:
             if not any(layer is x for x in self._layers):
                 self._layers.append(layer)
@@ -113,7 +119,8 @@ class Model(Trainer, Layer):
     @property
     def layers(self) -> list:
         if self._functional is not None:
-            return list(self._input_layers) + list(self._functional)
+            return sorted(list(self._input_layers) + list(self._functional),
+                          key=lambda x: self._layer_order.get(id(x), (0, 0)))
         return list(self._layers)
 
     def _run_graph(self, inputs: Any, training: Any) -> Any:
@@ -121,6 +128,10 @@ class Model(Trainer, Layer):
             else [inputs]
         if isinstance(inputs, dict) and isinstance(self._inputs_struct, dict):
             flat = [inputs[k] for k in sorted(self._inputs_struct)]
+        elif isinstance(inputs, dict):  # a dict for a list of Inputs: matched by the Inputs' names (as Keras)
+            names = [t._keras_history[0].name if t._keras_history else None for t in self._input_tensors]
+            if all(n in inputs for n in names):
+                flat = [inputs[n] for n in names]
         if len(flat) != len(self._input_tensors):
             raise ValueError(f"Model '{self.name}' expects {len(self._input_tensors)} input(s), got {len(flat)}.")
         values = {id(k): self._input_tensors[i]._keras_history[0]._convert(v) if self._input_tensors[i]._keras_history
@@ -190,7 +201,55 @@ class Model(Trainer, Layer):
         """Prints the layers, their output shapes and parameter counts."""
         from tapeflow.keras.trainer import format_summary
 
-        (print_fn or print)(format_summary(self))
+        text = format_summary(self)
+        if print_fn is None:
+            print(text)
+        else:
+            print_fn(text + "\n")  # Keras hands print_fn the captured console text, which ends with a newline
+
+
+def _keras_layer_order(inputs: list, outputs: list) -> dict:
+    """``{id(layer): sort key}`` giving Keras' order of a functional model's layers (and so of its
+    weights): deepest first (an input is deepest), ties in the order a depth-first walk from the
+    outputs first meets them (Keras' ``functional.map_graph``)."""
+    input_ids = {id(t) for t in inputs}
+    index: dict[int, int] = {}
+    layer_of: dict = {}
+    parents: dict = {}
+    post: list = []
+
+    def key(kt: KerasTensor) -> Any:
+        layer, node = kt._keras_history
+        return ("input", id(layer)) if node is None or id(kt) in input_ids else id(node)
+
+    def walk(kt: KerasTensor) -> None:
+        k = key(kt)
+        if k in parents:
+            return
+        layer, node = kt._keras_history
+        index.setdefault(id(layer), len(index))
+        layer_of[k] = layer
+        parents[k] = []
+        if not isinstance(k, tuple):
+            for t in node.input_tensors:
+                parents[k].append(key(t))
+                walk(t)
+        post.append(k)
+
+    for kt in outputs:
+        if kt._keras_history is not None:
+            walk(kt)
+    node_depth: dict = {}
+    layer_depth: dict[int, int] = {}
+    for k in reversed(post):
+        d = max(node_depth.setdefault(k, 0), layer_depth.get(id(layer_of[k]), 0))
+        layer_depth[id(layer_of[k])] = node_depth[k] = d
+        for p in parents[k]:
+            node_depth[p] = max(d + 1, node_depth.get(p, 0))
+    for t in inputs:  # an input not connected to the outputs
+        if t._keras_history is not None and id(t._keras_history[0]) not in layer_depth:
+            layer_depth[id(t._keras_history[0])], index[id(t._keras_history[0])] = 0, -1
+    return {i: (-layer_depth[i], index[i]) for i in layer_depth}
 
 
 class Functional(Model):

@@ -12,6 +12,7 @@ def det_weights(model, scale=0.3):
 
 
 def run(tf):
+    tf.keras.backend.clear_session()  # fresh auto-names (dense, dense_1, ...) as in a new process
     out = {}
     rng = np.random.RandomState(2)
     x = rng.randn(60, 5).astype("float32")

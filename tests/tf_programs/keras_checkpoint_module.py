@@ -13,6 +13,7 @@ def _key(name):
 
 
 def run(tf):
+    tf.keras.backend.clear_session()  # fresh auto-names (dense, dense_1, ...) as in a new process
     out = {}
     # -- variables
     my_variable = tf.Variable([[1.0, 2.0], [3.0, 4.0]])

@@ -6,6 +6,7 @@ from _common import r
 
 
 def run(tf):
+    tf.keras.backend.clear_session()  # fresh auto-names (dense, dense_1, ...) as in a new process
     out = {}
     rng = np.random.RandomState(1)
     x = rng.rand(40, 6, 6, 1).astype("float32")

@@ -7,6 +7,7 @@ from _common import hist, r
 
 
 def run(tf):
+    tf.keras.backend.clear_session()  # fresh auto-names (dense, dense_1, ...) as in a new process
     out = {}
     rng = np.random.RandomState(3)
     features = rng.rand(48, 4).astype("float32") * 4

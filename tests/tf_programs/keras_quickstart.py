@@ -19,6 +19,7 @@ def set_weights(model):
 
 
 def run(tf):
+    tf.keras.backend.clear_session()  # fresh auto-names (dense, dense_1, ...) as in a new process
     out = {}
     x, y, xt, yt = data()
     model = tf.keras.models.Sequential([

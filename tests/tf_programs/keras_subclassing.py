@@ -7,6 +7,7 @@ from _common import hist, r
 
 
 def run(tf):
+    tf.keras.backend.clear_session()  # fresh auto-names (dense, dense_1, ...) as in a new process
     out = {}
 
     class Linear(tf.keras.layers.Layer):

@@ -7,6 +7,7 @@ from _common import exc, r
 
 
 def run(tf):
+    tf.keras.backend.clear_session()  # fresh auto-names (dense, dense_1, ...) as in a new process
     out = {}
     rank_0 = tf.constant(4)
     rank_1 = tf.constant([2.0, 3.0, 4.0])

@@ -2,18 +2,25 @@
 
 from tapeflow.keras.layers.base import Input, InputLayer, InputSpec, KerasTensor, Layer
 from tapeflow.keras.layers.conv import (
-    AveragePooling2D, AvgPool2D, Conv2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPool2D, MaxPooling2D,
+    AveragePooling2D, AvgPool2D, Conv2D, GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D,
+    GlobalMaxPooling2D, MaxPool2D, MaxPooling2D,
 )
 from tapeflow.keras.layers.core import Activation, Dense, Dropout, Embedding, Flatten, Lambda, ReLU, Reshape, Softmax
-from tapeflow.keras.layers.merge import Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract
+from tapeflow.keras.layers.merge import (
+    Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average, concatenate, maximum, minimum,
+    multiply, subtract,
+)
 from tapeflow.keras.layers.normalization import BatchNormalization, LayerNormalization
 
 Convolution2D = Conv2D
 GlobalAvgPool2D = GlobalAveragePooling2D
+GlobalAvgPool1D, GlobalMaxPool1D = GlobalAveragePooling1D, GlobalMaxPooling1D
 
 __all__ = [
     "Input", "InputLayer", "InputSpec", "KerasTensor", "Layer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
     "MaxPool2D", "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling2D",
-    "Flatten", "Reshape", "Dropout", "BatchNormalization", "LayerNormalization", "Embedding", "Activation", "ReLU",
+    "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "Flatten", "Reshape",
+    "Dropout", "BatchNormalization", "LayerNormalization", "Embedding", "Activation", "ReLU",
     "Softmax", "Lambda", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate",
+    "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate",
 ]

@@ -161,4 +161,42 @@ class GlobalMaxPooling2D(Layer):
         return mo.reduce_max(inputs, axis=[1, 2], keepdims=self.keepdims)
 
 
+def _check_ndim3(layer: Any, inputs: Any) -> None:
+    shape = inputs._shape_tuple()
+    if len(shape) != 3:
+        raise ValueError(f"Input 0 of layer '{layer.name}' is incompatible with the layer: expected ndim=3, "
+                         f"found ndim={len(shape)}. Full shape received: {tuple(shape)}")
+
+
+class GlobalAveragePooling1D(Layer):
+    """Mean over the steps axis of ``(batch, steps, features)``; a ``mask`` ``(batch, steps)`` averages
+    the unmasked steps only (as Keras)."""
+
+    def __init__(self, data_format: Any = None, keepdims: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        self.keepdims = keepdims
+
+    def call(self, inputs: Tensor, mask: Any = None) -> Tensor:
+        _check_ndim3(self, inputs)
+        if mask is None:
+            return mo.reduce_mean(inputs, axis=1, keepdims=self.keepdims)
+        from tapeflow.ops import array_ops
+
+        m = array_ops.expand_dims(mo.cast(mask, inputs.dtype), -1)
+        return mo.reduce_sum(inputs * m, axis=1, keepdims=self.keepdims) / \
+            mo.reduce_sum(m, axis=1, keepdims=self.keepdims)
+
+
+class GlobalMaxPooling1D(Layer):
+    def __init__(self, data_format: Any = None, keepdims: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        self.keepdims = keepdims
+
+    def call(self, inputs: Tensor) -> Tensor:
+        _check_ndim3(self, inputs)
+        return mo.reduce_max(inputs, axis=1, keepdims=self.keepdims)
+
+
 MaxPool2D, AvgPool2D = MaxPooling2D, AveragePooling2D

@@ -80,3 +80,32 @@ class Concatenate(_Merge):
 
     def _merge(self, xs):
         return ao.concat(xs, axis=self.axis)
+
+
+# Keras' functional forms: ``layers.concatenate([a, b])`` is ``layers.Concatenate()([a, b])``
+def add(inputs: Any, **kwargs: Any) -> Any:
+    return Add(**kwargs)(inputs)
+
+
+def subtract(inputs: Any, **kwargs: Any) -> Any:
+    return Subtract(**kwargs)(inputs)
+
+
+def multiply(inputs: Any, **kwargs: Any) -> Any:
+    return Multiply(**kwargs)(inputs)
+
+
+def average(inputs: Any, **kwargs: Any) -> Any:
+    return Average(**kwargs)(inputs)
+
+
+def maximum(inputs: Any, **kwargs: Any) -> Any:
+    return Maximum(**kwargs)(inputs)
+
+
+def minimum(inputs: Any, **kwargs: Any) -> Any:
+    return Minimum(**kwargs)(inputs)
+
+
+def concatenate(inputs: Any, axis: int = -1, **kwargs: Any) -> Any:
+    return Concatenate(axis=axis, **kwargs)(inputs)
