@@ -41,17 +41,26 @@ def _like(v: Any, t: Tensor) -> Tensor:
 def pair(x: Any, y: Any, op_name: str) -> tuple[Tensor, Tensor]:
     """Converts the inputs of a binary op: a non-tensor takes the other's
     dtype (``x + 1.0``); two tensors must already agree (no promotion)."""
+    py = None  # a Python operand converted to the other's dtype
     if isinstance(x, Tensor):
         if not isinstance(y, Tensor):
-            y = _like(y, x)
+            py, want, y = y, x.dtype, _like(y, x)
     elif isinstance(y, Tensor):
-        x = _like(x, y)
+        py, want, x = x, y.dtype, _like(x, y)
     else:
         x = convert_to_tensor(x)
         y = convert_to_tensor(y, dtype_hint=x.dtype)
     if x._value.dtype != y._value.dtype:
+        if type(py) in (int, float, complex, list, tuple) and op_name not in _MISMATCH_IS_OP_ERROR:
+            # As TF: `int_tensor * 0.5` fails converting 0.5 to the tensor's dtype.
+            raise TypeError(f"Cannot convert {py!r} to EagerTensor of dtype {want.name}")
         raise dtype_mismatch(op_name, x, y)
     return x, y
+
+
+# Ops whose wrong-dtype Python operand TF reports from the kernel
+# (InvalidArgumentError), not from the conversion (TypeError).
+_MISMATCH_IS_OP_ERROR = frozenset({"AddV2", "MatMul"})
 
 
 def dtype_mismatch(op_name: str, x: Tensor, y: Tensor) -> InvalidArgumentError:
