@@ -447,6 +447,9 @@ def test_tf_function_bad_inputs_and_recovery():
     assert float(tape.gradient(y, v)) == 3.0
     with pytest.raises(TypeError):
         tf.TensorSpec([2], "foo")
+    with pytest.raises(ValueError, match="Dimension -2 must be >= 0"):  # TF 2.21's message
+        tf.TensorSpec([-2], tf.float32)
+    assert tf.TensorSpec([None, 2], tf.float32).shape.as_list() == [None, 2]
 
 
 def test_control_flow_structure_errors():

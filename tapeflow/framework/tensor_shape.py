@@ -20,6 +20,9 @@ class TensorShape:
             self._dims = (dims,)
         else:
             self._dims = tuple(None if d is None else int(d) for d in dims)
+        if self._dims and any(d is not None and d < 0 for d in self._dims):
+            bad = next(d for d in self._dims if d is not None and d < 0)
+            raise ValueError(f"Dimension {bad} must be >= 0 (use None for an unknown dimension)")
 
     @property
     def rank(self) -> int | None:
