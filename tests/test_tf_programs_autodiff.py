@@ -57,3 +57,27 @@ def test_watched_variables_after_gradient():
 def test_string_add():
     a = tf.constant("a")
     assert str(a + a) == "tf.Tensor(b'aa', shape=(), dtype=string)"
+
+
+@pytest.mark.xfail(strict=True, reason="a @tf.custom_gradient traced inside tf.function is ignored by a tape "
+                   "outside the function: FuncGraph has no record_custom_gradient hook (RuntimeWarning)")
+def test_custom_gradient_inside_function_seen_by_outer_tape():
+    import warnings
+
+    @tf.custom_gradient
+    def clip_grad(t):
+        def grad(dy):
+            return tf.clip_by_value(dy, -0.5, 0.5)
+        return t, grad
+
+    @tf.function
+    def clipped_loss(x):
+        return tf.reduce_sum(clip_grad(x) * [1.0, -3.0, 0.2])
+
+    x = tf.Variable([1.0, 1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with tf.GradientTape() as tape:
+            y = clipped_loss(x)
+        g = tape.gradient(y, x)
+    assert g.numpy().tolist() == [0.5, -0.5, 0.20000000298023224]  # TF 2.21
