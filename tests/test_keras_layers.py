@@ -264,8 +264,15 @@ def test_seeded_initializers_repeat_and_respect_their_bounds():
 def test_keras_tensor_refuses_raw_ops():
     x = K.Input((3,))
     assert x.shape == (None, 3)
-    with pytest.raises(TypeError, match="symbolic"):
-        x + 1
+    with pytest.raises(ValueError, match="symbolic"):  # TF 2.21: ValueError for a tf op on a KerasTensor
+        tf.math.sin(x)
+    y = (x + 1) * 2.0  # Python operators record operation nodes, as in Keras 3
+    assert y.shape == (None, 3)
+    model = K.Model(x, [y, -x[:, 0] / 2.0])
+    assert [layer.name for layer in model.layers] == [model.layers[0].name]  # operations are not layers
+    out = model(np.array([[1.0, 2.0, 3.0]], "float32"))
+    np.testing.assert_allclose(out[0].numpy(), [[4.0, 6.0, 8.0]])
+    np.testing.assert_allclose(out[1].numpy(), [-0.5])
 
 
 def test_functional_model_shapes_and_disconnected_outputs():

@@ -119,7 +119,9 @@ class Model(Trainer, Layer):
     @property
     def layers(self) -> list:
         if self._functional is not None:
-            return sorted(list(self._input_layers) + list(self._functional),
+            from tapeflow.keras.layers.base import _OpLayer
+
+            return sorted([x for x in list(self._input_layers) + list(self._functional) if not isinstance(x, _OpLayer)],
                           key=lambda x: self._layer_order.get(id(x), (0, 0)))
         return list(self._layers)
 

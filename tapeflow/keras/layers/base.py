@@ -91,14 +91,65 @@ class KerasTensor:
         return f"<KerasTensor shape={self._shape}, dtype={self.dtype.name}, sparse=False, name={self.name}>"
 
     def _unsupported(self, *a: Any, **k: Any):
-        raise TypeError(
+        raise ValueError(  # ValueError, as TF's "A KerasTensor cannot be used as input to a TensorFlow function"
             "A KerasTensor is symbolic: it has no value and tapeflow's functional API supports only layer "
-            "calls on it (no raw tf ops). Wrap the computation in a layer, e.g. "
-            "tf.keras.layers.Lambda(lambda t: ...) or a custom Layer subclass."
+            "calls and Python operators (+ - * / ** @ [] unary -) on it (no raw tf ops). Wrap the computation "
+            "in a layer, e.g. tf.keras.layers.Lambda(lambda t: ...) or a custom Layer subclass."
         )
 
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __matmul__ = _unsupported
-    __getitem__ = __array__ = numpy = _unsupported
+    __array__ = numpy = _unsupported
+
+    # Operators record an operation node, as Keras 3's (keras.ops) do; model.layers does not list them.
+    def _binary(self, other: Any, op: str, fn: Any, reverse: bool = False) -> Any:
+        if isinstance(other, KerasTensor):
+            f = (lambda a, b: fn(b, a)) if reverse else fn
+            return _OpLayer(op, lambda xs: f(xs[0], xs[1]))([self, other])
+        return _OpLayer(op, (lambda xs: fn(other, xs[0])) if reverse else (lambda xs: fn(xs[0], other)))([self])
+
+    def __add__(self, o: Any) -> Any:
+        return self._binary(o, "add", lambda a, b: a + b)
+
+    def __radd__(self, o: Any) -> Any:
+        return self._binary(o, "add", lambda a, b: a + b, True)
+
+    def __sub__(self, o: Any) -> Any:
+        return self._binary(o, "subtract", lambda a, b: a - b)
+
+    def __rsub__(self, o: Any) -> Any:
+        return self._binary(o, "subtract", lambda a, b: a - b, True)
+
+    def __mul__(self, o: Any) -> Any:
+        return self._binary(o, "multiply", lambda a, b: a * b)
+
+    def __rmul__(self, o: Any) -> Any:
+        return self._binary(o, "multiply", lambda a, b: a * b, True)
+
+    def __truediv__(self, o: Any) -> Any:
+        return self._binary(o, "true_divide", lambda a, b: a / b)
+
+    def __rtruediv__(self, o: Any) -> Any:
+        return self._binary(o, "true_divide", lambda a, b: a / b, True)
+
+    def __pow__(self, o: Any) -> Any:
+        return self._binary(o, "power", lambda a, b: a ** b)
+
+    def __matmul__(self, o: Any) -> Any:
+        return self._binary(o, "matmul", lambda a, b: a @ b)
+
+    def __rmatmul__(self, o: Any) -> Any:
+        return self._binary(o, "matmul", lambda a, b: a @ b, True)
+
+    def __neg__(self) -> Any:
+        return _OpLayer("negative", lambda xs: -xs[0])([self])
+
+    def __getitem__(self, key: Any) -> Any:
+        if any(isinstance(k, KerasTensor) for k in nest.flatten(key)):
+            return self._unsupported()
+        return _OpLayer("get_item", lambda xs: xs[0][key])([self])
+
+
+class _OpLayer:  # replaced below, once Layer exists
+    pass
 
 
 class Node:
@@ -437,11 +488,27 @@ class Layer(Module):
 
         from tapeflow.framework.context import state
 
+        # Dims other than the batch unknown: the dummy's 1s would give wrong
+        # static shapes (and fail e.g. a 2x2 pool), so the output shapes come
+        # from tracing the (built) layer on placeholders with those dims None.
+        unknown_inner = any(isinstance(x, KerasTensor) and None in tuple(x.shape)[1:]
+                            for x in nest.flatten((args, kwargs)))
         saved_tapes, saved_acc = state.tapes, state.accumulators
         state.tapes, state.accumulators = [], []  # building a model is never recorded
         state.update_recording()
         try:
-            out = Layer.__call__(self, *nest.map_structure(dummy, args), **nest.map_structure(dummy, kwargs))
+            try:
+                out = Layer.__call__(self, *nest.map_structure(dummy, args), **nest.map_structure(dummy, kwargs))
+            except Exception:
+                if not (unknown_inner and self.built):
+                    raise
+                out = None  # built before the call failed on the dummy: the trace below decides
+            if unknown_inner:
+                try:
+                    out = self._traced_outputs(args, kwargs)
+                except Exception:
+                    if out is None:
+                        raise
         finally:
             state.tapes, state.accumulators = saved_tapes, saved_acc
             state.update_recording()
@@ -455,6 +522,35 @@ class Layer(Module):
             return KerasTensor(shape, t.dtype)
 
         return nest.map_structure(spec, out)
+
+    def _traced_outputs(self, args: tuple, kwargs: dict) -> Any:
+        """The outputs of calling the built layer on placeholders shaped like
+        the KerasTensors in ``args``/``kwargs`` (None dims stay unknown), in
+        a throwaway graph; the layer's add_loss values are kept as they were."""
+        from tapeflow.graph.graph import FuncGraph, graph_scope
+
+        graph = FuncGraph(f"{self.name}_output_shapes")
+        graph.autograph = True
+
+        def placeholder(x):
+            if isinstance(x, KerasTensor):
+                return graph.add_placeholder(tuple(x.shape), x.dtype)
+            return x
+
+        layers, stack = [], [self]
+        while stack:  # the layer and all its sub-layers, each once
+            layer = stack.pop()
+            if not any(layer is seen for seen in layers):
+                layers.append(layer)
+                stack.extend(layer._sublayers())
+        saved = [(layer, layer._losses) for layer in layers]
+        try:
+            with graph_scope(graph):
+                return Layer.__call__(self, *nest.map_structure(placeholder, args),
+                                      **nest.map_structure(placeholder, kwargs))
+        finally:
+            for layer, losses in saved:
+                layer._losses = losses
 
     def _symbolic_call(self, args: tuple, kwargs: dict) -> Any:
         kwargs = {k: v for k, v in kwargs.items() if k != "training" or v is not None}
@@ -561,3 +657,17 @@ def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, n
         shape, batch_size = tuple(batch_shape)[1:], batch_shape[0]
     layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name)
     return layer.output_tensor
+
+
+class _OpLayer(Layer):  # noqa: F811 -- defined here, after Layer
+    """A Python operator applied to KerasTensors (``inputs / 255.0``, ``x[:, 0]``): a weightless
+    node of the functional graph, named like Keras' operation (``add``, ``true_divide``); it is not
+    listed in ``model.layers``, as Keras 3 lists only layers."""
+
+    def __init__(self, op: str, fn: Any) -> None:
+        super().__init__(name=unique_name(op))
+        self._fn = fn
+        self._autocast = False
+
+    def call(self, inputs: Any) -> Any:
+        return self._fn(list(inputs))
