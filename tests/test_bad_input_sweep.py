@@ -310,6 +310,9 @@ PINNED = [
     ("stack_none", lambda: tf.stack(None), TypeError, ["stack"]),
     ("range_string", lambda: tf.range(tf.constant("a")), TypeError, ["range"]),
     ("reciprocal_no_nan_int", lambda: tf.math.reciprocal_no_nan(tf.constant([1, 2])), IAE, ["int32", "DivNoNan"]),
+    ("op_seed_string", lambda: tf.random.shuffle(tf.ones([3]), seed="a"), TypeError, ["seed"]),
+    ("op_seed_float", lambda: tf.random.uniform([2], seed=1.5), TypeError, ["seed"]),
+    ("dropout_seed_string", lambda: tf.nn.dropout(tf.ones([2]), 0.5, seed="a"), TypeError, ["seed"]),
 ]
 
 

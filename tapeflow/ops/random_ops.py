@@ -74,6 +74,14 @@ class _SeedState:
 _state = _SeedState()
 
 
+def _int_seed(seed: Any, what: str) -> int:
+    """A seed as a Python int; TypeError (as TF's ops give) for anything else."""
+    arr = np.asarray(seed)
+    if arr.ndim != 0 or arr.dtype.kind not in "iu":
+        raise TypeError(f"{what} must be an integer, got {seed!r}")
+    return int(arr)
+
+
 def set_seed(seed: Any) -> None:
     """Sets the global random seed and restarts every seeded stream (``tf.random.set_seed``).
 
@@ -87,8 +95,8 @@ def set_seed(seed: Any) -> None:
         _state.global_seed = None
         _state.op_seeds = None
     else:
-        _state.global_seed = int(seed)
-        _state.op_seeds = _pyrandom.Random(int(seed))
+        _state.global_seed = _int_seed(seed, "tf.random.set_seed: seed")
+        _state.op_seeds = _pyrandom.Random(_state.global_seed)
     _state.streams.clear()
 
 
@@ -107,9 +115,9 @@ def get_seed(op_seed: Any) -> tuple:
                 # function, so two functions give the same sequence.
                 op_seed = getattr(graph, "_random_op_count", 0) + 1
                 graph._random_op_count = op_seed
-        seeds = (g, int(op_seed))
+        seeds = (g, _int_seed(op_seed, "the op seed"))
     elif op_seed is not None:
-        seeds = (DEFAULT_GRAPH_SEED, int(op_seed))
+        seeds = (DEFAULT_GRAPH_SEED, _int_seed(op_seed, "the op seed"))
     else:
         return None, None
     if seeds == (0, 0):  # (0, 0) means "non-deterministic" to TF's kernels
