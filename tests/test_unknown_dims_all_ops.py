@@ -190,3 +190,26 @@ def test_fallback_with_reduce_retracing_warns_once(monkeypatch, caplog):
         for x in _matrices():
             np.testing.assert_allclose(f(x).numpy(), _qr_grad(x).numpy(), rtol=1e-12, atol=1e-12)
     assert sum("per_shape_fallback" in r.getMessage() for r in caplog.records) == 1
+
+
+# ----------------------------------------------------------------------------
+# Keras functional models over unknown dims: static shapes as Keras 3.15's
+# ----------------------------------------------------------------------------
+
+def test_keras_functional_shapes_with_unknown_dims():
+    layers = tf.keras.layers
+    inp = tf.keras.Input(shape=(None, None, 3))
+    c = layers.Conv2D(4, 3)(inp)
+    p = layers.AveragePooling2D(2)(c)  # a 2x2 pool of the 1x1 dummy used to fail
+    m = layers.MaxPooling2D(2, padding="same")(p)
+    g = layers.GlobalAveragePooling2D()(m)
+    f = layers.Flatten()(m)
+    d = layers.Dense(5)(tf.keras.Input(shape=(None, 6)))
+    fixed = layers.Conv2D(2, 3)(tf.keras.Input(shape=(8, 8, 1)))
+    assert [tuple(x.shape) for x in (c, p, m, g, f, d, fixed)] == [
+        (None, None, None, 4), (None, None, None, 4), (None, None, None, 4), (None, 4), (None, None),
+        (None, None, 5), (None, 6, 6, 2)]
+    model = tf.keras.Model(inp, layers.Dense(2)(g))
+    assert model(np.zeros((2, 9, 11, 3), np.float32)).shape == (2, 2)
+    flat = tf.function(layers.Flatten(), input_signature=[tf.TensorSpec([None, None, 2])])
+    assert flat(tf.ones([3, 4, 2])).shape == (3, 8)

@@ -91,7 +91,11 @@ class Flatten(Layer):
         shape = inputs._shape_tuple()
         rest = shape[1:]
         if None in rest:
-            return ao.reshape(inputs, (-1 if shape[0] is None else shape[0], -1))
+            if shape[0] is None:  # batch and other dims unknown: the run-time batch size
+                from tapeflow.ops import shape_ops
+
+                return shape_ops.dynamic_reshape(inputs, [shape_ops.shape_of(inputs)[0], -1])
+            return ao.reshape(inputs, (shape[0], -1))
         return ao.reshape(inputs, (-1, int(math.prod(rest))))
 
 
