@@ -578,3 +578,24 @@ def test_optimizer_misuse_leaves_variables_intact():
     np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
     opt.apply_gradients([(tf.constant([1.0, 1.0]), v)])
     np.testing.assert_allclose(v.numpy(), [0.9, 1.9])
+
+
+def test_variable_scatter_nd_ops_match_tf_and_reject_bad_indices():
+    # values from TF 2.21 (tf.Variable.scatter_nd_*)
+    v = tf.Variable([1.0, 2.0, 3.0, 4.0])
+    v.scatter_nd_update([[1], [3]], [10.0, 30.0])
+    v.scatter_nd_add([[0]], [5.0])
+    v.scatter_nd_sub([[0]], [1.0])
+    v.scatter_nd_max([[2]], [7.0])
+    v.scatter_nd_min([[1]], [-1.0])
+    np.testing.assert_array_equal(v.numpy(), [5.0, -1.0, 7.0, 30.0])
+    with pytest.raises(IAE, match="does not index into"):
+        v.scatter_nd_update([[5]], [1.0])
+    with pytest.raises(IAE, match="updates"):
+        v.scatter_nd_update([[1]], [1.0, 2.0])
+    with pytest.raises(TypeError, match="IndexedSlices"):
+        v.scatter_update([1.0])
+    np.testing.assert_array_equal(v.numpy(), [5.0, -1.0, 7.0, 30.0])
+    m = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    m.scatter_nd_update([[1]], [[9.0, 9.0]])
+    np.testing.assert_array_equal(m.numpy(), [[1.0, 2.0], [9.0, 9.0]])

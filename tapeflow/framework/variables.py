@@ -182,6 +182,9 @@ class Variable:
             self._value = _same_kind(ufunc(v, delta), v)
 
     def _scatter(self, sparse_delta: Any, how: str):
+        if not (hasattr(sparse_delta, "values") and hasattr(sparse_delta, "indices")):
+            raise TypeError(f"{how}: sparse_delta is not IndexedSlices: {sparse_delta!r}. Pass "
+                            "tf.IndexedSlices(values, indices), or use scatter_nd_update(indices, updates).")
         values = np.asarray(convert_to_tensor(sparse_delta.values, dtype=self._dtype)._value)
         indices = np.asarray(convert_to_tensor(sparse_delta.indices)._value)
         n = self._value.shape[0]
@@ -224,6 +227,28 @@ class Variable:
 
     def scatter_min(self, sparse_delta: Any, use_locking: bool = False, name: Any = None):
         return self._scatter(sparse_delta, "scatter_min")
+
+    # As TF's ResourceScatterNd* ops: a tensor_scatter_nd_* of the value, assigned
+    # back (so bad indices or shapes raise the op's error and change nothing).
+    def _scatter_nd(self, fn_name: str, indices: Any, updates: Any):
+        from tapeflow.ops import indexing_ops
+
+        return self.assign(getattr(indexing_ops, fn_name)(self.value(), indices, updates))
+
+    def scatter_nd_update(self, indices: Any, updates: Any, use_locking: bool = True, name: Any = None):
+        return self._scatter_nd("tensor_scatter_nd_update", indices, updates)
+
+    def scatter_nd_add(self, indices: Any, updates: Any, use_locking: bool = False, name: Any = None):
+        return self._scatter_nd("tensor_scatter_nd_add", indices, updates)
+
+    def scatter_nd_sub(self, indices: Any, updates: Any, use_locking: bool = False, name: Any = None):
+        return self._scatter_nd("tensor_scatter_nd_sub", indices, updates)
+
+    def scatter_nd_max(self, indices: Any, updates: Any, use_locking: bool = False, name: Any = None):
+        return self._scatter_nd("tensor_scatter_nd_max", indices, updates)
+
+    def scatter_nd_min(self, indices: Any, updates: Any, use_locking: bool = False, name: Any = None):
+        return self._scatter_nd("tensor_scatter_nd_min", indices, updates)
 
     # -- properties ---------------------------------------------------------
     @property
