@@ -569,6 +569,22 @@ def _where_failed(e: BaseException) -> str | None:
     return found
 
 
+class InaccessibleTensorError(ValueError):
+    """A tensor of a finished inner graph (a loop body, a branch) used outside it, as TF's."""
+
+
+def _check_accessible(t: SymbolicTensor, graph: FuncGraph) -> None:
+    g = graph.outer
+    while isinstance(g, FuncGraph):
+        if g is t._graph:
+            return
+        g = g.outer
+    raise InaccessibleTensorError(
+        f"The tensor {t.name} cannot be accessed from tf.function `{graph.name}`, because it was defined in "
+        f"another function or code block ({t._graph.name}), e.g. appended to a Python list inside a tf.range "
+        "loop or a tensor `if`. Return it from that block instead (use tf.TensorArray to collect loop values).")
+
+
 class Function:
     """What ``tf.function`` returns: a polymorphic, traced-and-cached callable."""
 
@@ -835,6 +851,8 @@ class Function:
                 elif isinstance(leaf, (bool, int, float, str, bytes, np.ndarray, np.generic)):
                     leaf = convert_to_tensor(leaf)  # as TF: Python/NumPy outputs come back as tensors
                 if isinstance(leaf, Tensor):
+                    if isinstance(leaf, SymbolicTensor) and leaf._graph is not graph:
+                        _check_accessible(leaf, graph)
                     slots.append(len(outputs))
                     outputs.append(leaf if not isinstance(leaf, SymbolicTensor) or leaf._graph is graph
                                    else graph.capture(leaf))
