@@ -22,7 +22,8 @@ from tapeflow.ops import math_ops as mo
 
 __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy",
            "SparseCategoricalAccuracy", "AUC", "Precision", "Recall", "MeanSquaredError", "MeanAbsoluteError",
-           "get"]
+           "RootMeanSquaredError", "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
+           "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "get"]
 
 _F = np.float32
 _F32 = dtypes.float32
@@ -67,6 +68,8 @@ class Metric:
                      name: str | None = None) -> Variable:
         init = np.zeros(shape, _F) if initializer == "zeros" else np.full(shape, initializer, _F)
         v = Variable(init, trainable=False, name=f"{self.name}/{name or 'variable'}:0", dtype=dtype or "float32")
+        v._keras_name = v._name = name or "variable"  # Keras 3 names it "total"; the full path is .path
+        v.path = f"{self.name}/{v._keras_name}"
         self._variables.append(v)
         return v
 
@@ -244,6 +247,87 @@ class MeanAbsoluteError(MeanMetricWrapper):
         super().__init__(_mae, name=name, dtype=dtype)
 
 
+class RootMeanSquaredError(Mean):
+    """``sqrt`` of the mean squared error over every element seen (Keras 3)."""
+
+    def __init__(self, name: str = "root_mean_squared_error", dtype: Any = None) -> None:
+        super().__init__(name=name, dtype=dtype)
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        y_true, y_pred = _f32(y_true), _f32(y_pred)
+        super().update_state(mo.square(y_pred - _squeeze_like(y_true, y_pred)), sample_weight)
+
+    def result(self) -> Tensor:
+        return mo.sqrt(super().result())
+
+
+def _losses():
+    from tapeflow.keras import losses
+
+    return losses
+
+
+def binary_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False, label_smoothing: float = 0.0,
+                        axis: int = -1) -> Tensor:
+    return _losses().binary_crossentropy(y_true, y_pred, from_logits=from_logits, label_smoothing=label_smoothing,
+                                         axis=axis)
+
+
+def categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False, label_smoothing: float = 0.0,
+                             axis: int = -1) -> Tensor:
+    return _losses().categorical_crossentropy(y_true, y_pred, from_logits=from_logits,
+                                              label_smoothing=label_smoothing, axis=axis)
+
+
+def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False, axis: int = -1) -> Tensor:
+    return _losses().sparse_categorical_crossentropy(y_true, y_pred, from_logits=from_logits, axis=axis)
+
+
+class BinaryCrossentropy(MeanMetricWrapper):
+    def __init__(self, name: str = "binary_crossentropy", dtype: Any = None, from_logits: bool = False,
+                 label_smoothing: float = 0.0) -> None:
+        super().__init__(binary_crossentropy, name=name, dtype=dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing)
+
+
+class CategoricalCrossentropy(MeanMetricWrapper):
+    def __init__(self, name: str = "categorical_crossentropy", dtype: Any = None, from_logits: bool = False,
+                 label_smoothing: float = 0.0, axis: int = -1) -> None:
+        super().__init__(categorical_crossentropy, name=name, dtype=dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+
+
+class SparseCategoricalCrossentropy(MeanMetricWrapper):
+    def __init__(self, name: str = "sparse_categorical_crossentropy", dtype: Any = None, from_logits: bool = False,
+                 axis: int = -1) -> None:
+        super().__init__(sparse_categorical_crossentropy, name=name, dtype=dtype, from_logits=from_logits, axis=axis)
+
+
+def sparse_top_k_categorical_accuracy(y_true: Any, y_pred: Any, k: int = 5) -> Tensor:
+    """1.0 where the integer label is among the ``k`` largest predictions (ties count, as TF's in_top_k)."""
+    from tapeflow.ops import nn_ops
+
+    y_true, y_pred = _t(y_true), _f32(y_pred)
+    if _rank(y_true) == _rank(y_pred) and y_true._shape_tuple()[-1] == 1:
+        y_true = ao.squeeze(y_true, [-1])
+    return mo.cast(nn_ops.in_top_k(mo.cast(y_true, dtypes.int32), y_pred, k), _F32)
+
+
+def top_k_categorical_accuracy(y_true: Any, y_pred: Any, k: int = 5) -> Tensor:
+    """1.0 where ``argmax(y_true)`` is among the ``k`` largest predictions."""
+    return sparse_top_k_categorical_accuracy(ao.argmax(_t(y_true), -1), y_pred, k=k)
+
+
+class TopKCategoricalAccuracy(MeanMetricWrapper):
+    def __init__(self, k: int = 5, name: str = "top_k_categorical_accuracy", dtype: Any = None) -> None:
+        super().__init__(top_k_categorical_accuracy, name=name, dtype=dtype, k=k)
+
+
+class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
+    def __init__(self, k: int = 5, name: str = "sparse_top_k_categorical_accuracy", dtype: Any = None) -> None:
+        super().__init__(sparse_top_k_categorical_accuracy, name=name, dtype=dtype, k=k)
+
+
 # ----------------------------------------------------------------------------
 # Confusion-matrix metrics
 # ----------------------------------------------------------------------------
@@ -406,6 +490,10 @@ _BY_NAME = {
     "categorical_accuracy": CategoricalAccuracy, "sparse_categorical_accuracy": SparseCategoricalAccuracy,
     "auc": AUC, "AUC": AUC, "precision": Precision, "recall": Recall, "mse": MeanSquaredError,
     "mean_squared_error": MeanSquaredError, "mae": MeanAbsoluteError, "mean_absolute_error": MeanAbsoluteError,
+    "binary_crossentropy": BinaryCrossentropy, "categorical_crossentropy": CategoricalCrossentropy,
+    "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
+    "top_k_categorical_accuracy": TopKCategoricalAccuracy,
+    "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,
 }
 
 
