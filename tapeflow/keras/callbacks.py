@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 __all__ = ["Callback", "CallbackList", "History", "EarlyStopping", "ModelCheckpoint", "LearningRateScheduler",
-           "LambdaCallback", "ProgbarLogger"]
+           "LambdaCallback", "ProgbarLogger", "ReduceLROnPlateau", "TerminateOnNaN"]
 
 
 class Callback:
@@ -228,6 +228,79 @@ class LearningRateScheduler(Callback):
         if logs is not None:
             lr = self.model.optimizer.learning_rate
             logs["learning_rate"] = float(np.asarray(lr.numpy() if hasattr(lr, "numpy") else lr))
+
+
+def _lr_value(opt: Any) -> float:
+    lr = opt.learning_rate
+    return float(np.asarray(lr.numpy() if hasattr(lr, "numpy") else lr))
+
+
+class ReduceLROnPlateau(Callback):
+    """Multiplies the learning rate by ``factor`` once ``monitor`` has not improved by ``min_delta``
+    for ``patience`` epochs (then waits ``cooldown`` epochs); never below ``min_lr`` (Keras 3's rule)."""
+
+    def __init__(self, monitor: str = "val_loss", factor: float = 0.1, patience: int = 10, verbose: int = 0,
+                 mode: str = "auto", min_delta: float = 1e-4, cooldown: int = 0, min_lr: float = 0.0,
+                 **kwargs: Any) -> None:
+        super().__init__()
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0. Received factor={factor}")
+        self.monitor, self.factor, self.min_lr, self.patience = monitor, factor, min_lr, patience
+        self.verbose, self.cooldown = verbose, cooldown
+        self.monitor_op, higher = _monitor_op(mode, monitor)
+        self.min_delta = abs(min_delta) * (1 if higher else -1)
+        self.best = None
+        self.cooldown_counter = self.wait = 0
+
+    def on_train_begin(self, logs: dict | None = None) -> None:
+        self.best, self.cooldown_counter, self.wait = None, 0, 0
+
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        logs = logs if logs is not None else {}
+        opt = self.model.optimizer
+        logs["learning_rate"] = _lr_value(opt)
+        current = logs.get(self.monitor)
+        if current is None:
+            warnings.warn(f"Learning rate reduction is conditioned on metric `{self.monitor}` which is not "
+                          f"available. Available metrics are: {','.join(logs.keys())}.", stacklevel=2)
+            return
+        if self.in_cooldown():
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if self.best is None or self.monitor_op(current - self.min_delta, self.best):
+            self.best = current
+            self.wait = 0
+        elif not self.in_cooldown():
+            self.wait += 1
+            if self.wait >= self.patience:
+                old_lr = _lr_value(opt)
+                if old_lr > np.float32(self.min_lr):
+                    new_lr = max(old_lr * self.factor, self.min_lr)
+                    opt.learning_rate = new_lr
+                    if self.verbose > 0:
+                        print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new_lr}.")
+                    self.cooldown_counter = self.cooldown
+                    self.wait = 0
+
+
+class TerminateOnNaN(Callback):
+    """Stops training (or raises, with ``raise_error=True``) when a batch's loss is NaN or Inf."""
+
+    def __init__(self, raise_error: bool = False) -> None:
+        super().__init__()
+        self.raise_error = raise_error
+
+    def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
+        loss = (logs or {}).get("loss")
+        if loss is not None and (np.isnan(loss) or np.isinf(loss)):
+            if self.raise_error:
+                raise RuntimeError(f"NaN or Inf loss encountered at batch {batch}. Loss value: {loss}. "
+                                   f"Terminating training immediately.")
+            print(f"Batch {batch}: Invalid loss, terminating training")
+            self.model.stop_training = True
 
 
 class LambdaCallback(Callback):

@@ -1,5 +1,6 @@
 """Run one tests/tf_programs/keras_*.py program under real TensorFlow or tapeflow and print its
 results as JSON:  python _run.py keras_quickstart [tf|tapeflow]"""
+import contextlib
 import importlib
 import json
 import os
@@ -13,4 +14,6 @@ if which == "tf":
 else:
     import tapeflow as tf
 prog = importlib.import_module(name)
-print(json.dumps(prog.run(tf), indent=1, sort_keys=True))
+with contextlib.redirect_stdout(sys.stderr):  # what the program prints is not part of its result
+    result = prog.run(tf)
+print(json.dumps(result, indent=1, sort_keys=True))
