@@ -42,8 +42,6 @@ def test_program_output_matches_tensorflow(name):
 
 # -- known differences (TF 2.21 values pinned), in files this helper may not edit --
 
-@pytest.mark.xfail(strict=True, reason="GradientTape.watched_variables() is empty after a non-persistent "
-                   "tape's gradient() (tapeflow/eager/backprop.py frees the tape); TF still lists them")
 def test_watched_variables_after_gradient():
     x0 = tf.Variable(3.0, name="x0")
     with tf.GradientTape() as tape:
@@ -52,8 +50,6 @@ def test_watched_variables_after_gradient():
     assert [v.name for v in tape.watched_variables()] == ["x0:0"]
 
 
-@pytest.mark.xfail(strict=True, reason="string add: the kernel returns a bytes scalar, not an array "
-                   "(tapeflow/ops/math_ops.py); printing it fails")
 def test_string_add():
     a = tf.constant("a")
     assert str(a + a) == "tf.Tensor(b'aa', shape=(), dtype=string)"

@@ -435,7 +435,7 @@ class GradientTape:
     def watched_variables(self) -> tuple:
         """The variables this tape watches, in creation order."""
         if self._tape is None:
-            return ()
+            return getattr(self, "_consumed_variables", ())
         return tuple(sorted(self._tape.variables.values(), key=lambda v: v._id))
 
     # gradients
@@ -467,6 +467,7 @@ class GradientTape:
             result = _gradient(tp, target, sources, output_gradients, unconnected, release=not self._persistent)
         finally:
             if not self._persistent:
+                self._consumed_variables = self.watched_variables()  # TF still lists them after gradient()
                 self._tape = None
                 self._used = True
         return result
@@ -521,7 +522,11 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
     initial: dict[int, list] = {}
     for t, og in zip(flat_targets, flat_out):
         if t is None:
-            continue
+            raise TypeError(
+                "Argument `target` should be a list or nested structure of Tensors, Variables or CompositeTensors "
+                f"to be differentiated, but received None (target={target!r}). Compute the target inside the "
+                "tape's `with` block and pass the tensor."
+            )
         if isinstance(t, Variable):
             tid, tval = t._id, t._snapshot()
         elif isinstance(t, IndexedSlices):

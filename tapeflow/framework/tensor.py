@@ -221,6 +221,10 @@ _conversion_registry: dict[type, Any] = {}
 
 def register_tensor_conversion_function(base_type: type, conversion_func: Any, priority: int = 100) -> None:
     """As ``tf.register_tensor_conversion_function``: teach convert_to_tensor a type."""
+    if not isinstance(base_type, type):
+        raise TypeError(f"Argument `base_type` must be a type or a tuple of types. Obtained: {base_type}")
+    if not callable(conversion_func):
+        raise TypeError("Argument `conversion_func` must be callable. Received {conversion_func}.")
     _conversion_registry[base_type] = conversion_func
 
 
@@ -257,6 +261,10 @@ def _python_to_numpy(value: Any, dtype: dtypes.DType | None) -> np.ndarray:
     if kind in "US":
         return _to_bytes(arr)
     if kind == "O":
+        if arr.ndim == 0:
+            raise ValueError(
+                f"Attempt to convert a value ({value!r}) with an unsupported type ({type(value)}) to a Tensor."
+            )
         raise TypeError(f"Failed to convert elements of {value!r} to Tensor.")
     return arr
 

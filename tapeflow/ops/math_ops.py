@@ -17,7 +17,7 @@ from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.execute import execute, execute1, execute2
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops import shapes
-from tapeflow.ops._helpers import axis_list, check_float, check_numeric, pair, t
+from tapeflow.ops._helpers import axis_list, check_float, check_numeric, pair, scalar_int, t
 from tapeflow.ops.registry import NotDifferentiable, defgrad, defop, get_op
 
 # ----------------------------------------------------------------------------
@@ -45,7 +45,10 @@ def _add_grad(op, g):
 
 def add(x: Any, y: Any, name: str | None = None) -> Tensor:
     """x + y elementwise, with broadcasting."""
-    return _binary(ADD, x, y)  # object (string) tensors concatenate elementwise
+    r = _binary(ADD, x, y)  # object (string) tensors concatenate elementwise
+    if type(r._value) is bytes:  # b"a" + b"b" on 0-d object arrays gives bare bytes
+        r._value = np.asarray(r._value, dtype=object)
+    return r
 
 
 SUB = defop("Sub", operator.sub, shape=shapes.broadcast)
@@ -98,12 +101,23 @@ def _realdiv_grad(op, g):
         (None if 1 in skip else multiply(g, divide_(divide_(negative(x), y), y)))
 
 
+def realdiv(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``tf.realdiv``: floating division only (TF has no integer RealDiv kernel)."""
+    x, y = pair(x, y, "RealDiv")
+    if x._value.dtype.kind not in "fc":
+        from tapeflow.framework.errors import NotFoundError
+
+        raise NotFoundError(
+            None, None, f"Could not find a kernel for RealDiv with T={x.dtype.name} [Op:RealDiv]. "
+            "Use tf.math.truediv (casts integers to floats) or tf.math.floordiv.")
+    return execute2(REALDIV, x, y)
+
+
 def divide_(x: Any, y: Any, name: str | None = None) -> Tensor:
     """The RealDiv op: x / y in the inputs' dtype."""
     return _binary(REALDIV, x, y)
 
 
-realdiv = divide_
 
 _TRUEDIV_INT = {np.dtype(np.int8): dtypes.float32, np.dtype(np.uint8): dtypes.float32,
                 np.dtype(np.int16): dtypes.float32, np.dtype(np.uint16): dtypes.float32,
@@ -257,11 +271,18 @@ def add_n(inputs: Any, name: str | None = None) -> Tensor:
             raise InvalidArgumentError(
                 None, None, f"AddN: input #{i} has dtype {x.dtype.name} but input #0 has {ts[0].dtype.name}; "
                 "cast them to one dtype [Op:AddN]")
-        if x._shape_tuple() != ts[0]._shape_tuple() and None not in x._shape_tuple():
+        if not _same_shape(x._shape_tuple(), ts[0]._shape_tuple()):
             raise InvalidArgumentError(
                 None, None, f"Inputs to operation AddN must have the same size and shape. Input 0: "
                 f"{list(ts[0]._shape_tuple())} != input {i}: {list(x._shape_tuple())} [Op:AddN]")
     return execute(ADDN, tuple(ts))
+
+
+def _same_shape(a, b) -> bool:
+    """Equal static shapes, an unknown dim (or rank) matching anything."""
+    if a is None or b is None:
+        return True
+    return len(a) == len(b) and all(p is None or q is None or p == q for p, q in zip(a, b))
 
 
 # ----------------------------------------------------------------------------
@@ -608,6 +629,12 @@ for _name, _kernel in _COMPARISONS.items():
 
 
 def _compare(name: str, x: Any, y: Any) -> Tensor:
+    if name not in ("Equal", "NotEqual"):
+        for v in (x, y):
+            if isinstance(v, Tensor) and v._value.dtype.kind == "O":
+                raise InvalidArgumentError(
+                    None, None, f"Value for attr 'T' of string is not in the list of allowed values for {name} "
+                    f"[Op:{name}]: strings can only be compared with == and !=.")
     return _binary(_CMP_OPS[name], x, y)
 
 
@@ -733,6 +760,12 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
                 else convert_to_tensor(x)
     if x._value.dtype == dtype._np:
         return x
+    if x._value.dtype.kind == "O" or dtype is dtypes.string:
+        from tapeflow.framework.errors import UnimplementedError
+
+        raise UnimplementedError(
+            None, None, f"Cast {x.dtype.name} to {dtype.name} is not supported [Op:Cast]. "
+            "Use tf.strings.to_number / tf.strings.as_string.")
     return execute(CAST, (x,), {"DstT": dtype._np})
 
 
@@ -818,10 +851,13 @@ def clip_by_value(t_: Any, clip_value_min: Any, clip_value_max: Any, name: str |
 # ----------------------------------------------------------------------------
 
 def _norm_axes(x: Tensor, axis: Any, op_name: str):
-    ndim = len(x._shape_tuple())
     axes = axis_list(axis)
+    shape = x._shape_tuple()
     if axes is None:
         return None
+    if shape is None:  # unknown rank (e.g. a py_function's output): axes as given
+        return tuple(sorted(set(axes)))
+    ndim = len(shape)
     out = []
     for a in axes:
         if not -ndim <= a < max(ndim, 1):
@@ -884,9 +920,16 @@ def _sum_grad(op, g):
 
 def _reduce(op, input_tensor, axis, keepdims, name):
     x = t(input_tensor)
-    if x._value.dtype.kind == "b" and op.name not in ("All", "Any"):
-        raise InvalidArgumentError(None, None, f"{op.name} does not accept bool inputs; cast to a number first "
-                                   f"[Op:{op.name}]")
+    kind = x._value.dtype.kind
+    if op.name in ("All", "Any"):
+        if kind != "b":
+            raise InvalidArgumentError(
+                None, None, f"cannot compute {op.name} as input #0(zero-based) was expected to be a bool tensor but "
+                f"is a {x.dtype.name} tensor [Op:{op.name}]. Compare first (e.g. x > 0) or tf.cast(x, tf.bool).")
+    elif kind in "bOSU":
+        raise InvalidArgumentError(
+            None, None, f"Value for attr 'T' of {x.dtype.name} is not in the list of allowed values for "
+            f"{op.name}: a numeric dtype is required [Op:{op.name}]. Cast to a number first.")
     return execute(op, (x,), {"axis": _norm_axes(x, axis, op.name), "keepdims": bool(keepdims)})
 
 
@@ -1243,7 +1286,7 @@ def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any, name: s
     ids = t(segment_ids)
     if ids._value.dtype.kind not in "iu":
         raise TypeError(f"segment_ids must be an integer tensor, got {ids.dtype.name}")
-    n = int(num_segments.numpy() if isinstance(num_segments, Tensor) else num_segments)
+    n = scalar_int(num_segments, "num_segments", "UnsortedSegmentSum")
     sd, si = data._shape_tuple(), ids._shape_tuple()
     if len(sd) < len(si) or any(a != b and a is not None and b is not None for a, b in zip(sd, si)):
         raise InvalidArgumentError(
@@ -1269,4 +1312,7 @@ def ones_like_(x: Tensor) -> Tensor:
 
 
 def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Tensor:
+    """``scalar * x`` for a 0-D ``scalar``, as ``tf.math.scalar_mul``."""
+    if np.ndim(scalar.numpy() if isinstance(scalar, Tensor) else scalar) != 0:
+        raise ValueError(f"The input scalar must be a 0-D value, got shape {np.shape(scalar)}.")
     return multiply(scalar, x)
