@@ -219,3 +219,37 @@ def test_dtypes_and_shapes():
     assert not s.is_fully_defined() and s.is_compatible_with([5, 3])
     assert tf.TensorShape(None).rank is None
     assert repr(tf.ones([2, 3]).shape) == "TensorShape([2, 3])"
+
+
+def test_string_tensors_and_errors_match_tf():
+    assert str(tf.constant("a") + tf.constant("b")) == "tf.Tensor(b'ab', shape=(), dtype=string)"
+    with pytest.raises(InvalidArgumentError, match="Sum"):
+        tf.reduce_sum(tf.constant(["a", "b"]))
+    with pytest.raises(InvalidArgumentError, match="Less"):
+        tf.constant(["a"]) < tf.constant(["b"])
+    with pytest.raises(tf.errors.UnimplementedError, match="Cast string to float32"):
+        tf.cast(tf.constant(["1"]), tf.float32)
+    with pytest.raises(InvalidArgumentError, match="bool tensor"):
+        tf.reduce_all(tf.constant([1, 2]))
+    with pytest.raises(tf.errors.NotFoundError):
+        tf.realdiv(tf.constant(1), tf.constant(2))
+    with pytest.raises(ValueError, match="0-D"):
+        tf.math.scalar_mul(tf.ones([2, 2]), tf.ones([2, 2]))
+    with pytest.raises(ValueError, match="unsupported type"):
+        tf.convert_to_tensor(object())
+    with pytest.raises(TypeError, match="base_type"):
+        tf.register_tensor_conversion_function(None, None)
+    with pytest.raises(InvalidArgumentError, match="num_segments must be a scalar"):
+        tf.math.unsorted_segment_sum(tf.ones([2]), tf.constant([0, 1]), tf.constant([[2]]))
+
+
+def test_gradient_of_none_target_is_a_type_error():
+    x = tf.constant(1.0)
+    with tf.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = x * 2
+    with pytest.raises(TypeError, match="received None"):
+        t.gradient(None, x)
+    with pytest.raises(TypeError, match="received None"):
+        t.gradient([y, None], x)
+    assert float(t.gradient(y, x)) == 2.0
