@@ -5,7 +5,10 @@ from tapeflow.keras.layers.conv import (
     AveragePooling2D, AvgPool2D, Conv2D, GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D,
     GlobalMaxPooling2D, MaxPool2D, MaxPooling2D,
 )
-from tapeflow.keras.layers.core import Activation, Dense, Dropout, Embedding, Flatten, Lambda, ReLU, Reshape, Softmax
+from tapeflow.keras.layers.core import (
+    Activation, Dense, Dropout, Embedding, Flatten, Lambda, LeakyReLU, ReLU, Reshape, Softmax,
+)
+from tapeflow.keras.layers.preprocessing import Normalization, Rescaling
 from tapeflow.keras.layers.merge import (
     Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average, concatenate, maximum, minimum,
     multiply, subtract,
@@ -22,5 +25,6 @@ __all__ = [
     "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "Flatten", "Reshape",
     "Dropout", "BatchNormalization", "LayerNormalization", "Embedding", "Activation", "ReLU",
     "Softmax", "Lambda", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate",
-    "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate",
+    "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "LeakyReLU", "Normalization",
+    "Rescaling",
 ]

@@ -16,7 +16,8 @@ from tapeflow.keras.layers.base import Layer
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
 
-__all__ = ["Dense", "Flatten", "Reshape", "Dropout", "Activation", "ReLU", "Softmax", "Embedding", "Lambda"]
+__all__ = ["Dense", "Flatten", "Reshape", "Dropout", "Activation", "ReLU", "LeakyReLU", "Softmax", "Embedding",
+           "Lambda"]
 
 
 class Dense(Layer):
@@ -158,6 +159,22 @@ class ReLU(Layer):
 
     def call(self, inputs: Tensor) -> Tensor:
         return activations.relu(inputs, self.negative_slope, self.max_value, self.threshold)
+
+
+class LeakyReLU(Layer):
+    """``x`` where positive, ``negative_slope * x`` elsewhere (Keras 3's default slope: 0.3)."""
+
+    def __init__(self, negative_slope: float = 0.3, **kwargs: Any) -> None:
+        if "alpha" in kwargs:  # Keras 3 still accepts the old name
+            negative_slope = kwargs.pop("alpha")
+        super().__init__(**kwargs)
+        if negative_slope is None or negative_slope < 0:
+            raise ValueError("The negative_slope value of a Leaky ReLU layer cannot be None or negative value. "
+                             f"Expected a float. Received: negative_slope={negative_slope}")
+        self.negative_slope = negative_slope
+
+    def call(self, inputs: Tensor) -> Tensor:
+        return activations.relu(inputs, self.negative_slope)
 
 
 class Softmax(Layer):

@@ -1,0 +1,155 @@
+"""Preprocessing layers: Normalization (``adapt``), Rescaling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.keras.layers.base import Layer
+from tapeflow.ops import math_ops as mo
+
+__all__ = ["Normalization", "Rescaling"]
+
+_EPSILON = 1e-7  # keras.backend.epsilon()
+
+
+class Normalization(Layer):
+    """``(inputs - mean) / max(sqrt(variance), 1e-7)`` per position of ``axis`` (Keras 3), with
+    ``mean``/``variance`` given or computed by ``adapt(data)``; ``invert=True`` undoes it."""
+
+    def __init__(self, axis: Any = -1, mean: Any = None, variance: Any = None, invert: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.axis = () if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+        self.input_mean, self.input_variance, self.invert = mean, variance, invert
+        self._build_input_shape = None
+        self.mean = self.variance = None
+        if (mean is not None) != (variance is not None):
+            raise ValueError("When setting values directly, both `mean` and `variance` must be set. "
+                             f"Received: mean={mean} and variance={variance}")
+        if mean is not None and np.shape(mean) != np.shape(variance):
+            raise ValueError("When setting values directly, `mean` and `variance` must have the same shape. "
+                             f"Received: mean shape {np.shape(mean)} and variance shape {np.shape(variance)}")
+
+    def build(self, input_shape: Any) -> None:
+        input_shape = tuple(input_shape)
+        ndim = len(input_shape)
+        self._build_input_shape = input_shape
+        if any(a < -ndim or a >= ndim for a in self.axis):
+            raise ValueError(f"All `axis` values must be in the range [-ndim, ndim). Received inputs with "
+                             f"ndim={ndim}, while axis={self.axis}")
+        self._keep_axis = tuple(sorted(d if d >= 0 else d + ndim for d in self.axis))
+        for d in self._keep_axis:
+            if input_shape[d] is None:
+                raise ValueError(f"All `axis` values to be kept must have a known shape. Received axis={self.axis},"
+                                 f" inputs.shape={input_shape}, with unknown axis at index {d}")
+        self._reduce_axis = tuple(d for d in range(ndim) if d not in self._keep_axis)
+        self._broadcast_shape = [input_shape[d] if d in self._keep_axis else 1 for d in range(ndim)]
+        self._mean_and_var_shape = tuple(input_shape[d] for d in self._keep_axis)
+        if self.input_mean is None:
+            self.adapt_mean = self.add_weight(name="mean", shape=self._mean_and_var_shape, initializer="zeros",
+                                              trainable=False)
+            self.adapt_variance = self.add_weight(name="variance", shape=self._mean_and_var_shape,
+                                                  initializer="ones", trainable=False)
+            self.count = self.add_weight(name="count", shape=(), dtype="int64", initializer="zeros",
+                                         trainable=False)
+            self.built = True
+            self.finalize_state()
+        else:
+            mean = np.asarray(self.input_mean, np.float32)
+            variance = np.asarray(self.input_variance, np.float32)
+            if mean.ndim:
+                expanded = [1] * ndim
+                for i in range(1, mean.ndim + 1):
+                    expanded[self._keep_axis[-i]] = mean.shape[-i]
+                mean, variance = mean.reshape(expanded), variance.reshape(expanded)
+            self.mean = convert_to_tensor(np.broadcast_to(mean, self._broadcast_shape).copy())
+            self.variance = convert_to_tensor(np.broadcast_to(variance, self._broadcast_shape).copy())
+            self.built = True
+
+    def adapt(self, data: Any) -> None:
+        """Sets the mean and variance from ``data``: an array or tensor, or a batched ``tf.data.Dataset``
+        or iterable of batches (combined batch by batch, as Keras)."""
+        from tapeflow.data.dataset import Dataset
+
+        if isinstance(data, (Tensor, np.ndarray)):
+            arr = np.asarray(data.numpy() if isinstance(data, Tensor) else data)
+            if not self.built:
+                self.build(arr.shape)
+            total_mean = np.mean(arr, axis=self._reduce_axis)
+            total_var = np.var(arr, axis=self._reduce_axis)
+        else:
+            if isinstance(data, Dataset) and len(data.element_spec.shape if not isinstance(data.element_spec, tuple)
+                                                 else data.element_spec[0].shape) == 1:
+                data = data.batch(128)
+            total_mean = total_var = None
+            total_count = 0
+            for batch in data:
+                batch = batch[0] if isinstance(batch, tuple) else batch
+                batch = np.asarray(batch.numpy() if hasattr(batch, "numpy") else batch, np.float32)
+                if not self.built:
+                    self.build((None,) + batch.shape[1:])
+                if total_mean is None:
+                    total_mean = np.zeros(self._mean_and_var_shape, np.float32)
+                    total_var = np.zeros(self._mean_and_var_shape, np.float32)
+                batch_mean = np.mean(batch, axis=self._reduce_axis)
+                batch_var = np.var(batch, axis=self._reduce_axis)
+                batch_count = int(np.prod([batch.shape[d] for d in self._reduce_axis])) if self._reduce_axis else 1
+                total_count += batch_count
+                batch_weight = float(batch_count) / total_count
+                existing_weight = 1.0 - batch_weight
+                new_total_mean = total_mean * existing_weight + batch_mean * batch_weight
+                total_var = (total_var + (total_mean - new_total_mean) ** 2) * existing_weight + \
+                    (batch_var + (batch_mean - new_total_mean) ** 2) * batch_weight
+                total_mean = new_total_mean
+            if total_mean is None:
+                raise ValueError("adapt() received an empty iterable (no batches).")
+        if self.input_mean is not None:
+            raise ValueError("Normalization: adapt() cannot change a `mean`/`variance` given to the constructor.")
+        self.adapt_mean.assign(np.asarray(total_mean, np.float32))
+        self.adapt_variance.assign(np.asarray(total_var, np.float32))
+        self.finalize_state()
+
+    def finalize_state(self) -> None:
+        if self.input_mean is not None or not self.built:
+            return
+        from tapeflow.ops import array_ops as ao
+
+        self.mean = ao.reshape(self.adapt_mean.value(), self._broadcast_shape)
+        self.variance = ao.reshape(self.adapt_variance.value(), self._broadcast_shape)
+
+    def call(self, inputs: Tensor) -> Tensor:
+        if self.mean is None:
+            raise ValueError("You must call `.build(input_shape)` on the layer before using it.")
+        if inputs.dtype != self._dtype:
+            inputs = mo.cast(inputs, self._dtype)
+        std = mo.maximum(mo.sqrt(self.variance), _EPSILON)
+        if self.invert:
+            return self.mean + inputs * std
+        return (inputs - self.mean) / std
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update({"axis": self.axis, "invert": self.invert, "mean": np.array(self.input_mean).tolist(),
+                       "variance": np.array(self.input_variance).tolist()})
+        return config
+
+
+class Rescaling(Layer):
+    """``inputs * scale + offset`` (e.g. ``Rescaling(1./255)`` for images)."""
+
+    def __init__(self, scale: Any, offset: Any = 0.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scale, self.offset = scale, offset
+
+    def call(self, inputs: Tensor) -> Tensor:
+        if inputs.dtype != self._dtype:
+            inputs = mo.cast(inputs, self._dtype)
+        return inputs * mo.cast(self.scale, self._dtype) + mo.cast(self.offset, self._dtype)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update({"scale": self.scale, "offset": self.offset})
+        return config
