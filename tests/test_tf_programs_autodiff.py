@@ -40,7 +40,7 @@ def test_program_output_matches_tensorflow(name):
         pytest.fail("output differs from TensorFlow's:\n" + diff)
 
 
-# -- known differences (TF 2.21 values pinned), in files this helper may not edit --
+# -- cases these programs found (TF 2.21 values pinned) --
 
 def test_watched_variables_after_gradient():
     x0 = tf.Variable(3.0, name="x0")

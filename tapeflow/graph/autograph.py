@@ -282,6 +282,15 @@ def and_(a: Any, b_fn: Callable):
     return a and b_fn()
 
 
+def if_exp(test: Any, true_fn: Callable, false_fn: Callable):
+    """``a if test else b``: a ``tf.cond`` when ``test`` is a graph tensor."""
+    if not _symbolic(test):
+        return true_fn() if test else false_fn()
+    from tapeflow.graph.control_flow import cond
+
+    return cond(test, lambda: _to_tensor_if_number(true_fn()), lambda: _to_tensor_if_number(false_fn()))
+
+
 # -----------------------------------------------------------------------------
 # The source transformation
 # -----------------------------------------------------------------------------
@@ -565,6 +574,13 @@ class _Calls(ast.NodeTransformer):
                                           ctx=ast.Load()), args=[func] + node.args, keywords=node.keywords)
         return ast.copy_location(new, node)
 
+    def visit_IfExp(self, node):  # noqa: N802 - ast API
+        # ``a if test else b`` -> ``ag__.if_exp(test, lambda: a, lambda: b)``
+        self.generic_visit(node)
+        new = _call("if_exp", [_convert_test(node.test), ast.Lambda(args=_args([]), body=node.body),
+                               ast.Lambda(args=_args([]), body=node.orelse)])
+        return ast.copy_location(new, node)
+
     def visit_Lambda(self, node):  # noqa: N802
         return node
 
@@ -663,7 +679,7 @@ def _locate(node, loc):
 
 def _has_control_flow(tree) -> bool:
     fn = tree.body[0]
-    return _contains(fn.body, (ast.If, ast.While, ast.For))
+    return _contains(fn.body, (ast.If, ast.While, ast.For, ast.IfExp))
 
 
 def convert(fn: Callable) -> Callable:

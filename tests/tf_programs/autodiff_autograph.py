@@ -280,3 +280,123 @@ try:
     tf.debugging.check_numerics(tf.constant([1.0, np.nan]), "found nan")
 except tf.errors.InvalidArgumentError as e:
     print("check_numerics:", type(e).__name__)
+
+
+# -- trace-time Python semantics --------------------------------------------
+@tf.function
+def list_in_loop(n):
+    acc = []
+    for i in tf.range(n):
+        acc.append(i)
+    return acc
+
+
+try:
+    list_in_loop(tf.constant(3))
+except Exception as e:
+    print("python list append in tf loop:", type(e).__name__)
+
+it = iter([1, 2, 3])
+
+
+@tf.function
+def buggy_next(x):
+    return x + next(it)
+
+
+print(buggy_next(tf.constant(0)).numpy(), buggy_next(tf.constant(0)).numpy())
+
+
+class Lazy(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.v = None
+
+    @tf.function
+    def __call__(self, x):
+        if self.v is None:
+            self.v = tf.Variable(tf.ones_like(x))
+        return self.v * x
+
+
+lz = Lazy()
+print(lz(tf.constant([1.0, 2.0])).numpy(), lz(tf.constant([3.0, 4.0])).numpy(), len(lz.trainable_variables))
+
+v = tf.Variable(1.0)
+
+
+@tf.function
+def order():
+    a = v.read_value()
+    v.assign(5.0)
+    b = v.read_value()
+    v.assign_add(1.0)
+    return a, b, v.read_value()
+
+
+print([t.numpy() for t in order()])
+
+
+@tf.function
+def early_return(x):
+    if x > 0:
+        return x * 2
+    return x * -1
+
+
+print(early_return(tf.constant(3.0)).numpy(), early_return(tf.constant(-3.0)).numpy())
+
+
+@tf.function
+def nested_loops(n):
+    total = 0
+    for i in tf.range(n):
+        for j in tf.range(i):
+            total += j
+    return total
+
+
+print(nested_loops(tf.constant(5)).numpy())
+
+
+@tf.function
+def while_break(n):
+    i = 0
+    while i < n:
+        i += 1
+        if i > 100:
+            break
+    return i
+
+
+print(while_break(tf.constant(7)).numpy())
+
+
+@tf.function
+def for_over_tensor_rows(m):
+    s = tf.zeros([2])
+    for row in m:
+        s += row
+    return s
+
+
+print(for_over_tensor_rows(tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])).numpy())
+
+
+@tf.function
+def ternary(x):
+    return x * 2 if x > 0 else x * 3
+
+
+print(ternary(tf.constant(2)).numpy(), ternary(tf.constant(-2)).numpy())
+
+
+@tf.function
+def enumerate_zip(a, b):
+    s = 0
+    for i, (p, q) in enumerate(zip([1, 2], [3, 4])):
+        s += i * p * q
+    return a + s
+
+
+print(enumerate_zip(tf.constant(1), None).numpy())
