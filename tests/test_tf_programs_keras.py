@@ -16,7 +16,8 @@ import pytest
 import tapeflow as tf
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tf_programs")
-PROGRAMS = sorted(f[:-5] for f in os.listdir(os.path.join(HERE, "expected")) if f.startswith("keras_"))
+PROGRAMS = sorted(f[:-5] for f in os.listdir(os.path.join(HERE, "expected"))
+                  if f.startswith("keras_") and f.endswith(".json"))
 
 
 def _diffs(want, got, path=""):

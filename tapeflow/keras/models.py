@@ -125,6 +125,13 @@ class Model(Trainer, Layer):
                           key=lambda x: self._layer_order.get(id(x), (0, 0)))
         return list(self._layers)
 
+    def _summary_layers(self) -> list:
+        # summary() also shows the operations (x * 2.0) that model.layers leaves out, as Keras 3
+        if self._functional is None:
+            return self.layers
+        return sorted(list(self._input_layers) + list(self._functional),
+                      key=lambda x: self._layer_order.get(id(x), (0, 0)))
+
     def _run_graph(self, inputs: Any, training: Any) -> Any:
         flat = nest.flatten(inputs) if nest.is_nested(self._inputs_struct) or isinstance(inputs, (list, tuple)) \
             else [inputs]

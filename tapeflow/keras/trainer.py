@@ -704,7 +704,8 @@ def _readable_size(n_bytes: float) -> str:
 def format_summary(model: Any) -> str:
     """Keras 3's table: layer (type), output shape, parameter count, totals with sizes."""
     rows = []
-    for layer in model.layers:
+    layers = model._summary_layers() if hasattr(model, "_summary_layers") else model.layers
+    for layer in layers:
         if type(layer).__name__ == "InputLayer":
             shape: Any = layer.batch_shape
         else:
@@ -713,16 +714,23 @@ def format_summary(model: Any) -> str:
             except AttributeError:
                 shape = "?"
         n = int(sum(np.prod(v.shape.as_list(), dtype=np.int64) for v in layer.weights)) if layer.built else 0
-        rows.append((f"{layer.name} ({type(layer).__name__})", str(shape), f"{n:,}" if layer.built else "0 (unbuilt)"))
-    w = [max(31, *(len(r[0]) for r in rows)) if rows else 31, max(22, *(len(r[1]) for r in rows)) if rows else 22,
-         max(13, *(len(r[2]) for r in rows)) if rows else 13]
+        kind = getattr(layer, "_op_class", None) or type(layer).__name__
+        rows.append((f"{layer.name} ({kind})", str(shape), f"{n:,}" if layer.built else "0 (unbuilt)"))
+    w = [31, 22, 13]  # Keras' fixed column widths; longer cells wrap onto more lines (as rich does)
 
     def line(left: str, mid: str, right: str, fill: str) -> str:
         return left + mid.join(fill * (x + 2) for x in w) + right
 
     def row(cells: tuple, bar: str) -> str:
-        return bar + bar.join(f" {c.ljust(x)} " if i < 2 else f" {c.rjust(x)} "
-                              for i, (c, x) in enumerate(zip(cells, w))) + bar
+        import textwrap
+
+        wrapped = [textwrap.wrap(c, x, break_on_hyphens=False) or [""] for c, x in zip(cells, w)]
+        lines = []
+        for k in range(max(len(c) for c in wrapped)):
+            parts = [c[k] if k < len(c) else "" for c in wrapped]
+            lines.append(bar + bar.join(f" {c.ljust(x)} " if i < 2 else f" {c.rjust(x)} "
+                                        for i, (c, x) in enumerate(zip(parts, w))) + bar)
+        return "\n".join(lines)
 
     out = [f'Model: "{model.name}"', line("┏", "┳", "┓", "━"), row(("Layer (type)", "Output Shape", "Param #"), "┃"),
            line("┡", "╇", "┩", "━")]

@@ -664,8 +664,12 @@ class _OpLayer(Layer):  # noqa: F811 -- defined here, after Layer
     node of the functional graph, named like Keras' operation (``add``, ``true_divide``); it is not
     listed in ``model.layers``, as Keras 3 lists only layers."""
 
+    _CLASSES = {"add": "Add", "subtract": "Subtract", "multiply": "Multiply", "true_divide": "TrueDivide",
+                "power": "Power", "matmul": "Matmul", "negative": "Negative", "get_item": "GetItem"}
+
     def __init__(self, op: str, fn: Any) -> None:
         super().__init__(name=unique_name(op))
+        self._op_class = self._CLASSES.get(op, op)  # Keras' operation class, as summary() shows it
         self._fn = fn
         self._autocast = False
 
