@@ -231,6 +231,18 @@ def replay(graph: FuncGraph, mapping: dict, side_effects: bool = True) -> dict:
     m = dict(mapping)
     for outer, ph in graph.captures:
         m.setdefault(ph._id, outer)
+    if graph.custom_gradients:
+        import warnings
+
+        names = sorted({c[1] for c in graph.custom_gradients})
+        level, frame = 1, sys._getframe(0)  # point at the user's code (tapeflow's RuntimeWarnings are muted)
+        while frame is not None and frame.f_globals.get("__name__", "").startswith("tapeflow"):
+            frame, level = frame.f_back, level + 1
+        warnings.warn(
+            f"@tf.custom_gradient function(s) {names} in '{graph.name}': this gradient path re-executes the "
+            "graph (a tf.cond/while_loop body, a tf.function called from another one, or a higher-order "
+            "gradient through a function), where the custom gradient is not applied yet; its forward ops are "
+            "differentiated instead.", RuntimeWarning, stacklevel=level)
     for op in graph.operations:
         if op.type == "Placeholder":
             continue

@@ -29,8 +29,14 @@ def _read_grad(op, g):
 def graph_records(graph: FuncGraph) -> list:
     """One ``OpRecord`` per differentiable op of ``graph``, in program order."""
     records = []
-    for op in graph.operations:
-        if op.opdef is None:
+    custom = list(graph.custom_gradients)
+    # A custom gradient's outputs (identities of the function's results) are
+    # differentiated by its grad_fn, never through the forward ops.
+    skip = {o._id for c in custom for o in c[3]}
+    for i, op in enumerate(graph.operations):
+        while custom and custom[0][0] <= i:
+            records.append(_custom_record(*custom.pop(0)[1:]))
+        if op.opdef is None or (skip and op.outputs and op.outputs[0]._id in skip):
             continue
         spec = registry._GRADS.get(op.type)
         if spec is None or spec.fn is None:
@@ -41,7 +47,14 @@ def graph_records(graph: FuncGraph) -> list:
             tuple(_shape(x) for x in ins), tuple(x._value.dtype for x in ins),
             tuple(o._value.shape for o in outs), tuple(o._value.dtype for o in outs), spec.fn,
         ))
+    records.extend(_custom_record(*c[1:]) for c in custom)
     return records
+
+
+def _custom_record(name: str, inputs: tuple, outputs: tuple, grad_fn) -> OpRecord:
+    return OpRecord(name, {}, tuple(x._id for x in inputs), tuple(o._id for o in outputs), inputs, outputs,
+                    tuple(_shape(x) for x in inputs), tuple(x._value.dtype for x in inputs),
+                    tuple(o._value.shape for o in outputs), tuple(o._value.dtype for o in outputs), grad_fn)
 
 
 def _shape(x: Tensor):

@@ -239,6 +239,8 @@ class FuncGraph:
         self.seen_variables: dict[int, Any] = {}  # id -> Variable read or assigned here
         self.assigned_variables: set[int] = set()
         self.is_branch = False  # a cond branch / loop body: variable reads are captured
+        # @tf.custom_gradient calls traced here: (op position, name, inputs, outputs, grad_fn)
+        self.custom_gradients: list[tuple] = []
         self.captured_reads: dict[int, Any] = {}  # variables read through a capture
         self.local_reads: set[int] = set()  # variables read inside (a loop body that assigns them)
         self._names: dict[str, itertools.count] = {}
@@ -263,6 +265,12 @@ class FuncGraph:
                           [(shape, np.dtype(dtypes.as_dtype(dtype)._np))])
         op.name = self.unique_name(name) if name != "Placeholder" else op.name
         return op.outputs[0]
+
+    def record_custom_gradient(self, name: str, inputs: tuple, outputs: tuple, grad_fn: Any) -> None:
+        """A ``@tf.custom_gradient`` call traced into this graph: symbolic
+        gradients (a function's call op, ``tf.gradients``) use ``grad_fn`` for
+        ``outputs`` instead of differentiating the forward ops."""
+        self.custom_gradients.append((len(self.operations), name, inputs, outputs, grad_fn))
 
     def capture(self, t: SymbolicTensor) -> SymbolicTensor:
         """The placeholder standing for ``t`` (a tensor of an enclosing graph)."""
