@@ -97,9 +97,7 @@ def test_custom_gradient_inside_function_seen_by_outer_tape():
     assert sym(tf.constant([1.0, 2.0])).numpy().tolist() == [0.5, 0.5]  # TF 2.21
 
 
-@pytest.mark.xfail(strict=True, reason="a @tf.custom_gradient inside a tf.cond branch (or a tf.function called "
-                   "from another) is lost when the gradient path replays the graph (RuntimeWarning)")
-def test_custom_gradient_in_cond_branch():
+def test_custom_gradient_in_cond_branch_and_nested_function():
     @tf.custom_gradient
     def clip_grad(t):
         def grad(dy):
@@ -114,10 +112,23 @@ def test_custom_gradient_in_cond_branch():
             y = x
         return tf.reduce_sum(y)
 
+    @tf.function
+    def inner(x):
+        return clip_grad(x) * 4.0
+
+    @tf.function
+    def outer(x):
+        return tf.reduce_sum(inner(x))
+
+    @tf.function
+    def loop(x):
+        for _ in tf.range(3):
+            x = clip_grad(x) * 2.0
+        return tf.reduce_sum(x)
+
     x = tf.constant([1.0, 2.0])
-    with pytest.warns(RuntimeWarning):
+    for fn in (in_cond, outer, loop):
         with tf.GradientTape() as tape:
             tape.watch(x)
-            y = in_cond(x)
-        g = tape.gradient(y, x)
-    assert g.numpy().tolist() == [0.5, 0.5]  # TF 2.21
+            y = fn(x)
+        assert tape.gradient(y, x).numpy().tolist() == [0.5, 0.5]  # TF 2.21

@@ -231,19 +231,25 @@ def replay(graph: FuncGraph, mapping: dict, side_effects: bool = True) -> dict:
     m = dict(mapping)
     for outer, ph in graph.captures:
         m.setdefault(ph._id, outer)
-    if graph.custom_gradients:
-        import warnings
+    # @tf.custom_gradient calls of the graph are recorded again in the
+    # current graph, their grad_fn seeing the replayed tensors (aliases).
+    target = state.graph if isinstance(state.graph, FuncGraph) else None
+    pending = list(graph.custom_gradients) if target is not None else []
 
-        names = sorted({c[1] for c in graph.custom_gradients})
-        level, frame = 1, sys._getframe(0)  # point at the user's code (tapeflow's RuntimeWarnings are muted)
-        while frame is not None and frame.f_globals.get("__name__", "").startswith("tapeflow"):
-            frame, level = frame.f_back, level + 1
-        warnings.warn(
-            f"@tf.custom_gradient function(s) {names} in '{graph.name}': this gradient path re-executes the "
-            "graph (a tf.cond/while_loop body, a tf.function called from another one, or a higher-order "
-            "gradient through a function), where the custom gradient is not applied yet; its forward ops are "
-            "differentiated instead.", RuntimeWarning, stacklevel=level)
-    for op in graph.operations:
+    def mapped(x):
+        if isinstance(x, SymbolicTensor) and x._graph is not graph:  # an outer tensor: via its capture
+            ph = graph._capture_ids.get(x._id)
+            if ph is not None:
+                return m.get(ph._id, x)
+        return m.get(x._id, x)
+
+    def record(c):
+        pos, cname, ins_, outs_, fn = c
+        target.record_custom_gradient(cname, tuple(mapped(x) for x in ins_), tuple(mapped(o) for o in outs_), fn)
+
+    for idx, op in enumerate(graph.operations):
+        while pending and pending[0][0] <= idx:
+            record(pending.pop(0))
         if op.type == "Placeholder":
             continue
         ins = tuple(m.get(x._id, x) if isinstance(x, SymbolicTensor) else x for x in op.inputs)
@@ -269,6 +275,10 @@ def replay(graph: FuncGraph, mapping: dict, side_effects: bool = True) -> dict:
             raise NotImplementedError(f"Cannot replay graph node type {op.type!r}.")
         for o, n in zip(op.outputs, outs):
             m[o._id] = n
+    for c in pending:
+        record(c)
+    if target is not None and graph.custom_gradients:
+        target.aliases.update((k, v) for k, v in m.items() if isinstance(v, SymbolicTensor) and v._graph is target)
     return m
 
 

@@ -241,6 +241,7 @@ class FuncGraph:
         self.is_branch = False  # a cond branch / loop body: variable reads are captured
         # @tf.custom_gradient calls traced here: (op position, name, inputs, outputs, grad_fn)
         self.custom_gradients: list[tuple] = []
+        self.aliases: dict[int, SymbolicTensor] = {}  # id of a replayed graph's tensor -> its replay here
         self.captured_reads: dict[int, Any] = {}  # variables read through a capture
         self.local_reads: set[int] = set()  # variables read inside (a loop body that assigns them)
         self._names: dict[str, itertools.count] = {}
@@ -284,7 +285,8 @@ class FuncGraph:
     def _own(self, x: Any) -> Tensor:
         if isinstance(x, SymbolicTensor):
             if x._graph is not self:
-                return self.capture(x)
+                a = self.aliases.get(x._id)
+                return a if a is not None else self.capture(x)
             return x
         if isinstance(x, Tensor):
             return x
