@@ -879,6 +879,11 @@ class Function:
                     outputs.append(leaf if not isinstance(leaf, SymbolicTensor) or leaf._graph is graph
                                    else graph.capture(leaf))
                 else:
+                    if isinstance(leaf, (TensorShape, dtypes.DType)):
+                        raise TypeError(
+                            "To be compatible with tf.function, Python functions must return zero or more Tensors "
+                            f"or ExtensionTypes or None values; in compilation of {self._name}, found return value "
+                            f"of type {type(leaf).__name__}, which is not a Tensor or ExtensionType.")
                     slots.append(-1)
             template = nest.pack_sequence_as(result, [
                 outputs[s] if s >= 0 else leaf for s, leaf in zip(slots, out_leaves)]) if out_leaves else result
