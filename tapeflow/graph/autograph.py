@@ -790,5 +790,13 @@ def do_not_convert(func: Callable | None = None):
     return mark(func) if func is not None else mark
 
 
+def set_loop_options(parallel_iterations: Any = None, swap_memory: Any = None, maximum_iterations: Any = None,
+                     shape_invariants: Any = None) -> None:
+    """As ``tf.autograph.experimental.set_loop_options``: hints for the
+    enclosing loop; tapeflow's loops need none (loop variables may change
+    shape), so this accepts them and does nothing."""
+    return None
+
+
 # tf.autograph.experimental.*
-experimental = types.SimpleNamespace(do_not_convert=do_not_convert)
+experimental = types.SimpleNamespace(do_not_convert=do_not_convert, set_loop_options=set_loop_options)
