@@ -86,7 +86,8 @@ class Model(Trainer, Layer):
         for node in order:
             if not any(node.layer is x for x in layers):
                 layers.append(node.layer)
-        self._layer_order = order_key = _keras_layer_order(self._input_tensors, nest.flatten(outputs))
+        self._layer_order, self._sequential_like = _keras_layer_order(self._input_tensors, nest.flatten(outputs))
+        order_key = self._layer_order
         self._input_layers = sorted(input_layers, key=lambda x: order_key.get(id(x), (0, 0)))
         self._functional = layers = sorted(layers, key=lambda x: order_key.get(id(x), (0, 0)))
         for layer in layers:
@@ -217,7 +218,7 @@ class Model(Trainer, Layer):
             print_fn(text + "\n")  # Keras hands print_fn the captured console text, which ends with a newline
 
 
-def _keras_layer_order(inputs: list, outputs: list) -> dict:
+def _keras_layer_order(inputs: list, outputs: list) -> tuple[dict, bool]:
     """``{id(layer): sort key}`` giving Keras' order of a functional model's layers (and so of its
     weights): deepest first (an input is deepest), ties in the order a depth-first walk from the
     outputs first meets them (Keras' ``functional.map_graph``)."""
@@ -258,7 +259,14 @@ def _keras_layer_order(inputs: list, outputs: list) -> dict:
     for t in inputs:  # an input not connected to the outputs
         if t._keras_history is not None and id(t._keras_history[0]) not in layer_depth:
             layer_depth[id(t._keras_history[0])], index[id(t._keras_history[0])] = 0, -1
-    return {i: (-layer_depth[i], index[i]) for i in layer_depth}
+    # summary() draws a "Connected to" column unless the graph is a chain (Keras' sequential_like):
+    # one node per depth, each with at most one input, each layer called once
+    per_depth: dict[int, int] = {}
+    for d in node_depth.values():
+        per_depth[d] = per_depth.get(d, 0) + 1
+    chain = all(n == 1 for n in per_depth.values()) and all(len(p) <= 1 for p in parents.values()) \
+        and len({id(x) for x in layer_of.values()}) == len(layer_of) and len(inputs) <= 1
+    return {i: (-layer_depth[i], index[i]) for i in layer_depth}, chain
 
 
 class Functional(Model):
@@ -280,7 +288,9 @@ class Sequential(Model):
         self._input_tensor: KerasTensor | None = None
         self._input_layer_obj: InputLayer | None = None
         for layer in layers or []:
-            self.add(layer)
+            self.add(layer, rebuild=False)
+        if self._input_tensor is not None and self._layers:
+            self._build_symbolic()
 
     def add(self, layer: Any, rebuild: bool = True) -> None:
         """Appends a layer (or an ``Input``)."""
@@ -315,6 +325,7 @@ class Sequential(Model):
         return layer
 
     def _build_symbolic(self) -> None:
+        unique_name("functional")  # each build makes a Functional in Keras 3, which takes an auto-name
         x = self._input_tensor
         for layer in self._layers:
             x = layer(x)
@@ -330,6 +341,8 @@ class Sequential(Model):
         self._build_symbolic()
 
     def _maybe_build(self, inputs: Any) -> None:
+        if not self.built and self._input_tensor is None:
+            unique_name("functional")  # Keras 3 builds a Functional on the first call (see _build_symbolic)
         self.built = True
 
     @property

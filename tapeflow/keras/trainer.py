@@ -701,10 +701,31 @@ def _readable_size(n_bytes: float) -> str:
     return f"{n_bytes:.2f} PB"
 
 
+def _connections(model: Any, layer: Any) -> str:
+    """Keras' "Connected to" cell: ``name[node][tensor]`` of each input of the layer's calls in the model."""
+    from tapeflow.framework import nest
+
+    nodes = {id(n) for n in model._nodes}
+    cells = []
+    for node in layer._inbound_nodes:
+        if id(node) not in nodes:
+            continue
+        for kt in node.input_tensors:
+            src, src_node = kt._keras_history
+            if src_node is None:
+                cells.append(f"{src.name}[0][0]")
+                continue
+            ni = next(i for i, n in enumerate(src._inbound_nodes) if n is src_node)
+            ti = next(i for i, t in enumerate(nest.flatten(src_node.outputs)) if t is kt)
+            cells.append(f"{src.name}[{ni}][{ti}]")
+    return ", ".join(cells) or "-"
+
+
 def format_summary(model: Any) -> str:
     """Keras 3's table: layer (type), output shape, parameter count, totals with sizes."""
-    rows = []
+    rows: list = []
     layers = model._summary_layers() if hasattr(model, "_summary_layers") else model.layers
+    chain = getattr(model, "_functional", None) is None or getattr(model, "_sequential_like", True)
     for layer in layers:
         if type(layer).__name__ == "InputLayer":
             shape: Any = layer.batch_shape
@@ -716,24 +737,37 @@ def format_summary(model: Any) -> str:
         n = int(sum(np.prod(v.shape.as_list(), dtype=np.int64) for v in layer.weights)) if layer.built else 0
         kind = getattr(layer, "_op_class", None) or type(layer).__name__
         rows.append((f"{layer.name} ({kind})", str(shape), f"{n:,}" if layer.built else "0 (unbuilt)"))
-    w = [31, 22, 13]  # Keras' fixed column widths; longer cells wrap onto more lines (as rich does)
+        if not chain:
+            rows[-1] += (_connections(model, layer),)
+    # Keras' column widths (an 80-column console); longer cells wrap onto more lines (as rich does)
+    w = [31, 22, 13] if chain else [19, 17, 10, 17]
 
     def line(left: str, mid: str, right: str, fill: str) -> str:
         return left + mid.join(fill * (x + 2) for x in w) + right
 
-    def row(cells: tuple, bar: str) -> str:
-        import textwrap
+    def wrap(text: str, width: int) -> list:
+        # rich's wrapping: words fill lines greedily; a word longer than the column is cut with "…"
+        lines: list = []
+        for word in text.split():
+            if len(word) > width:
+                word = word[:width - 1] + "…"
+            if lines and len(lines[-1]) + 1 + len(word) <= width:
+                lines[-1] += " " + word
+            else:
+                lines.append(word)
+        return lines or [""]
 
-        wrapped = [textwrap.wrap(c, x, break_on_hyphens=False) or [""] for c, x in zip(cells, w)]
+    def row(cells: tuple, bar: str) -> str:
+        wrapped = [wrap(c, x) for c, x in zip(cells, w)]
         lines = []
         for k in range(max(len(c) for c in wrapped)):
             parts = [c[k] if k < len(c) else "" for c in wrapped]
-            lines.append(bar + bar.join(f" {c.ljust(x)} " if i < 2 else f" {c.rjust(x)} "
+            lines.append(bar + bar.join(f" {c.rjust(x)} " if i == 2 else f" {c.ljust(x)} "
                                         for i, (c, x) in enumerate(zip(parts, w))) + bar)
         return "\n".join(lines)
 
-    out = [f'Model: "{model.name}"', line("┏", "┳", "┓", "━"), row(("Layer (type)", "Output Shape", "Param #"), "┃"),
-           line("┡", "╇", "┩", "━")]
+    head = ("Layer (type)", "Output Shape", "Param #") + (() if chain else ("Connected to",))
+    out = [f'Model: "{model.name}"', line("┏", "┳", "┓", "━"), row(head, "┃"), line("┡", "╇", "┩", "━")]
     for i, r in enumerate(rows):
         if i:
             out.append(line("├", "┼", "┤", "─"))
@@ -748,7 +782,12 @@ def format_summary(model: Any) -> str:
 
     trainable = model.trainable_weights
     frozen = [v for v in model.weights if not any(v is t for t in trainable)]
-    out += [f" Total params: {count(model.weights):,} ({_readable_size(size(model.weights))})",
+    opt = getattr(model, "optimizer", None)
+    opt_vars = list(opt.variables) if opt is not None and getattr(opt, "built", False) else []
+    out += [f" Total params: {count(model.weights) + count(opt_vars):,} "
+            f"({_readable_size(size(model.weights) + size(opt_vars))})",
             f" Trainable params: {count(trainable):,} ({_readable_size(size(trainable))})",
             f" Non-trainable params: {count(frozen):,} ({_readable_size(size(frozen))})"]
+    if opt_vars:  # Keras counts a built optimizer's variables too
+        out.append(f" Optimizer params: {count(opt_vars):,} ({_readable_size(size(opt_vars))})")
     return "\n".join(out)
