@@ -135,6 +135,8 @@ def while_stmt(test_fn: Callable, body_fn: Callable, state: tuple, names: tuple)
 
     defined = [not isinstance(v, Undefined) for v in state]
     idx = [i for i, d in enumerate(defined) if d]
+    if any(state[i] is None for i in idx):
+        state = _init_none_loop_vars(test, body_fn, state, names, idx)
     init = tuple(_to_tensor_if_number(state[i]) for i in idx)
 
     def full(vals):
@@ -155,6 +157,41 @@ def while_stmt(test_fn: Callable, body_fn: Callable, state: tuple, names: tuple)
     for i, v in zip(idx, res):
         out[i] = v
     return tuple(out)
+
+
+def _init_none_loop_vars(test: Any, body_fn: Callable, state: tuple, names: tuple, idx: list) -> tuple:
+    """As TF: a loop variable that is ``None`` before a tensor loop and set in
+    the body starts as zeros of the body's output type (found by tracing the
+    body once, thrown away), and the loop must run at least once (checked at
+    run time)."""
+    from tapeflow.framework.context import state as ctx
+    from tapeflow.graph.function import _spec_of
+    from tapeflow.graph.graph import FuncGraph, graph_scope
+    from tapeflow.ops import array_ops
+
+    nones = [i for i in idx if state[i] is None]
+    probe = FuncGraph("loop_body_probe", outer=ctx.graph)
+    probe.is_branch = True
+    with graph_scope(probe):
+        args = [v if v is None or isinstance(v, Undefined) else
+                probe.add_placeholder(*_spec_of(_to_tensor_if_number(v))) if isinstance(v, (Tensor, bool, int, float))
+                else v for v in state]
+        out = body_fn(*args)
+    s = list(state)
+    for i in nones:
+        o = _to_tensor_if_number(out[i])
+        if not isinstance(o, Tensor):
+            raise ValueError(f"'{names[i]}' is None before a loop on a tensor condition and the loop body sets it "
+                             f"to {o!r}: it must become a tensor (or initialize it before the loop).")
+        shape, dtype = _spec_of(o)
+        if shape is None or None in shape:
+            raise ValueError(f"'{names[i]}' is None before a loop on a tensor condition and the loop body sets it "
+                             f"to a tensor of unknown shape {o.shape}: initialize it before the loop.")
+        s[i] = array_ops.zeros(shape, dtype=o.dtype)
+    from tapeflow.debugging.asserts import Assert
+
+    Assert(test, [f"loop must iterate at least once to initialize {', '.join(names[i] for i in nones)}"])
+    return tuple(s)
 
 
 class _Range:

@@ -400,3 +400,30 @@ def enumerate_zip(a, b):
 
 
 print(enumerate_zip(tf.constant(1), None).numpy())
+
+
+# None before a tensor loop, set in the body (the loop must run at least once)
+@tf.function
+def none_to_tensor(n):
+    y = None
+    for i in tf.range(n):
+        y = tf.cast(i, tf.float32) * tf.ones([2])
+    return y
+
+
+print(none_to_tensor(tf.constant(3)))
+try:
+    none_to_tensor(tf.constant(0))
+except tf.errors.InvalidArgumentError as e:
+    print("zero iterations:", type(e).__name__, "loop must iterate at least once" in str(e))
+
+
+@tf.function
+def loop_options(x):
+    for _ in tf.range(3):
+        tf.autograph.experimental.set_loop_options(shape_invariants=[(x, tf.TensorShape([None]))])
+        x = tf.concat([x, x], 0)
+    return x
+
+
+print(loop_options(tf.constant([1.0])))
