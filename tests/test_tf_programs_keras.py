@@ -70,3 +70,14 @@ def test_functional_model_is_functional_and_takes_dict_by_input_name():
     out = m({"b": np.ones((1, 1), "float32"), "a": np.zeros((1, 2), "float32")})
     np.testing.assert_allclose(out.numpy(), [[0.0, 0.0, 1.0]])
     assert [layer.name for layer in m.layers] == ["b", "a", "dense", "concatenate"]  # Keras 3 order
+
+
+def test_wrong_input_shape_in_fit_raises_without_fallback_warning():
+    import warnings
+
+    m = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    m.compile("sgd", "mse")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the eager retry fails too: only the user's ValueError, as TF
+        with pytest.raises(ValueError, match="incompatible"):
+            m.fit(np.ones((8, 4), "float32"), np.ones((8, 1), "float32"), verbose=0)

@@ -436,11 +436,12 @@ class Trainer:
             except Exception as e:  # noqa: BLE001 - trace failure: fall back to the eager step
                 if state["ok"]:
                     raise
+                out = eager(*args)  # a user error (bad shapes) raises here too, with no fallback warning
                 state["ok"] = False
                 warnings.warn(f"{kind} step could not run under tf.function ({type(e).__name__}: {e}); "
                               f"running it eagerly instead.", stacklevel=3)
                 self._step_fns[kind] = eager
-                return eager(*args)
+                return out
             state["ok"] = True
             return out
 
