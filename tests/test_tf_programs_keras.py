@@ -81,3 +81,12 @@ def test_wrong_input_shape_in_fit_raises_without_fallback_warning():
         warnings.simplefilter("error")  # the eager retry fails too: only the user's ValueError, as TF
         with pytest.raises(ValueError, match="incompatible"):
             m.fit(np.ones((8, 4), "float32"), np.ones((8, 1), "float32"), verbose=0)
+
+
+def test_sequential_built_by_its_first_call_has_that_calls_shapes():
+    # TF 2.21 / Keras 3.15: a Sequential without Input builds for the first call's shape, batch included
+    s = tf.keras.Sequential([tf.keras.layers.Dense(2), tf.keras.layers.Dense(5)])
+    with pytest.raises(AttributeError):
+        s.input_shape
+    s(np.ones((4, 3), "float32"))
+    assert s.input_shape == (4, 3) and s.output_shape == (4, 5)

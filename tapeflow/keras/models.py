@@ -343,6 +343,9 @@ class Sequential(Model):
     def _maybe_build(self, inputs: Any) -> None:
         if not self.built and self._input_tensor is None:
             unique_name("functional")  # Keras 3 builds a Functional on the first call (see _build_symbolic)
+            shape = getattr(inputs, "shape", None)
+            # Keras 3 builds for the first call's shape, batch size included: input_shape (4, 3)
+            self._called_input_shape = None if shape is None else tuple(shape)
         self.built = True
 
     @property
@@ -361,6 +364,8 @@ class Sequential(Model):
     @property
     def input_shape(self) -> Any:
         if self._input_tensor is None:
+            if getattr(self, "_called_input_shape", None) is not None:
+                return self._called_input_shape
             raise AttributeError(f"Sequential model '{self.name}' has no defined input shape yet.")
         return self._input_tensor.shape
 
@@ -368,6 +373,9 @@ class Sequential(Model):
     def output_shape(self) -> Any:
         out = getattr(self, "_symbolic_output", None)
         if out is None:
+            last = getattr(self._layers[-1], "_built_output_shape", None) if self._layers else None
+            if getattr(self, "_called_input_shape", None) is not None and last is not None:
+                return last
             raise AttributeError(f"Sequential model '{self.name}' has no defined output shape yet.")
         return nest.map_structure(lambda k: k.shape, out)
 
