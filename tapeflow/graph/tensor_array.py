@@ -122,9 +122,9 @@ class TensorArray:
         self._dynamic = bool(dynamic_size)
         self._element_shape = None if element_shape is None else TensorShape(element_shape)
         n = _static_int(size)
-        if size is not None and n is None:
-            raise NotImplementedError("tf.TensorArray with a symbolic `size` is not supported yet; pass a Python "
-                                      "int (or use dynamic_size=True).")
+        # A size known only at run time (inside tf.function): the array lives
+        # as a zeros buffer of that length from the first write on.
+        self._size_t = convert_to_tensor(size, dtype=dtypes.int32) if size is not None and n is None else None
         self._items: list | None = [None] * (n or 0)
         self._buffer: Tensor | None = None
 
@@ -132,6 +132,7 @@ class TensorArray:
     def _copy(self) -> TensorArray:
         new = TensorArray.__new__(TensorArray)
         new._dtype, new._dynamic, new._element_shape = self._dtype, self._dynamic, self._element_shape
+        new._size_t = self._size_t
         new._items = None if self._items is None else list(self._items)
         new._buffer = self._buffer
         return new
@@ -170,7 +171,10 @@ class TensorArray:
             shape = tuple(known[0]._shape_tuple())
             self._element_shape = TensorShape(shape)
         rows = [t if t is not None else array_ops.zeros(shape, dtype=self._dtype) for t in self._items]
-        self._buffer = array_ops.stack(rows) if rows else array_ops.zeros((0,) + shape, dtype=self._dtype)
+        if self._size_t is not None:
+            self._buffer = array_ops.zeros([self._size_t, *shape], dtype=self._dtype)
+        else:
+            self._buffer = array_ops.stack(rows) if rows else array_ops.zeros((0,) + shape, dtype=self._dtype)
         self._items = None
 
     def _value(self, value: Any) -> Tensor:
@@ -200,7 +204,7 @@ class TensorArray:
         new = self._copy()
         v = new._value(value)
         i = _static_int(index)
-        if new._items is not None and i is not None:
+        if new._items is not None and i is not None and new._size_t is None:
             if i < 0:
                 raise InvalidArgumentError(None, None, f"TensorArray index {i} is negative.")
             if i >= len(new._items):

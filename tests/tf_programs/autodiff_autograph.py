@@ -256,7 +256,7 @@ print(stack_sum([tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0])]))
 @tf.function
 def reverse(x):
     n = tf.shape(x)[0]
-    ta = tf.TensorArray(x.dtype, size=0, dynamic_size=True)
+    ta = tf.TensorArray(x.dtype, size=n)
     for i in tf.range(n):
         ta = ta.write(n - 1 - i, x[i])
     return ta.stack()
