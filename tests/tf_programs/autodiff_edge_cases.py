@@ -45,8 +45,9 @@ show("log_softmax", grad(lambda x: tf.nn.log_softmax(x)[1], [1.0, 2.0, 3.0]))
 show("logsumexp", grad(tf.reduce_logsumexp, [1.0, 1.0]))
 show("sigmoid_ce", grad(lambda z: tf.reduce_sum(tf.nn.sigmoid_cross_entropy_with_logits(labels=[1.0, 0.0], logits=z)),
                          [0.5, -0.5]))
-show("sparse_ce", grad(lambda z: tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[2, 0], logits=z)),
-                        [[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]]))
+show("sparse_ce", grad(
+    lambda z: tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[2, 0], logits=z)),
+    [[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]]))
 show("matmul", grad(lambda a, b: tf.matmul(a, b), [[1.0, 2.0]], [[3.0], [4.0]]))
 show("reduce_prod 0", grad(tf.reduce_prod, [0.0, 2.0, 3.0]))
 show("cumsum", grad(lambda x: tf.cumsum(x, reverse=True) * [1.0, 2.0, 3.0], [1.0, 1.0, 1.0]))

@@ -33,7 +33,8 @@ def use_cfg(x, cfg):
     return x + cfg.k
 
 
-print(use_cfg(tf.constant(1.0), c1).numpy(), use_cfg(tf.constant(1.0), c1).numpy(), use_cfg(tf.constant(1.0), c2).numpy())
+one = tf.constant(1.0)
+print(use_cfg(one, c1).numpy(), use_cfg(one, c1).numpy(), use_cfg(one, c2).numpy())
 print("use_cfg traces", use_cfg.experimental_get_tracing_count())
 
 
