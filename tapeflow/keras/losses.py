@@ -24,6 +24,10 @@ __all__ = [
     "Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError", "Huber", "BinaryCrossentropy",
     "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "mean_squared_error", "mean_absolute_error", "huber",
     "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy", "get",
+    "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "KLDivergence", "Poisson", "LogCosh", "Hinge",
+    "SquaredHinge", "CategoricalHinge", "CosineSimilarity", "mean_absolute_percentage_error",
+    "mean_squared_logarithmic_error", "kl_divergence", "poisson", "log_cosh", "hinge", "squared_hinge",
+    "categorical_hinge", "cosine_similarity",
 ]
 
 EPSILON = 1e-7  # keras.backend.epsilon()
@@ -168,8 +172,91 @@ def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool 
     return loss
 
 
+def _pair(name: str, y_true: Any, y_pred: Any) -> tuple[Tensor, Tensor]:
+    y_true, y_pred = _prepare(y_true, y_pred)
+    y_true = _match_rank(y_true, y_pred)
+    _check_shapes(name, y_true, y_pred)
+    return y_true, y_pred
+
+
+def mean_absolute_percentage_error(y_true: Any, y_pred: Any) -> Tensor:
+    """100 * mean(|(y_true - y_pred) / max(|y_true|, 1e-7)|, axis=-1)."""
+    y_true, y_pred = _pair("mean_absolute_percentage_error", y_true, y_pred)
+    return 100.0 * mo.reduce_mean(mo.abs((y_true - y_pred) / mo.maximum(mo.abs(y_true), EPSILON)), axis=-1)
+
+
+def mean_squared_logarithmic_error(y_true: Any, y_pred: Any) -> Tensor:
+    """mean((log(max(y_pred, 1e-7) + 1) - log(max(y_true, 1e-7) + 1))**2, axis=-1)."""
+    y_true, y_pred = _pair("mean_squared_logarithmic_error", y_true, y_pred)
+    first = mo.log(mo.maximum(y_pred, EPSILON) + 1.0)
+    second = mo.log(mo.maximum(y_true, EPSILON) + 1.0)
+    return mo.reduce_mean(mo.square(first - second), axis=-1)
+
+
+def kl_divergence(y_true: Any, y_pred: Any) -> Tensor:
+    """sum(y_true * log(y_true / y_pred), axis=-1), both clipped to [1e-7, 1]."""
+    y_true, y_pred = _pair("kl_divergence", y_true, y_pred)
+    y_true = mo.clip_by_value(y_true, EPSILON, 1.0)
+    y_pred = mo.clip_by_value(y_pred, EPSILON, 1.0)
+    return mo.reduce_sum(y_true * mo.log(y_true / y_pred), axis=-1)
+
+
+def poisson(y_true: Any, y_pred: Any) -> Tensor:
+    """mean(y_pred - y_true * log(y_pred + 1e-7), axis=-1)."""
+    y_true, y_pred = _pair("poisson", y_true, y_pred)
+    return mo.reduce_mean(y_pred - y_true * mo.log(y_pred + EPSILON), axis=-1)
+
+
+def log_cosh(y_true: Any, y_pred: Any) -> Tensor:
+    """mean(log(cosh(y_pred - y_true)), axis=-1), computed as x + softplus(-2x) - log(2)."""
+    y_true, y_pred = _pair("log_cosh", y_true, y_pred)
+    x = y_pred - y_true
+    return mo.reduce_mean(x + nn.softplus(x * -2.0) - float(np.log(2.0)), axis=-1)
+
+
+def _hinge_labels(y_true: Tensor) -> Tensor:
+    # {0, 1} labels become {-1, 1} (Keras' convert_binary_labels_to_hinge); others are kept
+    is_binary = mo.reduce_all(mo.logical_or(mo.equal(y_true, 0.0), mo.equal(y_true, 1.0)))
+    return mo.where(is_binary, 2.0 * y_true - 1.0, y_true)  # graph-safe (a tensor condition)
+
+
+def hinge(y_true: Any, y_pred: Any) -> Tensor:
+    """mean(max(1 - y_true * y_pred, 0), axis=-1); {0, 1} labels are mapped to {-1, 1}."""
+    y_true, y_pred = _pair("hinge", y_true, y_pred)
+    return mo.reduce_mean(mo.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0), axis=-1)
+
+
+def squared_hinge(y_true: Any, y_pred: Any) -> Tensor:
+    """mean(max(1 - y_true * y_pred, 0)**2, axis=-1); {0, 1} labels are mapped to {-1, 1}."""
+    y_true, y_pred = _pair("squared_hinge", y_true, y_pred)
+    return mo.reduce_mean(mo.square(mo.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0)), axis=-1)
+
+
+def categorical_hinge(y_true: Any, y_pred: Any) -> Tensor:
+    """max(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0) over the last axis."""
+    y_true, y_pred = _pair("categorical_hinge", y_true, y_pred)
+    pos = mo.reduce_sum(y_true * y_pred, axis=-1)
+    neg = mo.reduce_max((1.0 - y_true) * y_pred, axis=-1)
+    return mo.maximum(neg - pos + 1.0, 0.0)
+
+
+def _l2_normalize(x: Tensor, axis: int) -> Tensor:
+    inv = mo.rsqrt(mo.reduce_sum(mo.square(x), axis=axis, keepdims=True))
+    return x * mo.minimum(inv, 1.0 / EPSILON)
+
+
+def cosine_similarity(y_true: Any, y_pred: Any, axis: int = -1) -> Tensor:
+    """-sum(l2_normalize(y_true) * l2_normalize(y_pred), axis)."""
+    y_true, y_pred = _pair("cosine_similarity", y_true, y_pred)
+    return -mo.reduce_sum(_l2_normalize(y_true, axis) * _l2_normalize(y_pred, axis), axis=axis)
+
+
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
+mape = MAPE = mean_absolute_percentage_error
+msle = MSLE = mean_squared_logarithmic_error
+kld = KLD = kullback_leibler_divergence = kl_divergence
+logcosh = log_cosh
 
 
 # ----------------------------------------------------------------------------
@@ -285,7 +372,57 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         self.from_logits = from_logits
 
 
+def _wrapper(fn: Callable, default_name: str) -> type:
+    def init(self, reduction: Any = "sum_over_batch_size", name: str = default_name, dtype: Any = None) -> None:
+        LossFunctionWrapper.__init__(self, fn, reduction=reduction, name=name, dtype=dtype)
+
+    return init
+
+
+class MeanAbsolutePercentageError(LossFunctionWrapper):
+    __init__ = _wrapper(mean_absolute_percentage_error, "mean_absolute_percentage_error")
+
+
+class MeanSquaredLogarithmicError(LossFunctionWrapper):
+    __init__ = _wrapper(mean_squared_logarithmic_error, "mean_squared_logarithmic_error")
+
+
+class KLDivergence(LossFunctionWrapper):
+    __init__ = _wrapper(kl_divergence, "kl_divergence")
+
+
+class Poisson(LossFunctionWrapper):
+    __init__ = _wrapper(poisson, "poisson")
+
+
+class LogCosh(LossFunctionWrapper):
+    __init__ = _wrapper(log_cosh, "log_cosh")
+
+
+class Hinge(LossFunctionWrapper):
+    __init__ = _wrapper(hinge, "hinge")
+
+
+class SquaredHinge(LossFunctionWrapper):
+    __init__ = _wrapper(squared_hinge, "squared_hinge")
+
+
+class CategoricalHinge(LossFunctionWrapper):
+    __init__ = _wrapper(categorical_hinge, "categorical_hinge")
+
+
+class CosineSimilarity(LossFunctionWrapper):
+    def __init__(self, axis: int = -1, reduction: Any = "sum_over_batch_size", name: str = "cosine_similarity",
+                 dtype: Any = None) -> None:
+        super().__init__(cosine_similarity, reduction=reduction, name=name, dtype=dtype, axis=axis)
+
+
 _BY_NAME = {
+    "mean_absolute_percentage_error": MeanAbsolutePercentageError, "mape": MeanAbsolutePercentageError,
+    "mean_squared_logarithmic_error": MeanSquaredLogarithmicError, "msle": MeanSquaredLogarithmicError,
+    "kl_divergence": KLDivergence, "kld": KLDivergence, "poisson": Poisson, "log_cosh": LogCosh,
+    "hinge": Hinge, "squared_hinge": SquaredHinge, "categorical_hinge": CategoricalHinge,
+    "cosine_similarity": CosineSimilarity,
     "mean_squared_error": MeanSquaredError, "mse": MeanSquaredError, "MeanSquaredError": MeanSquaredError,
     "mean_absolute_error": MeanAbsoluteError, "mae": MeanAbsoluteError, "MeanAbsoluteError": MeanAbsoluteError,
     "huber": Huber, "huber_loss": Huber, "Huber": Huber,
