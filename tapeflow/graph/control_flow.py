@@ -569,7 +569,7 @@ def _row(t: Tensor, i: Any) -> Tensor:
     if isinstance(i, int):
         from tapeflow.ops import array_ops
 
-        return array_ops.gather(t, i)
+        return array_ops.getitem(t, i)  # a slice: a dense gradient, as TF's TensorArray unstack (not gather's)
     from tapeflow.graph.tensor_array import GET_ITEM
 
     return execute(GET_ITEM, (t, i))
