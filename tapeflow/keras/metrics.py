@@ -23,7 +23,9 @@ from tapeflow.ops import math_ops as mo
 __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy",
            "SparseCategoricalAccuracy", "AUC", "Precision", "Recall", "MeanSquaredError", "MeanAbsoluteError",
            "RootMeanSquaredError", "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
-           "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "get"]
+           "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "MeanAbsolutePercentageError",
+           "MeanSquaredLogarithmicError", "KLDivergence", "Poisson", "LogCoshError", "Hinge", "SquaredHinge",
+           "CategoricalHinge", "CosineSimilarity", "get"]
 
 _F = np.float32
 _F32 = dtypes.float32
@@ -301,6 +303,37 @@ class SparseCategoricalCrossentropy(MeanMetricWrapper):
     def __init__(self, name: str = "sparse_categorical_crossentropy", dtype: Any = None, from_logits: bool = False,
                  axis: int = -1) -> None:
         super().__init__(sparse_categorical_crossentropy, name=name, dtype=dtype, from_logits=from_logits, axis=axis)
+
+
+def _loss_metric(loss_fn_name: str, default_name: str, sign: float = 1.0) -> type:
+    """A MeanMetricWrapper class over ``tf.keras.losses.<loss_fn_name>`` (Keras 3's metric twins)."""
+
+    def fn(y_true: Any, y_pred: Any, **kwargs: Any) -> Tensor:
+        v = getattr(_losses(), loss_fn_name)(y_true, y_pred, **kwargs)
+        return -v if sign < 0 else v
+
+    class _M(MeanMetricWrapper):
+        def __init__(self, name: str = default_name, dtype: Any = None, **kwargs: Any) -> None:
+            super().__init__(fn, name=name, dtype=dtype, **kwargs)
+
+    return _M
+
+
+MeanAbsolutePercentageError = _loss_metric("mean_absolute_percentage_error", "mean_absolute_percentage_error")
+MeanSquaredLogarithmicError = _loss_metric("mean_squared_logarithmic_error", "mean_squared_logarithmic_error")
+KLDivergence = _loss_metric("kl_divergence", "kl_divergence")
+Poisson = _loss_metric("poisson", "poisson")
+LogCoshError = _loss_metric("log_cosh", "logcosh")
+Hinge = _loss_metric("hinge", "hinge")
+SquaredHinge = _loss_metric("squared_hinge", "squared_hinge")
+CategoricalHinge = _loss_metric("categorical_hinge", "categorical_hinge")
+CosineSimilarity = _loss_metric("cosine_similarity", "cosine_similarity", sign=-1.0)  # the similarity, not its loss
+for _cls, _name in ((MeanAbsolutePercentageError, "MeanAbsolutePercentageError"),
+                    (MeanSquaredLogarithmicError, "MeanSquaredLogarithmicError"), (KLDivergence, "KLDivergence"),
+                    (Poisson, "Poisson"), (LogCoshError, "LogCoshError"), (Hinge, "Hinge"),
+                    (SquaredHinge, "SquaredHinge"), (CategoricalHinge, "CategoricalHinge"),
+                    (CosineSimilarity, "CosineSimilarity")):
+    _cls.__name__ = _cls.__qualname__ = _name
 
 
 def sparse_top_k_categorical_accuracy(y_true: Any, y_pred: Any, k: int = 5) -> Tensor:

@@ -36,4 +36,18 @@ def run(tf):
                                                                               kernel_initializer="ones")])
         m.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss=loss)
         out["fit_" + loss] = hist(m.fit(x, yc, epochs=2, batch_size=5, shuffle=False, verbose=0))
+    out["metrics"] = metrics(tf)
+    return out
+
+
+def metrics(tf):
+    y_true = np.array([[0.0, 1.0, 0.5], [2.0, 0.0, 1.0], [1.0, 1.0, 0.0]], "float32")
+    y_pred = np.array([[0.2, 0.7, 0.4], [1.5, 0.1, 0.9], [0.9, 1.2, 0.3]], "float32")
+    out = {}
+    for name in ("MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "KLDivergence", "Poisson",
+                 "LogCoshError", "Hinge", "SquaredHinge", "CategoricalHinge", "CosineSimilarity"):
+        m = getattr(tf.keras.metrics, name)()
+        m.update_state(y_true / 2, y_pred)
+        m.update_state(y_true[:1], y_pred[:1], sample_weight=[3.0])
+        out[name] = [m.name, r(m.result())]
     return out
