@@ -656,6 +656,13 @@ def map_fn(fn: Callable, elems: Any, dtype: Any = None, parallel_iterations: Any
     return nest.pack_sequence_as(proto, stacked)
 
 
+def vectorized_map(fn: Callable, elems: Any, fallback_to_while_loop: bool = True, warn: bool = True) -> Any:
+    """``fn`` over the slices of ``elems`` along dimension 0, as
+    ``tf.vectorized_map``: the same results as ``map_fn`` (tapeflow runs it as
+    a loop rather than vectorizing ``fn``)."""
+    return map_fn(fn, elems)
+
+
 def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations: Any = None,
          back_prop: bool = True, swap_memory: bool = False, infer_shape: bool = True, reverse: bool = False,
          name: Any = None):
