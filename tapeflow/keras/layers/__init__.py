@@ -9,6 +9,9 @@ from tapeflow.keras.layers.core import (
     Activation, Dense, Dropout, Embedding, Flatten, Lambda, LeakyReLU, ReLU, Reshape, Softmax,
 )
 from tapeflow.keras.layers.preprocessing import Normalization, Rescaling
+from tapeflow.keras.layers.reshaping import (
+    ActivityRegularization, Cropping2D, Identity, Permute, RepeatVector, UpSampling2D, ZeroPadding2D,
+)
 from tapeflow.keras.layers.merge import (
     Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average, concatenate, maximum, minimum,
     multiply, subtract,
@@ -26,5 +29,6 @@ __all__ = [
     "Dropout", "BatchNormalization", "LayerNormalization", "Embedding", "Activation", "ReLU",
     "Softmax", "Lambda", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate",
     "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "LeakyReLU", "Normalization",
-    "Rescaling",
+    "Rescaling", "Permute", "RepeatVector", "ZeroPadding2D", "UpSampling2D", "Cropping2D", "Identity",
+    "ActivityRegularization",
 ]

@@ -1,0 +1,131 @@
+"""Reshaping layers: Permute, RepeatVector, ZeroPadding2D, UpSampling2D, Cropping2D; and Identity,
+ActivityRegularization."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tapeflow.framework.tensor import Tensor
+from tapeflow.keras.layers.base import Layer
+from tapeflow.ops import array_ops as ao
+from tapeflow.ops import math_ops as mo
+
+__all__ = ["Permute", "RepeatVector", "ZeroPadding2D", "UpSampling2D", "Cropping2D", "Identity",
+           "ActivityRegularization"]
+
+
+def _pair(v: Any, what: str) -> tuple:
+    if isinstance(v, int):
+        return ((v, v), (v, v)) if what == "pad" else (v, v)
+    v = tuple(v)
+    if what == "pad" and all(isinstance(p, int) for p in v):
+        return ((v[0], v[0]), (v[1], v[1]))
+    return tuple(tuple(p) for p in v) if what == "pad" else v
+
+
+def _channels_last(data_format: Any) -> None:
+    if data_format not in (None, "channels_last"):
+        raise NotImplementedError(f"data_format={data_format!r}: tapeflow's Keras supports channels_last only")
+
+
+class Permute(Layer):
+    """Permutes the non-batch axes: ``Permute((2, 1))`` swaps axes 1 and 2."""
+
+    def __init__(self, dims: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.dims = tuple(dims)
+        if sorted(self.dims) != list(range(1, len(self.dims) + 1)):
+            raise ValueError(f"Invalid permutation argument `dims` for Permute Layer. The set of indices in `dims` "
+                             f"must be consecutive and start from 1. Received dims={dims}")
+
+    def call(self, inputs: Tensor) -> Tensor:
+        return ao.transpose(inputs, (0,) + self.dims)
+
+
+class RepeatVector(Layer):
+    """``(batch, features)`` -> ``(batch, n, features)``."""
+
+    def __init__(self, n: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.n = int(n)
+
+    def call(self, inputs: Tensor) -> Tensor:
+        if len(inputs._shape_tuple()) != 2:
+            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=2, "
+                             f"found ndim={len(inputs._shape_tuple())}")
+        return ao.tile(ao.expand_dims(inputs, 1), [1, self.n, 1])
+
+
+class ZeroPadding2D(Layer):
+    """Pads rows and columns of NHWC images with zeros: ``padding`` int, (rows, cols) or
+    ((top, bottom), (left, right))."""
+
+    def __init__(self, padding: Any = (1, 1), data_format: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        self.padding = _pair(padding, "pad")
+
+    def call(self, inputs: Tensor) -> Tensor:
+        from tapeflow import pad
+
+        (t, b), (lft, rgt) = self.padding
+        return pad(inputs, [[0, 0], [t, b], [lft, rgt], [0, 0]])
+
+
+class Cropping2D(Layer):
+    """Crops rows and columns of NHWC images: ``cropping`` int, (rows, cols) or ((top, bottom), (left, right))."""
+
+    def __init__(self, cropping: Any = ((0, 0), (0, 0)), data_format: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        self.cropping = _pair(cropping, "pad")
+
+    def call(self, inputs: Tensor) -> Tensor:
+        (t, b), (lft, rgt) = self.cropping
+        h, w = inputs._shape_tuple()[1:3]
+        if h is None or w is None:
+            raise NotImplementedError("Cropping2D: images of unknown height/width are not supported")
+        return inputs[:, t:h - b, lft:w - rgt, :]
+
+
+class UpSampling2D(Layer):
+    """Repeats rows and columns of NHWC images ``size`` times (``interpolation="nearest"``)."""
+
+    def __init__(self, size: Any = (2, 2), data_format: Any = None, interpolation: str = "nearest",
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        if interpolation != "nearest":
+            raise NotImplementedError(f"UpSampling2D: interpolation={interpolation!r} is not implemented in "
+                                      f"tapeflow (only 'nearest')")
+        self.size, self.interpolation = _pair(size, "size"), interpolation
+
+    def call(self, inputs: Tensor) -> Tensor:
+        from tapeflow import repeat
+
+        return repeat(repeat(inputs, self.size[0], axis=1), self.size[1], axis=2)
+
+
+class Identity(Layer):
+    def call(self, inputs: Any) -> Any:
+        return inputs
+
+
+class ActivityRegularization(Layer):
+    """Passes inputs through, adding ``l1 * sum(|x|) + l2 * sum(x**2)`` (over the batch mean) to ``losses``."""
+
+    def __init__(self, l1: float = 0.0, l2: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.l1, self.l2 = l1, l2
+
+    def call(self, inputs: Tensor) -> Tensor:
+        loss = 0.0
+        if self.l1:
+            loss += self.l1 * mo.reduce_sum(mo.abs(inputs))
+        if self.l2:
+            loss += self.l2 * mo.reduce_sum(mo.square(inputs))
+        n = inputs._shape_tuple()[0]
+        batch = mo.cast(ao.shape(inputs)[0], inputs.dtype) if n is None else float(n)
+        if self.l1 or self.l2:
+            self.add_loss(loss / batch)
+        return inputs
