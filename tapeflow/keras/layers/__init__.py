@@ -2,8 +2,8 @@
 
 from tapeflow.keras.layers.base import Input, InputLayer, InputSpec, KerasTensor, Layer
 from tapeflow.keras.layers.conv import (
-    AveragePooling2D, AvgPool2D, Conv2D, GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D,
-    GlobalMaxPooling2D, MaxPool2D, MaxPooling2D,
+    AveragePooling1D, AveragePooling2D, AvgPool2D, Conv1D, Conv2D, GlobalAveragePooling1D, GlobalAveragePooling2D,
+    GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool2D, MaxPooling1D, MaxPooling2D,
 )
 from tapeflow.keras.layers.core import (
     Activation, Dense, Dropout, Embedding, Flatten, Lambda, LeakyReLU, ReLU, Reshape, Softmax,
@@ -21,6 +21,7 @@ from tapeflow.keras.layers.normalization import BatchNormalization, LayerNormali
 Convolution2D = Conv2D
 GlobalAvgPool2D = GlobalAveragePooling2D
 GlobalAvgPool1D, GlobalMaxPool1D = GlobalAveragePooling1D, GlobalMaxPooling1D
+Convolution1D, MaxPool1D, AvgPool1D = Conv1D, MaxPooling1D, AveragePooling1D
 
 __all__ = [
     "Input", "InputLayer", "InputSpec", "KerasTensor", "Layer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
@@ -30,5 +31,6 @@ __all__ = [
     "Softmax", "Lambda", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate",
     "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "LeakyReLU", "Normalization",
     "Rescaling", "Permute", "RepeatVector", "ZeroPadding2D", "UpSampling2D", "Cropping2D", "Identity",
-    "ActivityRegularization",
+    "ActivityRegularization", "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D",
+    "AvgPool1D",
 ]

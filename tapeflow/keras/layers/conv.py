@@ -108,6 +108,78 @@ class Conv2D(Layer):
         return self.activation(y)
 
 
+class Conv1D(Conv2D):
+    """1-D convolution over ``(batch, steps, channels)``; kernel shape ``(k, in, filters)``; padding
+    "valid", "same" or "causal" (left-padded). Runs as a 2-D convolution of height 1."""
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = 1, padding: str = "valid",
+                 data_format: Any = None, dilation_rate: Any = 1, groups: int = 1, **kwargs: Any) -> None:
+        one = (lambda v: int(v[0]) if isinstance(v, (tuple, list)) else int(v))
+        causal = isinstance(padding, str) and padding.lower() == "causal"
+        super().__init__(filters, (1, one(kernel_size)), strides=(1, one(strides)),
+                         padding="valid" if causal else padding, data_format=data_format,
+                         dilation_rate=(1, one(dilation_rate)), groups=groups, **kwargs)
+        self.causal = causal
+
+    def build(self, input_shape: Any) -> None:
+        if len(input_shape) != 3:
+            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=3, "
+                             f"found ndim={len(input_shape)}. Full shape received: {tuple(input_shape)}")
+        cin = input_shape[-1]
+        self.kernel = self.add_weight(name="kernel", shape=(self.kernel_size[1], cin, self.filters),
+                                      initializer=self.kernel_initializer, constraint=self.kernel_constraint,
+                                      regularizer=self.kernel_regularizer)
+        self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
+                                    constraint=self.bias_constraint, regularizer=self.bias_regularizer) \
+            if self.use_bias else None
+        self.built = True
+
+    def call(self, inputs: Tensor) -> Tensor:
+        from tapeflow import pad
+        from tapeflow.ops import array_ops as ao
+
+        _check_ndim3(self, inputs)
+        if self.causal:
+            left = self.dilation_rate[1] * (self.kernel_size[1] - 1)
+            inputs = pad(inputs, [[0, 0], [left, 0], [0, 0]])
+        y = nn.conv2d(ao.expand_dims(inputs, 1), ao.expand_dims(self.kernel.value(), 0), strides=self.strides,
+                      padding=self.padding.upper(), dilations=self.dilation_rate)
+        y = ao.squeeze(y, [1])
+        if self.bias is not None:
+            y = mo.add(y, self.bias.value())
+        return self.activation(y)
+
+
+class _Pool1D(Layer):
+    _kind = "max"
+
+    def __init__(self, pool_size: Any = 2, strides: Any = None, padding: str = "valid", data_format: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        one = (lambda v: int(v[0]) if isinstance(v, (tuple, list)) else int(v))
+        self.pool_size = one(pool_size)
+        self.strides = self.pool_size if strides is None else one(strides)
+        self.padding = _padding(padding)
+
+    def call(self, inputs: Tensor) -> Tensor:
+        from tapeflow.ops import array_ops as ao
+
+        _check_ndim3(self, inputs)
+        fn = nn.max_pool2d if self._kind == "max" else nn.avg_pool2d
+        y = fn(ao.expand_dims(inputs, 1), ksize=(1, self.pool_size), strides=(1, self.strides),
+               padding=self.padding.upper())
+        return ao.squeeze(y, [1])
+
+
+class MaxPooling1D(_Pool1D):
+    _kind = "max"
+
+
+class AveragePooling1D(_Pool1D):
+    _kind = "avg"
+
+
 class _Pool2D(Layer):
     _kind = "max"
 
