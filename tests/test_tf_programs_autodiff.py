@@ -132,3 +132,23 @@ def test_custom_gradient_in_cond_branch_and_nested_function():
             tape.watch(x)
             y = fn(x)
         assert tape.gradient(y, x).numpy().tolist() == [0.5, 0.5]  # TF 2.21
+
+
+def test_equality_operators_raise_as_tf():
+    c = tf.constant([1, 2])
+    with pytest.raises(TypeError, match="Cannot convert 0.5 to EagerTensor of dtype int32"):
+        c == 0.5  # noqa: B015
+    with pytest.raises(TypeError):
+        c != 0.5  # noqa: B015
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        c == tf.constant(1.0)  # noqa: B015
+    with pytest.raises(ValueError):
+        c == object()  # noqa: B015
+    assert (c == [1, 2, 3]).numpy().tolist() is False  # incompatible shapes: a scalar False (TF 2.21)
+    assert (c != [1, 2, 3]).numpy().tolist() is True
+    assert (c == None) is False  # noqa: E711
+    assert (c == 1).numpy().tolist() == [True, False]
+    with pytest.raises(TypeError):
+        c * 0.5  # noqa: B018
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        c + 0.5  # noqa: B018

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.tensor import Tensor, constant
 from tapeflow.framework.variables import Variable
 from tapeflow.ops import array_ops, math_ops
@@ -65,14 +66,17 @@ def _pos(self):
 
 
 def _eq(self, other):
-    # TF2: elementwise when the other side converts to a tensor, else identity.
+    # TF2: elementwise; incompatible shapes give a scalar False
+    # (incompatible_shape_error=False); a value that does not convert to the
+    # tensor's dtype raises, as TF (int_tensor == 0.5: TypeError).
     if other is None:
         return False
     try:
         return math_ops.equal(self, other)
-    except (TypeError, ValueError):
-        # TF (incompatible_shape_error=False): a scalar False, not an error.
-        return constant(self is other)
+    except InvalidArgumentError as e:
+        if "Incompatible shapes" in str(e):
+            return constant(False)
+        raise
 
 
 def _ne(self, other):
@@ -80,8 +84,10 @@ def _ne(self, other):
         return True
     try:
         return math_ops.not_equal(self, other)
-    except (TypeError, ValueError):
-        return constant(self is not other)
+    except InvalidArgumentError as e:
+        if "Incompatible shapes" in str(e):
+            return constant(True)
+        raise
 
 
 def install() -> None:
