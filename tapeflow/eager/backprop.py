@@ -21,8 +21,7 @@ from tapeflow.framework import execute as execute_mod
 from tapeflow.framework import nest
 from tapeflow.framework.context import state
 from tapeflow.framework.indexed_slices import IndexedSlices
-from tapeflow.framework.tensor import Tensor, convert_to_tensor
-from tapeflow.graph.graph import AbstractValue
+from tapeflow.framework.tensor import AbstractValue, Tensor, convert_to_tensor
 from tapeflow.ops import registry
 
 _log = logging.getLogger("tapeflow")

@@ -191,6 +191,26 @@ def _numpy_repr(t: Tensor) -> str:
     return repr(v)
 
 
+class AbstractValue:
+    """What a symbolic tensor knows: shape (dims may be None), dtype, rank."""
+
+    __slots__ = ("shape", "dtype", "ndim")
+
+    def __init__(self, shape: tuple | None, dtype: Any) -> None:
+        self.shape = None if shape is None else tuple(None if d is None else int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.ndim = None if shape is None else len(shape)
+
+    @property
+    def size(self):
+        if self.shape is None or None in self.shape:
+            return None
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __repr__(self) -> str:
+        return f"AbstractValue({self.shape}, {self.dtype})"
+
+
 class Reference:
     """What ``tensor.ref()`` returns: hashable by identity, deref() to get back."""
 

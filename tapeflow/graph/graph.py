@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.framework.tensor import AbstractValue  # noqa: F401 - re-exported (graph.AbstractValue)
 from tapeflow.framework import dtypes
 from tapeflow.framework.context import state
 from tapeflow.framework.errors import InvalidArgumentError
@@ -37,26 +38,6 @@ __all__ = [
 
 class OperatorNotAllowedInGraphError(TypeError):
     """Raised for Python-level use (``bool``, iteration) of a symbolic tensor."""
-
-
-class AbstractValue:
-    """What a symbolic tensor knows: shape (dims may be None), dtype, rank."""
-
-    __slots__ = ("shape", "dtype", "ndim")
-
-    def __init__(self, shape: tuple | None, dtype: Any) -> None:
-        self.shape = None if shape is None else tuple(None if d is None else int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
-        self.ndim = None if shape is None else len(shape)
-
-    @property
-    def size(self):
-        if self.shape is None or None in self.shape:
-            return None
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    def __repr__(self) -> str:
-        return f"AbstractValue({self.shape}, {self.dtype})"
 
 
 class SymbolicTensor(Tensor):
