@@ -25,7 +25,8 @@ __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccu
            "RootMeanSquaredError", "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
            "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "MeanAbsolutePercentageError",
            "MeanSquaredLogarithmicError", "KLDivergence", "Poisson", "LogCoshError", "Hinge", "SquaredHinge",
-           "CategoricalHinge", "CosineSimilarity", "get"]
+           "CategoricalHinge", "CosineSimilarity", "TruePositives", "FalsePositives", "TrueNegatives",
+           "FalseNegatives", "get"]
 
 _F = np.float32
 _F32 = dtypes.float32
@@ -430,6 +431,45 @@ class Recall(_Thresholded):
 
     def result(self) -> Tensor:
         return self._ratio(self.true_positives, self.false_negatives)
+
+
+class _ConfusionCount(Metric):
+    """Weighted count of one confusion-matrix cell at ``thresholds`` (default 0.5), as Keras 3."""
+
+    _cell = 0  # index into _confusion's (tp, fp, tn, fn)
+    _default_name = ""
+
+    def __init__(self, thresholds: Any = None, name: str | None = None, dtype: Any = None) -> None:
+        t = [0.5] if thresholds is None else ([thresholds] if np.ndim(thresholds) == 0 else list(thresholds))
+        self.thresholds = np.asarray(t, _F)
+        self._scalar = thresholds is None or np.ndim(thresholds) == 0
+        super().__init__(name=name or self._default_name, dtype=dtype)
+
+    def _build_state(self) -> None:
+        self.accumulator = self.add_variable((len(self.thresholds),), name="accumulator")
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        self.accumulator.assign_add(_confusion(_t(y_true), _t(y_pred), self.thresholds, sample_weight)[self._cell])
+
+    def result(self) -> Tensor:
+        v = self.accumulator.value()
+        return v[0] if self._scalar else v
+
+
+class TruePositives(_ConfusionCount):
+    _cell, _default_name = 0, "true_positives"
+
+
+class FalsePositives(_ConfusionCount):
+    _cell, _default_name = 1, "false_positives"
+
+
+class TrueNegatives(_ConfusionCount):
+    _cell, _default_name = 2, "true_negatives"
+
+
+class FalseNegatives(_ConfusionCount):
+    _cell, _default_name = 3, "false_negatives"
 
 
 class AUC(Metric):

@@ -50,4 +50,13 @@ def metrics(tf):
         m.update_state(y_true / 2, y_pred)
         m.update_state(y_true[:1], y_pred[:1], sample_weight=[3.0])
         out[name] = [m.name, r(m.result())]
+    yb = np.array([1, 0, 1, 1, 0], "float32")
+    pb = np.array([0.9, 0.6, 0.4, 0.7, 0.2], "float32")
+    for name in ("TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives"):
+        m = getattr(tf.keras.metrics, name)()
+        m.update_state(yb, pb)
+        m.update_state(yb, pb, sample_weight=[1.0, 2.0, 3.0, 0.5, 1.0])
+        multi = getattr(tf.keras.metrics, name)(thresholds=[0.3, 0.65])
+        multi.update_state(yb, pb)
+        out[name] = [m.name, r(m.result()), r(multi.result()), [v.name for v in m.variables]]
     return out
