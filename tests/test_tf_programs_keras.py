@@ -90,3 +90,11 @@ def test_sequential_built_by_its_first_call_has_that_calls_shapes():
         s.input_shape
     s(np.ones((4, 3), "float32"))
     assert s.input_shape == (4, 3) and s.output_shape == (4, 5)
+
+
+def test_dataset_methods_tapeflow_lacks_raise_not_implemented():
+    ds = tf.data.Dataset.range(4)
+    with pytest.raises(NotImplementedError, match="window"):
+        ds.window(2)
+    with pytest.raises(NotImplementedError, match="sample_from_datasets"):
+        tf.data.Dataset.sample_from_datasets([ds, ds])

@@ -902,3 +902,22 @@ class _Concatenate(Dataset):
 
     def _template(self) -> Any:
         return self._a._template()
+
+
+def _not_implemented(name: str) -> Callable:
+    def method(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"tf.data.Dataset.{name} is not implemented in tapeflow")
+
+    method.__name__ = name
+    return staticmethod(method) if name in _STATIC_MISSING else method
+
+
+# TF's Dataset API that tapeflow lacks: a clear NotImplementedError, not an AttributeError
+_STATIC_MISSING = frozenset(("choose_from_datasets", "counter", "list_files", "load", "random",
+                             "sample_from_datasets"))
+for _name in ("bucket_by_sequence_length", "choose_from_datasets", "counter", "fingerprint", "flat_map",
+              "get_single_element", "group_by_window", "ignore_errors", "interleave", "list_files", "load",
+              "ragged_batch", "random", "rebatch", "rejection_resample", "sample_from_datasets", "save", "scan",
+              "shard", "snapshot", "sparse_batch", "take_while", "unique", "window"):
+    if not hasattr(Dataset, _name):
+        setattr(Dataset, _name, _not_implemented(_name))
