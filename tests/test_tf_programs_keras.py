@@ -98,3 +98,13 @@ def test_dataset_methods_tapeflow_lacks_raise_not_implemented():
         ds.window(2)
     with pytest.raises(NotImplementedError, match="sample_from_datasets"):
         tf.data.Dataset.sample_from_datasets([ds, ds])
+
+
+def test_keras_names_tapeflow_lacks_raise_not_implemented_and_hasattr_is_false():
+    assert not hasattr(tf.keras.layers, "LSTM")
+    with pytest.raises(NotImplementedError, match="LSTM"):
+        tf.keras.layers.LSTM(4)
+    with pytest.raises(NotImplementedError, match="F1Score"):
+        tf.keras.metrics.F1Score()
+    with pytest.raises(AttributeError):
+        tf.keras.losses.NoSuchLoss  # noqa: B018

@@ -389,3 +389,11 @@ class ProgbarLogger(Callback):
             stream.write(f"Epoch {epoch + 1}/{self.params.get('epochs', 1)}\n{self._seen}/{self._steps} - "
                          f"{elapsed:.1f}s - {text}\n")
             stream.flush()
+
+
+# Keras names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
+from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("tf.keras.callbacks", frozenset((
+    "CSVLogger BackupAndRestore TensorBoard RemoteMonitor SwapEMAWeights "
+).split()))

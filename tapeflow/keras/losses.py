@@ -455,3 +455,13 @@ def _snake(name: str) -> str:
 
     s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+
+
+# Keras names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
+from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("tf.keras.losses", frozenset((
+    "BinaryFocalCrossentropy CategoricalFocalCrossentropy CTC Dice Tversky Circle "
+    "CategoricalGeneralizedCrossEntropy binary_focal_crossentropy categorical_focal_crossentropy ctc dice "
+    "tversky circle "
+).split()))

@@ -585,3 +585,13 @@ def get(identifier: Any) -> Metric:
     if callable(identifier):
         return MeanMetricWrapper(identifier, name=getattr(identifier, "__name__", "metric"))
     raise ValueError(f"Could not interpret metric identifier: {identifier!r}")
+
+
+# Keras names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
+from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("tf.keras.metrics", frozenset((
+    "F1Score FBetaScore R2Score MeanIoU IoU BinaryIoU OneHotIoU OneHotMeanIoU PrecisionAtRecall "
+    "RecallAtPrecision SensitivityAtSpecificity SpecificityAtSensitivity MeanRelativeError MeanTensor "
+    "PearsonCorrelation ConcordanceCorrelation "
+).split()))

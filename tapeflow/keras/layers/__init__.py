@@ -34,3 +34,18 @@ __all__ = [
     "ActivityRegularization", "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D",
     "AvgPool1D",
 ]
+
+
+# Keras names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
+from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("tf.keras.layers", frozenset((
+    "LSTM GRU SimpleRNN RNN LSTMCell GRUCell SimpleRNNCell Bidirectional TimeDistributed "
+    "MultiHeadAttention Attention AdditiveAttention Conv2DTranspose Conv1DTranspose Conv3D "
+    "SeparableConv2D SeparableConv1D DepthwiseConv2D ELU PReLU ThresholdedReLU GaussianNoise "
+    "GaussianDropout AlphaDropout SpatialDropout1D SpatialDropout2D Masking CategoryEncoding Resizing "
+    "CenterCrop RandomFlip RandomRotation RandomZoom RandomCrop RandomTranslation RandomContrast "
+    "TextVectorization StringLookup IntegerLookup Hashing Discretization Dot GroupNormalization "
+    "UnitNormalization Cropping1D ZeroPadding1D UpSampling1D MaxPooling3D AveragePooling3D "
+    "GlobalMaxPooling3D GlobalAveragePooling3D Flatten3D ConvLSTM2D EinsumDense HashedCrossing TFSMLayer "
+).split()))
