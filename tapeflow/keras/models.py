@@ -386,3 +386,10 @@ class Sequential(Model):
         for layer in self._layers:
             x = layer(x, training=training)
         return x
+
+
+# Keras names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
+from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("tf.keras.models", frozenset(("load_model save_model clone_model model_from_json "
+                                                            "model_from_config").split()))
