@@ -45,9 +45,6 @@ _SKIP = {
 
 # Known gaps, each an explicit error (never a wrong value).
 _XFAIL = {
-    ("leading", "AddN"): "math_ops.add_n compares static shapes exactly: [None, 4] vs [3, 4] raises "
-                         "InvalidArgumentError; TF merges compatible shapes (static shape [3, 4])",
-    ("all", "AddN"): "math_ops.add_n: [None, None] vs [3, 4] (as above)",
     ("all", "GatherV2-repeat"): "tf.repeat with a vector of repeats along an axis of unknown size: "
                                 "NotImplementedError (a scalar count works)",
     ("all", "MatrixDiagV3-k"): "tf.linalg.diag with explicit num_rows/num_cols of a diagonal of unknown length: "
@@ -92,8 +89,8 @@ def _cases():
     for mode in ("leading", "all"):
         for s in SPECS:
             key = (mode, s.id)
-            # Strict, so a fix shows up, except AddN: its fix is in math_ops.py, another change's file.
-            marks = [pytest.mark.xfail(reason=_XFAIL[key], strict=s.id != "AddN")] if key in _XFAIL else []
+            # Strict, so a fix shows up.
+            marks = [pytest.mark.xfail(reason=_XFAIL[key], strict=True)] if key in _XFAIL else []
             yield pytest.param(mode, s, marks=marks, id=f"{mode}-{s.id}")
 
 
