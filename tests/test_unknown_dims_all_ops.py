@@ -94,7 +94,7 @@ def _cases():
             yield pytest.param(mode, s, marks=marks, id=f"{mode}-{s.id}")
 
 
-@pytest.mark.parametrize("mode, spec", _cases())
+@pytest.mark.parametrize("mode, spec", list(_cases()))
 def test_traced_with_unknown_dims_matches_eager(mode, spec):
     if (mode, spec.id) in _SKIP:
         pytest.skip(_SKIP[mode, spec.id])
