@@ -41,16 +41,14 @@ class Adadelta(Optimizer):
         i = self._get_variable_index(variable)
         acc_g, acc_d = self._accumulated_grads[i], self._accumulated_delta_vars[i]
         if isinstance(gradient, _Sparse):
-            rows = gradient.indices
+            # As Keras on IndexedSlices: slice by slice, summed per row into the
+            # accumulators, scattered one slice after the other into the variable.
             g = K.cast(gradient.values, dt)
-            ag = rho * acc_g._value
-            ag[rows] += (1 - rho) * K.square(g)
-            self.assign(acc_g, ag)
-            delta = -((K.sqrt(acc_d._value[rows] + self.epsilon) * g) / K.sqrt(ag[rows] + self.epsilon))
-            ad = rho * acc_d._value
-            ad[rows] += (1 - rho) * K.square(delta)
-            self.assign(acc_d, ad)
-            self.assign_add(variable, _Sparse(lr * delta, rows, gradient.dense_shape))
+            ag = self.assign(acc_g, gradient.add_to(rho * K.read(acc_g), (1 - rho) * K.square(g)))
+            delta = -((K.sqrt(gradient.gather(K.read(acc_d)) + self.epsilon) * g)
+                      / K.sqrt(gradient.gather(ag) + self.epsilon))
+            self.assign(acc_d, gradient.add_to(rho * K.read(acc_d), (1 - rho) * K.square(delta)))
+            self.assign_add(variable, gradient.with_values(lr * delta))
             return
         g = K.cast(gradient, dt)
         ag = self.assign(acc_g, rho * K.read(acc_g) + (1 - rho) * K.square(g))

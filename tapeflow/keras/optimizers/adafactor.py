@@ -1,13 +1,17 @@
 """``tf.keras.optimizers.Adafactor`` (Keras 3's rule): second moments of
 matrices kept factored as row and column means (memory O(n + m), not n*m),
-updates clipped by their RMS and scaled by the variable's RMS."""
+updates clipped by their RMS and scaled by the variable's RMS. A sparse
+gradient enters the second moments as the per-row sum of its squared slices;
+the update is computed slice by slice and scattered into the gradient's rows
+only (repeated rows one slice after the other), as Keras's ops do on
+IndexedSlices."""
 
 from __future__ import annotations
 
 from typing import Any
 
 
-from tapeflow.keras.optimizers.optimizer import Optimizer
+from tapeflow.keras.optimizers.optimizer import Optimizer, _Sparse
 
 
 class Adafactor(Optimizer):
@@ -15,6 +19,7 @@ class Adafactor(Optimizer):
     epsilon_2=1e-3, clip_threshold=1.0, relative_step=True``)."""
 
     _fast_arrays = True
+    _supports_sparse = True
 
     def __init__(self, learning_rate: Any = 0.001, beta_2_decay: float = -0.8, epsilon_1: float = 1e-30,
                  epsilon_2: float = 1e-3, clip_threshold: float = 1.0, relative_step: bool = True,
@@ -47,7 +52,13 @@ class Adafactor(Optimizer):
         K = self._k
         dt = variable.dtype
         lr = K.cast(learning_rate, dt)
-        g = K.cast(gradient, dt)
+        sparse = gradient if isinstance(gradient, _Sparse) else None
+        if sparse is not None:
+            g = K.cast(sparse.values, dt)
+            grad_sq = sparse.densify(K.square(g)) + self.epsilon_1
+        else:
+            g = K.cast(gradient, dt)
+            grad_sq = K.square(g) + self.epsilon_1
         epsilon_2 = K.cast(self.epsilon_2, dt)
         one = K.cast(1.0, dt)
         t = K.cast(K.read(self._iterations) + 1, dt)
@@ -57,7 +68,6 @@ class Adafactor(Optimizer):
         r, c, v = self._r[i], self._c[i], self._v[i]
         rho_t = K.minimum(lr, 1 / K.sqrt(t))
         alpha_t = K.maximum(epsilon_2, _rms(K, K.read(variable))) * rho_t
-        grad_sq = K.square(g) + self.epsilon_1
         beta_2_t = 1 - K.pow(t, K.const(self.beta_2_decay, dt))
         if len(tuple(variable._shape_tuple())) >= 2:
             r_new = self.assign(r, beta_2_t * K.read(r) + (1 - beta_2_t) * K.mean(grad_sq, axis=-1))
@@ -66,6 +76,12 @@ class Adafactor(Optimizer):
                                 * K.expand_dims(c_new, -2))
         else:
             v_new = self.assign(v, beta_2_t * K.read(v) + (1 - beta_2_t) * grad_sq)
+        if sparse is not None:
+            u_t = g / sparse.gather(K.sqrt(v_new))
+            rms_u = K.sqrt(K.mean(sparse.densify(K.square(u_t))))
+            u_t_hat = u_t / K.maximum(one, rms_u / self.clip_threshold)
+            self.assign_sub(variable, sparse.with_values(alpha_t * u_t_hat))
+            return
         u_t = g / K.sqrt(v_new)
         u_t_hat = u_t / K.maximum(one, _rms(K, u_t) / self.clip_threshold)
         self.assign_sub(variable, alpha_t * u_t_hat)

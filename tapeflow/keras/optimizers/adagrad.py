@@ -38,11 +38,10 @@ class Adagrad(Optimizer):
         lr = K.cast(learning_rate, dt)
         acc = self._accumulators[self._get_variable_index(variable)]
         if isinstance(gradient, _Sparse):
+            # Keras's scatter_add / scatter_sub of the slices, one after the other.
             g = K.cast(gradient.values, dt)
-            rows = gradient.indices
-            acc_new = self.assign_add(acc, _Sparse(K.square(g), rows, gradient.dense_shape))
-            self.assign_sub(variable, _Sparse((lr * g) / K.sqrt(acc_new[rows] + self.epsilon), rows,
-                                              gradient.dense_shape))
+            acc_new = self.assign_add(acc, gradient.with_values(K.square(g)))
+            self.assign_sub(variable, gradient.with_values((lr * g) / K.sqrt(gradient.gather(acc_new) + self.epsilon)))
             return
         g = K.cast(gradient, dt)
         acc_new = self.assign_add(acc, K.square(g))

@@ -4,6 +4,9 @@
     alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)
     w -= m * alpha / (sqrt(v) + epsilon)      (amsgrad: v -> max(v_hat, v))
 
+A sparse gradient (IndexedSlices) enters ``m`` summed per row and ``v`` as
+the per-row sum of its squared slices (Keras's ``ops.square`` on the slices).
+
 AdamW is Adam with decoupled weight decay ``w -= w * weight_decay * lr``
 applied before each step (``weight_decay=0.004``).
 """
@@ -12,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tapeflow.keras.optimizers.optimizer import Optimizer
+from tapeflow.keras.optimizers.optimizer import Optimizer, _Sparse
 
 
 class Adam(Optimizer):
@@ -24,6 +27,7 @@ class Adam(Optimizer):
     """
 
     _fast_arrays = True
+    _supports_sparse = True
 
     def __init__(self, learning_rate: Any = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
                  epsilon: float = 1e-7, amsgrad: bool = False, **kwargs: Any) -> None:
@@ -44,7 +48,12 @@ class Adam(Optimizer):
     def update_step(self, gradient: Any, variable: Any, learning_rate: Any) -> None:
         K = self._k
         dt = variable.dtype
-        g = K.cast(gradient, dt)
+        if isinstance(gradient, _Sparse):
+            vals = K.cast(gradient.values, dt)
+            g, g_sq = gradient.densify(vals), gradient.densify(K.square(vals))
+        else:
+            g = K.cast(gradient, dt)
+            g_sq = K.square(g)
 
         def step_size():
             lr = K.cast(learning_rate, dt)
@@ -59,7 +68,7 @@ class Adam(Optimizer):
         m_val = K.read(m)
         m_new = self.assign_add(m, (g - m_val) * (1 - self.beta_1))
         v_val = K.read(v)
-        v_new = self.assign_add(v, (K.square(g) - v_val) * (1 - self.beta_2))
+        v_new = self.assign_add(v, (g_sq - v_val) * (1 - self.beta_2))
         if self.amsgrad:
             v_hat = self._velocity_hats[i]
             v_new = self.assign(v_hat, K.maximum(K.read(v_hat), v_new))

@@ -1,5 +1,6 @@
 """``tf.keras.optimizers.Ftrl`` (Keras 3's rule: FTRL-Proximal with L1, L2
-and L2-shrinkage regularization)."""
+and L2-shrinkage regularization). A sparse gradient enters summed per row,
+and the accumulator gets the per-row sum of its squared slices."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from tapeflow.keras.optimizers.optimizer import Optimizer
+from tapeflow.keras.optimizers.optimizer import Optimizer, _Sparse
 
 
 class Ftrl(Optimizer):
@@ -15,6 +16,7 @@ class Ftrl(Optimizer):
     initial_accumulator_value=0.1``, regularization strengths 0, ``beta=0``)."""
 
     _fast_arrays = True
+    _supports_sparse = True
 
     def __init__(self, learning_rate: Any = 0.001, learning_rate_power: float = -0.5,
                  initial_accumulator_value: float = 0.1, l1_regularization_strength: float = 0.0,
@@ -50,7 +52,12 @@ class Ftrl(Optimizer):
         K = self._k
         dt = variable.dtype
         lr = K.cast(learning_rate, dt)
-        g = K.cast(gradient, dt)
+        if isinstance(gradient, _Sparse):
+            vals = K.cast(gradient.values, dt)
+            g, g_sq = gradient.densify(vals), gradient.densify(K.square(vals))
+        else:
+            g = K.cast(gradient, dt)
+            g_sq = K.square(g)
         i = self._get_variable_index(variable)
         accum, linear = self._accumulators[i], self._linears[i]
         lr_power = self.learning_rate_power
@@ -58,7 +65,7 @@ class Ftrl(Optimizer):
         w = K.read(variable)
         acc_val = K.read(accum)
         grad_to_use = g + 2 * self.l2_shrinkage_regularization_strength * w
-        new_accum = acc_val + K.square(g)
+        new_accum = acc_val + g_sq
         lin = self.assign_add(
             linear, grad_to_use - ((K.pow(new_accum, -lr_power) - K.pow(acc_val, -lr_power)) / lr) * w)
         quadratic = K.pow(new_accum, -lr_power) / lr + 2 * l2_reg

@@ -1,17 +1,20 @@
 """``tf.keras.optimizers.Lamb`` (Keras 3's rule): Adam's bias-corrected
-update, scaled per variable by the trust ratio ``||w|| / ||update||``."""
+update, scaled per variable by the trust ratio ``||w|| / ||update||``. A
+sparse gradient enters ``m`` summed per row and ``v`` as the per-row sum of
+its squared slices, as Keras's ops do on IndexedSlices."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tapeflow.keras.optimizers.optimizer import Optimizer
+from tapeflow.keras.optimizers.optimizer import Optimizer, _Sparse
 
 
 class Lamb(Optimizer):
     """LAMB (``learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7``)."""
 
     _fast_arrays = True
+    _supports_sparse = True
 
     def __init__(self, learning_rate: Any = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
                  epsilon: float = 1e-7, **kwargs: Any) -> None:
@@ -30,14 +33,19 @@ class Lamb(Optimizer):
         K = self._k
         dt = variable.dtype
         lr = K.cast(learning_rate, dt)
-        g = K.cast(gradient, dt)
+        if isinstance(gradient, _Sparse):
+            vals = K.cast(gradient.values, dt)
+            g, g_sq = gradient.densify(vals), gradient.densify(K.square(vals))
+        else:
+            g = K.cast(gradient, dt)
+            g_sq = K.square(g)
         t = K.cast(K.read(self._iterations) + 1, dt)
         beta_1_power = K.pow(K.cast(self.beta_1, dt), t)
         beta_2_power = K.pow(K.cast(self.beta_2, dt), t)
         i = self._get_variable_index(variable)
         m, v = self._momentums[i], self._velocities[i]
         m_new = self.assign_add(m, (g - K.read(m)) * (1 - self.beta_1))
-        v_new = self.assign_add(v, (K.square(g) - K.read(v)) * (1 - self.beta_2))
+        v_new = self.assign_add(v, (g_sq - K.read(v)) * (1 - self.beta_2))
         m_hat = m_new / (1.0 - beta_1_power)
         v_sqrt = K.sqrt(v_new / (1.0 - beta_2_power)) + self.epsilon
         update = m_hat / v_sqrt

@@ -1,5 +1,7 @@
 """``tf.keras.optimizers.Nadam`` (Keras 3's rule, with the momentum schedule
-``u_t = beta_1 * (1 - 0.5 * 0.96^t)`` and its running product)."""
+``u_t = beta_1 * (1 - 0.5 * 0.96^t)`` and its running product). A sparse
+gradient enters ``m`` summed per row, ``v`` as the per-row sum of its squared
+slices, and ``m_hat``'s gradient term slice by slice, then summed per row."""
 
 from __future__ import annotations
 
@@ -8,13 +10,14 @@ from typing import Any
 import numpy as np
 
 from tapeflow.framework import dtypes
-from tapeflow.keras.optimizers.optimizer import Optimizer
+from tapeflow.keras.optimizers.optimizer import Optimizer, _Sparse
 
 
 class Nadam(Optimizer):
     """Nadam (``learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7``)."""
 
     _fast_arrays = True
+    _supports_sparse = True
 
     def __init__(self, learning_rate: Any = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
                  epsilon: float = 1e-7, **kwargs: Any) -> None:
@@ -44,7 +47,13 @@ class Nadam(Optimizer):
     def update_step(self, gradient: Any, variable: Any, learning_rate: Any) -> None:
         K = self._k
         dt = variable.dtype
-        g = K.cast(gradient, dt)
+        sparse = gradient if isinstance(gradient, _Sparse) else None
+        if sparse is not None:
+            vals = K.cast(sparse.values, dt)
+            g, g_sq = sparse.densify(vals), sparse.densify(K.square(vals))
+        else:
+            g = K.cast(gradient, dt)
+            g_sq = K.square(g)
 
         def coefficients():
             it = K.read(self._iterations)
@@ -64,8 +73,12 @@ class Nadam(Optimizer):
         i = self._get_variable_index(variable)
         m, v = self._momentums[i], self._velocities[i]
         m_new = self.assign_add(m, (g - K.read(m)) * (1 - beta_1))
-        v_new = self.assign_add(v, (K.square(g) - K.read(v)) * (1 - beta_2))
-        m_hat = (u_t_1 * m_new) / (1 - u_product_t_1) + ((1 - u_t) * g) / (1 - u_product_t)
+        v_new = self.assign_add(v, (g_sq - K.read(v)) * (1 - beta_2))
+        if sparse is not None:
+            g_term = sparse.densify(((1 - u_t) * vals) / (1 - u_product_t))
+        else:
+            g_term = ((1 - u_t) * g) / (1 - u_product_t)
+        m_hat = (u_t_1 * m_new) / (1 - u_product_t_1) + g_term
         v_hat = v_new / (1 - beta_2_power)
         self.assign_sub(variable, (m_hat * lr) / (K.sqrt(v_hat) + self.epsilon))
 

@@ -15,10 +15,24 @@ Inside ``tf.function`` the very same rule runs on symbolic tensors through
 tapeflow ops and ``Variable.assign*``: each rule is written once, against the
 small ``K`` namespace (``_ArrayOps`` / ``_TensorOps``).
 
-Sparse gradients (``tf.IndexedSlices``) are first deduplicated (repeated rows
-summed), so every optimizer gives exactly the dense gradient's result; SGD
-without momentum, Adagrad, Adadelta and RMSprop without momentum then touch
-only the gradient's rows of the variable (scatter updates), as Keras does.
+Sparse gradients (``tf.IndexedSlices``) are kept as given, repeated rows
+included, as Keras 3 with the TensorFlow backend does: there an elementwise op
+on the gradient (``ops.square``, ``ops.abs``, ``ops.multiply`` by a scalar or
+by a gathered dense tensor, ``ops.divide`` by one) acts on each slice of the
+values separately, and the slices are only summed per row when the result
+meets a dense tensor (``ops.add`` / ``ops.subtract`` / ``ops.maximum``:
+``tf.convert_to_tensor`` of the slices, an ``unsorted_segment_sum``) or is
+scattered into a variable (``scatter_add`` / ``scatter_sub``: one slice after
+the other). So with repeated indices Adam's second moment gets the sum of the
+squares (not the square of the sum), and the rules give TF's numbers, not
+the dense gradient's. SGD and RMSprop without momentum, Adagrad and Adadelta
+change only the gradient's rows of the variable, as in Keras. ``clipnorm``
+(``tf.clip_by_norm``) and ``clipvalue`` act on the slices; ``global_clipnorm``
+makes the gradient dense (Keras's ``v * scale``); ``loss_scale_factor``
+with a sparse gradient raises TypeError, as in Keras (``IndexedSlices /
+float``). Keras's division by a dense tensor that is zero or NaN somewhere
+(e.g. ``epsilon=0``) takes another code path (a union of indices) that
+tapeflow does not reproduce: the slices are divided by their rows only.
 """
 
 from __future__ import annotations
@@ -60,19 +74,62 @@ class _VariableList(list):
 
 
 class _Sparse:
-    """An eager, deduplicated IndexedSlices on NumPy arrays (unique rows)."""
+    """An IndexedSlices gradient as the rules see it: ``values`` and
+    ``indices`` as given (repeated rows kept, in order), NumPy arrays in the
+    eager fast path or tensors while tracing (see module docstring)."""
 
-    __slots__ = ("values", "indices", "dense_shape")
+    __slots__ = ("values", "indices", "dense_shape", "_rows")
 
-    def __init__(self, values: np.ndarray, indices: np.ndarray, dense_shape: tuple) -> None:
+    def __init__(self, values: Any, indices: Any, dense_shape: tuple, rows: Any = None) -> None:
         self.values = values
         self.indices = indices
         self.dense_shape = dense_shape
+        self._rows = rows  # (unique rows, inverse) once computed (eager)
 
-    def dense(self) -> np.ndarray:
-        out = np.zeros(self.dense_shape, dtype=self.values.dtype)
-        out[self.indices] = self.values
-        return out
+    def with_values(self, values: Any) -> _Sparse:
+        return _Sparse(values, self.indices, self.dense_shape, self._rows)
+
+    @property
+    def eager(self) -> bool:
+        return isinstance(self.indices, np.ndarray)
+
+    def unique_rows(self):
+        if self._rows is None:
+            self._rows = np.unique(self.indices, return_inverse=True)
+        return self._rows
+
+    def dense(self):
+        return self.densify(self.values)
+
+    def densify(self, values: Any):
+        """``values`` (one per slice) summed per row into a dense tensor, as
+        ``tf.convert_to_tensor(IndexedSlices)`` (slices added in order)."""
+        if self.eager:
+            out = np.zeros(self.dense_shape, dtype=values.dtype)
+            np.add.at(out, self.indices, values)
+            return out
+        from tapeflow.ops import math_ops
+
+        return math_ops.unsorted_segment_sum(values, self.indices, self.dense_shape[0])
+
+    def add_to(self, base: Any, values: Any):
+        """``base + densify(values)``; eagerly ``base`` must be a fresh array
+        (only the gradient's rows are written, in place)."""
+        if self.eager:
+            uniq, inverse = self.unique_rows()
+            summed = np.zeros((uniq.shape[0],) + tuple(values.shape[1:]), dtype=values.dtype)
+            np.add.at(summed, inverse, values)
+            base[uniq] += summed
+            return base
+        return base + self.densify(values)
+
+    def gather(self, x: Any):
+        """The rows of dense ``x`` for each slice (``tf.gather(x, indices)``)."""
+        if self.eager:
+            return x[self.indices]
+        from tapeflow.ops import array_ops
+
+        return array_ops.gather(x, self.indices)
 
 
 class _ArrayOps:
@@ -119,6 +176,10 @@ class _ArrayOps:
     @staticmethod
     def sum_squares(x: Any):
         return np.sum(np.square(x))
+
+    @staticmethod
+    def total(x: Any):
+        return np.sum(x)
 
     @staticmethod
     def where(c: Any, x: Any, y: Any):
@@ -209,6 +270,12 @@ class _TensorOps:
         from tapeflow.ops import math_ops
 
         return math_ops.reduce_sum(math_ops.square(x))
+
+    @staticmethod
+    def total(x):
+        from tapeflow.ops import math_ops
+
+        return math_ops.reduce_sum(x)
 
     @staticmethod
     def where(c, x, y):
@@ -496,11 +563,22 @@ class Optimizer:
         getattr(variable, how)(value)
         return variable.value() if state.graph is not None else variable._snapshot()
 
-    def _scatter(self, variable: Variable, sparse: _Sparse, how: str) -> np.ndarray:
-        # Only the gradient's rows change (indices are unique, deduplicated).
-        # In place when the variable alone holds its array (no Tensor read from
-        # it, no tape, no view: the refcount rule of Variable._update), else on
-        # a copy so saved values stay intact.
+    def _scatter(self, variable: Variable, sparse: _Sparse, how: str):
+        # Keras's scatter_update / scatter_add / scatter_sub of the slices: only
+        # the gradient's rows change, repeated rows one slice after the other.
+        # Eagerly in place when the variable alone holds its array (no Tensor
+        # read from it, no tape, no view: the refcount rule of
+        # Variable._update), else on a copy so saved values stay intact.
+        if not sparse.eager:
+            from tapeflow.ops import array_ops, indexing_ops
+
+            vals = sparse.values
+            if vals.dtype != variable.dtype:
+                vals = _TensorOps.cast(vals, variable.dtype)
+            fn = {"assign": indexing_ops.tensor_scatter_nd_update, "assign_add": indexing_ops.tensor_scatter_nd_add,
+                  "assign_sub": indexing_ops.tensor_scatter_nd_sub}[how]
+            variable.assign(fn(variable.value(), array_ops.expand_dims(sparse.indices, 1), vals))
+            return variable.value()
         old = variable._value
         if type(old) is np.ndarray and sys.getrefcount(old) <= 3 and old.flags.writeable:
             new = old
@@ -511,9 +589,9 @@ class Optimizer:
         if how == "assign":
             new[sparse.indices] = vals
         elif how == "assign_add":
-            new[sparse.indices] += vals
+            np.add.at(new, sparse.indices, vals)
         else:
-            new[sparse.indices] -= vals
+            np.subtract.at(new, sparse.indices, vals)
         variable._value = new
         return new
 
@@ -570,6 +648,11 @@ class Optimizer:
             raise ValueError(f"{type(self).__name__}.apply: got {len(grads)} gradients for "
                              f"{len(trainable_variables)} variables; pass one gradient per variable.")
         grads, trainable_variables = self._filter_empty_gradients(grads, trainable_variables)
+        if self.loss_scale_factor is not None and any(isinstance(g, IndexedSlices) for g in grads):
+            # Keras unscales with ``g / scale``, which IndexedSlices does not support.
+            raise TypeError("unsupported operand type(s) for /: 'IndexedSlices' and 'float': Keras's optimizer "
+                            "cannot unscale a sparse (IndexedSlices) gradient by `loss_scale_factor`; convert "
+                            "it with tf.convert_to_tensor first or drop loss_scale_factor.")
         K = _ArrayOps if (state.graph is None and self._fast_arrays) else _TensorOps
         grads = [self._prepare_gradient(g, v, K) for g, v in zip(grads, trainable_variables)]
         if self.loss_scale_factor is not None:
@@ -651,7 +734,10 @@ class Optimizer:
     def _prepare_gradient(self, g: Any, v: Variable, K):
         if isinstance(g, IndexedSlices):
             if K.eager:
-                return _dedup_sparse(g, v)
+                return _eager_sparse(g, v)
+            if self._fast_arrays and state.graph is not None and None not in tuple(v._shape_tuple()):
+                return _Sparse(convert_to_tensor(g.values), _flat(convert_to_tensor(g.indices)),
+                               tuple(v._shape_tuple()))
             return convert_to_tensor(g)
         if K.eager:
             arr = g._value if isinstance(g, (Tensor, Variable)) else np.asarray(convert_to_tensor(g)._value)
@@ -862,7 +948,13 @@ def _broadcast_to_variable(variable: Variable, new: np.ndarray, how: str) -> np.
         ) from None
 
 
-def _dedup_sparse(g: IndexedSlices, v: Variable) -> _Sparse:
+def _flat(indices: Any):
+    from tapeflow.ops import array_ops
+
+    return array_ops.reshape(indices, (-1,))
+
+
+def _eager_sparse(g: IndexedSlices, v: Variable) -> _Sparse:
     values = np.asarray(convert_to_tensor(g.values)._value)
     indices = np.asarray(convert_to_tensor(g.indices)._value).reshape(-1)
     shape = tuple(v._value.shape)
@@ -874,20 +966,12 @@ def _dedup_sparse(g: IndexedSlices, v: Variable) -> _Sparse:
 
         raise InvalidArgumentError(f"IndexedSlices gradient for variable '{v.name}': indices must be in "
                                    f"[0, {shape[0]}), got {indices.min()}..{indices.max()}.")
-    uniq, inverse = np.unique(indices, return_inverse=True)
-    if uniq.shape[0] != indices.shape[0]:
-        summed = np.zeros((uniq.shape[0],) + values.shape[1:], dtype=values.dtype)
-        np.add.at(summed, inverse, values)
-        values = summed
-    else:
-        order = np.argsort(indices, kind="stable")
-        values = values[order]
-    return _Sparse(values, uniq, shape)
+    return _Sparse(values, indices, shape)
 
 
 def _map_values(g: Any, fn: Callable):
     if isinstance(g, _Sparse):
-        return _Sparse(fn(g.values), g.indices, g.dense_shape)
+        return g.with_values(fn(g.values))
     return fn(g)
 
 
@@ -905,8 +989,18 @@ def _values(g: Any):
     return g.values if isinstance(g, _Sparse) else g
 
 
+def _sum_squares(g: Any, K):
+    # Keras's ops.sum(ops.square(g)): a sparse g squares each slice, then sums
+    # the densified result.
+    if isinstance(g, _Sparse):
+        return K.total(g.densify(K.square(g.values)))
+    return K.sum_squares(g)
+
+
 def _clip_by_norm(g: Any, clipnorm: float, K):
-    # tf.clip_by_norm: t * c / max(||t||, c), with ||0|| kept at 0.
+    # tf.clip_by_norm: t * c / max(||t||, c), with ||0|| kept at 0; on
+    # IndexedSlices the norm is the slices' (repeated rows not summed first)
+    # and the result stays sparse.
     x = _values(g)
     dt = _dtype_of(x)
     l2sum = K.sum_squares(x)
@@ -916,7 +1010,8 @@ def _clip_by_norm(g: Any, clipnorm: float, K):
 
 
 def _clip_by_global_norm(grads: list, clip_norm: float, K) -> list:
-    sq = [K.sum_squares(_values(g)) for g in grads]
+    # Keras's ``v * scale`` densifies a sparse gradient (slices summed per row).
+    sq = [_sum_squares(g, K) for g in grads]
     total = sq[0]
     for s in sq[1:]:
         total = total + (s if _dtype_of(s) == _dtype_of(total) else K.cast(s, _dtype_of(total)))
@@ -925,4 +1020,4 @@ def _clip_by_global_norm(grads: list, clip_norm: float, K) -> list:
     one = K.const(1.0, dt)
     scale = K.const(clip_norm, dt) * K.minimum(one / use_norm, one / K.const(clip_norm, dt))
     scale = scale + (use_norm - use_norm)  # NaN/inf norm -> NaN scale, as Keras
-    return [_map_values(g, lambda t: t * K.cast(scale, _dtype_of(t))) for g in grads]
+    return [(g.dense() if isinstance(g, _Sparse) else g) * K.cast(scale, _dtype_of(_values(g))) for g in grads]

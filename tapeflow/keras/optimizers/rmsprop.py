@@ -20,6 +20,7 @@ class RMSprop(Optimizer):
     rows of the variable (the accumulators decay everywhere, as dense)."""
 
     _fast_arrays = True
+    _supports_sparse = True
 
     def __init__(self, learning_rate: Any = 0.001, rho: float = 0.9, momentum: float = 0.0,
                  epsilon: float = 1e-7, centered: bool = False, **kwargs: Any) -> None:
@@ -28,7 +29,6 @@ class RMSprop(Optimizer):
         self.momentum = momentum
         self.epsilon = epsilon
         self.centered = centered
-        self._supports_sparse = not momentum > 0
 
     def build(self, var_list: list) -> None:
         if self.built:
@@ -69,24 +69,28 @@ class RMSprop(Optimizer):
             self.assign_sub(variable, increment)
 
     def _sparse_step(self, grad: _Sparse, variable: Any, lr: Any, i: int) -> None:
-        # Eager only (sparse gradients are densified while tracing).
+        # As Keras on IndexedSlices: the accumulators decay everywhere and add
+        # each slice's term summed per row; the increment is computed slice by
+        # slice (divided by its row's denominator) and scattered one slice
+        # after the other, or summed per row into the momentum.
         K = self._k
-        rows = grad.indices
-        g = K.cast(grad.values, variable.dtype)
+        vals = K.cast(grad.values, variable.dtype)
         rho = self.rho
         velocity = self._velocities[i]
-        v_new = rho * velocity._value
-        v_new[rows] += (1 - rho) * K.square(g)
-        self.assign(velocity, v_new)
+        v_new = self.assign(velocity, grad.add_to(rho * K.read(velocity), (1 - rho) * K.square(vals)))
         if self.centered:
             avg = self._average_gradients[i]
-            a_new = rho * avg._value
-            a_new[rows] += (1 - rho) * g
-            self.assign(avg, a_new)
-            denominator = v_new[rows] - K.square(a_new[rows]) + self.epsilon
+            a_new = self.assign(avg, grad.add_to(rho * K.read(avg), (1 - rho) * vals))
+            denominator = grad.gather(v_new) - K.square(grad.gather(a_new)) + self.epsilon
         else:
-            denominator = v_new[rows] + self.epsilon
-        self.assign_sub(variable, _Sparse((lr * g) / K.sqrt(denominator), rows, grad.dense_shape))
+            denominator = grad.gather(v_new) + self.epsilon
+        increment = (lr * vals) / K.sqrt(denominator)
+        if self.momentum > 0:
+            mom = self._momentums[i]
+            mom_new = self.assign(mom, self.momentum * K.read(mom) + grad.densify(increment))
+            self.assign_sub(variable, mom_new)
+        else:
+            self.assign_sub(variable, grad.with_values(increment))
 
     def get_config(self) -> dict:
         config = super().get_config()

@@ -13,10 +13,12 @@ class SGD(Optimizer):
     """Stochastic gradient descent (``learning_rate=0.01``, ``momentum=0.0``).
 
     A sparse (``IndexedSlices``) gradient without momentum updates only its
-    rows of the variable.
+    rows of the variable (repeated rows one slice after the other, as Keras's
+    ``scatter_sub``); with momentum the slices times ``lr`` are summed per row.
     """
 
     _fast_arrays = True
+    _supports_sparse = True
 
     def __init__(self, learning_rate: Any = 0.01, momentum: float = 0.0, nesterov: bool = False,
                  weight_decay: float | None = None, clipnorm: float | None = None, clipvalue: float | None = None,
@@ -32,7 +34,6 @@ class SGD(Optimizer):
             raise ValueError("`momentum` must be a float between [0, 1].")
         self.momentum = momentum
         self.nesterov = nesterov
-        self._supports_sparse = momentum == 0
 
     def build(self, var_list: list) -> None:
         if self.built:
@@ -46,20 +47,23 @@ class SGD(Optimizer):
         K = self._k
         lr = K.cast(learning_rate, variable.dtype)
         if isinstance(gradient, _Sparse):
-            self.assign_sub(variable, _Sparse(K.cast(gradient.values, variable.dtype) * lr, gradient.indices,
-                                              gradient.dense_shape))
-            return
-        g = K.cast(gradient, variable.dtype)
+            g_lr = gradient.with_values(K.cast(gradient.values, variable.dtype) * lr)
+            if self.momentum == 0:
+                self.assign_sub(variable, g_lr)
+                return
+            g_lr = g_lr.dense()
+        else:
+            g_lr = K.cast(gradient, variable.dtype) * lr
         if self.momentum != 0:
             m = self.momentums[self._get_variable_index(variable)]
             momentum = K.cast(self.momentum, variable.dtype)
-            m_new = self.assign(m, K.read(m) * momentum - g * lr)
+            m_new = self.assign(m, K.read(m) * momentum - g_lr)
             if self.nesterov:
-                self.assign_add(variable, m_new * momentum - g * lr)
+                self.assign_add(variable, m_new * momentum - g_lr)
             else:
                 self.assign_add(variable, m_new)
         else:
-            self.assign_sub(variable, g * lr)
+            self.assign_sub(variable, g_lr)
 
     def get_config(self) -> dict:
         config = super().get_config()
