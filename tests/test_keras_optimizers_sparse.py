@@ -149,3 +149,38 @@ def test_loss_scale_factor_with_sparse_gradient_raises_type_error_as_keras():
     opt = K.Adagrad(0.1, loss_scale_factor=4.0)
     with pytest.raises(TypeError, match="IndexedSlices"):
         opt.apply_gradients([(tf.IndexedSlices(tf.ones((2, 2)), tf.constant([0, 0]), tf.constant([3, 2])), v)])
+
+
+ACCUMULATION = {  # TF 2.21 / Keras 3.15, 6 apply calls; the rules read iterations // steps
+    "adam": (lambda: K.Adam(0.1, gradient_accumulation_steps=2), 3,
+             [-0.4, -0.3, -0.49644348, -0.39644772, 0.0, 0.1, -0.096447945, 0.0035540834, 0.10355242, 0.79644346,
+              0.6, 0.7]),
+    "nadam": (lambda: K.Nadam(0.1, gradient_accumulation_steps=3), 2,
+              [-0.4, -0.3, -0.39920345, -0.29920357, 0.0, 0.1, 0.0007964298, 0.10079649, 0.20079646, 0.6992035,
+               0.6, 0.7]),
+    "sgd_ema": (lambda: K.SGD(0.1, gradient_accumulation_steps=2, use_ema=True, ema_overwrite_frequency=2), 3,
+                [-0.4, -0.3, -0.2386925, -0.39019373, 0.0, 0.1, -0.22561751, 0.222615, 0.16784503, 0.53869253,
+                 0.6, 0.7]),
+    "adam_schedule": (lambda: K.Adam(K.schedules.ExponentialDecay(0.1, 1, 0.5), gradient_accumulation_steps=2), 3,
+                      [-0.4, -0.3, -0.2653706, -0.16537194, 0.0, 0.1, 0.13462798, 0.23462862, 0.3346281, 0.5653706,
+                       0.6, 0.7]),
+}
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("name", list(ACCUMULATION))
+def test_gradient_accumulation_matches_tf(name, sparse):
+    make, iterations, expected = ACCUMULATION[name]
+    v = tf.Variable((np.arange(12).reshape(6, 2) * 0.1 - 0.4).astype(np.float32))
+    opt = make()
+    for s in range(6):
+        vals = np.array([[0.3, -0.7], [1.1, 0.2], [-0.45, 0.9], [0.6, -0.1], [0.25, 0.55]], np.float32) * (1 + 0.37 * s)
+        if sparse:
+            g = tf.IndexedSlices(tf.constant(vals), tf.constant([1, 3, 1, 4, 1]), tf.constant([6, 2]))
+        else:
+            dense = np.zeros((6, 2), np.float32)
+            np.add.at(dense, [1, 3, 1, 4, 1], vals)
+            g = tf.constant(dense)
+        opt.apply_gradients([(g, v)])
+    assert int(opt.iterations.numpy()) == iterations  # apply calls // gradient_accumulation_steps, as Keras
+    np.testing.assert_allclose(v.numpy().ravel(), np.float32(expected), rtol=1e-6, atol=1e-7)

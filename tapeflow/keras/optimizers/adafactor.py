@@ -61,7 +61,7 @@ class Adafactor(Optimizer):
             grad_sq = K.square(g) + self.epsilon_1
         epsilon_2 = K.cast(self.epsilon_2, dt)
         one = K.cast(1.0, dt)
-        t = K.cast(K.read(self._iterations) + 1, dt)
+        t = K.cast(self._read_iterations(K) + 1, dt)
         if not callable(self._learning_rate) and self.relative_step:
             lr = K.minimum(lr, 1 / K.sqrt(t))
         i = self._get_variable_index(variable)

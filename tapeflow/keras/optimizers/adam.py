@@ -57,7 +57,7 @@ class Adam(Optimizer):
 
         def step_size():
             lr = K.cast(learning_rate, dt)
-            t = K.cast(K.read(self._iterations) + 1, dt)
+            t = K.cast(self._read_iterations(K) + 1, dt)
             beta_1_power = K.pow(K.cast(self.beta_1, dt), t)
             beta_2_power = K.pow(K.cast(self.beta_2, dt), t)
             return lr * K.sqrt(1 - beta_2_power) / (1 - beta_1_power)

@@ -43,7 +43,7 @@ class Adamax(Optimizer):
         else:
             g = K.cast(gradient, dt)
             g_abs = K.abs(g)
-        t = K.cast(K.read(self._iterations) + 1, dt)
+        t = K.cast(self._read_iterations(K) + 1, dt)
         beta_1_power = K.pow(K.cast(self.beta_1, dt), t)
         i = self._get_variable_index(variable)
         m, u = self._m[i], self._u[i]

@@ -39,7 +39,7 @@ class Lamb(Optimizer):
         else:
             g = K.cast(gradient, dt)
             g_sq = K.square(g)
-        t = K.cast(K.read(self._iterations) + 1, dt)
+        t = K.cast(self._read_iterations(K) + 1, dt)
         beta_1_power = K.pow(K.cast(self.beta_1, dt), t)
         beta_2_power = K.pow(K.cast(self.beta_2, dt), t)
         i = self._get_variable_index(variable)

@@ -40,7 +40,7 @@ class Nadam(Optimizer):
         # per-variable updates read it.
         up = self._u_product
         dt = up.dtype
-        t = K.cast(K.read(self._iterations) + 1, dt)
+        t = K.cast(self._read_iterations(K) + 1, dt)
         self.assign(up, K.read(up) * self.beta_1 * (1.0 - 0.5 * K.pow(K.const(0.96, dt), t)))
         super()._update_all(grads, variables, learning_rate, K)
 
@@ -56,7 +56,7 @@ class Nadam(Optimizer):
             g_sq = K.square(g)
 
         def coefficients():
-            it = K.read(self._iterations)
+            it = self._read_iterations(K)
             local_step = K.cast(it + 1, dt)
             next_step = K.cast(it + 2, dt)
             decay = K.cast(0.96, dt)

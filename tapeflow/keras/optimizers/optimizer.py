@@ -430,8 +430,23 @@ class Optimizer:
 
     @property
     def iterations(self) -> Variable:
-        """The number of update steps taken (an int64 variable)."""
+        """The number of update steps taken (an int64 variable); with
+        ``gradient_accumulation_steps`` the real steps, ``apply`` calls //
+        steps (a tensor), as Keras."""
+        if self.gradient_accumulation_steps:
+            from tapeflow.ops import math_ops
+
+            it = self._iterations.value() if state.graph is not None else self._iterations._snapshot()
+            return math_ops.floordiv(it, convert_to_tensor(np.int64(self.gradient_accumulation_steps)))
         return self._iterations
+
+    def _read_iterations(self, K):
+        # What Keras's rules read as ``self.iterations`` (see the property).
+        it = K.read(self._iterations)
+        steps = self.gradient_accumulation_steps
+        if not steps:
+            return it
+        return it // (np.int64(steps) if K.eager else K.const(steps, dtypes.int64))
 
     @iterations.setter
     def iterations(self, value: Any) -> None:
@@ -814,6 +829,8 @@ class Optimizer:
     # -- EMA --------------------------------------------------------------------
     def _update_ema(self, K) -> None:
         it = int(self._iterations._value) if state.graph is None else None
+        if it is not None and self.gradient_accumulation_steps:
+            it //= self.gradient_accumulation_steps  # Keras reads ``self.iterations``
         if it is None:
             raise NotImplementedError("use_ema inside tf.function is not supported yet; run the step eagerly.")
         for var, avg in zip(self._trainable_variables, self._model_variables_moving_average):
