@@ -184,3 +184,28 @@ def test_gradient_accumulation_matches_tf(name, sparse):
         opt.apply_gradients([(g, v)])
     assert int(opt.iterations.numpy()) == iterations  # apply calls // gradient_accumulation_steps, as Keras
     np.testing.assert_allclose(v.numpy().ravel(), np.float32(expected), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("repeats", [3, 40])  # 40: past the vectorized rounds (np.add.at then)
+@pytest.mark.parametrize("make", [lambda: K.SGD(0.1), lambda: K.Adagrad(0.1), lambda: K.Adam(0.1),
+                                  lambda: K.RMSprop(0.1, centered=True), lambda: K.Adadelta(1.0)])
+def test_eager_sparse_sums_are_bitwise_the_traced_ones(make, repeats):
+    # Eagerly the repeated slices are added round by round; traced, by
+    # tensor_scatter_nd_* / unsorted_segment_sum (np.add.at): same order per row.
+    rng = np.random.default_rng(repeats)
+    idx = np.concatenate([np.full(repeats, 2), [0, 5, 0, 7], rng.integers(0, 9, 20)]).astype(np.int32)
+    rng.shuffle(idx)
+    vals = rng.standard_normal((idx.size, 3)).astype(np.float32)
+    out = []
+    for traced in (False, True):
+        v = tf.Variable(np.linspace(-1, 1, 27).reshape(9, 3).astype(np.float32))
+        opt = make()
+
+        def step():
+            opt.apply_gradients([(tf.IndexedSlices(tf.constant(vals), tf.constant(idx), tf.constant([9, 3])), v)])
+
+        f = tf.function(step) if traced else step
+        for _ in range(2):
+            f()
+        out.append(v.numpy())
+    np.testing.assert_array_equal(out[0], out[1])

@@ -84,7 +84,7 @@ class _Sparse:
         self.values = values
         self.indices = indices
         self.dense_shape = dense_shape
-        self._rows = rows  # (unique rows, inverse) once computed (eager)
+        self._rows = rows  # eager: the _plan, once computed
 
     def with_values(self, values: Any) -> _Sparse:
         return _Sparse(values, self.indices, self.dense_shape, self._rows)
@@ -93,10 +93,65 @@ class _Sparse:
     def eager(self) -> bool:
         return isinstance(self.indices, np.ndarray)
 
-    def unique_rows(self):
+    def _plan(self):
+        # Eager: the slices grouped by occurrence, round k holding each row's
+        # k-th slice (rows unique within a round), so adding round after round
+        # adds each row's slices one after the other, in order (np.add.at's
+        # and TF's order) with vectorized writes; None past 32 repeats of a
+        # row (then np.add.at). Also the unique rows, and each slice's row
+        # among them. Shared by with_values.
         if self._rows is None:
-            self._rows = np.unique(self.indices, return_inverse=True)
+            idx = self.indices
+            n = idx.shape[0]
+            order = np.argsort(idx, kind="stable")
+            sid = idx[order]
+            first = np.empty(n, dtype=bool)
+            first[:1] = True
+            np.not_equal(sid[1:], sid[:-1], out=first[1:])
+            starts = np.flatnonzero(first)
+            uniq = sid[starts]
+            counts = np.diff(np.append(starts, n))
+            pos = np.empty(n, dtype=np.intp)
+            pos[order] = np.cumsum(first) - 1
+            most = int(counts.max()) if n else 0
+            if most <= 1:
+                rounds = [(idx, None, pos)]
+            elif most <= 32:
+                rank = np.empty(n, dtype=np.intp)
+                rank[order] = np.arange(n) - np.repeat(starts, counts)
+                rounds = []
+                for k in range(most):
+                    sel = np.flatnonzero(rank == k)
+                    rounds.append((idx[sel], sel, pos[sel]))
+            else:
+                rounds = None
+            self._rows = (uniq, pos, rounds)
         return self._rows
+
+    def scatter_into(self, out: np.ndarray, values: np.ndarray, subtract: bool = False) -> np.ndarray:
+        """Eager ``np.add.at(out, indices, values)`` (or subtract), in place."""
+        rounds = self._plan()[2]
+        if rounds is None:
+            (np.subtract if subtract else np.add).at(out, self.indices, values)
+            return out
+        for rows, sel, _ in rounds:
+            v = values if sel is None else values[sel]
+            if subtract:
+                out[rows] -= v
+            else:
+                out[rows] += v
+        return out
+
+    def _row_sums(self, values: np.ndarray) -> np.ndarray:
+        # Eager: values summed per unique row (in order, starting from 0).
+        uniq, pos, rounds = self._plan()
+        summed = np.zeros((uniq.shape[0],) + tuple(values.shape[1:]), dtype=values.dtype)
+        if rounds is None:
+            np.add.at(summed, pos, values)
+            return summed
+        for _, sel, p in rounds:
+            summed[p] += values if sel is None else values[sel]
+        return summed
 
     def dense(self):
         return self.densify(self.values)
@@ -105,9 +160,7 @@ class _Sparse:
         """``values`` (one per slice) summed per row into a dense tensor, as
         ``tf.convert_to_tensor(IndexedSlices)`` (slices added in order)."""
         if self.eager:
-            out = np.zeros(self.dense_shape, dtype=values.dtype)
-            np.add.at(out, self.indices, values)
-            return out
+            return self.scatter_into(np.zeros(self.dense_shape, dtype=values.dtype), values)
         from tapeflow.ops import math_ops
 
         return math_ops.unsorted_segment_sum(values, self.indices, self.dense_shape[0])
@@ -116,10 +169,7 @@ class _Sparse:
         """``base + densify(values)``; eagerly ``base`` must be a fresh array
         (only the gradient's rows are written, in place)."""
         if self.eager:
-            uniq, inverse = self.unique_rows()
-            summed = np.zeros((uniq.shape[0],) + tuple(values.shape[1:]), dtype=values.dtype)
-            np.add.at(summed, inverse, values)
-            base[uniq] += summed
+            base[self._plan()[0]] += self._row_sums(values)
             return base
         return base + self.densify(values)
 
@@ -603,10 +653,8 @@ class Optimizer:
         vals = sparse.values if sparse.values.dtype == new.dtype else sparse.values.astype(new.dtype)
         if how == "assign":
             new[sparse.indices] = vals
-        elif how == "assign_add":
-            np.add.at(new, sparse.indices, vals)
         else:
-            np.subtract.at(new, sparse.indices, vals)
+            sparse.scatter_into(new, vals, subtract=how == "assign_sub")
         variable._value = new
         return new
 
