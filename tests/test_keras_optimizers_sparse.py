@@ -209,3 +209,23 @@ def test_eager_sparse_sums_are_bitwise_the_traced_ones(make, repeats):
             f()
         out.append(v.numpy())
     np.testing.assert_array_equal(out[0], out[1])
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda: K.Adagrad(0.1, initial_accumulator_value=0.0, epsilon=0.0), 0.9),
+    (lambda: K.RMSprop(0.1, epsilon=0.0), 0.6837722),
+    (lambda: K.Adadelta(1.0, epsilon=0.0), 1.0),
+])
+def test_epsilon_zero_sparse_division(make, expected):
+    # Every row in the gradient: Keras divides the slices by their rows (TF
+    # 2.21 values). Rows left out have a 0 denominator, where Keras's
+    # IndexedSlices division writes NaN there (or fails on repeated indices):
+    # tapeflow raises NotImplementedError rather than differ silently.
+    v = tf.Variable(np.ones((4, 2), np.float32))
+    grad = tf.IndexedSlices(tf.constant(np.arange(8, dtype=np.float32).reshape(4, 2) + 1), tf.constant([0, 1, 2, 3]),
+                            tf.constant([4, 2]))
+    make().apply_gradients([(grad, v)])
+    np.testing.assert_allclose(v.numpy(), np.full((4, 2), expected, np.float32), rtol=1e-6)
+    w = tf.Variable(np.ones((4, 2), np.float32))
+    with pytest.raises(NotImplementedError, match="epsilon=0"):
+        make().apply_gradients([(tf.IndexedSlices(tf.ones((2, 2)), tf.constant([1, 3]), tf.constant([4, 2])), w)])

@@ -45,6 +45,8 @@ class Adadelta(Optimizer):
             # accumulators, scattered one slice after the other into the variable.
             g = K.cast(gradient.values, dt)
             ag = self.assign(acc_g, gradient.add_to(rho * K.read(acc_g), (1 - rho) * K.square(g)))
+            if self.epsilon == 0:
+                self._check_sparse_divisor(ag, K)
             delta = -((K.sqrt(gradient.gather(K.read(acc_d)) + self.epsilon) * g)
                       / K.sqrt(gradient.gather(ag) + self.epsilon))
             self.assign(acc_d, gradient.add_to(rho * K.read(acc_d), (1 - rho) * K.square(delta)))

@@ -41,6 +41,8 @@ class Adagrad(Optimizer):
             # Keras's scatter_add / scatter_sub of the slices, one after the other.
             g = K.cast(gradient.values, dt)
             acc_new = self.assign_add(acc, gradient.with_values(K.square(g)))
+            if self.epsilon == 0:
+                self._check_sparse_divisor(acc_new, K)
             self.assign_sub(variable, gradient.with_values((lr * g) / K.sqrt(gradient.gather(acc_new) + self.epsilon)))
             return
         g = K.cast(gradient, dt)

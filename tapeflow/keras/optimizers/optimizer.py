@@ -30,9 +30,12 @@ change only the gradient's rows of the variable, as in Keras. ``clipnorm``
 (``tf.clip_by_norm``) and ``clipvalue`` act on the slices; ``global_clipnorm``
 makes the gradient dense (Keras's ``v * scale``); ``loss_scale_factor``
 with a sparse gradient raises TypeError, as in Keras (``IndexedSlices /
-float``). Keras's division by a dense tensor that is zero or NaN somewhere
-(e.g. ``epsilon=0``) takes another code path (a union of indices) that
-tapeflow does not reproduce: the slices are divided by their rows only.
+float``). Keras's division of the slices by a dense tensor that is 0 or NaN
+somewhere (RMSprop / Adagrad / Adadelta with ``epsilon=0``) takes another
+code path (a union of indices: NaN in the other rows, an error with repeated
+indices) that tapeflow does not reproduce: eagerly with ``epsilon=0`` this
+raises NotImplementedError; otherwise (a NaN or, centered RMSprop, a rounded
+negative denominator) the slices are divided by their own rows only.
 """
 
 from __future__ import annotations
@@ -753,6 +756,19 @@ class Optimizer:
         finally:
             self._K = None
             self._step_cache = {}
+
+    def _check_sparse_divisor(self, x: Any, K) -> None:
+        # Keras divides IndexedSlices by a dense tensor through the gathered
+        # rows only while that tensor has no 0 or NaN anywhere; otherwise its
+        # union-of-indices path writes NaN to the other such rows (and fails
+        # on repeated indices). ``x`` is the dense value under the sqrt; called
+        # where epsilon == 0 (else it is > 0 unless already NaN).
+        if K.eager and not np.all(x > 0):
+            raise NotImplementedError(
+                f"{type(self).__name__} with epsilon=0 and a sparse (IndexedSlices) gradient: the denominator is 0 "
+                "or NaN in some rows, where Keras's IndexedSlices division takes its union-of-indices path "
+                "(NaN written to those rows of the variable, InvalidArgumentError with repeated indices), which "
+                "tapeflow does not reproduce; use epsilon > 0 or a dense gradient (tf.convert_to_tensor).")
 
     def _per_step(self, key: Any, make: Callable):
         """``make()`` once per step and key (scalar coefficients shared by all

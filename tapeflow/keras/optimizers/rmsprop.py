@@ -81,8 +81,12 @@ class RMSprop(Optimizer):
         if self.centered:
             avg = self._average_gradients[i]
             a_new = self.assign(avg, grad.add_to(rho * K.read(avg), (1 - rho) * vals))
+            if self.epsilon == 0:
+                self._check_sparse_divisor(v_new - K.square(a_new), K)
             denominator = grad.gather(v_new) - K.square(grad.gather(a_new)) + self.epsilon
         else:
+            if self.epsilon == 0:
+                self._check_sparse_divisor(v_new, K)
             denominator = grad.gather(v_new) + self.epsilon
         increment = (lr * vals) / K.sqrt(denominator)
         if self.momentum > 0:
