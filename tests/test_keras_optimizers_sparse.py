@@ -229,3 +229,23 @@ def test_epsilon_zero_sparse_division(make, expected):
     w = tf.Variable(np.ones((4, 2), np.float32))
     with pytest.raises(NotImplementedError, match="epsilon=0"):
         make().apply_gradients([(tf.IndexedSlices(tf.ones((2, 2)), tf.constant([1, 3]), tf.constant([4, 2])), w)])
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_optimizer_assign_with_indexed_slices_scatters_rows_as_keras(traced):
+    # Keras's assign / assign_add / assign_sub of IndexedSlices are
+    # scatter_update / scatter_add / scatter_sub (TF 2.21 values).
+    expected = {"assign": [2.5, 3.5, 2.0, 3.0, 0.5, 1.5, 6.0, 7.0],
+                "assign_add": [2.5, 4.5, 2.0, 3.0, 4.5, 6.5, 6.0, 7.0],
+                "assign_sub": [-2.5, -2.5, 2.0, 3.0, 3.5, 3.5, 6.0, 7.0]}
+    for how, want in expected.items():
+        v = tf.Variable(np.arange(8, dtype=np.float32).reshape(4, 2))
+        opt = K.SGD(0.1)
+        opt.build([v])
+
+        def f():
+            getattr(opt, how)(v, tf.IndexedSlices(tf.constant([[0.5, 1.5], [2.5, 3.5]]), tf.constant([2, 0]),
+                                                  tf.constant([4, 2])))
+
+        (tf.function(f) if traced else f)()
+        np.testing.assert_array_equal(v.numpy().ravel(), want)

@@ -603,6 +603,13 @@ class Optimizer:
         if isinstance(value, _Sparse):
             return self._scatter(variable, value, how)
         if isinstance(value, IndexedSlices):
+            # Keras's scatter_update / scatter_add / scatter_sub: only its rows.
+            if state.graph is None:
+                return self._scatter(variable, _eager_sparse(value, variable), how)
+            if None not in tuple(variable._shape_tuple()):
+                return self._scatter(variable, _Sparse(convert_to_tensor(value.values),
+                                                       _flat(convert_to_tensor(value.indices)),
+                                                       tuple(variable._shape_tuple())), how)
             value = convert_to_tensor(value)
         if state.graph is None and (isinstance(value, (np.ndarray, np.generic))):
             old = variable._value
