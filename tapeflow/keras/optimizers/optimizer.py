@@ -25,8 +25,11 @@ meets a dense tensor (``ops.add`` / ``ops.subtract`` / ``ops.maximum``:
 scattered into a variable (``scatter_add`` / ``scatter_sub``: one slice after
 the other). So with repeated indices Adam's second moment gets the sum of the
 squares (not the square of the sum), and the rules give TF's numbers, not
-the dense gradient's. SGD and RMSprop without momentum, Adagrad and Adadelta
-change only the gradient's rows of the variable, as in Keras. ``clipnorm``
+the dense gradient's. SGD and RMSprop without momentum, Adagrad, Adadelta and
+Adafactor change only the gradient's rows of the variable, as in Keras (and
+eagerly write them in place: repeated slices are added round by round, the
+k-th slice of every row at once, which is np.add.at's order). A
+user-written rule (a subclass) gets the gradient densified. ``clipnorm``
 (``tf.clip_by_norm``) and ``clipvalue`` act on the slices; ``global_clipnorm``
 makes the gradient dense (Keras's ``v * scale``); ``loss_scale_factor``
 with a sparse gradient raises TypeError, as in Keras (``IndexedSlices /
@@ -35,7 +38,10 @@ somewhere (RMSprop / Adagrad / Adadelta with ``epsilon=0``) takes another
 code path (a union of indices: NaN in the other rows, an error with repeated
 indices) that tapeflow does not reproduce: eagerly with ``epsilon=0`` this
 raises NotImplementedError; otherwise (a NaN or, centered RMSprop, a rounded
-negative denominator) the slices are divided by their own rows only.
+negative denominator, or while tracing) the slices are divided by their own
+rows only. With ``gradient_accumulation_steps`` the gradient is densified
+(Keras's ``g + accumulator``) and the rules read ``iterations`` as apply
+calls // steps, as Keras.
 """
 
 from __future__ import annotations
