@@ -253,3 +253,10 @@ def test_gradient_of_none_target_is_a_type_error():
     with pytest.raises(TypeError, match="received None"):
         t.gradient([y, None], x)
     assert float(t.gradient(y, x)) == 2.0
+
+
+def test_empty_list_constants_take_any_dtype():
+    assert repr(tf.constant([], dtype=tf.int32)) == (
+        "<tf.Tensor: shape=(0,), dtype=int32, numpy=array([], dtype=int32)>"
+    )
+    assert tf.constant([]).dtype == tf.float32

@@ -259,6 +259,8 @@ def _python_to_numpy(value: Any, dtype: dtypes.DType | None) -> np.ndarray:
     kind = arr.dtype.kind
     if dtype is not None:
         target = dtype._np
+        if arr.size == 0 and kind == "f":  # [] infers float64: any dtype takes no elements
+            return arr.astype(target)
         if kind == "f" and target.kind in "iub":
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
         if kind == "c" and target.kind != "c":
