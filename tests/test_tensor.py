@@ -260,3 +260,16 @@ def test_empty_list_constants_take_any_dtype():
         "<tf.Tensor: shape=(0,), dtype=int32, numpy=array([], dtype=int32)>"
     )
     assert tf.constant([]).dtype == tf.float32
+
+
+def test_python_operand_conversion_errors_match_tf():
+    assert float(tf.constant(1.0) * True) == 1.0  # bools convert to numbers
+    assert float(tf.constant(True, tf.float32)) == 1.0
+    with pytest.raises(TypeError, match="Cannot convert 1 to EagerTensor of dtype bool"):
+        tf.constant(1, tf.bool)
+    with pytest.raises(InvalidArgumentError):  # tensor on the left: the kernel's error
+        tf.constant(1) + 0.5
+    with pytest.raises(TypeError, match="Cannot convert 0.5 to EagerTensor of dtype int32"):
+        0.5 + tf.constant(1)  # on the left, the conversion's error
+    with pytest.raises(TypeError, match="Cannot convert 0.5 to EagerTensor of dtype int32"):
+        tf.Variable(1) * 0.5

@@ -269,7 +269,7 @@ def _python_to_numpy(value: Any, dtype: dtypes.DType | None) -> np.ndarray:
             info = np.iinfo(target)
             if arr.min() < info.min or arr.max() > info.max:
                 raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
-        if kind == "b" and target.kind != "b":
+        if kind in "iu" and target.kind == "b":  # (bools convert to numbers: True -> 1.0, as TF)
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
         if kind in "US" and target.kind != "O":
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")

@@ -9,6 +9,7 @@ import numpy as np
 from tapeflow.framework import dtypes
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.framework.variables import Variable
 
 
 def t(x: Any) -> Tensor:
@@ -42,24 +43,31 @@ def pair(x: Any, y: Any, op_name: str) -> tuple[Tensor, Tensor]:
     """Converts the inputs of a binary op: a non-tensor takes the other's
     dtype (``x + 1.0``); two tensors must already agree (no promotion)."""
     py = None  # a Python operand converted to the other's dtype
+    py_left = False
+    if not isinstance(x, Tensor) and isinstance(x, Variable):
+        x = x.value()
+    if not isinstance(y, Tensor) and isinstance(y, Variable):
+        y = y.value()
     if isinstance(x, Tensor):
         if not isinstance(y, Tensor):
             py, want, y = y, x.dtype, _like(y, x)
     elif isinstance(y, Tensor):
         py, want, x = x, y.dtype, _like(x, y)
+        py_left = True
     else:
         x = convert_to_tensor(x)
         y = convert_to_tensor(y, dtype_hint=x.dtype)
     if x._value.dtype != y._value.dtype:
-        if type(py) in (int, float, complex, list, tuple) and op_name not in _MISMATCH_IS_OP_ERROR:
+        if type(py) in (int, float, complex, list, tuple) and (op_name not in _MISMATCH_IS_OP_ERROR or py_left):
             # As TF: `int_tensor * 0.5` fails converting 0.5 to the tensor's dtype.
             raise TypeError(f"Cannot convert {py!r} to EagerTensor of dtype {want.name}")
         raise dtype_mismatch(op_name, x, y)
     return x, y
 
 
-# Ops whose wrong-dtype Python operand TF reports from the kernel
-# (InvalidArgumentError), not from the conversion (TypeError).
+# Ops whose wrong-dtype Python operand on the right TF reports from the kernel
+# (InvalidArgumentError), not from the conversion (TypeError); on the left
+# (``0.5 + int_tensor``) it is the conversion's TypeError, as for other ops.
 _MISMATCH_IS_OP_ERROR = frozenset({"AddV2", "MatMul"})
 
 
