@@ -88,7 +88,22 @@ _LAZY = {
     "distribute": "tapeflow.distribute",
     "config": "tapeflow.config",
     "autograph": "tapeflow.graph.autograph",
+    "initializers": "tapeflow.initializers",
     "datasets": "tapeflow.datasets",
+}
+
+
+# TensorFlow namespaces and names tapeflow does not implement: looking one up
+# says so (NotImplementedError) and is still an AttributeError for hasattr().
+_UNSUPPORTED = frozenset({
+    "strings", "sparse", "ragged", "image", "signal", "audio", "io", "saved_model", "lite", "summary",
+    "experimental", "compat", "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue", "lookup",
+    "quantization", "bitwise", "sets", "Graph", "Session", "SparseTensor", "RaggedTensor", "dtensor", "mlir",
+    "profiler", "sysconfig", "version", "types",
+})
+_INITIALIZERS = {
+    "zeros_initializer": "Zeros", "ones_initializer": "Ones", "constant_initializer": "Constant",
+    "random_normal_initializer": "RandomNormal", "random_uniform_initializer": "RandomUniform",
 }
 
 
@@ -96,6 +111,14 @@ def __getattr__(name: str):
     # Heavier namespaces load on first use, so `import tapeflow` stays fast.
     mod = _LAZY.get(name)
     if mod is None:
+        if name in _INITIALIZERS:
+            from tapeflow import initializers
+
+            value = getattr(initializers, _INITIALIZERS[name])
+            globals()[name] = value
+            return value
+        if name in _UNSUPPORTED:
+            raise errors.NotImplementedInTapeflowError(f"tf.{name} is not implemented in tapeflow")
         raise AttributeError(f"module 'tapeflow' has no attribute '{name}'")
     import importlib
 

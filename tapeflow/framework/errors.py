@@ -113,3 +113,9 @@ INTERNAL = 13
 UNAVAILABLE = 14
 DATA_LOSS = 15
 UNAUTHENTICATED = 16
+
+
+class NotImplementedInTapeflowError(AttributeError, NotImplementedError):
+    """A TensorFlow name tapeflow does not implement. Both a NotImplementedError
+    (it says what is missing) and an AttributeError (so ``hasattr`` and
+    ``getattr(module, name, default)`` keep working)."""

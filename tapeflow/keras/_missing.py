@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 
-class NotImplementedInTapeflowError(AttributeError, NotImplementedError):
-    pass
+from tapeflow.framework.errors import NotImplementedInTapeflowError  # noqa: E402 - shared with tf.*
 
 
 def module_getattr(module: str, missing: frozenset) -> Callable:

@@ -1,0 +1,30 @@
+"""TF2's top-level initializers, and TF namespaces tapeflow does not have."""
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+
+def test_top_level_initializers():
+    np.testing.assert_array_equal(tf.zeros_initializer()(shape=[2]).numpy(), [0.0, 0.0])
+    assert tf.zeros_initializer()(shape=[2]).dtype == tf.float32
+    c = tf.constant_initializer(3.0)(shape=[2], dtype=tf.float64)
+    assert c.dtype == tf.float64 and c.numpy().tolist() == [3.0, 3.0]
+    assert tf.ones_initializer()([2], tf.int32).numpy().tolist() == [1, 1]
+    a = tf.random_normal_initializer(0.0, 1.0, seed=1)(shape=[3, 2])
+    b = tf.random_normal_initializer(0.0, 1.0, seed=1)(shape=[3, 2])
+    assert a.shape == (3, 2) and a.dtype == tf.float32
+    u = tf.random_uniform_initializer(-1.0, 1.0, seed=2)(shape=[100])
+    assert -1.0 <= float(tf.reduce_min(u)) and float(tf.reduce_max(u)) < 1.0
+    v = tf.Variable(a)
+    np.testing.assert_array_equal(v.numpy(), a.numpy())
+    del b
+
+
+def test_unsupported_namespaces_say_so():
+    assert not hasattr(tf, "strings")
+    with pytest.raises(NotImplementedError, match="tf.strings is not implemented in tapeflow"):
+        tf.strings  # noqa: B018
+    with pytest.raises(AttributeError):
+        tf.not_a_tf_name  # noqa: B018
