@@ -67,8 +67,14 @@ class _SeedState:
         self.global_seed: int | None = None
         self.op_seeds: _pyrandom.Random | None = None
         self.streams: dict[tuple, np.random.Generator] = {}
-        self.fresh = np.random.default_rng()
+        self._fresh = None  # made on first use: numpy.random costs ~9 ms to import
         self.instances = 0  # counter behind _instance()
+
+    @property
+    def fresh(self) -> np.random.Generator:
+        if self._fresh is None:
+            self._fresh = np.random.default_rng()
+        return self._fresh
 
 
 _state = _SeedState()
