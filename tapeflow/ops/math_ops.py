@@ -879,8 +879,10 @@ def _reduce_shape(specs, axis, keepdims):
     return [(tuple(d for i, d in enumerate(shape) if i not in axis), dt)]
 
 
+# Reductions call the ufunc's reduce directly: np.sum & co. add ~1.3 us of
+# Python dispatch per call, which small training steps feel.
 def _sum_kernel(x, axis, keepdims):
-    return np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+    return np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
 
 
 SUM = defop("Sum", _sum_kernel, shape=_reduce_shape)
@@ -983,13 +985,13 @@ def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False, nam
 def _max_kernel(x, axis, keepdims):
     if x.size == 0:
         return np.full(_reduce_shape([(x.shape, x.dtype)], axis, keepdims)[0][0], _lowest(x.dtype), x.dtype)
-    return np.max(x, axis=axis, keepdims=keepdims)
+    return np.maximum.reduce(x, axis=axis, keepdims=keepdims)
 
 
 def _min_kernel(x, axis, keepdims):
     if x.size == 0:
         return np.full(_reduce_shape([(x.shape, x.dtype)], axis, keepdims)[0][0], -_lowest(x.dtype), x.dtype)
-    return np.min(x, axis=axis, keepdims=keepdims)
+    return np.minimum.reduce(x, axis=axis, keepdims=keepdims)
 
 
 def _lowest(dt):
@@ -1035,7 +1037,7 @@ def reduce_min(input_tensor: Any, axis: Any = None, keepdims: bool = False, name
 
 
 def _prod_kernel(x, axis, keepdims):
-    return np.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+    return np.multiply.reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
 
 
 PROD = defop("Prod", _prod_kernel, shape=_reduce_shape)
