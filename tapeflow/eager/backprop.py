@@ -258,6 +258,7 @@ def op_gradients(rec: OpRecord, out_grads: list) -> list:
         if type(g) is not Tensor:
             out_grads = [_prepare_out_grad(rec, 0, g)]
     else:
+        rec.zero_output_grads = tuple([i for i, g in enumerate(out_grads) if g is None])
         out_grads = [g if type(g) is Tensor else _prepare_out_grad(rec, i, g) for i, g in enumerate(out_grads)]
     grads = rec.grad_fn(rec, *out_grads)
     input_ids = rec.input_ids

@@ -19,7 +19,7 @@ class OpRecord:
     __slots__ = (
         "type", "attrs", "input_ids", "output_ids", "inputs", "outputs",
         "input_shapes", "input_dtypes", "output_shapes", "output_dtypes", "grad_fn",
-        "source_info", "skip_input_indices", "holders",
+        "source_info", "skip_input_indices", "holders", "zero_output_grads",
     )
 
     def __init__(self, type, attrs, input_ids, output_ids, inputs, outputs,
@@ -39,6 +39,9 @@ class OpRecord:
         # Inputs whose gradient nobody asked for (TF's name): rules may skip them.
         self.skip_input_indices = ()
         self.holders = 0  # tapes holding this record (nested tapes share one)
+        # Outputs that received no gradient (the engine passed zeros): rules may
+        # skip terms that would only multiply those zeros.
+        self.zero_output_grads = ()
 
     @property
     def name(self) -> str:

@@ -328,9 +328,11 @@ def _xent_logits_grad(op, grad_loss, grad_backprop):
     # d loss / d logits = softmax - labels, which the op already returned as its
     # second output. A second-order pass sends a gradient into that output;
     # its adjoint through softmax is (gg - <gg, s>) s.
+    g = multiply(array_ops.expand_dims(grad_loss, -1), op.outputs[1])
+    if 1 in (getattr(op, "zero_output_grads", None) or ()):
+        return g  # first order: no gradient reached the backprop output
     logits = op.inputs[0]
     s = softmax(logits)
-    g = multiply(array_ops.expand_dims(grad_loss, -1), op.outputs[1])
     gg = multiply(subtract(grad_backprop, reduce_sum(multiply(grad_backprop, s), axis=-1, keepdims=True)), s)
     return add(g, gg)
 
@@ -341,6 +343,8 @@ def _xent_grad(op, grad_loss, grad_backprop):
     # log_softmax) would differentiate through exp/log of shifted logits;
     # the fused backprop (softmax - labels) is exact and never overflows.
     g_logits = _xent_logits_grad(op, grad_loss, grad_backprop)
+    if 1 in (getattr(op, "skip_input_indices", None) or ()):
+        return g_logits, None  # nobody asked for the labels' gradient
     lsm = log_softmax(op.inputs[0])
     # The labels get -log_softmax (as TF) and, at second order, -gg from the
     # "- labels" term of the backprop output (which TF's rule drops).
