@@ -78,6 +78,9 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
         st._debug_hook(op, inputs, attrs, outputs)
 
 
+_NO_ATTRS: dict = {}  # shared: rules only read attrs
+
+
 def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | None:
     if len(outputs) == 1:
         ov = outputs[0]._value
@@ -87,8 +90,7 @@ def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | No
         out_ids = (outputs[0]._id,)
         out_shapes, out_dtypes = (ov.shape,), (odt,)
     else:
-        out_ids = tuple([o._id for o in outputs if o._value.dtype.kind in _FLOAT_KINDS])
-        if not out_ids:
+        if not any(o._value.dtype.kind in _FLOAT_KINDS for o in outputs):
             return None
         out_ids = tuple([o._id for o in outputs])
         out_shapes = tuple([o._value.shape for o in outputs])
@@ -130,9 +132,6 @@ def _may_broadcast(in_shapes) -> bool:
     return False
 
 
-_NO_ATTRS: dict = {}  # shared: rules only read attrs
-
-
 execute_mod.record_hook = record_operation
 
 
@@ -143,20 +142,22 @@ def _read_grad(op, grad):
 def record_variable_read(var, value: Tensor) -> None:
     """Links a read of ``var`` to the tensor it produced on active tapes."""
     st = state
+    rec = None
     for tp in st.tapes:
         if tp.watch_accessed_variables and var.trainable and var._id not in tp.watched:
             _watch_variable(tp, var)
         if var._id in tp.watched:
+            if rec is None:  # one record, shared by every watching tape (as for ops)
+                v = value._value
+                rec = OpRecord("ReadVariableOp", _NO_ATTRS, (var._id,), (value._id,), None, None,
+                               (v.shape,), (v.dtype,), (v.shape,), (v.dtype,), _read_grad)
+            rec.holders += 1
             tp.watched.add(value._id)
-            v = value._value
-            tp.records.append(OpRecord(
-                "ReadVariableOp", {}, (var._id,), (value._id,), None, None,
-                (v.shape,), (v.dtype,), (v.shape,), (v.dtype,), _read_grad,
-            ))
+            tp.records.append(rec)
     for acc in st.accumulators:
         acc._process_read(var, value)
-    if st.debug_hook is not None:
-        st.debug_hook(None, (var,), None, (value,))
+    if st._debug_hook is not None:
+        st._debug_hook(None, (var,), None, (value,))
 
 
 def _watch_variable(tp, var) -> None:
