@@ -45,31 +45,41 @@ def _check_decay_steps(decay_steps: Any) -> None:
         raise ValueError(f"Argument `decay_steps` must be > 0. Received: decay_steps={decay_steps}")
 
 
-class ExponentialDecay(LearningRateSchedule):
-    """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (the
-    exponent floored when ``staircase``)."""
+class _RateDecay(LearningRateSchedule):
+    """The arguments and the step/decay_steps progress that ExponentialDecay
+    and InverseTimeDecay share."""
 
     def __init__(self, initial_learning_rate: Any, decay_steps: Any, decay_rate: Any, staircase: bool = False,
-                 name: str = "ExponentialDecay") -> None:
+                 name: str | None = None) -> None:
         self.initial_learning_rate = initial_learning_rate
         self.decay_steps = decay_steps
         self.decay_rate = decay_rate
         self.staircase = staircase
-        self.name = name
+        self.name = type(self).__name__ if name is None else name
         _check_decay_steps(decay_steps)
 
-    def __call__(self, step: Any):
+    def _progress(self, step: Any):
+        """(ops, lr0, dtype, step / decay_steps floored when staircase)."""
         m = _ops()
         lr0 = convert_to_tensor(self.initial_learning_rate)
         dt = lr0.dtype
         p = m.cast(step, dt) / m.cast(self.decay_steps, dt)
         if self.staircase:
             p = m.floor(p)
-        return m.multiply(lr0, m.pow(m.cast(self.decay_rate, dt), p))
+        return m, lr0, dt, p
 
     def get_config(self) -> dict:
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
                 "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+
+
+class ExponentialDecay(_RateDecay):
+    """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (the
+    exponent floored when ``staircase``)."""
+
+    def __call__(self, step: Any):
+        m, lr0, dt, p = self._progress(step)
+        return m.multiply(lr0, m.pow(m.cast(self.decay_rate, dt), p))
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
@@ -138,30 +148,12 @@ class PolynomialDecay(LearningRateSchedule):
                 "name": self.name}
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_RateDecay):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)``."""
 
-    def __init__(self, initial_learning_rate: Any, decay_steps: Any, decay_rate: Any, staircase: bool = False,
-                 name: str = "InverseTimeDecay") -> None:
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
-        _check_decay_steps(decay_steps)
-
     def __call__(self, step: Any):
-        m = _ops()
-        lr0 = convert_to_tensor(self.initial_learning_rate)
-        dt = lr0.dtype
-        p = m.cast(step, dt) / m.cast(self.decay_steps, dt)
-        if self.staircase:
-            p = m.floor(p)
+        m, lr0, dt, p = self._progress(step)
         return lr0 / (m.cast(1, dt) + m.cast(self.decay_rate, dt) * p)
-
-    def get_config(self) -> dict:
-        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
-                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
 
 
 class CosineDecay(LearningRateSchedule):
