@@ -112,14 +112,10 @@ class Variable:
         return Tensor(self._value)
 
     def numpy(self):
-        v = self._value
-        if isinstance(v, np.ndarray) and v.ndim == 0:
-            return v[()]
-        return v
+        return self._snapshot().numpy()
 
     def __array__(self, dtype=None, copy=None):
-        v = np.asarray(self._value)
-        return v.astype(dtype) if dtype is not None and v.dtype != dtype else (v.copy() if copy else v)
+        return self._snapshot().__array__(dtype, copy)
 
     # -- writing ------------------------------------------------------------
     def _check_value(self, value: Any, op: str) -> np.ndarray:
