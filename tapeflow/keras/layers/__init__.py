@@ -5,6 +5,10 @@ from tapeflow.keras.layers.conv import (
     AveragePooling1D, AveragePooling2D, AvgPool2D, Conv1D, Conv2D, GlobalAveragePooling1D, GlobalAveragePooling2D,
     GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool2D, MaxPooling1D, MaxPooling2D,
 )
+from tapeflow.keras.layers.conv_nd import (
+    Conv1DTranspose, Conv2DTranspose, Conv3D, Conv3DTranspose, DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D,
+    SeparableConv2D,
+)
 from tapeflow.keras.layers.core import (
     Activation, Dense, Dropout, Embedding, Flatten, Lambda, LeakyReLU, ReLU, Reshape, Softmax,
 )
@@ -22,6 +26,10 @@ Convolution2D = Conv2D
 GlobalAvgPool2D = GlobalAveragePooling2D
 GlobalAvgPool1D, GlobalMaxPool1D = GlobalAveragePooling1D, GlobalMaxPooling1D
 Convolution1D, MaxPool1D, AvgPool1D = Conv1D, MaxPooling1D, AveragePooling1D
+Convolution3D = Conv3D
+Convolution1DTranspose, Convolution2DTranspose, Convolution3DTranspose = (
+    Conv1DTranspose, Conv2DTranspose, Conv3DTranspose)
+SeparableConvolution1D, SeparableConvolution2D = SeparableConv1D, SeparableConv2D
 
 __all__ = [
     "Input", "InputLayer", "InputSpec", "KerasTensor", "Layer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
@@ -32,7 +40,9 @@ __all__ = [
     "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "LeakyReLU", "Normalization",
     "Rescaling", "Permute", "RepeatVector", "ZeroPadding2D", "UpSampling2D", "Cropping2D", "Identity",
     "ActivityRegularization", "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D",
-    "AvgPool1D",
+    "AvgPool1D", "Conv3D", "Convolution3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose",
+    "Convolution1DTranspose", "Convolution2DTranspose", "Convolution3DTranspose", "DepthwiseConv1D",
+    "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D", "SeparableConvolution2D",
 ]
 
 
@@ -41,8 +51,8 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
     "LSTM GRU SimpleRNN RNN LSTMCell GRUCell SimpleRNNCell Bidirectional TimeDistributed "
-    "MultiHeadAttention Attention AdditiveAttention Conv2DTranspose Conv1DTranspose Conv3D "
-    "SeparableConv2D SeparableConv1D DepthwiseConv2D ELU PReLU ThresholdedReLU GaussianNoise "
+    "MultiHeadAttention Attention AdditiveAttention "
+    "SeparableConv2D ELU PReLU ThresholdedReLU GaussianNoise "
     "GaussianDropout AlphaDropout SpatialDropout1D SpatialDropout2D Masking CategoryEncoding Resizing "
     "CenterCrop RandomFlip RandomRotation RandomZoom RandomCrop RandomTranslation RandomContrast "
     "TextVectorization StringLookup IntegerLookup Hashing Discretization Dot GroupNormalization "

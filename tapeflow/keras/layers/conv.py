@@ -63,8 +63,9 @@ class Conv2D(Layer):
                  kernel_constraint: Any = None, bias_constraint: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         _channels_last(data_format)
-        if groups != 1:
-            raise NotImplementedError("Conv2D(groups > 1) is not implemented in tapeflow")
+        if not isinstance(groups, (int, np.integer)) or groups <= 0:
+            raise ValueError(f"The number of groups must be a positive integer. Received: groups={groups}.")
+        self.groups = int(groups)
         if activity_regularizer is not None:
             raise NotImplementedError("Conv2D: activity_regularizer is not implemented in tapeflow")
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
@@ -86,7 +87,7 @@ class Conv2D(Layer):
         if len(input_shape) != 4:
             raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=4, "
                              f"found ndim={len(input_shape)}. Full shape received: {tuple(input_shape)}")
-        cin = input_shape[-1]
+        cin = self._group_channels(input_shape[-1])
         self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (cin, self.filters),
                                       initializer=self.kernel_initializer, constraint=self.kernel_constraint,
                                       regularizer=self.kernel_regularizer)
@@ -95,13 +96,31 @@ class Conv2D(Layer):
             if self.use_bias else None
         self.built = True
 
+    def _group_channels(self, cin: int) -> int:
+        """Input channels per group (the kernel's second-to-last dim): ``cin // groups``."""
+        if cin is not None and (cin % self.groups or self.filters % self.groups):
+            raise ValueError(f"The number of input channels must be evenly divisible by the number of groups. "
+                             f"Received groups={self.groups}, but the input has {cin} channels (full input "
+                             f"shape is (None, {cin})); `filters` ({self.filters}) must be divisible too.")
+        return cin // self.groups
+
+    def _conv(self, x: Tensor, w: Tensor, **kw: Any) -> Tensor:
+        """``nn.conv2d``, per group of channels when ``groups > 1`` (then concatenated)."""
+        if self.groups == 1:
+            return nn.conv2d(x, w, **kw)
+        from tapeflow.ops import array_ops as ao
+
+        xs = ao.split(x, self.groups, axis=-1)
+        ws = ao.split(w, self.groups, axis=-1)
+        return ao.concat([nn.conv2d(a, b, **kw) for a, b in zip(xs, ws)], axis=-1)
+
     def call(self, inputs: Tensor) -> Tensor:
         _check_ndim4(self, inputs)
-        cin = self.kernel._shape_tuple()[2]
+        cin = self.kernel._shape_tuple()[2] * self.groups
         if inputs._shape_tuple()[-1] not in (None, cin):
             raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected axis -1 of "
                              f"input shape to have value {cin}, but received input with shape {inputs.shape}")
-        y = nn.conv2d(inputs, self.kernel.value(), strides=self.strides, padding=self.padding.upper(),
+        y = self._conv(inputs, self.kernel.value(), strides=self.strides, padding=self.padding.upper(),
                        dilations=self.dilation_rate)
         if self.bias is not None:
             y = mo.add(y, self.bias.value())
@@ -125,7 +144,7 @@ class Conv1D(Conv2D):
         if len(input_shape) != 3:
             raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=3, "
                              f"found ndim={len(input_shape)}. Full shape received: {tuple(input_shape)}")
-        cin = input_shape[-1]
+        cin = self._group_channels(input_shape[-1])
         self.kernel = self.add_weight(name="kernel", shape=(self.kernel_size[1], cin, self.filters),
                                       initializer=self.kernel_initializer, constraint=self.kernel_constraint,
                                       regularizer=self.kernel_regularizer)
@@ -142,7 +161,7 @@ class Conv1D(Conv2D):
         if self.causal:
             left = self.dilation_rate[1] * (self.kernel_size[1] - 1)
             inputs = pad(inputs, [[0, 0], [left, 0], [0, 0]])
-        y = nn.conv2d(ao.expand_dims(inputs, 1), ao.expand_dims(self.kernel.value(), 0), strides=self.strides,
+        y = self._conv(ao.expand_dims(inputs, 1), ao.expand_dims(self.kernel.value(), 0), strides=self.strides,
                       padding=self.padding.upper(), dilations=self.dilation_rate)
         y = ao.squeeze(y, [1])
         if self.bias is not None:
