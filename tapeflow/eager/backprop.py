@@ -55,8 +55,13 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
         spec = _GRADS.get(op.name)
         if spec is not None and spec.fn is not None:
             n = len(inputs)
-            input_ids = (inputs[0]._id,) if n == 1 else (inputs[0]._id, inputs[1]._id) if n == 2 \
+            input_ids = (
+                (inputs[0]._id,)
+                if n == 1
+                else (inputs[0]._id, inputs[1]._id)
+                if n == 2
                 else tuple([t._id for t in inputs])
+            )
             rec = None
             for tp in tapes:
                 w = tp.watched
@@ -108,10 +113,16 @@ def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | No
     # so rules and unbroadcast can read shapes with unknown dims at run time.
     traced = type(ov if len(outputs) == 1 else outputs[0]._value) is AbstractValue
     return OpRecord(
-        name, attrs or _NO_ATTRS, input_ids, out_ids,
+        name,
+        attrs or _NO_ATTRS,
+        input_ids,
+        out_ids,
         inputs if spec.save_inputs or traced else None,
         outputs if spec.save_outputs or traced else None,
-        in_shapes, in_dtypes, out_shapes, out_dtypes,
+        in_shapes,
+        in_dtypes,
+        out_shapes,
+        out_dtypes,
         spec.fn,
     )
 
@@ -149,8 +160,19 @@ def record_variable_read(var, value: Tensor) -> None:
         if var._id in tp.watched:
             if rec is None:  # one record, shared by every watching tape (as for ops)
                 v = value._value
-                rec = OpRecord("ReadVariableOp", _NO_ATTRS, (var._id,), (value._id,), None, None,
-                               (v.shape,), (v.dtype,), (v.shape,), (v.dtype,), _read_grad)
+                rec = OpRecord(
+                    "ReadVariableOp",
+                    _NO_ATTRS,
+                    (var._id,),
+                    (value._id,),
+                    None,
+                    None,
+                    (v.shape,),
+                    (v.dtype,),
+                    (v.shape,),
+                    (v.dtype,),
+                    _read_grad,
+                )
             rec.holders += 1
             tp.watched.add(value._id)
             tp.records.append(rec)
@@ -167,6 +189,7 @@ def _watch_variable(tp, var) -> None:
 
 
 # -- the math of the backward walk --------------------------------------------
+
 
 def zeros_for(shape: tuple, dtype) -> Tensor:
     from tapeflow.ops import array_ops
@@ -307,8 +330,9 @@ def _sum_equal_unknown(rec: OpRecord, out: list) -> None:
     if rec.inputs is None or not _may_broadcast(dims):
         return
     op = registry._OPS.get(rec.type)
-    if op is None or (op.shape not in (shape_rules.broadcast, shape_rules.broadcast_bool)
-                      and rec.type not in _BROADCASTING_BATCH_OPS):
+    if op is None or (
+        op.shape not in (shape_rules.broadcast, shape_rules.broadcast_bool) and rec.type not in _BROADCASTING_BATCH_OPS
+    ):
         return
     for i, g in enumerate(out):
         s = in_shapes[i]
@@ -331,7 +355,67 @@ def _prepare_out_grad(rec: OpRecord, i: int, g):
     return g
 
 
+# -- the walk on NumPy values (nothing records it) ---------------------------
+
+_RAW_RULES: dict | None = None
+# False: every walk wraps values in Tensors (tests compare the two walks).
+raw_walk = True
+_ARRAYS = (np.ndarray, np.generic)
+
+
+def _raw_rules() -> dict:
+    global _RAW_RULES
+    if _RAW_RULES is None:
+        from tapeflow.eager import fast_rules
+
+        _RAW_RULES = fast_rules.RAW
+    return _RAW_RULES
+
+
+def _wrap_raw(g):
+    return Tensor(g) if isinstance(g, _ARRAYS) else g
+
+
+def _unwrap(g):
+    return g._value if type(g) is Tensor else g
+
+
+def _generic_raw(rec: OpRecord, out_grads: list) -> list:
+    """A record without an array-level twin: its rule on Tensors."""
+    grads = op_gradients(rec, [None if g is None else _wrap_raw(g) for g in out_grads])
+    return [_unwrap(g) for g in grads]
+
+
+def _aggregate_raw(grads: list):
+    for g in grads:
+        if not isinstance(g, _ARRAYS):
+            return _unwrap(aggregate([_wrap_raw(v) for v in grads]))
+    # add (two) and add_n (more) both sum left to right with +.
+    out = grads[0]
+    for g in grads[1:]:
+        out = out + g
+    return out
+
+
+def _unbroadcast_raw(g, shape: tuple):
+    """``unbroadcast`` on a NumPy value, through the same kernels."""
+    gshape = g.shape
+    lead = len(gshape) - len(shape)
+    if lead < 0 or any(a != b and b != 1 for a, b in zip(gshape[lead:], shape)):
+        return _unwrap(unbroadcast(Tensor(g), shape))
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+    if axes:
+        g = np.add.reduce(g, axis=axes, keepdims=False, dtype=g.dtype)  # the Sum kernel
+    if g.shape != shape:
+        g = np.reshape(g, shape)
+    return g
+
+
+tape_lib.unbroadcast_raw = _unbroadcast_raw
+
+
 # -- GradientTape --------------------------------------------------------------
+
 
 class GradientTape:
     """Records operations for automatic differentiation, as ``tf.GradientTape``.
@@ -366,9 +450,7 @@ class GradientTape:
 
     def _push_tape(self) -> None:
         if self._recording:
-            raise ValueError(
-                "Tape is still recording, This can happen if you try to re-enter an already-active tape."
-            )
+            raise ValueError("Tape is still recording, This can happen if you try to re-enter an already-active tape.")
         if self._tape is None:
             self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
             self._used = False
@@ -473,19 +555,33 @@ class GradientTape:
                 self._used = True
         return result
 
-    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
-                 parallel_iterations=None, experimental_use_pfor=True):
+    def jacobian(
+        self,
+        target,
+        sources,
+        unconnected_gradients=UnconnectedGradients.NONE,
+        parallel_iterations=None,
+        experimental_use_pfor=True,
+    ):
         from tapeflow.eager import jacobians
 
-        return jacobians.jacobian(self, target, sources, unconnected_gradients, parallel_iterations,
-                                  experimental_use_pfor)
+        return jacobians.jacobian(
+            self, target, sources, unconnected_gradients, parallel_iterations, experimental_use_pfor
+        )
 
-    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
-                       parallel_iterations=None, experimental_use_pfor=True):
+    def batch_jacobian(
+        self,
+        target,
+        source,
+        unconnected_gradients=UnconnectedGradients.NONE,
+        parallel_iterations=None,
+        experimental_use_pfor=True,
+    ):
         from tapeflow.eager import jacobians
 
-        return jacobians.batch_jacobian(self, target, source, unconnected_gradients, parallel_iterations,
-                                        experimental_use_pfor)
+        return jacobians.batch_jacobian(
+            self, target, source, unconnected_gradients, parallel_iterations, experimental_use_pfor
+        )
 
 
 def _warn_dtype(t) -> None:
@@ -545,14 +641,21 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
             og = convert_to_tensor(og, dtype=tval.dtype)
             if og._shape_tuple() != tval._shape_tuple() and not _compatible(og._shape_tuple(), tval._shape_tuple()):
                 raise ValueError(
-                    f"output_gradients shape {og._shape_tuple()} does not match target shape "
-                    f"{tval._shape_tuple()}."
+                    f"output_gradients shape {og._shape_tuple()} does not match target shape {tval._shape_tuple()}."
                 )
         initial.setdefault(tid, []).append(og)
     watched = tp.watched
     sid_set = {sid for s, sid in zip(flat_sources, source_ids) if sid in watched}
-    op_grads = op_gradients if debug_op_gradients is None else debug_op_gradients
-    found = tape_lib.backward(tp.records, initial, sid_set, op_grads, aggregate, release)
+    if raw_walk and state.plain and debug_op_gradients is None:
+        # Nothing records the walk: run it on NumPy values (same kernels).
+        raw_initial = {tid: [og._value for og in ogs] for tid, ogs in initial.items()}
+        found = tape_lib.backward_raw(
+            tp.records, raw_initial, sid_set, _raw_rules(), _generic_raw, _aggregate_raw, release
+        )
+        found = {sid: _wrap_raw(g) for sid, g in found.items()}
+    else:
+        op_grads = op_gradients if debug_op_gradients is None else debug_op_gradients
+        found = tape_lib.backward(tp.records, initial, sid_set, op_grads, aggregate, release)
     if release:
         tp.records = []
     grads = []

@@ -12,18 +12,46 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Callable, Iterable
 
+import numpy as np
+
+_ARRAYS = (np.ndarray, np.generic)
+
 
 class OpRecord:
     """One recorded op. Also the ``op`` a gradient rule receives."""
 
     __slots__ = (
-        "type", "attrs", "input_ids", "output_ids", "inputs", "outputs",
-        "input_shapes", "input_dtypes", "output_shapes", "output_dtypes", "grad_fn",
-        "source_info", "skip_input_indices", "holders", "zero_output_grads",
+        "type",
+        "attrs",
+        "input_ids",
+        "output_ids",
+        "inputs",
+        "outputs",
+        "input_shapes",
+        "input_dtypes",
+        "output_shapes",
+        "output_dtypes",
+        "grad_fn",
+        "source_info",
+        "skip_input_indices",
+        "holders",
+        "zero_output_grads",
     )
 
-    def __init__(self, type, attrs, input_ids, output_ids, inputs, outputs,
-                 input_shapes, input_dtypes, output_shapes, output_dtypes, grad_fn):
+    def __init__(
+        self,
+        type,
+        attrs,
+        input_ids,
+        output_ids,
+        inputs,
+        outputs,
+        input_shapes,
+        input_dtypes,
+        output_shapes,
+        output_dtypes,
+        grad_fn,
+    ):
         self.type = type
         self.attrs = attrs
         self.input_ids = input_ids
@@ -106,25 +134,7 @@ def backward(
     # Forward pass over ids: which records depend on a source at all? An
     # input's reachability is final when its record is visited (producers come
     # first), so the inputs nobody asked about (skip_input_indices) fall out too.
-    reachable = set(source_ids)
-    relevant = []
-    keep, reach = relevant.append, reachable.update
-    for rec in records:
-        ids = rec.input_ids
-        if len(ids) == 1:
-            if ids[0] in reachable:
-                rec.skip_input_indices = ()
-                reach(rec.output_ids)
-                keep(rec)
-            continue
-        skip = ()
-        for k, i in enumerate(ids):
-            if i not in reachable:
-                skip += (k,)
-        if len(skip) < len(ids):
-            rec.skip_input_indices = skip
-            reach(rec.output_ids)
-            keep(rec)
+    relevant = _relevant(records, source_ids)
     pending = output_grads
     get, pop = pending.get, pending.pop
     for rec in reversed(relevant):
@@ -159,3 +169,109 @@ def backward(
         if gl is not None:
             result[sid] = gl[0] if len(gl) == 1 else aggregate(gl)
     return result
+
+
+def _relevant(records: list[OpRecord], source_ids) -> list[OpRecord]:
+    """The records on a path from a source, oldest first; sets each one's
+    ``skip_input_indices`` (inputs no source reaches)."""
+    reachable = set(source_ids)
+    relevant = []
+    keep, reach = relevant.append, reachable.update
+    for rec in records:
+        ids = rec.input_ids
+        if len(ids) == 1:
+            if ids[0] in reachable:
+                rec.skip_input_indices = ()
+                reach(rec.output_ids)
+                keep(rec)
+            continue
+        skip = ()
+        for k, i in enumerate(ids):
+            if i not in reachable:
+                skip += (k,)
+        if len(skip) < len(ids):
+            rec.skip_input_indices = skip
+            reach(rec.output_ids)
+            keep(rec)
+    return relevant
+
+
+def backward_raw(
+    records: list[OpRecord],
+    output_grads: dict[int, list],
+    source_ids: set[int],
+    raw_rules: dict,
+    generic: Callable[[OpRecord, list], list],
+    aggregate: Callable[[list], Any],
+    release: bool,
+) -> dict[int, Any]:
+    """``backward`` for a walk nothing records: gradients stay NumPy values.
+
+    ``output_grads`` holds NumPy values (or IndexedSlices). A record whose
+    rule has an array-level twin in ``raw_rules`` (keyed by the rule) runs it
+    on the values; any other record goes through ``generic(rec, out_grads)``,
+    which wraps and unwraps (so custom and rare rules behave exactly as in
+    ``backward``). ``aggregate`` sums a list of values. Returns values.
+    """
+    relevant = _relevant(records, source_ids)
+    pending = output_grads
+    get, pop = pending.get, pending.pop
+    raw_get = raw_rules.get
+    for rec in reversed(relevant):
+        oids = rec.output_ids
+        if len(oids) == 1:
+            oid = oids[0]
+            gl = get(oid) if oid in source_ids else pop(oid, None)
+            if gl is None:
+                continue
+            outs = [gl[0] if len(gl) == 1 else aggregate(gl)]
+        else:
+            outs = []
+            for oid in oids:
+                gl = get(oid) if oid in source_ids else pop(oid, None)
+                outs.append(None if gl is None else gl[0] if len(gl) == 1 else aggregate(gl))
+            if all(g is None for g in outs):
+                continue
+        raw = raw_get(rec.grad_fn)
+        in_grads = NotImplemented
+        if raw is not None:
+            for g in outs:
+                if g is not None and not isinstance(g, _ARRAYS):
+                    break  # an IndexedSlices: the rule knows what to do with it
+            else:
+                in_grads = raw(rec, *outs)
+        if in_grads is NotImplemented:
+            in_grads = generic(rec, outs)
+        else:
+            in_grads = _fit_shapes(rec, in_grads, generic)
+        if release:
+            rec.release()
+        skip = rec.skip_input_indices
+        for k, (iid, g) in enumerate(zip(rec.input_ids, in_grads)):
+            if g is not None and not (skip and k in skip):
+                gl = get(iid)
+                if gl is None:
+                    pending[iid] = [g]
+                else:
+                    gl.append(g)
+    result = {}
+    for sid in source_ids:
+        gl = pending.get(sid)
+        if gl is not None:
+            result[sid] = gl[0] if len(gl) == 1 else aggregate(gl)
+    return result
+
+
+# Set by backprop: unbroadcast of a NumPy value (sum back to an input's shape).
+unbroadcast_raw: Callable | None = None
+
+
+def _fit_shapes(rec: OpRecord, grads, generic):
+    if type(grads) is not tuple and type(grads) is not list:
+        grads = (grads,)
+    shapes = rec.input_shapes
+    for i, g in enumerate(grads):
+        if g is not None and g.shape != shapes[i]:
+            grads = list(grads)
+            grads[i] = unbroadcast_raw(g, shapes[i])
+    return grads
