@@ -319,6 +319,26 @@ class Dataset:
         """All but the first ``count`` elements (-1 skips everything)."""
         return _Skip(self, int(np.asarray(count)))
 
+    def shard(self, num_shards: int, index: int, name: str | None = None) -> Dataset:
+        """Every ``num_shards``-th element, starting at ``index`` (one worker's part of the data)."""
+        num_shards, index = int(np.asarray(num_shards)), int(np.asarray(index))
+        if num_shards <= 0:
+            raise errors.InvalidArgumentError(f"Number of shards must be greater than zero (currently num_shards "
+                                              f"= {num_shards}). [Op:ShardDataset]")
+        if not 0 <= index < num_shards:
+            raise errors.InvalidArgumentError(f"Index must be between 0 and {num_shards - 1} (currently index = "
+                                              f"{index}). [Op:ShardDataset]")
+        return _Shard(self, num_shards, index)
+
+    def rebatch(self, batch_size: Any, drop_remainder: bool = False, name: str | None = None) -> Dataset:
+        """Re-cuts a batched dataset's rows into batches of ``batch_size`` (a vector of sizes is used
+        round-robin), as ``unbatch().batch(batch_size)`` would."""
+        sizes = [int(b) for b in np.atleast_1d(np.asarray(batch_size))]
+        if not sizes or any(b <= 0 for b in sizes):
+            raise errors.InvalidArgumentError(f"rebatch: batch sizes must be greater than zero, got {sizes}. "
+                                              "[Op:RebatchDatasetV2]")
+        return _Rebatch(self, sizes, bool(drop_remainder))
+
     def prefetch(self, buffer_size: int, name: str | None = None) -> Dataset:
         """Accepted for compatibility; elements are produced on demand."""
         return _Passthrough(self)
@@ -902,6 +922,71 @@ class _Concatenate(Dataset):
 
     def _template(self) -> Any:
         return self._a._template()
+
+
+class _Shard(Dataset):
+    def __init__(self, parent: Dataset, num: int, index: int) -> None:
+        self._parent, self._num, self._index = parent, num, index
+
+    def _cardinality(self) -> int:
+        c = self._parent._cardinality()
+        if c < 0:
+            return c
+        return c // self._num + (1 if self._index < c % self._num else 0)
+
+    def _plan(self) -> _Plan | None:
+        plan = self._parent._plan()
+        if plan is None:
+            return None
+        return _Plan(plan.gather, plan.row, lambda: itertools.islice(plan.indices(), self._index, None, self._num))
+
+    def _elements(self) -> Iterator:
+        return itertools.islice(self._parent._elements(), self._index, None, self._num)
+
+    def _template(self) -> Any:
+        return self._parent._template()
+
+
+class _Rebatch(Dataset):
+    def __init__(self, parent: Dataset, sizes: list, drop: bool) -> None:
+        self._parent, self._sizes, self._drop = parent, sizes, drop
+
+    def _elements(self) -> Iterator:
+        sizes = itertools.cycle(self._sizes)
+        want = next(sizes)
+        pending: list = []  # pieces (batched elements) not yet emitted
+        have = 0
+        for e in self._parent._elements():
+            leaves = _flatten(e)
+            if any(a.ndim == 0 for a in leaves):
+                raise ValueError("rebatch: the input must be batched (it has scalar components).")
+            n, start = leaves[0].shape[0], 0
+            while start < n:
+                take = min(want - have, n - start)
+                pending.append(_map(lambda a, s=start, k=take: a[s:s + k], e))
+                have += take
+                start += take
+                if have == want:
+                    yield _concat_pieces(pending)
+                    pending, have, want = [], 0, next(sizes)
+        if pending and not self._drop:
+            yield _concat_pieces(pending)
+
+    def _template(self) -> Any:
+        return self._parent._template()
+
+    @property
+    def element_spec(self) -> Any:
+        spec = self._parent.element_spec
+        if self._drop and len(set(self._sizes)) == 1:
+            return _map(lambda s: type(s)([self._sizes[0]] + s.shape.as_list()[1:], s.dtype), spec)
+        return _map(lambda s: type(s)([None] + s.shape.as_list()[1:], s.dtype), spec)
+
+
+def _concat_pieces(pieces: list) -> Any:
+    if len(pieces) == 1:
+        return pieces[0]
+    return _zip_map(lambda leaves: np.concatenate(leaves), pieces[0], pieces)
 
 
 def _not_implemented(name: str) -> Callable:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tapeflow.framework import distribution_hooks as hooks
 from tapeflow.framework import dtypes
 from tapeflow.framework.context import state
 from tapeflow.framework.tensor import Reference, Tensor, convert_to_tensor, new_id, register_tensor_conversion_function
@@ -71,6 +72,8 @@ class Variable:
             state.graph.on_variable_created(self)
         init = _to_eager_value(initial_value, dtype)
         self._value = init._value
+        if hooks.on_variable_created is not None:  # under a multi-process strategy's scope: rank 0's value
+            self._value = hooks.on_variable_created(self._value)
         self._dtype = init.dtype
         self._shape = TensorShape(shape) if shape is not None else TensorShape(self._value.shape)
         if validate_shape and shape is not None and not self._shape.is_compatible_with(self._value.shape):

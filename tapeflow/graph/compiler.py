@@ -30,8 +30,8 @@ from tapeflow.graph.graph import FuncGraph, Operation, SymbolicTensor
 
 __all__ = ["compile_graph", "CompiledGraph", "evaluate_now"]
 
-# Never folded: their value must change from call to call.
-_NO_FOLD = re.compile(r"Random|Multinomial|Shuffle|Dropout|Uniform|Normal|Gamma|Poisson|Categorical")
+# Never folded: their value must change from call to call (collectives are also stateful: kept in order).
+_NO_FOLD = re.compile(r"Collective|Random|Multinomial|Shuffle|Dropout|Uniform|Normal|Gamma|Poisson|Categorical")
 # Removable if unused, but ordered (never merged) when kept.
 _ORDERED_PURE = frozenset({"ReadVariableOp"})
 _MAX_FOLD_ELEMENTS = 1 << 20

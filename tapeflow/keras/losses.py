@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tapeflow.framework import distribution_hooks as dist_hooks
 from tapeflow.framework import dtypes
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.variables import Variable
@@ -285,8 +286,39 @@ def reduce_weighted_values(values: Tensor, sample_weight: Any, reduction: Any) -
         n = values._shape_tuple()
         divisor = float(np.prod(n)) if None not in n else mo.cast(ao.size_(values), values.dtype)
     if isinstance(divisor, float):
-        return total / divisor if divisor else total * 0.0
-    return mo.where(mo.equal(divisor, 0.0), mo.zeros_like_(total), total / divisor)
+        loss = total / divisor if divisor else total * 0.0
+    else:
+        loss = mo.where(mo.equal(divisor, 0.0), mo.zeros_like_(total), total / divisor)
+    if dist_hooks.strategy is not None:
+        loss = scale_loss_for_distribution(loss)
+    return loss
+
+
+def scale_loss_for_distribution(value: Tensor) -> Tensor:
+    """Under a multi-process strategy (inside its scope or ``run``): ``value`` times this replica's share
+    of the global batch, so that the gradients summed over replicas are the global batch's (Keras 3
+    scales by ``1 / num_replicas_in_sync``; the share is exact for uneven batches too). Else ``value``."""
+    strategy = dist_hooks.strategy
+    if strategy is None:
+        return value
+    from tapeflow.distribute.strategies import get_strategy
+
+    if get_strategy() is not strategy:
+        return value
+    return value * mo.cast(strategy._share.value(), value.dtype)
+
+
+def unscale_loss_for_distribution(value: Tensor) -> Tensor:
+    """The inverse of ``scale_loss_for_distribution`` (0 where this replica holds no examples)."""
+    strategy = dist_hooks.strategy
+    if strategy is None:
+        return value
+    from tapeflow.distribute.strategies import get_strategy
+
+    if get_strategy() is not strategy:
+        return value
+    share = mo.cast(strategy._share.value(), value.dtype)
+    return mo.where(mo.equal(share, 0.0), mo.zeros_like_(value), value / share)
 
 
 class Loss:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.framework import distribution_hooks as dist_hooks
 from tapeflow.framework import dtypes
 from tapeflow.framework.context import state
 from tapeflow.framework.tensor import Tensor, constant, convert_to_tensor
@@ -55,6 +56,11 @@ def _div_no_nan(a: Tensor, b: Tensor) -> Tensor:
 
 class Metric:
     """Base class of metrics: state in ``add_variable`` variables."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "result" in cls.__dict__:
+            cls.result = _synced_result(cls.__dict__["result"])
 
     def __init__(self, name: str | None = None, dtype: Any = None) -> None:
         from tapeflow.keras.layers.base import to_snake_case
@@ -106,6 +112,20 @@ class Metric:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}>"
+
+
+def _synced_result(result):
+    """``result`` that, under a multi-process strategy and outside ``strategy.run``, first sums every
+    state variable over all replicas (TF's SUM-aggregated sync-on-read metric variables)."""
+
+    def synced(self):
+        if dist_hooks.strategy is None or state.graph is not None or getattr(self, "_syncing", False):
+            return result(self)
+        return dist_hooks.strategy._synced_metric_result(self, result)
+
+    synced.__doc__ = result.__doc__
+    synced.__wrapped__ = result
+    return synced
 
 
 def _weights_like(values: Tensor, sample_weight: Any) -> Tensor | None:

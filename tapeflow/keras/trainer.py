@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.eager.backprop import GradientTape
+from tapeflow.framework import distribution_hooks as dist_hooks
 from tapeflow.framework import nest
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.variables import Variable
@@ -82,6 +83,34 @@ def _unpack(batch: Any) -> tuple:
     return batch, None, None
 
 
+# -- multi-process hooks (tf.distribute.MultiWorkerMirroredStrategy under MPI) --------------------------
+def _under_strategy(method):
+    """Runs ``fit``/``evaluate``/``predict`` inside the multi-process strategy's scope, if there is one."""
+    import functools
+
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        if dist_hooks.strategy is None:
+            return method(self, *args, **kwargs)
+        with dist_hooks.strategy.scope():
+            return method(self, *args, **kwargs)
+
+    return run
+
+
+def _is_chief() -> bool:
+    return dist_hooks.strategy is None or dist_hooks.strategy._comm.rank == 0
+
+
+def _split(data: Any) -> Any:
+    """Each rank's slice of every global batch (one process: ``data`` itself)."""
+    return data if dist_hooks.strategy is None else dist_hooks.strategy._split_batches(data)
+
+
+def _unscale(loss: Any) -> Any:
+    return loss if dist_hooks.strategy is None else losses_mod.unscale_loss_for_distribution(loss)
+
+
 class _ArrayBatches:
     """Batches of in-memory arrays; reshuffled at each ``epoch()`` if asked."""
 
@@ -102,6 +131,8 @@ class _ArrayBatches:
             from tapeflow.keras.initializers import rng_for
 
             order = rng_for(None).permutation(self.n)
+            if dist_hooks.strategy is not None:  # one order for all ranks: rank 0's
+                order = dist_hooks.strategy._comm.broadcast([order])[0]
         for i in range(self.steps):
             sl = slice(i * self.batch_size, min((i + 1) * self.batch_size, self.n))
             idx = order[sl] if order is not None else sl
@@ -369,7 +400,10 @@ class Trainer:
             loss = self._apply_loss(self._loss_fn, y, y_pred, sample_weight)
         extra = self.losses
         if extra:
-            loss = mo.add_n([loss] + [mo.cast(convert_to_tensor(v), loss.dtype) for v in extra])
+            extra = [mo.cast(convert_to_tensor(v), loss.dtype) for v in extra]
+            if dist_hooks.strategy is not None:  # counted once over all replicas
+                extra = [losses_mod.scale_loss_for_distribution(v) for v in extra]
+            loss = mo.add_n([loss] + extra)
         return loss, per_output
 
     def train_step(self, data: Any) -> Any:
@@ -464,7 +498,13 @@ class Trainer:
     def _batch_logs(self, out: Any) -> dict:
         """Logs after a step: what a custom step returned, else every metric's result."""
         if isinstance(out, dict):
-            return {k: float(np.asarray(_to_numpy(v))) for k, v in out.items()}
+            logs = {k: float(np.asarray(_to_numpy(v))) for k, v in out.items()}
+            if dist_hooks.strategy is not None:  # the same logs on every rank: metrics synced, the rest averaged
+                synced = {m.name: float(m.result().numpy()) for m in self.metrics if m.name in logs}
+                rest = [k for k in logs if k not in synced]
+                means = dist_hooks.strategy._comm.allreduce([np.array([logs[k] for k in rest])], "mean")[0]
+                logs.update(zip(rest, means.tolist()), **synced)
+            return logs
         return self._logs()
 
     def _update_metrics(self, x: Any, y: Any, y_pred: Any, sw: Any, loss: Tensor, per_output: Any = None) -> None:
@@ -472,13 +512,13 @@ class Trainer:
         first = nest.flatten(x)[0]
         n = first._shape_tuple()[0]
         batch_size = float(n) if n is not None else mo.cast(ao.shape(first)[0], loss.dtype)
-        self._loss_tracker.update_state(loss, sample_weight=batch_size)
+        self._loss_tracker.update_state(_unscale(loss), sample_weight=batch_size)
         spec = self._outputs_spec
         if spec is not None and y is not None:
             ys, preds = self._split_outputs(y, y_pred)
             for tracker, value, ms, yt, yp in zip(spec[4], per_output or [None] * len(ys), spec[3], ys, preds):
                 if tracker is not None and value is not None:
-                    tracker.update_state(value, sample_weight=batch_size)
+                    tracker.update_state(_unscale(value), sample_weight=batch_size)
                 if yt is not None:
                     for m in ms:
                         m.update_state(yt, yp)
@@ -505,14 +545,15 @@ class Trainer:
             if y is not None:
                 raise ValueError("`y` argument is not supported when using a dataset as input; the dataset "
                                  "must yield (x, y) pairs.")
-            return _DatasetBatches(x, steps)
+            return _split(_DatasetBatches(x, steps))
         if x is None:
             raise ValueError("fit/evaluate/predict: `x` is required.")
         data = _ArrayBatches(x, y, sample_weight, batch_size or 32, shuffle)
         if steps is not None:
             data.steps = min(data.steps, int(steps))
-        return data
+        return _split(data)
 
+    @_under_strategy
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None, epochs: int = 1, verbose: Any = "auto",
             callbacks: list | None = None, validation_split: float = 0.0, validation_data: Any = None,
             shuffle: bool = True, class_weight: Any = None, sample_weight: Any = None, initial_epoch: int = 0,
@@ -545,7 +586,7 @@ class Trainer:
         verbose = 1 if verbose == "auto" else int(verbose)
         history = cbks.History()
         cb_list = list(callbacks or [])
-        if verbose:
+        if verbose and _is_chief():
             cb_list.append(cbks.ProgbarLogger(verbose))
         cb_list.append(history)
         callbacks_ = cbks.CallbackList(cb_list, model=self, epochs=epochs, steps=data.steps, verbose=verbose)
@@ -580,6 +621,7 @@ class Trainer:
         self.history = history
         return history
 
+    @_under_strategy
     def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None, verbose: Any = "auto",
                  sample_weight: Any = None, steps: int | None = None, callbacks: list | None = None,
                  return_dict: bool = False, _in_fit: bool = False, **kwargs: Any) -> Any:
@@ -597,7 +639,7 @@ class Trainer:
             cb.on_test_batch_end(i, self._batch_logs(out) if batch_logs else {})
         logs = self._batch_logs(out)
         cb.on_test_end(logs)
-        if verbose and not _in_fit and (verbose == "auto" or int(verbose) > 0):
+        if verbose and not _in_fit and (verbose == "auto" or int(verbose) > 0) and _is_chief():
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         if return_dict:
             return logs
@@ -614,6 +656,7 @@ class Trainer:
         values = [logs[k] for k in keys]
         return values[0] if len(values) == 1 else values
 
+    @_under_strategy
     def predict(self, x: Any, batch_size: int | None = None, verbose: Any = "auto", steps: int | None = None,
                 callbacks: list | None = None) -> Any:
         """The model's outputs on ``x`` (NumPy arrays), batch by batch."""
@@ -621,7 +664,10 @@ class Trainer:
         step = self._step("predict")
         outs = []
         for xb, _, _ in data.epoch():
-            outs.append(nest.map_structure(_to_numpy, step(self._convert_batch(xb, None, None))))
+            out = nest.map_structure(_to_numpy, step(self._convert_batch(xb, None, None)))
+            if dist_hooks.strategy is not None:  # every rank gets the whole batch's predictions
+                out = nest.map_structure(dist_hooks.strategy._comm.allgather, out)
+            outs.append(out)
         if not outs:
             raise ValueError("predict: no data (empty input or steps=0).")
         first = outs[0]

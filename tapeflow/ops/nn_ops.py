@@ -2161,23 +2161,43 @@ def zero_fraction(value: Any, name: str | None = None) -> Tensor:
     return reduce_mean(cast(math_ops.equal(x, array_ops.zeros_like(x)), dtypes.float32))
 
 
+def _replicas_in_sync(fn_name: str) -> int:
+    """The current strategy's replica count; a cross-replica call under a strategy's scope is TF's RuntimeError."""
+    from tapeflow.distribute import strategies
+
+    if strategies.has_strategy() and strategies.in_cross_replica_context():
+        raise RuntimeError(f"You are calling `{fn_name}` in cross replica context, while it was expected to be "
+                           "called in replica context.")
+    return strategies.get_strategy().num_replicas_in_sync
+
+
 def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, global_batch_size: Any = None) -> Tensor:
-    """sum(per_example_loss * sample_weight) / global_batch_size (default: the
-    batch size; one replica)."""
+    """``sum(per_example_loss * sample_weight) / global_batch_size``; the global batch size defaults to
+    this replica's batch size times ``num_replicas_in_sync``. Summed over replicas (``strategy.reduce``
+    or the optimizer's gradient allreduce) this is the mean over the global batch."""
+    num_replicas = _replicas_in_sync("compute_average_loss")
     loss = t(per_example_loss)
     if sample_weight is not None:
         loss = multiply(loss, convert_to_tensor(sample_weight, dtype_hint=loss.dtype))
     if global_batch_size is None:
         shape = loss._shape_tuple()
-        global_batch_size = shape[0] if shape else 1
+        n = shape[0] if shape else 1
+        if n is None:
+            n = math_ops.cast(array_ops.shape(loss)[0], loss.dtype)
+            return math_ops.divide_(reduce_sum(loss), n * float(num_replicas))
+        global_batch_size = n * num_replicas
     return math_ops.divide_(reduce_sum(loss), convert_to_tensor(float(global_batch_size), dtype=loss.dtype))
 
 
 def scale_regularization_loss(regularization_loss: Any) -> Tensor:
-    """The summed regularization loss divided by the replicas (one here)."""
+    """The summed regularization loss divided by ``num_replicas_in_sync`` (added once over all replicas)."""
+    num_replicas = _replicas_in_sync("scale_regularization_loss")
     if isinstance(regularization_loss, (list, tuple)):
         regularization_loss = math_ops.add_n(list(regularization_loss))
-    return reduce_sum(t(regularization_loss))
+    total = reduce_sum(t(regularization_loss))
+    if num_replicas == 1:
+        return total
+    return math_ops.divide_(total, convert_to_tensor(float(num_replicas), dtype=total.dtype))
 
 
 def _in_top_k_kernel(predictions, targets, k):

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.framework import distribution_hooks as dist_hooks
 from tapeflow.framework import errors
 from tapeflow.framework.variables import Variable
 
@@ -133,6 +134,27 @@ def _write_file(path: str, arrays: dict[str, np.ndarray], extra_meta: dict[str, 
 
 
 def _atomic_write(path: str, data: bytes) -> None:
+    strategy = dist_hooks.strategy
+    if strategy is None:
+        return _atomic_write_here(path, data)
+    # Several processes (tf.distribute under MPI): rank 0 writes, then every rank waits for the file.
+    try:
+        if strategy._comm.rank == 0:
+            _atomic_write_here(path, data)
+    finally:
+        strategy._comm.barrier()
+
+
+def _remove(path: str) -> None:
+    if dist_hooks.strategy is not None and dist_hooks.strategy._comm.rank != 0:
+        return
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+def _atomic_write_here(path: str, data: bytes) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
@@ -557,11 +579,7 @@ class CheckpointManager:
             if self._keep_every_s is not None and stamp - self._last_preserved >= self._keep_every_s:
                 self._last_preserved = stamp  # kept forever, no longer managed
                 continue
-            for f in (_file_for(path),):
-                try:
-                    os.remove(f)
-                except FileNotFoundError:
-                    pass
+            _remove(_file_for(path))
 
     def restore_or_initialize(self) -> str | None:
         """Restores the latest checkpoint if any (returns its path), else runs

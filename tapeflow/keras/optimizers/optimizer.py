@@ -54,6 +54,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from tapeflow.framework import distribution_hooks as dist_hooks
 from tapeflow.framework import dtypes
 from tapeflow.framework.context import state
 from tapeflow.framework.indexed_slices import IndexedSlices
@@ -683,13 +684,17 @@ class Optimizer:
             raise ValueError("`grads_and_vars` is empty: nothing to apply. Pass [(gradient, variable), ...] pairs, "
                              "e.g. zip(tape.gradient(loss, variables), variables).")
         grads, variables = zip(*pairs)
-        self.apply(list(grads), list(variables))
+        self.apply(list(grads), list(variables), _aggregate=not skip_gradients_aggregation)
         return self._iterations
 
-    def apply(self, grads: list, trainable_variables: list | None = None) -> None:
+    def apply(self, grads: list, trainable_variables: list | None = None, _aggregate: bool = True) -> None:
         """Updates ``trainable_variables`` with ``grads`` (one per variable; a
-        ``None`` gradient skips its variable with a warning)."""
+        ``None`` gradient skips its variable with a warning). Under a
+        multi-process strategy the gradients are first summed over all
+        replicas (one fused allreduce; ``IndexedSlices`` by all-gather)."""
         grads = list(grads)
+        if dist_hooks.strategy is not None and _aggregate:
+            grads = dist_hooks.strategy._aggregate_gradients(grads)
         if len(grads) == 0:
             return
         if trainable_variables is None:
@@ -714,7 +719,11 @@ class Optimizer:
                         f"{type(v).__name__}. Pass the model's trainable_variables, not tensors."
                     )
             if not self.built:
-                self.build(trainable_variables)
+                if dist_hooks.strategy is not None:  # slots start as rank 0's, whatever scope apply runs in
+                    with dist_hooks.strategy.scope():
+                        self.build(trainable_variables)
+                else:
+                    self.build(trainable_variables)
                 self.built = True
             for v in trainable_variables:
                 if id(v) not in self._var_index:

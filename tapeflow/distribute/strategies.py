@@ -1,0 +1,418 @@
+"""``tf.distribute`` strategies.
+
+``Strategy`` (TF's default strategy), ``OneDeviceStrategy`` and
+``MirroredStrategy`` have one replica in one process, as on a CPU-only TF.
+``MultiWorkerMirroredStrategy`` has one replica per process of an MPI job
+(``mpirun -n 4 python train.py``): ``num_replicas_in_sync`` is the world size
+and every cross-replica reduction is an MPI collective (see
+``communicator`` and ``collective_ops``). Started without ``mpirun`` it has
+one replica and behaves like the default strategy, as TF's does with no
+``TF_CONFIG``.
+
+With one local replica per process, ``strategy.run`` returns this rank's
+values as plain tensors (TF does the same with one device per worker);
+``strategy.reduce``/``gather`` combine them over all ranks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import json
+import os
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from tapeflow.distribute.communicator import get_communicator, install_abort_on_exception
+from tapeflow.distribute.input_lib import DistributedDataset, InputContext
+from tapeflow.framework import distribution_hooks as hooks
+from tapeflow.framework import nest
+
+__all__ = [
+    "ReduceOp",
+    "InputContext",
+    "ReplicaContext",
+    "Strategy",
+    "OneDeviceStrategy",
+    "MirroredStrategy",
+    "MultiWorkerMirroredStrategy",
+    "get_strategy",
+    "has_strategy",
+    "in_cross_replica_context",
+    "get_replica_context",
+]
+
+
+class ReduceOp(enum.Enum):
+    """How values are combined across replicas: ``SUM`` or ``MEAN``."""
+
+    SUM = "SUM"
+    MEAN = "MEAN"
+
+
+def _op(reduce_op: Any) -> ReduceOp:
+    if isinstance(reduce_op, str):
+        try:
+            return ReduceOp(reduce_op.upper())
+        except ValueError:
+            raise ValueError(f"{reduce_op!r} is not a valid ReduceOp") from None
+    return ReduceOp(reduce_op)
+
+
+class ReplicaContext:
+    """The context of one replica inside ``strategy.run``."""
+
+    def __init__(self, strategy: Strategy) -> None:
+        self.strategy = strategy
+
+    @property
+    def num_replicas_in_sync(self) -> int:
+        return self.strategy.num_replicas_in_sync
+
+    @property
+    def replica_id_in_sync_group(self) -> Any:
+        from tapeflow.framework.tensor import constant
+
+        return constant(self.strategy._comm.rank if self.strategy._multi else 0)
+
+    def all_reduce(self, reduce_op: Any, value: Any, options: Any = None) -> Any:
+        """Sums or averages ``value`` (a nest of tensors) over all replicas, in one fused collective."""
+        op = _op(reduce_op)
+        if not self.strategy._multi:
+            return value
+        from tapeflow.distribute import collective_ops
+
+        flat = nest.flatten(value)
+        out = collective_ops.all_reduce(flat, "sum" if op is ReduceOp.SUM else "mean")
+        return nest.pack_sequence_as(value, out)
+
+    def merge_call(self, merge_fn: Callable, args: tuple = (), kwargs: dict | None = None) -> Any:
+        return merge_fn(self.strategy, *args, **(kwargs or {}))
+
+
+_local = threading.local()
+
+
+class _Extended:
+    def __init__(self, strategy: Strategy) -> None:
+        self._strategy = strategy
+
+    @property
+    def should_checkpoint(self) -> bool:
+        return self._strategy._comm.rank == 0
+
+    @property
+    def should_save_summary(self) -> bool:
+        return self._strategy._comm.rank == 0
+
+    @property
+    def should_init(self) -> bool:
+        return True
+
+    def _in_multi_worker_mode(self) -> bool:
+        return self._strategy._multi
+
+    @property
+    def worker_devices(self) -> tuple:
+        return ("/job:localhost/replica:0/task:0/device:CPU:0",)
+
+    @property
+    def parameter_devices(self) -> tuple:
+        return self.worker_devices
+
+
+class Strategy:
+    """A one-replica distribution strategy (TF's default strategy)."""
+
+    _multi = False
+
+    def __init__(self) -> None:
+        from tapeflow.distribute.communicator import LocalCommunicator
+
+        self._comm = LocalCommunicator()
+        self.extended = _Extended(self)
+
+    @property
+    def num_replicas_in_sync(self) -> int:
+        return self._comm.size if self._multi else 1
+
+    @contextlib.contextmanager
+    def scope(self):
+        """Variables created inside belong to this strategy (under MPI: start as rank 0's)."""
+        stack = _stack()
+        stack.append(self)
+        prev_hook = hooks.on_variable_created
+        if self._multi:
+            hooks.on_variable_created = self._broadcast_initial_value
+        try:
+            yield self
+        finally:
+            hooks.on_variable_created = prev_hook
+            stack.pop()
+
+    def run(self, fn: Callable, args: tuple = (), kwargs: dict | None = None, options: Any = None) -> Any:
+        """Runs ``fn(*args, **kwargs)`` as this process's replica; returns its (local) results."""
+        prev = getattr(_local, "replica", None)
+        _local.replica = ReplicaContext(self)
+        try:
+            with self.scope():
+                return fn(*args, **(kwargs or {}))
+        finally:
+            _local.replica = prev
+
+    def reduce(self, reduce_op: Any, value: Any, axis: Any = None) -> Any:
+        """Combines every replica's ``value`` (SUM or MEAN); with ``axis``, also over that axis of each
+        (MEAN then divides by the total length of ``axis`` over all replicas)."""
+        op = _op(reduce_op)
+        from tapeflow.framework.tensor import convert_to_tensor
+        from tapeflow.ops import array_ops, math_ops
+
+        flat = [convert_to_tensor(v) for v in nest.flatten(value)]
+        if axis is None:
+            out = flat
+            if self._multi:
+                from tapeflow.distribute import collective_ops
+
+                out = collective_ops.all_reduce(flat, "sum" if op is ReduceOp.SUM else "mean")
+            return nest.pack_sequence_as(value, out)
+        sums = [math_ops.reduce_sum(v, axis=axis) for v in flat]
+        if op is ReduceOp.MEAN:
+            counts = [math_ops.cast(array_ops.shape(v)[axis], v.dtype) for v in flat]
+        if self._multi:
+            from tapeflow.distribute import collective_ops
+
+            both = collective_ops.all_reduce(sums + (counts if op is ReduceOp.MEAN else []), "sum")
+            sums, counts = both[: len(sums)], both[len(sums) :]
+        if op is ReduceOp.SUM:
+            return nest.pack_sequence_as(value, sums)
+        return nest.pack_sequence_as(value, [math_ops.divide_(s, c) for s, c in zip(sums, counts)])
+
+    def gather(self, value: Any, axis: int) -> Any:
+        """Every replica's ``value`` concatenated along ``axis`` (replica order)."""
+        if not self._multi:
+            return value
+        from tapeflow.distribute import collective_ops
+        from tapeflow.framework.tensor import convert_to_tensor
+        from tapeflow.ops import array_ops
+
+        def one(v):
+            v = convert_to_tensor(v)
+            rank = len(v._shape_tuple())
+            if axis == 0 or axis == -rank:
+                return collective_ops.all_gather(v)
+            a = axis % rank
+            perm = [a] + [i for i in range(rank) if i != a]
+            inv = [perm.index(i) for i in range(rank)]
+            return array_ops.transpose(collective_ops.all_gather(array_ops.transpose(v, perm)), inv)
+
+        return nest.map_structure(one, value)
+
+    def experimental_distribute_dataset(self, dataset: Any, options: Any = None) -> Any:
+        """Under MPI: this rank's slice of each global batch (see ``input_lib``)."""
+        if not self._multi:
+            return dataset
+        return DistributedDataset(dataset, self)
+
+    def distribute_datasets_from_function(self, dataset_fn: Callable, options: Any = None) -> Any:
+        """``dataset_fn(InputContext)``: the function shards and batches per replica itself."""
+        n = self.num_replicas_in_sync
+        return dataset_fn(InputContext(n, self._comm.rank if self._multi else 0, n))
+
+    def experimental_local_results(self, value: Any) -> tuple:
+        return (value,)
+
+    def _set_batch_share(self, local: int, total: int) -> None:
+        pass
+
+
+class OneDeviceStrategy(Strategy):
+    def __init__(self, device: str = "/cpu:0") -> None:
+        super().__init__()
+        if "gpu" in device.lower() or "tpu" in device.lower():
+            raise ValueError(f"OneDeviceStrategy({device!r}): tapeflow computes on the CPU only; use '/cpu:0'.")
+        self.device = device
+
+
+class MirroredStrategy(Strategy):
+    """With no accelerators TF's MirroredStrategy uses the one CPU; so does this."""
+
+    def __init__(self, devices: Any = None, cross_device_ops: Any = None) -> None:
+        super().__init__()
+        for d in devices or []:
+            if "gpu" in str(d).lower() or "tpu" in str(d).lower():
+                raise ValueError(f"MirroredStrategy device {d!r}: tapeflow computes on the CPU only.")
+
+
+class _ClusterSpec:
+    def __init__(self, spec: dict) -> None:
+        self._spec = spec
+
+    def as_dict(self) -> dict:
+        return dict(self._spec)
+
+    def num_tasks(self, job_name: str) -> int:
+        return len(self._spec.get(job_name, []))
+
+    def __bool__(self) -> bool:
+        return bool(self._spec)
+
+
+class MPIClusterResolver:
+    """The cluster as MPI sees it: job ``"worker"``, ``task_id`` = rank.
+    With no MPI (one process) ``task_type``/``task_id`` are None and the
+    cluster is empty, as TF's ``TFConfigClusterResolver`` with no TF_CONFIG."""
+
+    rpc_layer = None
+    environment = ""
+
+    def __init__(self, comm: Any) -> None:
+        self._comm = comm
+        self._spec: dict | None = None
+
+    @property
+    def task_type(self) -> str | None:
+        return "worker" if self._comm.is_mpi else None
+
+    @property
+    def task_id(self) -> int | None:
+        return self._comm.rank if self._comm.is_mpi else None
+
+    def cluster_spec(self) -> _ClusterSpec:
+        if not self._comm.is_mpi:
+            return _ClusterSpec({})
+        if self._spec is None:  # a collective: every rank asks at the same point
+            hosts = self._comm.allgather_object(socket.gethostname())
+            self._spec = {"worker": [f"{h}:{r}" for r, h in enumerate(hosts)]}
+        return _ClusterSpec(self._spec)
+
+    def num_accelerators(self, *args: Any, **kwargs: Any) -> dict:
+        return {}
+
+
+class MultiWorkerMirroredStrategy(Strategy):
+    """Synchronous data-parallel training, one replica per MPI process.
+
+    Launch the unchanged program with ``mpirun -n 4 python train.py``.
+    Variables created under ``scope()`` start as rank 0's values; the
+    optimizer sums the gradients of all replicas with one fused allreduce
+    per step (``IndexedSlices`` by all-gather); Keras ``fit`` splits every
+    global batch across the ranks; checkpoints are written by rank 0 only.
+    An uncaught exception on any rank aborts the whole job.
+    """
+
+    def __init__(self, cluster_resolver: Any = None, communication_options: Any = None) -> None:
+        super().__init__()
+        comm = get_communicator()
+        if not comm.is_mpi:
+            _reject_tf_config()
+        self._comm = comm
+        self._multi = comm.size > 1
+        self.cluster_resolver = cluster_resolver or MPIClusterResolver(comm)
+        install_abort_on_exception(comm)
+        if self._multi:
+            from tapeflow.framework.variables import Variable
+
+            # This rank's share of the current global batch (Keras' mean losses scale by it).
+            self._share = Variable(np.float64(1.0 / comm.size), trainable=False, name="replica_batch_share")
+            hooks.strategy = self
+
+    def _set_batch_share(self, local: int, total: int) -> None:
+        if self._multi:
+            self._share._value = np.asarray(local / total if total else 0.0, np.float64)
+
+    def _broadcast_initial_value(self, value: np.ndarray) -> np.ndarray:
+        return self._comm.broadcast([value], root=0)[0]
+
+    def _split_batches(self, data: Any) -> Any:
+        from tapeflow.distribute.input_lib import SplitBatches
+
+        return SplitBatches(data, self)
+
+    def _aggregate_gradients(self, grads: list) -> list:
+        """Sums gradients over all replicas: the dense ones in one fused allreduce,
+        each ``IndexedSlices`` by all-gathering its values and indices (never densified)."""
+        from tapeflow.distribute import collective_ops
+        from tapeflow.framework.indexed_slices import IndexedSlices
+        from tapeflow.framework.tensor import convert_to_tensor
+
+        dense = [i for i, g in enumerate(grads) if g is not None and not isinstance(g, IndexedSlices)]
+        out = list(grads)
+        if dense:
+            for i, r in zip(dense, collective_ops.all_reduce([convert_to_tensor(grads[i]) for i in dense], "sum")):
+                out[i] = r
+        for i, g in enumerate(grads):
+            if isinstance(g, IndexedSlices):
+                out[i] = IndexedSlices(
+                    collective_ops.all_gather(g.values), collective_ops.all_gather(g.indices), g.dense_shape
+                )
+        return out
+
+    def _synced_metric_result(self, metric: Any, result: Callable) -> Any:
+        """``metric``'s result over all replicas: its variables summed (one allreduce), read, restored."""
+        variables = list(getattr(metric, "_variables", []))
+        if not variables:
+            return result(metric)
+        local = [v._value for v in variables]
+        summed = self._comm.allreduce(local, "sum")
+        metric._syncing = True
+        try:
+            for v, a in zip(variables, summed):
+                v._value = a
+            return result(metric)
+        finally:
+            for v, a in zip(variables, local):
+                v._value = a
+            metric._syncing = False
+
+    def __repr__(self) -> str:
+        return f"<tapeflow.distribute.MultiWorkerMirroredStrategy object at {id(self):#x}>"
+
+
+def _reject_tf_config() -> None:
+    cfg = os.environ.get("TF_CONFIG")
+    if not cfg:
+        return
+    try:
+        workers = json.loads(cfg).get("cluster", {}).get("worker", [])
+    except (ValueError, AttributeError):
+        workers = []
+    if len(workers) > 1:
+        raise NotImplementedError(
+            "MultiWorkerMirroredStrategy: a TF_CONFIG cluster of several gRPC workers is not implemented in "
+            "tapeflow; tapeflow's multi-worker training runs on MPI: launch the program with "
+            "`mpirun -n N python train.py` (across hosts: `mpirun --hostfile hosts -n N ...`)."
+        )
+
+
+_DEFAULT = Strategy()
+
+
+def _stack() -> list:
+    s = getattr(_local, "stack", None)
+    if s is None:
+        s = _local.stack = []
+    return s
+
+
+def get_strategy() -> Strategy:
+    stack = _stack()
+    return stack[-1] if stack else _DEFAULT
+
+
+def has_strategy() -> bool:
+    return bool(_stack())
+
+
+def in_cross_replica_context() -> bool:
+    return getattr(_local, "replica", None) is None
+
+
+def get_replica_context() -> ReplicaContext | None:
+    r = getattr(_local, "replica", None)
+    if r is not None:
+        return r
+    return None if has_strategy() else ReplicaContext(_DEFAULT)

@@ -1,0 +1,16 @@
+"""Slots that ``tf.distribute`` fills in when a multi-process strategy exists.
+
+Each is ``None`` in a single process, so the layers that consult them
+(variables, losses, metrics, optimizers, the Keras trainer, checkpoints)
+pay one attribute read and nothing else. ``tapeflow.distribute`` sets them
+when a ``MultiWorkerMirroredStrategy`` spans more than one process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# The multi-process strategy (``MultiWorkerMirroredStrategy`` with more than one replica), or None.
+strategy: Any = None
+# Under that strategy's scope: ``fn(np.ndarray) -> np.ndarray`` (rank 0's value), applied to every new variable.
+on_variable_created: Any = None

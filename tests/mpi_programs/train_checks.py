@@ -1,0 +1,211 @@
+"""A TF2 program checked under ``mpirun -n N`` and in one process (tests/test_distribute_mpi.py).
+
+Written as TF's distributed-training tutorials write it, with ``import tapeflow as tf``. Every rank
+writes what it ended with to ``OUT/<check>_rank<R>.npz``; the test compares ranks with each other and
+with the single-process run (same global batch). ``python train_checks.py OUT [what...]``.
+"""
+
+import os
+import sys
+
+import numpy as np
+
+import tapeflow as tf
+
+OUT = sys.argv[1]
+WHAT = sys.argv[2:] or ["fit", "loop", "sparse", "data"]
+os.makedirs(OUT, exist_ok=True)
+
+strategy = tf.distribute.MultiWorkerMirroredStrategy()
+RANK = strategy.cluster_resolver.task_id or 0
+N = strategy.num_replicas_in_sync
+GLOBAL_BATCH = 8
+rng = np.random.default_rng(1)
+X = rng.normal(size=(37, 5))  # 37: the last global batch (5) does not split evenly over 2 or 4 ranks
+Y = (X @ rng.normal(size=(5, 1)) + 0.1 * rng.normal(size=(37, 1)) > 0).astype(np.int64).ravel()
+
+
+def save(name, *weights, **arrays):
+    arrays.update({f"w{i}": w for i, w in enumerate(weights)})
+    np.savez(os.path.join(OUT, f"{name}_rank{RANK}.npz"), **arrays)
+
+
+def make_model(dtype):
+    return tf.keras.Sequential(
+        [
+            tf.keras.Input((5,), dtype=dtype),
+            tf.keras.layers.Dense(16, activation="relu", dtype=dtype),
+            tf.keras.layers.Dense(2, dtype=dtype),
+        ]
+    )
+
+
+if "fit" in WHAT:
+    for dtype in ("float64", "float32"):
+        tf.keras.utils.set_random_seed(0)
+        with strategy.scope():
+            model = make_model(dtype)
+            model.compile(
+                optimizer=tf.keras.optimizers.Adam(0.01),
+                loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                metrics=["accuracy"],
+            )
+        history = model.fit(X.astype(dtype), Y, batch_size=GLOBAL_BATCH, epochs=3, shuffle=True, verbose=0)
+        ev = model.evaluate(X.astype(dtype), Y, batch_size=GLOBAL_BATCH, verbose=0, return_dict=True)
+        pred = model.predict(X.astype(dtype), batch_size=GLOBAL_BATCH, verbose=0)
+        save(
+            f"fit_{dtype}",
+            *model.get_weights(),
+            loss=history.history["loss"],
+            accuracy=history.history["accuracy"],
+            eval_loss=ev["loss"],
+            eval_acc=ev["accuracy"],
+            pred=pred,
+        )
+
+if "loop" in WHAT:
+    # The custom training loop of TF's "Custom training with tf.distribute.Strategy" tutorial.
+    tf.keras.utils.set_random_seed(0)
+    dataset = tf.data.Dataset.from_tensor_slices((X.astype("float32"), Y)).batch(GLOBAL_BATCH)
+    dist_dataset = strategy.experimental_distribute_dataset(dataset)
+    with strategy.scope():
+        model = make_model("float32")
+        model.layers[0].kernel_regularizer = None
+        loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
+
+        def compute_loss(labels, predictions):
+            per_example_loss = loss_object(labels, predictions)
+            return tf.nn.compute_average_loss(per_example_loss, global_batch_size=GLOBAL_BATCH)
+
+        optimizer = tf.keras.optimizers.SGD(0.1, momentum=0.9)
+        train_accuracy = tf.keras.metrics.SparseCategoricalAccuracy(name="train_accuracy")
+        checkpoint = tf.train.Checkpoint(optimizer=optimizer, model=model)
+        manager = tf.train.CheckpointManager(checkpoint, os.path.join(OUT, "ckpt"), max_to_keep=2)
+
+    def train_step(inputs):
+        features, labels = inputs
+        with tf.GradientTape() as tape:
+            predictions = model(features, training=True)
+            loss = compute_loss(labels, predictions)
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        train_accuracy.update_state(labels, predictions)
+        return loss
+
+    @tf.function
+    def distributed_train_step(dataset_inputs):
+        per_replica_losses = strategy.run(train_step, args=(dataset_inputs,))
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica_losses, axis=None)
+
+    losses, accs = [], []
+    for _epoch in range(3):
+        total_loss, num_batches = 0.0, 0
+        for x in dist_dataset:
+            total_loss += distributed_train_step(x)
+            num_batches += 1
+        losses.append(float(total_loss / num_batches))
+        accs.append(float(train_accuracy.result()))
+        train_accuracy.reset_state()
+        manager.save()
+    save(
+        "loop",
+        *model.get_weights(),
+        loss=losses,
+        accuracy=accs,
+        slots=np.concatenate([v.numpy().ravel() for v in optimizer.variables]),
+    )
+
+if "sparse" in WHAT:
+    # An Embedding's gradient is an IndexedSlices: all-gathered, never densified.
+    tf.keras.utils.set_random_seed(0)
+    ids = np.random.default_rng(2).integers(0, 10, size=(24, 3))
+    target = np.random.default_rng(3).normal(size=(24, 4)).astype("float32")
+    with strategy.scope():
+        emb = tf.keras.layers.Embedding(10, 4)
+        emb.build((None, 3))
+        opt = tf.keras.optimizers.Adagrad(0.5)
+    seen_sparse = []
+
+    @tf.function
+    def sparse_step(i, t):
+        def step(i, t):
+            with tf.GradientTape() as tape:
+                loss = tf.nn.compute_average_loss(
+                    tf.reduce_sum((tf.reduce_mean(emb(i), 1) - t) ** 2, 1), global_batch_size=12
+                )
+            (g,) = tape.gradient(loss, emb.trainable_variables)
+            seen_sparse.append(isinstance(g, tf.IndexedSlices))
+            opt.apply_gradients([(g, emb.embeddings)])
+            return loss
+
+        return strategy.reduce("SUM", strategy.run(step, args=(i, t)), axis=None)
+
+    ds = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((ids, target)).batch(12))
+    for _ in range(2):
+        for i, t in ds:
+            sparse_step(i, t)
+    save("sparse", emb.embeddings.numpy(), sparse=np.array(seen_sparse))
+
+if "data" in WHAT:
+    seen = []
+    for batch in strategy.experimental_distribute_dataset(tf.data.Dataset.range(37).batch(GLOBAL_BATCH)):
+        seen.append(strategy.gather(batch, axis=0).numpy())
+    local = np.concatenate(
+        list(strategy.experimental_distribute_dataset(tf.data.Dataset.range(37).batch(GLOBAL_BATCH)))
+    )
+
+    def dataset_fn(input_context):
+        batch = input_context.get_per_replica_batch_size(GLOBAL_BATCH)
+        d = tf.data.Dataset.range(40).shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+        return d.batch(batch)
+
+    from_fn = np.concatenate(list(strategy.distribute_datasets_from_function(dataset_fn)))
+    sums = strategy.reduce("SUM", tf.constant([1.0, float(RANK)]), axis=None)
+    means = strategy.reduce("MEAN", tf.constant([[1.0 + RANK], [3.0]]), axis=0)
+    ctx_sum = strategy.run(lambda: tf.distribute.get_replica_context().all_reduce("MEAN", tf.constant(float(RANK))))
+    save(
+        "data",
+        seen=np.concatenate(seen),
+        local=local,
+        from_fn=from_fn,
+        sums=sums.numpy(),
+        means=means.numpy(),
+        ctx=ctx_sum.numpy(),
+        nrep=N,
+    )
+
+if "crash" in WHAT:  # resume check: rank N-1 fails in the 2nd epoch, after the 1st epoch's checkpoint
+    tf.keras.utils.set_random_seed(0)
+    with strategy.scope():
+        model = make_model("float32")
+        model.compile(optimizer="adam", loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    ckdir = os.path.join(OUT, "resume")
+    ckpt = tf.train.Checkpoint(model=model, optimizer=model.optimizer, epoch=tf.Variable(0))
+    manager = tf.train.CheckpointManager(ckpt, ckdir, max_to_keep=1)
+    manager.restore_or_initialize()
+    crash = os.environ.get("CRASH") == "1"
+
+    class Crash(tf.keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if crash and int(ckpt.epoch.numpy()) == 1 and batch == 2 and RANK == N - 1:
+                raise RuntimeError(f"injected failure on rank {RANK}")
+
+    while int(ckpt.epoch.numpy()) < 3:
+        model.fit(
+            X.astype("float32"), Y, batch_size=GLOBAL_BATCH, epochs=1, shuffle=False, verbose=0, callbacks=[Crash()]
+        )
+        ckpt.epoch.assign_add(1)
+        manager.save()
+    save("resume", *model.get_weights())
+
+if "kill" in WHAT:
+    import signal
+
+    strategy.reduce("SUM", tf.constant(1.0), axis=None)
+    if RANK == N - 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    strategy.reduce("SUM", tf.constant(1.0), axis=None)
+    strategy.reduce("SUM", tf.constant(1.0), axis=None)
+
+if RANK == 0:
+    print("done", N)

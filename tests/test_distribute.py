@@ -1,0 +1,156 @@
+"""tf.distribute in one process (no MPI): TF 2.21's MultiWorkerMirroredStrategy with no TF_CONFIG,
+reductions, InputContext, compute_average_loss, Dataset.shard/rebatch, and the collective op's place in
+tf.function. Expected values were read from TensorFlow 2.21."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+from tapeflow.distribute import collective_ops, communicator
+
+
+def test_multi_worker_strategy_without_mpi_is_one_replica_like_tf_without_tf_config():
+    s = tf.distribute.MultiWorkerMirroredStrategy()
+    assert s.num_replicas_in_sync == 1
+    cr = s.cluster_resolver
+    assert (cr.task_type, cr.task_id, cr.cluster_spec().as_dict(), cr.rpc_layer) == (None, None, {}, None)
+    assert s.extended.should_checkpoint and s.extended.should_save_summary
+    assert not s.extended._in_multi_worker_mode()
+    with s.scope():
+        v = tf.Variable(1.0)
+        assert tf.distribute.get_strategy() is s
+        assert tf.distribute.has_strategy() and tf.distribute.in_cross_replica_context()
+    assert v.numpy() == 1.0
+    assert tf.distribute.get_strategy() is not s
+
+
+def test_run_all_reduce_reduce_gather_local_results():
+    s = tf.distribute.MultiWorkerMirroredStrategy()
+
+    def fn(x):
+        ctx = tf.distribute.get_replica_context()
+        assert ctx.num_replicas_in_sync == 1
+        assert ctx.replica_id_in_sync_group.dtype == tf.int32 and int(ctx.replica_id_in_sync_group) == 0
+        assert not tf.distribute.in_cross_replica_context()
+        return ctx.all_reduce("SUM", x), x * 2
+
+    summed, doubled = s.run(fn, args=(tf.constant([1.0, 2.0, 3.0]),))
+    assert isinstance(doubled, tf.Tensor)  # one local replica: plain tensors, as TF prints them
+    np.testing.assert_array_equal(summed, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(s.reduce("SUM", doubled, axis=None), [2.0, 4.0, 6.0])
+    assert float(s.reduce("MEAN", doubled, axis=0)) == 4.0
+    assert float(s.reduce(tf.distribute.ReduceOp.SUM, doubled, axis=0)) == 12.0
+    np.testing.assert_array_equal(s.gather(doubled, axis=0), [2.0, 4.0, 6.0])
+    assert s.experimental_local_results(doubled) == (doubled,)
+    with pytest.raises(ValueError, match="'MAX' is not a valid ReduceOp"):
+        s.reduce("MAX", tf.constant(1.0), axis=None)
+    assert str(tf.distribute.ReduceOp.SUM) == "ReduceOp.SUM"
+    assert repr(tf.distribute.ReduceOp.MEAN) == "<ReduceOp.MEAN: 'MEAN'>"
+
+
+def test_compute_average_loss_and_scale_regularization_loss():
+    assert float(tf.nn.compute_average_loss(tf.constant([1.0, 2.0, 3.0]))) == 2.0
+    assert float(tf.nn.compute_average_loss(tf.constant([1.0, 2.0, 3.0]), global_batch_size=6)) == 1.0
+    weighted = tf.nn.compute_average_loss(
+        tf.constant([1.0, 2.0, 3.0]), sample_weight=tf.constant([1.0, 0.0, 2.0]), global_batch_size=4
+    )
+    assert float(weighted) == 1.75
+    assert float(tf.nn.compute_average_loss(tf.constant([[1.0, 2.0], [3.0, 4.0]]), global_batch_size=4)) == 2.5
+    assert float(tf.nn.scale_regularization_loss(tf.constant(3.0))) == 3.0
+    assert float(tf.nn.scale_regularization_loss([tf.constant(3.0), tf.constant(1.0)])) == 4.0
+    s = tf.distribute.MultiWorkerMirroredStrategy()
+    with s.scope():
+        with pytest.raises(RuntimeError, match="calling `compute_average_loss` in cross replica context"):
+            tf.nn.compute_average_loss(tf.constant([1.0, 2.0, 3.0]))
+        assert float(s.run(lambda: tf.nn.compute_average_loss(tf.constant([1.0, 2.0, 3.0])))) == 2.0
+        assert float(s.run(lambda: tf.nn.scale_regularization_loss(tf.constant(3.0)))) == 3.0
+
+
+def test_input_context_and_datasets_from_function():
+    ic = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=1, num_replicas_in_sync=4)
+    assert (ic.num_input_pipelines, ic.input_pipeline_id, ic.num_replicas_in_sync) == (2, 1, 4)
+    assert ic.get_per_replica_batch_size(8) == 2
+    with pytest.raises(ValueError, match="The `global_batch_size` 7 is not divisible by `num_replicas_in_sync` 4"):
+        ic.get_per_replica_batch_size(7)
+    s = tf.distribute.MultiWorkerMirroredStrategy()
+    got = []
+
+    def dataset_fn(ctx):
+        got.append(
+            (
+                ctx.num_input_pipelines,
+                ctx.input_pipeline_id,
+                ctx.num_replicas_in_sync,
+                ctx.get_per_replica_batch_size(8),
+            )
+        )
+        return tf.data.Dataset.range(4).batch(2)
+
+    batches = [b.numpy().tolist() for b in s.distribute_datasets_from_function(dataset_fn)]
+    assert got == [(1, 0, 1, 8)] and batches == [[0, 1], [2, 3]]
+    dist = [b.numpy().tolist() for b in s.experimental_distribute_dataset(tf.data.Dataset.range(10).batch(4))]
+    assert dist == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+
+
+def test_dataset_shard():
+    assert [int(x) for x in tf.data.Dataset.range(10).shard(3, 1)] == [1, 4, 7]
+    assert int(tf.data.Dataset.range(10).shard(3, 1).cardinality()) == 3
+    assert int(tf.data.Dataset.range(10).shard(3, 0).cardinality()) == 4
+    xs = np.arange(12.0).reshape(6, 2)
+    shard = tf.data.Dataset.from_tensor_slices((xs, np.arange(6))).shuffle(6, seed=1).shard(2, 1)
+    assert len(list(shard)) == 3
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Index must be between 0 and 2 \(currently index = 3\)"):
+        tf.data.Dataset.range(10).shard(3, 3)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Number of shards must be greater than zero"):
+        tf.data.Dataset.range(10).shard(0, 0)
+
+
+def test_dataset_rebatch():
+    ds = tf.data.Dataset.range(10).batch(4)
+    assert [b.tolist() for b in ds.rebatch(3).as_numpy_iterator()] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+    assert [b.tolist() for b in ds.rebatch(3, drop_remainder=True).as_numpy_iterator()] == [
+        [0, 1, 2],
+        [3, 4, 5],
+        [6, 7, 8],
+    ]
+    assert [b.tolist() for b in ds.rebatch([2, 3]).as_numpy_iterator()] == [[0, 1], [2, 3, 4], [5, 6], [7, 8, 9]]
+    assert int(ds.rebatch(3).cardinality()) == -2
+    pairs = tf.data.Dataset.from_tensor_slices((np.arange(5.0), np.arange(5))).batch(2).rebatch(4)
+    assert [(a.tolist(), b.tolist()) for a, b in pairs.as_numpy_iterator()] == [
+        ([0.0, 1.0, 2.0, 3.0], [0, 1, 2, 3]),
+        ([4.0], [4]),
+    ]
+
+
+class _CountingCommunicator(communicator.LocalCommunicator):
+    calls = 0
+
+    def allreduce(self, arrays, op="sum"):
+        type(self).calls += 1
+        return [np.asarray(a) * 1 for a in arrays]
+
+
+def test_collective_in_tf_function_runs_every_call_in_order(monkeypatch):
+    monkeypatch.setattr(communicator, "_COMM", _CountingCommunicator())
+
+    @tf.function
+    def f():
+        a, b = collective_ops.all_reduce([tf.constant(1.0), tf.constant([2.0, 3.0])])  # constant inputs: never folded
+        c = collective_ops.all_reduce([a + 1.0])[0]
+        return c, b
+
+    for _ in range(3):
+        c, b = f()
+    assert float(c) == 2.0 and b.numpy().tolist() == [2.0, 3.0]
+    assert _CountingCommunicator.calls == 6  # two collectives per call, none folded at trace time
+    graph = f.get_concrete_function().graph
+    types = [op.type for op in graph.operations]
+    assert types.count("CollectiveReduceV2") == 2
+
+
+def test_tf_config_cluster_of_workers_is_not_implemented(monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 0}}')
+    with pytest.raises(NotImplementedError, match="mpirun -n N"):
+        tf.distribute.MultiWorkerMirroredStrategy()

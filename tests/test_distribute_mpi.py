@@ -1,0 +1,189 @@
+"""MultiWorkerMirroredStrategy under real MPI: ``mpirun -n 2`` and ``-n 4 --oversubscribe`` on loopback.
+
+One launch per world size runs every check of tests/mpi_programs/train_checks.py (Keras fit, a
+custom strategy.run loop with a checkpoint, IndexedSlices gradients, input splitting); the single-process
+run of the same program with the same global batch is the reference. Fault cases: an exception on one
+rank, SIGKILL of one rank, and resuming from the last checkpoint. Skipped when mpi4py or mpirun is
+missing (install the ``distributed`` extra).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+PROGRAM = os.path.join(os.path.dirname(__file__), "mpi_programs", "train_checks.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _mpirun() -> str | None:
+    here = os.path.join(os.path.dirname(sys.executable), "mpirun")
+    return here if os.path.exists(here) else shutil.which("mpirun")
+
+
+def _missing() -> str | None:
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return "mpi4py is not installed (pip install -e '.[distributed]')"
+    if _mpirun() is None:
+        return "mpirun is not on PATH nor next to the Python executable (pip install -e '.[distributed]')"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+TIMEOUT = 120
+
+
+def _env(**extra: str) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    # one host: ranks talk through shared memory (no network); threads pinned so 4 ranks share 2 cores sanely
+    env.update(
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        OMPI_MCA_btl="self,sm",
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+    )
+    env.update(extra)
+    return env
+
+
+def _launch(n: int, out: str, *what: str, **env: str) -> subprocess.CompletedProcess:
+    cmd = [_mpirun(), "-n", str(n)] + (["--oversubscribe"] if n > 2 else []) + ["-x", "PYTHONPATH"]
+    for k in env:
+        cmd += ["-x", k]
+    cmd += [sys.executable, PROGRAM, out, *what]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=_env(**env))
+
+
+def _load(out: str, name: str) -> list:
+    files = sorted(glob.glob(os.path.join(out, f"{name}_rank*.npz")), key=lambda f: int(f[:-4].split("rank")[-1]))
+    return [dict(np.load(f)) for f in files]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    base = tmp_path_factory.mktemp("mpi")
+    ref = str(base / "single")
+    proc = subprocess.run(
+        [sys.executable, PROGRAM, ref, "fit", "loop", "sparse", "data", "crash"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=_env(),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = {"single": ref}
+    for n in (2, 4):
+        d = str(base / f"n{n}")
+        proc = _launch(n, d, "fit", "loop", "sparse", "data")
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+        assert f"done {n}" in proc.stdout
+        out[n] = d
+    out["base"] = str(base)
+    return out
+
+
+def _check_equal(ref: dict, ranks: list, keys: list, rtol: float) -> None:
+    for k in keys:
+        for r, got in enumerate(ranks):
+            scale = max(np.max(np.abs(ref[k])), 1e-30)
+            err = np.max(np.abs(got[k] - ref[k])) / scale
+            assert err <= rtol, f"{k} on rank {r}: relative difference {err:.3g} from the single-process run"
+        for r, got in enumerate(ranks[1:], 1):
+            np.testing.assert_array_equal(got[k], ranks[0][k], err_msg=f"{k}: rank {r} differs from rank 0")
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_fit_equals_single_process_with_the_global_batch(runs, n):
+    for dtype, rtol in (("float64", 1e-13), ("float32", 1e-5)):
+        ref = _load(runs["single"], f"fit_{dtype}")[0]
+        ranks = _load(runs[n], f"fit_{dtype}")
+        assert len(ranks) == n
+        weights = sorted(k for k in ref if k.startswith("w"))
+        assert len(weights) == 4
+        _check_equal(ref, ranks, weights + ["pred"], rtol)
+        # the history, evaluate() and metrics are aggregated over all ranks: the same everywhere
+        _check_equal(ref, ranks, ["loss", "accuracy", "eval_loss", "eval_acc"], 1e-6)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_custom_loop_with_compute_average_loss_and_reduce(runs, n):
+    ref = _load(runs["single"], "loop")[0]
+    ranks = _load(runs[n], "loop")
+    weights = sorted(k for k in ref if k.startswith("w"))
+    _check_equal(ref, ranks, weights + ["slots"], 1e-5)
+    _check_equal(ref, ranks, ["loss", "accuracy"], 1e-5)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_indexed_slices_gradients_are_gathered(runs, n):
+    ref = _load(runs["single"], "sparse")[0]
+    ranks = _load(runs[n], "sparse")
+    assert all(r["sparse"].all() for r in ranks)  # the gradient stayed an IndexedSlices
+    _check_equal(ref, ranks, ["w0"], 1e-6)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_each_example_once_per_epoch_and_reductions(runs, n):
+    ranks = _load(runs[n], "data")
+    for r, d in enumerate(ranks):
+        np.testing.assert_array_equal(d["seen"], np.arange(37))  # gathered global batches, in order
+        assert int(d["nrep"]) == n
+        np.testing.assert_allclose(d["sums"], [n, n * (n - 1) / 2])
+        np.testing.assert_allclose(d["means"], [(sum(1.0 + i for i in range(n)) + 3.0 * n) / (2 * n)])
+        np.testing.assert_allclose(d["ctx"], (n - 1) / 2)
+    local = np.concatenate([d["local"] for d in ranks])
+    np.testing.assert_array_equal(np.sort(local), np.arange(37))  # each example on exactly one rank
+    from_fn = np.concatenate([d["from_fn"] for d in ranks])
+    np.testing.assert_array_equal(np.sort(from_fn), np.arange(40))  # shard(num_input_pipelines, pipeline id)
+
+
+def test_checkpoint_written_under_mpi_restores_in_one_process(runs):
+    ckdir = os.path.join(runs[2], "ckpt")
+    files = sorted(os.listdir(ckdir))
+    assert files == ["checkpoint", "ckpt-2.safetensors", "ckpt-3.safetensors"], files  # max_to_keep=2, no .tmp
+    model = tf.keras.Sequential(
+        [tf.keras.Input((5,)), tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(2)]
+    )
+    optimizer = tf.keras.optimizers.SGD(0.1, momentum=0.9)
+    ckpt = tf.train.Checkpoint(optimizer=optimizer, model=model)
+    ckpt.restore(tf.train.latest_checkpoint(ckdir)).assert_existing_objects_matched()
+    saved = _load(runs[2], "loop")[0]
+    for i, w in enumerate(model.get_weights()):
+        np.testing.assert_array_equal(w, saved[f"w{i}"])
+
+
+def test_exception_on_one_rank_aborts_the_job_and_the_job_resumes(runs):
+    out = os.path.join(runs["base"], "crash")
+    start = time.monotonic()
+    proc = _launch(2, out, "crash", CRASH="1")
+    took = time.monotonic() - start
+    assert proc.returncode != 0
+    assert "RuntimeError: injected failure on rank 1" in proc.stderr
+    assert "Traceback (most recent call last)" in proc.stderr
+    assert took < 60, f"the job took {took:.0f} s to end after a rank failed"
+    files = sorted(os.listdir(os.path.join(out, "resume")))
+    assert files == ["checkpoint", "ckpt-1.safetensors"], files  # the last complete checkpoint, nothing half-written
+    proc = _launch(2, out, "crash")  # restarted: resumes from epoch 1's checkpoint
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ref = _load(runs["single"], "resume")[0]
+    _check_equal(ref, _load(out, "resume"), sorted(k for k in ref if k.startswith("w")), 1e-5)
+
+
+def test_sigkill_of_one_rank_ends_the_job_nonzero(runs):
+    start = time.monotonic()
+    proc = _launch(2, os.path.join(runs["base"], "kill"), "kill")
+    assert proc.returncode != 0
+    assert time.monotonic() - start < 60
