@@ -310,6 +310,10 @@ def _contains_tensor(seq) -> bool:
     return False
 
 
+# Set by the op layer (array_ops): packs a nested list holding tensors with Pack ops.
+_pack_hook = None
+
+
 def _materialize(seq):
     out = []
     for item in seq:
@@ -395,6 +399,10 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
     if conv is not None:
         t = conv(value, dtype=dtypes.as_dtype(dtype) if dtype is not None else None)
         return convert_to_tensor(t, dtype=dtype)
+    if _pack_hook is not None and isinstance(value, (list, tuple)) and _contains_tensor(value):
+        # TF's auto-packing: a list holding tensors becomes Pack ops (tapes and
+        # traced functions see through it; numbers take the tensors' dtype).
+        return _pack_hook(value, dtypes.as_dtype(dtype) if dtype is not None else None)
     if dtype is None and dtype_hint is not None:
         try:
             return constant(value, dtype=dtype_hint)

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.framework import dtypes
+from tapeflow.framework import tensor as _tensor_mod
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.execute import execute
 from tapeflow.framework.indexed_slices import IndexedSlices
@@ -285,6 +286,32 @@ def stack(values: Any, axis: int = 0, name: str = "stack") -> Tensor:
     a = normalize_axis(axis, len(s0) + 1, "Pack")
     return execute(PACK, tuple(xs), {"axis": a})
 
+
+
+def _auto_pack(value: Any, dtype: Any) -> Tensor:
+    """``convert_to_tensor`` of a nested list holding tensors: Pack ops (TF's
+    auto-packing), Python numbers taking the tensors' dtype."""
+    def first_dtype(v: Any) -> Any:
+        for item in v:
+            if isinstance(item, (list, tuple)):
+                d = first_dtype(item)
+                if d is not None:
+                    return d
+            elif not isinstance(item, (int, float, complex, bool, np.generic, str, bytes)):
+                return convert_to_tensor(item).dtype
+        return None
+
+    dt = dtype if dtype is not None else first_dtype(value)
+
+    def pack(v: Any) -> Tensor:
+        if isinstance(v, (list, tuple)):
+            return stack([pack(item) for item in v])
+        return convert_to_tensor(v, dtype=dt)
+
+    return pack(value)
+
+
+_tensor_mod._pack_hook = _auto_pack
 
 def _unpack_kernel(x, num, axis):
     return tuple(np.take(x, i, axis=axis) for i in range(num))
