@@ -90,13 +90,14 @@ _LAZY = {
     "autograph": "tapeflow.graph.autograph",
     "initializers": "tapeflow.initializers",
     "datasets": "tapeflow.datasets",
+    "summary": "tapeflow.summary",
 }
 
 
 # TensorFlow namespaces and names tapeflow does not implement: looking one up
 # says so (NotImplementedError) and is still an AttributeError for hasattr().
 _UNSUPPORTED = frozenset({
-    "strings", "sparse", "ragged", "image", "signal", "audio", "io", "saved_model", "lite", "summary",
+    "strings", "sparse", "ragged", "image", "signal", "audio", "io", "saved_model", "lite",
     "experimental", "compat", "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue", "lookup",
     "quantization", "bitwise", "sets", "Graph", "Session", "SparseTensor", "RaggedTensor", "dtensor", "mlir",
     "profiler", "sysconfig", "version", "types",

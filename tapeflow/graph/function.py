@@ -46,6 +46,10 @@ __all__ = ["function", "Function", "ConcreteFunction", "GraphFunction", "TensorS
 # TensorSpec
 # -----------------------------------------------------------------------------
 
+# tf.summary.trace_on() sets this to collect the graphs of the functions called.
+trace_hook = None
+
+
 class TensorSpec:
     """Describes a tensor argument: shape (dims may be None) and dtype, as ``tf.TensorSpec``.
 
@@ -399,6 +403,8 @@ class ConcreteFunction:
     def _call_flat(self, flat: list):
         gf = self._gf
         st = state
+        if trace_hook is not None:
+            trace_hook(gf.graph)
         if st.graph is None and not st.recording and not self._captured:
             res = gf.compiled()(*[t._value for t in flat])
             outs = [_wrap(r) for r in res]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 __all__ = ["Callback", "CallbackList", "History", "EarlyStopping", "ModelCheckpoint", "LearningRateScheduler",
-           "LambdaCallback", "ProgbarLogger", "ReduceLROnPlateau", "TerminateOnNaN"]
+           "LambdaCallback", "ProgbarLogger", "ReduceLROnPlateau", "TerminateOnNaN", "TensorBoard"]
 
 
 class Callback:
@@ -391,9 +391,11 @@ class ProgbarLogger(Callback):
             stream.flush()
 
 
+from tapeflow.keras.tensorboard import TensorBoard  # noqa: E402 - subclasses Callback above
+
 # Keras names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr("tf.keras.callbacks", frozenset((
-    "CSVLogger BackupAndRestore TensorBoard RemoteMonitor SwapEMAWeights "
+    "CSVLogger BackupAndRestore RemoteMonitor SwapEMAWeights "
 ).split()))

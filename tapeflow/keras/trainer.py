@@ -611,7 +611,8 @@ class Trainer:
                 vx, vy, vsw = _unpack(tuple(validation_data)) if isinstance(validation_data, (tuple, list)) \
                     else (validation_data, None, None)
                 val = self.evaluate(vx, vy, batch_size=validation_batch_size or batch_size, sample_weight=vsw,
-                                    steps=validation_steps, verbose=0, return_dict=True, _in_fit=True)
+                                    steps=validation_steps, verbose=0, callbacks=callbacks_, return_dict=True,
+                                    _in_fit=True)
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
                 epoch_logs = dict(sorted(epoch_logs.items()))  # Keras 3 orders all keys by name
             callbacks_.on_epoch_end(epoch, epoch_logs)
@@ -630,7 +631,9 @@ class Trainer:
         data = self._batches(x, y, sample_weight, batch_size, steps, False)
         step = self._step("test")
         self._reset_metrics()  # inside fit too: the epoch's training logs were read before
-        cb = cbks.CallbackList(list(callbacks or []), model=self, steps=data.steps)
+        # Inside fit, fit's own callbacks see the validation (on_test_*), as in Keras.
+        cb = callbacks if isinstance(callbacks, cbks.CallbackList) else \
+            cbks.CallbackList(list(callbacks or []), model=self, steps=data.steps)
         cb.on_test_begin()
         batch_logs = _wants_batch_logs(cb.callbacks, "on_test_batch_end")
         for i, (xb, yb, swb) in enumerate(data.epoch()):
