@@ -29,6 +29,9 @@ from tapeflow.framework.variables import (  # noqa: E402
     Variable, VariableAggregation, VariableSynchronization,
 )
 from tapeflow import ops as _ops  # noqa: E402, F401 - registers every op
+from tapeflow.framework import threads as _threads  # noqa: E402
+
+_threads.install()  # BLAS threads per kernel size and machine load
 from tapeflow.eager.backprop import GradientTape, UnconnectedGradients  # noqa: E402
 from tapeflow.ops.registry import NotDifferentiable, RegisterGradient, no_gradient  # noqa: E402
 from tapeflow.ops.array_ops import (  # noqa: E402

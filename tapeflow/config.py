@@ -58,14 +58,20 @@ class experimental:  # noqa: N801 - TF's namespace name
 
 
 class threading:  # noqa: N801 - TF's namespace name
-    """NumPy's BLAS decides its own threads; these record the request only."""
+    """Threads of one op's kernel (NumPy's BLAS, see tapeflow.framework.threads:
+    by default chosen per kernel size and machine load). Unlike TF, the intra-op
+    count may be changed at any time. Ops run one at a time, so the inter-op
+    count is recorded only."""
 
     _intra = 0
     _inter = 0
 
     @staticmethod
     def set_intra_op_parallelism_threads(num_threads: int) -> None:
+        from tapeflow.framework import threads
+
         threading._intra = int(num_threads)
+        threads.set_intra_op_threads(threading._intra)
 
     @staticmethod
     def get_intra_op_parallelism_threads() -> int:

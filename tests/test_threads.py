@@ -1,0 +1,87 @@
+"""BLAS threads chosen per kernel (tapeflow.framework.threads)."""
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+from tapeflow.framework import threads
+
+BIG = np.ones((256, 256), np.float32)  # 16.7M multiply-adds: above SMALL_WORK
+SMALL = np.ones((8, 8), np.float32)
+
+
+@pytest.fixture
+def blas():
+    if threads.blas_threads() is None:
+        pytest.skip("NumPy's BLAS cannot be reached (no threadpoolctl, no bundled OpenBLAS)")
+    b = threads._blas
+    saved = (b.intra, b.auto, b.last, tf.config.threading.get_intra_op_parallelism_threads())
+    start = threads.blas_threads()
+    yield b
+    b.intra, b.auto = saved[0], saved[1]
+    tf.config.threading.set_intra_op_parallelism_threads(saved[3])
+    b.set(start)
+    b.last = start
+
+
+def test_small_products_run_on_one_thread(blas):
+    tf.config.threading.set_intra_op_parallelism_threads(2)
+    tf.matmul(BIG, BIG)
+    assert threads.blas_threads() == 2
+    tf.matmul(SMALL, SMALL)
+    assert threads.blas_threads() == 1
+    tf.matmul(BIG, BIG)
+    assert threads.blas_threads() == 2
+
+
+def test_intra_op_threads_set_the_count_for_big_kernels(blas):
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    assert tf.config.threading.get_intra_op_parallelism_threads() == 1
+    y = tf.matmul(BIG, BIG)
+    assert threads.blas_threads() == 1
+    np.testing.assert_array_equal(y.numpy(), BIG @ BIG)
+    x = tf.ones((2, 16, 16, 32))
+    w = tf.ones((3, 3, 32, 32))
+    with tf.GradientTape() as tape:
+        tape.watch(w)
+        out = tf.nn.conv2d(x, w, 1, "SAME")
+    tape.gradient(out, w)
+    assert threads.blas_threads() == 1
+
+
+def test_automatic_count_follows_free_cpus(blas):
+    blas.intra = 0
+    blas.auto = True
+    tf.matmul(BIG, BIG)
+    assert 1 <= threads.blas_threads() <= max(blas.ncpu, 1)
+    assert threads.blas_threads() == blas.free_cpus()
+
+
+def test_an_outside_limit_is_kept(blas):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    tf.config.threading.set_intra_op_parallelism_threads(2)
+    tf.matmul(BIG, BIG)
+    with threadpoolctl.threadpool_limits(1):
+        tf.matmul(SMALL, SMALL)
+        tf.matmul(BIG, BIG)
+        assert threads.blas_threads() == 1
+    assert threads.blas_threads() == 2
+    tf.matmul(SMALL, SMALL)
+    assert threads.blas_threads() == 1
+
+
+def test_user_environment_disables_the_automatic_choice(blas):
+    blas.auto = False  # as with OPENBLAS_NUM_THREADS set at import
+    tf.config.threading.set_intra_op_parallelism_threads(0)
+    before = threads.blas_threads()
+    tf.matmul(SMALL, SMALL)
+    tf.matmul(BIG, BIG)
+    assert threads.blas_threads() == before
+
+
+def test_kernels_are_wrapped_once_and_keep_their_results():
+    from tapeflow.ops import registry
+
+    threads.install()
+    k = registry.get_op("BatchMatMulV2").kernel
+    assert not hasattr(k.__wrapped__, "__wrapped__")
