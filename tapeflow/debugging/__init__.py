@@ -18,6 +18,11 @@ tapeflow's additions:
 * ``tape_stats(tape)``, ``tape_to_dot(tape, target, sources)``,
   ``graph_to_dot(tf_function, *args, backward=True)``,
   ``render_dot(dot, "tape.svg")``;
+* ``diagnose_training_step(model, loss_fn, optimizer, x, y, var_list=None)``
+  runs one training step and reports why the model may not learn (None,
+  zero, NaN, exploding or vanishing gradients, var_list mistakes, a zero
+  learning rate, a disconnected or summed loss, a wrong custom gradient);
+  ``tf.keras.callbacks.TrainingDoctor()`` runs it from ``fit``;
 * ``enable_retrace_logging()``: each ``tf.function`` retrace logs which
   argument changed and how (shape, dtype, Python value).
 
@@ -50,8 +55,9 @@ __all__ = [
     "assert_all_finite", "assert_equal", "assert_greater", "assert_greater_equal", "assert_integer", "assert_less",
     "assert_less_equal", "assert_near", "assert_negative", "assert_non_negative", "assert_non_positive",
     "assert_none_equal", "assert_positive", "assert_rank", "assert_rank_at_least", "assert_rank_in",
-    "assert_scalar", "assert_shapes", "assert_type", "check_numerics", "disable_check_numerics",
-    "disable_retrace_logging", "disable_strict_gradients", "disable_tape_growth_warning", "enable_check_numerics",
+    "assert_scalar", "assert_shapes", "assert_type", "check_numerics", "diagnose_training_step",
+    "disable_check_numerics", "disable_retrace_logging", "disable_strict_gradients", "disable_tape_growth_warning",
+    "enable_check_numerics",
     "enable_retrace_logging", "enable_strict_gradients", "enable_tape_growth_warning", "explain_gradient",
     "graph_to_dot", "is_numeric_tensor", "is_source_tracking_enabled", "render_dot", "set_source_tracking",
     "source_tracking", "strict_gradients", "tape_stats", "tape_to_dot",
@@ -187,6 +193,18 @@ def disable_retrace_logging() -> None:
     orig = _RETRACE_SAVED.pop("_trace", None)
     if orig is not None:
         Function._trace = orig
+
+
+_DOCTOR_NAMES = frozenset({"diagnose_training_step", "TrainingReport", "Finding", "TrainingDoctor"})
+
+
+def __getattr__(name: str):
+    # The training doctor imports Keras (its callback), so it is loaded on first use.
+    if name in _DOCTOR_NAMES:
+        from tapeflow.debugging import doctor
+
+        return getattr(doctor, name)
+    raise AttributeError(f"module 'tapeflow.debugging' has no attribute '{name}'")
 
 
 if os.environ.get("TAPEFLOW_DEBUG", "").strip().lower() not in ("", "0", "false", "no", "off"):

@@ -396,6 +396,14 @@ from tapeflow.keras.tensorboard import TensorBoard  # noqa: E402 - subclasses Ca
 # Keras names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
-__getattr__ = _module_getattr("tf.keras.callbacks", frozenset((
+_missing_getattr = _module_getattr("tf.keras.callbacks", frozenset((
     "CSVLogger BackupAndRestore RemoteMonitor SwapEMAWeights "
 ).split()))
+
+
+def __getattr__(name: str):
+    if name == "TrainingDoctor":  # tapeflow extension: lives with tf.debugging.diagnose_training_step
+        from tapeflow.debugging.doctor import TrainingDoctor
+
+        return TrainingDoctor
+    return _missing_getattr(name)

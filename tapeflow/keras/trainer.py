@@ -599,6 +599,7 @@ class Trainer:
             self._reset_metrics()
             callbacks_.on_epoch_begin(epoch)
             for i, (xb, yb, swb) in enumerate(data.epoch()):
+                self._current_train_batch = (xb, yb, swb)  # for callbacks that look at the data (TrainingDoctor)
                 callbacks_.on_train_batch_begin(i)
                 out = step(self._convert_batch(xb, yb, swb))
                 # reading the metrics costs a little per step: only when a callback looks at batch logs
