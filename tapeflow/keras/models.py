@@ -35,8 +35,8 @@ class Model(Trainer, Layer):
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Model:
         if cls is Model and _split_io(args, dict(kwargs))[0] is not None:
-            return object.__new__(Functional)  # as Keras 3: Model(inputs, outputs) is a Functional
-        return object.__new__(cls)
+            return Layer.__new__(Functional, *args, **kwargs)  # as Keras 3: Model(inputs, outputs) is a Functional
+        return Layer.__new__(cls, *args, **kwargs)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         inputs, outputs, args, kwargs = _split_io(args, kwargs)
@@ -182,6 +182,10 @@ class Model(Trainer, Layer):
         self.built = True
 
     def _maybe_build(self, inputs: Any) -> None:
+        if not self.built and getattr(self, "_build_input_shape", None) is None:  # Keras' build_config
+            from tapeflow.keras.layers.base import _shape_of
+
+            self._build_input_shape = nest.map_structure(_shape_of, inputs)
         self.built = True  # subclassed models build their layers lazily inside call
 
     def _trackable_children(self) -> dict:
@@ -197,6 +201,34 @@ class Model(Trainer, Layer):
         for i, layer in enumerate(x for x in layers if x.weights):
             out[f"layer_with_weights-{i}"] = layer
         return out
+
+    def get_config(self) -> dict:
+        """A functional model: its layers and how they connect (Keras 3's layout); a subclassed model:
+        its constructor arguments (override it to add your own)."""
+        if self._functional is not None and type(self) in (Model, Functional):
+            from tapeflow.keras.saving.model_config import functional_config
+
+            return functional_config(self)
+        return Layer.get_config(self)
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: dict | None = None) -> Model:
+        if cls in (Model, Functional) and "input_layers" in config and "layers" in config:
+            from tapeflow.keras.saving.model_config import functional_from_config
+
+            return functional_from_config(cls, config, custom_objects)
+        return super().from_config(config)
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The model's architecture as JSON (``tf.keras.models.model_from_json`` rebuilds it)."""
+        import json
+
+        from tapeflow.keras.saving.serialization import serialize_keras_object
+
+        config = serialize_keras_object(self)
+        config.pop("compile_config", None)
+        config.pop("build_config", None)
+        return json.dumps(config, **kwargs)
 
     def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
         if index is not None:
@@ -291,6 +323,17 @@ class Sequential(Model):
             self.add(layer, rebuild=False)
         if self._input_tensor is not None and self._layers:
             self._build_symbolic()
+
+    def get_config(self) -> dict:
+        from tapeflow.keras.saving.model_config import sequential_config
+
+        return sequential_config(self)
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: dict | None = None) -> Sequential:
+        from tapeflow.keras.saving.model_config import sequential_from_config
+
+        return sequential_from_config(cls, config, custom_objects)
 
     def add(self, layer: Any, rebuild: bool = True) -> None:
         """Appends a layer (or an ``Input``)."""
@@ -388,8 +431,55 @@ class Sequential(Model):
         return x
 
 
+def load_model(filepath: Any, custom_objects: dict | None = None, compile: bool = True,  # noqa: A002
+               safe_mode: bool = True) -> Model:
+    """Loads a ``.keras`` file (written by ``model.save``, tapeflow's or real Keras 3's)."""
+    from tapeflow.keras.saving import saving_lib
+
+    return saving_lib.load_model(filepath, custom_objects=custom_objects, compile=compile, safe_mode=safe_mode)
+
+
+def save_model(model: Model, filepath: Any, overwrite: bool = True, zipped: bool | None = None, **kwargs: Any) -> None:
+    """``model.save(filepath)``: Keras 3's ``.keras`` archive."""
+    from tapeflow.keras.saving import saving_lib
+
+    saving_lib.save_model(model, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+
+
+def model_from_config(config: dict, custom_objects: dict | None = None) -> Model:
+    """Rebuilds a model (new weights) from ``{"class_name": ..., "config": ...}``."""
+    from tapeflow.keras.saving.serialization import deserialize_keras_object
+
+    return deserialize_keras_object(config, custom_objects)
+
+
+def model_from_json(json_string: str, custom_objects: dict | None = None) -> Model:
+    """Rebuilds a model (new weights) from ``model.to_json()``."""
+    import json
+
+    return model_from_config(json.loads(json_string), custom_objects)
+
+
+def clone_model(model: Model, input_tensors: Any = None, clone_function: Any = None, call_function: Any = None,
+                recursive: bool = False, **kwargs: Any) -> Model:
+    """A new model with the same architecture and freshly initialized weights (Keras' ``clone_model``)."""
+    from tapeflow.keras.saving.serialization import deserialize_keras_object, serialize_keras_object
+
+    if input_tensors is not None or call_function is not None or kwargs:
+        raise NotImplementedError("clone_model(input_tensors=/call_function=) is not implemented in tapeflow")
+    if clone_function is not None:
+        if isinstance(model, Sequential):
+            layers = [clone_function(x) for x in model._layers]
+            if model._input_layer_obj is not None:
+                layers = [InputLayer(batch_shape=model._input_layer_obj.batch_shape)] + layers
+            return Sequential(layers, name=model.name)
+        raise NotImplementedError("clone_model(clone_function=...) of a functional model is not implemented")
+    config = serialize_keras_object(model)
+    config.pop("compile_config", None)
+    return deserialize_keras_object(config)
+
+
 # Keras names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
-__getattr__ = _module_getattr("tf.keras.models", frozenset(("load_model save_model clone_model model_from_json "
-                                                            "model_from_config").split()))
+__getattr__ = _module_getattr("tf.keras.models", frozenset())

@@ -13,6 +13,7 @@ back to the eager step.
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from typing import Any
 
@@ -256,6 +257,9 @@ class Trainer:
         or name) and the metrics for ``fit``/``evaluate``."""
         from tapeflow.keras import optimizers
 
+        self._compile_args = {"loss": loss, "loss_weights": loss_weights, "metrics": metrics,  # for model.save
+                              "weighted_metrics": weighted_metrics, "run_eagerly": run_eagerly,
+                              "steps_per_execution": steps_per_execution}
         self.optimizer = optimizers.get(optimizer)
         self.loss = loss
         self._outputs_spec = None  # (names, losses, weights, per-output metric lists) of a multi-output model
@@ -697,31 +701,55 @@ class Trainer:
         return nest.map_structure(_to_numpy, self(x, training=False))
 
     # -- weights files ------------------------------------------------------------
-    def save_weights(self, filepath: str, overwrite: bool = True) -> None:
-        """Writes every weight to ``filepath`` (safetensors; atomic)."""
-        import os
-
+    def save_weights(self, filepath: str, overwrite: bool = True, max_shard_size: Any = None) -> None:
+        """Writes the weights (and the optimizer's variables) to ``filepath``: Keras 3's HDF5
+        ``.weights.h5`` layout (needs h5py), or a ``.safetensors`` file (tapeflow's checkpoint format)."""
+        from tapeflow.keras.saving import weights_h5
         from tapeflow.train import checkpoint
 
+        filepath = os.fspath(filepath)
+        if max_shard_size is not None:
+            raise NotImplementedError("save_weights(max_shard_size=...) (sharded .weights.json) is not implemented")
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath} exists and overwrite=False")
-        checkpoint.save_weights(self, filepath)
+        if filepath.endswith(".weights.h5"):
+            weights_h5.save_weights_h5(self, filepath)
+        elif filepath.endswith(".safetensors"):
+            checkpoint.save_weights(self, filepath)
+        else:
+            raise ValueError(f"The filename must end in `.weights.h5`. Received: filepath={filepath} "
+                             f"(tapeflow also writes `.safetensors`)")
 
-    def save(self, filepath: str, overwrite: bool = True, **kwargs: Any) -> None:
-        raise NotImplementedError(
-            "model.save (the .keras archive: architecture + weights + optimizer) is not implemented in tapeflow; "
-            "use model.save_weights(path) / load_weights(path) on a model built by the same code, or "
-            "tf.train.Checkpoint(model=model, optimizer=optimizer) for the optimizer state too."
-        )
+    def save(self, filepath: str, overwrite: bool = True, zipped: bool | None = None, **kwargs: Any) -> None:
+        """Saves architecture, weights, compile state and optimizer variables to a ``.keras`` file
+        (Keras 3's zip archive; ``tf.keras.models.load_model`` reads it, and so does real Keras)."""
+        from tapeflow.keras.saving import saving_lib
+
+        saving_lib.save_model(self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
 
     def load_weights(self, filepath: str, skip_mismatch: bool = False, **kwargs: Any) -> None:
-        """Loads weights written by ``save_weights``; on any mismatch raises and changes nothing."""
+        """Loads weights from a ``.weights.h5``/``.keras`` file (Keras 3's, or tapeflow's) or a
+        ``.safetensors`` file; checks every shape first, and on a mismatch raises and changes nothing."""
+        from tapeflow.keras.saving import weights_h5
         from tapeflow.train import checkpoint
 
+        filepath = os.fspath(filepath)
+        if kwargs:
+            raise ValueError(f"Invalid keyword arguments: {kwargs}")
         if not getattr(self, "built", False) or not self.weights:
             raise ValueError(f"load_weights: model '{self.name}' has no weights yet; build it first (call it on a "
                              f"batch, or start it with tf.keras.Input) so the weights exist.")
+        if filepath.endswith((".weights.h5", ".keras")) or _is_hdf5(filepath):
+            return weights_h5.load_weights_h5(self, filepath, skip_mismatch=skip_mismatch)
         return checkpoint.load_weights(self, filepath, skip_mismatch=skip_mismatch)
+
+
+def _is_hdf5(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(8) == b"\x89HDF\r\n\x1a\n"
+    except OSError:
+        return False
 
 
 def _class_weights_to_sample_weights(y: Any, class_weight: dict, sample_weight: Any) -> np.ndarray:

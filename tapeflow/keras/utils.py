@@ -6,7 +6,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["set_random_seed", "to_categorical"]
+from tapeflow.keras.saving.serialization import (  # noqa: F401 - tf.keras.utils re-exports them, as TF's
+    CustomObjectScope, custom_object_scope, deserialize_keras_object, get_custom_objects, get_registered_name,
+    get_registered_object, register_keras_serializable, serialize_keras_object,
+)
+
+__all__ = ["set_random_seed", "to_categorical", "register_keras_serializable", "get_registered_name",
+           "get_registered_object", "get_custom_objects", "custom_object_scope", "CustomObjectScope",
+           "serialize_keras_object", "deserialize_keras_object"]
 
 
 def set_random_seed(seed: int) -> None:

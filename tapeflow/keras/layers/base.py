@@ -186,7 +186,7 @@ def _call_flags(layer: Layer) -> tuple[bool, bool]:
 _UNTRACKED = frozenset(("_layers", "_inbound_nodes", "_nodes", "_input_layers", "_output_layers",
                         "_model", "_functional", "_call_sequence", "_callbacks", "_input_layer_obj",
                         "_input_tensor", "_symbolic_output", "_inputs_struct", "_outputs_struct",
-                        "_input_tensors", "_step_fns"))
+                        "_input_tensors", "_step_fns", "_init_args"))
 
 
 class Layer(Module):
@@ -198,6 +198,11 @@ class Layer(Module):
     """
 
     _autocast = True  # cast floating inputs to the layer dtype (Keras 3 does)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Layer:
+        obj = super().__new__(cls)
+        object.__setattr__(obj, "_init_args", (args, kwargs))  # for the generated get_config (Keras' auto-config)
+        return obj
 
     def __init__(self, trainable: bool = True, name: str | None = None, dtype: Any = None, autocast: bool = True,
                  input_shape: Any = None, input_dim: int | None = None, batch_size: int | None = None,
@@ -213,6 +218,8 @@ class Layer(Module):
         self._own_non_trainable: list[Variable] = []
         self._name = name or unique_name(to_snake_case(type(self).__name__))
         self._scope_name = self._name + "/"
+        if isinstance(dtype, dict):  # a DTypePolicy config from a saved Keras model
+            dtype = dtype.get("config", {}).get("name")
         self._dtype = dtypes.as_dtype(dtype or "float32")
         self._trainable = trainable
         self.built = False
@@ -410,6 +417,7 @@ class Layer(Module):
         if self.built:
             return
         shapes = nest.map_structure(lambda x: _shape_of(x), inputs)
+        self._build_input_shape = shapes  # Keras' build_config
         self.build(shapes)
         self.built = True
 
@@ -581,11 +589,37 @@ class Layer(Module):
         return nest.map_structure(lambda k: k.shape, self.output)
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        """The constructor arguments that rebuild this layer (``type(layer).from_config(config)``).
+
+        Generated from the arguments ``__init__`` received, as Keras 3's auto-config; a user class
+        that overrides ``get_config`` and calls ``super().get_config()`` gets only name/trainable/dtype
+        here, as in Keras."""
+        from tapeflow.keras.saving.serialization import auto_config
+
+        override = next((k for k in type(self).__mro__ if "get_config" in k.__dict__), Layer)
+        if override is not Layer and not override.__module__.startswith("tapeflow."):
+            return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        return auto_config(self)
 
     @classmethod
     def from_config(cls, config: dict) -> Layer:
-        return cls(**config)
+        from tapeflow.keras.saving.serialization import layer_from_config
+
+        return layer_from_config(cls, config)
+
+    def get_build_config(self) -> dict | None:
+        from tapeflow.keras.saving.serialization import _build_config
+
+        return _build_config(self)
+
+    def build_from_config(self, config: dict) -> None:
+        shape = config.get("input_shape") if config else None
+        if shape is not None and not self.built:
+            from tapeflow.keras.saving.serialization import _as_shape
+
+            self.build(_as_shape(shape))
+            self._build_input_shape = _as_shape(shape)
+            self.built = True
 
     def _trackable_children(self) -> dict:
         """Checkpoint protocol (TF Keras' layout): own variables by Keras name
@@ -617,12 +651,11 @@ class InputLayer(Layer):
     """The layer behind ``tf.keras.Input``: it only holds the input's shape."""
 
     def __init__(self, shape: Any = None, batch_size: int | None = None, dtype: Any = None, name: str | None = None,
-                 input_tensor: Any = None, **kwargs: Any) -> None:
+                 input_tensor: Any = None, batch_shape: Any = None, **kwargs: Any) -> None:
         if "input_shape" in kwargs:
             shape = kwargs.pop("input_shape")
-        if "batch_shape" in kwargs:
-            bs = kwargs.pop("batch_shape")
-            shape, batch_size = tuple(bs)[1:], bs[0]
+        if batch_shape is not None:
+            shape, batch_size = tuple(batch_shape)[1:], batch_shape[0]
         super().__init__(name=name or unique_name("input_layer"), dtype=dtype, **kwargs)
         if shape is None and input_tensor is None:
             raise ValueError("You must pass a `shape` argument to Input/InputLayer.")
@@ -645,6 +678,11 @@ class InputLayer(Layer):
     @property
     def batch_shape(self) -> tuple:
         return self._batch_shape
+
+    def get_config(self) -> dict:
+        return {"batch_shape": list(self._batch_shape), "dtype": self.output_tensor.dtype
+                if isinstance(self.output_tensor.dtype, str) else self.output_tensor.dtype.name,
+                "sparse": False, "ragged": False, "name": self.name, "optional": False}
 
     def call(self, inputs: Any) -> Any:
         return inputs

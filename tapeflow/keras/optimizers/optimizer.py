@@ -67,9 +67,9 @@ _name_counts: dict[str, int] = {}
 
 
 def _auto_name(cls_name: str) -> str:
-    # Keras names optimizers "adam", "adam_1", ... per process.
+    # Keras names optimizers "adam", "adam_1", ... per process (to_snake_case of the class name).
     base = re.sub(r"(?<!^)(?=[A-Z])", "_", cls_name).lower() if not cls_name.isupper() else cls_name.lower()
-    base = {"s_g_d": "sgd", "r_m_sprop": "rmsprop", "adam_w": "adamw"}.get(base, base)
+    base = {"s_g_d": "sgd", "r_m_sprop": "rm_sprop"}.get(base, base)  # Keras 3: "rm_sprop", "adam_w"
     n = _name_counts.get(base, 0)
     _name_counts[base] = n + 1
     return base if n == 0 else f"{base}_{n}"

@@ -1,0 +1,184 @@
+"""The configs of ``Sequential`` and functional models, in Keras 3's layout (its ``config.json``):
+a Sequential lists its layers; a functional model lists each layer with its ``inbound_nodes``
+(the calls that connect it, tensors written as ``__keras_tensor__`` with their
+``keras_history``: layer name, node index, tensor index)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tapeflow.framework import nest
+from tapeflow.keras.saving.serialization import (
+    _dtype_policy,
+    _shape_list,
+    deserialize_keras_object,
+    serialize_keras_object,
+)
+
+
+def sequential_config(model: Any) -> dict:
+    layers = []
+    if model._input_layer_obj is not None:
+        layers.append(serialize_keras_object(model._input_layer_obj))
+    layers += [serialize_keras_object(layer) for layer in model._layers]
+    config = {"name": model.name, "trainable": model.trainable, "dtype": _dtype_policy(model.dtype), "layers": layers}
+    shape = (
+        model._input_layer_obj.batch_shape
+        if model._input_layer_obj is not None
+        else getattr(model, "_called_input_shape", None)
+    )
+    if shape is not None:
+        config["build_input_shape"] = _shape_list(shape)
+    return config
+
+
+def sequential_from_config(cls: type, config: dict, custom_objects: dict | None = None) -> Any:
+    layers = [deserialize_keras_object(c, custom_objects) for c in config.get("layers", [])]
+    model = cls(layers, name=config.get("name"), trainable=config.get("trainable", True))
+    shape = config.get("build_input_shape")
+    if model._input_tensor is None and shape is not None:
+        model.build(tuple(shape))
+    return model
+
+
+def _history(model: Any, kt: Any) -> list:
+    layer, node = kt._keras_history
+    if node is None:
+        return [layer.name, 0, 0]
+    mine = [n for n in layer._inbound_nodes if any(n is m for m in model._nodes)]
+    node_index = next(i for i, n in enumerate(mine) if n is node)
+    tensor_index = next(i for i, t in enumerate(nest.flatten(node.outputs)) if t is kt)
+    return [layer.name, node_index, tensor_index]
+
+
+def functional_config(model: Any) -> dict:
+    from tapeflow.keras.layers.base import InputLayer, KerasTensor, _OpLayer
+
+    def tensor(x: Any) -> Any:
+        if isinstance(x, KerasTensor):
+            return {
+                "class_name": "__keras_tensor__",
+                "config": {
+                    "shape": _shape_list(x.shape.as_list() if hasattr(x.shape, "as_list") else x.shape),
+                    "dtype": x.dtype.name,
+                    "keras_history": _history(model, x),
+                },
+            }
+        return serialize_keras_object(x)
+
+    layers = []
+    for layer in model._summary_layers():
+        if isinstance(layer, _OpLayer):
+            raise NotImplementedError(
+                f"Saving a functional model that applies a Python operator to Keras tensors ('{layer.name}', "
+                f"{layer._op_class}) is not implemented in tapeflow; wrap the operation in a layer "
+                f"(e.g. tf.keras.layers.Rescaling, Add, Multiply) to save the model."
+            )
+        entry = serialize_keras_object(layer)
+        entry["name"] = layer.name
+        nodes = []
+        if not isinstance(layer, InputLayer):
+            for node in layer._inbound_nodes:
+                if not any(node is m for m in model._nodes):
+                    continue
+                kwargs = {k: v for k, v in node.kwargs.items() if k != "training"}
+                nodes.append(
+                    {
+                        "args": [nest.map_structure(tensor, a) for a in node.args],
+                        "kwargs": nest.map_structure(tensor, kwargs),
+                    }
+                )
+        entry["inbound_nodes"] = nodes
+        layers.append(entry)
+
+    def io(structure: Any) -> Any:
+        flat = [_history(model, kt) for kt in nest.flatten(structure)]
+        return flat[0] if not isinstance(structure, (list, tuple, dict)) else flat
+
+    return {
+        "name": model.name,
+        "trainable": model.trainable,
+        "layers": layers,
+        "input_layers": io(model._inputs_struct),
+        "output_layers": io(model._outputs_struct),
+    }
+
+
+def functional_from_config(cls: type, config: dict, custom_objects: dict | None = None) -> Any:
+    from tapeflow.keras.layers.base import InputLayer
+    from tapeflow.keras.models import Functional, Model
+
+    created: dict[str, Any] = {}
+    outputs_of: dict[tuple, list] = {}  # (layer name, node index) -> flat outputs
+    pending: list[tuple[Any, list]] = []
+    for entry in config["layers"]:
+        layer = deserialize_keras_object(
+            {k: v for k, v in entry.items() if k not in ("inbound_nodes", "name")}, custom_objects
+        )
+        name = entry.get("name", layer.name)
+        created[name] = layer
+        if isinstance(layer, InputLayer):
+            outputs_of[(name, 0)] = [layer.output_tensor]
+        else:
+            pending.append((layer, list(entry.get("inbound_nodes", []))))
+
+    def ready(value: Any) -> bool:
+        return all(
+            (h["config"]["keras_history"][0], h["config"]["keras_history"][1]) in outputs_of
+            for h in _tensor_refs(value)
+        )
+
+    def resolve(value: Any) -> Any:
+        if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
+            name, node, index = value["config"]["keras_history"]
+            return outputs_of[(name, node)][index]
+        if isinstance(value, list):
+            return [resolve(v) for v in value]
+        if isinstance(value, dict):
+            return {k: resolve(v) for k, v in value.items()}
+        return value
+
+    while pending:
+        progressed = False
+        for item in list(pending):
+            layer, nodes = item
+            while nodes and ready(nodes[0]):
+                node = nodes.pop(0)
+                args = [resolve(a) for a in node.get("args", [])]
+                kwargs = {k: resolve(v) for k, v in node.get("kwargs", {}).items()}
+                out = layer(*args, **kwargs)
+                index = sum(1 for k in outputs_of if k[0] == layer.name and k != (layer.name, -1))
+                outputs_of[(layer.name, index)] = nest.flatten(out)
+                progressed = True
+            if not nodes:
+                pending.remove(item)
+        if not progressed:
+            raise ValueError(
+                f"The functional config of '{config.get('name')}' cannot be rebuilt: the inputs of "
+                f"{[x[0].name for x in pending]} are never produced."
+            )
+
+    def io(spec: Any) -> Any:
+        if spec and isinstance(spec[0], str):
+            return outputs_of[(spec[0], spec[1])][spec[2]]
+        return [io(s) for s in spec]
+
+    target = cls if cls is not Model else Functional
+    if target is Functional:
+        return Model(
+            inputs=io(config["input_layers"]),
+            outputs=io(config["output_layers"]),
+            name=config.get("name"),
+            trainable=config.get("trainable", True),
+        )
+    return target(inputs=io(config["input_layers"]), outputs=io(config["output_layers"]), name=config.get("name"))
+
+
+def _tensor_refs(value: Any) -> list:
+    if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
+        return [value]
+    if isinstance(value, dict):
+        return [r for v in value.values() for r in _tensor_refs(v)]
+    if isinstance(value, list):
+        return [r for v in value for r in _tensor_refs(v)]
+    return []

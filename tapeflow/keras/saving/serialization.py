@@ -1,0 +1,514 @@
+"""Keras 3's object configs: ``serialize_keras_object`` / ``deserialize_keras_object`` and the
+registry of custom classes (``register_keras_serializable``).
+
+A serialized object is Keras 3's dict, ``{"module", "class_name", "config", "registered_name"}``
+(layers add ``build_config``): the same JSON real Keras writes into ``config.json``, so either side
+reads the other's files. Built-in classes are found by name in tapeflow's namespace that mirrors
+the Keras module (``"keras.layers"`` -> ``tf.keras.layers``), so any layer class with a
+``get_config`` round-trips without code of its own; user classes are found through
+``register_keras_serializable`` or ``custom_objects``.
+
+A layer's default ``get_config`` is generated from the arguments its constructor received (as
+Keras 3's auto-config): every named parameter of ``__init__`` with its value or default, plus
+``name``/``trainable``/``dtype``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import threading
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "register_keras_serializable",
+    "get_registered_name",
+    "get_registered_object",
+    "get_custom_objects",
+    "custom_object_scope",
+    "CustomObjectScope",
+    "serialize_keras_object",
+    "deserialize_keras_object",
+]
+
+_GLOBAL_CUSTOM_OBJECTS: dict[str, Any] = {}  # "Package>Name" -> class or function
+_GLOBAL_CUSTOM_NAMES: dict[Any, str] = {}
+
+
+class _Scope(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[dict] = []
+
+
+_scope = _Scope()
+
+
+def register_keras_serializable(package: str = "Custom", name: str | None = None) -> Any:
+    """Registers a class or function under ``"package>name"`` so saved models find it again.
+
+    >>> @tf.keras.saving.register_keras_serializable(package="MyLayers")
+    ... class Scale(tf.keras.layers.Layer): ...
+    """
+
+    def decorator(arg: Any) -> Any:
+        class_name = name if name is not None else arg.__name__
+        key = f"{package}>{class_name}"
+        if inspect.isclass(arg) and not hasattr(arg, "get_config"):
+            raise ValueError("Cannot register a class that does not have a get_config() method.")
+        _GLOBAL_CUSTOM_OBJECTS[key] = arg
+        _GLOBAL_CUSTOM_NAMES[arg] = key
+        return arg
+
+    return decorator
+
+
+def get_registered_name(obj: Any) -> str:
+    """``"package>name"`` of a registered class or function, else its ``__name__``."""
+    return _GLOBAL_CUSTOM_NAMES.get(obj, getattr(obj, "__name__", str(obj)))
+
+
+def get_custom_objects() -> dict:
+    """The global dict of registered custom objects (mutable, as Keras')."""
+    return _GLOBAL_CUSTOM_OBJECTS
+
+
+def get_registered_object(name: str, custom_objects: dict | None = None, module_objects: dict | None = None) -> Any:
+    """The class or function registered (or in a ``custom_object_scope``, or in ``custom_objects``) as ``name``."""
+    for scope in reversed(_scope.stack):
+        if name in scope:
+            return scope[name]
+    if name in _GLOBAL_CUSTOM_OBJECTS:
+        return _GLOBAL_CUSTOM_OBJECTS[name]
+    if custom_objects and name in custom_objects:
+        return custom_objects[name]
+    if module_objects and name in module_objects:
+        return module_objects[name]
+    return None
+
+
+class CustomObjectScope:
+    """``with custom_object_scope({"MyLayer": MyLayer}):`` makes the names visible to loading."""
+
+    def __init__(self, *custom_objects: dict) -> None:
+        self.custom_objects: dict = {}
+        for objects in custom_objects:
+            self.custom_objects.update(objects or {})
+
+    def __enter__(self) -> CustomObjectScope:
+        _scope.stack.append(self.custom_objects)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _scope.stack.pop()
+
+
+custom_object_scope = CustomObjectScope
+
+
+# -- where Keras classes live ------------------------------------------------------------
+# Keras module of a serialized object -> tapeflow namespace holding the class of that name
+_NAMESPACES = {
+    "keras.layers": "tapeflow.keras.layers",
+    "keras.initializers": "tapeflow.keras.initializers",
+    "keras.regularizers": "tapeflow.keras.regularizers",
+    "keras.losses": "tapeflow.keras.losses",
+    "keras.metrics": "tapeflow.keras.metrics",
+    "keras.optimizers": "tapeflow.keras.optimizers",
+    "keras.optimizers.schedules": "tapeflow.keras.optimizers.schedules",
+    "keras": "tapeflow.keras",
+    "keras.models": "tapeflow.keras.models",
+    "keras.src.models.functional": "tapeflow.keras.models",
+    "keras.src.models.sequential": "tapeflow.keras.models",
+    "keras.constraints": "tapeflow.keras.constraints",
+    "keras.activations": "tapeflow.keras.activations",
+}
+
+
+def _keras_module(cls: type) -> str | None:
+    """The Keras module real Keras writes for a tapeflow class (``keras.layers`` for a layer)."""
+    mod = cls.__module__
+    if not mod.startswith("tapeflow."):
+        return None if mod == "__main__" else mod
+    if cls.__name__ == "Functional":
+        return "keras.src.models.functional"
+    if cls.__name__ in ("Sequential", "Model"):
+        return "keras"
+    for part in ("layers", "initializers", "regularizers", "losses", "metrics", "constraints"):
+        if mod.startswith(f"tapeflow.keras.{part}"):
+            return f"keras.{part}"
+    if mod.startswith("tapeflow.keras.optimizers.schedules"):
+        return "keras.optimizers.schedules"
+    if mod.startswith("tapeflow.keras.optimizers"):
+        return "keras.optimizers"
+    return "keras"
+
+
+def _dtype_policy(name: str) -> dict:
+    return {"module": "keras", "class_name": "DTypePolicy", "config": {"name": name}, "registered_name": None}
+
+
+# -- serialize ----------------------------------------------------------------------------
+def serialize_keras_object(obj: Any) -> Any:
+    """Keras 3's JSON-ready form of ``obj`` (a layer, model, optimizer, loss, initializer,
+    regularizer, function, or plain data)."""
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (list, tuple)):
+        return [serialize_keras_object(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: serialize_keras_object(v) for k, v in obj.items()}
+    from tapeflow.framework.dtypes import DType
+    from tapeflow.framework.tensor_shape import TensorShape
+
+    if isinstance(obj, DType):
+        return obj.name
+    if isinstance(obj, TensorShape):
+        return obj.as_list() if obj.rank is not None else None
+    if hasattr(obj, "numpy") and hasattr(obj, "dtype") and not inspect.isclass(obj):  # a tensor or variable
+        return np.asarray(obj.numpy()).tolist()
+    if inspect.isfunction(obj) or inspect.isbuiltin(obj) or (callable(obj) and not hasattr(obj, "get_config")):
+        return _serialize_function(obj)
+    if not hasattr(obj, "get_config"):
+        raise TypeError(f"Cannot serialize {obj!r} of type {type(obj).__name__}: it has no get_config().")
+    cls = type(obj)
+    registered = _GLOBAL_CUSTOM_NAMES.get(cls)
+    out = {
+        "module": _keras_module(cls),
+        "class_name": cls.__name__,
+        "config": _serialize_config(obj, obj.get_config()),
+        "registered_name": registered,
+    }
+    if cls.__name__ == "Functional" and cls.__module__.startswith("tapeflow."):
+        out["registered_name"] = "Functional"
+    from tapeflow.keras.layers.base import Layer
+
+    if isinstance(obj, Layer):
+        build = _build_config(obj)
+        if build is not None:
+            out["build_config"] = build
+        compile_config = _compile_config(obj)
+        if compile_config is not None:
+            out["compile_config"] = compile_config
+    return out
+
+
+def _serialize_function(fn: Any) -> Any:
+    from tapeflow.keras import activations
+
+    name = getattr(fn, "__name__", None)
+    if name is not None and activations._BY_NAME.get(name) is fn:
+        return name
+    registered = _GLOBAL_CUSTOM_NAMES.get(fn)
+    if registered is None and getattr(fn, "__module__", "").startswith("tapeflow."):
+        return name
+    if name == "<lambda>":
+        raise ValueError(
+            "Cannot serialize a lambda: define a named function and register it with "
+            "@tf.keras.saving.register_keras_serializable()."
+        )
+    return {
+        "module": getattr(fn, "__module__", None),
+        "class_name": "function",
+        "config": registered or name,
+        "registered_name": "function",
+    }
+
+
+def _serialize_config(obj: Any, config: dict) -> dict:
+    from tapeflow.keras import activations, initializers, regularizers
+    from tapeflow.keras.layers.base import Layer
+
+    out: dict = {}
+    for key, value in config.items():
+        if key == "dtype" and isinstance(obj, Layer) and isinstance(value, str) and type(obj).__name__ != "InputLayer":
+            out[key] = _dtype_policy(value)
+        elif (key == "activation" or key.endswith("_activation")) and (value is None or isinstance(value, str)):
+            out[key] = activations.serialize(activations.get(value)) if value is not None else "linear"
+        elif key.endswith("_initializer") and isinstance(value, (str, dict)):
+            out[key] = serialize_keras_object(initializers.get(value))
+        elif key.endswith("_regularizer") and isinstance(value, (str, dict)):
+            out[key] = serialize_keras_object(regularizers.get(value))
+        else:
+            out[key] = serialize_keras_object(value)
+    return out
+
+
+def _shape_list(shape: Any) -> Any:
+    if shape is None:
+        return None
+    if isinstance(shape, (list, tuple)) and shape and isinstance(shape[0], (list, tuple)):
+        return [_shape_list(s) for s in shape]
+    return [None if d is None else int(d) for d in shape]
+
+
+def _build_config(layer: Any) -> dict | None:
+    if type(layer).__name__ == "InputLayer" or not getattr(layer, "built", False):
+        return None
+    if type(layer).__name__ == "Functional":
+        return {"input_shape": None}
+    if hasattr(layer, "_input_layer_obj"):  # a Sequential
+        shape = (
+            layer._input_layer_obj.batch_shape
+            if layer._input_layer_obj is not None
+            else getattr(layer, "_called_input_shape", None)
+        )
+        return None if shape is None else {"input_shape": _shape_list(shape)}
+    shape = None
+    if layer._inbound_nodes:
+        from tapeflow.framework import nest
+
+        args = layer._inbound_nodes[0].args
+        first = args[0] if len(args) == 1 else list(args)
+        shape = nest.map_structure(
+            lambda k: tuple(k.shape.as_list()) if hasattr(k.shape, "as_list") else tuple(k.shape), first
+        )
+    if shape is None:
+        shape = getattr(layer, "_build_input_shape", None) or getattr(layer, "_called_input_shape", None)
+    if shape is None:
+        return None
+    return {"input_shape": _shape_list(shape)}
+
+
+def _compile_config(model: Any) -> dict | None:
+    args = getattr(model, "_compile_args", None)
+    if args is None or not getattr(model, "_compiled", False):
+        return None
+    return {
+        "optimizer": serialize_keras_object(model.optimizer),
+        "loss": serialize_keras_object(args["loss"]),
+        "loss_weights": serialize_keras_object(args["loss_weights"]),
+        "metrics": serialize_keras_object(args["metrics"]),
+        "weighted_metrics": serialize_keras_object(args["weighted_metrics"]),
+        "run_eagerly": bool(args["run_eagerly"]),
+        "steps_per_execution": args["steps_per_execution"],
+        "jit_compile": False,
+    }
+
+
+# -- deserialize --------------------------------------------------------------------------
+def _is_serialized(value: Any) -> bool:
+    return isinstance(value, dict) and "class_name" in value and "config" in value
+
+
+def _find_class(config: dict, custom_objects: dict | None) -> Any:
+    class_name, module, registered = config["class_name"], config.get("module"), config.get("registered_name")
+    for key in (registered, class_name):
+        if key:
+            found = get_registered_object(key, custom_objects)
+            if found is not None:
+                return found
+    if module in _NAMESPACES:
+        if class_name == "DTypePolicy":
+            return None
+        namespace = importlib.import_module(_NAMESPACES[module])
+        if class_name == "Functional":
+            from tapeflow.keras.models import Functional
+
+            return Functional
+        try:
+            return getattr(namespace, class_name)  # a missing Keras class raises NotImplementedError naming it
+        except AttributeError:
+            pass
+    elif module and module.startswith("keras."):
+        # keras.src.* paths of built-in classes: look the name up in the layer namespace
+        from tapeflow.keras import layers
+
+        try:
+            return getattr(layers, class_name)
+        except AttributeError:
+            pass
+    raise TypeError(
+        f"Could not locate class '{class_name}'. Make sure custom classes and functions are decorated with "
+        f"`@keras.saving.register_keras_serializable()`. If they are already decorated, make sure they are all "
+        f"imported so that the decorator is run before trying to load them. Full object config: {config}"
+    )
+
+
+def deserialize_keras_object(config: Any, custom_objects: dict | None = None, **kwargs: Any) -> Any:
+    """Rebuilds the object a ``serialize_keras_object`` dict (or Keras' own config.json entry) describes."""
+    if config is None or isinstance(config, (bool, int, float)):
+        return config
+    if isinstance(config, str):
+        found = get_registered_object(config, custom_objects)
+        return found if found is not None else config
+    if isinstance(config, list):
+        return [deserialize_keras_object(x, custom_objects) for x in config]
+    if not isinstance(config, dict):
+        return config
+    if not _is_serialized(config):
+        return {k: deserialize_keras_object(v, custom_objects) for k, v in config.items()}
+    class_name, inner = config["class_name"], config["config"]
+    if class_name == "__keras_tensor__":
+        raise ValueError("A KerasTensor config can only be deserialized inside a functional model's config.")
+    if class_name == "DTypePolicy" or class_name == "DTypePolicyMap":
+        return inner.get("name", "float32") if isinstance(inner, dict) else inner
+    if class_name == "function":
+        name = inner
+        found = get_registered_object(
+            config.get("registered_name") if config.get("registered_name") != "function" else name, custom_objects
+        ) or get_registered_object(name, custom_objects)
+        if found is None:
+            from tapeflow.keras import activations
+
+            found = activations._BY_NAME.get(name)
+        if found is None:
+            raise TypeError(
+                f"Could not locate function '{name}'. Make sure custom functions are decorated with "
+                f"`@keras.saving.register_keras_serializable()`. Full object config: {config}"
+            )
+        return found
+    cls = _find_class(config, custom_objects)
+    if cls is None:
+        return inner
+    if not hasattr(cls, "from_config"):
+        raise TypeError(
+            f"Unable to reconstruct an instance of '{class_name}' because the class is missing a "
+            f"`from_config()` method. Full object config: {config}"
+        )
+    from tapeflow.keras.layers.base import Layer
+
+    if (
+        isinstance(inner, dict)
+        and inspect.isclass(cls)
+        and cls.__module__.startswith("tapeflow.")
+        and not issubclass(cls, Layer)
+    ):
+        inner = _drop_inert_unknown(cls, inner)
+    with CustomObjectScope(custom_objects or {}):
+        if _takes_custom_objects(cls.from_config):
+            obj = cls.from_config(inner, custom_objects=custom_objects)
+        else:
+            obj = cls.from_config(inner)
+        build = config.get("build_config")
+        if build is not None and hasattr(obj, "build_from_config"):
+            obj.build_from_config(build)
+        elif build is not None and build.get("input_shape") is not None and not getattr(obj, "built", True):
+            obj.build(_as_shape(build["input_shape"]))
+            obj.built = True
+    return obj
+
+
+def _drop_inert_unknown(cls: type, config: dict) -> dict:
+    """Drops the Keras arguments a tapeflow class lacks when they hold their "off" value (None/False)."""
+    try:
+        params = inspect.signature(cls.__init__).parameters
+    except (TypeError, ValueError):
+        return config
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return config
+    return {
+        k: v
+        for k, v in config.items()
+        if k in params or not any(v == inert and type(v) is type(inert) for inert in _INERT)
+    }
+
+
+def _as_shape(shape: Any) -> Any:
+    if isinstance(shape, list) and shape and isinstance(shape[0], list):
+        return [tuple(s) for s in shape]
+    return tuple(shape)
+
+
+def _takes_custom_objects(fn: Any) -> bool:
+    try:
+        return "custom_objects" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+# -- the generic layer config (Keras 3's auto-config) ---------------------------------------
+_BASE_ONLY = ("input_shape", "input_dim", "batch_size", "batch_input_shape")
+# Keras arguments whose "off" value tapeflow's layers need not accept
+_INERT = (None, False, "channels_last", (), [], {})
+
+
+def _layer_init() -> Any:
+    from tapeflow.keras.layers.base import Layer
+
+    return Layer.__init__
+
+
+def auto_config(layer: Any) -> dict:
+    """The constructor's arguments (given or default) as a config, plus name/trainable/dtype."""
+    config: dict = {"name": layer.name, "trainable": layer.trainable, "dtype": layer.dtype}
+    init_args = getattr(layer, "_init_args", None)
+    if init_args is None:
+        return config
+    args, kwargs = init_args
+    try:
+        sig = inspect.signature(type(layer).__init__)
+        bound = sig.bind(layer, *args, **kwargs)
+    except (TypeError, ValueError):
+        return config
+    bound.apply_defaults()
+    for i, (pname, param) in enumerate(sig.parameters.items()):
+        if i == 0 or param.kind is param.VAR_POSITIONAL:
+            continue
+        value = bound.arguments.get(pname)
+        if param.kind is param.VAR_KEYWORD:
+            for k, v in (value or {}).items():
+                if k not in _BASE_ONLY and k not in config:
+                    config[k] = v
+        elif pname not in ("name", "trainable", "dtype") and not (
+            pname in _BASE_ONLY and type(layer).__init__ is _layer_init()
+        ):
+            config[pname] = value
+    return config
+
+
+def accepted_arguments(cls: type) -> tuple[set, bool]:
+    """Named ``__init__`` parameters along the MRO (while they pass ``**kwargs`` up), and whether the
+    chain ends in a catch-all ``**kwargs`` that accepts anything."""
+    from tapeflow.keras.layers.base import Layer
+
+    names: set = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if not (isinstance(klass, type) and issubclass(klass, Layer)):
+            continue
+        if init is None:
+            continue
+        try:
+            params = inspect.signature(init).parameters
+        except (TypeError, ValueError):
+            return names, True
+        names.update(p for p, v in params.items() if v.kind not in (v.VAR_KEYWORD, v.VAR_POSITIONAL))
+        if not any(v.kind is v.VAR_KEYWORD for v in params.values()):
+            return names, False
+        if klass.__module__.startswith("tapeflow.keras.layers.base") and klass.__name__ == "Layer":
+            return names, False
+    return names, True
+
+
+def layer_from_config(cls: type, config: dict) -> Any:
+    """``cls(**config)`` after rebuilding nested objects; a Keras argument tapeflow's class lacks is
+    dropped when it holds Keras' "off" value, otherwise NotImplementedError names it."""
+    config = dict(config)
+    accepted, open_kwargs = accepted_arguments(cls)
+    kwargs: dict = {}
+    for key, value in config.items():
+        if key == "dtype" and isinstance(value, dict):
+            value = deserialize_keras_object(value)
+        elif _is_serialized(value) or isinstance(value, list) and any(_is_serialized(v) for v in value):
+            value = deserialize_keras_object(value)
+        if key in accepted or open_kwargs:
+            kwargs[key] = value
+        elif (
+            any(value == inert and type(value) is type(inert) for inert in _INERT)
+            or (key == "groups" and value == 1)
+            or (key == "renorm_momentum")
+            or (key == "renorm_clipping")
+        ):
+            continue
+        else:
+            raise NotImplementedError(
+                f"{cls.__name__}({key}={value!r}) (from a saved Keras config) is not "
+                f"supported by tapeflow's {cls.__name__}."
+            )
+    return cls(**kwargs)

@@ -1,0 +1,403 @@
+"""Keras 3's file formats: ``.keras`` archives and ``.weights.h5`` files, both ways with real Keras.
+
+The fixtures in tests/fixtures/keras/ were written by Keras 3.15.1 / TF 2.21 (``model.save``), each
+with an input batch and the predictions real Keras made for it after loading the file
+(``*_io.npz``). Files tapeflow writes were loaded by real Keras 3.15.1 when these tests were written
+(predictions equal to the last bit); here their structure is pinned against the fixtures."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+h5py = pytest.importorskip("h5py")
+K = tf.keras
+L = tf.keras.layers
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "keras")
+
+
+def fixture(name: str) -> str:
+    return os.path.join(FIXTURES, name)
+
+
+def io_of(name: str) -> tuple[np.ndarray, np.ndarray]:
+    data = np.load(fixture(f"{name}_io.npz"))
+    return data["x"], data["y"]
+
+
+@K.saving.register_keras_serializable(package="MyPkg")
+class MyModel(K.Model):
+    """The subclassed model of the fixture sub.keras (same package and name as in real Keras)."""
+
+    def __init__(self, units=3, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+        self.d1 = L.Dense(units)
+        self.out = L.Dense(1)
+
+    def call(self, x):
+        return self.out(tf.nn.relu(self.d1(x)))
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units}
+
+
+def h5_tree(f) -> dict:
+    """{path: (shape, dtype)} of every dataset, {path/: "name"} of every vars group (whose ``name``
+    attribute is the object's name, an auto-name that depends on the session)."""
+    out = {}
+
+    def visit(name, obj):
+        if isinstance(obj, h5py.Dataset):
+            out[name] = (obj.shape, str(obj.dtype))
+        elif name.endswith("vars"):
+            out[name + "/"] = "name" if isinstance(obj.attrs.get("name"), str) else None
+
+    f.visititems(visit)
+    return out
+
+
+def archive_parts(path: str) -> tuple[dict, dict, dict]:
+    with zipfile.ZipFile(path) as z:
+        config = json.loads(z.read("config.json"))
+        meta = json.loads(z.read("metadata.json"))
+        import io
+
+        with h5py.File(io.BytesIO(z.read("model.weights.h5")), "r") as f:
+            tree = h5_tree(f)
+    return config, meta, tree
+
+
+# -- Keras -> tapeflow ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, kind, n_opt",
+    [("seq", "Sequential", 10), ("func", "Functional", 2), ("conv", "Sequential", 8), ("sub", "MyModel", 2)],
+)
+def test_keras_saved_models_load_and_predict_the_same(name, kind, n_opt):
+    model = K.models.load_model(fixture(f"{name}.keras"))
+    assert type(model).__name__ == kind
+    x, y = io_of(name)
+    np.testing.assert_allclose(model.predict(x, verbose=0), y, rtol=1e-6, atol=1e-6)
+    # compile state and optimizer variables come back too
+    assert model.optimizer is not None and len(model.optimizer.variables) == n_opt
+    _, _, tree = archive_parts(fixture(f"{name}.keras"))
+    opt_path = "optimizer/vars/"
+    with zipfile.ZipFile(fixture(f"{name}.keras")) as z:
+        import io
+
+        with h5py.File(io.BytesIO(z.read("model.weights.h5")), "r") as f:
+            for i, v in enumerate(model.optimizer.variables):
+                np.testing.assert_array_equal(np.asarray(v.numpy()), f[f"{opt_path}{i}"][()])
+    assert len([k for k in tree if k.startswith(opt_path) and not k.endswith("/")]) == n_opt
+
+
+def test_keras_fixture_compile_state_is_restored():
+    model = K.models.load_model(fixture("conv.keras"))
+    assert type(model.optimizer).__name__ == "RMSprop"
+    assert model.optimizer.get_config()["learning_rate"] == pytest.approx(1e-3)
+    assert int(model.optimizer.iterations.numpy()) == 1
+    x, _ = io_of("conv")
+    logs = model.evaluate(x, np.array([0, 1, 0, 1, 1]), verbose=0, return_dict=True)
+    assert set(logs) == {"loss", "accuracy"}
+    uncompiled = K.models.load_model(fixture("conv.keras"), compile=False)
+    assert uncompiled.optimizer is None
+
+
+def test_functional_fixture_rebuilds_the_graph():
+    model = K.models.load_model(fixture("func.keras"))
+    assert [x.name for x in model.layers] == ["x", "dense", "concatenate", "dense_1"]
+    assert model.layers[-1].kernel.shape == (7, 1)  # dense_1 reads concatenate([dense(x), x])
+
+
+def test_subclassed_model_needs_its_class_registered():
+    from tapeflow.keras.saving import serialization
+
+    key = "MyPkg>MyModel"
+    saved = serialization._GLOBAL_CUSTOM_OBJECTS.pop(key)
+    try:
+        with pytest.raises(TypeError, match="Could not locate class 'MyModel'"):
+            K.models.load_model(fixture("sub.keras"))
+        model = K.models.load_model(fixture("sub.keras"), custom_objects={"MyPkg>MyModel": MyModel})
+        assert model.units == 3
+    finally:
+        serialization._GLOBAL_CUSTOM_OBJECTS[key] = saved
+
+
+def test_load_weights_reads_a_keras_weights_h5(tmp_path):
+    with zipfile.ZipFile(fixture("seq.keras")) as z:
+        (tmp_path / "k.weights.h5").write_bytes(z.read("model.weights.h5"))
+    model = K.Sequential([K.Input((4,)), L.Dense(3, activation="relu"), L.Dense(2)])
+    model.load_weights(str(tmp_path / "k.weights.h5"))
+    x, y = io_of("seq")
+    np.testing.assert_allclose(model.predict(x, verbose=0), y, rtol=1e-6, atol=1e-6)
+    # the weights of a .keras archive load the same way
+    again = K.Sequential([K.Input((4,)), L.Dense(3, activation="relu"), L.Dense(2)])
+    again.load_weights(fixture("seq.keras"))
+    np.testing.assert_allclose(again.predict(x, verbose=0), y, rtol=1e-6, atol=1e-6)
+
+
+# -- tapeflow -> Keras: the files have Keras' structure -------------------------------------------
+def _fresh(name: str):
+    tf.keras.utils.set_random_seed(1)
+    tf.keras.backend.clear_session()
+    if name == "seq":
+        model = K.Sequential([K.Input((4,)), L.Dense(3, activation="relu"), L.Dense(2)])
+        model.compile(optimizer=K.optimizers.Adam(0.01), loss="mse", metrics=["mae"])
+        x, y = np.random.rand(8, 4).astype("float32"), np.random.rand(8, 2).astype("float32")
+    elif name == "func":
+        i = K.Input((4,), name="x")
+        h = L.Dense(3, activation="tanh")(i)
+        model = K.Model(i, L.Dense(1)(L.Concatenate()([h, i])))
+        model.compile("sgd", "mse")
+        x, y = np.random.rand(8, 4).astype("float32"), np.random.rand(8, 1).astype("float32")
+    else:
+        model = K.Sequential(
+            [
+                K.Input((6, 6, 1)),
+                L.Conv2D(2, 3, activation="relu"),
+                L.MaxPooling2D(),
+                L.Flatten(),
+                L.BatchNormalization(),
+                L.Dropout(0.1),
+                L.Dense(2, activation="softmax"),
+            ]
+        )
+        model.compile(K.optimizers.RMSprop(1e-3), "sparse_categorical_crossentropy", metrics=["accuracy"])
+        x, y = np.random.rand(8, 6, 6, 1).astype("float32"), np.random.randint(0, 2, 8)
+    model.fit(x, y, epochs=1, verbose=0)
+    return model, x
+
+
+def _same_classes(keras_cfg, tf_cfg, path=""):
+    """module/class_name/registered_name agree at every level; Keras' config keys are all written
+    (except the few Keras-only options tapeflow's layers lack)."""
+    keras_only_ok = {
+        "quantization_config",
+        "renorm",
+        "renorm_clipping",
+        "renorm_momentum",
+        "shared_object_id",
+        "input_axes",
+        "output_axes",
+    }
+    if isinstance(keras_cfg, dict) and isinstance(tf_cfg, dict):
+        for key in ("module", "class_name", "registered_name"):
+            if key in keras_cfg:
+                assert tf_cfg.get(key) == keras_cfg[key], f"{path}/{key}"
+        missing = set(keras_cfg) - set(tf_cfg) - keras_only_ok
+        assert not missing, f"{path}: tapeflow does not write {missing}"
+        for key in set(keras_cfg) & set(tf_cfg):
+            if key not in ("name", "keras_history"):
+                _same_classes(keras_cfg[key], tf_cfg[key], f"{path}/{key}")
+    elif isinstance(keras_cfg, list) and isinstance(tf_cfg, list):
+        assert len(keras_cfg) == len(tf_cfg), path
+        for i, (a, b) in enumerate(zip(keras_cfg, tf_cfg)):
+            _same_classes(a, b, f"{path}[{i}]")
+
+
+@pytest.mark.parametrize("name", ["seq", "func", "conv"])
+def test_tapeflow_archives_have_keras_structure(tmp_path, name):
+    model, x = _fresh(name)
+    path = str(tmp_path / f"{name}.keras")
+    model.save(path)
+    with zipfile.ZipFile(path) as z:
+        assert sorted(z.namelist()) == ["config.json", "metadata.json", "model.weights.h5"]
+    config, meta, tree = archive_parts(path)
+    k_config, k_meta, k_tree = archive_parts(fixture(f"{name}.keras"))
+    assert set(meta) == set(k_meta) and meta["keras_version"].startswith("3.")
+    assert tree == k_tree  # same groups, names, datasets, shapes and dtypes (optimizer state included)
+    _same_classes(k_config, config)
+    assert config["compile_config"].keys() == k_config["compile_config"].keys()
+    assert config["compile_config"]["loss"] == k_config["compile_config"]["loss"]
+    assert config["compile_config"]["metrics"] == k_config["compile_config"]["metrics"]
+    # ... and tapeflow reads it back: same predictions, same optimizer state
+    again = K.models.load_model(path)
+    np.testing.assert_array_equal(again.predict(x, verbose=0), model.predict(x, verbose=0))
+    for a, b in zip(again.optimizer.variables, model.optimizer.variables):
+        np.testing.assert_array_equal(np.asarray(a.numpy()), np.asarray(b.numpy()))
+
+
+def test_subclassed_archive_has_keras_structure(tmp_path):
+    model = MyModel()
+    model(np.zeros((1, 4), "float32"))
+    model.compile("adam", "mse")
+    model.save(str(tmp_path / "sub.keras"))
+    config, _, tree = archive_parts(str(tmp_path / "sub.keras"))
+    k_config, _, k_tree = archive_parts(fixture("sub.keras"))
+    assert tree == k_tree  # d1/vars, layers/dense_1/vars (the `out` attribute, reached via `layers`), ...
+    assert config["registered_name"] == "MyPkg>MyModel" and config["config"]["units"] == 3
+    assert config["build_config"] == k_config["build_config"] == {"input_shape": [1, 4]}
+    again = K.models.load_model(str(tmp_path / "sub.keras"))
+    x = np.random.rand(3, 4).astype("float32")
+    np.testing.assert_array_equal(again(x).numpy(), model(x).numpy())
+
+
+def test_save_weights_writes_keras_hdf5(tmp_path):
+    model, x = _fresh("seq")
+    path = str(tmp_path / "w.weights.h5")
+    model.save_weights(path)
+    with h5py.File(path, "r") as f:
+        tree = h5_tree(f)
+    assert tree == archive_parts(fixture("seq.keras"))[2]
+    assert tree["layers/dense/vars/0"] == ((4, 3), "float32") and tree["optimizer/vars/0"] == ((), "int64")
+    other = K.Sequential([K.Input((4,)), L.Dense(3, activation="relu"), L.Dense(2)])
+    other.compile(K.optimizers.Adam(0.01), "mse")
+    other.load_weights(path)
+    np.testing.assert_array_equal(other.predict(x, verbose=0), model.predict(x, verbose=0))
+    assert int(other.optimizer.iterations.numpy()) == 1  # the optimizer state came too
+
+
+def test_safetensors_stays_available_under_its_suffix(tmp_path):
+    model, x = _fresh("seq")
+    path = str(tmp_path / "w.safetensors")
+    model.save_weights(path)
+    assert open(path, "rb").read(8) != b"\x89HDF\r\n\x1a\n"
+    other = K.Sequential([K.Input((4,)), L.Dense(3, activation="relu"), L.Dense(2)])
+    other.load_weights(path)
+    np.testing.assert_array_equal(other.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+# -- bad files and names ------------------------------------------------------------------------
+def test_bad_weight_files_get_clear_errors(tmp_path):
+    model, _ = _fresh("seq")
+    with pytest.raises(ValueError, match=r"The filename must end in `.weights.h5`. Received: filepath=.*w.h5"):
+        model.save_weights(str(tmp_path / "w.h5"))
+    # an old tapeflow file: safetensors under the .weights.h5 name
+    model.save_weights(str(tmp_path / "old.safetensors"))
+    os.rename(tmp_path / "old.safetensors", tmp_path / "old.weights.h5")
+    with pytest.raises(ValueError, match="not an HDF5 file: it holds a safetensors file"):
+        model.load_weights(str(tmp_path / "old.weights.h5"))
+    (tmp_path / "junk.weights.h5").write_bytes(b"hello world, not a weights file")
+    with pytest.raises(ValueError, match="not an HDF5 file"):
+        model.load_weights(str(tmp_path / "junk.weights.h5"))
+    # a real HDF5 file of another model: the layer and shapes are named, nothing is changed
+    big = K.Sequential([K.Input((4,)), L.Dense(5), L.Dense(2)])
+    big.save_weights(str(tmp_path / "big.weights.h5"))
+    before = model.get_weights()
+    with pytest.raises(ValueError, match=r"variable.shape=\(4, 3\), Received: value.shape=\(4, 5\)"):
+        model.load_weights(str(tmp_path / "big.weights.h5"))
+    for a, b in zip(before, model.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    short = K.Sequential([K.Input((4,)), L.Dense(3, activation="relu")])
+    short.save_weights(str(tmp_path / "short.weights.h5"))
+    with pytest.raises(ValueError, match="Layer 'dense_1' expected 2 variables, but received 0 variables"):
+        model.load_weights(str(tmp_path / "short.weights.h5"))
+    with h5py.File(str(tmp_path / "legacy.h5"), "w") as f:  # Keras 2's layout
+        f.attrs["layer_names"] = [b"dense"]
+    with pytest.raises(NotImplementedError, match="legacy Keras 2 HDF5"):
+        model.load_weights(str(tmp_path / "legacy.h5"))
+
+
+def test_bad_archives_get_keras_errors(tmp_path):
+    with pytest.raises(ValueError, match="File not found: filepath=.*nothing.keras"):
+        K.models.load_model(str(tmp_path / "nothing.keras"))
+    (tmp_path / "m.txt").write_text("x")
+    with pytest.raises(ValueError, match="File format not supported"):
+        K.models.load_model(str(tmp_path / "m.txt"))
+    (tmp_path / "bad.keras").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a zip file"):
+        K.models.load_model(str(tmp_path / "bad.keras"))
+    with zipfile.ZipFile(tmp_path / "empty.keras", "w") as z:
+        z.writestr("other.txt", "x")
+    with pytest.raises(ValueError, match="has no config.json"):
+        K.models.load_model(str(tmp_path / "empty.keras"))
+    model, _ = _fresh("seq")
+    with pytest.raises(ValueError, match="save_format` argument is deprecated"):
+        model.save(str(tmp_path / "m.keras"), save_format="keras")
+
+
+def test_missing_h5py_names_the_extra(tmp_path, monkeypatch):
+    model, _ = _fresh("seq")
+    monkeypatch.setitem(sys.modules, "h5py", None)
+    with pytest.raises(ImportError, match=r"pip install 'tapeflow\[keras\]'"):
+        model.save_weights(str(tmp_path / "w.weights.h5"))
+    with pytest.raises(ImportError, match="h5py"):
+        model.save(str(tmp_path / "m.keras"))
+
+
+# -- configs: get_config / from_config / JSON / clone ----------------------------------------------
+@pytest.mark.parametrize(
+    "layer",
+    [
+        lambda: L.Dense(4, activation="relu", use_bias=False, kernel_initializer="he_normal"),
+        lambda: L.Conv2D(3, (2, 2), strides=2, padding="same", activation="tanh"),
+        lambda: L.BatchNormalization(momentum=0.9, epsilon=1e-4),
+        lambda: L.Dropout(0.25, seed=3),
+        lambda: L.MaxPooling2D(pool_size=3),
+        lambda: L.LeakyReLU(negative_slope=0.2),
+        lambda: L.Embedding(10, 4, mask_zero=True),
+        lambda: L.Reshape((2, 3)),
+    ],
+)
+def test_any_layer_round_trips_through_its_config(layer):
+    first = layer()
+    config = first.get_config()
+    second = type(first).from_config(json.loads(json.dumps(K.saving.serialize_keras_object(first)))["config"])
+    assert K.saving.serialize_keras_object(second)["config"] == K.saving.serialize_keras_object(first)["config"]
+    assert config["name"] == first.name == second.name
+
+
+def test_custom_layer_with_get_config_and_registration(tmp_path):
+    @K.saving.register_keras_serializable(package="Test")
+    class Scale(L.Layer):
+        def __init__(self, factor=2.0, **kwargs):
+            super().__init__(**kwargs)
+            self.factor = factor
+
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="w")
+
+        def call(self, x):
+            return x * self.w * self.factor
+
+    assert K.saving.get_registered_name(Scale) == "Test>Scale"
+    model = K.Sequential([K.Input((3,)), Scale(3.0), L.Dense(1)])
+    model.layers[0].w.assign([1.0, 2.0, 3.0])
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    again = K.models.load_model(path)
+    assert type(again.layers[0]) is Scale and again.layers[0].factor == 3.0
+    x = np.ones((2, 3), "float32")
+    np.testing.assert_array_equal(again(x).numpy(), model(x).numpy())
+
+
+def test_to_json_model_from_json_and_clone_model():
+    model, x = _fresh("func")
+    text = model.to_json()
+    assert json.loads(text)["class_name"] == "Functional"
+    rebuilt = K.models.model_from_json(text)
+    assert [type(v).__name__ for v in rebuilt.layers] == [type(v).__name__ for v in model.layers]
+    assert [w.shape for w in rebuilt.weights] == [w.shape for w in model.weights]
+    clone = K.models.clone_model(model)
+    assert clone is not model and [w.shape for w in clone.weights] == [w.shape for w in model.weights]
+    assert not np.array_equal(clone.weights[0].numpy(), model.weights[0].numpy())  # fresh weights
+    clone.set_weights(model.get_weights())
+    np.testing.assert_array_equal(clone.predict(x, verbose=0), model.predict(x, verbose=0))
+    seq = K.Sequential([K.Input((2,)), L.Dense(3)])
+    config = seq.get_config()
+    again = K.Sequential.from_config(config)
+    assert [w.shape for w in again.weights] == [w.shape for w in seq.weights]
+
+
+def test_saving_namespace_and_save_model(tmp_path):
+    model, x = _fresh("seq")
+    K.saving.save_model(model, str(tmp_path / "a.keras"))
+    again = K.saving.load_model(str(tmp_path / "a.keras"))
+    np.testing.assert_array_equal(again.predict(x, verbose=0), model.predict(x, verbose=0))
+    K.models.save_model(model, str(tmp_path / "b.keras"))
+    assert K.models.load_model(str(tmp_path / "b.keras")).count_params() == model.count_params()
+    assert K.utils.register_keras_serializable is K.saving.register_keras_serializable
+
+
+def test_operator_in_functional_model_names_the_gap(tmp_path):
+    i = K.Input((2,))
+    model = K.Model(i, L.Dense(1)(i * 2.0))
+    with pytest.raises(NotImplementedError, match="Python operator"):
+        model.save(str(tmp_path / "m.keras"))
