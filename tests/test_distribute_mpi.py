@@ -90,6 +90,7 @@ def runs(tmp_path_factory):
         proc = _launch(n, d, "fit", "loop", "sparse", "data")
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
         assert f"done {n}" in proc.stdout
+        assert proc.stdout.count("Epoch 1/3\n5/5 - ") == 1  # verbose=2's epoch line, from rank 0 only
         out[n] = d
     out["base"] = str(base)
     return out

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tapeflow.distribute import communicator
 from tapeflow.distribute.communicator import get_communicator
+from tapeflow.framework.context import state
 from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor
 from tapeflow.ops._helpers import t
@@ -47,9 +49,12 @@ def _collective_reduce_grad(op, *grads):
 
 def all_reduce(values: list, reduction: str = "sum") -> list:
     """Reduces each tensor over all ranks (``"sum"`` or ``"mean"``) with one fused collective."""
-    ts = [t(v) for v in values]
+    ts = [v if type(v) is Tensor else t(v) for v in values]
     if not ts:
         return []
+    if state.plain:  # eager, no tape: straight to the communicator (the small-message latency is Python's)
+        comm = communicator._COMM or get_communicator()
+        return [Tensor(o) for o in comm.allreduce([x._value for x in ts], reduction)]
     return execute(COLLECTIVE_REDUCE, tuple(ts), {"reduction": reduction, "n": len(ts)})
 
 

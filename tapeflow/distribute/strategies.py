@@ -27,10 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.distribute import collective_ops
 from tapeflow.distribute.communicator import get_communicator, install_abort_on_exception
 from tapeflow.distribute.input_lib import DistributedDataset, InputContext
 from tapeflow.framework import distribution_hooks as hooks
 from tapeflow.framework import nest
+from tapeflow.framework.tensor import Tensor
 
 __all__ = [
     "ReduceOp",
@@ -55,6 +57,8 @@ class ReduceOp(enum.Enum):
 
 
 def _op(reduce_op: Any) -> ReduceOp:
+    if type(reduce_op) is ReduceOp:
+        return reduce_op
     if isinstance(reduce_op, str):
         try:
             return ReduceOp(reduce_op.upper())
@@ -84,8 +88,6 @@ class ReplicaContext:
         op = _op(reduce_op)
         if not self.strategy._multi:
             return value
-        from tapeflow.distribute import collective_ops
-
         flat = nest.flatten(value)
         out = collective_ops.all_reduce(flat, "sum" if op is ReduceOp.SUM else "mean")
         return nest.pack_sequence_as(value, out)
@@ -167,6 +169,8 @@ class Strategy:
     def reduce(self, reduce_op: Any, value: Any, axis: Any = None) -> Any:
         """Combines every replica's ``value`` (SUM or MEAN); with ``axis``, also over that axis of each
         (MEAN then divides by the total length of ``axis`` over all replicas)."""
+        if axis is None and self._multi and type(value) is Tensor:  # the common case, kept short
+            return collective_ops.all_reduce([value], "sum" if _op(reduce_op) is ReduceOp.SUM else "mean")[0]
         op = _op(reduce_op)
         from tapeflow.framework.tensor import convert_to_tensor
         from tapeflow.ops import array_ops, math_ops
@@ -175,16 +179,12 @@ class Strategy:
         if axis is None:
             out = flat
             if self._multi:
-                from tapeflow.distribute import collective_ops
-
                 out = collective_ops.all_reduce(flat, "sum" if op is ReduceOp.SUM else "mean")
             return nest.pack_sequence_as(value, out)
         sums = [math_ops.reduce_sum(v, axis=axis) for v in flat]
         if op is ReduceOp.MEAN:
             counts = [math_ops.cast(array_ops.shape(v)[axis], v.dtype) for v in flat]
         if self._multi:
-            from tapeflow.distribute import collective_ops
-
             both = collective_ops.all_reduce(sums + (counts if op is ReduceOp.MEAN else []), "sum")
             sums, counts = both[: len(sums)], both[len(sums) :]
         if op is ReduceOp.SUM:
@@ -195,7 +195,6 @@ class Strategy:
         """Every replica's ``value`` concatenated along ``axis`` (replica order)."""
         if not self._multi:
             return value
-        from tapeflow.distribute import collective_ops
         from tapeflow.framework.tensor import convert_to_tensor
         from tapeflow.ops import array_ops
 
@@ -335,7 +334,6 @@ class MultiWorkerMirroredStrategy(Strategy):
     def _aggregate_gradients(self, grads: list) -> list:
         """Sums gradients over all replicas: the dense ones in one fused allreduce,
         each ``IndexedSlices`` by all-gathering its values and indices (never densified)."""
-        from tapeflow.distribute import collective_ops
         from tapeflow.framework.indexed_slices import IndexedSlices
         from tapeflow.framework.tensor import convert_to_tensor
 

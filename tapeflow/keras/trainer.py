@@ -108,6 +108,13 @@ def _split(data: Any) -> Any:
     return data if dist_hooks.strategy is None else dist_hooks.strategy._split_batches(data)
 
 
+def _any_rank(flag: bool) -> bool:
+    """Whether any rank wants per-batch logs (reading them is a collective: all ranks must, or none)."""
+    if dist_hooks.strategy is None:
+        return flag
+    return bool(dist_hooks.strategy._comm.allreduce([np.array(int(flag))], "max")[0])
+
+
 def _unscale(loss: Any) -> Any:
     return loss if dist_hooks.strategy is None else losses_mod.unscale_loss_for_distribution(loss)
 
@@ -596,7 +603,7 @@ class Trainer:
         callbacks_ = cbks.CallbackList(cb_list, model=self, epochs=epochs, steps=data.steps, verbose=verbose)
         self.stop_training = False
         step = self._step("train")
-        batch_logs = _wants_batch_logs(cb_list, "on_train_batch_end")
+        batch_logs = _any_rank(_wants_batch_logs(cb_list, "on_train_batch_end"))
         callbacks_.on_train_begin()
         logs: dict = {}
         for epoch in range(initial_epoch, epochs):
@@ -640,7 +647,7 @@ class Trainer:
         cb = callbacks if isinstance(callbacks, cbks.CallbackList) else \
             cbks.CallbackList(list(callbacks or []), model=self, steps=data.steps)
         cb.on_test_begin()
-        batch_logs = _wants_batch_logs(cb.callbacks, "on_test_batch_end")
+        batch_logs = _any_rank(_wants_batch_logs(cb.callbacks, "on_test_batch_end"))
         for i, (xb, yb, swb) in enumerate(data.epoch()):
             cb.on_test_batch_begin(i)
             out = step(self._convert_batch(xb, yb, swb))

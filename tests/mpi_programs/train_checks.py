@@ -50,7 +50,9 @@ if "fit" in WHAT:
                 loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                 metrics=["accuracy"],
             )
-        history = model.fit(X.astype(dtype), Y, batch_size=GLOBAL_BATCH, epochs=3, shuffle=True, verbose=0)
+        # progress bar on the chief only, as tutorials write it (the other ranks must still agree on the logs)
+        verbose = 0 if RANK != 0 else (2 if dtype == "float64" else 1)
+        history = model.fit(X.astype(dtype), Y, batch_size=GLOBAL_BATCH, epochs=3, shuffle=True, verbose=verbose)
         ev = model.evaluate(X.astype(dtype), Y, batch_size=GLOBAL_BATCH, verbose=0, return_dict=True)
         pred = model.predict(X.astype(dtype), batch_size=GLOBAL_BATCH, verbose=0)
         save(
