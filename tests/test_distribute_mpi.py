@@ -166,6 +166,17 @@ def test_checkpoint_written_under_mpi_restores_in_one_process(runs):
         np.testing.assert_array_equal(w, saved[f"w{i}"])
 
 
+def test_keras_files_written_once_under_mpi_load_in_one_process(runs):
+    files = sorted(f for f in os.listdir(runs[2]) if not f.endswith(".npz"))
+    assert [f for f in files if f.startswith(".") or "tmp" in f] == []  # no half-written or temporary files
+    saved = _load(runs[2], "fit_float32")[0]
+    model = tf.keras.models.load_model(os.path.join(runs[2], "model_float32.keras"))
+    for i, w in enumerate(model.get_weights()):
+        np.testing.assert_array_equal(w, saved[f"w{i}"])
+    best = tf.keras.Sequential([tf.keras.Input((5,)), tf.keras.layers.Dense(16), tf.keras.layers.Dense(2)])
+    best.load_weights(os.path.join(runs[2], "best_float32.weights.h5"))  # ModelCheckpoint's file, by rank 0
+
+
 def test_exception_on_one_rank_aborts_the_job_and_the_job_resumes(runs):
     out = os.path.join(runs["base"], "crash")
     start = time.monotonic()

@@ -52,7 +52,19 @@ if "fit" in WHAT:
             )
         # progress bar on the chief only, as tutorials write it (the other ranks must still agree on the logs)
         verbose = 0 if RANK != 0 else (2 if dtype == "float64" else 1)
-        history = model.fit(X.astype(dtype), Y, batch_size=GLOBAL_BATCH, epochs=3, shuffle=True, verbose=verbose)
+        callbacks = [
+            tf.keras.callbacks.ModelCheckpoint(
+                os.path.join(OUT, f"best_{dtype}.weights.h5"),
+                monitor="loss",
+                save_best_only=True,
+                save_weights_only=True,
+            ),
+            tf.keras.callbacks.EarlyStopping(monitor="loss", patience=0),
+        ]
+        history = model.fit(
+            X.astype(dtype), Y, batch_size=GLOBAL_BATCH, epochs=3, shuffle=True, verbose=verbose, callbacks=callbacks
+        )
+        model.save(os.path.join(OUT, f"model_{dtype}.keras"))
         ev = model.evaluate(X.astype(dtype), Y, batch_size=GLOBAL_BATCH, verbose=0, return_dict=True)
         pred = model.predict(X.astype(dtype), batch_size=GLOBAL_BATCH, verbose=0)
         save(

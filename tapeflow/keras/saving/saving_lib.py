@@ -7,7 +7,6 @@ import datetime
 import io
 import json
 import os
-import tempfile
 import zipfile
 from typing import Any
 
@@ -73,19 +72,9 @@ def save_model(model: Any, filepath: Any, overwrite: bool = True, zipped: bool |
         z.writestr("metadata.json", json.dumps(metadata))
         z.writestr("config.json", json.dumps(config))
         z.writestr("model.weights.h5", weights)
-    folder = os.path.dirname(os.path.abspath(filepath))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".keras")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(buf.getvalue())
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, filepath)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from tapeflow.train.checkpoint import _atomic_write
+
+    _atomic_write(filepath, buf.getvalue())  # atomic; under several processes written by rank 0 only, then a barrier
 
 
 def load_model(

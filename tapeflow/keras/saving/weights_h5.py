@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 import warnings
 from typing import Any
 
@@ -154,19 +153,9 @@ def save_weights_h5(model: Any, filepath: str) -> None:
     """Writes ``model``'s weights (and its optimizer's variables) to ``filepath`` in Keras 3's layout, atomically."""
     h5py_module()
     data = write_h5_bytes(model)
-    folder = os.path.dirname(os.path.abspath(filepath))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".weights.h5")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, filepath)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from tapeflow.train.checkpoint import _atomic_write
+
+    _atomic_write(filepath, data)  # atomic; under several processes written by rank 0 only, then a barrier
 
 
 # -- reading -------------------------------------------------------------------------------
