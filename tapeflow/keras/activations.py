@@ -45,6 +45,12 @@ def tanh(x: Any) -> Tensor:
     return mo.tanh(_t(x))
 
 
+def hard_sigmoid(x: Any) -> Tensor:
+    """Keras 3's piecewise-linear sigmoid: ``relu6(x + 3) / 6``."""
+    x = _t(x)
+    return mo.minimum(mo.maximum(x / 6.0 + 0.5, 0.0), 1.0)
+
+
 def softmax(x: Any, axis: int = -1) -> Tensor:
     return nn.softmax(_t(x), axis=axis)
 
@@ -92,7 +98,7 @@ def exponential(x: Any) -> Tensor:
 _BY_NAME: dict[str, Callable] = {
     "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "softmax": softmax, "log_softmax": log_softmax,
     "linear": linear, "softplus": softplus, "elu": elu, "selu": selu, "gelu": gelu, "swish": swish,
-    "silu": silu, "exponential": exponential,
+    "silu": silu, "exponential": exponential, "hard_sigmoid": hard_sigmoid,
 }
 
 

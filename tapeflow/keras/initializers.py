@@ -20,7 +20,7 @@ from tapeflow.framework.tensor import Tensor, constant
 __all__ = [
     "Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal",
     "GlorotUniform", "GlorotNormal", "HeNormal", "HeUniform", "LecunNormal", "LecunUniform",
-    "VarianceScaling", "Identity", "get", "serialize",
+    "VarianceScaling", "Identity", "Orthogonal", "get", "serialize",
 ]
 
 _global_rng = np.random.default_rng()
@@ -242,7 +242,32 @@ class Identity(Initializer):
         return (self.gain * np.eye(*shape)).astype(dtype)
 
 
+class Orthogonal(Initializer):
+    """A (semi-)orthogonal matrix (QR of a normal draw, signs fixed by R's diagonal) times ``gain``;
+    shapes of rank > 2 are flattened to ``(prod(shape[:-1]), shape[-1])`` (Keras' rule; the default
+    ``recurrent_initializer`` of the RNN layers)."""
+
+    def __init__(self, gain: float = 1.0, seed: Any = None) -> None:
+        self.gain, self.seed = gain, seed
+
+    def _generate(self, shape, dtype):
+        if len(shape) < 2:
+            raise ValueError(f"The tensor to initialize must be at least two-dimensional. Received: "
+                             f"shape={shape} of rank {len(shape)}.")
+        rows, cols = math.prod(shape[:-1]), shape[-1]
+        a = rng_for(self.seed).standard_normal((max(rows, cols), min(rows, cols)))
+        q, r = np.linalg.qr(a)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return (self.gain * q.reshape(shape)).astype(dtype)
+
+    def get_config(self):
+        return {"seed": self.seed, "gain": self.gain}
+
+
 _ALIASES = {
+    "orthogonal": Orthogonal,
     "zeros": Zeros, "ones": Ones, "constant": Constant, "random_normal": RandomNormal,
     "random_uniform": RandomUniform, "uniform": RandomUniform, "normal": RandomNormal,
     "truncated_normal": TruncatedNormal, "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal,
@@ -286,3 +311,4 @@ def _snake(name: str) -> str:
 zeros, ones, constant_ = Zeros, Ones, Constant
 glorot_uniform, glorot_normal, he_normal, he_uniform = GlorotUniform, GlorotNormal, HeNormal, HeUniform
 random_normal, random_uniform, truncated_normal = RandomNormal, RandomUniform, TruncatedNormal
+orthogonal = Orthogonal

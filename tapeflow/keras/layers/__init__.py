@@ -21,6 +21,10 @@ from tapeflow.keras.layers.merge import (
     multiply, subtract,
 )
 from tapeflow.keras.layers.normalization import BatchNormalization, LayerNormalization
+from tapeflow.keras.layers.rnn import (
+    GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells, TimeDistributed,
+)
+from tapeflow.keras.layers.extra import Masking
 
 Convolution2D = Conv2D
 GlobalAvgPool2D = GlobalAveragePooling2D
@@ -43,6 +47,8 @@ __all__ = [
     "AvgPool1D", "Conv3D", "Convolution3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose",
     "Convolution1DTranspose", "Convolution2DTranspose", "Convolution3DTranspose", "DepthwiseConv1D",
     "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D", "SeparableConvolution2D",
+    "GRU", "LSTM", "RNN", "Bidirectional", "GRUCell", "LSTMCell", "SimpleRNN", "SimpleRNNCell", "StackedRNNCells",
+    "TimeDistributed", "Masking",
 ]
 
 
@@ -50,10 +56,9 @@ __all__ = [
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
-    "LSTM GRU SimpleRNN RNN LSTMCell GRUCell SimpleRNNCell Bidirectional TimeDistributed "
     "MultiHeadAttention Attention AdditiveAttention "
     "SeparableConv2D ELU PReLU ThresholdedReLU GaussianNoise "
-    "GaussianDropout AlphaDropout SpatialDropout1D SpatialDropout2D Masking CategoryEncoding Resizing "
+    "GaussianDropout AlphaDropout SpatialDropout1D SpatialDropout2D CategoryEncoding Resizing "
     "CenterCrop RandomFlip RandomRotation RandomZoom RandomCrop RandomTranslation RandomContrast "
     "TextVectorization StringLookup IntegerLookup Hashing Discretization Dot GroupNormalization "
     "UnitNormalization Cropping1D ZeroPadding1D UpSampling1D MaxPooling3D AveragePooling3D "

@@ -20,6 +20,7 @@ from tapeflow.framework.context import state
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.variables import Variable
 from tapeflow.keras import initializers as _init
+from tapeflow.keras.layers import masking as _masking
 from tapeflow.module import Module
 from tapeflow.ops import math_ops as mo
 
@@ -275,9 +276,19 @@ class Layer(Module):
     def layers(self) -> list:
         return list(self._layers)
 
+    _supports_masking = False  # Keras: layers that pass a mask on (or consume it) set this
+
     @property
     def supports_masking(self) -> bool:
-        return False
+        return self._supports_masking
+
+    @supports_masking.setter
+    def supports_masking(self, value: bool) -> None:
+        self._supports_masking = bool(value)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """The outputs' mask: the inputs' one for layers that support masking, else None."""
+        return mask if self.supports_masking else None
 
     # -- weights ----------------------------------------------------------------
     def add_weight(self, shape: Any = None, initializer: Any = None, dtype: Any = None, trainable: bool = True,
@@ -469,15 +480,25 @@ class Layer(Module):
             from tapeflow.graph.autograph import convert_if_needed
 
             call = convert_if_needed(call)
+        # Keras masks (Embedding(mask_zero=True), Masking): the inputs' mask goes to call(mask=)
+        # and compute_mask() gives the outputs' (see masking.py); nothing to do when no mask exists.
+        in_mask = kwargs.get("mask")
+        if _masking._MASKS and in_mask is None:
+            in_mask = _masking.input_masks(inputs)
+            if in_mask is not None and _call_flags(self)[1]:
+                kwargs["mask"] = in_mask
         try:
             if self.built:
-                return call(*args, **kwargs)
-            with self.name_scope:
-                self._maybe_build(inputs)
-            out = call(*args, **kwargs)
-            # the first call's output shape, for summary() of models built by calling them
-            self._built_output_shape = nest.map_structure(
-                lambda t: tuple(t._shape_tuple()) if hasattr(t, "_shape_tuple") else None, out)
+                out = call(*args, **kwargs)
+            else:
+                with self.name_scope:
+                    self._maybe_build(inputs)
+                out = call(*args, **kwargs)
+                # the first call's output shape, for summary() of models built by calling them
+                self._built_output_shape = nest.map_structure(
+                    lambda t: tuple(t._shape_tuple()) if hasattr(t, "_shape_tuple") else None, out)
+            if in_mask is not None or type(self).compute_mask is not Layer.compute_mask:
+                _masking.attach_output_masks(out, self.compute_mask(inputs, in_mask))
             return out
         finally:
             _ctx.training = previous

@@ -28,6 +28,8 @@ class Dense(Layer):
     TensorShape([2, 3])
     """
 
+    _supports_masking = True
+
     def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
                  kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None,
@@ -116,6 +118,8 @@ class Dropout(Layer):
     """Zeroes a fraction ``rate`` of the inputs and scales the rest by
     1/(1-rate), only when called with ``training=True``."""
 
+    _supports_masking = True
+
     def __init__(self, rate: float, noise_shape: Any = None, seed: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if not 0 <= rate <= 1:
@@ -143,6 +147,8 @@ class Dropout(Layer):
 
 
 class Activation(Layer):
+    _supports_masking = True
+
     def __init__(self, activation: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
@@ -152,6 +158,8 @@ class Activation(Layer):
 
 
 class ReLU(Layer):
+    _supports_masking = True
+
     def __init__(self, max_value: float | None = None, negative_slope: float = 0.0, threshold: float = 0.0,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -163,6 +171,8 @@ class ReLU(Layer):
 
 class LeakyReLU(Layer):
     """``x`` where positive, ``negative_slope * x`` elsewhere (Keras 3's default slope: 0.3)."""
+
+    _supports_masking = True
 
     def __init__(self, negative_slope: float = 0.3, **kwargs: Any) -> None:
         if "alpha" in kwargs:  # Keras 3 still accepts the old name
@@ -178,6 +188,8 @@ class LeakyReLU(Layer):
 
 
 class Softmax(Layer):
+    _supports_masking = True
+
     def __init__(self, axis: int = -1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.axis = axis

@@ -29,6 +29,8 @@ class BatchNormalization(Layer):
     updates the moving mean/variance: ``moving = moving * momentum + batch *
     (1 - momentum)``), with the moving statistics otherwise."""
 
+    _supports_masking = True
+
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
                  scale: bool = True, beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
                  moving_mean_initializer: Any = "zeros", moving_variance_initializer: Any = "ones",
@@ -98,6 +100,8 @@ class BatchNormalization(Layer):
 
 class LayerNormalization(Layer):
     """Normalizes each sample over ``axis`` (default: the last axis)."""
+
+    _supports_masking = True
 
     def __init__(self, axis: Any = -1, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
                  rms_scaling: bool = False, beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
