@@ -932,7 +932,7 @@ class Bidirectional(Layer):
 
     def get_config(self) -> dict:
         return {
-            **super().get_config(),
+            **{k: v for k, v in super().get_config().items() if k != "weights"},
             "merge_mode": self.merge_mode,
             "layer": _layer_config(self.forward_layer),
             "backward_layer": _layer_config(self.backward_layer),
