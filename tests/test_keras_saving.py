@@ -401,3 +401,120 @@ def test_operator_in_functional_model_names_the_gap(tmp_path):
     model = K.Model(i, L.Dense(1)(i * 2.0))
     with pytest.raises(NotImplementedError, match="Python operator"):
         model.save(str(tmp_path / "m.keras"))
+
+
+# -- callbacks that write files ---------------------------------------------------------------------
+def _cb_data():
+    rng = np.random.default_rng(0)
+    x = rng.random((32, 3)).astype("float32")
+    return x, (x @ np.array([[1.0], [2.0], [-1.0]], "float32")).astype("float32")
+
+
+def _cb_model():
+    m = K.Sequential([K.Input((3,)), L.Dense(1, kernel_initializer="ones")])
+    m.compile(K.optimizers.SGD(0.05), "mse", metrics=["mae"])
+    return m
+
+
+def test_model_checkpoint_modes_files_and_messages(tmp_path, capsys):
+    x, y = _cb_data()
+    out = str(tmp_path)
+    cbs = [
+        K.callbacks.ModelCheckpoint(
+            os.path.join(out, "w-{epoch:02d}-{val_loss:.2f}.weights.h5"), save_weights_only=True, verbose=1
+        ),
+        K.callbacks.ModelCheckpoint(
+            os.path.join(out, "best.keras"), monitor="val_loss", save_best_only=True, verbose=1
+        ),
+        K.callbacks.ModelCheckpoint(os.path.join(out, "b{batch}.weights.h5"), save_weights_only=True, save_freq=3),
+        K.callbacks.CSVLogger(os.path.join(out, "log.csv")),
+    ]
+    m = _cb_model()
+    m.fit(x, y, batch_size=16, epochs=3, verbose=0, validation_data=(x[:8], y[:8]), callbacks=cbs)
+    val = m.history.history["val_loss"]
+    # every 3 batches of 2 per epoch: after batch 2 of epoch 2 and batch 2 of epoch 3 (Keras' {batch} is 1-based)
+    assert sorted(os.listdir(out)) == ["b1.weights.h5", "b2.weights.h5", "best.keras", "log.csv"] + [
+        f"w-{e + 1:02d}-{v:.2f}.weights.h5" for e, v in enumerate(val)
+    ]
+    text = capsys.readouterr().out
+    first = os.path.join(out, f"w-01-{val[0]:.2f}.weights.h5")
+    best = os.path.join(out, "best.keras")
+    assert text.startswith(
+        f"\nEpoch 1: saving model to {first}\n\nEpoch 1: finished saving model to {first}\n"
+        f"\nEpoch 1: val_loss improved from None to {val[0]:.5f}, saving model to {best}\n"
+        f"\nEpoch 1: finished saving model to {best}\n"
+    )
+    assert f"\nEpoch 2: val_loss improved from {val[0]:.5f} to {val[1]:.5f}, saving model to {best}\n" in text
+    assert K.models.load_model(best).count_params() == 4
+    with open(os.path.join(out, "log.csv")) as f:
+        rows = f.read().splitlines()
+    assert rows[0] == "epoch,loss,mae,val_loss,val_mae" and rows[1].startswith("0,") and len(rows) == 4
+    assert float(rows[3].split(",")[3]) == pytest.approx(val[2])
+
+
+def test_model_checkpoint_best_only_skips_and_says_so(tmp_path, capsys):
+    x, y = _cb_data()
+    ck = K.callbacks.ModelCheckpoint(
+        str(tmp_path / "m.keras"), monitor="loss", save_best_only=True, verbose=1, initial_value_threshold=0.0
+    )
+    _cb_model().fit(x, y, epochs=1, verbose=0, callbacks=[ck])
+    assert capsys.readouterr().out == "\nEpoch 1: loss did not improve from 0.00000\n"
+    assert not os.path.exists(tmp_path / "m.keras")
+
+
+def test_model_checkpoint_suffix_errors_match_keras():
+    with pytest.raises(
+        ValueError,
+        match=r"When using `save_weights_only=True` in `ModelCheckpoint`, the filepath "
+        r"provided must end in `.weights.h5` \(Keras weights format\). Received: "
+        r"filepath=a.h5",
+    ):
+        K.callbacks.ModelCheckpoint("a.h5", save_weights_only=True)
+    with pytest.raises(
+        ValueError,
+        match=r"The filepath provided must end in `.keras` \(Keras model format\). "
+        r"Received: filepath=a.weights",
+    ):
+        K.callbacks.ModelCheckpoint("a.weights")
+    with pytest.raises(ValueError, match="Unrecognized save_freq: x. Expected save_freq are 'epoch' or integer"):
+        K.callbacks.ModelCheckpoint("a.keras", save_freq="x")
+    with pytest.raises(KeyError, match='Failed to format this callback filepath: "{nope}.keras"'):
+        ck = K.callbacks.ModelCheckpoint("{nope}.keras")
+        ck._file_path(0, None, {})
+
+
+def test_backup_and_restore_resumes_where_training_stopped(tmp_path):
+    x, y = _cb_data()
+    backup = str(tmp_path / "backup")
+
+    class Stop(K.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            if epoch == 1:
+                raise RuntimeError("interrupted")
+
+    m = _cb_model()
+    with pytest.raises(RuntimeError):
+        m.fit(x, y, epochs=5, verbose=0, shuffle=False, callbacks=[K.callbacks.BackupAndRestore(backup), Stop()])
+    assert sorted(os.listdir(backup)) == ["latest.weights.h5", "training_metadata.json"]
+    assert json.load(open(os.path.join(backup, "training_metadata.json"))) == {"epoch": 2, "batch": 0}
+    resumed = _cb_model()
+    h = resumed.fit(x, y, epochs=5, verbose=0, shuffle=False, callbacks=[K.callbacks.BackupAndRestore(backup)])
+    assert h.epoch == [2, 3, 4] and not os.path.exists(backup)  # deleted at the end, as Keras
+    assert int(resumed.optimizer.iterations.numpy()) == 5  # the optimizer state was restored too
+    straight = _cb_model()
+    straight.fit(x, y, epochs=5, verbose=0, shuffle=False)
+    for a, b in zip(resumed.get_weights(), straight.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    with pytest.raises(ValueError, match="Empty `backup_dir` argument passed"):
+        K.callbacks.BackupAndRestore("")
+
+
+def test_csv_logger_appends_without_a_second_header(tmp_path):
+    x, y = _cb_data()
+    path = str(tmp_path / "log.csv")
+    m = _cb_model()
+    m.fit(x, y, epochs=2, verbose=0, callbacks=[K.callbacks.CSVLogger(path, separator=";")])
+    m.fit(x, y, epochs=1, verbose=0, callbacks=[K.callbacks.CSVLogger(path, separator=";", append=True)])
+    rows = open(path).read().splitlines()
+    assert rows[0] == "epoch;loss;mae;val_loss;val_mae" and [r.split(";")[0] for r in rows[1:]] == ["0", "1", "0"]
+    assert rows[1].split(";")[3:] == ["NA", "NA"]  # no validation: Keras still writes the val_ columns

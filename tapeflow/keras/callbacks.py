@@ -13,7 +13,8 @@ from collections.abc import Callable
 import numpy as np
 
 __all__ = ["Callback", "CallbackList", "History", "EarlyStopping", "ModelCheckpoint", "LearningRateScheduler",
-           "LambdaCallback", "ProgbarLogger", "ReduceLROnPlateau", "TerminateOnNaN", "TensorBoard"]
+           "LambdaCallback", "ProgbarLogger", "ReduceLROnPlateau", "TerminateOnNaN", "TensorBoard",
+           "BackupAndRestore", "CSVLogger"]
 
 
 class Callback:
@@ -155,49 +156,6 @@ class EarlyStopping(Callback):
             if self.verbose > 0:
                 print(f"Restoring model weights from the end of the best epoch: {self.best_epoch + 1}.")
             self.model.set_weights(self.best_weights)
-
-
-class ModelCheckpoint(Callback):
-    """Saves the model's weights (``save_weights``) after each epoch, or only
-    when ``monitor`` improves (``save_best_only``). ``filepath`` may contain
-    ``{epoch}`` and log keys (``"ckpt-{epoch:02d}-{val_loss:.2f}.weights.h5"``).
-    tapeflow always writes the weights (safetensors; ``model.save``'s whole-model
-    archive is not implemented), whatever ``save_weights_only`` says."""
-
-    def __init__(self, filepath: str, monitor: str = "val_loss", verbose: int = 0, save_best_only: bool = False,
-                 save_weights_only: bool = False, mode: str = "auto", save_freq: Any = "epoch",
-                 initial_value_threshold: float | None = None) -> None:
-        super().__init__()
-        if save_freq != "epoch":
-            raise NotImplementedError("ModelCheckpoint(save_freq=<int>) is not implemented; use save_freq='epoch'")
-        self.filepath, self.monitor, self.verbose = os.fspath(filepath), monitor, verbose
-        self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
-        self.monitor_op, _ = _monitor_op(mode, monitor)
-        self.best = initial_value_threshold
-
-    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
-        logs = logs or {}
-        path = self.filepath.format(epoch=epoch + 1, **logs)
-        if self.save_best_only:
-            current = logs.get(self.monitor)
-            if current is None:
-                warnings.warn(f"Can save best model only with {self.monitor} available, skipping.", stacklevel=2)
-                return
-            if self.best is not None and not self.monitor_op(current, self.best):
-                if self.verbose > 0:
-                    print(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {self.best:.5f}")
-                return
-            if self.verbose > 0:
-                prev = "inf" if self.best is None else f"{self.best:.5f}"
-                print(f"\nEpoch {epoch + 1}: {self.monitor} improved from {prev} to {current:.5f}, "
-                      f"saving model to {path}")
-            self.best = current
-        elif self.verbose > 0:
-            print(f"\nEpoch {epoch + 1}: saving model to {path}")
-        parent = os.path.dirname(path)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        self.model.save_weights(path)
 
 
 class LearningRateScheduler(Callback):
@@ -392,12 +350,13 @@ class ProgbarLogger(Callback):
 
 
 from tapeflow.keras.tensorboard import TensorBoard  # noqa: E402 - subclasses Callback above
+from tapeflow.keras.saving.callbacks import BackupAndRestore, CSVLogger, ModelCheckpoint  # noqa: E402, F401
 
 # Keras names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 _missing_getattr = _module_getattr("tf.keras.callbacks", frozenset((
-    "CSVLogger BackupAndRestore RemoteMonitor SwapEMAWeights "
+    "RemoteMonitor SwapEMAWeights "
 ).split()))
 
 

@@ -604,7 +604,9 @@ class Trainer:
         self.stop_training = False
         step = self._step("train")
         batch_logs = _any_rank(_wants_batch_logs(cb_list, "on_train_batch_end"))
+        self._initial_epoch = None
         callbacks_.on_train_begin()
+        initial_epoch = self._initial_epoch or initial_epoch  # BackupAndRestore resumes here, as in Keras
         logs: dict = {}
         for epoch in range(initial_epoch, epochs):
             self._reset_metrics()
