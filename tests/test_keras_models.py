@@ -225,7 +225,7 @@ def test_learning_rate_scheduler_sets_the_rate_each_epoch():
 def test_model_checkpoint_saves_best_only(tmp_path):
     x, y = _linear_data()
     path = str(tmp_path / "best.weights.h5")
-    ck = K.callbacks.ModelCheckpoint(path, monitor="loss", save_best_only=True)
+    ck = K.callbacks.ModelCheckpoint(path, monitor="loss", save_best_only=True, save_weights_only=True)
     m = _tiny()
     m.fit(x, y, epochs=3, verbose=0, callbacks=[ck])
     assert os.path.exists(path) and ck.best == pytest.approx(m.history.history["loss"][-1])

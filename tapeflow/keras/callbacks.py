@@ -3,7 +3,6 @@ LearningRateScheduler, LambdaCallback and the progress bar logger."""
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 import warnings
