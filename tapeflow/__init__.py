@@ -94,15 +94,26 @@ _LAZY = {
     "initializers": "tapeflow.initializers",
     "datasets": "tapeflow.datasets",
     "summary": "tapeflow.summary",
+    "ragged": "tapeflow.ops.ragged",
+    "sparse": "tapeflow.ops.sparse",
+}
+# Composite tensor types, loaded with their namespace on first use (which also
+# gives tf.add, tf.concat ... their ragged/sparse versions).
+_LAZY_NAMES = {
+    "RaggedTensor": ("tapeflow.ops.ragged", "RaggedTensor"),
+    "RaggedTensorSpec": ("tapeflow.ops.ragged", "RaggedTensorSpec"),
+    "SparseTensor": ("tapeflow.ops.sparse", "SparseTensor"),
+    "SparseTensorSpec": ("tapeflow.ops.sparse", "SparseTensorSpec"),
+    "TypeSpec": ("tapeflow.framework.composite_tensor", "TypeSpec"),
 }
 
 
 # TensorFlow namespaces and names tapeflow does not implement: looking one up
 # says so (NotImplementedError) and is still an AttributeError for hasattr().
 _UNSUPPORTED = frozenset({
-    "strings", "sparse", "ragged", "image", "signal", "audio", "io", "saved_model", "lite",
+    "strings", "image", "signal", "audio", "io", "saved_model", "lite",
     "experimental", "compat", "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue", "lookup",
-    "quantization", "bitwise", "sets", "Graph", "Session", "SparseTensor", "RaggedTensor", "dtensor", "mlir",
+    "quantization", "bitwise", "sets", "Graph", "Session", "dtensor", "mlir",
     "profiler", "sysconfig", "version", "types",
 })
 _INITIALIZERS = {
@@ -114,6 +125,13 @@ _INITIALIZERS = {
 def __getattr__(name: str):
     # Heavier namespaces load on first use, so `import tapeflow` stays fast.
     mod = _LAZY.get(name)
+    if mod is None and name in _LAZY_NAMES:
+        import importlib
+
+        mod_name, attr = _LAZY_NAMES[name]
+        value = getattr(importlib.import_module(mod_name), attr)
+        globals()[name] = value
+        return value
     if mod is None:
         if name in _INITIALIZERS:
             from tapeflow import initializers

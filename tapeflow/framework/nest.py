@@ -36,7 +36,12 @@ def _children(x: Any) -> list:
 
 
 def flatten(structure: Any, expand_composites: bool = False) -> list:
-    """The leaves of ``structure`` in TF's order."""
+    """The leaves of ``structure`` in TF's order; with ``expand_composites``,
+    a RaggedTensor or SparseTensor (or its TypeSpec) gives its components."""
+    if expand_composites:
+        out = []
+        _flatten_composites(structure, out)
+        return out
     if not is_nested(structure):
         return [structure]
     out: list = []
@@ -50,6 +55,42 @@ def _flatten_into(x: Any, out: list) -> None:
             _flatten_into(c, out)
     else:
         out.append(x)
+
+
+def _composite_parts(x: Any):
+    """(spec, components) of a composite or a TypeSpec; None for anything else."""
+    from tapeflow.framework.composite_tensor import CompositeTensor, TypeSpec
+
+    if isinstance(x, CompositeTensor):
+        spec = x._type_spec
+        return spec, list(spec._to_components(x))
+    if isinstance(x, TypeSpec):
+        return None, list(x._component_specs)
+    return None
+
+
+def _flatten_composites(x: Any, out: list) -> None:
+    if is_nested(x):
+        for c in _children(x):
+            _flatten_composites(c, out)
+        return
+    parts = _composite_parts(x)
+    if parts is None:
+        out.append(x)
+    else:
+        for c in parts[1]:
+            _flatten_composites(c, out)
+
+
+def _build_composites(t: Any, leaves: Any) -> Any:
+    if is_nested(t):
+        return _rebuild(t, [_build_composites(c, leaves) for c in _children(t)])
+    parts = _composite_parts(t)
+    if parts is None:
+        return next(leaves)
+    comps = [_build_composites(c, leaves) for c in parts[1]]
+    spec = parts[0] if parts[0] is not None else t  # (a TypeSpec template is its own spec)
+    return spec._from_components(comps)
 
 
 def _rebuild(template: Any, children: list) -> Any:
@@ -77,6 +118,14 @@ def _rebuild(template: Any, children: list) -> Any:
 def pack_sequence_as(structure: Any, flat_sequence: Any, expand_composites: bool = False) -> Any:
     """Rebuilds ``structure``'s shape with the leaves of ``flat_sequence``."""
     flat_sequence = list(flat_sequence)
+    if expand_composites:
+        n = len(flatten(structure, expand_composites=True))
+        if n != len(flat_sequence):
+            raise ValueError(
+                f"Could not pack sequence. Structure had {n} atoms, but flat_sequence had "
+                f"{len(flat_sequence)} items."
+            )
+        return _build_composites(structure, iter(flat_sequence))
     if not is_nested(structure):
         if len(flat_sequence) != 1:
             raise ValueError(
@@ -136,8 +185,8 @@ def map_structure(func: Callable, *structure: Any, check_types: bool = True, exp
         raise ValueError("Must provide at least one structure")
     for other in structure[1:]:
         assert_same_structure(structure[0], other, check_types=check_types)
-    flats = [flatten(s) for s in structure]
-    return pack_sequence_as(structure[0], [func(*xs) for xs in zip(*flats)])
+    flats = [flatten(s, expand_composites=expand_composites) for s in structure]
+    return pack_sequence_as(structure[0], [func(*xs) for xs in zip(*flats)], expand_composites=expand_composites)
 
 
 def flatten_with_joined_string_paths(structure: Any, separator: str = "/") -> list:

@@ -1,0 +1,167 @@
+"""Composite tensors: values made of dense component tensors plus a TypeSpec.
+
+``tf.RaggedTensor`` and ``tf.SparseTensor`` are composites, as in TF: each one
+is a few dense tensors (``flat_values`` and ``row_splits``; ``indices``,
+``values`` and ``dense_shape``) and a :class:`TypeSpec` that knows how to take
+the value apart (``_to_components``) and put it back (``_from_components``).
+``tf.nest.flatten(x, expand_composites=True)`` yields the components, so
+gradient tapes, ``tf.data`` and ``tf.function`` see only dense tensors.
+
+Public ops (``tf.add``, ``tf.concat``, ``tf.reduce_sum``...) accept composites
+through :func:`dispatch_for`: the dense op runs first, and only when it fails to
+convert a composite argument does the registered composite version run, so
+dense code pays nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+from collections.abc import Callable
+
+from tapeflow.framework import tensor as tensor_mod
+
+
+class TypeSpec:
+    """Describes a composite value: its type, dtype, shape and components."""
+
+    value_type: type = type(None)
+
+    def _to_components(self, value: Any) -> tuple:
+        raise NotImplementedError(f"{type(self).__name__}._to_components")
+
+    def _from_components(self, components: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}._from_components")
+
+    @property
+    def _component_specs(self) -> tuple:
+        raise NotImplementedError(f"{type(self).__name__}._component_specs")
+
+    def _serialize(self) -> tuple:
+        raise NotImplementedError(f"{type(self).__name__}._serialize")
+
+    def is_compatible_with(self, spec_or_value: Any) -> bool:
+        other = spec_or_value if isinstance(spec_or_value, TypeSpec) else getattr(spec_or_value, "_type_spec", None)
+        if type(other) is not type(self):
+            return False
+        a, b = self._serialize(), other._serialize()
+        return all(_compatible(x, y) for x, y in zip(a, b))
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is type(self) and self._serialize() == other._serialize()
+
+    def __ne__(self, other: Any) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._serialize()))
+
+    def __reduce__(self):
+        return type(self), self._serialize()
+
+
+def _compatible(x: Any, y: Any) -> bool:
+    from tapeflow.framework.tensor_shape import TensorShape
+
+    if isinstance(x, TensorShape) and isinstance(y, TensorShape):
+        return x.is_compatible_with(y)
+    return x == y
+
+
+class CompositeTensor:
+    """Base of values that are made of component tensors (see the module doc)."""
+
+    __slots__ = ()
+    # NumPy defers binary operators to ours (np.int32(2) * rt gives a composite).
+    __array_priority__ = 200
+
+    @property
+    def _type_spec(self) -> TypeSpec:
+        raise NotImplementedError(f"{type(self).__name__}._type_spec")
+
+    def _components(self) -> tuple:
+        return self._type_spec._to_components(self)
+
+
+def is_composite(x: Any) -> bool:
+    return isinstance(x, CompositeTensor)
+
+
+class CompositeArgumentError(TypeError):
+    """A composite reached a dense-only conversion; dispatchers catch it."""
+
+
+def _refuse(value: CompositeTensor, dtype: Any = None):
+    raise CompositeArgumentError(
+        f"Failed to convert {type(value).__name__} to a dense Tensor: {value!r}. Use its to_tensor() "
+        "(RaggedTensor) or tf.sparse.to_dense() (SparseTensor), or an op that accepts it."
+    )
+
+
+def register_composite(cls: type) -> type:
+    """Makes ``convert_to_tensor(value_of_cls)`` raise :class:`CompositeArgumentError`."""
+    tensor_mod.register_tensor_conversion_function(cls, _refuse)
+    return cls
+
+
+# -- dispatch ----------------------------------------------------------------
+
+# The public function -> the composite implementations tried in order, each
+# returning NotImplemented when it does not handle the arguments.
+_DISPATCHERS: dict[Callable, list] = {}
+_WRAPPERS: dict[Callable, Callable] = {}
+
+
+def _has_composite(x: Any, depth: int = 0) -> bool:
+    if isinstance(x, CompositeTensor):
+        return True
+    if depth < 3 and isinstance(x, (list, tuple)):
+        return any(_has_composite(v, depth + 1) for v in x)
+    if depth < 3 and isinstance(x, dict):
+        return any(_has_composite(v, depth + 1) for v in x.values())
+    return False
+
+
+def dispatch_for(*api: Callable) -> Callable:
+    """Registers ``impl`` as the composite version of the public functions ``api``."""
+
+    def register(impl: Callable) -> Callable:
+        for fn in api:
+            fn = getattr(fn, "__wrapped__", fn)
+            _DISPATCHERS.setdefault(fn, []).append(impl)
+        return impl
+
+    return register
+
+
+def dispatching(fn: Callable) -> Callable:
+    """``fn`` with a fallback to its composite implementations (one wrapper per function)."""
+    fn = getattr(fn, "__wrapped__", fn)
+    w = _WRAPPERS.get(fn)
+    if w is not None:
+        return w
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (TypeError, ValueError, AttributeError, NotImplementedError):
+            if not (_has_composite(args) or _has_composite(kwargs)):
+                raise
+        for impl in _DISPATCHERS.get(fn, ()):
+            r = impl(*args, **kwargs)
+            if r is not NotImplemented:
+                return r
+        raise TypeError(f"{fn.__name__} does not support composite (ragged or sparse) arguments in tapeflow")
+
+    _WRAPPERS[fn] = wrapper
+    return wrapper
+
+
+def install_dispatch(*modules: Any) -> None:
+    """Replaces, in each namespace module, every public function that has
+    composite implementations by its dispatching wrapper."""
+    for mod in modules:
+        for name, value in list(vars(mod).items()):
+            if callable(value) and getattr(value, "__wrapped__", value) in _DISPATCHERS:
+                setattr(mod, name, dispatching(value))

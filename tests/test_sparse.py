@@ -1,0 +1,114 @@
+"""tf.SparseTensor and tf.sparse: values pinned from TensorFlow 2.21."""
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+
+def test_prints_as_tf():
+    st = tf.sparse.SparseTensor(indices=[[0, 3], [2, 4]], values=[10, 20], dense_shape=[3, 10])
+    assert str(st) == (
+        "SparseTensor(indices=tf.Tensor(\n[[0 3]\n [2 4]], shape=(2, 2), dtype=int64), values=tf.Tensor([10 20], "
+        "shape=(2,), dtype=int32), dense_shape=tf.Tensor([ 3 10], shape=(2,), dtype=int64))"
+    )
+    assert repr(tf.SparseTensorSpec([None, 4], tf.float32)) == "SparseTensorSpec(TensorShape([None, 4]), tf.float32)"
+    assert st.shape.as_list() == [3, 10] and st.dtype == tf.int32
+
+
+def test_from_dense_to_dense():
+    st = tf.sparse.from_dense([[1, 0, 0, 8], [0, 0, 0, 0], [0, 0, 3, 0]])
+    assert st.indices.numpy().tolist() == [[0, 0], [0, 3], [2, 2]]
+    assert st.values.numpy().tolist() == [1, 8, 3]
+    assert tf.sparse.to_dense(st).numpy().tolist() == [[1, 0, 0, 8], [0, 0, 0, 0], [0, 0, 3, 0]]
+    words = tf.SparseTensor([[0, 1]], ["x"], [1, 2])
+    assert tf.sparse.to_dense(words, "").numpy().tolist() == [[b"", b"x"]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of order"):
+        tf.sparse.to_dense(tf.SparseTensor([[1, 0], [0, 1]], [1, 2], [2, 2]))
+
+
+def test_reorder_reshape_retain_transpose():
+    st = tf.sparse.reorder(tf.SparseTensor([[1, 0], [0, 1]], [1, 2], [2, 2]))
+    assert st.indices.numpy().tolist() == [[0, 1], [1, 0]] and st.values.numpy().tolist() == [2, 1]
+    r = tf.sparse.reshape(st, [4])
+    assert r.indices.numpy().tolist() == [[1], [2]] and r.dense_shape.numpy().tolist() == [4]
+    assert tf.sparse.retain(st, [True, False]).indices.numpy().tolist() == [[0, 1]]
+    t = tf.sparse.transpose(tf.SparseTensor([[0, 1], [1, 0], [1, 2]], [1, 2, 3], [2, 3]))
+    assert t.indices.numpy().tolist() == [[0, 1], [1, 0], [2, 1]] and t.values.numpy().tolist() == [2, 1, 3]
+
+
+def test_add_concat_slice():
+    a = tf.SparseTensor([[0, 2], [3, 4]], [31, 2], [4, 10])
+    b = tf.SparseTensor([[0, 2], [3, 0]], [56, 38], [4, 10])
+    s = tf.sparse.add(a, b)
+    assert s.indices.numpy().tolist() == [[0, 2], [3, 0], [3, 4]] and s.values.numpy().tolist() == [87, 38, 2]
+    dense = tf.sparse.add(tf.SparseTensor([[0, 0]], [1.0], [2, 2]), tf.ones([2, 2]))
+    assert dense.numpy().tolist() == [[2.0, 1.0], [1.0, 1.0]]
+    pa = tf.SparseTensor([[2, 4], [3, 3]], [1, 1], [8, 5])
+    pb = tf.SparseTensor([[0, 2], [1, 1]], [1, 1], [8, 6])
+    c = tf.sparse.concat(axis=1, sp_inputs=[pa, pb])
+    assert c.dense_shape.numpy().tolist() == [8, 11]
+    assert c.indices.numpy().tolist() == [[0, 7], [1, 6], [2, 4], [3, 3]]
+    sl = tf.sparse.slice(pb, start=[0, 5], size=[8, 6])
+    assert sl.dense_shape.numpy().tolist() == [8, 1] and sl.indices.numpy().shape == (0, 2)
+
+
+def test_reductions_map_values_fill_empty_rows():
+    st = tf.SparseTensor([[0, 0], [1, 2], [1, 0]], [1, 2, 3], [2, 3])
+    assert tf.sparse.reduce_sum(st, axis=1).numpy().tolist() == [1, 5]
+    assert tf.sparse.reduce_sum(st, axis=0, keepdims=True).numpy().tolist() == [[4, 0, 2]]
+    assert int(tf.sparse.reduce_max(tf.sparse.from_dense([-5, 0, -3]))) == -3
+    m = tf.sparse.reduce_max(tf.SparseTensor([[0, 1], [1, 0]], [-1.0, -2.0], [3, 3]), axis=1)
+    assert m.numpy().tolist() == [-1.0, -2.0, 0.0]
+    st2 = tf.sparse.from_dense([[1, 0, 0, 8], [0, 0, 0, 0], [0, 0, 3, 0]])
+    assert tf.sparse.to_dense(tf.sparse.map_values(tf.add, st2, 5)).numpy().tolist()[0] == [6, 0, 0, 13]
+    filled, empty = tf.sparse.fill_empty_rows(tf.SparseTensor([[0, 1]], [1.0], [2, 3]), 5.0)
+    assert filled.indices.numpy().tolist() == [[0, 1], [1, 0]] and filled.values.numpy().tolist() == [1.0, 5.0]
+    assert empty.numpy().tolist() == [False, True]
+    assert (st2 * 2).values.numpy().tolist() == [2, 16, 6]
+    assert tf.abs(tf.SparseTensor([[0, 0]], [-2.0], [1, 1])).values.numpy().tolist() == [2.0]
+
+
+def test_sparse_dense_matmul_and_gradients():
+    st_c = tf.SparseTensor(indices=([0, 1], [1, 0], [1, 1]), values=[13, 15, 17], dense_shape=(2, 2))
+    assert tf.sparse.sparse_dense_matmul(st_c, tf.constant([[4], [6]])).numpy().tolist() == [[78], [162]]
+    vals = tf.constant([1.0, 2.0, 3.0])
+    b = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([vals, b])
+        st = tf.SparseTensor([[0, 0], [1, 2], [2, 1]], vals, [3, 3])
+        out = tf.sparse.sparse_dense_matmul(st, b)
+        loss = tf.reduce_sum(out * tf.constant([[1.0, -1.0], [2.0, 0.5], [3.0, 1.0]]))
+        out2 = tf.sparse.sparse_dense_matmul(st, b, adjoint_a=True)
+        loss2 = tf.reduce_sum(out2 * out2)
+    assert out.numpy().tolist() == [[1, 2], [10, 12], [9, 12]]
+    np.testing.assert_allclose(tape.gradient(loss, vals).numpy(), [-1, 13, 13])
+    np.testing.assert_allclose(tape.gradient(loss, b).numpy(), [[1, -1], [9, 3], [4, 1]])
+    assert out2.numpy().tolist() == [[1, 2], [15, 18], [6, 8]]
+    np.testing.assert_allclose(tape.gradient(loss2, vals).numpy(), [10, 100, 366])
+    np.testing.assert_allclose(tape.gradient(loss2, b).numpy(), [[2, 4], [24, 32], [90, 108]])
+    with tf.GradientTape() as tape:
+        tape.watch(vals)
+        st = tf.SparseTensor([[0, 0], [1, 2], [2, 1]], vals, [3, 3])
+        total = tf.reduce_sum(tf.sparse.to_dense(st) * tf.reshape(tf.range(9, dtype=tf.float32), [3, 3]))
+        total += tf.sparse.reduce_sum(st) * 2.0
+    np.testing.assert_allclose(tape.gradient(total, vals).numpy(), [2, 7, 9])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="inner dimension"):
+        tf.sparse.sparse_dense_matmul(st_c, tf.ones([3, 1], tf.int32))
+
+
+def test_nest_and_spec():
+    st = tf.SparseTensor([[0, 1]], [1.0], [2, 3])
+    flat = tf.nest.flatten([st], expand_composites=True)
+    assert [f.numpy().tolist() for f in flat] == [[[0, 1]], [1.0], [2, 3]]
+    back = tf.nest.pack_sequence_as([st], flat, expand_composites=True)[0]
+    assert isinstance(back, tf.SparseTensor) and back.dense_shape.numpy().tolist() == [2, 3]
+    assert st._type_spec == tf.SparseTensorSpec([2, 3], tf.float32)
+    assert tf.SparseTensorSpec([None, 3], tf.float32).is_compatible_with(st)
+
+
+def test_unsupported_is_named():
+    with pytest.raises(NotImplementedError, match="sparse_dense_matmul"):
+        tf.matmul(tf.SparseTensor([[0, 1]], [1.0], [2, 3]), tf.ones([3, 2]))
+    with pytest.raises(NotImplementedError, match="output_is_sparse"):
+        tf.sparse.reduce_sum(tf.SparseTensor([[0, 1]], [1.0], [2, 3]), axis=0, output_is_sparse=True)
