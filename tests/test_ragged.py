@@ -185,3 +185,59 @@ def test_unsupported_is_named():
         tf.shape(tf.ragged.constant([[1], [2, 3]]))
     with pytest.raises(TypeError, match="to_tensor"):
         tf.convert_to_tensor(tf.ragged.constant([[1], [2, 3]]))
+
+
+def test_tf_function_with_ragged_argument():
+    @tf.function
+    def make_palindrome(x, axis):
+        return tf.concat([x, tf.reverse(x, [axis])], axis)
+
+    out = make_palindrome(tf.ragged.constant([[1, 2], [3], [4, 5, 6]]), axis=1)
+    assert str(out) == "<tf.RaggedTensor [[1, 2, 2, 1], [3, 3], [4, 5, 6, 6, 5, 4]]>"
+
+    @tf.function(input_signature=[tf.RaggedTensorSpec(shape=[None, None], dtype=tf.int32)])
+    def max_and_min(rt):
+        return (tf.math.reduce_max(rt, axis=-1), tf.math.reduce_min(rt, axis=-1))
+
+    hi, lo = max_and_min(tf.ragged.constant([[1, 2], [3], [4, 5, 6]]))
+    assert hi.numpy().tolist() == [2, 3, 6] and lo.numpy().tolist() == [1, 3, 4]
+    with pytest.raises(TypeError, match="compatible"):
+        max_and_min(tf.ragged.constant([[1.0], [2.0]]))
+
+    @tf.function
+    def increment(x):
+        return x + 1
+
+    rt = tf.ragged.constant([[1, 2], [3], [4, 5, 6]])
+    cf = increment.get_concrete_function(rt)
+    assert str(cf(rt)) == "<tf.RaggedTensor [[2, 3], [4], [5, 6, 7]]>"
+
+
+def test_tf_function_gradient_through_flat_values():
+    fv = tf.Variable([1.0, 2.0, 3.0])
+
+    @tf.function
+    def f(r):
+        return tf.reduce_sum(r * r)
+
+    with tf.GradientTape() as tape:
+        y = f(tf.RaggedTensor.from_row_splits(fv * 1.0, [0, 1, 3]))
+    assert tape.gradient(y, fv).numpy().tolist() == [2.0, 4.0, 6.0]
+
+
+def test_dataset_of_ragged():
+    ds = tf.data.Dataset.from_tensor_slices({"a": tf.ragged.constant([[1, 2], [3], [4, 5, 6]])})
+    rows = [e["a"].numpy().tolist() for e in ds]
+    assert rows == [[1, 2], [3], [4, 5, 6]]
+    assert repr(ds.element_spec["a"]) == "RaggedTensorSpec(TensorShape([None]), tf.int32, 0, tf.int64)"
+    batches = [str(e["a"]) for e in ds.batch(2)]
+    assert batches == ["<tf.RaggedTensor [[1, 2], [3]]>", "<tf.RaggedTensor [[4, 5, 6]]>"]
+    assert [e["a"].numpy().tolist() for e in ds.batch(2).unbatch()] == rows
+    ragged = tf.data.Dataset.from_tensor_slices([1, 5, 3, 2, 8]).map(tf.range)
+    out = [str(e) for e in ragged.apply(tf.data.experimental.dense_to_ragged_batch(2))]
+    assert out == [
+        "<tf.RaggedTensor [[0], [0, 1, 2, 3, 4]]>",
+        "<tf.RaggedTensor [[0, 1, 2], [0, 1]]>",
+        "<tf.RaggedTensor [[0, 1, 2, 3, 4, 5, 6, 7]]>",
+    ]
+    assert [e.to_list() for e in ragged.ragged_batch(5)] == [[[0], [0, 1, 2, 3, 4], [0, 1, 2], [0, 1], list(range(8))]]

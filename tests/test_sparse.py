@@ -112,3 +112,32 @@ def test_unsupported_is_named():
         tf.matmul(tf.SparseTensor([[0, 1]], [1.0], [2, 3]), tf.ones([3, 2]))
     with pytest.raises(NotImplementedError, match="output_is_sparse"):
         tf.sparse.reduce_sum(tf.SparseTensor([[0, 1]], [1.0], [2, 3]), axis=0, output_is_sparse=True)
+
+
+def _entries(st):
+    return st.dense_shape.numpy().tolist(), st.indices.numpy().tolist(), st.values.numpy().tolist()
+
+
+def test_dataset_of_sparse():
+    data = tf.sparse.SparseTensor(
+        indices=[(0, 0), (0, 1), (0, 2), (4, 3), (5, 0), (5, 1)], values=[1] * 6, dense_shape=(6, 4)
+    )
+    ds = tf.data.Dataset.from_tensor_slices(data)
+    elems = [_entries(e) for e in ds]
+    assert elems[0] == ([4], [[0], [1], [2]], [1, 1, 1]) and elems[1] == ([4], [], [])
+    assert elems[5] == ([4], [[0], [1]], [1, 1])
+    assert repr(ds.element_spec) == "SparseTensorSpec(TensorShape([4]), tf.int32)"
+    batches = [_entries(e) for e in ds.batch(2)]
+    assert batches[2] == ([2, 4], [[0, 3], [1, 0], [1, 1]], [1, 1, 1])
+    assert [_entries(e) for e in ds.batch(2).unbatch()] == elems
+    assert _entries(next(iter(ds.map(lambda x: x * 2)))) == ([4], [[0], [1], [2]], [2, 2, 2])
+
+
+def test_tf_function_with_sparse_argument():
+    @tf.function
+    def f(x, y):
+        return tf.sparse.sparse_dense_matmul(x, y)
+
+    a = tf.sparse.SparseTensor(indices=[[0, 3], [2, 4]], values=[15, 25], dense_shape=[3, 10])
+    b = tf.sparse.to_dense(tf.sparse.transpose(a))
+    assert f(a, b).numpy().tolist() == [[225, 0, 0], [0, 0, 0], [0, 0, 625]]

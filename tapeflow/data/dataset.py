@@ -25,7 +25,10 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from tapeflow.data import composite
+from tapeflow.data.composite import CompositeLeaf
 from tapeflow.framework import dtypes, errors
+from tapeflow.framework.composite_tensor import CompositeTensor
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 
 __all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
@@ -58,6 +61,10 @@ def _to_arrays(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(_to_arrays(v) for v in value)
     if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, CompositeTensor):  # ragged/sparse: see tapeflow/data/composite.py
+        return CompositeLeaf.of(value)
+    if isinstance(value, CompositeLeaf):
         return value
     if hasattr(value, "_value") and not isinstance(value._value, np.ndarray | np.generic):
         raise TypeError("tf.data.Dataset: symbolic tensors (inside tf.function) cannot feed a dataset; build the "
@@ -112,8 +119,18 @@ def _zip_map(fn: Callable, template: Any, items: list) -> Any:
     return _pack(template, iter([fn([f[i] for f in flats]) for i in range(len(flats[0]))]))
 
 
+def _tensor(a: Any) -> Any:
+    if type(a) is np.ndarray or not isinstance(a, CompositeLeaf):
+        return Tensor(a)
+    return a.value
+
+
+def _snapshot(a: Any) -> Any:
+    return a if isinstance(a, CompositeLeaf) else np.copy(a)
+
+
 def _to_tensors(s: Any) -> Any:
-    return _map(Tensor, s)
+    return _map(_tensor, s)
 
 
 def _from_user(value: Any) -> Any:
@@ -139,6 +156,8 @@ def _spec_of(s: Any, batch_unknown: bool = False) -> Any:
     from tapeflow.graph.function import TensorSpec
 
     def one(a: np.ndarray):
+        if isinstance(a, CompositeLeaf):
+            return a.spec(batch_unknown)
         shape = list(a.shape)
         if batch_unknown and shape:
             shape[0] = None
@@ -229,7 +248,7 @@ class Dataset:
     def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
         """One element per row of ``tensors`` (a tensor, or a tuple/dict of
         tensors with the same first dimension)."""
-        return _TensorSlices(_map(np.copy, _to_arrays(tensors)))  # a snapshot, as TF
+        return _TensorSlices(_map(_snapshot, _to_arrays(tensors)))  # a snapshot, as TF
 
     @staticmethod
     def from_tensors(tensors: Any, name: str | None = None) -> Dataset:
@@ -291,6 +310,11 @@ class Dataset:
             raise errors.InvalidArgumentError(f"Batch size must be greater than zero, got {batch_size}. "
                                               "[Op:PaddedBatchDatasetV2]")
         return _PaddedBatch(self, batch_size, padded_shapes, padding_values, bool(drop_remainder))
+
+    def ragged_batch(self, batch_size: int, drop_remainder: bool = False, row_splits_dtype: Any = dtypes.int64,
+                     name: str | None = None) -> Dataset:
+        """Batches elements whose shapes differ into RaggedTensors."""
+        return _Map(self, lambda *e: e[0] if len(e) == 1 else e, ragged=True).batch(batch_size, drop_remainder)
 
     def unbatch(self, name: str | None = None) -> Dataset:
         """Splits each element into its rows (the inverse of ``batch``)."""
@@ -539,8 +563,8 @@ def _flatten_datasets(ds: Any) -> list:
 
 
 class _Map(Dataset):
-    def __init__(self, parent: Dataset, fn: Callable) -> None:
-        self._parent, self._fn = parent, fn
+    def __init__(self, parent: Dataset, fn: Callable, ragged: bool = False) -> None:
+        self._parent, self._fn, self._ragged = parent, fn, ragged
 
     def _cardinality(self) -> int:
         return self._parent._cardinality()
@@ -548,7 +572,8 @@ class _Map(Dataset):
     def _elements(self) -> Iterator:
         fn = self._fn
         for e in self._parent._elements():
-            yield _from_user(_call(fn, _to_tensors(e)))
+            out = _from_user(_call(fn, _to_tensors(e)))
+            yield _map(composite.to_ragged_row, out) if self._ragged else out
 
 
 class _Filter(Dataset):
@@ -613,6 +638,8 @@ class _Batch(Dataset):
 
 def _stack(items: list) -> Any:
     def stack(leaves: list) -> np.ndarray:
+        if type(leaves[0]) is not np.ndarray and isinstance(leaves[0], CompositeLeaf):
+            return composite.stack(leaves)
         try:
             return np.stack(leaves)
         except ValueError:

@@ -82,6 +82,16 @@ class CompositeTensor:
     def _components(self) -> tuple:
         return self._type_spec._to_components(self)
 
+    # How tf.function passes a composite argument: the dynamic components become
+    # placeholders (so a tape differentiates the call w.r.t. them); the static
+    # part (row partitions, sparse indices) is part of the cache key.
+    def _trace_split(self) -> tuple:
+        """(static hashable key, [dynamic component tensors])."""
+        raise NotImplementedError(f"passing a {type(self).__name__} to tf.function")
+
+    def _trace_rebuild(self, dynamic: list) -> CompositeTensor:
+        raise NotImplementedError(f"passing a {type(self).__name__} to tf.function")
+
 
 def is_composite(x: Any) -> bool:
     return isinstance(x, CompositeTensor)

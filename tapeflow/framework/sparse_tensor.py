@@ -100,6 +100,13 @@ class SparseTensor(CompositeTensor):
     def _type_spec(self) -> SparseTensorSpec:
         return SparseTensorSpec(self.shape, self.dtype)
 
+    def _trace_split(self) -> tuple:
+        static = (np.asarray(self._indices.numpy()).tobytes(), np.asarray(self._dense_shape.numpy()).tobytes())
+        return ("SparseTensor", static), [self._values]
+
+    def _trace_rebuild(self, dynamic: list) -> SparseTensor:
+        return SparseTensor(self._indices, dynamic[0], self._dense_shape)
+
     def with_values(self, new_values: Any) -> SparseTensor:
         return SparseTensor(self._indices, new_values, self._dense_shape)
 

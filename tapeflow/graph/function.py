@@ -31,6 +31,7 @@ import numpy as np
 
 from tapeflow import config as _config
 from tapeflow.framework import dtypes, nest
+from tapeflow.framework.composite_tensor import CompositeTensor, TypeSpec
 from tapeflow.framework.context import state
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.tensor import Tensor, _wrap, convert_to_tensor
@@ -415,11 +416,15 @@ class ConcreteFunction:
         return self._pack(outs)
 
     def _pack(self, outs: list):
-        leaves = nest.flatten(self._out_template)
+        composites = self.__dict__.get("_out_composites")
+        if composites is None:  # (computed once: whether outputs hold ragged/sparse tensors)
+            composites = self._out_composites = any(
+                isinstance(x, CompositeTensor) for x in nest.flatten(self._out_template))
+        leaves = nest.flatten(self._out_template, expand_composites=composites)
         if not leaves and self._out_template is None:
             return None
         vals = [outs[s] if s >= 0 else leaf for s, leaf in zip(self._out_slots, leaves)]
-        return nest.pack_sequence_as(self._out_template, vals)
+        return nest.pack_sequence_as(self._out_template, vals, expand_composites=composites)
 
 
 # -----------------------------------------------------------------------------
@@ -446,6 +451,10 @@ def _key(v: Any, tensors: list):
         return ("D",) + tuple(("K", k, _key(v[k], tensors)) for k in sorted(v, key=repr))
     if isinstance(v, Variable):
         return ("V", id(v))
+    if isinstance(v, CompositeTensor):  # ragged/sparse: static partition in the key, values as inputs
+        static, dynamic = v._trace_split()
+        tensors.extend(dynamic)
+        return ("C", static) + tuple(("T", t._shape_tuple(), t._value.dtype) for t in dynamic)
     try:
         hash(v)
     except TypeError:
@@ -457,6 +466,8 @@ def _rebuild(v: Any, it) -> Any:
     """``v`` with its tensor leaves replaced by the next items of ``it``."""
     if isinstance(v, (Tensor, TensorSpec)) or (isinstance(v, (np.ndarray, np.generic)) and not isinstance(v, np.bool_)):
         return next(it)
+    if isinstance(v, CompositeTensor):
+        return v._trace_rebuild([next(it) for _ in v._trace_split()[1]])
     if isinstance(v, list):
         return [_rebuild(x, it) for x in v]
     if isinstance(v, tuple):
@@ -486,6 +497,8 @@ def _leaf_names(fn: Any, args: tuple, kwargs: dict) -> list:
         elif isinstance(v, (Tensor, TensorSpec)) or (
                 isinstance(v, (np.ndarray, np.generic)) and not isinstance(v, np.bool_)):
             names.append(base)
+        elif isinstance(v, CompositeTensor):
+            names.extend([base] * len(v._trace_split()[1]))
         elif isinstance(v, (list, tuple)):
             for x in v:
                 walk(x, base)
@@ -629,6 +642,12 @@ class Function:
         self._jit_compile = jit_compile
         self._input_signature = None if input_signature is None else list(nest.flatten(input_signature))
         self._input_signature_struct = input_signature
+        self._composite_signature = None
+        if self._input_signature is not None and any(isinstance(s, TypeSpec) for s in self._input_signature):
+            # A RaggedTensorSpec/SparseTensorSpec: arguments are checked against
+            # the signature, then traced as without one (per row partition).
+            self._composite_signature = self._input_signature
+            self._input_signature = None
         if self._input_signature is not None:
             for s in self._input_signature:
                 if not isinstance(s, TensorSpec):
@@ -705,12 +724,17 @@ class Function:
         """The concrete function for these arguments (tensors or TensorSpecs), tracing if needed."""
         if self._input_signature is not None and not args and not kwargs:
             args = tuple(nest.pack_sequence_as(self._input_signature_struct, self._input_signature))
+        if self._composite_signature is not None and not args and not kwargs:
+            args = tuple(nest.pack_sequence_as(self._input_signature_struct, self._composite_signature))
         return self._lookup(args, kwargs, specs_ok=True)[0]
 
     def _lookup(self, args: tuple, kwargs: dict, specs_ok: bool = False):
         if self._input_signature is not None:
             return self._lookup_signature(args, kwargs)
         args, kwargs = self._canonical(args, kwargs)
+        if self._composite_signature is not None:
+            args = self._check_composite_signature(args, kwargs)
+            kwargs = {}
         tensors: list = []
         key = _key((args, kwargs), tensors)
         cf = self._cache.get(key)
@@ -736,6 +760,32 @@ class Function:
                 raise TypeError("TensorSpec arguments are only valid in get_concrete_function.")
             return cf, []
         return cf, [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in tensors]
+
+    def _check_composite_signature(self, args: tuple, kwargs: dict) -> tuple:
+        args = tuple(args) + tuple(kwargs.values())
+        specs = self._composite_signature
+        flat = nest.flatten(list(args))
+        if len(flat) != len(specs):
+            raise TypeError(f"Binding inputs to tf.function `{self._name}` failed: the input_signature has "
+                            f"{len(specs)} specs but {len(flat)} inputs were given.")
+        out = []
+        for a, spec in zip(flat, specs):
+            if isinstance(spec, TypeSpec):
+                if isinstance(a, TypeSpec) or not isinstance(a, CompositeTensor):
+                    raise NotImplementedError(
+                        f"tf.function `{self._name}`: tracing a {type(spec).__name__} without a value (TF traces "
+                        "the spec itself); call the function, or get_concrete_function, with a value instead.")
+                if not spec.is_compatible_with(a):
+                    raise TypeError(f"Binding inputs to tf.function `{self._name}` failed: {a._type_spec} is not "
+                                    f"compatible with the input_signature {spec}.")
+                out.append(a)
+            else:
+                t = a if isinstance(a, Tensor) else convert_to_tensor(a, dtype=spec.dtype)
+                if not spec.is_compatible_with(t):
+                    raise TypeError(f"Binding inputs to tf.function `{self._name}` failed: {t.shape} {t.dtype.name} "
+                                    f"is not compatible with the input_signature {spec}.")
+                out.append(t)
+        return tuple(nest.pack_sequence_as(list(args), out))
 
     def _find_compatible(self, key):
         shapes = _shapes_of(key)
@@ -867,7 +917,7 @@ class Function:
             it = iter(phs)
             a, kw = _rebuild((args, kwargs), it)
             result = fn(*a, **kw)
-            out_leaves = nest.flatten(result)
+            out_leaves = nest.flatten(result, expand_composites=True)
             for leaf in out_leaves:
                 if type(leaf).__name__ == "Undefined" and type(leaf).__module__ == "tapeflow.graph.autograph":
                     raise ValueError(f"'{leaf.name}' must also be initialized in the else branch: it is set on "
@@ -892,7 +942,8 @@ class Function:
                             f"of type {type(leaf).__name__}, which is not a Tensor or ExtensionType.")
                     slots.append(-1)
             template = nest.pack_sequence_as(result, [
-                outputs[s] if s >= 0 else leaf for s, leaf in zip(slots, out_leaves)]) if out_leaves else result
+                outputs[s] if s >= 0 else leaf for s, leaf in zip(slots, out_leaves)],
+                expand_composites=True) if out_leaves else result
         graph.outputs = outputs
         gf = GraphFunction(graph, phs + [ph for _, ph in graph.captures], outputs, self._name)
         return ConcreteFunction(gf, (args, kwargs), template, slots, specs)

@@ -808,6 +808,27 @@ def _shape_fn(input: Any, out_type: Any = None, name: Any = None) -> Any:  # noq
     return NotImplemented
 
 
+def _reverse(tensor: Any, axis: Any, name: Any = None) -> Any:
+    if not isinstance(tensor, RaggedTensor):
+        return NotImplemented
+    rank = tensor.shape.rank
+    out = tensor
+    for a in sorted({int(a) % rank for a in np.asarray(_np(axis)).reshape(-1)}):
+        if a == 0:
+            out = _gather_rows(out, np.arange(out.nrows_int())[::-1])
+        elif a == 1:
+            s = _np(out._row_splits)
+            idx = np.concatenate([np.arange(s[i + 1] - 1, s[i] - 1, -1) for i in range(len(s) - 1)] or [[]])
+            out = RaggedTensor(_gather_rows(out._values, idx.astype(np.int64)), out._row_splits, internal=True)
+        elif a > out.ragged_rank:
+            from tapeflow.ops import indexing_ops
+
+            out = out.with_flat_values(indexing_ops.reverse(out.flat_values, [a - out.ragged_rank]))
+        else:
+            raise NotImplementedError(f"tf.reverse of a RaggedTensor along ragged axis {a} > 1 in tapeflow")
+    return out
+
+
 def register() -> None:
     """Registers the ragged implementations for the public functions (once)."""
     from tapeflow import math as tf_math
@@ -842,3 +863,6 @@ def register() -> None:
     dispatch_for(math_ops.where)(_ragged_where)
     dispatch_for(nn_ops.embedding_lookup)(_embedding_lookup)
     dispatch_for(array_ops.shape)(_shape_fn)
+    from tapeflow.ops import indexing_ops
+
+    dispatch_for(indexing_ops.reverse)(_reverse)

@@ -330,6 +330,17 @@ class RaggedTensor(CompositeTensor):
     def _type_spec(self) -> RaggedTensorSpec:
         return RaggedTensorSpec(self.shape, self.dtype, self.ragged_rank, self.row_splits_dtype, flat_values_spec=None)
 
+    def _trace_split(self) -> tuple:
+        static = tuple((_np(sp).tobytes(), sp._value.dtype.str) for sp in self.nested_row_splits)
+        return ("RaggedTensor", static, self._uniform_row_length), [self.flat_values]
+
+    def _trace_rebuild(self, dynamic: list) -> RaggedTensor:
+        if isinstance(self._values, RaggedTensor):
+            values = self._values._trace_rebuild(dynamic)
+        else:
+            values = dynamic[0]
+        return RaggedTensor(values, self._row_splits, internal=True, uniform_row_length=self._uniform_row_length)
+
     # -- row partition queries -------------------------------------------
     def nrows_int(self) -> int:
         return int(self._row_splits._shape_tuple()[0]) - 1
