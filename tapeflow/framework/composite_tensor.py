@@ -151,21 +151,67 @@ def dispatching(fn: Callable) -> Callable:
     if w is not None:
         return w
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (TypeError, ValueError, AttributeError, NotImplementedError):
-            if not (_has_composite(args) or _has_composite(kwargs)):
-                raise
+    def fallback(args: tuple, kwargs: dict, error: BaseException):
+        if not (_has_composite(args) or _has_composite(kwargs)):
+            raise error
         for impl in _DISPATCHERS.get(fn, ()):
             r = impl(*args, **kwargs)
             if r is not NotImplemented:
                 return r
         raise TypeError(f"{fn.__name__} does not support composite (ragged or sparse) arguments in tapeflow")
 
+    wrapper = _exact_wrapper(fn, fallback)
+    functools.update_wrapper(wrapper, fn)
     _WRAPPERS[fn] = wrapper
     return wrapper
+
+
+_FALLBACK_ERRORS = (TypeError, ValueError, AttributeError, NotImplementedError)
+
+
+def _exact_wrapper(fn: Callable, fallback: Callable) -> Callable:
+    """A wrapper with ``fn``'s own parameter list (no ``*args`` packing on the
+    normal path, which stays one extra call)."""
+    import inspect
+
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = None
+    params = list(sig.parameters.values()) if sig is not None else []
+    simple = sig is not None and all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
+    if not simple:
+
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except _FALLBACK_ERRORS as e:
+                return fallback(args, kwargs, e)
+
+        return wrapper
+    defaults = {}
+    decl, call, kw = [], [], False
+    for p in params:
+        if p.kind is p.KEYWORD_ONLY and not kw:
+            decl.append("*")
+            kw = True
+        if p.default is p.empty:
+            decl.append(p.name)
+        else:
+            defaults[f"_d_{p.name}"] = p.default
+            decl.append(f"{p.name}=_d_{p.name}")
+        call.append(f"{p.name}={p.name}" if p.kind is p.KEYWORD_ONLY else p.name)
+    pos_text = "".join(p.name + ", " for p in params if p.kind is not p.KEYWORD_ONLY)
+    kw_text = ", ".join(f"{p.name!r}: {p.name}" for p in params if p.kind is p.KEYWORD_ONLY)
+    src = (
+        f"def wrapper({', '.join(decl)}):\n"
+        f"    try:\n        return _fn({', '.join(call)})\n"
+        f"    except _errors as e:\n"
+        f"        return _fallback(({pos_text}), {{{kw_text}}}, e)\n"
+    )
+    namespace = {"_fn": fn, "_fallback": fallback, "_errors": _FALLBACK_ERRORS, **defaults}
+    exec(src, namespace)  # noqa: S102 - generated from fn's own signature
+    return namespace["wrapper"]
 
 
 def install_dispatch(*modules: Any) -> None:
