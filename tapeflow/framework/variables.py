@@ -22,6 +22,12 @@ from tapeflow.framework.tensor import Reference, Tensor, convert_to_tensor, new_
 from tapeflow.framework.tensor_shape import TensorShape
 
 
+# Keras's autocast: while a mixed-precision layer's call() runs, [0] holds a
+# function casting a floating variable's value to the compute dtype; only
+# variables made by Layer.add_weight(autocast=True) take part.
+autocast_scope: list = [None]
+
+
 class VariableSynchronization(enum.Enum):
     AUTO = 0
     NONE = 1
@@ -45,6 +51,7 @@ class Variable:
     """
 
     __array_priority__ = 100
+    _autocast = False  # read in a Keras layer's compute dtype under mixed precision (see autocast_scope)
 
     def __init__(
         self,
@@ -99,12 +106,15 @@ class Variable:
         """The current value as a Tensor; recorded on active tapes."""
         st = state
         if st.graph is not None:
-            return st.graph.read_variable(self)
-        t = Tensor(self._value)
-        if st.recording:
-            from tapeflow.eager.backprop import record_variable_read
+            t = st.graph.read_variable(self)
+        else:
+            t = Tensor(self._value)
+            if st.recording:
+                from tapeflow.eager.backprop import record_variable_read
 
-            record_variable_read(self, t)
+                record_variable_read(self, t)
+        if autocast_scope[0] is not None and self._autocast:
+            return autocast_scope[0](t)
         return t
 
     def read_value(self) -> Tensor:

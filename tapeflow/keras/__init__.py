@@ -15,12 +15,12 @@ from tapeflow.keras.layers import Input, Layer
 from tapeflow.keras.models import Model, Sequential
 
 __all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metrics", "optimizers", "models",
-           "regularizers", "utils", "backend", "saving", "Input", "Layer", "Model", "Sequential"]
+           "regularizers", "utils", "backend", "saving", "mixed_precision", "Input", "Layer", "Model", "Sequential"]
 
 
 def __getattr__(name: str):
     # optimizers (another package) and the small utility namespaces load on first use
-    if name in ("optimizers", "models", "utils", "backend", "trainer", "saving"):
+    if name in ("optimizers", "models", "utils", "backend", "trainer", "saving", "mixed_precision"):
         mod = _importlib.import_module(f"tapeflow.keras.{name}")
         globals()[name] = mod
         return mod

@@ -268,6 +268,9 @@ class Trainer:
                               "weighted_metrics": weighted_metrics, "run_eagerly": run_eagerly,
                               "steps_per_execution": steps_per_execution}
         self.optimizer = optimizers.get(optimizer)
+        if auto_scale_loss and self.optimizer is not None and self.dtype_policy.name == "mixed_float16" and \
+                not isinstance(self.optimizer, optimizers.LossScaleOptimizer):
+            self.optimizer = optimizers.LossScaleOptimizer(self.optimizer, name="loss_scale_optimizer")
         self.loss = loss
         self._outputs_spec = None  # (names, losses, weights, per-output metric lists) of a multi-output model
         names = self._output_names()
@@ -425,8 +428,9 @@ class Trainer:
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss, per_output = self._compute_losses(y, y_pred, sw)
+            scaled = self.optimizer.scale_loss(loss)  # loss_scale_factor / LossScaleOptimizer, as Keras
         variables = self.trainable_variables
-        grads = tape.gradient(loss, variables)
+        grads = tape.gradient(scaled, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
         self._update_metrics(x, y, y_pred, sw, loss, per_output)
         return None

@@ -18,9 +18,10 @@ import numpy as np
 from tapeflow.framework import dtypes, nest
 from tapeflow.framework.context import state
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
-from tapeflow.framework.variables import Variable
+from tapeflow.framework.variables import Variable, autocast_scope
 from tapeflow.keras import initializers as _init
 from tapeflow.keras.layers import masking as _masking
+from tapeflow.keras.mixed_precision import as_policy
 from tapeflow.module import Module
 from tapeflow.ops import math_ops as mo
 
@@ -190,6 +191,24 @@ _UNTRACKED = frozenset(("_layers", "_inbound_nodes", "_nodes", "_input_layers", 
                         "_input_tensors", "_step_fns", "_init_args"))
 
 
+
+_casters: dict = {}
+
+
+def _caster(dtype: Any) -> Any:
+    """The autocast function for ``dtype``: floating values are cast to it."""
+    fn = _casters.get(dtype)
+    if fn is None:
+        np_dtype = dtype._np
+
+        def fn(t: Any) -> Any:
+            d = t._value.dtype
+            return mo.cast(t, dtype) if d.kind == "f" and d != np_dtype else t
+
+        fn.dtype = dtype
+        _casters[dtype] = fn
+    return fn
+
 class Layer(Module):
     """Base class of Keras layers.
 
@@ -219,9 +238,9 @@ class Layer(Module):
         self._own_non_trainable: list[Variable] = []
         self._name = name or unique_name(to_snake_case(type(self).__name__))
         self._scope_name = self._name + "/"
-        if isinstance(dtype, dict):  # a DTypePolicy config from a saved Keras model
-            dtype = dtype.get("config", {}).get("name")
-        self._dtype = dtypes.as_dtype(dtype or "float32")
+        self._policy = as_policy(dtype)
+        self._dtype = dtypes.as_dtype(self._policy.variable_dtype)  # weights
+        self._compute = dtypes.as_dtype(self._policy.compute_dtype)  # math and outputs
         self._trainable = trainable
         self.built = False
         self._autocast = autocast and type(self)._autocast
@@ -252,15 +271,26 @@ class Layer(Module):
 
     @property
     def dtype(self) -> str:
+        """The variables' dtype (Keras 3: ``dtype_policy.variable_dtype``)."""
         return self._dtype.name
 
     @property
     def compute_dtype(self) -> str:
-        return self._dtype.name
+        return self._compute.name
 
     @property
     def variable_dtype(self) -> str:
         return self._dtype.name
+
+    @property
+    def dtype_policy(self) -> Any:
+        return self._policy
+
+    @dtype_policy.setter
+    def dtype_policy(self, value: Any) -> None:
+        self._policy = as_policy(value)
+        self._dtype = dtypes.as_dtype(self._policy.variable_dtype)
+        self._compute = dtypes.as_dtype(self._policy.compute_dtype)
 
     @property
     def trainable(self) -> bool:
@@ -308,6 +338,8 @@ class Layer(Module):
         var._keras_name = name or "variable"
         var._name = var._keras_name  # Keras 3 names weights "kernel", "bias" ...; the full path is .path
         var.path = f"{self._name}/{var._keras_name}"
+        if autocast and dtype.is_floating:
+            var._autocast = True
         (self._own_trainable if trainable else self._own_non_trainable).append(var)
         if regularizer is not None:
             from tapeflow.keras import regularizers
@@ -441,8 +473,8 @@ class Layer(Module):
             t = convert_to_tensor(x)
         else:
             return x
-        if self._autocast and t._value.dtype.kind == "f" and t._value.dtype != self._dtype._np:
-            t = mo.cast(t, self._dtype)
+        if self._autocast and t._value.dtype.kind == "f" and t._value.dtype != self._compute._np:
+            t = mo.cast(t, self._compute)
         return t
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -487,6 +519,14 @@ class Layer(Module):
             in_mask = _masking.input_masks(inputs)
             if in_mask is not None and _call_flags(self)[1]:
                 kwargs["mask"] = in_mask
+        outer_cast = autocast_scope[0]  # Keras's AutocastScope rules:
+        if outer_cast is not None:
+            if not self._autocast or not self._compute.is_floating:
+                autocast_scope[0] = None
+            elif outer_cast.dtype is not self._compute:
+                autocast_scope[0] = _caster(self._compute)
+        elif self._compute is not self._dtype:
+            autocast_scope[0] = _caster(self._compute)
         try:
             if self.built:
                 out = call(*args, **kwargs)
@@ -501,6 +541,7 @@ class Layer(Module):
                 _masking.attach_output_masks(out, self.compute_mask(inputs, in_mask))
             return out
         finally:
+            autocast_scope[0] = outer_cast
             _ctx.training = previous
             _ctx.depth -= 1
 
@@ -619,7 +660,7 @@ class Layer(Module):
 
         override = next((k for k in type(self).__mro__ if "get_config" in k.__dict__), Layer)
         if override is not Layer and not override.__module__.startswith("tapeflow."):
-            return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+            return {"name": self.name, "trainable": self.trainable, "dtype": self._policy.name}
         return auto_config(self)
 
     @classmethod

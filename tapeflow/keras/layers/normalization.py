@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tapeflow.framework import dtypes
 from tapeflow.framework.tensor import Tensor
 from tapeflow import nn
 from tapeflow.keras import initializers
@@ -23,6 +24,10 @@ def _axes(axis: Any, ndim: int) -> list[int]:
         out.append(a % ndim)
     return sorted(out)
 
+
+
+def _to(t: Tensor, dtype: dtypes.DType) -> Tensor:
+    return t if t.dtype == dtype else mo.cast(t, dtype)
 
 class BatchNormalization(Layer):
     """Normalizes with the batch's statistics when ``training=True`` (and
@@ -55,14 +60,15 @@ class BatchNormalization(Layer):
                              f"must be known.")
         # broadcast shape of the parameters against the input
         self._bshape = tuple(input_shape[i] if i in self._feature_axes else 1 for i in range(ndim))
-        self.gamma = self.add_weight(shape, self.gamma_initializer, name="gamma",
+        self.gamma = self.add_weight(shape, self.gamma_initializer, name="gamma", autocast=False,
                                      regularizer=getattr(self, "gamma_regularizer", None)) if self.scale else None
-        self.beta = self.add_weight(shape, self.beta_initializer, name="beta",
+        self.beta = self.add_weight(shape, self.beta_initializer, name="beta", autocast=False,
                                     regularizer=getattr(self, "beta_regularizer", None)) if self.center else None
         self.moving_mean = self.add_weight(name="moving_mean", shape=shape, initializer=self.moving_mean_initializer,
-                                           trainable=False)
+                                           trainable=False, autocast=False)
         self.moving_variance = self.add_weight(name="moving_variance", shape=shape,
-                                               initializer=self.moving_variance_initializer, trainable=False)
+                                               initializer=self.moving_variance_initializer, trainable=False,
+                                               autocast=False)
         self.built = True
 
     def _param(self, v: Any) -> Tensor:
@@ -71,6 +77,13 @@ class BatchNormalization(Layer):
             else ao.reshape(t, self._bshape)
 
     def call(self, inputs: Tensor, training: Any = None, mask: Any = None) -> Tensor:
+        # As Keras: float16 inputs are normalized in float32 (BN overflows in
+        # float16), the result cast back to the compute dtype.
+        if inputs.dtype == dtypes.float16:
+            return _to(self._normalize(mo.cast(inputs, "float32"), training), self._compute)
+        return _to(self._normalize(inputs, training), self._compute)
+
+    def _normalize(self, inputs: Tensor, training: Any) -> Tensor:
         shape = inputs._shape_tuple()
         if len(shape) != len(self._bshape):
             raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected "
@@ -120,13 +133,20 @@ class LayerNormalization(Layer):
         self._axes = _axes(self.axis, ndim)
         shape = tuple(input_shape[a] for a in self._axes)
         self._bshape = tuple(input_shape[i] if i in self._axes else 1 for i in range(ndim))
-        self.gamma = self.add_weight(shape, self.gamma_initializer, name="gamma",
+        self.gamma = self.add_weight(shape, self.gamma_initializer, name="gamma", autocast=False,
                                      regularizer=getattr(self, "gamma_regularizer", None)) if self.scale else None
-        self.beta = self.add_weight(shape, self.beta_initializer, name="beta",
+        self.beta = self.add_weight(shape, self.beta_initializer, name="beta", autocast=False,
                                     regularizer=getattr(self, "beta_regularizer", None)) if self.center else None
         self.built = True
 
+    _autocast = False  # Keras: inputs keep their dtype, math in float32 for float16
+
     def call(self, inputs: Tensor) -> Tensor:
+        if inputs.dtype == dtypes.float16:
+            inputs = mo.cast(inputs, "float32")
+        return _to(self._normalize(inputs), self._compute)
+
+    def _normalize(self, inputs: Tensor) -> Tensor:
         mean, var = nn.moments(inputs, self._axes, keepdims=True)
         inv = mo.rsqrt(var + self.epsilon)
         out = (inputs - mean) * inv

@@ -18,6 +18,7 @@ from tapeflow.keras.optimizers.adamax import Adamax
 from tapeflow.keras.optimizers.ftrl import Ftrl
 from tapeflow.keras.optimizers.lamb import Lamb
 from tapeflow.keras.optimizers.lion import Lion
+from tapeflow.keras.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from tapeflow.keras.optimizers.nadam import Nadam
 from tapeflow.keras.optimizers.optimizer import Optimizer
 from tapeflow.keras.optimizers.rmsprop import RMSprop
@@ -25,7 +26,7 @@ from tapeflow.keras.optimizers.sgd import SGD
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Lion", "Lamb", "Ftrl",
-    "Adafactor",
+    "Adafactor", "LossScaleOptimizer",
     "schedules",
     "get", "serialize", "deserialize",
 ]

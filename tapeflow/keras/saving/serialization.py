@@ -436,7 +436,7 @@ def _layer_init() -> Any:
 
 def auto_config(layer: Any) -> dict:
     """The constructor's arguments (given or default) as a config, plus name/trainable/dtype."""
-    config: dict = {"name": layer.name, "trainable": layer.trainable, "dtype": layer.dtype}
+    config: dict = {"name": layer.name, "trainable": layer.trainable, "dtype": layer.dtype_policy.name}
     init_args = getattr(layer, "_init_args", None)
     if init_args is None:
         return config
