@@ -18,8 +18,8 @@ from typing import Any
 
 from tapeflow.framework import dtypes
 
-__all__ = ["DTypePolicy", "Policy", "set_global_policy", "global_policy", "set_dtype_policy", "dtype_policy",
-           "LossScaleOptimizer"]
+# (LossScaleOptimizer is here too, loaded on first use)
+__all__ = ["DTypePolicy", "Policy", "set_global_policy", "global_policy", "set_dtype_policy", "dtype_policy"]
 
 _FLOATS = ("float16", "float32", "float64")
 
