@@ -207,8 +207,7 @@ class Dataset:
                 "Iterating a tf.data.Dataset inside tf.function is not supported: iterate it outside and pass each "
                 "batch to the function (for x, y in ds: train_step(x, y))."
             )
-        for e in self._elements():
-            yield _to_tensors(e)
+        return OwnedIterator(self)
 
     def as_numpy_iterator(self) -> Iterator:
         """Iterates elements as NumPy arrays (same structure)."""
@@ -408,6 +407,62 @@ _TF_CLASS_NAMES = {
     "_Shuffle": "_ShuffleDataset", "_Repeat": "_RepeatDataset", "_Take": "_TakeDataset", "_Skip": "_SkipDataset",
     "_Passthrough": "_PrefetchDataset", "_Cache": "CacheDataset", "_Concatenate": "_ConcatenateDataset",
 }
+
+
+class OwnedIterator:
+    """What ``iter(dataset)`` returns: the elements in order, as tensors. ``tf.train.Checkpoint``
+    tracks its position (as TF tracks an iterator's state); a restore replays the dataset up to the
+    saved position, so the next element is the one that followed the save (for a dataset whose
+    order is reproducible: unshuffled, or shuffled with a seed)."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self._dataset = dataset
+        self._stream = iter(dataset._elements())
+        self._position = 0
+        self._state_var: Any = None
+        self._synced: Any = None
+
+    @property
+    def element_spec(self) -> Any:
+        return self._dataset.element_spec
+
+    def __iter__(self) -> OwnedIterator:
+        return self
+
+    def __next__(self) -> Any:
+        var = self._state_var
+        if var is not None and var._value is not self._synced:  # restored from a checkpoint
+            self._seek(int(np.asarray(var._value).reshape(-1)[0]))
+        element = next(self._stream)
+        self._position += 1
+        return _to_tensors(element)
+
+    def get_next(self) -> Any:
+        """The next element; ``tf.errors.OutOfRangeError`` at the end (TF's behaviour)."""
+        try:
+            return next(self)
+        except StopIteration:
+            raise errors.OutOfRangeError("End of sequence") from None
+
+    def _seek(self, position: int) -> None:
+        self._stream = iter(self._dataset._elements())
+        for _ in range(position):
+            next(self._stream)
+        self._position = position
+        self._synced = self._state_var._value
+
+    def _trackable_children(self, *args: Any, **kwargs: Any) -> dict:
+        from tapeflow.framework.variables import Variable
+
+        var = self._state_var
+        if var is not None and var._value is not self._synced:
+            self._seek(int(np.asarray(var._value).reshape(-1)[0]))
+        arr = np.asarray([self._position], np.int64)
+        if var is None:
+            var = self._state_var = Variable(arr, trainable=False, name="iterator_state")
+        var._value = arr
+        self._synced = var._value
+        return {"_iterator_state": var}
 
 
 class _Plan:

@@ -679,6 +679,58 @@ class Generator:
     def algorithm(self) -> int:
         return 1  # Philox, as TF's default
 
+    # -- checkpointing (tf.train.Checkpoint tracks a Generator's state, as TF) ------------------------
+    @property
+    def _rng(self) -> np.random.Generator:
+        var = self.__dict__.get("_state_var")
+        if var is not None and var._value is not self.__dict__.get("_synced"):  # restored from a checkpoint
+            self._load_state(np.asarray(var._value))
+        return self.__dict__["_rng_"]
+
+    @_rng.setter
+    def _rng(self, value: np.random.Generator) -> None:
+        self.__dict__["_rng_"] = value
+        self.__dict__["_synced"] = None
+        if self.__dict__.get("_state_var") is not None:
+            self._sync_state_var()
+
+    def _state_array(self) -> np.ndarray:
+        bitgen = self.__dict__["_rng_"].bit_generator
+        if not isinstance(bitgen, np.random.Philox):
+            raise NotImplementedError("Checkpointing a tf.random.Generator() made without a seed is not implemented "
+                                      "in tapeflow; use tf.random.Generator.from_seed(seed) or "
+                                      "from_non_deterministic_state().")
+        st = bitgen.state
+        words = list(st["state"]["counter"]) + list(st["state"]["key"]) + list(st["buffer"]) + [
+            st["buffer_pos"], st["has_uint32"], st["uinteger"]]
+        return np.asarray([int(w) for w in words], dtype=np.uint64).view(np.int64)
+
+    def _load_state(self, arr: np.ndarray) -> None:
+        w = [int(x) for x in np.asarray(arr, np.int64).view(np.uint64)]
+        bitgen = np.random.Philox()
+        bitgen.state = {"bit_generator": "Philox", "state": {"counter": np.asarray(w[0:4], np.uint64),
+                                                            "key": np.asarray(w[4:6], np.uint64)},
+                        "buffer": np.asarray(w[6:10], np.uint64), "buffer_pos": w[10], "has_uint32": w[11],
+                        "uinteger": w[12]}
+        self.__dict__["_rng_"] = np.random.Generator(bitgen)
+        self.__dict__["_synced"] = self.__dict__["_state_var"]._value
+
+    def _sync_state_var(self) -> None:
+        from tapeflow.framework.variables import Variable
+
+        arr = self._state_array()
+        var = self.__dict__.get("_state_var")
+        if var is None:
+            var = Variable(arr, trainable=False, name="_state_var")
+            self.__dict__["_state_var"] = var
+        var._value = arr
+        self.__dict__["_synced"] = var._value
+
+    def _trackable_children(self, *args: Any, **kwargs: Any) -> dict:
+        self._rng  # noqa: B018 - applies a pending restore first
+        self._sync_state_var()
+        return {"_state_var": self.__dict__["_state_var"]}
+
     @property
     def state(self) -> Tensor:
         """The Philox counter and key as an int64 tensor (NumPy's layout, not TF's)."""

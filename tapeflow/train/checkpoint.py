@@ -48,7 +48,7 @@ from tapeflow.framework.variables import Variable
 
 __all__ = [
     "Checkpoint", "CheckpointManager", "latest_checkpoint", "list_variables", "load_variable",
-    "save_weights", "load_weights", "CheckpointLoadStatus",
+    "save_weights", "load_weights", "CheckpointLoadStatus", "CheckpointReader", "load_checkpoint",
 ]
 
 _SUFFIX = ".safetensors"
@@ -603,12 +603,61 @@ def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
     """The stored value of ``name`` (a key from ``list_variables``; TF's form of the key,
     ``model/kernel/.ATTRIBUTES/VARIABLE_VALUE``, is accepted too)."""
     arrays, _ = _read_file(_resolve_any(ckpt_dir_or_file))
-    if name not in arrays and name.endswith("/.ATTRIBUTES/VARIABLE_VALUE"):
-        name = name[:-len("/.ATTRIBUTES/VARIABLE_VALUE")]
+    if name not in arrays:
+        name = _tf_key(name)
     if name not in arrays:
         raise errors.NotFoundError(f"Key {name} not found in checkpoint {ckpt_dir_or_file}; "
                                    f"keys: {sorted(arrays)[:10]}")
     return arrays[name]
+
+
+def _tf_key(name: str) -> str:
+    for suffix in ("/.ATTRIBUTES/VARIABLE_VALUE", "/.ATTRIBUTES/ITERATOR_STATE"):
+        if name.endswith(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
+class CheckpointReader:
+    """Reads a checkpoint's stored values by key (``tf.train.load_checkpoint``'s result).
+    Keys are tapeflow's (``model/dense/kernel``, as ``list_variables`` shows them); TF's form
+    (``.../.ATTRIBUTES/VARIABLE_VALUE``) is accepted too."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._arrays, _ = _read_file(path)
+
+    def _key(self, name: str) -> str:
+        if name in self._arrays:
+            return name
+        key = _tf_key(name)
+        if key in self._arrays:
+            return key
+        raise errors.NotFoundError(f"Key {name} not found in checkpoint {self._path}; keys: "
+                                   f"{sorted(self._arrays)[:10]}")
+
+    def has_tensor(self, name: str) -> bool:
+        return name in self._arrays or _tf_key(name) in self._arrays
+
+    def get_tensor(self, name: str) -> np.ndarray:
+        return np.array(self._arrays[self._key(name)], copy=True)
+
+    def get_variable_to_shape_map(self) -> dict[str, list[int]]:
+        return {k: list(a.shape) for k, a in self._arrays.items()}
+
+    def get_variable_to_dtype_map(self) -> dict[str, Any]:
+        from tapeflow.framework import dtypes
+
+        return {k: dtypes.as_dtype(a.dtype) for k, a in self._arrays.items()}
+
+    def debug_string(self) -> bytes:
+        return "".join(f"{k} ({self._arrays[k].dtype}) {list(self._arrays[k].shape)}\n"
+                       for k in sorted(self._arrays)).encode()
+
+
+def load_checkpoint(ckpt_dir_or_file: str) -> CheckpointReader:
+    """A ``CheckpointReader`` for a checkpoint file, prefix or directory (its latest checkpoint)."""
+    return CheckpointReader(_resolve_any(ckpt_dir_or_file))
 
 
 def _resolve_any(path: str) -> str:
