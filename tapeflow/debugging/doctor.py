@@ -911,6 +911,42 @@ def _zero_gradient(ex, p, zero_vars) -> list:
     return out
 
 
+_LOG_FIX = (
+    "the log of a value that reached 0: compute the loss from logits with a Keras loss "
+    "(e.g. SparseCategoricalCrossentropy(from_logits=True)), or clip first: tf.math.log(tf.clip_by_value(p, "
+    "1e-7, 1.0))."
+)
+_SQRT_FIX = (
+    "the derivative of sqrt is infinite at 0: add an epsilon, tf.sqrt(x + 1e-12), or use the squared "
+    "distance; for a norm use tf.norm only where it is non-zero (the double-where pattern)."
+)
+_DIV_FIX = "a division by zero: add an epsilon to the denominator, or use tf.math.divide_no_nan."
+_NONFINITE_FIX = {
+    "Log": _LOG_FIX,
+    "Log1p": _LOG_FIX,
+    "Xlogy": _LOG_FIX,
+    "Sqrt": _SQRT_FIX,
+    "SqrtGrad": _SQRT_FIX,
+    "Rsqrt": _SQRT_FIX,
+    "RsqrtGrad": _SQRT_FIX,
+    "Pow": _SQRT_FIX,
+    "RealDiv": _DIV_FIX,
+    "Div": _DIV_FIX,
+    "Reciprocal": _DIV_FIX,
+}
+_DOMAIN_FIX_OPS = frozenset(_NONFINITE_FIX)
+_OVERFLOW_FIX = (
+    "an overflow: the values grew past the dtype's range. Normalize the inputs and targets, lower the "
+    "learning rate or clip gradients (clipnorm=1.0); in float16 keep the loss in float32 "
+    "(mixed precision with loss scaling)."
+)
+_GENERIC_NONFINITE_FIX = (
+    "keep the values in the op's domain: clip probabilities before log (or use tf.keras.losses.*(from_logits=True) "
+    "on logits), add an epsilon inside sqrt/divisions, use the double-where pattern for tf.where, normalize the "
+    "inputs and lower the learning rate if the weights diverged; check the batch with "
+    "tf.debugging.assert_all_finite."
+)
+
 _OP_RE = re.compile(r'(?:forward op|eagerly-executing op|of op) "([^"]+)"')
 
 
@@ -944,12 +980,18 @@ def _nonfinite(call, loss_fn, x, y, var_list, guard, rng, loss_val, bad_grads, s
             f"{what}; replaying the step with tf.debugging.enable_check_numerics() found no op that creates it "
             "(the variables or the batch may already hold NaN/Inf, or a random op gave a different value)."
         )
-    fix = (
-        "keep the values in the op's domain: clip probabilities before log (or use "
-        "tf.keras.losses.*(from_logits=True) on logits), add an epsilon inside sqrt/divisions, use the "
-        "double-where pattern for tf.where, normalize the inputs and lower the learning rate if the weights "
-        "diverged; check the batch with tf.debugging.assert_all_finite."
+    fix = _NONFINITE_FIX.get(
+        op or "",
+        _OVERFLOW_FIX
+        if located and "all inputs are finite" in located and op not in _DOMAIN_FIX_OPS
+        else _GENERIC_NONFINITE_FIX,
     )
+    weights = [float(np.max(np.abs(val))) for v, val in guard.saved.values() if val.dtype.kind == "f" and val.size]
+    if weights and (not np.isfinite(max(weights)) or max(weights) > 1e6):
+        details.append(
+            f"the weights themselves are huge or non-finite (largest |weight| {max(weights):.3g}): "
+            "training had already diverged before this step."
+        )
     return Finding(NONFINITE_GRADIENT, names, msg, fix, op=op, details=details)
 
 
@@ -1124,11 +1166,13 @@ def _finite_difference(call, loss_fn, x, y, graded, dense, loss_val, guard, rng,
             GRADIENT_MISMATCH,
             [_var_name(v) for v, _ in by_var.values()],
             f"autodiff disagrees with a central finite difference of the loss on {len(mismatches)} of {len(picks)} "
-            f"checked weight entries (relative tolerance {FD_RTOL:g}): a gradient rule on the path is wrong, most "
-            "often "
-            "a tf.custom_gradient (or tf.RegisterGradient) whose grad function forgets the upstream gradient or a "
-            "term of the derivative.",
-            "check the custom gradient against tf.test.compute_gradient on small inputs: grad(upstream) must return "
+            f"checked weight entries (relative tolerance {FD_RTOL:g}): the gradient is wrong. Either a gradient "
+            "rule on the path is wrong (a tf.custom_gradient or tf.RegisterGradient whose grad function forgets "
+            "the upstream gradient or a term of the derivative), or part of the forward computation is invisible "
+            "to the tape: a value computed in NumPy from a tensor (e.g. x / np.linalg.norm(x.numpy())) or through "
+            "tf.stop_gradient is treated as a constant, although the loss really depends on it.",
+            "compute every part of the forward pass with tapeflow ops (tf.norm, tf.math.l2_normalize, ...), and "
+            "check each custom gradient with tf.test.compute_gradient on small inputs: grad(upstream) must return "
             "upstream * d(output)/d(input) for every input.",
             details=details,
         )
@@ -1154,7 +1198,12 @@ def _check_entry(call, loss_fn, x, y, v, idx, ad, l0, guard, rng):
     base = guard.saved[id(v)][1]
     eps = float(np.finfo(base.dtype).eps)
     w = float(base.reshape(-1)[idx])
-    h = (1e-3 if base.dtype == np.float32 else 1e-5) * max(abs(w), 1.0)
+    unit = max(abs(w), 1.0)
+    # The step: small (kinks, curvature), but large enough that the loss's round-off, divided by the step, stays
+    # below 0.5% of the gradient entry (a summed loss is large, so its round-off is too).
+    h_min = (1e-3 if base.dtype == np.float32 else 1e-5) * unit
+    want = 8 * eps * abs(l0) / (0.005 * max(abs(float(ad)), 1e-30))
+    h = float(np.clip(want, h_min, max(h_min, 0.01 * unit)))
 
     def loss_with(delta):
         pert = base.copy()
