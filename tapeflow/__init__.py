@@ -94,6 +94,7 @@ _LAZY = {
     "initializers": "tapeflow.initializers",
     "datasets": "tapeflow.datasets",
     "summary": "tapeflow.summary",
+    "saved_model": "tapeflow.saved_model",
     "ragged": "tapeflow.ops.ragged",
     "sparse": "tapeflow.ops.sparse",
 }
@@ -111,7 +112,7 @@ _LAZY_NAMES = {
 # TensorFlow namespaces and names tapeflow does not implement: looking one up
 # says so (NotImplementedError) and is still an AttributeError for hasattr().
 _UNSUPPORTED = frozenset({
-    "strings", "image", "signal", "audio", "io", "saved_model", "lite",
+    "strings", "image", "signal", "audio", "io", "lite",
     "experimental", "compat", "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue", "lookup",
     "quantization", "bitwise", "sets", "Graph", "Session", "dtensor", "mlir",
     "profiler", "sysconfig", "version", "types",

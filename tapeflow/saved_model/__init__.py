@@ -1,0 +1,418 @@
+"""``tf.saved_model.save`` / ``tf.saved_model.load`` in tapeflow's own on-disk format.
+
+``save(obj, export_dir, signatures=None)`` writes
+
+* ``export_dir/saved_model.tapeflow`` — the object tree (attribute names as the checkpoint sees
+  them), every traced concrete function of its ``tf.function`` attributes and the signatures, as
+  serialized graphs (the traced ``FuncGraph``s, ops referred to by name);
+* ``export_dir/variables/variables.safetensors`` — the variable values, keyed by checkpoint path.
+
+``load(export_dir)`` rebuilds an object with the same attributes, whose functions are callable,
+differentiable (``GradientTape`` sees through them to the restored variables) and restorable from a
+``tf.train.Checkpoint`` of the original, without the original Python class. ``loaded.signatures``
+maps names (``"serving_default"``) to functions taking keyword tensors and returning a dict, as TF.
+
+TF's protobuf SavedModel (``saved_model.pb``) is **not** produced or read: TensorFlow cannot load
+these directories, and tapeflow cannot load TF's. The graph file is Python's pickle format: load only
+directories you trust (as with any pickle).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+from typing import Any
+
+import numpy as np
+
+__all__ = ["save", "load", "SaveOptions", "LoadOptions", "contains_saved_model"]
+
+_GRAPH_FILE = "saved_model.tapeflow"
+_VARIABLES = os.path.join("variables", "variables.safetensors")
+_FORMAT_VERSION = 1
+
+
+class SaveOptions:
+    """Accepted for TF compatibility; tapeflow's format has no options."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.options = kwargs
+
+
+class LoadOptions(SaveOptions):
+    """Accepted for TF compatibility; tapeflow's format has no options."""
+
+
+def contains_saved_model(export_dir: Any) -> bool:
+    """Whether ``export_dir`` holds a SavedModel written by tapeflow."""
+    return os.path.isfile(os.path.join(os.fspath(export_dir), _GRAPH_FILE))
+
+
+# -- pickling graphs ------------------------------------------------------------------------------
+def _make(cls: type, state: dict) -> Any:
+    obj = cls.__new__(cls)
+    for k, v in state.items():
+        object.__setattr__(obj, k, v)
+    return obj
+
+
+def _slots_state(obj: Any) -> dict:
+    names: list = []
+    for klass in type(obj).__mro__:
+        names += [s for s in getattr(klass, "__slots__", ()) if s != "__weakref__"]
+    return {n: getattr(obj, n) for n in names if hasattr(obj, n)}
+
+
+class _GraphPickler(pickle.Pickler):
+    """Pickles traced graphs: ops by registry name, symbolic tensors by their fields, variables as
+    references to the variables file (by checkpoint path)."""
+
+    def __init__(self, file: Any, var_keys: dict[int, str]) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._var_keys = var_keys
+
+    def persistent_id(self, obj: Any) -> Any:
+        from tapeflow.framework.variables import Variable
+
+        if isinstance(obj, Variable):
+            key = self._var_keys.get(id(obj))
+            if key is None:
+                raise ValueError(
+                    f"tf.saved_model.save: a function reads variable '{obj.name}', which is not "
+                    f"reachable from the saved object; assign it to an attribute of the object."
+                )
+            return ("variable", key)
+        return None
+
+    def reducer_override(self, obj: Any) -> Any:
+        from tapeflow.graph.graph import SymbolicTensor
+        from tapeflow.ops.registry import OpDef, get_op
+
+        if isinstance(obj, OpDef):
+            return get_op, (obj.name,)
+        if isinstance(obj, SymbolicTensor):
+            return _make, (type(obj), _slots_state(obj))
+        return NotImplemented
+
+
+class _GraphUnpickler(pickle.Unpickler):
+    def __init__(self, file: Any, variables: dict[str, Any]) -> None:
+        super().__init__(file)
+        self._variables = variables
+
+    def persistent_load(self, pid: Any) -> Any:
+        kind, key = pid
+        if kind != "variable" or key not in self._variables:
+            raise pickle.UnpicklingError(f"SavedModel refers to an unknown variable {key!r}")
+        return self._variables[key]
+
+
+# -- saving -----------------------------------------------------------------------------------------
+def _concrete_functions(fn: Any) -> list:
+    """Every concrete function a ``tf.function`` has traced (its input_signature's one, traced now if needed)."""
+    from tapeflow.graph.function import ConcreteFunction
+
+    if isinstance(fn, ConcreteFunction):
+        return [fn]
+    if fn.input_signature is not None and not fn._cache:
+        fn.get_concrete_function()
+    out: list = []
+    for cf in fn._cache.values():
+        if not any(cf is x for x in out):
+            out.append(cf)
+    return out
+
+
+def _functions_of(obj: Any) -> dict[str, Any]:
+    from tapeflow.graph.function import Function
+
+    found: dict[str, Any] = {}
+    for name in sorted(set(dir(type(obj))) | set(vars(obj))):
+        if name.startswith("__") and name != "__call__":
+            continue
+        raw = vars(obj).get(name, getattr(type(obj), name, None))
+        if isinstance(raw, Function):
+            found[name] = getattr(obj, name)
+    return found
+
+
+def _signature_outputs(value: Any) -> dict:
+    from tapeflow.framework import nest
+
+    if isinstance(value, dict):
+        return dict(value)
+    flat = nest.flatten(value)
+    return {f"output_{i}": t for i, t in enumerate(flat)}
+
+
+def _signature_specs(cf: Any) -> list[tuple[str, Any]]:
+    """(keyword, TensorSpec) of each flat input of a concrete function, TF's signature names."""
+    from tapeflow.framework import nest
+
+    args, kwargs = cf.structured_input_signature
+    specs = nest.flatten((args, kwargs))
+    names = []
+    params = []
+    if cf._arg_template is not None:
+        try:
+            import inspect
+
+            fn = getattr(cf, "_python_function", None)
+            params = list(inspect.signature(fn).parameters) if fn is not None else []
+        except (TypeError, ValueError):
+            params = []
+    for i, spec in enumerate(specs):
+        name = getattr(spec, "name", None) or (params[i] if i < len(params) else f"input_{i}")
+        names.append((name.split(":")[0], spec))
+    return names
+
+
+def save(obj: Any, export_dir: Any, signatures: Any = None, options: Any = None) -> None:
+    """Writes ``obj`` (a ``tf.Module``), its variables and the concrete functions of its
+    ``tf.function``s to ``export_dir`` in tapeflow's format (see the module docstring)."""
+    from tapeflow.graph.function import ConcreteFunction, Function
+    from tapeflow.train import checkpoint
+
+    export_dir = os.fspath(export_dir)
+    if not checkpoint._is_trackable(obj):
+        raise ValueError(f"Expected a Trackable object for export, got {obj}.")
+    variables, nodes = checkpoint._walk(obj)
+    var_keys = {id(v): k for k, v in variables.items()}
+
+    def describe(node: Any, seen: dict) -> dict:
+        if id(node) in seen:
+            return {"ref": seen[id(node)]}
+        seen[id(node)] = len(seen)
+        entry: dict = {"id": seen[id(node)], "children": {}, "functions": {}}
+        for name, child in checkpoint._children(node) or []:
+            from tapeflow.framework.variables import Variable
+
+            if isinstance(child, Variable):
+                entry["children"][name] = {"variable": var_keys[id(child)]}
+            elif checkpoint._children(child) is not None:
+                entry["children"][name] = describe(child, seen)
+        if not isinstance(node, (list, tuple, dict)):
+            for name, fn in _functions_of(node).items():
+                entry["functions"][name] = _concrete_functions(fn)
+        entry["kind"] = "list" if isinstance(node, (list, tuple)) else "dict" if isinstance(node, dict) else "object"
+        return entry
+
+    tree = describe(obj, {})
+    sigs: dict[str, Any] = {}
+    if signatures is None:
+        with_sig = [fn for fn in _functions_of(obj).values() if fn.input_signature is not None]
+        if len(with_sig) == 1:
+            signatures = with_sig[0]
+    if signatures is not None:
+        if isinstance(signatures, (Function, ConcreteFunction)):
+            signatures = {"serving_default": signatures}
+        if not isinstance(signatures, dict):
+            raise ValueError(
+                f"signatures must be a tf.function with an input_signature, a concrete function or a "
+                f"dict of them; got {type(signatures).__name__}"
+            )
+        for key, fn in signatures.items():
+            if isinstance(fn, Function):
+                if fn.input_signature is None:
+                    raise ValueError(
+                        f"Function {fn._name} used as signature '{key}' has no input_signature: pass "
+                        f"tf.function(..., input_signature=[...]) or fn.get_concrete_function(specs)."
+                    )
+                fn = fn.get_concrete_function()
+            if not isinstance(fn, ConcreteFunction):
+                raise ValueError(f"signature '{key}' must be a tf.function or a concrete function, got {fn!r}")
+            sigs[key] = fn
+    for cf in sigs.values():
+        cf._gf._compiled = None
+    buf = io.BytesIO()
+    payload = {
+        "version": _FORMAT_VERSION,
+        "tree": tree,
+        "variables": {k: (v.name, bool(v.trainable)) for k, v in variables.items()},
+        "signatures": {k: (cf, [n for n, _ in _signature_specs(cf)]) for k, cf in sigs.items()},
+    }
+    _strip_compiled(payload)
+    _GraphPickler(buf, var_keys).dump(payload)
+    os.makedirs(os.path.join(export_dir, "variables"), exist_ok=True)
+    checkpoint._write_file(
+        os.path.join(export_dir, _VARIABLES), {k: checkpoint._to_array(v) for k, v in variables.items()}
+    )
+    checkpoint._atomic_write(os.path.join(export_dir, _GRAPH_FILE), buf.getvalue())
+
+
+def _strip_compiled(payload: dict) -> None:
+    """Drops the compiled callables (rebuilt from the graph on first call) from every function."""
+
+    def cfs(tree: dict):
+        for fns in tree.get("functions", {}).values():
+            yield from fns
+        for child in tree.get("children", {}).values():
+            if "children" in child:
+                yield from cfs(child)
+
+    for cf in list(cfs(payload["tree"])) + [cf for cf, _ in payload["signatures"].values()]:
+        gf = cf._gf
+        gf._compiled = None
+        gf._compiled_saved = None
+
+
+# -- loading ----------------------------------------------------------------------------------------
+class RestoredFunction:
+    """A restored ``tf.function``: calls the concrete function whose signature matches the arguments."""
+
+    def __init__(self, name: str, concrete_functions: list) -> None:
+        self._name = name
+        self.concrete_functions = list(concrete_functions)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        errors = []
+        for cf in self.concrete_functions:
+            try:
+                return cf(*args, **kwargs)
+            except (TypeError, ValueError) as e:
+                errors.append(str(e))
+        raise ValueError(
+            f"Could not find matching concrete function to call loaded from the SavedModel. Got "
+            f"{len(args)} positional and {len(kwargs)} keyword arguments for '{self._name}'; the "
+            f"saved concrete functions are {[cf.pretty_printed_concrete_signature() for cf in self.concrete_functions]}"
+            f" ({'; '.join(errors)})"
+        )
+
+    def get_concrete_function(self, *args: Any, **kwargs: Any) -> Any:
+        if not args and not kwargs and len(self.concrete_functions) == 1:
+            return self.concrete_functions[0]
+        from tapeflow.framework import nest
+        from tapeflow.graph.function import TensorSpec
+
+        specs = [s for s in nest.flatten((args, kwargs)) if isinstance(s, TensorSpec)]
+        for cf in self.concrete_functions:
+            saved = [x for x in nest.flatten(cf.structured_input_signature) if isinstance(x, TensorSpec)]
+            if len(saved) == len(specs) and all(a.is_compatible_with(b) for a, b in zip(saved, specs)):
+                return cf
+        raise ValueError(f"No saved concrete function of '{self._name}' matches {specs}.")
+
+    def __get__(self, instance: Any, owner: Any = None) -> RestoredFunction:
+        return self
+
+    def __repr__(self) -> str:
+        return f"<RestoredFunction {self._name} ({len(self.concrete_functions)} concrete function(s))>"
+
+
+class SignatureFunction:
+    """A serving signature: keyword tensors in, a dict of named tensors out (TF's ``signatures[...]``)."""
+
+    def __init__(self, cf: Any, names: list[str]) -> None:
+        self._cf = cf
+        self._names = names
+        self.structured_input_signature = ((), {n: s for n, (_, s) in zip(names, _signature_specs(cf))})
+
+    @property
+    def structured_outputs(self) -> dict:
+        return _signature_outputs(self._cf.structured_outputs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict:
+        if args:
+            raise TypeError(
+                f"signature_wrapper(*, {', '.join(f'{n}' for n in self._names)}) takes keyword "
+                f"arguments only (got {len(args)} positional)"
+            )
+        missing = [n for n in self._names if n not in kwargs]
+        extra = [k for k in kwargs if k not in self._names]
+        if missing or extra:
+            raise TypeError(f"signature_wrapper: expected keyword arguments {self._names}, got {sorted(kwargs)}")
+        from tapeflow.framework import nest
+
+        args, kw = self._cf.structured_input_signature
+        flat = [kwargs[n] for n in self._names]
+        packed = nest.pack_sequence_as((args, kw), flat)
+        return _signature_outputs(self._cf(*packed[0], **packed[1]))
+
+
+class _Restored:
+    """An object rebuilt from a SavedModel: its variables, sub-objects and functions as attributes."""
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_children", {})
+
+    def _trackable_children(self, *args: Any, **kwargs: Any) -> dict:
+        return dict(self._children)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+
+    @property
+    def variables(self) -> tuple:
+        from tapeflow.train import checkpoint
+
+        return tuple(checkpoint._walk(self)[0].values())
+
+    @property
+    def trainable_variables(self) -> tuple:
+        return tuple(v for v in self.variables if v.trainable)
+
+
+def load(export_dir: Any, tags: Any = None, options: Any = None) -> Any:
+    """Loads a directory written by ``tf.saved_model.save`` (tapeflow's format)."""
+    from tapeflow.framework.variables import Variable
+    from tapeflow.train import checkpoint
+
+    export_dir = os.fspath(export_dir)
+    graph_file = os.path.join(export_dir, _GRAPH_FILE)
+    if not os.path.isfile(graph_file):
+        if os.path.isfile(os.path.join(export_dir, "saved_model.pb")):
+            raise NotImplementedError(
+                f"{export_dir} is a TensorFlow (protobuf) SavedModel; tapeflow reads only "
+                f"the SavedModels it writes itself (tf.saved_model.save in tapeflow)."
+            )
+        raise OSError(f"SavedModel file does not exist at: {export_dir}/{{{_GRAPH_FILE}}}")
+    arrays, _ = checkpoint._read_file(os.path.join(export_dir, _VARIABLES))
+    with open(graph_file, "rb") as f:
+        data = f.read()
+    meta = _peek_variables(data)
+    variables = {
+        k: Variable(np.array(arrays[k], copy=True), name=meta[k][0].split(":")[0], trainable=meta[k][1]) for k in meta
+    }
+    payload = _GraphUnpickler(io.BytesIO(data), variables).load()
+    if payload.get("version") != _FORMAT_VERSION:
+        raise ValueError(f"{graph_file}: unsupported tapeflow SavedModel version {payload.get('version')}")
+    built: dict[int, Any] = {}
+
+    def build(entry: dict) -> Any:
+        if "ref" in entry:
+            return built[entry["ref"]]
+        kind = entry["kind"]
+        if kind in ("list", "dict"):
+            items = {
+                name: (variables[c["variable"]] if "variable" in c else build(c))
+                for name, c in entry["children"].items()
+            }
+            value = [items[k] for k in sorted(items, key=int)] if kind == "list" else items
+            built[entry["id"]] = value
+            return value
+        functions = {name: RestoredFunction(name, cfs) for name, cfs in entry["functions"].items()}
+        cls = type("_UserObject", (_Restored,), {k: v for k, v in functions.items() if k == "__call__"})
+        node = cls()
+        built[entry["id"]] = node
+        for name, child in entry["children"].items():
+            value = variables[child["variable"]] if "variable" in child else build(child)
+            node._children[name] = value
+            setattr(node, name, value)
+        for name, fn in functions.items():
+            if name != "__call__":
+                setattr(node, name, fn)
+        return node
+
+    root = build(payload["tree"])
+    root.signatures = {k: SignatureFunction(cf, names) for k, (cf, names) in payload["signatures"].items()}
+    return root
+
+
+class _PeekUnpickler(pickle.Unpickler):
+    def persistent_load(self, pid: Any) -> Any:
+        return None
+
+
+def _peek_variables(data: bytes) -> dict:
+    """The ``{key: (name, trainable)}`` table of a graph file (read before the variables exist)."""
+    return _PeekUnpickler(io.BytesIO(data)).load()["variables"]

@@ -1,0 +1,126 @@
+"""tf.saved_model.save / load in tapeflow's own format: functions callable, differentiable and
+restorable without the original Python class; signatures return dicts as TF's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+pytest.importorskip("safetensors")
+
+
+class Dense(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable([[1.0], [2.0]], name="w")
+        self.b = tf.Variable(0.5, name="b")
+        self.extra = [tf.Variable(3.0)]
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32, name="x")])
+    def __call__(self, x):
+        return tf.nn.relu(x @ self.w + self.b) * self.extra[0]
+
+    @tf.function
+    def scale(self, x, k):
+        return x * k * self.b
+
+
+class Outer(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Dense()
+        self.step = tf.Variable(0, trainable=False)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32, name="x")])
+    def __call__(self, x):
+        self.step.assign_add(1)
+        return {"y": self.inner(x)}
+
+
+def _saved(tmp_path):
+    m = Outer()
+    m.inner.scale(tf.constant([1.0, 2.0]), tf.constant(2.0))
+    path = str(tmp_path / "sm")
+    tf.saved_model.save(m, path)
+    return m, path
+
+
+def test_loaded_functions_call_differentiate_and_count(tmp_path):
+    m, path = _saved(tmp_path)
+    assert sorted(os.listdir(path)) == ["saved_model.tapeflow", "variables"]
+    assert tf.saved_model.contains_saved_model(path)
+    loaded = tf.saved_model.load(path)
+    x = tf.constant([[1.0, 1.0]])
+    assert float(loaded(x)["y"].numpy()[0, 0]) == 10.5 == float(m(x)["y"].numpy()[0, 0])
+    out = loaded.signatures["serving_default"](x=x)
+    assert isinstance(out, dict) and list(out) == ["y"]
+    np.testing.assert_array_equal(loaded.inner.scale(tf.constant([1.0, 2.0]), tf.constant(2.0)).numpy(), [1, 2])
+    with tf.GradientTape() as tape:
+        y = loaded(x)["y"]
+    gw, gb = tape.gradient(y, [loaded.inner.w, loaded.inner.b])
+    np.testing.assert_array_equal(gw.numpy(), [[3.0], [3.0]])
+    assert float(gb.numpy()) == 3.0
+    assert int(loaded.step.numpy()) == 3  # the stateful assign_add ran in each call
+    assert [v.name for v in loaded.trainable_variables] == ["w:0", "b:0", "Variable:0"]
+    with pytest.raises(TypeError, match="keyword arguments only"):
+        loaded.signatures["serving_default"](x)
+
+
+def test_loaded_object_restores_a_checkpoint_of_the_original(tmp_path):
+    m, path = _saved(tmp_path)
+    m.inner.w.assign([[5.0], [6.0]])
+    ck = tf.train.Checkpoint(model=m).save(str(tmp_path / "ck"))
+    loaded = tf.saved_model.load(path)
+    tf.train.Checkpoint(model=loaded).restore(ck).assert_existing_objects_matched()
+    np.testing.assert_array_equal(loaded.inner.w.numpy(), [[5.0], [6.0]])
+    assert float(loaded(tf.constant([[1.0, 1.0]]))["y"].numpy()[0, 0]) == pytest.approx(3 * 11.5)
+
+
+def test_load_in_a_process_without_the_class(tmp_path):
+    _, path = _saved(tmp_path)
+    code = (
+        "import tapeflow as tf; m = tf.saved_model.load(%r); "
+        "print(float(m.signatures['serving_default'](x=tf.constant([[1.0, 1.0]]))['y'].numpy()[0, 0]))" % path
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(tf.__file__)))
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=str(tmp_path),
+        env={**os.environ, "PYTHONPATH": root},
+        timeout=60,
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "10.5"
+
+
+def test_signatures_argument_and_errors(tmp_path):
+    m = Dense()
+    path = str(tmp_path / "a")
+    tf.saved_model.save(
+        m,
+        path,
+        signatures={
+            "double": m.scale.get_concrete_function(
+                tf.TensorSpec([2], tf.float32, name="x"), tf.TensorSpec([], tf.float32, name="k")
+            )
+        },
+    )
+    loaded = tf.saved_model.load(path)
+    out = loaded.signatures["double"](x=tf.constant([1.0, 2.0]), k=tf.constant(2.0))
+    np.testing.assert_array_equal(out["output_0"].numpy(), [1.0, 2.0])
+    with pytest.raises(ValueError, match="has no input_signature"):
+        tf.saved_model.save(m, str(tmp_path / "b"), signatures=m.scale)
+    with pytest.raises(OSError, match="SavedModel file does not exist"):
+        tf.saved_model.load(str(tmp_path / "nothing"))
+    os.makedirs(tmp_path / "tfsm")
+    (tmp_path / "tfsm" / "saved_model.pb").write_bytes(b"")
+    with pytest.raises(NotImplementedError, match="protobuf"):
+        tf.saved_model.load(str(tmp_path / "tfsm"))
