@@ -85,8 +85,8 @@ def test_loaded_object_restores_a_checkpoint_of_the_original(tmp_path):
 def test_load_in_a_process_without_the_class(tmp_path):
     _, path = _saved(tmp_path)
     code = (
-        "import tapeflow as tf; m = tf.saved_model.load(%r); "
-        "print(float(m.signatures['serving_default'](x=tf.constant([[1.0, 1.0]]))['y'].numpy()[0, 0]))" % path
+        f"import tapeflow as tf; m = tf.saved_model.load({path!r}); "
+        "print(float(m.signatures['serving_default'](x=tf.constant([[1.0, 1.0]]))['y'].numpy()[0, 0]))"
     )
     root = os.path.dirname(os.path.dirname(os.path.abspath(tf.__file__)))
     res = subprocess.run(
