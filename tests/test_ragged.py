@@ -241,3 +241,27 @@ def test_dataset_of_ragged():
         "<tf.RaggedTensor [[0, 1, 2, 3, 4, 5, 6, 7]]>",
     ]
     assert [e.to_list() for e in ragged.ragged_batch(5)] == [[[0], [0, 1, 2, 3, 4], [0, 1, 2], [0, 1], list(range(8))]]
+
+
+def test_gradient_wrt_ragged_source():
+    rt = tf.RaggedTensor.from_row_splits(tf.constant([1.0, 2.0, 3.0]), [0, 1, 3])
+    with tf.GradientTape() as tape:
+        tape.watch(rt)
+        y = tf.reduce_sum(rt * rt)
+    g = tape.gradient(y, rt)
+    assert isinstance(g, tf.RaggedTensor) and str(g) == "<tf.RaggedTensor [[2.0], [4.0, 6.0]]>"
+
+
+def test_keras_embedding_on_ragged_input():
+    layer = tf.keras.layers.Embedding(10, 3)
+    out = layer(tf.ragged.constant([[1, 2], [3]]))
+    assert isinstance(out, tf.RaggedTensor) and out.shape.as_list() == [2, None, 3]
+    np.testing.assert_allclose(out.flat_values.numpy(), layer.embeddings.numpy()[[1, 2, 3]])
+    x = tf.keras.Input(shape=(None,), ragged=True, dtype="int32")
+    assert ", sparse=False, ragged=True, name=" in repr(x)
+
+
+def test_tile_ragged():
+    d = tf.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []])
+    assert tf.tile(d, [1, 2]).to_list() == [[3, 1, 4, 1, 3, 1, 4, 1], [], [5, 9, 2, 5, 9, 2], [6, 6], []]
+    assert tf.tile(tf.ragged.constant([[1], [2, 3]]), [2, 1]).to_list() == [[1], [2, 3], [1], [2, 3]]

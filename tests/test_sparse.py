@@ -141,3 +141,15 @@ def test_tf_function_with_sparse_argument():
     a = tf.sparse.SparseTensor(indices=[[0, 3], [2, 4]], values=[15, 25], dense_shape=[3, 10])
     b = tf.sparse.to_dense(tf.sparse.transpose(a))
     assert f(a, b).numpy().tolist() == [[225, 0, 0], [0, 0, 0], [0, 0, 625]]
+
+
+def test_keras_dense_on_sparse_input():
+    x = tf.keras.Input(shape=(4,), sparse=True)
+    assert repr(x).startswith("<KerasTensor shape=(None, 4), dtype=float32, sparse=True, ragged=False, name=")
+    model = tf.keras.Model(x, tf.keras.layers.Dense(4)(x))
+    data = tf.SparseTensor(indices=[(0, 0), (0, 1), (4, 3)], values=[1, 1, 1], dense_shape=(6, 4))
+    out = model(data)
+    dense = model(tf.sparse.to_dense(tf.sparse.map_values(tf.cast, data, tf.float32)))
+    np.testing.assert_allclose(out.numpy(), dense.numpy(), rtol=1e-6)
+    layer = tf.keras.layers.Dense(2, kernel_initializer="ones")
+    assert layer(tf.SparseTensor([[0, 1]], [2.0], [2, 4])).numpy().tolist() == [[2.0, 2.0], [0.0, 0.0]]

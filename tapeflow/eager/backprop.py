@@ -19,6 +19,7 @@ from tapeflow.eager import tape as tape_lib
 from tapeflow.eager.tape import OpRecord
 from tapeflow.framework import execute as execute_mod
 from tapeflow.framework import nest
+from tapeflow.framework.composite_tensor import CompositeTensor
 from tapeflow.framework.context import state
 from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.tensor import AbstractValue, Tensor, convert_to_tensor
@@ -476,7 +477,7 @@ class GradientTape:
 
         if self._tape is None:
             self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
-        for t in nest.flatten(tensor):
+        for t in nest.flatten(tensor, expand_composites=True):  # (a RaggedTensor: its components)
             if isinstance(t, Variable):
                 if not (t.dtype.is_floating or t.dtype.is_complex):
                     _warn_dtype(t)
@@ -605,8 +606,15 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
     from tapeflow.ops import array_ops
 
     flat_sources = nest.flatten(sources)
+    for s in flat_sources:
+        if isinstance(s, CompositeTensor):
+            return _composite_gradient(tp, target, sources, output_gradients, unconnected, release)
     source_ids = [_source_id(s) for s in flat_sources]
     flat_targets = nest.flatten(target)
+    if output_gradients is None and any(isinstance(t, CompositeTensor) for t in flat_targets):
+        # A ragged/sparse target: its values are the targets (summed, as for a tensor).
+        flat_targets = [c for t in flat_targets for c in (
+            t._trace_split()[1] if isinstance(t, CompositeTensor) else [t])]
     if output_gradients is not None:
         flat_out = nest.flatten(output_gradients)
         if len(flat_out) != len(flat_targets):
@@ -667,6 +675,28 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
         if g is None and unconnected is UnconnectedGradients.ZERO:
             g = array_ops.zeros_like(s)
         grads.append(g)
+    return nest.pack_sequence_as(sources, grads)
+
+
+def _composite_gradient(tp, target, sources, output_gradients, unconnected, release: bool):
+    """Gradients w.r.t. ragged/sparse sources: w.r.t. their values (flat_values,
+    sparse values), returned as a composite with the same row partition."""
+    from tapeflow.ops import array_ops
+
+    flat_sources = nest.flatten(sources)
+    parts = [s._trace_split()[1] if isinstance(s, CompositeTensor) else [s] for s in flat_sources]
+    inner = _gradient(tp, target, [p for ps in parts for p in ps], output_gradients, unconnected, release)
+    it = iter(inner)
+    grads = []
+    for s, ps in zip(flat_sources, parts):
+        gs = [next(it) for _ in ps]
+        if not isinstance(s, CompositeTensor):
+            grads.append(gs[0])
+        elif all(g is None for g in gs):
+            grads.append(None)
+        else:
+            dense = [array_ops.zeros_like(p) if g is None else convert_to_tensor(g) for g, p in zip(gs, ps)]
+            grads.append(s._trace_rebuild(dense))
     return nest.pack_sequence_as(sources, grads)
 
 

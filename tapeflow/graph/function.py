@@ -451,6 +451,10 @@ def _key(v: Any, tensors: list):
         return ("D",) + tuple(("K", k, _key(v[k], tensors)) for k in sorted(v, key=repr))
     if isinstance(v, Variable):
         return ("V", id(v))
+    if isinstance(v, TypeSpec):
+        raise NotImplementedError(
+            f"tf.function: tracing a {type(v).__name__} without a value (TF traces the spec itself); call the "
+            "function, or get_concrete_function, with a ragged/sparse value instead.")
     if isinstance(v, CompositeTensor):  # ragged/sparse: static partition in the key, values as inputs
         static, dynamic = v._trace_split()
         tensors.extend(dynamic)

@@ -89,8 +89,12 @@ class KerasTensor:
     def _shape_tuple(self) -> tuple:
         return self._shape
 
+    sparse = False  # set by Input(sparse=True) / Input(ragged=True)
+    ragged = False
+
     def __repr__(self) -> str:
-        return f"<KerasTensor shape={self._shape}, dtype={self.dtype.name}, sparse=False, name={self.name}>"
+        return (f"<KerasTensor shape={self._shape}, dtype={self.dtype.name}, sparse={self.sparse}, "
+                f"ragged={self.ragged}, name={self.name}>")
 
     def _unsupported(self, *a: Any, **k: Any):
         raise ValueError(  # ValueError, as TF's "A KerasTensor cannot be used as input to a TensorFlow function"
@@ -751,11 +755,19 @@ class InputLayer(Layer):
 
 
 def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, name: str | None = None,  # noqa: N802
-          batch_shape: Any = None, tensor: Any = None, sparse: Any = None, **kwargs: Any) -> KerasTensor:
-    """A symbolic input for the functional API: ``x = tf.keras.Input(shape=(8, 8, 1))``."""
+          batch_shape: Any = None, tensor: Any = None, sparse: Any = None, ragged: Any = None,
+          **kwargs: Any) -> KerasTensor:
+    """A symbolic input for the functional API: ``x = tf.keras.Input(shape=(8, 8, 1))``;
+    ``sparse=True`` / ``ragged=True`` mark an input fed SparseTensors / RaggedTensors."""
     if batch_shape is not None:
         shape, batch_size = tuple(batch_shape)[1:], batch_shape[0]
+    if sparse and ragged:
+        raise ValueError("You cannot create a tensor that is both sparse and ragged.")
     layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name)
+    if sparse:
+        layer.output_tensor.sparse = True
+    if ragged:
+        layer.output_tensor.ragged = True
     return layer.output_tensor
 
 

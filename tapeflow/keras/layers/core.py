@@ -68,6 +68,8 @@ class Dense(Layer):
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:
+        if not isinstance(inputs, Tensor) and hasattr(inputs, "indices"):  # a SparseTensor
+            return self._call_sparse(inputs)
         self._check_min_ndim(inputs._shape_tuple())
         if inputs._shape_tuple()[-1] != self.kernel._shape_tuple()[0]:
             raise ValueError(
@@ -75,6 +77,17 @@ class Dense(Layer):
                 f"to have value {self.kernel._shape_tuple()[0]}, but received input with shape {inputs.shape}"
             )
         y = mo.matmul(inputs, self.kernel.value())
+        if self.bias is not None:
+            y = mo.add(y, self.bias.value())
+        return self.activation(y)
+
+    def _call_sparse(self, inputs: Any) -> Tensor:
+        from tapeflow.ops import sparse
+
+        kernel = self.kernel.value()
+        if inputs.dtype != kernel.dtype:
+            inputs = inputs.with_values(mo.cast(inputs.values, kernel.dtype))
+        y = sparse.sparse_dense_matmul(inputs, kernel)
         if self.bias is not None:
             y = mo.add(y, self.bias.value())
         return self.activation(y)
@@ -228,6 +241,8 @@ class Embedding(Layer):
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:
+        if not isinstance(inputs, Tensor) and hasattr(inputs, "with_flat_values"):  # a RaggedTensor
+            return inputs.with_flat_values(self.call(inputs.flat_values))
         if inputs._value.dtype.kind not in "iu":
             inputs = mo.cast(inputs, "int32")
         return ao.gather(self.embeddings, inputs)

@@ -829,6 +829,32 @@ def _reverse(tensor: Any, axis: Any, name: Any = None) -> Any:
     return out
 
 
+def _tile(input: Any, multiples: Any, name: Any = None) -> Any:  # noqa: A002
+    """``tf.tile`` of a 2-D RaggedTensor: rows repeated ``multiples[0]`` times,
+    each row's values ``multiples[1]`` times."""
+    if not isinstance(input, RaggedTensor):
+        return NotImplemented
+    m = [int(v) for v in np.asarray(_np(multiples)).reshape(-1)]
+    if len(m) != input.shape.rank:
+        raise InvalidArgumentError(
+            None,
+            None,
+            f"Expected multiples argument to be a vector of length "
+            f"{input.shape.rank} but got length {len(m)} [Op:Tile]",
+        )
+    if input.ragged_rank != 1 or len(m) != 2:
+        raise NotImplementedError("tf.tile of a RaggedTensor with ragged_rank > 1 or uniform inner dims in tapeflow")
+    s = _np(input._row_splits)
+    idx, lens = [], []
+    for _ in range(m[0]):
+        for i in range(len(s) - 1):
+            row = np.arange(s[i], s[i + 1])
+            idx.append(np.tile(row, m[1]))
+            lens.append(len(row) * m[1])
+    flat = np.concatenate(idx).astype(np.int64) if idx else np.zeros(0, np.int64)
+    return RaggedTensor.from_row_lengths(_gather_rows(input._values, flat), lens, validate=False)
+
+
 def register() -> None:
     """Registers the ragged implementations for the public functions (once)."""
     from tapeflow import math as tf_math
@@ -866,3 +892,4 @@ def register() -> None:
     from tapeflow.ops import indexing_ops
 
     dispatch_for(indexing_ops.reverse)(_reverse)
+    dispatch_for(array_ops.tile)(_tile)
