@@ -310,6 +310,11 @@ def _contains_tensor(seq) -> bool:
     return False
 
 
+def _is_array_like(value: Any) -> bool:
+    # pandas DataFrame/Series (and other array containers): NumPy's conversion and dtype, as TF
+    return hasattr(value, "__array__") and hasattr(value, "to_numpy") and not isinstance(value, (list, tuple))
+
+
 # Set by the op layer (array_ops): packs a nested list holding tensors with Pack ops.
 _pack_hook = None
 
@@ -352,7 +357,7 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
 
             t = math_ops.cast(t, dtype)
         arr = t._value
-    elif isinstance(value, (np.ndarray, np.generic)):
+    elif isinstance(value, (np.ndarray, np.generic)) or _is_array_like(value):
         arr = np.array(value, dtype=dtype._np if dtype is not None else None, copy=True)
         if arr.dtype.kind in "US":
             arr = _to_bytes(arr)

@@ -144,6 +144,7 @@ class Model(Trainer, Layer):
                 flat = [inputs[n] for n in names]
         if len(flat) != len(self._input_tensors):
             raise ValueError(f"Model '{self.name}' expects {len(self._input_tensors)} input(s), got {len(flat)}.")
+        flat = [_adjust_input_rank(v, k) for v, k in zip(flat, self._input_tensors)]
         values = {id(k): self._input_tensors[i]._keras_history[0]._convert(v) if self._input_tensors[i]._keras_history
                   else v for i, (k, v) in enumerate(zip(self._input_tensors, flat))}
 
@@ -425,10 +426,30 @@ class Sequential(Model):
     def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
         if not self._layers:
             raise ValueError(f"Sequential model '{self.name}' has no layers; add some with model.add(layer).")
-        x = inputs
+        x = inputs if self._input_tensor is None else _adjust_input_rank(inputs, self._input_tensor)
         for layer in self._layers:
             x = layer(x, training=training)
         return x
+
+
+def _adjust_input_rank(x: Any, ref: Any) -> Any:
+    """Keras 3's input rank adjustment: an input one rank short of its ``Input`` whose
+    last dim is 1 gets that axis, one with an extra trailing axis of 1 loses it."""
+    shape = getattr(x, "shape", None)
+    ref_shape = getattr(ref, "shape", None)
+    if shape is None or ref_shape is None or isinstance(x, (list, tuple, dict)):
+        return x
+    rank, ref_rank = len(shape), len(ref_shape)
+    if rank == ref_rank:
+        return x
+    from tapeflow.ops import array_ops
+
+    if rank == ref_rank + 1 and shape[-1] == 1:
+        return array_ops.squeeze(x, axis=-1)
+    if rank == ref_rank - 1 and ref_shape[-1] == 1:
+        return array_ops.expand_dims(x, -1)
+    raise ValueError(f"Invalid input shape for input {x!r} with name '{getattr(ref, 'name', '')}'. Expected shape "
+                     f"{tuple(ref_shape)}, but input has incompatible shape {tuple(shape)}")
 
 
 def load_model(filepath: Any, custom_objects: dict | None = None, compile: bool = True,  # noqa: A002

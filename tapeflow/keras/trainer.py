@@ -25,6 +25,7 @@ from tapeflow.framework import nest
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.variables import Variable
 from tapeflow.keras import callbacks as cbks
+from tapeflow.keras.layers.base import _ctx as _layer_ctx
 from tapeflow.keras import losses as losses_mod
 from tapeflow.keras import metrics as metrics_mod
 from tapeflow.ops import array_ops as ao
@@ -66,6 +67,22 @@ def _as_arrays(x: Any) -> Any:
         return np.asarray(v)
 
     return nest.map_structure(conv, x)
+
+
+def _from_pandas(x: Any) -> Any:
+    """pandas inputs as Keras 3 takes them: a DataFrame's values, a Series as one column ``(n, 1)``."""
+    def conv(v: Any) -> Any:
+        mod = type(v).__module__
+        if mod.startswith("pandas") and hasattr(v, "to_numpy"):
+            arr = v.to_numpy()
+            return arr[:, None] if arr.ndim == 1 else arr
+        return v
+
+    if isinstance(x, dict) and not hasattr(x, "to_numpy"):
+        return {k: conv(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(conv(v) for v in x) if not hasattr(x, "_fields") else x
+    return conv(x)
 
 
 def _is_dataset(x: Any) -> bool:
@@ -430,8 +447,14 @@ class Trainer:
             loss, per_output = self._compute_losses(y, y_pred, sw)
             scaled = self.optimizer.scale_loss(loss)  # loss_scale_factor / LossScaleOptimizer, as Keras
         variables = self.trainable_variables
-        grads = tape.gradient(scaled, variables)
-        self.optimizer.apply_gradients(zip(grads, variables))
+        if variables:
+            grads = tape.gradient(scaled, variables)
+            self.optimizer.apply_gradients(zip(grads, variables))
+        elif not getattr(self, "_warned_no_weights", False):
+            import warnings
+
+            self._warned_no_weights = True
+            warnings.warn("The model does not have any trainable weights.", stacklevel=2)
         self._update_metrics(x, y, y_pred, sw, loss, per_output)
         return None
 
@@ -576,6 +599,9 @@ class Trainer:
             validation_freq: int = 1) -> cbks.History:
         """Trains for ``epochs`` epochs; returns a ``History`` (``history.history["loss"]`` ...)."""
         self._check_compiled("training/testing")
+        x, y, sample_weight = _from_pandas(x), _from_pandas(y), _from_pandas(sample_weight)
+        if isinstance(validation_data, (tuple, list)):
+            validation_data = tuple(_from_pandas(v) for v in validation_data)
         if class_weight is not None:
             if _is_dataset(x):
                 raise NotImplementedError("fit(class_weight=...) with a dataset is not implemented in tapeflow; "
@@ -612,13 +638,21 @@ class Trainer:
         callbacks_.on_train_begin()
         initial_epoch = self._initial_epoch or initial_epoch  # BackupAndRestore resumes here, as in Keras
         logs: dict = {}
+        first_step = True
         for epoch in range(initial_epoch, epochs):
             self._reset_metrics()
             callbacks_.on_epoch_begin(epoch)
             for i, (xb, yb, swb) in enumerate(data.epoch()):
                 self._current_train_batch = (xb, yb, swb)  # for callbacks that look at the data (TrainingDoctor)
                 callbacks_.on_train_batch_begin(i)
-                out = step(self._convert_batch(xb, yb, swb))
+                if first_step:  # layers first called here show batch None in summary(), as Keras
+                    _layer_ctx.unknown_batch, first_step = True, False
+                    try:
+                        out = step(self._convert_batch(xb, yb, swb))
+                    finally:
+                        _layer_ctx.unknown_batch = False
+                else:
+                    out = step(self._convert_batch(xb, yb, swb))
                 # reading the metrics costs a little per step: only when a callback looks at batch logs
                 callbacks_.on_train_batch_end(i, self._batch_logs(out) if batch_logs else {})
                 if self.stop_training:
@@ -646,6 +680,7 @@ class Trainer:
                  return_dict: bool = False, _in_fit: bool = False, **kwargs: Any) -> Any:
         """Loss and metrics on the data: a scalar (loss only), a list, or a dict with ``return_dict``."""
         self._check_compiled("training/testing")
+        x, y, sample_weight = _from_pandas(x), _from_pandas(y), _from_pandas(sample_weight)
         data = self._batches(x, y, sample_weight, batch_size, steps, False)
         step = self._step("test")
         self._reset_metrics()  # inside fit too: the epoch's training logs were read before
@@ -681,7 +716,7 @@ class Trainer:
     def predict(self, x: Any, batch_size: int | None = None, verbose: Any = "auto", steps: int | None = None,
                 callbacks: list | None = None) -> Any:
         """The model's outputs on ``x`` (NumPy arrays), batch by batch."""
-        data = self._batches(x, None, None, batch_size, steps, False)
+        data = self._batches(_from_pandas(x), None, None, batch_size, steps, False)
         step = self._step("predict")
         outs = []
         for xb, _, _ in data.epoch():

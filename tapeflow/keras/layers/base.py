@@ -53,6 +53,7 @@ class _CallContext(threading.local):
     def __init__(self) -> None:
         self.training = None  # the training flag of the outermost call, passed down
         self.depth = 0  # nesting of layer calls (0: outside any layer)
+        self.unknown_batch = False  # fit's first step: record output shapes with batch None (Keras's symbolic build)
 
 
 _ctx = _CallContext()
@@ -532,15 +533,18 @@ class Layer(Module):
         elif self._compute is not self._dtype:
             autocast_scope[0] = _caster(self._compute)
         try:
-            if self.built:
-                out = call(*args, **kwargs)
-            else:
+            if not self.built:
                 with self.name_scope:
                     self._maybe_build(inputs)
-                out = call(*args, **kwargs)
+            out = call(*args, **kwargs)
+            d = self.__dict__
+            if d.get("_built_output_shape") is None or d.get("_shape_provisional"):
+                d["_shape_provisional"] = False
                 # the first call's output shape, for summary() of models built by calling them
+                none = _ctx.unknown_batch
                 self._built_output_shape = nest.map_structure(
-                    lambda t: tuple(t._shape_tuple()) if hasattr(t, "_shape_tuple") else None, out)
+                    lambda t: ((None,) + tuple(t._shape_tuple())[1:] if none else tuple(t._shape_tuple()))
+                    if hasattr(t, "_shape_tuple") else None, out)
             if in_mask is not None or type(self).compute_mask is not Layer.compute_mask:
                 _masking.attach_output_masks(out, self.compute_mask(inputs, in_mask))
             return out

@@ -74,10 +74,16 @@ class Normalization(Layer):
         or iterable of batches (combined batch by batch, as Keras)."""
         from tapeflow.data.dataset import Dataset
 
+        if hasattr(data, "to_numpy") and type(data).__module__.startswith("pandas"):
+            data = data.to_numpy()
+        if isinstance(data, (list, tuple)):
+            data = np.asarray(data)
         if isinstance(data, (Tensor, np.ndarray)):
             arr = np.asarray(data.numpy() if isinstance(data, Tensor) else data)
             if not self.built:
                 self.build(arr.shape)
+                # summary() of a model not yet called shows adapt's shape, as Keras
+                self._built_output_shape, self._shape_provisional = tuple(arr.shape), True
             total_mean = np.mean(arr, axis=self._reduce_axis)
             total_var = np.var(arr, axis=self._reduce_axis)
         else:
