@@ -675,7 +675,8 @@ def _to_index(v: Any, dim: Any, axis: int, shape: tuple) -> int:
 def getitem(tensor: Any, key: Any) -> Tensor:
     """``tensor[key]`` for ints, slices (with steps), ``...`` and ``None``; a whole
     key that is a boolean array or tensor is ``tf.boolean_mask`` (as TF)."""
-    if (isinstance(key, np.ndarray) and key.dtype == np.bool_) or (isinstance(key, Tensor) and key.dtype is dtypes.bool):
+    if (isinstance(key, np.ndarray) and key.dtype == np.bool_) or \
+            (isinstance(key, Tensor) and key.dtype is dtypes.bool):
         from tapeflow.ops.indexing_ops import boolean_mask
 
         return boolean_mask(tensor, key)
