@@ -78,7 +78,9 @@ class Initializer:
 
     @classmethod
     def from_config(cls, config: dict) -> Initializer:
-        return cls(**config)
+        from tapeflow.keras.saving.serialization import _drop_inert_unknown
+
+        return cls(**_drop_inert_unknown(cls, config))  # Keras-only options left at None are dropped
 
 
 class Zeros(Initializer):
@@ -297,7 +299,10 @@ def get(identifier: Any) -> Initializer | None:
 
 
 def serialize(initializer: Initializer) -> dict:
-    return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
+    """Keras 3's form: ``{"module": "keras.initializers", "class_name", "config", "registered_name"}``."""
+    from tapeflow.keras.saving.serialization import serialize_keras_object
+
+    return serialize_keras_object(initializer)
 
 
 def _snake(name: str) -> str:
