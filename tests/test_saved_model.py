@@ -124,3 +124,25 @@ def test_signatures_argument_and_errors(tmp_path):
     (tmp_path / "tfsm" / "saved_model.pb").write_bytes(b"")
     with pytest.raises(NotImplementedError, match="protobuf"):
         tf.saved_model.load(str(tmp_path / "tfsm"))
+
+
+def test_keras_model_gets_tfs_default_signature(tmp_path):
+    # as TF 2.21 with Keras 3: serving_default(inputs=...) -> {"output_0": ...}
+    model = tf.keras.Sequential(
+        [tf.keras.Input((3,)), tf.keras.layers.Dense(2, activation="relu"), tf.keras.layers.Dense(1)]
+    )
+    path = str(tmp_path / "k")
+    tf.saved_model.save(model, path)
+    sig = tf.saved_model.load(path).signatures["serving_default"]
+    assert sig.structured_input_signature == ((), {"inputs": tf.TensorSpec([None, 3], tf.float32, name="inputs")})
+    x = np.ones((2, 3), "float32")
+    out = sig(inputs=tf.constant(x))
+    assert list(out) == ["output_0"]
+    np.testing.assert_array_equal(out["output_0"].numpy(), model(x).numpy())
+
+    class Sub(tf.keras.Model):
+        def call(self, x):
+            return x
+
+    with pytest.raises(NotImplementedError, match="without known inputs"):
+        tf.saved_model.save(Sub(), str(tmp_path / "s"))

@@ -137,6 +137,32 @@ def _functions_of(obj: Any) -> dict[str, Any]:
     return found
 
 
+def _keras_serving_function(model: Any) -> Any:
+    """TF's default signature of a Keras model: ``serving_default(inputs=...)`` -> ``{"output_0": ...}``."""
+    from tapeflow.keras.models import Model
+
+    if not isinstance(model, Model):
+        return None
+    inputs = model.inputs if model._functional is not None or hasattr(model, "_input_tensor") else None
+    if hasattr(model, "_input_tensor") and model._input_tensor is not None:
+        inputs = [model._input_tensor]
+    if not inputs:
+        raise NotImplementedError(
+            f"tf.saved_model.save of Keras model '{model.name}' without known inputs: start "
+            f"it with tf.keras.Input, or pass signatures=tf.function(..., input_signature=...)."
+        )
+    if len(inputs) != 1:
+        raise NotImplementedError(
+            f"tf.saved_model.save of a Keras model with {len(inputs)} inputs needs "
+            f"signatures=...; tapeflow builds the default signature for one input only."
+        )
+    from tapeflow.graph.function import TensorSpec, function
+
+    kt = inputs[0]
+    spec = TensorSpec(kt.shape, kt.dtype, name="inputs")
+    return function(lambda inputs: model(inputs, training=False), input_signature=[spec])
+
+
 def _signature_outputs(value: Any) -> dict:
     from tapeflow.framework import nest
 
@@ -204,6 +230,8 @@ def save(obj: Any, export_dir: Any, signatures: Any = None, options: Any = None)
         with_sig = [fn for fn in _functions_of(obj).values() if fn.input_signature is not None]
         if len(with_sig) == 1:
             signatures = with_sig[0]
+        elif not with_sig:
+            signatures = _keras_serving_function(obj)
     if signatures is not None:
         if isinstance(signatures, (Function, ConcreteFunction)):
             signatures = {"serving_default": signatures}
