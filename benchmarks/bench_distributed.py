@@ -10,12 +10,14 @@ Open MPI's run-as-root variables), on one host through shared memory:
 1. float32 SUM all-reduce between 2 processes at 4 KB, 1 MB and 64 MB: raw mpi4py
    (``comm.Allreduce`` into a preallocated buffer) against tapeflow's ``strategy.reduce`` /
    ``ReplicaContext.all_reduce`` path (the ``CollectiveReduceV2`` op, eager) on one tensor, and the
-   fused path a training step takes (the same bytes as 8 gradient tensors, one fused allreduce).
+   fused path the optimizer takes for a step's gradients (the same bytes as 8 tensors, packed into
+   one buffer, one allreduce, unpacked).
    Rounds of raw and tapeflow are interleaved; each figure is the median of its rounds.
 2. ``model.fit`` on an MLP (784-512-512-10, float32, global batch 128: ~10 ms a step on one core)
    under ``MultiWorkerMirroredStrategy`` at each rank count: steps/s and the scaling efficiency
    ``steps/s(N) / (N * steps/s(1))`` (the global batch is fixed, so ideal is N times faster).
-   Every rank uses one BLAS thread.
+   Every rank uses one BLAS thread. Waiting ranks yield their core (tapeflow's default);
+   ``--spin`` measures Open MPI's busy-waiting instead.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def _allreduce_worker(quick: bool) -> None:
     from mpi4py import MPI
 
     import tapeflow as tf
+    from tapeflow.distribute import collective_ops
 
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
     comm = MPI.COMM_WORLD
@@ -88,7 +91,7 @@ def _allreduce_worker(quick: bool) -> None:
             strategy.reduce("SUM", tx, axis=None)
 
         def tapeflow_fused(parts=parts):
-            strategy.run(lambda: tf.distribute.get_replica_context().all_reduce("SUM", parts))
+            collective_ops.all_reduce(parts, "sum")  # what the optimizer does with a step's dense gradients
 
         times = {"raw": [], "tapeflow": [], "fused": []}
         np.testing.assert_allclose(strategy.reduce("SUM", tx, axis=None).numpy(), (raw(), out)[1], rtol=1e-6)
@@ -143,8 +146,15 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--worker", choices=["allreduce", "fit"])
+    ap.add_argument(
+        "--spin",
+        action="store_true",
+        help="Open MPI's default busy-waiting (mpi_yield_when_idle=0) instead of tapeflow's yielding default",
+    )
     args = ap.parse_args()
     q = ["--quick"] if args.quick else []
+    if args.spin:
+        os.environ["OMPI_MCA_mpi_yield_when_idle"] = "0"
     if args.worker == "allreduce":
         return _allreduce_worker(args.quick)
     if args.worker == "fit":
@@ -152,6 +162,7 @@ def main() -> None:
     print(
         f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} (1 / 5 min)"
+        + (", mpi_yield_when_idle=0 (spinning)" if args.spin else "")
     )
     print("\nfloat32 SUM allreduce, 2 processes (median per call; the slower rank):")
     print(f"{'size':>6}  {'raw mpi4py':>11}  {'tapeflow':>11}  {'ratio':>6}  {'fused 8x':>11}  {'ratio':>6}  bandwidth")

@@ -56,6 +56,9 @@ class ReduceOp(enum.Enum):
     MEAN = "MEAN"
 
 
+_REDUCTIONS = {ReduceOp.SUM: "sum", ReduceOp.MEAN: "mean", "SUM": "sum", "MEAN": "mean", "sum": "sum", "mean": "mean"}
+
+
 def _op(reduce_op: Any) -> ReduceOp:
     if type(reduce_op) is ReduceOp:
         return reduce_op
@@ -170,7 +173,9 @@ class Strategy:
         """Combines every replica's ``value`` (SUM or MEAN); with ``axis``, also over that axis of each
         (MEAN then divides by the total length of ``axis`` over all replicas)."""
         if axis is None and self._multi and type(value) is Tensor:  # the common case, kept short
-            return collective_ops.all_reduce([value], "sum" if _op(reduce_op) is ReduceOp.SUM else "mean")[0]
+            fast = _REDUCTIONS.get(reduce_op) if isinstance(reduce_op, (str, ReduceOp)) else None
+            if fast is not None:
+                return collective_ops.all_reduce([value], fast)[0]
         op = _op(reduce_op)
         from tapeflow.framework.tensor import convert_to_tensor
         from tapeflow.ops import array_ops, math_ops

@@ -67,6 +67,8 @@ class Metric:
 
         self.name = name or to_snake_case(type(self).__name__)
         self.dtype = dtype or "float32"
+        if dist_hooks.on_variable_created is not None:  # made under a multi-process strategy's scope
+            self._sync_replicas = True
         self._variables: list[Variable] = []
         self._build_state()
 
@@ -115,11 +117,13 @@ class Metric:
 
 
 def _synced_result(result):
-    """``result`` that, under a multi-process strategy and outside ``strategy.run``, first sums every
-    state variable over all replicas (TF's SUM-aggregated sync-on-read metric variables)."""
+    """``result`` that, for a metric created under a multi-process strategy's scope (or compiled into a
+    model that fits under it), read outside ``strategy.run``, first sums every state variable over all
+    replicas (TF's SUM-aggregated sync-on-read metric variables)."""
 
     def synced(self):
-        if dist_hooks.strategy is None or state.graph is not None or getattr(self, "_syncing", False):
+        if dist_hooks.strategy is None or state.graph is not None or getattr(self, "_syncing", False) \
+                or not getattr(self, "_sync_replicas", False):
             return result(self)
         return dist_hooks.strategy._synced_metric_result(self, result)
 

@@ -110,6 +110,8 @@ def _under_strategy(method):
     def run(self, *args, **kwargs):
         if dist_hooks.strategy is None:
             return method(self, *args, **kwargs)
+        for m in self.metrics if getattr(self, "_compiled", False) else ():
+            m._sync_replicas = True  # the logs every rank sees are the metrics over all ranks
         with dist_hooks.strategy.scope():
             return method(self, *args, **kwargs)
 
