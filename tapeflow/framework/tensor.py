@@ -160,9 +160,8 @@ class Tensor:
         return f"tf.Tensor({sep}{text}, shape={_shape_str(self._value.shape)}, dtype={self.dtype.name})"
 
     def __format__(self, spec: str) -> str:
-        if self._value.ndim == 0:
-            return format(self.numpy(), spec)
-        return format(str(self), spec)
+        # As TF: the NumPy value's format ("{}".format(t) prints like NumPy)
+        return format(self.numpy() if self._value.ndim == 0 else np.asarray(self._value), spec)
 
     # NumPy-style conveniences TF has on EagerTensor.
     def eval(self, *args, **kwargs):
