@@ -75,6 +75,21 @@ from tapeflow.ops.indexing_ops import (  # noqa: E402
 
 newaxis = None
 
+
+class device:  # noqa: N801 - TF's name
+    """``with tf.device("/GPU:0"):`` — any device string; tapeflow places everything on the CPU."""
+
+    def __init__(self, device_name: str | None) -> None:
+        if device_name is not None and not isinstance(device_name, str):
+            raise TypeError(f"tf.device expects a device string, got {type(device_name).__name__}")
+        self.device_name = device_name
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
 __version__ = "0.1.0"
 
 _LAZY = {
@@ -97,6 +112,9 @@ _LAZY = {
     "saved_model": "tapeflow.saved_model",
     "ragged": "tapeflow.ops.ragged",
     "sparse": "tapeflow.ops.sparse",
+    "compat": "tapeflow.compat",
+    "dtypes": "tapeflow.dtypes",
+    "version": "tapeflow.version",
 }
 # Composite tensor types, loaded with their namespace on first use (which also
 # gives tf.add, tf.concat ... their ragged/sparse versions).
@@ -113,9 +131,9 @@ _LAZY_NAMES = {
 # says so (NotImplementedError) and is still an AttributeError for hasattr().
 _UNSUPPORTED = frozenset({
     "strings", "image", "signal", "audio", "io", "lite",
-    "experimental", "compat", "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue", "lookup",
+    "experimental", "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue", "lookup",
     "quantization", "bitwise", "sets", "Graph", "Session", "dtensor", "mlir",
-    "profiler", "sysconfig", "version", "types",
+    "profiler", "sysconfig", "types",
 })
 _INITIALIZERS = {
     "zeros_initializer": "Zeros", "ones_initializer": "Ones", "constant_initializer": "Constant",

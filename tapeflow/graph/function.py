@@ -291,6 +291,43 @@ def replay(graph: FuncGraph, mapping: dict, side_effects: bool = True) -> dict:
 # ConcreteFunction
 # -----------------------------------------------------------------------------
 
+
+def _type_str(v: Any, unnamed: bool = False) -> str:
+    """TF's type text of a signature part: TensorSpecs, ``Literal[...]`` Python values, containers."""
+    if isinstance(v, TensorSpec):
+        return repr(TensorSpec(v.shape, v.dtype)) if unnamed else repr(v)
+    if isinstance(v, Tensor):
+        return repr(TensorSpec(v.shape, v.dtype))
+    if isinstance(v, tuple) and not hasattr(v, "_fields"):
+        return "Tuple[" + ", ".join(_type_str(x, unnamed) for x in v) + "]"
+    if isinstance(v, list):
+        return "List[" + ", ".join(_type_str(x, unnamed) for x in v) + "]"
+    if isinstance(v, dict):
+        return "Dict[" + ", ".join(f"[{k!r}, {_type_str(x, unnamed)}]" for k, x in v.items()) + "]"
+    return f"Literal[{v!r}]"
+
+
+class FunctionType:
+    """A concrete function's signature as TF prints it (``cf.function_type``)."""
+
+    def __init__(self, parameters: list, output: str, captures: list) -> None:
+        self.parameters = parameters  # (name, kind, type text)
+        self.output = output
+        self.captures = captures  # (id, type text)
+
+    def block(self) -> str:
+        lines = ["Input Parameters:"]
+        lines += [f"  {n} ({k}): {t}" for n, k, t in self.parameters]
+        lines += ["Output Type:", f"  {self.output}", "Captures:"]
+        lines += [f"  {i}: {t}" for i, t in self.captures] or ["  None"]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(f"{n}: {t}" for n, _, t in self.parameters) + f") -> {self.output}"
+
+    __repr__ = __str__
+
+
 class ConcreteFunction:
     """One trace of a ``tf.function``: callable with tensors of its signature.
 
@@ -364,12 +401,50 @@ class ConcreteFunction:
         return ConcreteFunction(bwd, None, list(bwd.outputs), list(range(len(bwd.outputs))),
                                 [_spec_of(t) for t in bwd.inputs])
 
+    @property
+    def function_type(self) -> FunctionType:
+        """The traced signature: parameters (TensorSpecs or ``Literal`` Python values) and output type."""
+        params = []
+        fn = getattr(self, "_python_function", None)
+        if fn is not None and self._arg_template is not None:
+            args, kwargs = self.structured_input_signature
+            try:
+                sig = inspect.signature(fn)
+                bound = sig.bind(*args, **kwargs)
+                bound.apply_defaults()
+                for name, value in bound.arguments.items():
+                    kind = sig.parameters[name].kind
+                    if kind is inspect.Parameter.VAR_POSITIONAL:
+                        params += [(f"{name}_{i}", "POSITIONAL_ONLY", _type_str(v, unnamed=True))
+                                   for i, v in enumerate(value)]
+                    elif kind is inspect.Parameter.VAR_KEYWORD:
+                        params += [(k, "KEYWORD_ONLY", _type_str(v, unnamed=True)) for k, v in value.items()]
+                    else:
+                        params.append((name, kind.name, _type_str(value, unnamed=True)))
+            except (TypeError, ValueError):
+                params = []
+        if not params:
+            params = [(f"arg_{i}", "POSITIONAL_ONLY", _type_str(TensorSpec(sh, dtypes.from_numpy(np.dtype(d)))))
+                      for i, (sh, d) in enumerate(self._input_specs)]
+        output = _type_str(nest.map_structure(
+            lambda t: TensorSpec(t.shape, t.dtype) if isinstance(t, Tensor) else t, self._out_template))
+        captures = [(id(v), "TensorSpec(shape=(), dtype=tf.resource, name=None)") for v in self._gf.read_vars]
+        captures += [(id(t), _type_str(TensorSpec(t.shape, t.dtype))) for t in self._captured]
+        return FunctionType(params, output, captures)
+
+    def pretty_printed_signature(self, verbose: bool = True) -> str:
+        """TF's "Input Parameters / Output Type / Captures" block (``verbose=False``: one line)."""
+        ft = self.function_type
+        return ft.block() if verbose else str(ft)
+
     def pretty_printed_concrete_signature(self) -> str:
-        args = ", ".join(f"{TensorShape(s)} {np.dtype(d).name}" for s, d in self._input_specs)
-        return f"{self.name}({args})"
+        return self.pretty_printed_signature()
+
+    def __str__(self) -> str:
+        return f"ConcreteFunction {self.pretty_printed_signature()}"
 
     def __repr__(self) -> str:
-        return f"<ConcreteFunction {self.pretty_printed_concrete_signature()} at 0x{id(self):X}>"
+        return f"<ConcreteFunction {self.function_type} at 0x{id(self):X}>"
 
     def __call__(self, *args, **kwargs):
         tensors: list = []
@@ -684,6 +759,17 @@ class Function:
         """How many times the Python function was traced."""
         return self._tracing_count
 
+    def _concrete_functions(self) -> list:
+        seen: dict = {}
+        for cf in self._cache.values():
+            if isinstance(cf, ConcreteFunction):
+                seen.setdefault(id(cf), cf)
+        return list(seen.values())
+
+    def pretty_printed_concrete_signatures(self, verbose: bool = True) -> str:
+        """Every traced signature, in trace order, as TF prints them."""
+        return "\n\n".join(cf.pretty_printed_signature(verbose) for cf in self._concrete_functions())
+
     # -- methods ---------------------------------------------------------------
     def __get__(self, instance, owner=None):
         if instance is None:
@@ -950,7 +1036,9 @@ class Function:
                 expand_composites=True) if out_leaves else result
         graph.outputs = outputs
         gf = GraphFunction(graph, phs + [ph for _, ph in graph.captures], outputs, self._name)
-        return ConcreteFunction(gf, (args, kwargs), template, slots, specs)
+        cf = ConcreteFunction(gf, (args, kwargs), template, slots, specs)
+        cf._python_function = self._python_function
+        return cf
 
     def __repr__(self) -> str:
         return f"<tapeflow.function {self._name} at 0x{id(self):X}>"

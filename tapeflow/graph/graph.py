@@ -355,6 +355,59 @@ class FuncGraph:
     def __repr__(self) -> str:
         return f"<FuncGraph '{self.name}' ops={len(self.operations)}>"
 
+    # -- introspection (TF's Graph API) -------------------------------------------
+    def get_operations(self) -> list:
+        """The graph's operations in program order (``tf.Graph.get_operations``)."""
+        return list(self.operations)
+
+    def get_operation_by_name(self, name: str) -> Operation:
+        for op in self.operations:
+            if op.name == name:
+                return op
+        raise KeyError(f"The name '{name}' refers to an Operation not in the graph.")
+
+    def as_graph_def(self) -> GraphDef:
+        """A GraphDef-shaped view: ``.node`` is a list of NodeDefs with ``name``, ``op``,
+        ``input`` (``"op"`` or ``"op:i"``) and ``attr`` (the op's attributes; eager
+        constants folded into an op appear as ``Const`` nodes)."""
+        nodes = []
+        for op in self.operations:
+            inputs = []
+            for i, x in enumerate(op.inputs):
+                src = getattr(x, "_op", None)
+                if isinstance(x, SymbolicTensor) and src is not None and x._graph is self:
+                    inputs.append(src.name if x._index == 0 else f"{src.name}:{x._index}")
+                else:
+                    const = f"{op.name}/Const_{i}"
+                    nodes.append(NodeDef(const, "Const", [], {"value": getattr(x, "_value", x)}))
+                    inputs.append(const)
+            attrs = {k: v for k, v in op.attrs.items() if not callable(v)}
+            nodes.append(NodeDef(op.name, op.type, inputs, attrs))
+        return GraphDef(nodes)
+
+
+class NodeDef:
+    """One node of ``FuncGraph.as_graph_def()``."""
+
+    __slots__ = ("name", "op", "input", "attr")
+
+    def __init__(self, name: str, op: str, inputs: list, attr: dict) -> None:
+        self.name, self.op, self.input, self.attr = name, op, inputs, attr
+
+    def __repr__(self) -> str:
+        return f"NodeDef(name={self.name!r}, op={self.op!r}, input={self.input!r})"
+
+
+class GraphDef:
+    """A traced function's graph as data (TF's GraphDef fields: ``node``)."""
+
+    def __init__(self, nodes: list) -> None:
+        self.node = nodes
+
+    def __repr__(self) -> str:
+        return "\n".join(f'node {{ name: "{n.name}" op: "{n.op}"' + "".join(f' input: "{i}"' for i in n.input) + " }"
+                         for n in self.node)
+
 
 def _outer_read(graph, var) -> Tensor:
     # Read in the enclosing context, with its tapes active (GraphScope saved them).

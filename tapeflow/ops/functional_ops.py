@@ -190,10 +190,26 @@ def _eager_py_func_grad(op, *grads):
     return [g if x._value.dtype.kind in "fc" else None for x, g in zip(xs, outs)]
 
 
-def py_function(func, inp, Tout, name=None):  # noqa: N803 - TF's argument name
+def py_function(func=None, inp=None, Tout=None, name=None):  # noqa: N803 - TF's argument name
     """Calls ``func`` eagerly on tensors (at run time inside ``tf.function``),
-    as ``tf.py_function``; differentiable (first order in graphs)."""
+    as ``tf.py_function``; differentiable (first order in graphs). With no
+    ``inp`` it is a decorator: ``@tf.py_function(Tout=tf.float32)``."""
     from tapeflow.framework.tensor import convert_to_tensor
+
+    if inp is None:
+        if Tout is None:
+            raise TypeError("py_function() needs `Tout` (the output dtype(s))")
+
+        def decorate(f):
+            import functools
+
+            @functools.wraps(f)
+            def wrapper(*args):
+                return py_function(f, list(args), Tout, name)
+
+            return wrapper
+
+        return decorate(func) if func is not None else decorate
 
     touts, single = _tout_list(Tout)
     if state.graph is None:
