@@ -1,4 +1,5 @@
 """str.format / f-strings of tensors format the NumPy value, as TF's EagerTensor.__format__."""
+# ruff: noqa: UP032 - the test is about str.format itself
 
 import pytest
 
