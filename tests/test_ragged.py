@@ -265,3 +265,27 @@ def test_tile_ragged():
     d = tf.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []])
     assert tf.tile(d, [1, 2]).to_list() == [[3, 1, 4, 1, 3, 1, 4, 1], [], [5, 9, 2, 5, 9, 2], [6, 6], []]
     assert tf.tile(tf.ragged.constant([[1], [2, 3]]), [2, 1]).to_list() == [[1], [2, 3], [1], [2, 3]]
+
+
+def test_partition_mismatch_message_as_tf():
+    x = tf.ragged.constant([[1, 2, 3], [4], [5, 6]])
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        x + tf.ragged.constant([[10, 20], [30, 40], [50]])
+    assert str(e.value) == (
+        "Condition x == y did not hold.\nIndices of first 2 different values:\n[[1]\n [3]]\n"
+        "Corresponding x values:\n[3 6]\nCorresponding y values:\n[2 5]\n"
+        "First 3 elements of x:\n[0 3 4]\nFirst 3 elements of y:\n[0 2 4]"
+    )
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Corresponding x values:\n\[ 4  8 12\]"):
+        tf.ragged.constant([[1, 2], [3, 4, 5, 6], [7]]) + tf.constant([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]])
+
+
+def test_nest_flattens_specs_to_component_specs():
+    flat = tf.nest.flatten(tf.RaggedTensorSpec([None, None], tf.float32), expand_composites=True)
+    assert [repr(s) for s in flat] == [
+        "TensorSpec(shape=(None,), dtype=tf.float32, name=None)",
+        "TensorSpec(shape=(None,), dtype=tf.int64, name=None)",
+    ]
+    rt = tf.ragged.constant([[1.0, 2.0], [3.0]])
+    doubled = tf.nest.map_structure(lambda t: t * 2 if t.dtype == tf.float32 else t, rt, expand_composites=True)
+    assert doubled.to_list() == [[2.0, 4.0], [6.0]]

@@ -225,6 +225,32 @@ def _same_splits(x: RaggedTensor, y: RaggedTensor) -> bool:
     return len(a) == len(b) and all(np.array_equal(_np(p), _np(q)) for p, q in zip(a, b))
 
 
+def _splits_error(x: np.ndarray, y: np.ndarray) -> InvalidArgumentError:
+    """TF's message when two row partitions of a broadcast differ (from its
+    ``assert_equal`` on the row splits)."""
+    x, y = np.asarray(x).reshape(-1), np.asarray(y).reshape(-1)
+    if x.shape != y.shape:
+        return InvalidArgumentError(
+            None,
+            None,
+            f"Condition x == y did not hold. x has {x.size} row splits and y "
+            f"has {y.size}: the ragged dimensions do not match.",
+        )
+    diff = np.nonzero(x != y)[0]
+    k = min(3, diff.size)
+    idx = diff[:k]
+    msg = (
+        f"Condition x == y did not hold.\nIndices of first {k} different values:\n{idx[:, None]}\n"
+        f"Corresponding x values:\n{x[idx]}\nCorresponding y values:\n{y[idx]}\n"
+        f"First 3 elements of x:\n{x[:3]}\nFirst 3 elements of y:\n{y[:3]}"
+    )
+    return InvalidArgumentError(None, None, msg)
+
+
+def _uniform_splits(n: int, width: int) -> np.ndarray:
+    return np.arange(n + 1, dtype=np.int64) * width
+
+
 def _broadcast_dense_to(rt: RaggedTensor, y: Tensor) -> Tensor:
     """``y`` (dense) broadcast against ``rt``'s flat_values rows: a dimension of
     ``y`` lined up with a ragged one must be 1."""
@@ -250,13 +276,8 @@ def _broadcast_dense_to(rt: RaggedTensor, y: Tensor) -> Tensor:
         )
     for splits in rt.nested_row_splits:
         d = y._shape_tuple()[1]
-        if d != 1:
-            raise InvalidArgumentError(
-                None,
-                None,
-                f"Incompatible shapes: a ragged dimension can only broadcast with a dimension of size "
-                f"1, got {d}. Condition x == y did not hold.",
-            )
+        if d != 1:  # a uniform dimension against a ragged one: TF compares the two partitions
+            raise _splits_error(_uniform_splits(y._shape_tuple()[0], d), _np(splits))
         y = array_ops.gather(y[:, 0], convert_to_tensor(_rowids(_np(splits))))
     return y
 
@@ -265,6 +286,10 @@ def binary(fn: Callable, x: Any, y: Any, **kwargs: Any) -> Any:
     """``fn(x, y)`` where one or both are ragged: applied to the flat values."""
     if isinstance(x, RaggedTensor) and isinstance(y, RaggedTensor):
         if not _same_splits(x, y):
+            if x.ragged_rank == y.ragged_rank:
+                for a, b in zip(x.nested_row_splits, y.nested_row_splits):
+                    if not np.array_equal(_np(a), _np(b)):
+                        raise _splits_error(_np(a), _np(b))
             if x.ragged_rank != y.ragged_rank:
                 raise NotImplementedError("elementwise ops on RaggedTensors of different ragged_rank in tapeflow")
             raise InvalidArgumentError(
@@ -273,6 +298,10 @@ def binary(fn: Callable, x: Any, y: Any, **kwargs: Any) -> Any:
                 "Condition x == y did not hold: the RaggedTensors' row "
                 "splits differ (rows of different lengths cannot be combined elementwise)",
             )
+        xs, ys = x.flat_values._shape_tuple(), y.flat_values._shape_tuple()
+        if len(xs) == len(ys) == 2 and xs[1] != ys[1] and 1 not in (xs[1], ys[1]):
+            # uniform inner dimensions that differ: TF reports them as partitions
+            raise _splits_error(_uniform_splits(xs[0], xs[1]), _uniform_splits(ys[0], ys[1]))
         return x.with_flat_values(fn(x.flat_values, y.flat_values, **kwargs))
     if isinstance(x, RaggedTensor):
         yy = y if _is_py_scalar(y) else _broadcast_dense_to(x, _dense(y, x.dtype))
