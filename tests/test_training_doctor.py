@@ -111,6 +111,19 @@ def test_healthy_tf_module_and_float16_layer():
     assert any("float16" in n for n in report.notes)
 
 
+def test_healthy_mixed_precision_skips_the_finite_difference():
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = tf.keras.Sequential(
+            [tf.keras.Input((8,)), L.Dense(16, activation="relu"), L.Dense(3), L.Activation("linear", dtype="float32")]
+        )
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+    report = diagnose(model, SCCE, tf.keras.optimizers.Adam(), X, Y_INT)
+    assert report.findings == [], str(report)
+    assert any("half-precision" in n for n in report.notes)
+
+
 # -- one broken setup per kind --------------------------------------------------------------------------------------
 
 

@@ -649,8 +649,10 @@ def _diagnose(
     # 1. The step itself, with source tracking on so explanations name ops and lines.
     with source_tracking(True), _Numerics(False):
         rng.restore()
+        start = ex.REGISTRY.seq()
         p = _run_pass(call, loss_fn, x, y, var_list, training=True)
         guard.remember(p.watched)
+        stats["compute_eps"] = _compute_eps(ex.REGISTRY, start)
         loss_val = float(np.asarray(p.loss.numpy()))
         grads = {id(v): g for v, g in zip(p.sources, p.grads)}
         dense = {id(v): _dense(grads.get(id(v)), v) for v in p.sources}
@@ -739,6 +741,20 @@ def _diagnose(
     order = {k: i for i, k in enumerate(KINDS)}
     findings.sort(key=lambda f: (f.severity != ERROR, order.get(f.kind, 99)))
     return TrainingReport(findings, loss_val, notes, stats)
+
+
+def _compute_eps(reg, start: int) -> float:
+    """The machine epsilon of the least precise floating dtype the pass computed in (from the op log): mixed
+    precision computes in float16 even when the variables and the loss are float32."""
+    eps = 0.0
+    for e in reversed(reg.producers.values()):
+        if e.seq <= start:
+            break
+        for spec in e.out_specs:
+            dt = spec[1]
+            if getattr(dt, "kind", "") == "f":
+                eps = max(eps, float(np.finfo(dt).eps))
+    return eps
 
 
 def _is_layer_variable(v) -> bool:
@@ -1122,6 +1138,13 @@ def _finite_difference(call, loss_fn, x, y, graded, dense, loss_val, guard, rng,
             f"gradient_mismatch was not checked for {len(skipped)} variable(s) of dtype "
             f"{skipped[0].dtype.name}: a finite difference is too imprecise in that precision."
         )
+    compute_eps = stats.get("compute_eps", 0.0)
+    if cands and compute_eps > 1e-6:
+        notes.append(
+            "gradient_mismatch was not checked: the forward pass computes in a half-precision dtype (float16 or "
+            "bfloat16, e.g. mixed precision), where a finite difference is too imprecise."
+        )
+        return []
     if not cands:
         return []
     picks: list = []  # (variable, flat index)
@@ -1142,7 +1165,9 @@ def _finite_difference(call, loss_fn, x, y, graded, dense, loss_val, guard, rng,
         try:
             l0 = _loss_at(call, loss_fn, x, y, guard, rng)
             for v, idx in picks:
-                r = _check_entry(call, loss_fn, x, y, v, idx, dense[id(v)].reshape(-1)[idx], l0, guard, rng)
+                r = _check_entry(
+                    call, loss_fn, x, y, v, idx, dense[id(v)].reshape(-1)[idx], l0, guard, rng, compute_eps
+                )
                 if r is not False:
                     compared += 1
                 if r:
@@ -1187,7 +1212,7 @@ def _loss_at(call, loss_fn, x, y, guard, rng) -> float:
     )
 
 
-def _check_entry(call, loss_fn, x, y, v, idx, ad, l0, guard, rng):
+def _check_entry(call, loss_fn, x, y, v, idx, ad, l0, guard, rng, compute_eps=0.0):
     """(v, idx, autodiff, fd) when they disagree, None when they agree, False
     when the difference quotients are unreliable there (no verdict).
 
@@ -1196,12 +1221,12 @@ def _check_entry(call, loss_fn, x, y, v, idx, ad, l0, guard, rng):
     both steps: no ReLU kink or BatchNormalization jump nearby, round-off small)
     is autodiff compared with the central difference."""
     base = guard.saved[id(v)][1]
-    eps = float(np.finfo(base.dtype).eps)
+    eps = max(float(np.finfo(base.dtype).eps), compute_eps)  # a float64 weight used in float32 math: float32's
     w = float(base.reshape(-1)[idx])
     unit = max(abs(w), 1.0)
     # The step: small (kinks, curvature), but large enough that the loss's round-off, divided by the step, stays
     # below 0.5% of the gradient entry (a summed loss is large, so its round-off is too).
-    h_min = (1e-3 if base.dtype == np.float32 else 1e-5) * unit
+    h_min = (1e-3 if eps > 1e-10 else 1e-5) * unit
     want = 8 * eps * abs(l0) / (0.005 * max(abs(float(ad)), 1e-30))
     h = float(np.clip(want, h_min, max(h_min, 0.01 * unit)))
 
