@@ -87,7 +87,7 @@ def runs(tmp_path_factory):
     out = {"single": ref}
     for n in (2, 4):
         d = str(base / f"n{n}")
-        proc = _launch(n, d, "fit", "loop", "sparse", "data")
+        proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data")
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
         assert f"done {n}" in proc.stdout
         assert proc.stdout.count("Epoch 1/3\n5/5 - ") == 1  # verbose=2's epoch line, from rank 0 only
@@ -134,6 +134,16 @@ def test_indexed_slices_gradients_are_gathered(runs, n):
     ranks = _load(runs[n], "sparse")
     assert all(r["sparse"].all() for r in ranks)  # the gradient stayed an IndexedSlices
     _check_equal(ref, ranks, ["w0"], 1e-6)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_loss_scale_optimizer_skips_a_step_on_every_rank_alike(runs, n):
+    ranks = _load(runs[n], "lso")
+    for r in ranks[1:]:
+        np.testing.assert_array_equal(r["w0"], ranks[0]["w0"])
+    assert all(float(r["scale"]) == float(ranks[0]["scale"]) for r in ranks)
+    assert float(ranks[0]["scale"]) == 32768.0 / 2  # the step with an inf gradient (on one rank) was skipped once
+    assert not np.allclose(ranks[0]["w0"], 1.0)  # the other two steps were applied
 
 
 @pytest.mark.parametrize("n", [2, 4])

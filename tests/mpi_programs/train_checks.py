@@ -13,7 +13,7 @@ import numpy as np
 import tapeflow as tf
 
 OUT = sys.argv[1]
-WHAT = sys.argv[2:] or ["fit", "loop", "sparse", "data"]
+WHAT = sys.argv[2:] or ["fit", "loop", "sparse", "lso", "data"]
 os.makedirs(OUT, exist_ok=True)
 
 strategy = tf.distribute.MultiWorkerMirroredStrategy()
@@ -159,6 +159,24 @@ if "sparse" in WHAT:
         for i, t in ds:
             sparse_step(i, t)
     save("sparse", emb.embeddings.numpy(), sparse=np.array(seen_sparse))
+
+if "lso" in WHAT:  # dynamic loss scaling: one rank's inf gradient makes every rank skip the step together
+    with strategy.scope():
+        w = tf.Variable(np.ones(3, np.float32))
+        lso = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1))
+
+    @tf.function
+    def lso_step(bad):
+        def step(bad):
+            with tf.GradientTape() as tape:
+                loss = lso.scale_loss(tf.reduce_sum(w * w) * bad)
+            lso.apply_gradients([(tape.gradient(loss, w), w)])
+
+        strategy.run(step, args=(bad,))
+
+    for i in range(3):
+        lso_step(tf.constant(np.inf if (i == 1 and RANK == N - 1) else 1.0, tf.float32))
+    save("lso", w.numpy(), scale=lso.dynamic_scale.numpy())
 
 if "data" in WHAT:
     seen = []

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.framework import distribution_hooks as dist_hooks
 from tapeflow.framework.context import state
 from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.variables import Variable
@@ -123,6 +124,9 @@ class LossScaleOptimizer(Optimizer):
             self.build(variables)
             self.built = True
         user_unscaled, self._user_unscaled = self._user_unscaled, False
+        if dist_hooks.strategy is not None and _aggregate:
+            # several processes: sum first, so every rank judges the same gradients finite (or skips alike)
+            grads, _aggregate = dist_hooks.strategy._aggregate_gradients(grads), False
         if state.graph is None:
             if self._finite_now(grads):
                 self._finite_step(grads, variables, user_unscaled, _aggregate)
