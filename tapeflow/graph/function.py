@@ -401,6 +401,12 @@ class ConcreteFunction:
         return ConcreteFunction(bwd, None, list(bwd.outputs), list(range(len(bwd.outputs))),
                                 [_spec_of(t) for t in bwd.inputs])
 
+    def __getstate__(self) -> dict:
+        # the Python function (for parameter names) is not part of a saved function
+        state_ = dict(self.__dict__)
+        state_.pop("_python_function", None)
+        return state_
+
     @property
     def function_type(self) -> FunctionType:
         """The traced signature: parameters (TensorSpecs or ``Literal`` Python values) and output type."""
