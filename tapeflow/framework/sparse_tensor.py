@@ -111,7 +111,7 @@ class SparseTensor(CompositeTensor):
         return SparseTensor(self._indices, new_values, self._dense_shape)
 
     def __str__(self) -> str:
-        return f"SparseTensor(indices={self._indices}, values={self._values}, dense_shape={self._dense_shape})"
+        return f"SparseTensor(indices={self._indices!s}, values={self._values!s}, dense_shape={self._dense_shape!s})"
 
     __repr__ = __str__
 

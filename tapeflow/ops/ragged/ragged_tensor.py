@@ -490,7 +490,7 @@ class RaggedTensor(CompositeTensor):
 
     def __repr__(self) -> str:
         if not self._is_eager():
-            return f"tf.RaggedTensor(values={self._values}, row_splits={self._row_splits})"
+            return f"tf.RaggedTensor(values={self._values!s}, row_splits={self._row_splits!s})"
         with np.printoptions(formatter={"all": _formatter}):
             text = _formatter(self.numpy())
         return f"<tf.RaggedTensor {text}>"
