@@ -115,6 +115,8 @@ _LAZY = {
     "compat": "tapeflow.compat",
     "dtypes": "tapeflow.dtypes",
     "version": "tapeflow.version",
+    "strings": "tapeflow.strings",
+    "io": "tapeflow.io",
 }
 # Composite tensor types, loaded with their namespace on first use (which also
 # gives tf.add, tf.concat ... their ragged/sparse versions).
@@ -130,7 +132,7 @@ _LAZY_NAMES = {
 # TensorFlow namespaces and names tapeflow does not implement: looking one up
 # says so (NotImplementedError) and is still an AttributeError for hasattr().
 _UNSUPPORTED = frozenset({
-    "strings", "image", "signal", "audio", "io", "lite",
+    "image", "signal", "audio", "lite",
     "experimental", "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue", "lookup",
     "quantization", "bitwise", "sets", "Graph", "Session", "dtensor", "mlir",
     "profiler", "sysconfig", "types",

@@ -1,0 +1,595 @@
+"""String ops (``tf.strings``): kernels on NumPy object arrays of ``bytes``.
+
+String tensors hold ``bytes`` in object arrays, as TF's ``.numpy()`` shows
+them. Every op here is ``NotDifferentiable`` (strings carry no gradient); each
+has a shape rule so it works inside ``tf.function``. Ops with ragged results
+(``split``, ``unicode_decode``, ``bytes_split``) return flat values plus
+``row_splits`` of the flattened input, which the public function turns into a
+``tf.RaggedTensor`` as TF does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework import dtypes
+from tapeflow.framework.errors import InvalidArgumentError
+from tapeflow.framework.execute import execute
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.ops.registry import NotDifferentiable, defop
+
+_OBJ = np.dtype(object)
+_UNITS = ("BYTE", "UTF8_CHAR")
+
+
+def _b(x: Any) -> bytes:
+    return x.encode("utf-8") if isinstance(x, str) else bytes(x)
+
+
+def _map(fn, a: np.ndarray, dtype: Any = _OBJ) -> np.ndarray:
+    a = np.asarray(a)
+    out = np.empty(a.shape, dtype=dtype)
+    flat = out.reshape(-1)
+    for i, x in enumerate(a.reshape(-1)):
+        flat[i] = fn(_b(x))
+    return out
+
+
+def _strings(x: Any, op: str) -> Tensor:
+    t = x if isinstance(x, Tensor) else convert_to_tensor(x, dtype=dtypes.string)
+    if t.dtype != dtypes.string:
+        raise TypeError(f"{op}: expected a string tensor, got {t.dtype.name} (convert with tf.strings.as_string).")
+    return t
+
+
+def _check_unit(unit: str, op: str) -> None:
+    if unit not in _UNITS:
+        raise InvalidArgumentError(
+            None, None, f"Value for attr 'unit' of \"{unit}\" is not in the list of allowed values: "
+            f"\"BYTE\", \"UTF8_CHAR\" [Op:{op}]")
+
+
+def _same_as(dtype: Any):
+    def rule(specs, **attrs):
+        return [(specs[0][0], np.dtype(dtype))]
+    return rule
+
+
+def _unary(name: str, fn, dtype: Any = _OBJ):
+    op = defop(name, lambda a, **attrs: _map(lambda s: fn(s, **attrs), a, dtype), shape=_same_as(dtype))
+    NotDifferentiable(name)
+    return op
+
+
+# -- elementwise ---------------------------------------------------------------
+
+def _utf8_len(s: bytes) -> int:
+    return sum(1 for c in s if (c & 0xC0) != 0x80)
+
+
+STRING_LENGTH = _unary("StringLength", lambda s, unit: len(s) if unit == "BYTE" else _utf8_len(s), np.int32)
+STRING_UPPER = _unary("StringUpper", lambda s, encoding: s.upper())
+STRING_LOWER = _unary("StringLower", lambda s, encoding: s.lower())
+STRING_STRIP = _unary("StringStrip", lambda s: s.strip())
+REGEX_REPLACE = _unary("RegexReplace", lambda s, pattern, rewrite, replace_global: pattern.sub(
+    rewrite, s, count=0 if replace_global else 1))
+REGEX_FULL_MATCH = _unary("RegexFullMatch", lambda s, pattern: pattern.fullmatch(s) is not None, np.bool_)
+
+
+def length(input: Any, name: Any = None, unit: str = "BYTE") -> Tensor:
+    """``tf.strings.length``: bytes (``unit="BYTE"``) or UTF-8 characters per string, as int32."""
+    _check_unit(unit, "StringLength")
+    return execute(STRING_LENGTH, (_strings(input, "StringLength"),), {"unit": unit})
+
+
+def upper(input: Any, encoding: str = "", name: Any = None) -> Tensor:
+    """``tf.strings.upper``: ASCII upper case (other bytes unchanged, as TF)."""
+    return execute(STRING_UPPER, (_strings(input, "StringUpper"),), {"encoding": encoding})
+
+
+def lower(input: Any, encoding: str = "", name: Any = None) -> Tensor:
+    """``tf.strings.lower``: ASCII lower case."""
+    return execute(STRING_LOWER, (_strings(input, "StringLower"),), {"encoding": encoding})
+
+
+def strip(input: Any, name: Any = None) -> Tensor:
+    """``tf.strings.strip``: removes leading and trailing whitespace."""
+    return execute(STRING_STRIP, (_strings(input, "StringStrip"),))
+
+
+def _pattern(p: Any, op: str) -> re.Pattern:
+    if isinstance(p, Tensor):
+        if p.shape.rank not in (0, None) or not hasattr(p, "numpy"):
+            raise InvalidArgumentError(None, None, f"{op}: pattern must be a scalar string [Op:{op}]")
+        p = p.numpy()
+    try:
+        return re.compile(_b(p), re.DOTALL)
+    except re.error as e:
+        raise InvalidArgumentError(None, None, f"Invalid pattern: {_b(p).decode(errors='replace')}, error: {e} "
+                                   f"[Op:{op}]") from None
+
+
+def regex_replace(input: Any, pattern: Any, rewrite: Any, replace_global: bool = True, name: Any = None) -> Tensor:
+    """``tf.strings.regex_replace``: replaces matches of ``pattern`` (``\\1`` backreferences in ``rewrite``)."""
+    rw = rewrite.numpy() if isinstance(rewrite, Tensor) else rewrite
+    return execute(REGEX_REPLACE, (_strings(input, "RegexReplace"),),
+                   {"pattern": _pattern(pattern, "RegexReplace"), "rewrite": _b(rw),
+                    "replace_global": bool(replace_global)})
+
+
+def regex_full_match(input: Any, pattern: Any, name: Any = None) -> Tensor:
+    """``tf.strings.regex_full_match``: whether each whole string matches ``pattern`` (bool)."""
+    return execute(REGEX_FULL_MATCH, (_strings(input, "RegexFullMatch"),),
+                   {"pattern": _pattern(pattern, "RegexFullMatch")})
+
+
+# -- to_number / as_string -------------------------------------------------------
+
+def _to_number(s: bytes, np_type: Any) -> Any:
+    txt = s.decode("utf-8", errors="replace").strip()
+    try:
+        if np.issubdtype(np_type, np.integer):
+            if not re.fullmatch(r"[+-]?\d+", txt):
+                raise ValueError
+            v = int(txt)
+            info = np.iinfo(np_type)
+            if not info.min <= v <= info.max:
+                raise ValueError
+            return v
+        low = txt.lower()
+        if low in ("inf", "+inf", "infinity", "+infinity", "-inf", "-infinity", "nan", "+nan", "-nan"):
+            return float(low.replace("infinity", "inf"))
+        if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", txt):
+            raise ValueError
+        return float(txt)
+    except ValueError:
+        raise InvalidArgumentError(
+            None, None, f"StringToNumberOp could not correctly convert string: {txt} [Op:StringToNumber]") from None
+
+
+STRING_TO_NUMBER = defop(
+    "StringToNumber", lambda a, out_type: _map(lambda s: _to_number(s, out_type), a, _OBJ).astype(out_type),
+    shape=lambda specs, out_type: [(specs[0][0], np.dtype(out_type))])
+NotDifferentiable("StringToNumber")
+
+
+def to_number(input: Any, out_type: Any = dtypes.float32, name: Any = None) -> Tensor:
+    """``tf.strings.to_number``: parses numbers; a bad string raises ``InvalidArgumentError``."""
+    dt = dtypes.as_dtype(out_type)
+    if dt not in (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64):
+        raise TypeError(f"Value passed to parameter 'out_type' has DataType {dt.name} not in list of allowed "
+                        "values: float32, float64, int32, int64")
+    return execute(STRING_TO_NUMBER, (_strings(input, "StringToNumber"),), {"out_type": dt._np})
+
+
+def _as_string_kernel(a, precision, scientific, shortest, width, fill):
+    a = np.asarray(a)
+    kind = a.dtype.kind
+    if kind == "b":
+        fmt = None
+    elif kind in "iu":
+        fmt = "%" + (fill if fill else "") + (str(width) if width > -1 else "") + "d"
+    else:
+        conv = "e" if scientific else "g" if shortest else "f"
+        prec = f".{precision}" if precision > -1 else ""
+        fmt = "%" + (fill if fill else "") + (str(width) if width > -1 else "") + prec + conv
+    out = np.empty(a.shape, dtype=_OBJ)
+    flat, src = out.reshape(-1), a.reshape(-1)
+    for i, x in enumerate(src):
+        if kind == "b":
+            flat[i] = b"true" if x else b"false"
+        elif kind == "c":
+            flat[i] = ("(" + fmt % x.real + "," + fmt % x.imag + ")").encode()
+        else:
+            flat[i] = (fmt % x).encode()
+    return out
+
+
+AS_STRING = defop("AsString", _as_string_kernel, shape=_same_as(_OBJ))
+NotDifferentiable("AsString")
+
+
+def as_string(input: Any, precision: int = -1, scientific: bool = False, shortest: bool = False, width: int = -1,
+              fill: str = "", name: Any = None) -> Tensor:
+    """``tf.strings.as_string``: formats numbers and bools as strings (printf-style, as TF)."""
+    t = convert_to_tensor(input)
+    if t.dtype == dtypes.string:
+        raise TypeError("Value passed to parameter 'input' has DataType string not in list of allowed values "
+                        "(tf.strings.as_string takes numbers or bools)")
+    if len(fill) > 1:
+        raise InvalidArgumentError(None, None, "Fill string must be one or fewer characters [Op:AsString]")
+    if scientific and shortest:
+        raise InvalidArgumentError(None, None, "Cannot select both scientific and shortest notation [Op:AsString]")
+    if fill and fill != "0" and fill != " " and fill != "-" and fill != "+":
+        raise InvalidArgumentError(None, None, f"Fill argument not supported: \"{fill}\" [Op:AsString]")
+    return execute(AS_STRING, (t,), {"precision": int(precision), "scientific": bool(scientific),
+                                     "shortest": bool(shortest), "width": int(width), "fill": fill})
+
+
+# -- join / reduce_join / substr ------------------------------------------------------
+
+def _join_kernel(*arrays, separator):
+    arrays = [np.asarray(a) for a in arrays]
+    shapes = {a.shape for a in arrays if a.ndim}
+    if len(shapes) > 1:
+        s = sorted(shapes, key=len)
+        raise InvalidArgumentError(None, None, f"Input shapes do not match: [{','.join(map(str, s[0]))}] vs. "
+                                   f"[{','.join(map(str, s[1]))}] [Op:StringJoin]")
+    shape = shapes.pop() if shapes else ()
+    bc = [np.broadcast_to(a, shape).reshape(-1) for a in arrays]
+    out = np.empty(shape, dtype=_OBJ)
+    flat = out.reshape(-1)
+    for i in range(flat.size):
+        flat[i] = separator.join(_b(a[i]) for a in bc)
+    return out
+
+
+def _join_shape(specs, separator):
+    shape = ()
+    for s, _ in specs:
+        if s is None:
+            return [(None, _OBJ)]
+        if len(s):
+            shape = s
+    return [(shape, _OBJ)]
+
+
+STRING_JOIN = defop("StringJoin", _join_kernel, shape=_join_shape)
+NotDifferentiable("StringJoin")
+
+
+def join(inputs: Any, separator: str = "", name: Any = None) -> Tensor:
+    """``tf.strings.join``: joins strings elementwise (scalars broadcast; other shapes must match)."""
+    ts = [_strings(x, "StringJoin") for x in inputs]
+    return execute(STRING_JOIN, tuple(ts), {"separator": _b(separator)})
+
+
+def _reduce_join_kernel(a, axes, keepdims, separator):
+    a = np.asarray(a)
+    # TF joins with the first listed axis varying fastest (axis=None: row-major order).
+    axes = [ax % a.ndim for ax in axes] if axes is not None else list(range(a.ndim - 1, -1, -1))
+    keep = [d for d in range(a.ndim) if d not in axes]
+    moved = np.transpose(a, keep + axes[::-1])
+    kept_shape = tuple(a.shape[d] for d in keep)
+    rows = moved.reshape(int(np.prod(kept_shape, dtype=np.int64)), -1) if a.size else np.empty(
+        (int(np.prod(kept_shape, dtype=np.int64)), 0), dtype=_OBJ)
+    out = np.empty(len(rows), dtype=_OBJ)
+    for i, r in enumerate(rows):
+        out[i] = separator.join(_b(x) for x in r)
+    out = out.reshape(kept_shape)
+    if keepdims:
+        out = out.reshape(tuple(1 if d in axes else a.shape[d] for d in range(a.ndim)))
+    return out
+
+
+def _reduce_join_shape(specs, axes, keepdims, separator):
+    s = specs[0][0]
+    if s is None:
+        return [(None, _OBJ)]
+    n = len(s)
+    ax = {x % n for x in axes} if axes is not None else set(range(n))
+    if keepdims:
+        return [(tuple(1 if d in ax else s[d] for d in range(n)), _OBJ)]
+    return [(tuple(s[d] for d in range(n) if d not in ax), _OBJ)]
+
+
+REDUCE_JOIN = defop("ReduceJoin", _reduce_join_kernel, shape=_reduce_join_shape)
+NotDifferentiable("ReduceJoin")
+
+
+def reduce_join(inputs: Any, axis: Any = None, keepdims: bool = False, separator: str = "", name: Any = None) -> Tensor:
+    """``tf.strings.reduce_join``: joins strings across ``axis`` (all axes when ``None``)."""
+    t = _strings(inputs, "ReduceJoin")
+    axes = None
+    if axis is not None:
+        axes = [int(a) for a in np.ravel(axis.numpy() if isinstance(axis, Tensor) else axis)]
+        rank = t.shape.rank
+        if rank is not None:
+            for a in axes:
+                if not -rank <= a < max(rank, 1):
+                    raise InvalidArgumentError(None, None, f"Invalid reduction dimension {a} for input with {rank} "
+                                               "dimensions. [Op:ReduceJoin]")
+    return execute(REDUCE_JOIN, (t,), {"axes": axes, "keepdims": bool(keepdims), "separator": _b(separator)})
+
+
+def _utf8_offsets(s: bytes) -> list[int]:
+    return [i for i, c in enumerate(s) if (c & 0xC0) != 0x80] + [len(s)]
+
+
+def _substr_kernel(a, pos, ln, unit):
+    a = np.asarray(a)
+    shape = np.broadcast_shapes(a.shape, np.shape(pos), np.shape(ln))
+    A = np.broadcast_to(a, shape).reshape(-1)
+    P = np.broadcast_to(pos, shape).reshape(-1)
+    L = np.broadcast_to(ln, shape).reshape(-1)
+    out = np.empty(shape, dtype=_OBJ)
+    flat = out.reshape(-1)
+    for i in range(flat.size):
+        s, p, n = _b(A[i]), int(P[i]), int(L[i])
+        offs = _utf8_offsets(s) if unit == "UTF8_CHAR" else None
+        size = len(offs) - 1 if offs is not None else len(s)
+        q = p + size if p < 0 else p
+        if not 0 <= q <= size:
+            raise InvalidArgumentError(None, None, f"pos {p} out of range for string b'{s.decode('latin-1')}' at "
+                                       f"index {i} [Op:Substr]")
+        end = min(q + max(n, 0), size)
+        flat[i] = s[offs[q]:offs[end]] if offs is not None else s[q:end]
+    return out
+
+
+SUBSTR = defop("Substr", _substr_kernel, shape=lambda specs, unit: [(specs[0][0], _OBJ)])
+NotDifferentiable("Substr")
+
+
+def substr(input: Any, pos: Any, len: Any, unit: str = "BYTE", name: Any = None) -> Tensor:  # noqa: A002
+    """``tf.strings.substr``: ``len`` bytes (or UTF-8 characters) from ``pos`` (negative counts from the end)."""
+    _check_unit(unit, "Substr")
+    t = _strings(input, "Substr")
+    return execute(SUBSTR, (t, convert_to_tensor(pos), convert_to_tensor(len)), {"unit": unit})
+
+
+# -- ragged results: split, bytes_split, unicode_decode / encode --------------------
+
+def _rows_kernel(fn, a, out_dtype):
+    a = np.asarray(a).reshape(-1)
+    pieces, splits = [], [0]
+    for x in a:
+        p = fn(_b(x))
+        pieces.extend(p)
+        splits.append(len(pieces))
+    vals = np.empty(len(pieces), dtype=out_dtype)
+    vals[:] = pieces if out_dtype is _OBJ else np.asarray(pieces, dtype=out_dtype)
+    return vals, np.asarray(splits, dtype=np.int64)
+
+
+def _rows_shape(out_dtype):
+    def rule(specs, **attrs):
+        s = specs[0][0]
+        n = None if s is None or any(d is None for d in s) else int(np.prod(s, dtype=np.int64))
+        return [((None,), np.dtype(out_dtype)), ((None if n is None else n + 1,), np.dtype(np.int64))]
+    return rule
+
+
+def _split_one(s: bytes, sep: bytes | None, maxsplit: int) -> list[bytes]:
+    if sep is None:
+        if maxsplit < 0:
+            return s.split()
+        # TF's whitespace split: after ``maxsplit`` tokens the rest (whitespace-stripped on the left) is one more
+        # token, even when it is empty ("abc" with maxsplit=1 gives [b"abc", b""]).
+        tokens, rest = [], s.lstrip()
+        while rest and len(tokens) < maxsplit:
+            parts = rest.split(None, 1)
+            tokens.append(parts[0])
+            rest = parts[1].lstrip() if len(parts) > 1 else b""
+        if len(tokens) == maxsplit and maxsplit > 0:
+            tokens.append(rest)
+        return tokens
+    return s.split(sep, maxsplit)
+
+
+STRING_SPLIT = defop("StringSplitV2", lambda a, sep, maxsplit: _rows_kernel(
+    lambda s: _split_one(s, sep, maxsplit), a, _OBJ), shape=_rows_shape(_OBJ), num_outputs=2)
+NotDifferentiable("StringSplitV2")
+BYTES_SPLIT = defop("StringBytesSplit", lambda a: _rows_kernel(lambda s: [s[i:i + 1] for i in range(len(s))], a, _OBJ),
+                    shape=_rows_shape(_OBJ), num_outputs=2)
+NotDifferentiable("StringBytesSplit")
+
+
+def _decode_utf8(s: bytes, errors: str, replacement: int, split: bool) -> list:
+    try:
+        txt = s.decode("utf-8")
+    except UnicodeDecodeError:
+        if errors == "strict":
+            raise InvalidArgumentError(None, None, "Invalid formatting on input string [Op:UnicodeDecode]") from None
+        txt = s.decode("utf-8", errors="replace" if errors == "replace" else "ignore")
+        if errors == "replace" and replacement != 0xFFFD:
+            txt = txt.replace("\ufffd", chr(replacement))
+    if split:
+        return [c.encode("utf-8") for c in txt]
+    return [ord(c) for c in txt]
+
+
+UNICODE_DECODE = defop("UnicodeDecode", lambda a, errors, replacement, split: _rows_kernel(
+    lambda s: _decode_utf8(s, errors, replacement, split), a, _OBJ if split else np.int32),
+    shape=lambda specs, errors, replacement, split: _rows_shape(_OBJ if split else np.int32)(specs), num_outputs=2)
+NotDifferentiable("UnicodeDecode")
+
+
+def _ragged_from_rows(values, splits, shape):
+    """Builds TF's ragged result for an input of ``shape`` from flat rows."""
+    from tapeflow.ops.ragged import RaggedTensor
+
+    rt = RaggedTensor.from_row_splits(values, splits, validate=False)
+    for d in reversed(shape[1:]):
+        rt = RaggedTensor.from_uniform_row_length(rt, d, validate=False)
+    return rt
+
+
+def _ragged_result(op, t, attrs):
+    values, splits = execute(op, (t,), attrs)
+    shape = tuple(t.shape.as_list()) if t.shape.rank is not None else None
+    if shape is None:
+        raise ValueError(f"{op.name}: the input's rank must be known (got a tensor of unknown rank).")
+    if len(shape) == 0:
+        return values
+    return _ragged_from_rows(values, splits, shape)
+
+
+def _check_encoding(enc: str, op: str) -> None:
+    if str(enc).upper().replace("_", "-") not in ("UTF-8", "UTF8"):
+        raise NotImplementedError(f"tf.strings.{op}: only input_encoding='UTF-8' is implemented in tapeflow "
+                                  f"(got {enc!r}).")
+
+
+def split(input: Any, sep: Any = None, maxsplit: int = -1, name: Any = None) -> Any:
+    """``tf.strings.split``: splits on ``sep`` (whitespace runs when ``None``).
+
+    A scalar gives a 1-D tensor; a rank-N input gives a ``tf.RaggedTensor`` of rank N+1.
+    """
+    from tapeflow.ops.ragged import RaggedTensor
+
+    if isinstance(input, RaggedTensor):
+        return input.with_flat_values(split(input.flat_values, sep, maxsplit))
+    s = sep.numpy() if isinstance(sep, Tensor) else sep
+    s = None if s is None or _b(s) == b"" else _b(s)
+    return _ragged_result(STRING_SPLIT, _strings(input, "StringSplitV2"), {"sep": s, "maxsplit": int(maxsplit)})
+
+
+def bytes_split(input: Any, name: Any = None) -> Any:
+    """``tf.strings.bytes_split``: each string as its bytes (ragged for rank ≥ 1)."""
+    return _ragged_result(BYTES_SPLIT, _strings(input, "StringBytesSplit"), {})
+
+
+def unicode_decode(input: Any, input_encoding: str, errors: str = "replace", replacement_char: int = 65533,
+                   replace_control_characters: bool = False, name: Any = None) -> Any:
+    """``tf.strings.unicode_decode``: code points (int32) of each string; ragged for rank ≥ 1."""
+    _check_encoding(input_encoding, "unicode_decode")
+    return _ragged_result(UNICODE_DECODE, _strings(input, "UnicodeDecode"),
+                          {"errors": errors, "replacement": int(replacement_char), "split": False})
+
+
+def unicode_split(input: Any, input_encoding: str, errors: str = "replace", replacement_char: int = 65533,
+                  name: Any = None) -> Any:
+    """``tf.strings.unicode_split``: each string as its UTF-8 characters; ragged for rank ≥ 1."""
+    _check_encoding(input_encoding, "unicode_split")
+    return _ragged_result(UNICODE_DECODE, _strings(input, "UnicodeDecode"),
+                          {"errors": errors, "replacement": int(replacement_char), "split": True})
+
+
+def _encode_kernel(values, splits, errors, replacement):
+    out = np.empty(len(splits) - 1, dtype=_OBJ)
+    for i in range(len(out)):
+        chars = []
+        for cp in values[splits[i]:splits[i + 1]]:
+            cp = int(cp)
+            if not (0 <= cp <= 0x10FFFF) or 0xD800 <= cp <= 0xDFFF:
+                if errors == "strict":
+                    raise InvalidArgumentError(None, None, f"Invalid code point: {cp} [Op:UnicodeEncode]")
+                if errors == "ignore":
+                    continue
+                cp = replacement
+            chars.append(chr(cp))
+        out[i] = "".join(chars).encode("utf-8")
+    return out
+
+
+UNICODE_ENCODE = defop("UnicodeEncode", _encode_kernel, shape=lambda specs, errors, replacement: [
+    ((None if specs[1][0] is None or specs[1][0][0] is None else specs[1][0][0] - 1,), _OBJ)])
+NotDifferentiable("UnicodeEncode")
+
+
+def unicode_encode(input: Any, output_encoding: str, errors: str = "replace", replacement_char: int = 65533,
+                   name: Any = None) -> Tensor:
+    """``tf.strings.unicode_encode``: code points (last axis; dense or ragged) to UTF-8 strings."""
+    from tapeflow.ops import array_ops
+    from tapeflow.ops.ragged import RaggedTensor
+
+    _check_encoding(output_encoding, "unicode_encode")
+    attrs = {"errors": errors, "replacement": int(replacement_char)}
+    if isinstance(input, RaggedTensor):
+        if input.ragged_rank > 1 or input.flat_values.shape.rank != 1:
+            return input.with_values(unicode_encode(input.values, output_encoding, errors, replacement_char))
+        return execute(UNICODE_ENCODE, (input.values, input.row_splits), attrs)
+    t = convert_to_tensor(input, dtype=dtypes.int32)
+    shape = t.shape.as_list()
+    if len(shape) == 0:
+        raise InvalidArgumentError(None, None, "unicode_encode: input must have rank >= 1 (code points on the last "
+                                   "axis) [Op:UnicodeEncode]")
+    n = shape[-1]
+    outer = shape[:-1]
+    rows = int(np.prod(outer, dtype=np.int64))
+    splits = convert_to_tensor(np.arange(rows + 1, dtype=np.int64) * n)
+    flat = execute(UNICODE_ENCODE, (array_ops.reshape(t, [-1]), splits), attrs)
+    return array_ops.reshape(flat, outer) if len(outer) != 1 else flat
+
+
+# -- format -------------------------------------------------------------------------
+
+def _fmt_scalar(x: Any) -> str:
+    if isinstance(x, (bytes, np.bytes_)):
+        return '"' + x.decode("utf-8", errors="replace") + '"'
+    if isinstance(x, (bool, np.bool_)):
+        return "1" if x else "0"
+    if isinstance(x, (np.float16, np.float32)) or (isinstance(x, np.floating) and x.dtype.itemsize < 4):
+        return _short_float(x, 6, 9, np.float32)
+    if isinstance(x, (float, np.floating)):
+        return _short_float(x, 15, 17, np.float64)
+    if isinstance(x, (complex, np.complexfloating)):
+        return f"({x.real:g},{x.imag:g})"
+    return str(x)
+
+
+def _short_float(x: Any, digits: int, more: int, kind: Any) -> str:
+    # TF prints floats as absl's SimpleFtoa: %.6g (%.15g for doubles) unless that does not round-trip.
+    txt = f"{x:.{digits}g}"
+    if not np.isfinite(x) or kind(float(txt)) == kind(x):
+        return txt
+    return f"{x:.{more}g}"
+
+
+def summarize(a: np.ndarray, n: int) -> str:
+    """TF's ``SummarizeValue``: nested brackets, ``...`` beyond ``n`` per edge (``n < 0``: all)."""
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return _fmt_scalar(a[()])
+
+    def rec(x, depth=0):
+        if x.ndim == 1:
+            items = list(x)
+            if 0 <= n and 2 * n < len(items):
+                parts = [_fmt_scalar(v) for v in items[:n]] + ["..."] + [_fmt_scalar(v) for v in items[-n:]]
+            else:
+                parts = [_fmt_scalar(v) for v in items]
+            return "[" + " ".join(parts) + "]"
+        subs = list(x)
+        if 0 <= n and 2 * n < len(subs):
+            parts = [rec(v, depth + 1) for v in subs[:n]] + ["..."] + [rec(v, depth + 1) for v in subs[-n:]]
+        else:
+            parts = [rec(v, depth + 1) for v in subs]
+        return "[" + ("\n" * (x.ndim - 1) + " " * (depth + 1)).join(parts) + "]"
+
+    return rec(a)
+
+
+def _format_kernel(*arrays, template, placeholder, summarize_n):
+    pieces = template.split(placeholder)
+    out = pieces[0]
+    for a, rest in zip(arrays, pieces[1:]):
+        out += summarize(a, summarize_n) + rest
+    return np.asarray(out.encode("utf-8"), dtype=_OBJ)
+
+
+STRING_FORMAT = defop("StringFormat", _format_kernel, shape=lambda specs, **attrs: [((), _OBJ)])
+NotDifferentiable("StringFormat")
+
+
+def format(template: str, inputs: Any, placeholder: str = "{}", summarize: int = 3, name: Any = None) -> Tensor:  # noqa: A001
+    """``tf.strings.format``: fills each ``placeholder`` in ``template`` with a tensor printed as TF prints it."""
+    from tapeflow.framework import nest
+
+    items = nest.flatten(inputs)
+    if template.count(placeholder) != len(items):
+        raise ValueError(f"num placeholders in template and num inputs must match: {template.count(placeholder)} "
+                         f"vs. {len(items)}")
+    ts = tuple(x if isinstance(x, Tensor) else convert_to_tensor(x) for x in items)
+    return execute(STRING_FORMAT, ts, {"template": template, "placeholder": placeholder,
+                                       "summarize_n": int(summarize)})
+
+
+def to_hash_bucket_fast(input: Any, num_buckets: int, name: Any = None) -> Tensor:
+    """Not implemented: TF's bucket is FarmHash Fingerprint64, which tapeflow does not reproduce."""
+    raise NotImplementedError("tf.strings.to_hash_bucket_fast (FarmHash Fingerprint64) is not implemented in "
+                              "tapeflow")
+
+
+def to_hash_bucket(input: Any, num_buckets: int, name: Any = None) -> Tensor:
+    """Not implemented (TF's Fingerprint64 hash)."""
+    raise NotImplementedError("tf.strings.to_hash_bucket is not implemented in tapeflow")
+
+
+def to_hash_bucket_strong(input: Any, num_buckets: int, key: Any, name: Any = None) -> Tensor:
+    """Not implemented (TF's SipHash with a key)."""
+    raise NotImplementedError("tf.strings.to_hash_bucket_strong is not implemented in tapeflow")
