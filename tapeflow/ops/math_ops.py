@@ -29,10 +29,29 @@ def _binary(op, x, y):
     of one dtype (the common case) take the fast path."""
     if type(x) is Tensor and type(y) is Tensor:
         xd, yd = x._value.dtype, y._value.dtype
-        if xd is yd or xd == yd:
+        if (xd is yd or xd == yd) and xd.kind != "b":
             return execute2(op, x, y)
     x, y = pair(x, y, op.name)
+    if x._value.dtype.kind == "b" and op.name not in _BOOL_OK:
+        _reject_bool(op.name, x)
     return execute2(op, x, y)
+
+
+_BOOL_OK = frozenset({"Equal", "NotEqual"})
+
+
+def _reject_bool(name: str, x: Tensor) -> None:
+    raise InvalidArgumentError(
+        None, None, f"Value for attr 'T' of bool is not in the list of allowed values [Op:{name}]. "
+        "Cast to a numeric dtype first (tf.cast(x, tf.int32)), or use tf.math.logical_* for bools.")
+
+
+def _same_dtype_or_type_error(x: Tensor, y: Tensor, what: str) -> None:
+    # TF checks these Python-level wrappers' dtypes before any kernel: TypeError.
+    if x._value.dtype != y._value.dtype:
+        raise TypeError(f"`x` and `y` must have the same dtype, got tf.{x.dtype.name} != tf.{y.dtype.name}.")
+    if x._value.dtype.kind == "b":
+        raise TypeError(f"Invalid dtype tf.bool in {what}. Expected a numeric dtype; cast with tf.cast first.")
 
 
 ADD = defop("AddV2", operator.add, shape=shapes.broadcast)  # a + b: fast on NumPy scalars
@@ -127,7 +146,11 @@ _TRUEDIV_INT = {np.dtype(np.int8): dtypes.float32, np.dtype(np.uint8): dtypes.fl
 
 def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
     """x / y; integer inputs are first cast to float (int32 -> float64), as TF."""
+    if isinstance(x, Tensor) and isinstance(y, Tensor):
+        _same_dtype_or_type_error(x, y, "__truediv__")
     x, y = pair(x, y, "truediv")
+    if x._value.dtype.kind == "b":
+        _same_dtype_or_type_error(x, y, "__truediv__")
     target = _TRUEDIV_INT.get(x._value.dtype)
     if target is not None:
         x, y = cast(x, target), cast(y, target)
@@ -140,6 +163,8 @@ divide = truediv
 def _floordiv_kernel(x, y):
     if x.dtype.kind in "iu" and np.any(y == 0):
         raise InvalidArgumentError(None, None, "Integer division by zero [Op:FloorDiv]")
+    if x.dtype.kind == "f":  # TF: floor(x / y) (inf // 0.5 is inf, 0.5 // inf is 0)
+        return np.floor(np.true_divide(x, y))
     return np.floor_divide(x, y)
 
 
@@ -576,7 +601,10 @@ RELU_GRAD = defop("ReluGrad", _relu_grad_kernel, shape=shapes.broadcast)
 
 @defgrad("ReluGrad", inputs=True)
 def _relu_grad_grad(op, g):
-    return relu_grad(g, op.inputs[1]), None  # piecewise linear in y: no gradient w.r.t. y
+    from tapeflow.ops import array_ops
+
+    # Piecewise linear in y: a zero (not None) gradient w.r.t. y, as TF.
+    return relu_grad(g, op.inputs[1]), array_ops.zeros_like(op.inputs[1])
 
 
 def relu_grad(gradients: Any, features: Any) -> Tensor:
@@ -693,6 +721,65 @@ def logical_not(x: Any, name: str | None = None) -> Tensor:
 
 def logical_xor(x: Any, y: Any, name: str | None = None) -> Tensor:
     return logical_and(logical_or(x, y), logical_not(logical_and(x, y)))
+
+
+# Bitwise ops on integers (what ``&``, ``|``, ``^``, ``~`` mean on int tensors).
+_BITWISE = {"BitwiseAnd": np.bitwise_and, "BitwiseOr": np.bitwise_or, "BitwiseXor": np.bitwise_xor}
+_BITWISE_OPS = {n: defop(n, k, shape=shapes.broadcast) for n, k in _BITWISE.items()}
+INVERT = defop("Invert", np.invert, shape=shapes.same)
+for _name in (*_BITWISE, "Invert"):
+    NotDifferentiable(_name)
+
+
+def _int_only(name: str, x: Tensor) -> None:
+    if x._value.dtype.kind not in "iu":
+        raise InvalidArgumentError(
+            None, None, f"Value for attr 'T' of {x.dtype.name} is not in the list of allowed values: int8, int16, "
+            f"int32, int64, uint8, uint16, uint32, uint64 [Op:{name}]. Bitwise ops take integers; use "
+            "tf.math.logical_* for bools.")
+
+
+def _bitwise(name: str, x: Any, y: Any) -> Tensor:
+    x, y = pair(x, y, name)
+    _int_only(name, x)
+    return execute2(_BITWISE_OPS[name], x, y)
+
+
+def bitwise_and(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``tf.bitwise.bitwise_and``."""
+    return _bitwise("BitwiseAnd", x, y)
+
+
+def bitwise_or(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``tf.bitwise.bitwise_or``."""
+    return _bitwise("BitwiseOr", x, y)
+
+
+def bitwise_xor(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``tf.bitwise.bitwise_xor``."""
+    return _bitwise("BitwiseXor", x, y)
+
+
+def invert(x: Any, name: str | None = None) -> Tensor:
+    """``tf.bitwise.invert``."""
+    x = convert_to_tensor(x)
+    _int_only("Invert", x)
+    return execute(INVERT, (x,))
+
+
+def _bool_or_bitwise(logical, bitwise):
+    def op(x: Any, y: Any) -> Tensor:
+        # A tensor operand's dtype decides, as TF's operator overloads.
+        if any(getattr(getattr(v, "dtype", None), "is_integer", False) for v in (x, y)):
+            return bitwise(x, y)
+        return logical(x, y)
+
+    return op
+
+
+operator_and = _bool_or_bitwise(logical_and, bitwise_and)
+operator_or = _bool_or_bitwise(logical_or, bitwise_or)
+operator_xor = _bool_or_bitwise(logical_xor, bitwise_xor)
 
 
 for _name, _kernel in (("IsNan", np.isnan), ("IsInf", np.isinf), ("IsFinite", np.isfinite)):

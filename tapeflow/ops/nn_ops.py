@@ -66,9 +66,9 @@ RELU6 = defop("Relu6", _relu6_kernel, shape=shapes.same)
 @defgrad("Relu6", inputs=True)
 def _relu6_grad(op, g):
     # Zero gradient at both kinks (x == 0 and x == 6), as TF's Relu6Grad.
+    # Written with ReluGrad so the second order is zeros (not None), as TF.
     x = op.inputs[0]
-    inside = math_ops.logical_and(greater(x, 0), less(x, 6))
-    return where(inside, g, _zeros(g))
+    return math_ops.relu_grad(math_ops.relu_grad(g, x), subtract(6, x))
 
 
 def relu6(features: Any, name: str | None = None) -> Tensor:
@@ -88,8 +88,10 @@ LEAKY_RELU = defop("LeakyRelu", _leaky_relu_kernel, shape=shapes.same)
 @defgrad("LeakyRelu", inputs=True)
 def _leaky_relu_grad(op, g):
     # At x == 0 the slope is alpha, as TF's LeakyReluGrad (x > 0 ? g : alpha*g).
+    # Written with ReluGrad so the second order is zeros (not None), as TF.
     x = op.inputs[0]
-    return where(greater(x, 0), g, multiply(g, op.get_attr("alpha")))
+    alpha = op.get_attr("alpha")
+    return add(math_ops.relu_grad(multiply(g, 1.0 - alpha), x), multiply(g, alpha))
 
 
 def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Tensor:

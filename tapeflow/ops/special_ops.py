@@ -177,7 +177,9 @@ def _hurwitz_zeta(s: np.ndarray, q: np.ndarray) -> np.ndarray:
     s, q = np.broadcast_arrays(s, q)
     total = np.zeros(s.shape)
     # Shift every q to >= 12 (negative q need more steps) before the tail series.
-    n = np.maximum(12, np.ceil(12 - np.nan_to_num(q, nan=0.0, posinf=0.0, neginf=0.0)))
+    # (A far-negative q would need millions of steps: it gives NaN instead.)
+    far = q < -1e4
+    n = np.maximum(12, np.ceil(12 - np.nan_to_num(np.where(far, 0.0, q), nan=0.0, posinf=0.0, neginf=0.0)))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for k in range(int(n.max()) if n.size else 0):
             total = total + np.where(k < n, np.power(q + k, -s), 0.0)
@@ -190,7 +192,7 @@ def _hurwitz_zeta(s: np.ndarray, q: np.ndarray) -> np.ndarray:
             total = total + b / fact * term
             term = term * (s + 2 * j - 1) * (s + 2 * j) / (a * a)
             fact *= (2 * j + 1) * (2 * j + 2)
-    return total
+    return np.where(far, np.nan, total)
 
 
 def _polygamma_kernel(a, x):
@@ -581,6 +583,8 @@ def _div_no_nan_grad(op, g):
 
 def divide_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
     """x / y, and 0 where y == 0 (integers are first cast to float, as truediv)."""
+    if isinstance(x, Tensor) and isinstance(y, Tensor):
+        m._same_dtype_or_type_error(x, y, "tf.math.divide_no_nan")
     x, y = pair(x, y, "DivNoNan")
     target = m._TRUEDIV_INT.get(x._value.dtype)
     if target is not None:

@@ -39,12 +39,12 @@ _OPERATORS = {
     "__le__": math_ops.less_equal,
     "__gt__": math_ops.greater,
     "__ge__": math_ops.greater_equal,
-    "__and__": math_ops.logical_and,
-    "__rand__": _r(math_ops.logical_and),
-    "__or__": math_ops.logical_or,
-    "__ror__": _r(math_ops.logical_or),
-    "__xor__": math_ops.logical_xor,
-    "__rxor__": _r(math_ops.logical_xor),
+    "__and__": math_ops.operator_and,
+    "__rand__": _r(math_ops.operator_and),
+    "__or__": math_ops.operator_or,
+    "__ror__": _r(math_ops.operator_or),
+    "__xor__": math_ops.operator_xor,
+    "__rxor__": _r(math_ops.operator_xor),
     "__getitem__": array_ops.getitem,
 }
 
@@ -58,6 +58,8 @@ def _abs(self):
 
 
 def _invert(self):
+    if self.dtype.is_integer:
+        return math_ops.invert(self)
     return math_ops.logical_not(self)
 
 

@@ -1,0 +1,84 @@
+"""Replay recorded fuzz cases under tapeflow and compare with TF's records.
+
+    python -m tests.fuzz.replay [FILE ...] [-v]
+
+prints one line per mismatch (the case id, a reproducer and the first
+difference) and the mismatch rate; documented differences are counted apart.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import gzip
+import json
+import sys
+import warnings
+
+import numpy as np
+
+from tests.fuzz.harness import compare, reproducer, run_case
+from tests.fuzz.known import KNOWN
+
+
+def load(path: str) -> list:
+    with gzip.open(path, "rt") as f:
+        return json.load(f)["cases"]
+
+
+def known_reason(case: dict, msg: str) -> str | None:
+    """The documented difference covering this mismatch, if any."""
+    for fn_glob, text, reason in KNOWN:
+        if fnmatch.fnmatchcase(case["fn"], fn_glob) and (not text or text in msg):
+            return reason
+    return None
+
+
+def replay(cases: list):
+    """(mismatches, known): lists of (case, message)."""
+    import tapeflow as tf
+
+    bad, known = [], []
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for c in cases:
+            try:
+                got = run_case(tf, c)
+            except Exception as e:  # noqa: BLE001 - the harness itself broke
+                got = {"err": "Harness" + type(e).__name__, "msg": str(e)}
+            msg = compare(c["tf"], got)
+            if msg is None:
+                continue
+            (known if known_reason(c, msg) else bad).append((c, msg))
+    return bad, known
+
+
+def line(case: dict, msg: str) -> str:
+    return f"{case['id']}: {reproducer(case)}  ->  {msg}"
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verbose = "-v" in argv
+    paths = [a for a in argv if a != "-v"] or ["tests/fuzz/fixture_seed0.json.gz"]
+    total = 0
+    nbad = 0
+    for p in paths:
+        cases = load(p)
+        bad, known = replay(cases)
+        for c, m in bad:
+            print(line(c, m))
+        if verbose:
+            for c, m in known:
+                print("known:", line(c, m))
+        total += len(cases)
+        nbad += len(bad)
+        fns = len({c["fn"] for c in cases})
+        print(
+            f"{p}: {len(cases)} cases over {fns} functions: {len(bad)} mismatches "
+            f"({100 * len(bad) / len(cases):.2f}%), {len(known)} documented differences"
+        )
+    return 1 if nbad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
