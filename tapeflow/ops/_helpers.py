@@ -135,7 +135,7 @@ def axis_list(axis: Any) -> Any:
     if hasattr(axis, "_value"):
         axis = axis.numpy()
     arr = np.asarray(axis)
-    if arr.dtype.kind not in "iu":
+    if arr.dtype.kind not in "iu" and arr.size:  # (axis=[] is an empty list of axes: a no-op)
         raise TypeError(f"axis must be an integer or a list of integers, got {axis!r}")
     return [int(a) for a in arr.reshape(-1)]
 

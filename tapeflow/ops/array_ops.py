@@ -915,9 +915,25 @@ def range_(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, nam
         dt = max(floats, key=lambda k: k.itemsize) if floats else max(kinds, key=lambda k: k.itemsize)
     else:
         dt = dtypes.as_dtype(dtype)._np
-    if vals[2] == 0:
+    if dt.kind in "iu":
+        for v in vals:
+            if isinstance(v, float) or (np.asarray(v).dtype.kind == "f" and dtype is not None):
+                raise TypeError(f"Cannot convert {v!r} to EagerTensor of dtype {dt.name}")
+    # As TF's kernel: everything in the output dtype (float32 bounds give
+    # ceil(|(limit - start) / delta|) values computed in float32).
+    start_, limit_, delta_ = (np.asarray(v).astype(dt).reshape(()) for v in vals)
+    if delta_ == 0:
         raise _err("Range", "Requires delta != 0")
-    return _wrap(np.arange(vals[0], vals[1], vals[2]).astype(dt))
+    if (delta_ > 0 and start_ > limit_) or (delta_ < 0 and start_ < limit_):
+        raise _err("Range", f"Requires start {'<=' if delta_ > 0 else '>='} limit when delta "
+                   f"{'>' if delta_ > 0 else '<'} 0: {start_}/{limit_}")
+    with np.errstate(all="ignore"):
+        if dt.kind in "iu":
+            n = (abs(int(limit_) - int(start_)) + abs(int(delta_)) - 1) // abs(int(delta_))
+        else:
+            n = int(np.ceil(np.abs((limit_ - start_) / delta_)))
+        out = (start_ + np.arange(n).astype(dt) * delta_).astype(dt)
+    return _wrap(out)
 
 
 def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int = 0) -> Tensor:
@@ -927,8 +943,34 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int
     n = scalar_int(num, "num", "LinSpace")
     if n < 0:
         raise _err("LinSpace", f"Requires num >= 0, got {n}")
-    out = np.linspace(s._value, e._value, n, axis=axis)
-    return _wrap(out.astype(dt))
+    if s._value.dtype != dt:
+        s, e = math_ops.cast(s, dtypes.from_numpy(dt)), math_ops.cast(e, dtypes.from_numpy(dt))
+    if e._value.dtype != dt:
+        e = math_ops.cast(e, dtypes.from_numpy(dt))
+    # Built from ops, as TF's linspace_nd, so start and stop get gradients:
+    # [start, start + k * (stop - start) / (num - 1) for 0 < k < num - 1, stop].
+    zero = math_ops.multiply(math_ops.add(s, e), 0)  # broadcast start/stop to one shape
+    s, e = math_ops.add(s, zero), math_ops.add(e, zero)
+    rank = len(s._shape_tuple())
+    ax = axis if axis >= 0 else axis + rank + 1
+    if not 0 <= ax <= rank:
+        raise _err("LinSpace", f"axis {axis} is out of range for start/stop of rank {rank}")
+    first, last = expand_dims(s, ax), expand_dims(e, ax)
+    if n <= 1:
+        return first if n == 1 else _slice_along(first, ax, 0)
+    steps = [1] * (rank + 1)
+    steps[ax] = n - 2
+    k = reshape(_wrap(np.arange(1, n - 1, dtype=dt)), steps)
+    delta = math_ops.divide_(math_ops.subtract(last, first), _wrap(np.asarray(n - 1, dtype=dt)))
+    inner = math_ops.add(first, math_ops.multiply(k, delta))
+    return concat([first, inner, last], axis=ax)
+
+
+def _slice_along(x: Tensor, axis: int, size: int) -> Tensor:
+    begin = [0] * len(x._shape_tuple())
+    sizes = list(x._shape_tuple())
+    sizes[axis] = size
+    return slice_(x, begin, sizes)
 
 
 def shape(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002

@@ -857,11 +857,27 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
 
 
 def saturate_cast(value: Any, dtype: Any, name: str | None = None) -> Tensor:
+    """Casts ``value`` to ``dtype``, clamping to the range both dtypes share
+    (as TF: float16 inf -> 65504, float32 1e30 -> int32 2147483520)."""
     dtype = dtypes.as_dtype(dtype)
     value = t(value)
-    if dtype.is_integer and value.dtype.is_floating:
-        value = clip_by_value(value, float(dtype.min), float(dtype.max))
-    return cast(value, dtype)
+    src = value._value.dtype
+    if src.kind not in "iuf" or dtype._np.kind not in "iuf":
+        return cast(value, dtype)
+    info_s = np.finfo(src) if src.kind == "f" else np.iinfo(src)
+    info_d = np.finfo(dtype._np) if dtype._np.kind == "f" else np.iinfo(dtype._np)
+    lo, hi = max(info_s.min, info_d.min), min(info_s.max, info_d.max)
+    clamp = []
+    for bound, toward in ((lo, np.inf), (hi, -np.inf)):
+        b = np.asarray(bound).astype(src)
+        if src.kind == "f" and dtype._np.kind in "iu" and float(b) != bound:
+            b = np.nextafter(b, np.asarray(toward, src))  # rounded past the target's range: step back inside
+        clamp.append(b)
+    return cast(execute(CLIP, (value, constant_like(clamp[0], value), constant_like(clamp[1], value))), dtype)
+
+
+def constant_like(a: np.ndarray, like: Tensor) -> Tensor:
+    return convert_to_tensor(np.asarray(a, dtype=like._value.dtype))
 
 
 def _select_kernel(c, x, y):
@@ -930,7 +946,10 @@ def clip_by_value(t_: Any, clip_value_min: Any, clip_value_max: Any, name: str |
         if b._value.dtype != x._value.dtype:
             raise InvalidArgumentError(None, None, f"clip_by_value: the bounds ({b.dtype.name}) must have the "
                                        f"dtype of t ({x.dtype.name}) [Op:ClipByValue]")
-    return execute(CLIP, (x, lo, hi))
+    # As TF 2.21: maximum(minimum(t, max), min) (min wins when min > max; the
+    # gradient follows Minimum's and Maximum's rules). The ClipByValue op is
+    # what saturate_cast uses, as TF.
+    return maximum(minimum(x, hi), lo)
 
 
 # ----------------------------------------------------------------------------
@@ -952,7 +971,11 @@ def _norm_axes(x: Tensor, axis: Any, op_name: str):
                 None, None, f"Invalid reduction dimension {a} for input with {ndim} dimensions "
                 f"(shape {list(x._shape_tuple())}) [Op:{op_name}]. Use an axis in [{-ndim}, {ndim}).")
         out.append(a % ndim if ndim else 0)
-    return tuple(sorted(set(out)))
+    if len(set(out)) != len(out):
+        raise InvalidArgumentError(
+            None, None, f"Axes contains duplicate dimension: {axes} for input of shape {list(shape)} [Op:{op_name}]. "
+            "List each axis once.")
+    return tuple(sorted(out))
 
 
 def _reduce_shape(specs, axis, keepdims):
@@ -1077,7 +1100,8 @@ def _max_kernel(x, axis, keepdims):
 
 def _min_kernel(x, axis, keepdims):
     if x.size == 0:
-        return np.full(_reduce_shape([(x.shape, x.dtype)], axis, keepdims)[0][0], -_lowest(x.dtype), x.dtype)
+        highest = np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).max  # (INT32_MAX for int32, as TF)
+        return np.full(_reduce_shape([(x.shape, x.dtype)], axis, keepdims)[0][0], highest, x.dtype)
     return np.minimum.reduce(x, axis=axis, keepdims=keepdims)
 
 
@@ -1234,7 +1258,9 @@ def _cumprod_grad(op, g):
     prod = op.outputs[0]
     out = cumsum(multiply(prod, g), axis=op.get_attr("axis"), exclusive=op.get_attr("exclusive"),
                  reverse=not op.get_attr("reverse"))
-    return divide_(out, x)
+    from tapeflow.ops import special_ops
+
+    return execute2(special_ops.DIV_NO_NAN, out, x)  # as TF: 0 where x == 0
 
 
 def _cum(op, x, axis, exclusive, reverse):

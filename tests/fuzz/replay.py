@@ -28,7 +28,7 @@ def load(path: str) -> list:
 def known_reason(case: dict, msg: str) -> str | None:
     """The documented difference covering this mismatch, if any."""
     for fn_glob, text, reason in KNOWN:
-        if fnmatch.fnmatchcase(case["fn"], fn_glob) and (not text or text in msg):
+        if fnmatch.fnmatchcase(case["fn"], fn_glob) and (not text or text in msg or text in reproducer(case)):
             return reason
     return None
 
