@@ -132,6 +132,8 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any
     if any(a < 0 or b < 0 for a, b in pads):
         raise _err(op_name, f"Paddings must be non-negative: {[list(p) for p in pads]}")
     if mode_u == "CONSTANT":
+        if type(constant_values) is int and constant_values == 0 and x._value.dtype.kind == "b":
+            constant_values = False  # the default pads bools with False, as TF
         cv = convert_to_tensor(constant_values, dtype_hint=x.dtype)
         if cv._value.dtype != x._value.dtype:
             raise _err("PadV2", f"constant_values ({cv.dtype.name}) must have the dtype of the input "
@@ -501,7 +503,7 @@ def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) 
     if np.ndim(repeats.numpy() if isinstance(repeats, Tensor) else repeats) > 1:
         raise ValueError(f"Shape {np.shape(repeats)} must have rank at most 1 (tf.repeat: repeats must be a scalar "
                          "or a 1-D list)")
-    reps = np.asarray(as_int_tuple(repeats, "repeats"))
+    reps = np.asarray(as_int_tuple(repeats, "repeats"), dtype=np.int64)
     n = s[a]
     if n is None:
         if reps.size != 1:

@@ -616,7 +616,9 @@ def _out_and_pads(size, k, stride, dilation, padding):
     if size is None:
         return None, None
     if padding == "VALID":
-        return max((size - eff) // stride + 1, 0) if size >= eff else 0, (0, 0)
+        # TF: (size - eff + stride) / stride, truncated: 0 (an empty output) when
+        # the window is at most stride - 1 longer than the input, negative (an error) beyond.
+        return int((size - eff + stride) / stride), (0, 0)
     out = -(-size // stride)
     total = max((out - 1) * stride + eff - size, 0)
     return out, (total // 2, total - total // 2)  # extra padding at the end, as TF
@@ -898,7 +900,7 @@ def _nhwc_to_nchw(x: Tensor) -> Tensor:
 
 
 def _check_out(op: str, out_hw, sx, sw, padding):
-    if any(o is not None and o <= 0 for o in out_hw):
+    if any(o is not None and o < 0 for o in out_hw):
         raise _err(op, f"Computed output size would be negative: input {list(sx)}, filter {list(sw)}, padding "
                    f"{padding!r}. Use padding='SAME' or a smaller filter")
 
@@ -1350,7 +1352,7 @@ def _pool(op, name, input, ksize, strides, padding, data_format, n_spatial=2):
         x = _nchw_to_nhwc(x)
     sx = x._shape_tuple()
     out_hw, _ = _geometry(sx[1:3], ks, st, (1, 1), pad)
-    if any(o is not None and o <= 0 for o in out_hw):
+    if any(o is not None and o < 0 for o in out_hw):
         raise _err(op.name, f"Computed output size would be negative: input {list(s)}, ksize {list(ks)}, "
                    f"padding {padding!r}. Use padding='SAME' or a smaller window")
     if not isinstance(pad, str) and any(p >= k for pr, k in zip(pad, ks) for p in pr):
@@ -1471,7 +1473,7 @@ def max_pool_with_argmax(input: Any, ksize: Any, strides: Any, padding: str, dat
     if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
         raise _err("MaxPoolWithArgmax", f"padding must be 'SAME' or 'VALID', got {padding!r}")
     out_hw, _ = _geometry(s[1:3], ks, st, (1, 1), padding.upper())
-    if any(o is not None and o <= 0 for o in out_hw):
+    if any(o is not None and o < 0 for o in out_hw):
         raise _err("MaxPoolWithArgmax", f"Computed output size would be negative: input {_dims(s)}, ksize "
                    f"{list(ks)}")
     y, idx = execute(MAX_POOL_WITH_ARGMAX, (x,), {
@@ -1897,7 +1899,7 @@ def _pool3d(op, name, input, ksize, strides, padding, data_format):
     if data_format == "NCDHW":
         x = array_ops.transpose(x, (0, 2, 3, 4, 1))
     out_sp, _ = _geometry_nd(x._shape_tuple()[1:4], ks, st, (1, 1, 1), pad)
-    if any(o is not None and o <= 0 for o in out_sp):
+    if any(o is not None and o < 0 for o in out_sp):
         raise _err(op.name, f"Computed output size would be negative: input {_dims(s)}, ksize {list(ks)}")
     y = execute(op, (x,), {"ksize": ks, "strides": st, "padding": pad})
     return array_ops.transpose(y, (0, 4, 1, 2, 3)) if data_format == "NCDHW" else y
