@@ -9,7 +9,11 @@ KNOWN: list = [
     ("math.zeta", "tf.float16)", "TF has no float16 kernel; tapeflow computes"),
     ("math.polygamma", "tf.float16)", "TF has no float16 kernel; tapeflow computes"),
     ("math.nextafter", "tf.float16)", "TF has no float16 kernel; tapeflow computes"),
-    ("nn.max_pool3d", "raised nothing () vs TF InvalidArgumentError (Value for attr 'T' of double", "TF has no float64 kernel"),
+    (
+        "nn.max_pool3d",
+        "raised nothing () vs TF InvalidArgumentError (Value for attr 'T' of double",
+        "TF has no float64 kernel",
+    ),
     ("nn.moments", "g2[", "second derivatives of moments are correct here; TF's rule drops a term"),
     ("saturate_cast", "], tf.int64), ", "TF 2.21's saturate_cast of int64 gives wrong numbers (every value -2**63)"),
     ("saturate_cast", "inf], tf.float64), tf.int64", "TF 2.21 casts inf past int64's range (undefined behaviour)"),
