@@ -272,7 +272,9 @@ def test_conv2d_errors():
     with pytest.raises(ValueError, match="4-dimensional"):
         tf.nn.conv2d(tf.ones([5, 5, 3]), tf.ones([3, 3, 3, 2]), 1, "SAME")
     with pytest.raises(tf.errors.InvalidArgumentError, match="negative"):
-        tf.nn.conv2d(tf.ones([1, 2, 2, 3]), tf.ones([3, 3, 3, 2]), 1, "VALID")
+        tf.nn.conv2d(tf.ones([1, 1, 1, 3]), tf.ones([3, 3, 3, 2]), 1, "VALID")
+    # TF's size rule (in - k + stride) / stride: 0 here, an empty output (not an error).
+    assert tf.nn.conv2d(tf.ones([1, 2, 2, 3]), tf.ones([3, 3, 3, 2]), 1, "VALID").shape == (1, 0, 0, 2)
 
 
 def test_conv2d_gradients_match_direct_adjoints():

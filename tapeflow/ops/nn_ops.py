@@ -1188,31 +1188,51 @@ def _pool_windows(x, ksize, strides, padding, fill):
 
 
 def _lowest(dt):
-    return -np.inf if dt.kind == "f" else np.iinfo(dt).min
+    return np.finfo(dt).min if dt.kind == "f" else np.iinfo(dt).min
+
+
+def _tf_max_input(x):
+    """As TF's max pooling, which starts from the lowest finite value and
+    takes only larger ones: NaN and -inf count as that lowest value."""
+    if x.dtype.kind != "f":
+        return x
+    low = np.finfo(x.dtype).min
+    return np.where(np.isnan(x) | (x < low), low, x).astype(x.dtype, copy=False)
 
 
 def _max_pool_kernel(x, ksize, strides, padding):
+    x = _tf_max_input(x)
     win, _, _ = _pool_windows(x, ksize, strides, padding, _lowest(x.dtype))
     return win.max(axis=(3, 4))
 
 
 def _first_max_masks(x, y, ksize, strides, padding):
     """Yields (slices, mask) per window offset (i, j): ``mask`` marks the
-    outputs whose first maximum (row-major within the window) sits at that
-    offset; ``slices`` index the matching strided view of the padded input.
-    One elementwise pass per offset, no (N, OH, OW, KH*KW, C) copy."""
+    outputs whose argmax sits at that offset; ``slices`` index the matching
+    strided view of the padded input. The argmax is TF's: the window's first
+    element, replaced only by strictly larger ones (the first maximum; a
+    leading NaN keeps it, a later NaN is skipped)."""
     out_hw, pads = _pool_geom(x.shape, ksize, strides, padding)
+    n, h, w, c = x.shape
     xp = _pad_hw(x, pads, _lowest(x.dtype))
+    valid = _pad_hw(np.ones((1, h, w, 1), dtype=bool), pads, False)
     oh, ow = out_hw
     sh, sw = strides
-    taken = np.zeros(y.shape, dtype=bool)
+    cur = np.full(y.shape, _lowest(x.dtype), dtype=x.dtype)
+    winner = np.zeros(y.shape, dtype=np.int32)
+    started = np.zeros((1, oh, ow, 1), dtype=bool)
+    slices = []
     for i in range(ksize[0]):
         for j in range(ksize[1]):
             sl = (slice(None), slice(i, i + (oh - 1) * sh + 1, sh), slice(j, j + (ow - 1) * sw + 1, sw))
-            hit = xp[sl] == y
-            hit &= ~taken
-            taken |= hit
-            yield sl, hit
+            v, ok = xp[sl], valid[sl]
+            take = ok & (~started | (v > cur))
+            np.copyto(cur, v, where=take)
+            np.copyto(winner, len(slices), where=take)
+            started |= ok
+            slices.append(sl)
+    for k, sl in enumerate(slices):
+        yield sl, winner == k
     return pads
 
 
@@ -1422,18 +1442,29 @@ def avg_pool1d(input: Any, ksize: Any, strides: Any, padding: Any, data_format: 
 
 
 def _argmax_kernel(x, ksize, strides, padding, include_batch_in_index, output_dtype):
-    y = _max_pool_kernel(x, ksize, strides, padding)
-    _, pads = _pool_geom(x.shape, ksize, strides, padding)
+    # As TF's kernel: start from each window's first element, then take only
+    # strictly larger ones (a leading NaN stays, a later NaN is skipped).
+    out_hw, pads = _pool_geom(x.shape, ksize, strides, padding)
     n, h, w, c = x.shape
-    _, oh, ow, _ = y.shape
+    oh, ow = out_hw
+    xp = _pad_hw(x, pads, _lowest(x.dtype))
+    valid = _pad_hw(np.ones((1, h, w, 1), dtype=bool), pads, False)
     rows = np.arange(oh).reshape(1, oh, 1, 1) * strides[0] - pads[0][0]
     cols = np.arange(ow).reshape(1, 1, ow, 1) * strides[1] - pads[1][0]
     chan = np.arange(c).reshape(1, 1, 1, c)
     batch = np.arange(n).reshape(n, 1, 1, 1) * (h * w * c) if include_batch_in_index else 0
+    y = np.full((n, oh, ow, c), _lowest(x.dtype), dtype=x.dtype)
     idx = np.zeros(y.shape, dtype=output_dtype)
-    for k, (_, hit) in enumerate(_first_max_masks(x, y, ksize, strides, padding)):
-        i, j = divmod(k, ksize[1])
-        np.copyto(idx, ((rows + i) * w + (cols + j)) * c + chan + batch, where=hit, casting="unsafe")
+    started = np.zeros((1, oh, ow, 1), dtype=bool)
+    sh, sw = strides
+    for i in range(ksize[0]):
+        for j in range(ksize[1]):
+            sl = (slice(None), slice(i, i + (oh - 1) * sh + 1, sh), slice(j, j + (ow - 1) * sw + 1, sw))
+            v, ok = xp[sl], valid[sl]
+            take = ok & (~started | (v > y))
+            np.copyto(y, v, where=take)
+            np.copyto(idx, ((rows + i) * w + (cols + j)) * c + chan + batch, where=take, casting="unsafe")
+            started |= ok
     return y, idx
 
 
@@ -1751,20 +1782,21 @@ def conv3d(input: Any, filters: Any, strides: Any, padding: Any, data_format: st
     return array_ops.transpose(y, (0, 4, 1, 2, 3)) if data_format == "NCDHW" else y
 
 
-def _first_max_masks_nd(x, y, ksize, strides, padding):
+def _first_max_masks_nd(x, y, ksize, strides, padding, first=True):
     out_sp, pads = _geometry_nd(x.shape[1:-1], ksize, strides, (1,) * len(ksize), padding)
-    xp = _pad_nd(x, pads, _lowest(x.dtype))
+    xp = _pad_nd(_tf_max_input(x), pads, _lowest(x.dtype))
     taken = np.zeros(y.shape, dtype=bool)
     for _, _, sl in _offsets_nd(ksize, out_sp, strides, (1,) * len(ksize)):
         hit = xp[sl] == y
-        hit &= ~taken
-        taken |= hit
+        if first:
+            hit &= ~taken
+            taken |= hit
         yield sl, hit
 
 
 def _max_pool3d_kernel(x, ksize, strides, padding):
     out_sp, pads = _geometry_nd(x.shape[1:-1], ksize, strides, (1, 1, 1), padding)
-    win = _windows_nd(_pad_nd(x, pads, _lowest(x.dtype)), ksize, out_sp, strides, (1, 1, 1))
+    win = _windows_nd(_pad_nd(_tf_max_input(x), pads, _lowest(x.dtype)), ksize, out_sp, strides, (1, 1, 1))
     return win.max(axis=(4, 5, 6))
 
 
@@ -1772,7 +1804,8 @@ def _max_pool3d_grad_kernel(x, y, g, ksize, strides, padding):
     _, pads = _geometry_nd(x.shape[1:-1], ksize, strides, (1, 1, 1), padding)
     dxp = np.zeros((x.shape[0],) + tuple(d + a + b for d, (a, b) in zip(x.shape[1:-1], pads)) + (x.shape[-1],),
                    dtype=g.dtype)
-    for sl, hit in _first_max_masks_nd(x, y, ksize, strides, padding):
+    # As TF's MaxPool3DGrad: every element equal to its window's max gets the gradient (ties too).
+    for sl, hit in _first_max_masks_nd(x, y, ksize, strides, padding, first=False):
         dxp[sl] += g * hit
     return _crop_nd(dxp, x.shape, pads)
 
