@@ -759,13 +759,31 @@ def slice_(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tenso
 
 
 def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None, **kwargs) -> Tensor:
-    if any(kwargs.get(k) for k in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
-                                   "shrink_axis_mask")):
-        raise NotImplementedError("tf.strided_slice masks are not implemented in tapeflow; use tensor[...] "
-                                  "indexing instead.")
     b = as_int_tuple(begin, "begin")
     e = as_int_tuple(end, "end")
     s = as_int_tuple(strides, "strides") if strides is not None else (1,) * len(b)
+    masks = {k: int(kwargs.get(k) or 0) for k in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                                                  "shrink_axis_mask")}
+    if any(masks.values()):
+        # The masks mean what tensor[...] does (that is how TF builds them): spell the key out.
+        if len(e) != len(b) or len(s) != len(b):
+            raise _err("StridedSlice", f"begin, end and strides must have one length, got {len(b)}, {len(e)}, "
+                       f"{len(s)}")
+        key: list = []
+        for i in range(len(b)):
+            bit = 1 << i
+            if masks["ellipsis_mask"] & bit and Ellipsis not in key:
+                key.append(Ellipsis)
+            elif masks["new_axis_mask"] & bit:
+                key.append(None)
+            elif masks["shrink_axis_mask"] & bit:
+                key.append(b[i])
+            else:
+                if s[i] == 0:
+                    raise _err("StridedSlice", f"strides[{i}] must be non-zero")
+                key.append(slice(None if masks["begin_mask"] & bit else b[i],
+                                 None if masks["end_mask"] & bit else e[i], s[i]))
+        return t(input_)[tuple(key)]
     return execute(STRIDED_SLICE, (t(input_),), {"spec": tuple(("s", x, y, z) for x, y, z in zip(b, e, s))})
 
 
@@ -992,11 +1010,16 @@ def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
 # Arg reductions and where(condition)
 # ----------------------------------------------------------------------------
 
-ARGMAX = defop("ArgMax", lambda x, axis, output_type: np.argmax(x, axis=axis).astype(output_type),
+def _skip_nan(x, fill):
+    # TF's arg reductions compare with > / <, so a NaN never wins over a number.
+    return np.where(np.isnan(x), fill, x) if x.dtype.kind == "f" else x
+
+
+ARGMAX = defop("ArgMax", lambda x, axis, output_type: np.argmax(_skip_nan(x, -np.inf), axis=axis).astype(output_type),
                shape=lambda specs, axis, output_type: [
                    (None if specs[0][0] is None else tuple(d for i, d in enumerate(specs[0][0]) if i != axis),
                     output_type)])
-ARGMIN = defop("ArgMin", lambda x, axis, output_type: np.argmin(x, axis=axis).astype(output_type),
+ARGMIN = defop("ArgMin", lambda x, axis, output_type: np.argmin(_skip_nan(x, np.inf), axis=axis).astype(output_type),
                shape=ARGMAX.shape)
 NotDifferentiable("ArgMax")
 NotDifferentiable("ArgMin")

@@ -285,10 +285,10 @@ def _tensor_scatter_kernel(kind):
             np.add.at(out, key, updates)
         elif kind == "Sub":
             np.subtract.at(out, key, updates)
-        elif kind == "Max":
-            np.maximum.at(out, key, updates)
-        else:
-            np.minimum.at(out, key, updates)
+        else:  # Max/Min: a NaN update never wins (TF compares with < / >)
+            if updates.dtype.kind == "f":
+                updates = np.where(np.isnan(updates), -np.inf if kind == "Max" else np.inf, updates)
+            (np.maximum if kind == "Max" else np.minimum).at(out, key, updates.astype(out.dtype, copy=False))
         return out
 
     return kernel

@@ -220,7 +220,15 @@ def _pow_grad(op, g):
     return gx, gy
 
 
+def _no_unsigned(name: str, x: Any) -> None:
+    if isinstance(x, Tensor) and x._value.dtype.kind == "u":
+        raise InvalidArgumentError(
+            None, None, f"Value for attr 'T' of {x.dtype.name} is not in the list of allowed values [Op:{name}]: "
+            "TF has no unsigned kernel; cast to a signed or float dtype first.")
+
+
 def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
+    _no_unsigned("Pow", x)
     return _binary(POW, x, y)
 
 
@@ -265,6 +273,7 @@ def _sqdiff_grad(op, g):
 
 
 def squared_difference(x: Any, y: Any, name: str | None = None) -> Tensor:
+    _no_unsigned("SquaredDifference", x)
     return _binary(SQDIFF, x, y)
 
 
@@ -778,6 +787,13 @@ def _bool_or_bitwise(logical, bitwise):
 
 
 operator_and = _bool_or_bitwise(logical_and, bitwise_and)
+
+
+def operator_mul(x: Any, y: Any) -> Tensor:
+    """``x * y``: on bool tensors TF's operator is logical_and."""
+    if getattr(getattr(x, "dtype", None), "is_bool", False):
+        return logical_and(x, y)
+    return multiply(x, y)
 operator_or = _bool_or_bitwise(logical_or, bitwise_or)
 operator_xor = _bool_or_bitwise(logical_xor, bitwise_xor)
 

@@ -583,6 +583,9 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | 
     if data_format not in ("NHWC", "NCHW", "NWC", "NCW", "NDHWC", "NCDHW", "N..C", "NC.."):
         raise ValueError(f"data_format must be of the form `N...C` or `NC...`, got {data_format!r}")
     sx, sb = x._shape_tuple(), b._shape_tuple()
+    if x._value.dtype.kind == "b":
+        raise _err("BiasAdd", "Value for attr 'T' of bool is not in the list of allowed values: BiasAdd takes "
+                   "numbers; cast with tf.cast first")
     if x._value.dtype != b._value.dtype:
         raise _err("BiasAdd", f"cannot compute BiasAdd as input #1(zero-based) was expected to be a {x.dtype.name} "
                    f"tensor but is a {b.dtype.name} tensor")

@@ -296,12 +296,35 @@ def erfinv(x: Any, name: str | None = None) -> Tensor:
     return _unary_real(ERFINV, x)
 
 
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _ndtri_tail(q: np.ndarray) -> np.ndarray:
+    """x < 0 with ndtr(x) = q for 0 < q <= 0.5: Newton on log ndtr(x) = log q
+    (concave, so from the guess -sqrt(-2 log q), left of the root, every step
+    stays left and converges), exact down to the smallest float64."""
+    q = np.clip(np.nan_to_num(q, nan=0.5), 1e-320, 0.5)
+    lq = np.log(q)
+    x = -np.sqrt(-2.0 * lq)
+    for _ in range(60):
+        c = 0.5 * _ERFC(-x / np.sqrt(2.0)).astype(np.float64)
+        pdf = np.exp(-0.5 * x * x) / np.sqrt(2.0 * np.pi)
+        step = (np.log(c) - lq) * c / pdf
+        x = x - step
+        if np.all(np.abs(step) <= 1e-15 * np.maximum(1.0, np.abs(x))):
+            break
+    return x
+
+
 def _ndtri_np(p: np.ndarray) -> np.ndarray:
     p = np.asarray(p, dtype=np.float64)
     mid = (p > 0.25) & (p < 0.75)
-    # Tails through erfcinv of an exact argument (2p, or 2(1-p)), the middle through erfinv(2p - 1).
-    low = -np.sqrt(2.0) * _erfcinv_np(np.where(p <= 0.5, 2.0 * p, 1.0))
-    high = np.sqrt(2.0) * _erfcinv_np(np.where(p > 0.5, 2.0 * (1.0 - p), 1.0))
+    # Tails by Newton on log ndtr (of p, or of 1 - p), the middle through erfinv(2p - 1).
+    with np.errstate(all="ignore"):
+        low = np.where(p <= 0, -np.inf, _ndtri_tail(np.where((p <= 0.5) & ~mid, p, 0.5)))
+        high = np.where(p >= 1, np.inf, -_ndtri_tail(np.where((p > 0.5) & ~mid, 1.0 - p, 0.5)))
+        low = np.where((p < 0) | np.isnan(p), np.nan, low)
+        high = np.where(p > 1, np.nan, high)
     middle = np.sqrt(2.0) * _erfinv_np(np.where(mid, 2.0 * p - 1.0, 0.0))
     return np.where(mid, middle, np.where(p <= 0.5, low, high))
 
@@ -961,7 +984,8 @@ def _sorted_segment_kernel(kind):
                 counts = np.bincount(ids, minlength=n).reshape((n,) + (1,) * (data.ndim - 1))
                 # Empty segments stay 0; integer means round toward zero, as TF.
                 safe = np.maximum(counts, 1)
-                out = (out // safe if data.dtype.kind in "iu" else out / safe).astype(data.dtype)
+                # Integer means truncate toward zero, as TF (-3 // 2 would floor to -2).
+                out = (np.trunc(out / safe) if data.dtype.kind in "iu" else out / safe).astype(data.dtype)
             return out
         if kind == "Prod":
             out = np.ones((n,) + data.shape[1:], dtype=data.dtype)
@@ -972,6 +996,8 @@ def _sorted_segment_kernel(kind):
         out = np.zeros((n,) + data.shape[1:], dtype=data.dtype)
         starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.zeros(0, np.int64)
         if ids.size:
+            if data.dtype.kind == "f":  # a NaN never wins (TF compares with < / >)
+                data = np.where(np.isnan(data), -np.inf if kind == "Max" else np.inf, data).astype(data.dtype)
             out[ids[starts]] = ufunc.reduceat(data, starts, axis=0)
         return out
 

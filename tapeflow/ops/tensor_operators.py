@@ -23,7 +23,7 @@ _OPERATORS = {
     "__radd__": _r(math_ops.add),
     "__sub__": math_ops.subtract,
     "__rsub__": _r(math_ops.subtract),
-    "__mul__": math_ops.multiply,
+    "__mul__": math_ops.operator_mul,
     "__rmul__": _r(math_ops.multiply),
     "__truediv__": math_ops.truediv,
     "__rtruediv__": _r(math_ops.truediv),

@@ -3,6 +3,7 @@
 import numpy as np
 
 import tapeflow as tf
+from tapeflow.framework.execute import execute
 from tapeflow.ops import array_ops, math_ops
 from tests.op_specs import Arg, OpSpec
 
@@ -66,7 +67,8 @@ SPECS = [
     OpSpec("Cast", lambda x: tf.cast(tf.cast(x, tf.float32), tf.float64) * x, [Arg(A)], rtol=1e-3, atol=1e-4,
            eps=1e-3),
     OpSpec("SelectV2", lambda x, y: tf.where(x > 0, x * x, y), [Arg(value=_nokink), Arg(B)]),
-    OpSpec("ClipByValue", lambda x, lo, hi: tf.clip_by_value(x, lo, hi),
+    # (tf.clip_by_value is maximum(minimum(...)) as in TF; the op itself backs saturate_cast.)
+    OpSpec("ClipByValue", lambda x, lo, hi: execute(math_ops.CLIP, (x, lo, hi)),
            [Arg(value=_away_from(_rng.uniform(-2, 2, (3, 4)), [-1.0, 1.0])), Arg(value=-1.0), Arg(value=1.0)]),
     OpSpec("Sum", lambda x: tf.reduce_sum(x, axis=1), [Arg((2, 3, 4))]),
     OpSpec("Sum", lambda x: tf.reduce_sum(x * x, axis=[0, 2], keepdims=True), [Arg((2, 3, 4))], name="keepdims"),
