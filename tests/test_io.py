@@ -86,3 +86,36 @@ def test_gfile_basics(tmp_path):
 def test_unbuilt_io_features_raise_not_implemented():
     with pytest.raises(NotImplementedError, match="tf.io.TFRecordWriter"):
         tf.io.TFRecordWriter
+
+
+def test_decode_csv_types_defaults_quotes_and_errors():
+    a, b, c = tf.io.decode_csv(["1,2.5,a", '3,,"b,c"'], record_defaults=[[0], [1.0], ["x"]])
+    assert a.dtype == tf.int32 and a.numpy().tolist() == [1, 3]
+    assert b.dtype == tf.float32 and b.numpy().tolist() == [2.5, 1.0]
+    assert c.dtype == tf.string and c.numpy().tolist() == [b"a", b"b,c"]
+    x, y = tf.io.decode_csv("4;5", record_defaults=[tf.constant([], tf.int64), [0.0]], field_delim=";")
+    assert x.dtype == tf.int64 and x.shape == () and int(x) == 4 and float(y) == 5.0
+    x, y = tf.io.decode_csv(["1,2,3"], record_defaults=[[0], [0]], select_cols=[0, 2])
+    assert x.numpy().tolist() == [1] and y.numpy().tolist() == [3]
+    assert tf.io.decode_csv(["NA,2"], record_defaults=[[0], [0]], na_value="NA")[0].numpy().tolist() == [0]
+    x, _ = tf.io.decode_csv([["1,2"], ["3,4"]], record_defaults=[[0], [0]])
+    assert x.shape == (2, 1) and x.numpy().tolist() == [[1], [3]]
+    assert tf.io.decode_csv(['a"b,c'], record_defaults=[[""], [""]], use_quote_delim=False)[0].numpy() == [b'a"b']
+    assert tf.io.decode_csv(['" x ",1'], record_defaults=[[""], [0]])[0].numpy() == [b" x "]
+    assert tf.io.decode_csv(["1.5,1e2"], record_defaults=[[0.0], [tf.constant(0, tf.float64)]])[1].dtype == tf.float64
+    for recs, defaults, msg in [
+        (["1"], [[0], [0]], "Expect 2 fields but have 1 in record 0"),
+        ([","], [tf.constant([], tf.int32), [0]], "Field 0 is required but missing in record 0!"),
+        (["x"], [[0]], "Field 0 in record 0 is not a valid int32: x"),
+    ]:
+        with pytest.raises(tf.errors.InvalidArgumentError, match=msg):
+            tf.io.decode_csv(recs, record_defaults=defaults)
+
+
+def test_decode_csv_inside_tf_function():
+    @tf.function
+    def parse(lines):
+        return tf.io.decode_csv(lines, [[0], [""]])
+
+    n, s = parse(tf.constant(["1,a", "2,b"]))
+    assert n.numpy().tolist() == [1, 2] and s.numpy().tolist() == [b"a", b"b"]

@@ -1,4 +1,4 @@
-"""File and serialization ops (``tf.io``): ReadFile, WriteFile, SerializeTensor, ParseTensor.
+"""File and serialization ops (``tf.io``): ReadFile, WriteFile, SerializeTensor, ParseTensor, DecodeCSV.
 
 ``serialize_tensor`` writes tapeflow's own compact format (not TF's TensorProto):
 ``b"TFLT"``, the dtype name, the rank and dims, then the raw little-endian data
@@ -9,7 +9,9 @@ stateful, so they run at every call of a ``tf.function``.
 
 from __future__ import annotations
 
+import csv
 import os
+import re
 import struct
 from typing import Any
 
@@ -132,3 +134,94 @@ def parse_tensor(serialized: Any, out_type: Any, name: Any = None) -> Tensor:
     """``tf.io.parse_tensor``: the tensor ``serialize_tensor`` wrote; ``out_type`` must be its dtype."""
     return execute(PARSE_TENSOR, (convert_to_tensor(serialized, dtype=dtypes.string),),
                    {"out_type": dtypes.as_dtype(out_type)})
+
+
+# -- decode_csv --------------------------------------------------------------------
+
+_TF_TYPE_NAMES = {"float32": "float", "float64": "double"}
+
+
+def _csv_field(txt: str, dt: Any, col: int, rec: int) -> Any:
+    if dt == dtypes.string:
+        return txt.encode("utf-8")
+    try:
+        if dt.is_integer:
+            if not re.fullmatch(r"\s*[+-]?\d+\s*", txt):
+                raise ValueError
+            v = int(txt)
+            info = np.iinfo(dt._np)
+            if not info.min <= v <= info.max:
+                raise ValueError
+            return v
+        t = txt.strip()
+        if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|infinity|nan)", t, re.IGNORECASE):
+            raise ValueError
+        return float(t)
+    except ValueError:
+        raise InvalidArgumentError(None, None, f"Field {col} in record {rec} is not a valid "
+                                   f"{_TF_TYPE_NAMES.get(dt.name, dt.name)}: {txt} [Op:DecodeCSV]") from None
+
+
+def _decode_csv_kernel(records, *defaults, out_types, field_delim, use_quote_delim, na_value, select_cols):
+    records = np.asarray(records)
+    flat = records.reshape(-1)
+    cols = [np.empty(flat.size, dtype=_OBJ if t == dtypes.string else t._np) for t in out_types]
+    opts = {"delimiter": field_delim, "quotechar": '"', "doublequote": True, "strict": False}
+    if not use_quote_delim:
+        opts = {"delimiter": field_delim, "quoting": csv.QUOTE_NONE}
+    for r, rec in enumerate(flat):
+        line = rec.decode("utf-8") if isinstance(rec, bytes) else str(rec)
+        fields = next(csv.reader([line], **opts), [""])
+        if select_cols is None:
+            if len(fields) != len(out_types):
+                raise InvalidArgumentError(None, None, f"Expect {len(out_types)} fields but have {len(fields)} in "
+                                           f"record {r} [Op:DecodeCSV]")
+            picked = fields
+        else:
+            if len(fields) <= max(select_cols):
+                raise InvalidArgumentError(None, None, f"Expect {max(select_cols) + 1} fields but have {len(fields)} "
+                                           f"in record {r} [Op:DecodeCSV]")
+            picked = [fields[c] for c in select_cols]
+        for i, (txt, dt, dflt) in enumerate(zip(picked, out_types, defaults)):
+            if txt == "" or (na_value and txt == na_value):
+                d = np.asarray(dflt).reshape(-1)
+                if d.size == 0:
+                    raise InvalidArgumentError(None, None, f"Field {i} is required but missing in record {r}! "
+                                               "[Op:DecodeCSV]")
+                cols[i][r] = d[0]
+            else:
+                cols[i][r] = _csv_field(txt, dt, i, r)
+    return tuple(c.reshape(records.shape) for c in cols)
+
+
+DECODE_CSV = defop("DecodeCSV", _decode_csv_kernel, shape=lambda specs, out_types, **attrs: [
+    (specs[0][0], _OBJ if t == dtypes.string else np.dtype(t._np)) for t in out_types],
+    num_outputs=lambda attrs: len(attrs["out_types"]))
+NotDifferentiable("DecodeCSV")
+
+
+def decode_csv(records: Any, record_defaults: Any, field_delim: str = ",", use_quote_delim: bool = True,
+               na_value: str = "", select_cols: Any = None, name: Any = None) -> list:
+    """``tf.io.decode_csv``: one tensor per column, typed by ``record_defaults`` (``[]`` marks a required column)."""
+    recs = convert_to_tensor(records, dtype=dtypes.string)
+    defaults = []
+    for d in record_defaults:
+        t = d if isinstance(d, Tensor) else convert_to_tensor(d)
+        if isinstance(d, (list, tuple)) and len(d) == 0:
+            raise ValueError("tf.io.decode_csv: an empty record default needs a dtype, e.g. tf.constant([], tf.int32)")
+        if t.dtype not in (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.string):
+            raise TypeError(f"tf.io.decode_csv: record_defaults of dtype {t.dtype.name} are not supported "
+                            "(float32, float64, int32, int64, string)")
+        defaults.append(t)
+    if select_cols is not None:
+        select_cols = [int(c) for c in select_cols]
+        if select_cols != sorted(set(select_cols)):
+            raise ValueError("select_cols is not strictly increasing.")
+        if len(select_cols) != len(defaults):
+            raise ValueError("Length of select_cols and record_defaults do not match.")
+    if len(field_delim) != 1:
+        raise InvalidArgumentError(None, None, "field_delim should be only 1 char [Op:DecodeCSV]")
+    out = execute(DECODE_CSV, (recs, *defaults), {
+        "out_types": [t.dtype for t in defaults], "field_delim": field_delim, "use_quote_delim": bool(use_quote_delim),
+        "na_value": na_value, "select_cols": select_cols})
+    return out if isinstance(out, list) else [out]
