@@ -153,3 +153,11 @@ def test_keras_dense_on_sparse_input():
     np.testing.assert_allclose(out.numpy(), dense.numpy(), rtol=1e-6)
     layer = tf.keras.layers.Dense(2, kernel_initializer="ones")
     assert layer(tf.SparseTensor([[0, 1]], [2.0], [2, 4])).numpy().tolist() == [[2.0, 2.0], [0.0, 0.0]]
+
+
+def test_namespaces_name_what_is_not_built():
+    with pytest.raises(NotImplementedError, match="tf.sparse.split"):
+        tf.sparse.split
+    with pytest.raises(NotImplementedError, match="tf.ragged.cross"):
+        tf.ragged.cross
+    assert not hasattr(tf.sparse, "no_such_op")

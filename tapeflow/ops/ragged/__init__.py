@@ -93,3 +93,15 @@ def _setup() -> None:
 
 
 _setup()
+
+
+# TF's tf.ragged names tapeflow does not build: looking one up says so.
+_NOT_BUILT = frozenset({"constant_value", "cross", "cross_hashed", "stack_dynamic_partitions", "RaggedTensorValue"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NOT_BUILT:
+        from tapeflow.framework.errors import NotImplementedInTapeflowError
+
+        raise NotImplementedInTapeflowError(f"tf.ragged.{name} is not implemented in tapeflow")
+    raise AttributeError(f"module 'tapeflow.ragged' has no attribute '{name}'")

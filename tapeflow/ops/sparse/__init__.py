@@ -556,3 +556,17 @@ def _register() -> None:
 
 
 _register()
+
+
+# TF's tf.sparse names tapeflow does not build: looking one up says so.
+_NOT_BUILT = frozenset(
+    {"bincount", "cross", "cross_hashed", "mask", "segment_mean", "segment_sqrt_n", "segment_sum", "split"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NOT_BUILT:
+        from tapeflow.framework.errors import NotImplementedInTapeflowError
+
+        raise NotImplementedInTapeflowError(f"tf.sparse.{name} is not implemented in tapeflow")
+    raise AttributeError(f"module 'tapeflow.sparse' has no attribute '{name}'")
