@@ -186,3 +186,17 @@ def test_string_tensor_str_and_repr():
     assert repr(t) == "<tf.Tensor: shape=(2,), dtype=string, numpy=array([b'a', b'b'], dtype=object)>"
     assert str(tf.constant("x")) == "tf.Tensor(b'x', shape=(), dtype=string)"
     assert np.asarray(t).dtype == object
+
+
+def test_elementwise_string_ops_dispatch_on_ragged():
+    r = tf.ragged.constant([["a b", "Bb"], ["1"]])
+    assert tf.strings.length(r).to_list() == [[3, 2], [1]]
+    assert tf.strings.upper(r).to_list() == [[b"A B", b"BB"], [b"1"]]
+    assert tf.strings.to_number(tf.ragged.constant([["1"], ["2", "3"]])).to_list() == [[1.0], [2.0, 3.0]]
+    assert tf.strings.regex_replace(r, "b", "x").to_list() == [[b"a x", b"Bx"], [b"1"]]
+    assert tf.strings.substr(r, 0, 1).to_list() == [[b"a", b"B"], [b"1"]]
+    assert tf.strings.as_string(tf.ragged.constant([[1], [2, 3]])).to_list() == [[b"1"], [b"2", b"3"]]
+    assert tf.strings.join([r, "!"]).to_list() == [[b"a b!", b"Bb!"], [b"1!"]]
+    assert tf.strings.regex_full_match(r, "a.*").to_list() == [[True, False], [False]]
+    assert tf.strings.unicode_decode(r, "UTF-8").to_list() == [[[97, 32, 98], [66, 98]], [[49]]]
+    assert tf.strings.split(r).to_list() == [[[b"a", b"b"], [b"Bb"]], [[b"1"]]]

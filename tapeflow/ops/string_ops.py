@@ -64,6 +64,21 @@ def _unary(name: str, fn, dtype: Any = _OBJ):
     return op
 
 
+def _ragged_aware(fn):
+    """TF's ragged dispatch for elementwise string ops: applied to ``flat_values``, same row partitions."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(input, *args, **kwargs):  # noqa: A002 - TF's argument name
+        from tapeflow.ops.ragged import RaggedTensor
+
+        if isinstance(input, RaggedTensor):
+            return input.with_flat_values(wrapper(input.flat_values, *args, **kwargs))
+        return fn(input, *args, **kwargs)
+
+    return wrapper
+
+
 # -- elementwise ---------------------------------------------------------------
 
 def _utf8_len(s: bytes) -> int:
@@ -79,22 +94,26 @@ REGEX_REPLACE = _unary("RegexReplace", lambda s, pattern, rewrite, replace_globa
 REGEX_FULL_MATCH = _unary("RegexFullMatch", lambda s, pattern: pattern.fullmatch(s) is not None, np.bool_)
 
 
+@_ragged_aware
 def length(input: Any, name: Any = None, unit: str = "BYTE") -> Tensor:
     """``tf.strings.length``: bytes (``unit="BYTE"``) or UTF-8 characters per string, as int32."""
     _check_unit(unit, "StringLength")
     return execute(STRING_LENGTH, (_strings(input, "StringLength"),), {"unit": unit})
 
 
+@_ragged_aware
 def upper(input: Any, encoding: str = "", name: Any = None) -> Tensor:
     """``tf.strings.upper``: ASCII upper case (other bytes unchanged, as TF)."""
     return execute(STRING_UPPER, (_strings(input, "StringUpper"),), {"encoding": encoding})
 
 
+@_ragged_aware
 def lower(input: Any, encoding: str = "", name: Any = None) -> Tensor:
     """``tf.strings.lower``: ASCII lower case."""
     return execute(STRING_LOWER, (_strings(input, "StringLower"),), {"encoding": encoding})
 
 
+@_ragged_aware
 def strip(input: Any, name: Any = None) -> Tensor:
     """``tf.strings.strip``: removes leading and trailing whitespace."""
     return execute(STRING_STRIP, (_strings(input, "StringStrip"),))
@@ -112,6 +131,7 @@ def _pattern(p: Any, op: str) -> re.Pattern:
                                    f"[Op:{op}]") from None
 
 
+@_ragged_aware
 def regex_replace(input: Any, pattern: Any, rewrite: Any, replace_global: bool = True, name: Any = None) -> Tensor:
     """``tf.strings.regex_replace``: replaces matches of ``pattern`` (``\\1`` backreferences in ``rewrite``)."""
     rw = rewrite.numpy() if isinstance(rewrite, Tensor) else rewrite
@@ -120,6 +140,7 @@ def regex_replace(input: Any, pattern: Any, rewrite: Any, replace_global: bool =
                     "replace_global": bool(replace_global)})
 
 
+@_ragged_aware
 def regex_full_match(input: Any, pattern: Any, name: Any = None) -> Tensor:
     """``tf.strings.regex_full_match``: whether each whole string matches ``pattern`` (bool)."""
     return execute(REGEX_FULL_MATCH, (_strings(input, "RegexFullMatch"),),
@@ -156,6 +177,7 @@ STRING_TO_NUMBER = defop(
 NotDifferentiable("StringToNumber")
 
 
+@_ragged_aware
 def to_number(input: Any, out_type: Any = dtypes.float32, name: Any = None) -> Tensor:
     """``tf.strings.to_number``: parses numbers; a bad string raises ``InvalidArgumentError``."""
     dt = dtypes.as_dtype(out_type)
@@ -192,6 +214,7 @@ AS_STRING = defop("AsString", _as_string_kernel, shape=_same_as(_OBJ))
 NotDifferentiable("AsString")
 
 
+@_ragged_aware
 def as_string(input: Any, precision: int = -1, scientific: bool = False, shortest: bool = False, width: int = -1,
               fill: str = "", name: Any = None) -> Tensor:
     """``tf.strings.as_string``: formats numbers and bools as strings (printf-style, as TF)."""
@@ -243,6 +266,12 @@ NotDifferentiable("StringJoin")
 
 def join(inputs: Any, separator: str = "", name: Any = None) -> Tensor:
     """``tf.strings.join``: joins strings elementwise (scalars broadcast; other shapes must match)."""
+    from tapeflow.ops.ragged import RaggedTensor
+
+    rag = next((x for x in inputs if isinstance(x, RaggedTensor)), None)
+    if rag is not None:  # ragged operands share one row partition; dense ones must be scalars
+        flat = [x.flat_values if isinstance(x, RaggedTensor) else x for x in inputs]
+        return rag.with_flat_values(join(flat, separator))
     ts = [_strings(x, "StringJoin") for x in inputs]
     return execute(STRING_JOIN, tuple(ts), {"separator": _b(separator)})
 
@@ -324,6 +353,7 @@ SUBSTR = defop("Substr", _substr_kernel, shape=lambda specs, unit: [(specs[0][0]
 NotDifferentiable("Substr")
 
 
+@_ragged_aware
 def substr(input: Any, pos: Any, len: Any, unit: str = "BYTE", name: Any = None) -> Tensor:  # noqa: A002
     """``tf.strings.substr``: ``len`` bytes (or UTF-8 characters) from ``pos`` (negative counts from the end)."""
     _check_unit(unit, "Substr")
@@ -438,11 +468,13 @@ def split(input: Any, sep: Any = None, maxsplit: int = -1, name: Any = None) -> 
     return _ragged_result(STRING_SPLIT, _strings(input, "StringSplitV2"), {"sep": s, "maxsplit": int(maxsplit)})
 
 
+@_ragged_aware
 def bytes_split(input: Any, name: Any = None) -> Any:
     """``tf.strings.bytes_split``: each string as its bytes (ragged for rank ≥ 1)."""
     return _ragged_result(BYTES_SPLIT, _strings(input, "StringBytesSplit"), {})
 
 
+@_ragged_aware
 def unicode_decode(input: Any, input_encoding: str, errors: str = "replace", replacement_char: int = 65533,
                    replace_control_characters: bool = False, name: Any = None) -> Any:
     """``tf.strings.unicode_decode``: code points (int32) of each string; ragged for rank ≥ 1."""
@@ -451,6 +483,7 @@ def unicode_decode(input: Any, input_encoding: str, errors: str = "replace", rep
                           {"errors": errors, "replacement": int(replacement_char), "split": False})
 
 
+@_ragged_aware
 def unicode_split(input: Any, input_encoding: str, errors: str = "replace", replacement_char: int = 65533,
                   name: Any = None) -> Any:
     """``tf.strings.unicode_split``: each string as its UTF-8 characters; ragged for rank ≥ 1."""
