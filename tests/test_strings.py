@@ -200,3 +200,24 @@ def test_elementwise_string_ops_dispatch_on_ragged():
     assert tf.strings.regex_full_match(r, "a.*").to_list() == [[True, False], [False]]
     assert tf.strings.unicode_decode(r, "UTF-8").to_list() == [[[97, 32, 98], [66, 98]], [[49]]]
     assert tf.strings.split(r).to_list() == [[[b"a", b"b"], [b"Bb"]], [[b"1"]]]
+
+
+@pytest.mark.parametrize("s, dtype, expected", [
+    (" 1", "int32", 1), ("1 ", "float32", 1.0), ("+5", "int64", 5), ("inf", "float32", np.inf),
+    ("-Infinity", "float64", -np.inf), ("1e40", "float32", np.inf), (".5", "float32", 0.5), ("5.", "float32", 5.0),
+    ("0x10", "int32", None), ("", "float32", None), ("1_0", "float32", None), ("1e5", "int32", None),
+])
+def test_to_number_edge_cases_as_tf(s, dtype, expected):
+    if expected is None:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="could not correctly convert"):
+            tf.strings.to_number(s, getattr(tf, dtype))
+    else:
+        assert tf.strings.to_number(s, getattr(tf, dtype)).numpy() == expected
+
+
+def test_unicode_decode_errors_modes():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Invalid formatting on input string"):
+        tf.strings.unicode_decode(b"a\xffb", "UTF-8", errors="strict")
+    assert _v(tf.strings.unicode_decode(b"a\xffb", "UTF-8", errors="replace")) == [97, 65533, 98]
+    assert _v(tf.strings.unicode_decode(b"a\xffb", "UTF-8", errors="ignore")) == [97, 98]
+    assert tf.strings.unicode_encode([104, 0x110000], "UTF-8").numpy() == b"h\xef\xbf\xbd"
