@@ -221,3 +221,9 @@ def test_unicode_decode_errors_modes():
     assert _v(tf.strings.unicode_decode(b"a\xffb", "UTF-8", errors="replace")) == [97, 65533, 98]
     assert _v(tf.strings.unicode_decode(b"a\xffb", "UTF-8", errors="ignore")) == [97, 98]
     assert tf.strings.unicode_encode([104, 0x110000], "UTF-8").numpy() == b"h\xef\xbf\xbd"
+
+
+def test_explicit_string_dtype_holds_bytes():
+    assert tf.convert_to_tensor("x", dtype=tf.string).numpy() == b"x"
+    assert _v(tf.constant(["a", "b"], dtype=tf.string)) == [b"a", b"b"]
+    assert _v(tf.constant(np.array(["a"], dtype=object), dtype=tf.string)) == [b"a"]

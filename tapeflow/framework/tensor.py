@@ -362,6 +362,8 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
             arr = _to_bytes(arr)
     else:
         arr = _python_to_numpy(value, dtype)
+    if dtype is dtypes.string and arr.dtype.kind == "O":  # dtype=tf.string given: str elements become bytes too
+        arr = _to_bytes(arr)
     if shape is not None:
         shape = tuple(TensorShape(shape).as_list())
         arr = np.asarray(arr)
