@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from typing import Any
 
@@ -114,35 +113,22 @@ def evaluate_accuracy(model: keras.Model, x: np.ndarray, y: np.ndarray) -> float
 
 
 class _Progress:
-    """A tqdm bar when tqdm is installed, else a plain one (steps/s, ETA)."""
+    """Keras's progress bar (tf.keras.utils.Progbar, on stdout) under a title line."""
 
     def __init__(self, total: int, desc: str) -> None:
-        self.total, self.desc, self.n, self.t0 = total, desc, 0, time.perf_counter()
-        try:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, desc=desc, unit="step", leave=True, dynamic_ncols=True)
-        except ImportError:
-            self.bar = None
+        print(desc)
+        self.n, self.bar = 0, keras.utils.Progbar(total, stateless_metrics=())
 
     def update(self, text: str) -> None:
         self.n += 1
-        if self.bar is not None:
-            self.bar.update(1)
-            self.bar.set_postfix_str(text, refresh=False)
-            return
-        dt = time.perf_counter() - self.t0
-        rate = self.n / dt if dt > 0 else 0.0
-        eta = (self.total - self.n) / rate if rate else 0.0
-        sys.stdout.write(f"\r{self.desc} {self.n}/{self.total} - {rate:.0f} steps/s - ETA {eta:.1f}s - {text}")
-        sys.stdout.flush()
+        self.bar.update(self.n, _parse(text), finalize=False)
 
     def close(self, text: str) -> None:
-        if self.bar is not None:
-            self.bar.set_postfix_str(text, refresh=True)
-            self.bar.close()
-        else:
-            sys.stdout.write(f"\r{self.desc} {self.n}/{self.total} - {time.perf_counter() - self.t0:.1f}s - {text}\n")
+        self.bar.update(self.n, _parse(text), finalize=True)
+
+
+def _parse(text: str) -> list:
+    return [(k, float(v)) for k, v in (part.split(": ") for part in text.split(" - "))]
 
 
 def plot_curves(histories: dict, path: str) -> str | None:
@@ -156,17 +142,19 @@ def plot_curves(histories: dict, path: str) -> str | None:
         print("matplotlib is not installed: skipping the plot (pip install matplotlib)")
         return None
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 4))
-    # Same seed, same batches: the two runs coincide, so the first is drawn wide and faint beneath.
+    # One colour per run (train solid, test dashed). On the digits the two runs coincide (same seed, same
+    # batches), so the first is drawn wide and faint beneath the second.
     styles = [dict(linewidth=5, alpha=0.35), dict(linewidth=1.5, marker="o", markersize=3)]
-    for (name, h), style in zip(histories.items(), styles * len(histories)):
+    for i, ((name, h), style) in enumerate(zip(histories.items(), styles * len(histories))):
+        style = dict(style, color=f"C{i}")
         epochs = np.arange(1, len(h["loss"]) + 1)
         ax_loss.plot(epochs, h["loss"], label=f"{name} train", **style)
         if "val_loss" in h:
             ax_loss.plot(epochs, h["val_loss"], linestyle="--", label=f"{name} test", **style)
         ax_acc.plot(epochs, h["accuracy"], label=f"{name} train", **style)
         ax_acc.plot(epochs, h["val_accuracy"], linestyle="--", label=f"{name} test", **style)
-    ax_loss.set(title="loss", xlabel="epoch")
-    ax_acc.set(title="accuracy", xlabel="epoch")
+    ax_loss.set(title="loss", xlabel="epoch", ylabel="cross-entropy loss")
+    ax_acc.set(title="accuracy", xlabel="epoch", ylabel="accuracy")
     for ax in (ax_loss, ax_acc):
         ax.grid(alpha=0.3)
         ax.legend()

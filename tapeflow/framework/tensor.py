@@ -272,6 +272,10 @@ def _python_to_numpy(value: Any, dtype: dtypes.DType | None) -> np.ndarray:
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
         if kind in "US" and target.kind != "O":
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        if kind in "US" and target.kind == "O":  # Python str -> bytes elements, as tf.constant("a")
+            return _to_bytes(arr)
+        if kind in "biuf" and target.kind == "O":  # a number never becomes a string (TF: TypeError)
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
         return arr.astype(target)
     if kind == "f":
         return arr.astype(np.float32)

@@ -15,13 +15,23 @@ from tapeflow.keras.layers import Input, Layer
 from tapeflow.keras.models import Model, Sequential
 
 __all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metrics", "optimizers", "models",
-           "regularizers", "utils", "backend", "saving", "mixed_precision", "Input", "Layer", "Model", "Sequential"]
+           "regularizers", "utils", "backend", "saving", "mixed_precision", "datasets", "Input", "Layer", "Model",
+           "Sequential"]
 
 
 def __getattr__(name: str):
     # optimizers (another package) and the small utility namespaces load on first use
-    if name in ("optimizers", "models", "utils", "backend", "trainer", "saving", "mixed_precision"):
+    if name in ("optimizers", "models", "utils", "backend", "trainer", "saving", "mixed_precision", "datasets"):
         mod = _importlib.import_module(f"tapeflow.keras.{name}")
         globals()[name] = mod
         return mod
+    if name in _MISSING:
+        from tapeflow.framework.errors import NotImplementedInTapeflowError
+
+        raise NotImplementedInTapeflowError(f"tf.keras.{name} is not implemented in tapeflow")
     raise AttributeError(f"module 'tapeflow.keras' has no attribute '{name}'")
+
+
+# Keras namespaces tapeflow lacks: NotImplementedError naming them (also an AttributeError, for hasattr)
+_MISSING = frozenset(("applications", "preprocessing", "ops", "quantizers", "visualization",
+                      "wrappers", "distribution", "random", "tree", "export", "dtype_policies", "constraints"))

@@ -4,7 +4,6 @@ LearningRateScheduler, LambdaCallback and the progress bar logger."""
 from __future__ import annotations
 
 import sys
-import time
 import warnings
 from typing import Any
 from collections.abc import Callable
@@ -271,81 +270,78 @@ class LambdaCallback(Callback):
             setattr(self, name, fn)
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.4f}" if abs(v) >= 1e-3 or v == 0 else f"{v:.4e}"
-
-
 class ProgbarLogger(Callback):
-    """One progress bar per epoch (tqdm when installed, else a plain one):
-    live loss and metrics, steps/s and ETA; ``verbose=2`` prints one line per epoch."""
+    """Keras 3's progress bars on stdout for ``fit`` (one per epoch, ``Epoch 1/N`` above it when N > 1),
+    ``evaluate`` and ``predict`` (``tf.keras.utils.Progbar``; ``verbose=2``: one line per epoch). Inside ``fit``
+    the validation is silent."""
 
-    def __init__(self, verbose: int = 1, stream: Any = None) -> None:
+    def __init__(self, verbose: int = 1) -> None:
         super().__init__()
-        self.verbose = verbose
-        self.stream = stream
-        self._bar = None
+        self.verbose, self.epochs, self.target, self.seen, self.progbar = verbose, 1, None, 0, None
+        self._called_in_fit = False
+
+    def set_params(self, params: dict) -> None:
+        super().set_params(params)
+        verbose = params.get("verbose", self.verbose)
+        self.verbose = 1 if verbose == "auto" else int(verbose)
+        self.epochs = params.get("epochs", 1)
+        self.target = params.get("steps")
+
+    def _new_bar(self) -> None:
+        from tapeflow.keras.utils import Progbar
+
+        self.seen = 0
+        self.progbar = Progbar(self.target, verbose=self.verbose, stateless_metrics=())
+
+    def _update(self, batch: int, logs: dict | None) -> None:
+        if self.progbar is None:
+            self._new_bar()
+        self.seen = batch + 1
+        if self.verbose == 1:
+            self.progbar.update(self.seen, list((logs or {}).items()), finalize=False)
+
+    def _finalize(self, logs: dict | None) -> None:
+        if self.progbar is None:
+            self._new_bar()
+        if self.target is None:
+            self.target = self.progbar.target = self.seen
+        self.progbar.update(self.target, list((logs or {}).items()), finalize=True)
+
+    def on_train_begin(self, logs: dict | None = None) -> None:
+        self._called_in_fit = True
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
-        self._epoch = epoch
-        self._start = time.perf_counter()
-        self._steps = self.params.get("steps")
-        epochs = self.params.get("epochs", 1)
-        self._seen = 0
-        if self.verbose == 1:
-            stream = self.stream or sys.stdout
-            try:
-                from tqdm.auto import tqdm  # optional dependency
-
-                self._bar = tqdm(total=self._steps, desc=f"Epoch {epoch + 1}/{epochs}", unit="step",
-                                 file=stream, leave=True, dynamic_ncols=True)
-            except ImportError:
-                self._bar = None
-                stream.write(f"Epoch {epoch + 1}/{epochs}\n")
+        self._new_bar()
+        if self.verbose and self.epochs > 1:
+            sys.stdout.write(f"Epoch {epoch + 1}/{self.epochs}\n")
+            sys.stdout.flush()
 
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
-        self._seen = batch + 1
-        if self.verbose != 1:
-            return
-        text = " - ".join(f"{k}: {_fmt(v)}" for k, v in (logs or {}).items())
-        if self._bar is not None:
-            self._bar.update(1)
-            self._bar.set_postfix_str(text, refresh=False)
-        else:
-            self._plain(text, final=False)
-
-    def _plain(self, text: str, final: bool) -> None:
-        stream = self.stream or sys.stdout
-        elapsed = time.perf_counter() - self._start
-        rate = self._seen / elapsed if elapsed > 0 else 0.0
-        total = self._steps
-        if total:
-            width = 30
-            done = int(width * self._seen / total)
-            bar = "=" * max(done - 1, 0) + (">" if done < width else "=") + "." * (width - done)
-            eta = (total - self._seen) / rate if rate and not final else 0.0
-            tail = f"{elapsed:.1f}s" if final else f"ETA: {eta:.1f}s"
-            stream.write(f"\r{self._seen}/{total} [{bar}] - {tail} {rate:.1f} steps/s - {text}")
-        else:
-            stream.write(f"\r{self._seen} steps - {elapsed:.1f}s {rate:.1f} steps/s - {text}")
-        if final:
-            stream.write("\n")
-        stream.flush()
+        self._update(batch, logs)
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
-        text = " - ".join(f"{k}: {_fmt(v)}" for k, v in (logs or {}).items())
-        if self.verbose == 1:
-            if self._bar is not None:
-                self._bar.set_postfix_str(text, refresh=True)
-                self._bar.close()
-                self._bar = None
-            else:
-                self._plain(text, final=True)
-        elif self.verbose == 2:
-            stream = self.stream or sys.stdout
-            elapsed = time.perf_counter() - self._start
-            stream.write(f"Epoch {epoch + 1}/{self.params.get('epochs', 1)}\n{self._seen}/{self._steps} - "
-                         f"{elapsed:.1f}s - {text}\n")
-            stream.flush()
+        self._finalize(logs)
+
+    def on_test_begin(self, logs: dict | None = None) -> None:
+        if not self._called_in_fit:
+            self._new_bar()
+
+    def on_test_batch_end(self, batch: int, logs: dict | None = None) -> None:
+        if not self._called_in_fit:
+            self._update(batch, logs)
+
+    def on_test_end(self, logs: dict | None = None) -> None:
+        if not self._called_in_fit:
+            self._finalize(logs)
+
+    def on_predict_begin(self, logs: dict | None = None) -> None:
+        self._new_bar()
+
+    def on_predict_batch_end(self, batch: int, logs: dict | None = None) -> None:
+        self._update(batch, None)
+
+    def on_predict_end(self, logs: dict | None = None) -> None:
+        self._finalize(logs)
 
 
 from tapeflow.keras.tensorboard import TensorBoard  # noqa: E402 - subclasses Callback above

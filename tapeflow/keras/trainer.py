@@ -200,19 +200,24 @@ class _DatasetBatches:
             self._it, self._seen = iter(self.ds), 0
         for _ in range(self.steps):
             if self._num_batches and self._seen >= self._num_batches:
-                warnings.warn("Your input ran out of data; interrupting training.", stacklevel=2)
+                warnings.warn(_RAN_OUT, stacklevel=2)
                 break
             try:
                 batch = next(self._it)
             except StopIteration:
                 self._num_batches = self._num_batches or self._seen
-                warnings.warn("Your input ran out of data; interrupting training.", stacklevel=2)
+                warnings.warn(_RAN_OUT, stacklevel=2)
                 self._it = None
                 return
             self._seen += 1
             yield _unpack(batch)
         if self._num_batches and self._seen >= self._num_batches:
             self._it, self._seen = iter(self.ds), 0
+
+
+_RAN_OUT = ("Your input ran out of data; interrupting training. Make sure that your dataset or generator can "
+            "generate at least `steps_per_epoch * epochs` batches. You may need to use the `.repeat()` function "
+            "when building your dataset.")
 
 
 class _AutoAccuracy(metrics_mod.Metric):
@@ -644,6 +649,7 @@ class Trainer:
         for epoch in range(initial_epoch, epochs):
             self._reset_metrics()
             callbacks_.on_epoch_begin(epoch)
+            i = -1
             for i, (xb, yb, swb) in enumerate(data.epoch()):
                 self._current_train_batch = (xb, yb, swb)  # for callbacks that look at the data (TrainingDoctor)
                 callbacks_.on_train_batch_begin(i)
@@ -659,6 +665,9 @@ class Trainer:
                 callbacks_.on_train_batch_end(i, self._batch_logs(out) if batch_logs else {})
                 if self.stop_training:
                     break
+            if i < 0:  # no batch at all (0 samples): Keras warns and stops
+                warnings.warn(_RAN_OUT, stacklevel=2)
+                break
             logs = self._batch_logs(out)
             epoch_logs = dict(logs)
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
@@ -687,8 +696,14 @@ class Trainer:
         step = self._step("test")
         self._reset_metrics()  # inside fit too: the epoch's training logs were read before
         # Inside fit, fit's own callbacks see the validation (on_test_*), as in Keras.
-        cb = callbacks if isinstance(callbacks, cbks.CallbackList) else \
-            cbks.CallbackList(list(callbacks or []), model=self, steps=data.steps)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        if isinstance(callbacks, cbks.CallbackList):
+            cb = callbacks
+        else:
+            cb_list = list(callbacks or [])
+            if verbose and not _in_fit and _is_chief():
+                cb_list.append(cbks.ProgbarLogger(verbose))
+            cb = cbks.CallbackList(cb_list, model=self, steps=data.steps, verbose=verbose, epochs=1)
         cb.on_test_begin()
         batch_logs = _any_rank(_wants_batch_logs(cb.callbacks, "on_test_batch_end"))
         for i, (xb, yb, swb) in enumerate(data.epoch()):
@@ -697,8 +712,6 @@ class Trainer:
             cb.on_test_batch_end(i, self._batch_logs(out) if batch_logs else {})
         logs = self._batch_logs(out)
         cb.on_test_end(logs)
-        if verbose and not _in_fit and (verbose == "auto" or int(verbose) > 0) and _is_chief():
-            print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         if return_dict:
             return logs
         return self._ordered(logs)
@@ -721,11 +734,20 @@ class Trainer:
         data = self._batches(_from_pandas(x), None, None, batch_size, steps, False)
         step = self._step("predict")
         outs = []
-        for xb, _, _ in data.epoch():
+        verbose = 1 if verbose == "auto" else int(verbose)
+        cb_list = list(callbacks or [])
+        if verbose and _is_chief():
+            cb_list.append(cbks.ProgbarLogger(verbose))
+        cb = cbks.CallbackList(cb_list, model=self, steps=data.steps, verbose=verbose, epochs=1)
+        cb.on_predict_begin()
+        for i, (xb, _, _) in enumerate(data.epoch()):
+            cb.on_predict_batch_begin(i)
             out = nest.map_structure(_to_numpy, step(self._convert_batch(xb, None, None)))
+            cb.on_predict_batch_end(i, {"outputs": out})
             if dist_hooks.strategy is not None:  # every rank gets the whole batch's predictions
                 out = nest.map_structure(dist_hooks.strategy._comm.allgather, out)
             outs.append(out)
+        cb.on_predict_end()
         if not outs:
             raise ValueError("predict: no data (empty input or steps=0).")
         first = outs[0]

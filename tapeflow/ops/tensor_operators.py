@@ -18,8 +18,16 @@ def _r_var(fn):
     return lambda self, other: fn(other, self.value())
 
 
+def _add(self, other):
+    # TF's x + y converts a Python y with x's dtype only as a hint: on a string tensor a number stays int32/float32,
+    # and the Add op then reports the dtype mismatch (InvalidArgumentError), as TF.
+    if self.dtype.name == "string" and isinstance(other, (int, float)) and not isinstance(other, Tensor):
+        other = constant(other)
+    return math_ops.add(self, other)
+
+
 _OPERATORS = {
-    "__add__": math_ops.add,
+    "__add__": _add,
     "__radd__": _r(math_ops.add),
     "__sub__": math_ops.subtract,
     "__rsub__": _r(math_ops.subtract),

@@ -36,6 +36,7 @@ import json
 import os
 import re
 import tempfile
+import warnings
 import time
 import zlib
 from typing import Any
@@ -314,10 +315,23 @@ class CheckpointLoadStatus:
         self.save_path = path
         self._unmatched = unmatched_objects
         self._unused = unused_keys
+        self._silenced = False
+
+    def __del__(self) -> None:
+        # TF logs these when the restored object goes away with values of the checkpoint left unused.
+        if getattr(self, "_unused", None) and not self._silenced:
+            warnings.warn(
+                "Detecting that an object or model or tf.train.Checkpoint is being deleted with unrestored values. "
+                "See the following logs for the specific values in question. To silence these warnings, use "
+                "`status.expect_partial()`. See https://www.tensorflow.org/api_docs/python/tf/train/Checkpoint#restore"
+                " for details about the status object returned by the restore function.\n"
+                + "\n".join(f"Value in checkpoint could not be found in the restored object: (root).{k}"
+                            for k in sorted(self._unused)), UserWarning, stacklevel=2)
 
     def assert_consumed(self) -> CheckpointLoadStatus:
         """Raises unless every saved value was used and every variable restored."""
         self.assert_existing_objects_matched()
+        self._silenced = True  # it raises instead of warning
         if self._unused:
             raise AssertionError(
                 f"Unresolved values in checkpoint {self.save_path}: {sorted(self._unused)[:10]}. The checkpoint "
@@ -339,6 +353,8 @@ class CheckpointLoadStatus:
         return self
 
     def expect_partial(self) -> CheckpointLoadStatus:
+        """Silences the warning about checkpoint values the program did not use."""
+        self._silenced = True
         return self
 
     def run_restore_ops(self, session: Any = None) -> None:
@@ -493,6 +509,30 @@ def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -
     return latest if os.path.isfile(_file_for(latest)) or os.path.isfile(latest) else None
 
 
+class CheckpointState:
+    """What ``tf.train.get_checkpoint_state`` returns (TF's ``CheckpointState`` proto's fields)."""
+
+    def __init__(self, model_checkpoint_path: str, all_model_checkpoint_paths: list[str],
+                 all_model_checkpoint_timestamps: list[float], last_preserved_timestamp: float) -> None:
+        self.model_checkpoint_path = model_checkpoint_path
+        self.all_model_checkpoint_paths = all_model_checkpoint_paths
+        self.all_model_checkpoint_timestamps = all_model_checkpoint_timestamps
+        self.last_preserved_timestamp = last_preserved_timestamp
+
+    def __repr__(self) -> str:
+        lines = [f'model_checkpoint_path: "{self.model_checkpoint_path}"']
+        lines += [f'all_model_checkpoint_paths: "{p}"' for p in self.all_model_checkpoint_paths]
+        return "\n".join(lines) + "\n"
+
+
+def get_checkpoint_state(checkpoint_dir: str, latest_filename: str | None = None) -> CheckpointState | None:
+    """The ``checkpoint`` state file of ``checkpoint_dir`` (None when there is none), as TF."""
+    state = _read_state(os.fspath(checkpoint_dir), latest_filename)
+    if not state or not state["latest"]:
+        return None
+    return CheckpointState(state["latest"], state["all"], state["timestamps"], state["preserved"] or 0.0)
+
+
 class CheckpointManager:
     """Saves numbered checkpoints in a folder and keeps the newest
     ``max_to_keep`` (``None``: all), as ``tf.train.CheckpointManager``."""
@@ -562,6 +602,7 @@ class CheckpointManager:
         counter._value = np.asarray(counter._value + 1, dtype=np.int64)
         number = int(counter._value) if checkpoint_number is None else int(np.asarray(checkpoint_number))
         path = f"{self._prefix}-{number}"
+        self._remove_stale_tmp()
         self._checkpoint.write(path)
         now = time.time()
         self._maybe_delete = [(p, t) for p, t in self._maybe_delete if p != path] + [(path, now)]
@@ -581,9 +622,28 @@ class CheckpointManager:
                 continue
             _remove(_file_for(path))
 
+    def _remove_stale_tmp(self, min_age_s: float = 10.0) -> None:
+        """Removes the temporary files a save killed mid-write left behind (``.<name>-N....tmp`` and
+        ``.checkpoint....tmp``), when older than ``min_age_s`` (a save running elsewhere keeps its own)."""
+        name = os.path.basename(self._prefix)
+        try:
+            entries = os.listdir(self._directory)
+        except OSError:
+            return
+        now = time.time()
+        for e in entries:
+            if e.endswith(".tmp") and (e.startswith(f".{name}-") or e.startswith(f".{_STATE_FILE}.")):
+                p = os.path.join(self._directory, e)
+                try:
+                    if now - os.path.getmtime(p) >= min_age_s:
+                        os.remove(p)
+                except OSError:
+                    pass
+
     def restore_or_initialize(self) -> str | None:
         """Restores the latest checkpoint if any (returns its path), else runs
         ``init_fn`` (returns None)."""
+        self._remove_stale_tmp()
         if self._latest is not None:
             self._checkpoint.restore(self._latest)
             return self._latest
