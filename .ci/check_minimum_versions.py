@@ -14,9 +14,18 @@ for block in (r"^dependencies = \[(.*?)\]", r"^test = \[(.*?)\]"):
     declared.update(re.findall(r'"([A-Za-z0-9_.-]+)>=([^",;]+)"', body))
 pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", open(os.path.join(root, ".ci", "minimum-versions.txt")).read(),
                        re.M))
-bad = [f"{k}: declared >={v}, pinned {pins.get(k)}" for k, v in declared.items() if pins.get(k) != v]
+
+
+def norm(v: str | None) -> tuple:
+    parts = [int(p) for p in (v or "-1").split(".")]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+bad = [f"{k}: declared >={v}, pinned {pins.get(k)}" for k, v in declared.items() if norm(pins.get(k)) != norm(v)]
 bad += [f"{k}: pinned but not declared" for k in pins if k not in declared]
-bad += [f"{k}: installed {version(k)}, pinned {v}" for k, v in pins.items() if version(k) != v]
+bad += [f"{k}: installed {version(k)}, pinned {v}" for k, v in pins.items() if norm(version(k)) != norm(v)]
 if bad:
     sys.exit("minimum versions out of sync:\n  " + "\n  ".join(bad))
 print(f"minimum versions: {', '.join(f'{k}=={v}' for k, v in pins.items())}")

@@ -155,7 +155,10 @@ def plot_curves(histories: dict, path: str) -> str | None:
         ax_acc.plot(epochs, h["val_accuracy"], linestyle="--", label=f"{name} test", **style)
     ax_loss.set(title="loss", xlabel="epoch", ylabel="cross-entropy loss")
     ax_acc.set(title="accuracy", xlabel="epoch", ylabel="accuracy")
+    from matplotlib.ticker import MaxNLocator
+
     for ax in (ax_loss, ax_acc):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # whole epochs
         ax.grid(alpha=0.3)
         ax.legend()
     fig.tight_layout()

@@ -113,7 +113,7 @@ def evaluate(model: keras.Model, x: np.ndarray, y: np.ndarray) -> tuple[float, f
 
 def main(argv: list | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--epochs", type=int, default=None, help="epochs per run (default: 4 fashion, 15 digits)")
+    parser.add_argument("--epochs", type=int, default=None, help="epochs per run (default: 5 fashion, 15 digits)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--out", default="out", help="output folder for the checkpoint and the plot")
@@ -134,7 +134,7 @@ def _run(args: Any) -> dict:
     sanity_check()
     keras.utils.set_random_seed(0)
     name, x_tr, y_tr, x_te, y_te = load_data()
-    epochs = args.epochs or (4 if name == "fashion-mnist" else 15)
+    epochs = args.epochs or (5 if name == "fashion-mnist" else 15)
     print(f"{name}: {len(x_tr)} train / {len(x_te)} test images of shape {x_tr.shape[1:]}")
     os.makedirs(args.out, exist_ok=True)
 
