@@ -25,6 +25,7 @@ from tapeflow.keras.layers.rnn import (
     GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells, TimeDistributed,
 )
 from tapeflow.keras.layers.extra import Masking
+from tapeflow.keras.layers.attention import AdditiveAttention, Attention, MultiHeadAttention
 
 Convolution2D = Conv2D
 GlobalAvgPool2D = GlobalAveragePooling2D
@@ -48,7 +49,7 @@ __all__ = [
     "Convolution1DTranspose", "Convolution2DTranspose", "Convolution3DTranspose", "DepthwiseConv1D",
     "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D", "SeparableConvolution2D",
     "GRU", "LSTM", "RNN", "Bidirectional", "GRUCell", "LSTMCell", "SimpleRNN", "SimpleRNNCell", "StackedRNNCells",
-    "TimeDistributed", "Masking",
+    "TimeDistributed", "Masking", "AdditiveAttention", "Attention", "MultiHeadAttention",
 ]
 
 
@@ -56,7 +57,6 @@ __all__ = [
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
-    "MultiHeadAttention Attention AdditiveAttention "
     "SeparableConv2D ELU PReLU ThresholdedReLU GaussianNoise "
     "GaussianDropout AlphaDropout SpatialDropout1D SpatialDropout2D CategoryEncoding Resizing "
     "CenterCrop RandomFlip RandomRotation RandomZoom RandomCrop RandomTranslation RandomContrast "

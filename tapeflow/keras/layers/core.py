@@ -10,7 +10,8 @@ from collections.abc import Callable
 import numpy as np
 
 from tapeflow.framework.context import state
-from tapeflow.framework.tensor import Tensor, constant
+from tapeflow.framework import dtypes
+from tapeflow.framework.tensor import Tensor, constant, convert_to_tensor
 from tapeflow.keras import activations, initializers
 from tapeflow.keras.layers.base import Layer
 from tapeflow.ops import array_ops as ao
@@ -208,9 +209,13 @@ class Softmax(Layer):
         self.axis = axis
 
     def call(self, inputs: Tensor, mask: Any = None) -> Tensor:
-        if mask is not None:
-            inputs = inputs + (1.0 - mo.cast(mask, inputs.dtype)) * -1e9
-        return activations.softmax(inputs, axis=self.axis)
+        if mask is None:
+            return activations.softmax(inputs, axis=self.axis)
+        # Keras 3: masked positions get -1e9 before, and 0 after (a fully masked row is all zeros)
+        mask = convert_to_tensor(mask)
+        keep = mask if mask.dtype == dtypes.bool else mo.greater(mask, mo.cast(0.5, mask.dtype))
+        y = activations.softmax(mo.where(keep, inputs, ao.ones_like(inputs) * -1e9), axis=self.axis)
+        return mo.where(keep, y, ao.zeros_like(y))
 
 
 class Embedding(Layer):
