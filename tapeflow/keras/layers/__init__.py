@@ -24,7 +24,10 @@ from tapeflow.keras.layers.normalization import BatchNormalization, LayerNormali
 from tapeflow.keras.layers.rnn import (
     GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells, TimeDistributed,
 )
-from tapeflow.keras.layers.extra import Masking
+from tapeflow.keras.layers.extra import (
+    ELU, Cropping1D, Cropping3D, GaussianDropout, GaussianNoise, Masking, PReLU, SpatialDropout1D, SpatialDropout2D,
+    SpatialDropout3D, UpSampling1D, UpSampling3D, ZeroPadding1D, ZeroPadding3D,
+)
 from tapeflow.keras.layers.attention import AdditiveAttention, Attention, MultiHeadAttention
 
 Convolution2D = Conv2D
@@ -50,6 +53,8 @@ __all__ = [
     "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D", "SeparableConvolution2D",
     "GRU", "LSTM", "RNN", "Bidirectional", "GRUCell", "LSTMCell", "SimpleRNN", "SimpleRNNCell", "StackedRNNCells",
     "TimeDistributed", "Masking", "AdditiveAttention", "Attention", "MultiHeadAttention",
+    "ELU", "Cropping1D", "Cropping3D", "GaussianDropout", "GaussianNoise", "PReLU", "SpatialDropout1D",
+    "SpatialDropout2D", "SpatialDropout3D", "UpSampling1D", "UpSampling3D", "ZeroPadding1D", "ZeroPadding3D",
 ]
 
 
@@ -57,10 +62,9 @@ __all__ = [
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
-    "SeparableConv2D ELU PReLU ThresholdedReLU GaussianNoise "
-    "GaussianDropout AlphaDropout SpatialDropout1D SpatialDropout2D CategoryEncoding Resizing "
+    "ThresholdedReLU AlphaDropout CategoryEncoding Resizing "
     "CenterCrop RandomFlip RandomRotation RandomZoom RandomCrop RandomTranslation RandomContrast "
     "TextVectorization StringLookup IntegerLookup Hashing Discretization Dot GroupNormalization "
-    "UnitNormalization Cropping1D ZeroPadding1D UpSampling1D MaxPooling3D AveragePooling3D "
+    "UnitNormalization MaxPooling3D AveragePooling3D "
     "GlobalMaxPooling3D GlobalAveragePooling3D Flatten3D ConvLSTM2D EinsumDense HashedCrossing TFSMLayer "
 ).split()))

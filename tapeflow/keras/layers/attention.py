@@ -73,8 +73,9 @@ class _Projection(Layer):
         kernel_constraint: Any,
         bias_constraint: Any,
         name: str,
+        dtype: Any = None,
     ) -> None:
-        super().__init__(name=name)
+        super().__init__(name=name, dtype=dtype)
         self.equation, self.kernel_shape, self.bias_shape = equation, kernel_shape, bias_shape
         self._inits = (
             kernel_initializer,
@@ -172,6 +173,7 @@ class MultiHeadAttention(Layer):
             self.kernel_constraint,
             self.bias_constraint,
             name,
+            self.dtype,
         )
 
     def build(self, query_shape: Any, value_shape: Any = None, key_shape: Any = None) -> None:
