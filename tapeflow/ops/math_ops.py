@@ -1248,7 +1248,7 @@ def _cum_kernel(fn, ident):
         if reverse:
             x = np.flip(x, axis)
         out = fn(x, axis=axis, dtype=x.dtype)
-        if exclusive:
+        if exclusive and out.shape[axis]:  # (an empty axis stays empty)
             pad = np.full_like(np.take(out, [0], axis=axis), ident)
             out = np.concatenate([pad, np.take(out, np.arange(out.shape[axis] - 1), axis=axis)], axis=axis)
         if reverse:
