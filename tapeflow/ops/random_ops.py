@@ -493,7 +493,7 @@ for _op in (STATELESS_NORMAL, STATELESS_UNIFORM, STATELESS_TRUNCATED_NORMAL, STA
 
 
 def _seed_tensor(seed: Any, op: str) -> Tensor:
-    s = seed if isinstance(seed, Tensor) else convert_to_tensor(np.asarray(seed))
+    s = seed if isinstance(seed, Tensor) else convert_to_tensor(seed)  # a Python list is int32, as TF
     if s._value.dtype.kind not in "iu":
         raise InvalidArgumentError(None, None, f"seed must be an int32 or int64 tensor, got {s.dtype.name} [Op:{op}]")
     if tuple(s._shape_tuple()) != (2,):

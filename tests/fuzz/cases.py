@@ -801,7 +801,25 @@ def _random(g: Gen):
         g.add(fn, [2, 2], seed=[1, 2], rnd=True)
 
 
-FAMILIES = [_unary, _binary, _reduce, _array, _scatter, _linalg, _nn, _special, _random]
+def _extra(g: Gen):
+    g.stream("extra")
+    for _ in range(4):
+        s = g.shape()
+        d = g.dtype(["float32", "float64"])
+        g.add("clip_by_norm", g.arr(s, d), float(g.rng.choice([0.5, 1.0, 100.0])))
+        g.add("clip_by_norm", g.arr(s, d, "ties"), 1.0, axes=[0] if s else None)
+        g.add("clip_by_global_norm", [g.arr(s, d), g.arr((2,), d)], float(g.rng.choice([0.5, 10.0])))
+        g.add("nn.zero_fraction", g.arr(s, g.dtype(FLOATS + ["int32"]), "ties"))
+    g.add("clip_by_norm", T(np.zeros((3,), "float32")), 1.0)
+    g.add("clip_by_global_norm", [T(np.zeros((2,), "float32"))], 1.0)
+    g.add("nn.conv_transpose", g.arr((1, 2, 2, 1)), g.arr((2, 2, 3, 1)), [1, 4, 4, 3], 2, "SAME")
+    g.add("nn.conv_transpose", g.arr((1, 3, 1)), g.arr((2, 2, 1)), [1, 6, 2], 2, "SAME")
+    g.add("random.fold_in", [1, 2], 3, rnd=True)
+    g.add("random.split", [1, 2], 3, rnd=True)
+    g.add("random.stateless_categorical", g.arr((2, 3)), 4, [1, 2], rnd=True)
+
+
+FAMILIES = [_unary, _binary, _reduce, _array, _scatter, _linalg, _nn, _special, _random, _extra]
 
 
 def generate(seed: int = 0) -> list:
