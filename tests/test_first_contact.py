@@ -4,6 +4,7 @@ checkpoint papercuts, missing names, packaging. Tests never download (the downlo
 import gzip
 import hashlib
 import io
+import importlib.util
 import os
 import re
 import struct
@@ -273,6 +274,9 @@ def test_fashion_mnist_example_runs_both_trainings(tmp_path, monkeypatch, capsys
     assert "custom training loop" in out and "Keras compile/fit" in out and "Epoch 2/2" in out
     assert res["data"] == "fashion-mnist" and len(res["loop_history"]["loss"]) == 2
     assert os.path.isfile(res["checkpoint"] + ".safetensors") and os.path.isfile(res["plot"])
+    if importlib.util.find_spec("tensorboard") is not None:  # fit's TensorBoard logs for `tensorboard --logdir`
+        assert os.listdir(tmp_path / "logs" / "train") and os.listdir(tmp_path / "logs" / "validation")
+        assert f"tensorboard --logdir {tmp_path / 'logs'}" in out
 
 
 def test_fashion_mnist_example_falls_back_to_digits(tmp_path, monkeypatch, capsys):

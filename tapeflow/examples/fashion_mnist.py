@@ -11,6 +11,7 @@ Run: ``python -m tapeflow.examples.fashion_mnist`` (``--epochs``, ``--batch-size
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import time
 from typing import Any
@@ -149,9 +150,13 @@ def _run(args: Any) -> dict:
     fit_model.summary()
     fit_model.compile(optimizer=keras.optimizers.Adam(args.lr, clipnorm=None),
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    # TensorBoard event files for `tensorboard --logdir out/logs` (when the tensorboard package is there)
+    callbacks = []
+    if importlib.util.find_spec("tensorboard") is not None:
+        callbacks.append(keras.callbacks.TensorBoard(log_dir=os.path.join(args.out, "logs"), histogram_freq=1))
     t0 = time.perf_counter()
     fit_hist = fit_model.fit(x_tr, y_tr, batch_size=args.batch_size, epochs=epochs, validation_data=(x_te, y_te),
-                             verbose=1).history
+                             verbose=1, callbacks=callbacks).history
     fit_time = time.perf_counter() - t0
     _, fit_acc = fit_model.evaluate(x_te, y_te, batch_size=500, verbose=0)
 
@@ -164,6 +169,8 @@ def _run(args: Any) -> dict:
     print(f"checkpoint:  {ckpt_path}")
     if plot:
         print(f"plot:        {plot}")
+    if callbacks:
+        print(f"tensorboard: tensorboard --logdir {os.path.join(args.out, 'logs')}")
     print(f"total time:  {time.perf_counter() - t_start:.0f}s")
     return {"data": name, "loop_accuracy": loop_acc, "fit_accuracy": float(fit_acc), "checkpoint": ckpt_path,
             "plot": plot, "loop_time": loop_time, "fit_time": fit_time, "loop_history": loop_hist,
