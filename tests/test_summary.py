@@ -330,3 +330,17 @@ def test_auto_packing_lists_of_tensors_keeps_gradients():
     with pytest.raises(TypeError, match="Cannot convert 1.5 to EagerTensor of dtype int32"):
         with tf.GradientTape() as tape:
             tf.convert_to_tensor([tf.constant(1), 1.5])
+
+
+def test_graph_summary_follows_record_if(tmp_path):
+    w = tf.summary.create_file_writer(str(tmp_path))
+
+    @tf.function
+    def f(x):
+        return x * 2
+
+    g = f.get_concrete_function(tf.constant(1.0)).graph
+    with w.as_default(), tf.summary.record_if(lambda: False):
+        assert not bool(tf.summary.graph(g))
+    with w.as_default():
+        assert bool(tf.summary.graph(g))

@@ -163,13 +163,18 @@ def backward(
                     pending[iid] = [g]
                 else:
                     gl.append(g)
+    return _sources_grads(pending, source_ids, aggregate)
+
+
+
+def _sources_grads(pending: dict, source_ids, aggregate) -> dict:
+    """Each source's gradient: its one pending gradient, or their aggregate."""
     result = {}
     for sid in source_ids:
         gl = pending.get(sid)
         if gl is not None:
             result[sid] = gl[0] if len(gl) == 1 else aggregate(gl)
     return result
-
 
 def _relevant(records: list[OpRecord], source_ids) -> list[OpRecord]:
     """The records on a path from a source, oldest first; sets each one's
@@ -254,12 +259,7 @@ def backward_raw(
                     pending[iid] = [g]
                 else:
                     gl.append(g)
-    result = {}
-    for sid in source_ids:
-        gl = pending.get(sid)
-        if gl is not None:
-            result[sid] = gl[0] if len(gl) == 1 else aggregate(gl)
-    return result
+    return _sources_grads(pending, source_ids, aggregate)
 
 
 # Set by backprop: unbroadcast of a NumPy value (sum back to an input's shape).

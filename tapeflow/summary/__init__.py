@@ -75,6 +75,11 @@ def _condition_value(cond: Any) -> Any:
     return cond
 
 
+def _truth(cond: Any) -> bool:
+    """An eager record_if condition (bool or tensor) as a Python bool."""
+    return bool(np.asarray(getattr(cond, "_value", cond)))
+
+
 def should_record_summaries() -> Any:
     """A boolean tensor: True when a default writer is set and ``record_if`` allows it."""
     from tapeflow.framework.tensor import constant
@@ -185,7 +190,7 @@ def _write(tag: str, make_array: Callable[[], np.ndarray], step: Any, metadata: 
     cond = _condition_value(_state.record_if)
     if state.graph is not None:
         return _graph_write(writer, tag, make_array, step, metadata, cond, inputs)
-    if not bool(np.asarray(getattr(cond, "_value", cond))):
+    if not _truth(cond):
         return constant(False)
     writer._write_summary(tag, make_array(), _step_value(step), metadata)
     return constant(True)
@@ -346,7 +351,7 @@ def graph(graph_data: Any) -> Any:
     writer = _state.writer
     if writer is None or writer._noop:
         return constant(False)
-    if not bool(np.asarray(getattr(_condition_value(_state.record_if), "_value", _state.record_if))):
+    if not _truth(_condition_value(_state.record_if)):
         return constant(False)
     writer._write_graph(graph_data)
     return constant(True)
