@@ -97,6 +97,27 @@ def is_composite(x: Any) -> bool:
     return isinstance(x, CompositeTensor)
 
 
+
+def replace_composites(cls: type, component: Callable, args: tuple, kwargs: dict) -> tuple:
+    """``(found, args, kwargs)``: every ``cls`` instance in the (nested) arguments
+    replaced by ``component(instance)``, and the instances found, in order
+    (``tf.ragged.map_flat_values`` / ``tf.sparse.map_values``)."""
+    found: list = []
+
+    def sub(v: Any) -> Any:
+        if isinstance(v, cls):
+            found.append(v)
+            return component(v)
+        if isinstance(v, (list, tuple)):
+            return type(v)(sub(c) for c in v)
+        if isinstance(v, dict):
+            return {k: sub(c) for k, c in v.items()}
+        return v
+
+    new_args = [sub(a) for a in args]
+    new_kwargs = {k: sub(v) for k, v in kwargs.items()}
+    return found, new_args, new_kwargs
+
 class CompositeArgumentError(TypeError):
     """A composite reached a dense-only conversion; dispatchers catch it."""
 

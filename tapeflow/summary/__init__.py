@@ -134,6 +134,16 @@ def _tag(name: str) -> str:
 # ---------------------------------------------------------------- writing
 
 
+def _default_step(step: Any) -> Any:
+    """``step``, or the default one; a writer with no step at all is TF's ValueError."""
+    if step is None:
+        step = _state.step
+        if step is None:
+            raise ValueError("No step set. Please specify one either through the `step` argument or through "
+                             "tf.summary.experimental.set_step()")
+    return step
+
+
 def _step_value(step: Any) -> int:
     from tapeflow.framework.variables import Variable
 
@@ -182,11 +192,7 @@ def _write(tag: str, make_array: Callable[[], np.ndarray], step: Any, metadata: 
     writer = _state.writer
     if writer is None or writer._noop:
         return constant(False)
-    if step is None:
-        step = _state.step
-        if step is None:
-            raise ValueError("No step set. Please specify one either through the `step` argument or through "
-                             "tf.summary.experimental.set_step()")
+    step = _default_step(step)
     cond = _condition_value(_state.record_if)
     if state.graph is not None:
         return _graph_write(writer, tag, make_array, step, metadata, cond, inputs)
@@ -245,17 +251,21 @@ def _eager_or_symbolic(data: Any) -> tuple:
     return (), lambda *a: arr
 
 
+def _check_numeric(inputs: tuple, get: Callable, target: str, remedy: str) -> None:
+    # eager string data: TF's Cast error (a graph tensor's dtype is checked by the cast itself)
+    if not inputs and get().dtype.kind in "SUO":
+        from tapeflow.framework.errors import UnimplementedError
+
+        raise UnimplementedError(None, None, f"Cast string to {target} is not supported [Op:Cast] ({remedy})")
+
+
 def scalar(name: str, data: Any, step: Any = None, description: str | None = None) -> Any:
     """Writes a scalar (cast to float32) to the default writer; see ``tf.summary.scalar``."""
     inputs, get = _eager_or_symbolic(data)
     shape = inputs[0].shape if inputs else np.shape(get())
     if tuple(shape) != () and None not in tuple(shape):
         raise ValueError(f"Expected scalar shape, saw shape: {tuple(shape)}.")
-    if not inputs and get().dtype.kind in "SUO":
-        from tapeflow.framework.errors import UnimplementedError
-
-        raise UnimplementedError(None, None, "Cast string to float is not supported [Op:Cast] (tf.summary.scalar "
-                                             "takes a number)")
+    _check_numeric(inputs, get, "float", "tf.summary.scalar takes a number")
 
     def make(*a: np.ndarray) -> np.ndarray:
         arr = np.asarray(get(*a))
@@ -289,11 +299,7 @@ def histogram(name: str, data: Any, step: Any = None, buckets: int | None = None
               description: str | None = None) -> Any:
     """Writes a histogram of every element of ``data`` (30 buckets by default)."""
     inputs, get = _eager_or_symbolic(data)
-    if not inputs and get().dtype.kind in "SUO":
-        from tapeflow.framework.errors import UnimplementedError
-
-        raise UnimplementedError(None, None, "Cast string to double is not supported [Op:Cast] "
-                                             "(tf.summary.histogram takes numbers)")
+    _check_numeric(inputs, get, "double", "tf.summary.histogram takes numbers")
     count = 30 if buckets is None else int(buckets)
     return _write(_tag(name), lambda *a: _buckets(get(*a), count), step,
                   _plugin_metadata("histograms", description), inputs)
@@ -391,9 +397,4 @@ def trace_export(name: str, step: Any = None, profiler_outdir: str | None = None
     trace_off()
     if writer is None or writer._noop:
         return
-    if step is None:
-        step = _state.step
-        if step is None:
-            raise ValueError("No step set. Please specify one either through the `step` argument or through "
-                             "tf.summary.experimental.set_step()")
-    writer._write_run_metadata(_tag(name), graphs, _step_value(step))
+    writer._write_run_metadata(_tag(name), graphs, _step_value(_default_step(step)))

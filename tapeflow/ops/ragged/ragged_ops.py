@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tapeflow.framework import dtypes
-from tapeflow.framework.composite_tensor import dispatch_for
+from tapeflow.framework.composite_tensor import dispatch_for, replace_composites
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops.ragged.ragged_tensor import RaggedTensor, _np, _rowids, _values
@@ -328,20 +328,7 @@ def unary(fn: Callable, x: RaggedTensor, *args: Any, **kwargs: Any) -> RaggedTen
 
 def map_flat_values(op: Callable, *args: Any, **kwargs: Any) -> Any:
     """``op`` applied to the flat values of every ragged argument (all must share row partitions)."""
-    found: list = []
-
-    def sub(v: Any) -> Any:
-        if isinstance(v, RaggedTensor):
-            found.append(v)
-            return v.flat_values
-        if isinstance(v, (list, tuple)):
-            return type(v)(sub(c) for c in v)
-        if isinstance(v, dict):
-            return {k: sub(c) for k, c in v.items()}
-        return v
-
-    new_args = [sub(a) for a in args]
-    new_kwargs = {k: sub(v) for k, v in kwargs.items()}
+    found, new_args, new_kwargs = replace_composites(RaggedTensor, lambda v: v.flat_values, args, kwargs)
     if not found:
         return op(*args, **kwargs)
     first = found[0]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tapeflow.framework import dtypes
-from tapeflow.framework.composite_tensor import dispatch_for
+from tapeflow.framework.composite_tensor import dispatch_for, replace_composites
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.sparse_tensor import SparseTensor, SparseTensorSpec
 from tapeflow.framework.execute import execute
@@ -402,20 +402,7 @@ def sparse_dense_matmul(
 
 def map_values(op: Callable, *args: Any, **kwargs: Any) -> SparseTensor:
     """``op`` applied to the values of the SparseTensor arguments (same indices)."""
-    found: list = []
-
-    def sub(v: Any) -> Any:
-        if isinstance(v, SparseTensor):
-            found.append(v)
-            return v.values
-        if isinstance(v, (list, tuple)):
-            return type(v)(sub(c) for c in v)
-        if isinstance(v, dict):
-            return {k: sub(c) for k, c in v.items()}
-        return v
-
-    new_args = [sub(a) for a in args]
-    new_kwargs = {k: sub(v) for k, v in kwargs.items()}
+    found, new_args, new_kwargs = replace_composites(SparseTensor, lambda v: v.values, args, kwargs)
     if not found:
         raise ValueError("No SparseTensor in argument list of map_values")
     first = found[0]
