@@ -19,16 +19,16 @@ from tapeflow.ops.special_ops import (  # noqa: F401
     unsorted_segment_prod, unsorted_segment_sqrt_n, xdivy, xlog1py, xlogy, zero_fraction, zeta,
 )
 
-# tf.math aliases of activations that live in tf.nn (tapeflow/ops/nn_ops.py),
+# tf.math aliases of activations that live in tf.nn (tapeflow/ops/nn/),
 # resolved on first use so this module does not depend on the nn family.
 _FROM_NN = ("log_sigmoid", "softmax", "log_softmax", "l2_normalize", "softsign")
 
 
 def __getattr__(name: str):
     if name in _FROM_NN:
-        from tapeflow.ops import nn_ops
+        from tapeflow.ops import nn
 
-        value = getattr(nn_ops, name)
+        value = getattr(nn, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'tapeflow.math' has no attribute '{name}'")

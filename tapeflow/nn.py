@@ -1,8 +1,8 @@
 """``tf.nn``: activations, softmax and cross-entropies, convolutions,
-pooling, normalization, dropout and embeddings (see tapeflow/ops/nn_ops.py)."""
+pooling, normalization, dropout and embeddings (see tapeflow/ops/nn/)."""
 
 from tapeflow.ops.math_ops import relu, sigmoid, softplus, tanh  # noqa: F401
-from tapeflow.ops.nn_ops import (  # noqa: F401
+from tapeflow.ops.nn import (  # noqa: F401
     atrous_conv2d,
     avg_pool,
     avg_pool1d,

@@ -363,12 +363,12 @@ for _cls, _name in ((MeanAbsolutePercentageError, "MeanAbsolutePercentageError")
 
 def sparse_top_k_categorical_accuracy(y_true: Any, y_pred: Any, k: int = 5) -> Tensor:
     """1.0 where the integer label is among the ``k`` largest predictions (ties count, as TF's in_top_k)."""
-    from tapeflow.ops import nn_ops
+    from tapeflow.ops.nn import losses as nn_losses
 
     y_true, y_pred = _t(y_true), _f32(y_pred)
     if _rank(y_true) == _rank(y_pred) and y_true._shape_tuple()[-1] == 1:
         y_true = ao.squeeze(y_true, [-1])
-    return mo.cast(nn_ops.in_top_k(mo.cast(y_true, dtypes.int32), y_pred, k), _F32)
+    return mo.cast(nn_losses.in_top_k(mo.cast(y_true, dtypes.int32), y_pred, k), _F32)
 
 
 def top_k_categorical_accuracy(y_true: Any, y_pred: Any, k: int = 5) -> Tensor:

@@ -1,10 +1,10 @@
-"""Specs for the tf.nn ops (tapeflow/ops/nn_ops.py)."""
+"""Specs for the tf.nn ops (tapeflow/ops/nn/)."""
 
 import numpy as np
 
 import tapeflow as tf
 from tapeflow.framework.execute import execute
-from tapeflow.ops import nn_ops
+from tapeflow.ops.nn import activations, conv, pooling
 from tests.op_specs import Arg, OpSpec
 
 _rng = np.random.default_rng(7)
@@ -35,11 +35,11 @@ _PD = {"strides": (1, 1), "dilations": (2, 1), "padding": ((1, 0), (0, 2))}
 
 
 def _bi(input_sizes, w, dy, attrs):
-    return nn_ops._conv2d_backprop_input(input_sizes, w, dy, attrs)
+    return conv._conv2d_backprop_input(input_sizes, w, dy, attrs)
 
 
 def _bf(x, filter_sizes, dy, attrs):
-    return nn_ops._conv2d_backprop_filter(x, filter_sizes, dy, attrs)
+    return conv._conv2d_backprop_filter(x, filter_sizes, dy, attrs)
 
 
 def _pool(op, x, **attrs):
@@ -53,13 +53,13 @@ _P3 = {"strides": (2, 1, 1), "dilations": (1, 1, 1), "padding": "SAME"}
 
 
 def _max_pool_grad(x, g, attrs=_POOL3):
-    y = execute(nn_ops.MAX_POOL, (x,), attrs)
-    return execute(nn_ops.MAX_POOL_GRAD, (x, y, g * g), attrs)
+    y = execute(pooling.MAX_POOL, (x,), attrs)
+    return execute(pooling.MAX_POOL_GRAD, (x, y, g * g), attrs)
 
 
 def _max_pool_grad_grad(x, gg, attrs=_POOL3):
-    y = execute(nn_ops.MAX_POOL, (x,), attrs)
-    return execute(nn_ops.MAX_POOL_GRAD_GRAD, (x, y, gg * gg), attrs)
+    y = execute(pooling.MAX_POOL, (x,), attrs)
+    return execute(pooling.MAX_POOL_GRAD_GRAD, (x, y, gg * gg), attrs)
 
 
 def _normalized(labels, axis):
@@ -77,7 +77,7 @@ SPECS = [
     OpSpec("Selu", tf.nn.selu, [Arg(value=_away((3, 4), [0.0]))]),
     OpSpec("Softsign", tf.nn.softsign, [Arg(value=_away((3, 4), [0.0]))]),
     OpSpec("Gelu", tf.nn.gelu, [Arg((3, 4), low=-3, high=3)]),
-    OpSpec("GeluGrad", nn_ops.gelu_grad, [Arg((3, 4)), Arg((3, 4), low=-3, high=3)]),
+    OpSpec("GeluGrad", activations.gelu_grad, [Arg((3, 4)), Arg((3, 4), low=-3, high=3)]),
     OpSpec("Tanh", lambda x: tf.nn.gelu(x, approximate=True), [Arg((3, 4), low=-3, high=3)], name="gelu-approx"),
     OpSpec("Sigmoid", lambda x: tf.nn.silu(x, beta=1.5), [Arg((3, 4))], name="silu"),
     OpSpec("Softplus", tf.nn.log_sigmoid, [Arg((3, 4), low=-5, high=5)], name="log-sigmoid"),
@@ -132,38 +132,38 @@ SPECS = [
     OpSpec("DepthwiseConv2dNative", lambda x, w: tf.nn.depthwise_conv2d(x, w, [1, 2, 2, 1], "VALID"),
            [Arg((1, 5, 5, 2)), Arg((2, 2, 2, 1))], name="stride2"),
     OpSpec("DepthwiseConv2dNativeBackpropInput",
-           lambda w, dy: nn_ops._dw_backprop_input((2, 5, 5, 3), w, dy, _P2), [Arg((3, 3, 3, 2)),
+           lambda w, dy: conv._dw_backprop_input((2, 5, 5, 3), w, dy, _P2), [Arg((3, 3, 3, 2)),
                                                                                Arg((2, 3, 3, 6))]),
     OpSpec("DepthwiseConv2dNativeBackpropFilter",
-           lambda x, dy: nn_ops._dw_backprop_filter(x, (3, 3, 3, 2), dy, _P2), [Arg((2, 5, 5, 3)),
+           lambda x, dy: conv._dw_backprop_filter(x, (3, 3, 3, 2), dy, _P2), [Arg((2, 5, 5, 3)),
                                                                                 Arg((2, 3, 3, 6))]),
     # -- 3-D --
     OpSpec("Conv3D", lambda x, w: tf.nn.conv3d(x, w, [1, 2, 1, 1, 1], "SAME"), [Arg((1, 4, 3, 3, 2)),
                                                                               Arg((2, 2, 2, 2, 2))]),
-    OpSpec("Conv3DBackpropInputV2", lambda w, dy: nn_ops._c3_bi((1, 4, 3, 3, 2), w, dy, _P3),
+    OpSpec("Conv3DBackpropInputV2", lambda w, dy: conv._c3_bi((1, 4, 3, 3, 2), w, dy, _P3),
            [Arg((2, 2, 2, 2, 2)), Arg((1, 2, 3, 3, 2))]),
-    OpSpec("Conv3DBackpropFilterV2", lambda x, dy: nn_ops._c3_bf(x, (2, 2, 2, 2, 2), dy, _P3),
+    OpSpec("Conv3DBackpropFilterV2", lambda x, dy: conv._c3_bf(x, (2, 2, 2, 2, 2), dy, _P3),
            [Arg((1, 4, 3, 3, 2)), Arg((1, 2, 3, 3, 2))]),
     # A filter's gradient when its static shape has unknown dims (only the filter's run-time shape is read).
     OpSpec("DynamicConvBackpropFilter",
-           lambda x, dy: nn_ops._dyn_backprop_filter("Conv2D", x, dy, tf.zeros(W, tf.float64), _P2),
+           lambda x, dy: conv._dyn_backprop_filter("Conv2D", x, dy, tf.zeros(W, tf.float64), _P2),
            [Arg(X), Arg((2, 3, 3, 4))]),
     OpSpec("DynamicConvBackpropFilter",
-           lambda x, dy: nn_ops._dyn_backprop_filter("Depthwise", x, dy, tf.zeros((3, 3, 3, 2), tf.float64), _P2),
+           lambda x, dy: conv._dyn_backprop_filter("Depthwise", x, dy, tf.zeros((3, 3, 3, 2), tf.float64), _P2),
            [Arg((2, 5, 5, 3)), Arg((2, 3, 3, 6))], name="depthwise"),
     OpSpec("DynamicConvBackpropFilter",
-           lambda x, dy: nn_ops._dyn_backprop_filter("Conv3D", x, dy, tf.zeros((2, 2, 2, 2, 2), tf.float64), _P3),
+           lambda x, dy: conv._dyn_backprop_filter("Conv3D", x, dy, tf.zeros((2, 2, 2, 2, 2), tf.float64), _P3),
            [Arg((1, 4, 3, 3, 2)), Arg((1, 2, 3, 3, 2))], name="conv3d"),
     OpSpec("MaxPool3D", lambda x: tf.nn.max_pool3d(x, 2, [1, 2, 1, 2, 1], "SAME") ** 2,
            [Arg(value=_distinct((1, 3, 3, 4, 2)))]),
-    OpSpec("MaxPool3DGrad", lambda x, g: execute(nn_ops.MAX_POOL3D_GRAD, (
-        x, execute(nn_ops.MAX_POOL3D, (x,), _POOL3D), g * g), _POOL3D),
+    OpSpec("MaxPool3DGrad", lambda x, g: execute(pooling.MAX_POOL3D_GRAD, (
+        x, execute(pooling.MAX_POOL3D, (x,), _POOL3D), g * g), _POOL3D),
         [Arg(value=_distinct((1, 3, 4, 3, 2)), diff=False), Arg((1, 2, 4, 2, 2))]),
-    OpSpec("MaxPool3DGradGrad", lambda x, gg: execute(nn_ops.MAX_POOL3D_GRAD_GRAD, (
-        x, execute(nn_ops.MAX_POOL3D, (x,), _POOL3D), gg * gg), _POOL3D),
+    OpSpec("MaxPool3DGradGrad", lambda x, gg: execute(pooling.MAX_POOL3D_GRAD_GRAD, (
+        x, execute(pooling.MAX_POOL3D, (x,), _POOL3D), gg * gg), _POOL3D),
         [Arg(value=_distinct((1, 3, 4, 3, 2)), diff=False), Arg((1, 3, 4, 3, 2))]),
     OpSpec("AvgPool3D", lambda x: tf.nn.avg_pool3d(x, 2, [1, 2, 1, 2, 1], "SAME") ** 2, [Arg((1, 3, 3, 4, 2))]),
-    OpSpec("AvgPool3DGrad", lambda g: execute(nn_ops.AVG_POOL3D_GRAD, (g * g,), {"orig_input_shape": (1, 3, 4, 3, 2),
+    OpSpec("AvgPool3DGrad", lambda g: execute(pooling.AVG_POOL3D_GRAD, (g * g,), {"orig_input_shape": (1, 3, 4, 3, 2),
                                                                                **_POOL3D}),
            [Arg((1, 2, 4, 2, 2))]),
     # -- pooling --
@@ -181,21 +181,21 @@ SPECS = [
     OpSpec("AvgPool", lambda x: tf.nn.avg_pool2d(x, [2, 3], [1, 2], "VALID", data_format="NCHW") ** 2,
            [Arg((1, 2, 5, 6))], name="nchw"),
     OpSpec("AvgPoolGrad",
-           lambda g: execute(nn_ops.AVG_POOL_GRAD, (g * g,), {"orig_input_shape": (2, 5, 5, 2), **_POOL3}),
+           lambda g: execute(pooling.AVG_POOL_GRAD, (g * g,), {"orig_input_shape": (2, 5, 5, 2), **_POOL3}),
            [Arg((2, 3, 3, 2))]),
     # An input of unknown static shape (only the input's run-time shape is read).
-    OpSpec("DynamicAvgPoolGrad", lambda g: execute(nn_ops.DYNAMIC_AVG_POOL_GRAD, (g * g, tf.zeros((2, 5, 5, 2))),
+    OpSpec("DynamicAvgPoolGrad", lambda g: execute(pooling.DYNAMIC_AVG_POOL_GRAD, (g * g, tf.zeros((2, 5, 5, 2))),
                                                    {"kind": "AvgPool", **_POOL3}), [Arg((2, 3, 3, 2))]),
-    OpSpec("DynamicAvgPoolGrad", lambda g: execute(nn_ops.DYNAMIC_AVG_POOL_GRAD, (g * g, tf.zeros((1, 3, 4, 3, 2))),
+    OpSpec("DynamicAvgPoolGrad", lambda g: execute(pooling.DYNAMIC_AVG_POOL_GRAD, (g * g, tf.zeros((1, 3, 4, 3, 2))),
                                                    {"kind": "AvgPool3D", **_POOL3D}), [Arg((1, 2, 4, 2, 2))],
            name="3d"),
     OpSpec("DynamicConvBackpropInput",
-           lambda w, dy: nn_ops._dyn_backprop_input("Conv2D", w, dy, tf.zeros((2, 5, 5, 3)), _P2),
+           lambda w, dy: conv._dyn_backprop_input("Conv2D", w, dy, tf.zeros((2, 5, 5, 3)), _P2),
            [Arg(W), Arg((2, 3, 3, 4))]),
     OpSpec("DynamicConvBackpropInput",
-           lambda w, dy: nn_ops._dyn_backprop_input("Depthwise", w, dy, tf.zeros((2, 5, 5, 3)), _P2),
+           lambda w, dy: conv._dyn_backprop_input("Depthwise", w, dy, tf.zeros((2, 5, 5, 3)), _P2),
            [Arg((3, 3, 3, 2)), Arg((2, 3, 3, 6))], name="depthwise"),
     OpSpec("DynamicConvBackpropInput",
-           lambda w, dy: nn_ops._dyn_backprop_input("Conv3D", w, dy, tf.zeros((1, 4, 3, 3, 2)), _P3),
+           lambda w, dy: conv._dyn_backprop_input("Conv3D", w, dy, tf.zeros((1, 4, 3, 3, 2)), _P3),
            [Arg((2, 2, 2, 2, 2)), Arg((1, 2, 3, 3, 2))], name="conv3d"),
 ]

@@ -19,7 +19,7 @@ from tapeflow.keras import activations, initializers, regularizers
 from tapeflow.keras.layers.base import Layer
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
-from tapeflow.ops import nn_ops
+from tapeflow.ops.nn import conv as nn_conv
 
 __all__ = [
     "Conv3D",
@@ -311,7 +311,7 @@ class _ConvTranspose(_BaseConv):
             )
         out_sp = (1,) + self._out_spatial(spatial[1:]) if self.rank == 1 else self._out_spatial(spatial)
         pad = self.padding.upper()
-        op = nn_ops.CONV2D_BACKPROP_INPUT if len(spatial) == 2 else nn_ops.CONV3D_BACKPROP_INPUT
+        op = nn_conv.CONV2D_BACKPROP_INPUT if len(spatial) == 2 else nn_conv.CONV3D_BACKPROP_INPUT
         y = execute(
             op,
             (w, x),

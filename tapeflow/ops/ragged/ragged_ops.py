@@ -808,11 +808,11 @@ def _ragged_where(condition: Any, x: Any = None, y: Any = None, name: Any = None
 
 
 def _embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: Any = None) -> Any:
-    from tapeflow.ops import nn_ops
+    from tapeflow.ops.nn import embedding
 
     if not isinstance(ids, RaggedTensor):
         return NotImplemented
-    return ids.with_flat_values(nn_ops.embedding_lookup(params, ids.flat_values, max_norm=max_norm))
+    return ids.with_flat_values(embedding.embedding_lookup(params, ids.flat_values, max_norm=max_norm))
 
 
 def _shape_fn(input: Any, out_type: Any = None, name: Any = None) -> Any:  # noqa: A002
@@ -875,9 +875,9 @@ def register() -> None:
     """Registers the ragged implementations for the public functions (once)."""
     from tapeflow import math as tf_math
     from tapeflow.graph import control_flow
-    from tapeflow.ops import array_ops, math_ops, nn_ops, special_ops
+    from tapeflow.ops import array_ops, math_ops, nn, special_ops
 
-    mods = (math_ops, special_ops, array_ops, nn_ops, tf_math)
+    mods = (math_ops, special_ops, array_ops, nn, tf_math)
 
     def find(name: str) -> Callable | None:
         for m in mods:
@@ -903,7 +903,7 @@ def register() -> None:
     dispatch_for(array_ops.ones_like)(_ones_or_zeros("ones"))
     dispatch_for(array_ops.zeros_like)(_ones_or_zeros("zeros"))
     dispatch_for(math_ops.where)(_ragged_where)
-    dispatch_for(nn_ops.embedding_lookup)(_embedding_lookup)
+    dispatch_for(nn.embedding_lookup)(_embedding_lookup)
     dispatch_for(array_ops.shape)(_shape_fn)
     from tapeflow.ops import indexing_ops
 

@@ -1,0 +1,690 @@
+"""Convolutions of ``tf.nn`` (1-D, 2-D, depthwise, 3-D, transposed) and bias_add.
+
+Convolutions are im2col (a strided view of the padded input) plus one BLAS matmul; their gradients
+are ops too (Conv2DBackpropInput / Conv2DBackpropFilter, as TF) whose own gradients are
+convolutions again, so every order of derivative works."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework.execute import execute
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.ops import array_ops
+from tapeflow.ops._helpers import as_int_tuple, t
+from tapeflow.ops.math_ops import reduce_sum
+from tapeflow.ops.nn._common import _dims, _err
+from tapeflow.ops.nn._geometry import (
+    _check_out, _check_rank, _compute_dtype, _conv_inputs, _crop_nd, _geometry, _geometry_nd, _im2col, _nchw_to_nhwc,
+    _nhwc_to_nchw, _offsets_nd, _pad_hw, _pad_nd, _padding, _scatter_windows, _spatial, _windows, _windows_nd,
+)
+from tapeflow.ops.registry import defgrad, defop
+
+
+# -- bias_add ----------------------------------------------------------------
+
+def _bias_axis(ndim: int, data_format: str) -> int:
+    return 1 if data_format.startswith("NC") else ndim - 1
+
+
+def _bias_add_kernel(x, b, data_format):
+    axis = _bias_axis(x.ndim, data_format)
+    return x + b.reshape((-1,) + (1,) * (x.ndim - 1 - axis))
+
+
+BIAS_ADD = defop("BiasAdd", _bias_add_kernel, shape=lambda specs, **a: [specs[0]])
+
+
+@defgrad("BiasAdd", inputs=False)
+def _bias_add_grad(op, g):
+    nd = len(op.input_shapes[0])
+    axis = _bias_axis(nd, op.get_attr("data_format"))
+    return g, reduce_sum(g, axis=[i for i in range(nd) if i != axis])
+
+
+def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | None = None) -> Tensor:
+    """Adds a 1-D ``bias`` along the channel axis (last, or 1 for "NC..." formats)."""
+    x = t(value)
+    b = convert_to_tensor(bias, dtype_hint=x.dtype)
+    data_format = data_format or "NHWC"
+    if data_format not in ("NHWC", "NCHW", "NWC", "NCW", "NDHWC", "NCDHW", "N..C", "NC.."):
+        raise ValueError(f"data_format must be of the form `N...C` or `NC...`, got {data_format!r}")
+    sx, sb = x._shape_tuple(), b._shape_tuple()
+    if x._value.dtype.kind == "b":
+        raise _err("BiasAdd", "Value for attr 'T' of bool is not in the list of allowed values: BiasAdd takes "
+                   "numbers; cast with tf.cast first")
+    if x._value.dtype != b._value.dtype:
+        raise _err("BiasAdd", f"cannot compute BiasAdd as input #1(zero-based) was expected to be a {x.dtype.name} "
+                   f"tensor but is a {b.dtype.name} tensor")
+    if len(sb) != 1:
+        raise _err("BiasAdd", f"Biases must be 1D: {_dims(sb)}")
+    if len(sx) < 2:
+        raise _err("BiasAdd", f"Input tensor must be at least 2D: {_dims(sx)}")
+    axis = _bias_axis(len(sx), data_format)
+    if sx[axis] is not None and sb[0] is not None and sx[axis] != sb[0]:
+        where_ = "last" if axis == len(sx) - 1 else "channel"
+        raise _err("BiasAdd", f"Must provide as many biases as the {where_} dimension of the input tensor: "
+                   f"{_dims(sb)} vs. {_dims(sx)}")
+    return execute(BIAS_ADD, (x, b), {"data_format": "NC" if data_format.startswith("NC") else "NHWC"})
+
+
+# ============================================================================
+# Conv2D and its two backprop ops
+# ============================================================================
+
+def _conv_attrs_geom(x_shape, w_shape, strides, dilations, padding):
+    return _geometry(x_shape[1:3], w_shape[:2], strides, dilations, padding)
+
+
+def _conv2d_kernel(x, w, strides, dilations, padding):
+    out_hw, pads = _conv_attrs_geom(x.shape, w.shape, strides, dilations, padding)
+    cdt = _compute_dtype(x.dtype)
+    n = x.shape[0]
+    kh, kw, ci, co = w.shape
+    if min(out_hw) <= 0 or n == 0:
+        return np.zeros((n, max(out_hw[0], 0), max(out_hw[1], 0), co), dtype=x.dtype)
+    if (kh, kw) == (1, 1) and strides == (1, 1) and pads == ((0, 0), (0, 0)):
+        out = x.reshape(-1, ci).astype(cdt, copy=False) @ w.reshape(ci, co).astype(cdt, copy=False)
+    else:
+        cols = _im2col(_windows(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations), cdt)
+        out = cols @ w.reshape(kh * kw * ci, co).astype(cdt, copy=False)
+    return out.reshape(n, out_hw[0], out_hw[1], co).astype(x.dtype, copy=False)
+
+
+def _conv2d_backprop_input_kernel(w, dy, input_sizes, strides, dilations, padding):
+    in_shape = (dy.shape[0],) + tuple(input_sizes[1:])
+    _, pads = _conv_attrs_geom(in_shape, w.shape, strides, dilations, padding)
+    kh, kw, ci, co = w.shape
+    n, oh, ow, _ = dy.shape
+    cdt = _compute_dtype(dy.dtype)
+    if n == 0 or oh == 0 or ow == 0:
+        return np.zeros(in_shape, dtype=dy.dtype)
+    full = [(k - 1) * d for k, d in zip((kh, kw), dilations)]
+    flip_pads = tuple((f - p[0], f - p[1] + (size + p[0] + p[1] - f - 1 - (o - 1)))
+                      for f, p, size, o in zip(full, pads, in_shape[1:3], (oh, ow)))
+    if strides == (1, 1) and all(a >= 0 and b >= 0 for a, b in flip_pads):
+        # Stride 1: dx is the correlation of the padded dy with the flipped,
+        # transposed filter -- one im2col + matmul instead of a col2im scatter.
+        w_flip = np.ascontiguousarray(w[::-1, ::-1].transpose(0, 1, 3, 2))
+        return _conv2d_kernel(dy, w_flip, (1, 1), dilations, flip_pads)
+    colg = dy.reshape(-1, co).astype(cdt, copy=False) @ w.reshape(kh * kw * ci, co).astype(cdt, copy=False).T
+    colg = colg.reshape(n, oh, ow, kh, kw, ci)
+    return _scatter_windows(colg, in_shape, pads, strides, dilations).astype(dy.dtype, copy=False)
+
+
+def _conv2d_backprop_filter_kernel(x, dy, filter_sizes, strides, dilations, padding):
+    kh, kw, ci, co = filter_sizes
+    out_hw, pads = _conv_attrs_geom(x.shape, filter_sizes, strides, dilations, padding)
+    cdt = _compute_dtype(x.dtype)
+    if x.shape[0] == 0 or min(out_hw) <= 0:
+        return np.zeros(filter_sizes, dtype=x.dtype)
+    cols = _im2col(_windows(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations), cdt)
+    dw = cols.T @ dy.reshape(-1, co).astype(cdt, copy=False)
+    return dw.reshape(filter_sizes).astype(x.dtype, copy=False)
+
+
+def _conv2d_shape(specs, strides, dilations, padding):
+    (sx, dt), (sw, _) = specs
+    if sx is None or sw is None:
+        return [(None, dt)]
+    out_hw, _ = _geometry(sx[1:3], sw[:2], strides, dilations, padding)
+    return [((sx[0],) + out_hw + (sw[3],), dt)]
+
+
+def _conv2d_bi_shape(specs, input_sizes, **attrs):
+    (_, dt), (sdy, _) = specs
+    n = sdy[0] if sdy is not None else None
+    return [((n,) + tuple(input_sizes[1:]), dt)]
+
+
+def _conv2d_bf_shape(specs, filter_sizes, **attrs):
+    return [(tuple(filter_sizes), specs[0][1])]
+
+
+CONV2D = defop("Conv2D", _conv2d_kernel, shape=_conv2d_shape)
+CONV2D_BACKPROP_INPUT = defop("Conv2DBackpropInput", _conv2d_backprop_input_kernel, shape=_conv2d_bi_shape)
+CONV2D_BACKPROP_FILTER = defop("Conv2DBackpropFilter", _conv2d_backprop_filter_kernel, shape=_conv2d_bf_shape)
+
+
+def _geom_attrs(op) -> dict:
+    return {"strides": op.get_attr("strides"), "dilations": op.get_attr("dilations"),
+            "padding": op.get_attr("padding")}
+
+
+def _conv2d_backprop_input(input_sizes, w, dy, attrs, x=None):
+    if x is not None and None in tuple(input_sizes)[1:]:
+        return _dyn_backprop_input("Conv2D", w, dy, x, attrs)
+    return execute(CONV2D_BACKPROP_INPUT, (w, dy), {"input_sizes": tuple(input_sizes), **attrs})
+
+
+def _conv2d_backprop_filter(x, filter_sizes, dy, attrs, w=None):
+    if w is not None and None in filter_sizes:
+        return _dyn_backprop_filter("Conv2D", x, dy, w, attrs)
+    return execute(CONV2D_BACKPROP_FILTER, (x, dy), {"filter_sizes": tuple(filter_sizes), **attrs})
+
+
+@defgrad("Conv2D", inputs=True)
+def _conv2d_grad(op, g):
+    x, w = op.inputs
+    attrs = _geom_attrs(op)
+    return (_conv2d_backprop_input(op.input_shapes[0], w, g, attrs, x),
+            _conv2d_backprop_filter(x, op.input_shapes[1], g, attrs, w))
+
+
+@defgrad("Conv2DBackpropInput", inputs=True)
+def _conv2d_backprop_input_grad(op, g):
+    # out = A(w) dy is bilinear: d/d dy = conv(g, w); d/dw = filter-backprop(g, dy).
+    w, dy = op.inputs
+    attrs = _geom_attrs(op)
+    return (_conv2d_backprop_filter(g, op.input_shapes[0], dy, attrs, w),
+            execute(CONV2D, (g, w), attrs))
+
+
+@defgrad("Conv2DBackpropFilter", inputs=True)
+def _conv2d_backprop_filter_grad(op, g):
+    x, dy = op.inputs
+    attrs = _geom_attrs(op)
+    return (_conv2d_backprop_input(op.input_shapes[0], g, dy, attrs, x),
+            execute(CONV2D, (x, g), attrs))
+
+
+def conv2d(input: Any, filters: Any, strides: Any, padding: Any, data_format: str = "NHWC",  # noqa: A002
+           dilations: Any = None, name: str | None = None) -> Tensor:
+    """2-D convolution (cross-correlation) of an NHWC ``input`` with an HWIO
+    ``filters`` tensor. ``padding`` is "SAME" (TF's asymmetric padding: the
+    extra row/column goes at the bottom/right), "VALID", or explicit
+    ``[[0, 0], [top, bottom], [left, right], [0, 0]]``.
+
+    >>> x = tf.reshape(tf.range(16.0), [1, 4, 4, 1])
+    >>> tf.nn.conv2d(x, tf.ones([2, 2, 1, 1]), strides=1, padding="SAME")[0, :, :, 0].numpy()
+    array([[10., 14., 18., 10.],
+           [26., 30., 34., 18.],
+           [42., 46., 50., 26.],
+           [25., 27., 29., 15.]], dtype=float32)
+    """
+    x, w = _conv_inputs(input, filters, "Conv2D")
+    data_format = data_format or "NHWC"
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+    sx = _check_rank(x, 4, "Conv2D")
+    sw = _check_rank(w, 4, "Conv2D", "filter")
+    st = _spatial(strides, 2, "strides", "Conv2D", data_format)
+    dl = _spatial(1 if dilations is None else dilations, 2, "dilations", "Conv2D", data_format)
+    pad = _padding(padding, 2, "Conv2D", data_format)
+    if data_format == "NCHW":
+        x = _nchw_to_nhwc(x)
+        sx = x._shape_tuple()
+    if sx[3] is not None and sw[2] is not None and sx[3] != sw[2]:
+        raise _err("Conv2D", f"input depth must be evenly divisible by filter depth: {sx[3]} vs {sw[2]} (input "
+                   f"{list(sx)}, filter {list(sw)}; grouped convolutions are not supported: the filter's third "
+                   "dimension must equal the input channels)")
+    out_hw, _ = _geometry(sx[1:3], sw[:2], st, dl, pad)
+    _check_out("Conv2D", out_hw, sx, sw, padding)
+    y = execute(CONV2D, (x, w), {"strides": st, "dilations": dl, "padding": pad})
+    return _nhwc_to_nchw(y) if data_format == "NCHW" else y
+
+
+def conv1d(input: Any, filters: Any, stride: Any, padding: Any, data_format: str = "NWC",  # noqa: A002
+           dilations: Any = None, name: str | None = None) -> Tensor:
+    """1-D convolution of an NWC ``input`` with a WIO filter, run as a
+    conv2d of height 1 (as TF)."""
+    x, w = _conv_inputs(input, filters, "Conv2D")
+    data_format = data_format or "NWC"
+    if data_format not in ("NWC", "NCW"):
+        raise ValueError(f"data_format must be 'NWC' or 'NCW', got {data_format!r}")
+    _check_rank(x, 3, "conv1d")
+    _check_rank(w, 3, "conv1d", "filter")
+    fmt2 = "NHWC" if data_format == "NWC" else "NCHW"
+    s = _spatial(stride, 1, "stride", "Conv2D", data_format)[0]
+    d = _spatial(1 if dilations is None else dilations, 1, "dilations", "Conv2D", data_format)[0]
+    if not isinstance(padding, str):
+        pairs = _padding(padding, 1, "Conv2D", data_format)
+        padding = [[0, 0], [0, 0], list(pairs[0]), [0, 0]]
+        if fmt2 == "NCHW":
+            padding = [[0, 0], [0, 0], [0, 0], padding[2]]
+    x4 = array_ops.expand_dims(x, 1 if data_format == "NWC" else 2)
+    w4 = array_ops.expand_dims(w, 0)
+    y = conv2d(x4, w4, [1, s], padding, data_format=fmt2, dilations=[1, d])
+    return array_ops.squeeze(y, [1 if data_format == "NWC" else 2])
+
+
+def _run_time_output_shape(output_shape: Any) -> tuple:
+    # Traced: only the batch may be unknown; the kernel takes it from the input.
+    from tapeflow.ops import shape_ops
+
+    if not shape_ops.is_symbolic(output_shape) and not (
+            isinstance(output_shape, (list, tuple)) and any(shape_ops.is_symbolic(d) for d in output_shape)):
+        raise TypeError(f"output_shape must be a list of integers or an int tensor, got {output_shape!r}")
+    _, known = shape_ops.shape_vector(output_shape, "output_shape")
+    if known is None or len(known) != 4 or None in known[1:]:
+        raise NotImplementedError(
+            f"conv2d_transpose: an output_shape known only at run time must still have known spatial and channel "
+            f"dims (only the batch may be unknown), got {known}")
+    return tuple(known)
+
+
+def conv2d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, padding: Any = "SAME",  # noqa: A002
+                     data_format: str = "NHWC", dilations: Any = None, name: str | None = None) -> Tensor:
+    """The transpose (gradient) of conv2d: ``filters`` is [h, w, out_channels,
+    in_channels] and ``output_shape`` the shape of the result."""
+    x, w = _conv_inputs(input, filters, "Conv2DBackpropInput")
+    data_format = data_format or "NHWC"
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+    sx = _check_rank(x, 4, "Conv2DBackpropInput")
+    sw = _check_rank(w, 4, "Conv2DBackpropInput", "filter")
+    try:
+        out_shape = tuple(int(a) for a in np.asarray(
+            output_shape.numpy() if isinstance(output_shape, Tensor) else output_shape).reshape(-1))
+    except (AttributeError, NotImplementedError, TypeError):
+        out_shape = _run_time_output_shape(output_shape)  # graph tensors, e.g. tf.shape(x)[0]
+    if len(out_shape) != 4:
+        raise ValueError(f"output_shape must have shape (4,), got {list(out_shape)}")
+    st = _spatial(strides, 2, "strides", "Conv2DBackpropInput", data_format)
+    dl = _spatial(1 if dilations is None else dilations, 2, "dilations", "Conv2DBackpropInput", data_format)
+    pad = _padding(padding, 2, "Conv2DBackpropInput", data_format)
+    if data_format == "NCHW":
+        x = _nchw_to_nhwc(x)
+        sx = x._shape_tuple()
+        out_shape = (out_shape[0], out_shape[2], out_shape[3], out_shape[1])
+    if sw[2] is not None and out_shape[3] != sw[2]:
+        raise ValueError(f"output_shape's channel dimension {out_shape[3]} must equal the filter's third dimension "
+                         f"{sw[2]} (filter {list(sw)})")
+    if sx[3] is not None and sx[3] != sw[3]:
+        raise ValueError(f"input channels {sx[3]} must equal the filter's last dimension {sw[3]} (input {list(sx)}, "
+                         f"filter {list(sw)})")
+    out_hw, _ = _geometry(out_shape[1:3], sw[:2], st, dl, pad)
+    if any(a is not None and b is not None and a != b for a, b in zip(out_hw, sx[1:3])) or (
+            None not in (sx[0], out_shape[0]) and sx[0] != out_shape[0]):
+        raise _err("Conv2DBackpropInput",
+                   f"Conv2DCustomBackpropInput: Size of out_backprop doesn't match computed: actual = "
+                   f"{list(sx[1:3])}, computed = {list(out_hw)} (output_shape {list(out_shape)}, filter {list(sw)}, "
+                   f"strides {list(st)}, padding {padding!r})")
+    y = _conv2d_backprop_input(out_shape, w, x, {"strides": st, "dilations": dl, "padding": pad})
+    return _nhwc_to_nchw(y) if data_format == "NCHW" else y
+
+
+# ============================================================================
+# Depthwise convolution
+# ============================================================================
+
+def _offset_slices(k_hw, out_hw, strides, dilations):
+    """For each filter offset (i, j): the slice of the padded input that it
+    meets across all output positions."""
+    sh, sw = strides
+    for i in range(k_hw[0]):
+        hi = i * dilations[0]
+        for j in range(k_hw[1]):
+            wj = j * dilations[1]
+            yield i, j, (slice(None), slice(hi, hi + (out_hw[0] - 1) * sh + 1, sh),
+                         slice(wj, wj + (out_hw[1] - 1) * sw + 1, sw))
+
+
+def _depthwise_kernel(x, w, strides, dilations, padding):
+    # One multiply-add per filter offset and multiplier over the whole batch,
+    # channels innermost (a depthwise conv has too little work per output
+    # for an im2col matmul).
+    out_hw, pads = _conv_attrs_geom(x.shape, w.shape, strides, dilations, padding)
+    kh, kw, c, m = w.shape
+    n = x.shape[0]
+    cdt = _compute_dtype(x.dtype)
+    xp = _pad_hw(x, pads).astype(cdt, copy=False)
+    wc = w.astype(cdt, copy=False)
+    out = np.zeros((m, n, out_hw[0], out_hw[1], c), dtype=cdt)
+    tmp = np.empty(out.shape[1:], dtype=cdt)
+    for i, j, sl in _offset_slices((kh, kw), out_hw, strides, dilations):
+        window = xp[sl]
+        for k in range(m):
+            np.multiply(window, wc[i, j, :, k], out=tmp)
+            out[k] += tmp
+    out = np.moveaxis(out, 0, -1) if m > 1 else out[0][..., None]
+    return np.ascontiguousarray(out).reshape(n, out_hw[0], out_hw[1], c * m).astype(x.dtype, copy=False)
+
+
+def _depthwise_backprop_input_kernel(w, dy, input_sizes, strides, dilations, padding):
+    in_shape = (dy.shape[0],) + tuple(input_sizes[1:])
+    _, pads = _conv_attrs_geom(in_shape, w.shape, strides, dilations, padding)
+    kh, kw, c, m = w.shape
+    n, oh, ow, _ = dy.shape
+    cdt = _compute_dtype(dy.dtype)
+    (t0, b0), (l0, r0) = pads
+    h, wd = in_shape[1], in_shape[2]
+    dxp = np.zeros((n, h + t0 + b0, wd + l0 + r0, c), dtype=cdt)
+    dy5 = dy.reshape(n, oh, ow, c, m).astype(cdt, copy=False)
+    wc = w.astype(cdt, copy=False)
+    tmp = np.empty((n, oh, ow, c), dtype=cdt)
+    for i, j, sl in _offset_slices((kh, kw), (oh, ow), strides, dilations):
+        if m == 1:
+            np.multiply(dy5[..., 0], wc[i, j, :, 0], out=tmp)
+        else:
+            np.einsum("nhwcm,cm->nhwc", dy5, wc[i, j], out=tmp)
+        dxp[sl] += tmp
+    return dxp[:, t0:t0 + h, l0:l0 + wd, :].astype(dy.dtype, copy=False)
+
+
+def _depthwise_backprop_filter_kernel(x, dy, filter_sizes, strides, dilations, padding):
+    kh, kw, c, m = filter_sizes
+    out_hw, pads = _conv_attrs_geom(x.shape, filter_sizes, strides, dilations, padding)
+    cdt = _compute_dtype(x.dtype)
+    cols = _windows(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations)
+    dy5 = dy.reshape(dy.shape[0], out_hw[0], out_hw[1], c, m).astype(cdt, copy=False)
+    dw = np.empty((kh, kw, c, m), dtype=cdt)
+    for i in range(kh):
+        for j in range(kw):
+            dw[i, j] = np.einsum("nhwc,nhwcm->cm", cols[:, :, :, i, j, :].astype(cdt, copy=False), dy5)
+    return dw.astype(x.dtype, copy=False)
+
+
+def _depthwise_shape(specs, strides, dilations, padding):
+    (sx, dt), (sw, _) = specs
+    if sx is None or sw is None:
+        return [(None, dt)]
+    out_hw, _ = _geometry(sx[1:3], sw[:2], strides, dilations, padding)
+    ch = None if sw[2] is None or sw[3] is None else sw[2] * sw[3]
+    return [((sx[0],) + out_hw + (ch,), dt)]
+
+
+DEPTHWISE = defop("DepthwiseConv2dNative", _depthwise_kernel, shape=_depthwise_shape)
+DEPTHWISE_BACKPROP_INPUT = defop("DepthwiseConv2dNativeBackpropInput", _depthwise_backprop_input_kernel,
+                                 shape=_conv2d_bi_shape)
+DEPTHWISE_BACKPROP_FILTER = defop("DepthwiseConv2dNativeBackpropFilter", _depthwise_backprop_filter_kernel,
+                                  shape=_conv2d_bf_shape)
+
+
+def _dw_backprop_input(input_sizes, w, dy, attrs, x=None):
+    if x is not None and None in tuple(input_sizes)[1:]:
+        return _dyn_backprop_input("Depthwise", w, dy, x, attrs)
+    return execute(DEPTHWISE_BACKPROP_INPUT, (w, dy), {"input_sizes": tuple(input_sizes), **attrs})
+
+
+def _dw_backprop_filter(x, filter_sizes, dy, attrs, w=None):
+    if w is not None and None in filter_sizes:
+        return _dyn_backprop_filter("Depthwise", x, dy, w, attrs)
+    return execute(DEPTHWISE_BACKPROP_FILTER, (x, dy), {"filter_sizes": tuple(filter_sizes), **attrs})
+
+
+@defgrad("DepthwiseConv2dNative", inputs=True)
+def _depthwise_grad(op, g):
+    x, w = op.inputs
+    attrs = _geom_attrs(op)
+    return (_dw_backprop_input(op.input_shapes[0], w, g, attrs, x),
+            _dw_backprop_filter(x, op.input_shapes[1], g, attrs, w))
+
+
+@defgrad("DepthwiseConv2dNativeBackpropInput", inputs=True)
+def _depthwise_backprop_input_grad(op, g):
+    w, dy = op.inputs
+    attrs = _geom_attrs(op)
+    return _dw_backprop_filter(g, op.input_shapes[0], dy, attrs, w), execute(DEPTHWISE, (g, w), attrs)
+
+
+@defgrad("DepthwiseConv2dNativeBackpropFilter", inputs=True)
+def _depthwise_backprop_filter_grad(op, g):
+    x, dy = op.inputs
+    attrs = _geom_attrs(op)
+    return _dw_backprop_input(op.input_shapes[0], g, dy, attrs, x), execute(DEPTHWISE, (x, g), attrs)
+
+
+def depthwise_conv2d(input: Any, filter: Any, strides: Any, padding: Any, data_format: str | None = None,  # noqa: A002
+                     dilations: Any = None, name: str | None = None) -> Tensor:
+    """Per-channel convolution: ``filter`` [h, w, in_channels, multiplier]
+    gives in_channels * multiplier output channels. ``strides`` is
+    [1, s, s, 1]."""
+    x, w = _conv_inputs(input, filter, "DepthwiseConv2dNative")
+    data_format = data_format or "NHWC"
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+    sx = _check_rank(x, 4, "DepthwiseConv2dNative")
+    sw = _check_rank(w, 4, "DepthwiseConv2dNative", "filter")
+    st_raw = [int(a) for a in np.asarray(strides).reshape(-1)]
+    if len(st_raw) != 4:
+        raise TypeError(f"strides must be a list of 4 ints [1, stride_h, stride_w, 1], got {strides!r}")
+    st = _spatial(st_raw, 2, "strides", "DepthwiseConv2dNative", data_format)
+    dl = _spatial(1 if dilations is None else dilations, 2, "dilations", "DepthwiseConv2dNative", data_format)
+    pad = _padding(padding, 2, "DepthwiseConv2dNative", data_format)
+    if data_format == "NCHW":
+        x = _nchw_to_nhwc(x)
+        sx = x._shape_tuple()
+    if st != (1, 1) and dl != (1, 1):
+        raise ValueError(f"strides > 1 are not supported in conjunction with dilations > 1 (strides {list(st)}, "
+                         f"dilations {list(dl)})")
+    if sx[3] is not None and sw[2] is not None and sx[3] != sw[2]:
+        raise _err("DepthwiseConv2dNative", f"input and filter must have the same depth: {sx[3]} vs {sw[2]} (input "
+                   f"{list(sx)}, filter {list(sw)})")
+    out_hw, _ = _geometry(sx[1:3], sw[:2], st, dl, pad)
+    _check_out("DepthwiseConv2dNative", out_hw, sx, sw, padding)
+    y = execute(DEPTHWISE, (x, w), {"strides": st, "dilations": dl, "padding": pad})
+    return _nhwc_to_nchw(y) if data_format == "NCHW" else y
+
+
+def conv1d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, padding: str = "SAME",  # noqa: A002
+                     data_format: str = "NWC", dilations: Any = None, name: str | None = None) -> Tensor:
+    """The transpose (gradient) of conv1d: ``filters`` is [w, out_channels,
+    in_channels]; run as a conv2d_transpose of height 1."""
+    x = t(input)
+    if data_format not in ("NWC", "NCW"):
+        raise ValueError(f"data_format must be 'NWC' or 'NCW', got {data_format!r}")
+    out = list(as_int_tuple(output_shape, "conv1d_transpose: output_shape"))
+    if len(out) != 3:
+        raise ValueError(f"output_shape must have 3 entries, got {out}")
+    s = _spatial(strides, 1, "strides", "Conv2DBackpropInput", data_format)[0]
+    d = _spatial(1 if dilations is None else dilations, 1, "dilations", "Conv2DBackpropInput", data_format)[0]
+    if data_format == "NWC":
+        y = conv2d_transpose(array_ops.expand_dims(x, 1), array_ops.expand_dims(filters, 0),
+                             [out[0], 1, out[1], out[2]], [1, s], padding, dilations=[1, d])
+        return array_ops.squeeze(y, [1])
+    y = conv2d_transpose(array_ops.expand_dims(x, 2), array_ops.expand_dims(filters, 0),
+                         [out[0], out[1], 1, out[2]], [1, 1, 1, s], padding, data_format="NCHW",
+                         dilations=[1, 1, 1, d])
+    return array_ops.squeeze(y, [2])
+
+
+def conv_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, padding: str = "SAME",  # noqa: A002
+                   data_format: str | None = None, dilations: Any = None, name: str | None = None) -> Tensor:
+    """conv1d_transpose or conv2d_transpose, by the input's rank."""
+    nd = len(t(input)._shape_tuple())
+    if nd == 3:
+        return conv1d_transpose(input, filters, output_shape, strides, padding, data_format or "NWC", dilations)
+    if nd == 4:
+        return conv2d_transpose(input, filters, output_shape, strides, padding, data_format or "NHWC", dilations)
+    raise NotImplementedError("tf.nn.conv_transpose of 5-D inputs (conv3d_transpose) is not implemented in "
+                              "tapeflow yet.")
+
+
+def _conv3d_kernel(x, w, strides, dilations, padding):
+    out_sp, pads = _geometry_nd(x.shape[1:-1], w.shape[:3], strides, dilations, padding)
+    cdt = _compute_dtype(x.dtype)
+    ci, co = w.shape[3], w.shape[4]
+    if min(out_sp) <= 0 or x.shape[0] == 0:
+        return np.zeros((x.shape[0],) + tuple(max(o, 0) for o in out_sp) + (co,), dtype=x.dtype)
+    win = _windows_nd(_pad_nd(x, pads), w.shape[:3], out_sp, strides, dilations)
+    cols = win.reshape(-1, int(np.prod(w.shape[:3])) * ci).astype(cdt, copy=False)  # the im2col copy
+    out = cols @ w.reshape(-1, co).astype(cdt, copy=False)
+    return out.reshape((x.shape[0],) + out_sp + (co,)).astype(x.dtype, copy=False)
+
+
+def _conv3d_backprop_input_kernel(w, dy, input_sizes, strides, dilations, padding):
+    in_shape = (dy.shape[0],) + tuple(input_sizes[1:])
+    _, pads = _geometry_nd(in_shape[1:-1], w.shape[:3], strides, dilations, padding)
+    cdt = _compute_dtype(dy.dtype)
+    ci, co = w.shape[3], w.shape[4]
+    out_sp = dy.shape[1:-1]
+    dxp = np.zeros((in_shape[0],) + tuple(d + a + b for d, (a, b) in zip(in_shape[1:-1], pads)) + (ci,), dtype=cdt)
+    dyf = dy.reshape(-1, co).astype(cdt, copy=False)
+    wc = w.astype(cdt, copy=False)
+    for _, offs, sl in _offsets_nd(w.shape[:3], out_sp, strides, dilations):
+        dxp[sl] += (dyf @ wc[offs].T).reshape(dy.shape[:-1] + (ci,))
+    return _crop_nd(dxp, in_shape, pads).astype(dy.dtype, copy=False)
+
+
+def _conv3d_backprop_filter_kernel(x, dy, filter_sizes, strides, dilations, padding):
+    out_sp, pads = _geometry_nd(x.shape[1:-1], filter_sizes[:3], strides, dilations, padding)
+    cdt = _compute_dtype(x.dtype)
+    ci, co = filter_sizes[3], filter_sizes[4]
+    win = _windows_nd(_pad_nd(x, pads), filter_sizes[:3], out_sp, strides, dilations)
+    cols = win.reshape(-1, int(np.prod(filter_sizes[:3])) * ci).astype(cdt, copy=False)
+    dw = cols.T @ dy.reshape(-1, co).astype(cdt, copy=False)
+    return dw.reshape(filter_sizes).astype(x.dtype, copy=False)
+
+
+def _conv3d_shape(specs, strides, dilations, padding):
+    (sx, dt), (sw, _) = specs
+    if sx is None or sw is None:
+        return [(None, dt)]
+    out_sp, _ = _geometry_nd(sx[1:4], sw[:3], strides, dilations, padding)
+    return [((sx[0],) + out_sp + (sw[4],), dt)]
+
+
+CONV3D = defop("Conv3D", _conv3d_kernel, shape=_conv3d_shape)
+CONV3D_BACKPROP_INPUT = defop("Conv3DBackpropInputV2", _conv3d_backprop_input_kernel, shape=_conv2d_bi_shape)
+CONV3D_BACKPROP_FILTER = defop("Conv3DBackpropFilterV2", _conv3d_backprop_filter_kernel, shape=_conv2d_bf_shape)
+
+
+def _c3_bi(input_sizes, w, dy, attrs, x=None):
+    if x is not None and None in tuple(input_sizes)[1:]:
+        return _dyn_backprop_input("Conv3D", w, dy, x, attrs)
+    return execute(CONV3D_BACKPROP_INPUT, (w, dy), {"input_sizes": tuple(input_sizes), **attrs})
+
+
+def _c3_bf(x, filter_sizes, dy, attrs, w=None):
+    if w is not None and None in filter_sizes:
+        return _dyn_backprop_filter("Conv3D", x, dy, w, attrs)
+    return execute(CONV3D_BACKPROP_FILTER, (x, dy), {"filter_sizes": tuple(filter_sizes), **attrs})
+
+
+@defgrad("Conv3D", inputs=True)
+def _conv3d_grad(op, g):
+    x, w = op.inputs
+    attrs = _geom_attrs(op)
+    return _c3_bi(op.input_shapes[0], w, g, attrs, x), _c3_bf(x, op.input_shapes[1], g, attrs, w)
+
+
+@defgrad("Conv3DBackpropInputV2", inputs=True)
+def _conv3d_backprop_input_grad(op, g):
+    w, dy = op.inputs
+    attrs = _geom_attrs(op)
+    return _c3_bf(g, op.input_shapes[0], dy, attrs, w), execute(CONV3D, (g, w), attrs)
+
+
+@defgrad("Conv3DBackpropFilterV2", inputs=True)
+def _conv3d_backprop_filter_grad(op, g):
+    x, dy = op.inputs
+    attrs = _geom_attrs(op)
+    return _c3_bi(op.input_shapes[0], g, dy, attrs, x), execute(CONV3D, (x, g), attrs)
+
+
+# -- gradients for a filter or input of unknown (None) static shape ---------
+# The *BackpropFilter / *BackpropInput ops take the filter's / input's size as
+# an attr; in a graph traced with unknown dims it is known only at run time.
+# These ops take the filter / input itself as a third input (only its shape is
+# read) and run the family's backprop kernel with it.
+
+_DYN_BF_KINDS = {
+    "Conv2D": (_conv2d_backprop_filter_kernel, _conv2d_backprop_input, CONV2D),
+    "Depthwise": (_depthwise_backprop_filter_kernel, _dw_backprop_input, DEPTHWISE),
+    "Conv3D": (_conv3d_backprop_filter_kernel, _c3_bi, CONV3D),
+}
+
+
+def _dyn_bf_kernel(x, dy, w, kind, strides, dilations, padding):
+    return _DYN_BF_KINDS[kind][0](x, dy, w.shape, strides, dilations, padding)
+
+
+DYNAMIC_BACKPROP_FILTER = defop("DynamicConvBackpropFilter", _dyn_bf_kernel,
+                                shape=lambda specs, kind, **attrs: [(specs[2][0], specs[0][1])])
+
+
+@defgrad("DynamicConvBackpropFilter", inputs=True)
+def _dyn_bf_grad(op, g):
+    x, dy, _ = op.inputs
+    attrs = _geom_attrs(op)
+    _, backprop_input, forward = _DYN_BF_KINDS[op.get_attr("kind")]
+    return backprop_input(op.input_shapes[0], g, dy, attrs, x), execute(forward, (x, g), attrs), None
+
+
+def _dyn_backprop_filter(kind: str, x: Tensor, dy: Tensor, w: Tensor, attrs: dict) -> Tensor:
+    return execute(DYNAMIC_BACKPROP_FILTER, (x, dy, w), {"kind": kind, **attrs})
+
+
+_DYN_BI_KINDS = {
+    "Conv2D": (_conv2d_backprop_input_kernel, _conv2d_backprop_filter, CONV2D),
+    "Depthwise": (_depthwise_backprop_input_kernel, _dw_backprop_filter, DEPTHWISE),
+    "Conv3D": (_conv3d_backprop_input_kernel, _c3_bf, CONV3D),
+}
+
+
+def _dyn_bi_kernel(w, dy, x, kind, strides, dilations, padding):
+    return _DYN_BI_KINDS[kind][0](w, dy, x.shape, strides, dilations, padding)
+
+
+DYNAMIC_BACKPROP_INPUT = defop("DynamicConvBackpropInput", _dyn_bi_kernel,
+                               shape=lambda specs, kind, **attrs: [(specs[2][0], specs[1][1])])
+
+
+@defgrad("DynamicConvBackpropInput", inputs=True)
+def _dyn_bi_grad(op, g):
+    w, dy, _ = op.inputs
+    attrs = _geom_attrs(op)
+    _, backprop_filter, forward = _DYN_BI_KINDS[op.get_attr("kind")]
+    return backprop_filter(g, op.input_shapes[0], dy, attrs, w), execute(forward, (g, w), attrs), None
+
+
+def _dyn_backprop_input(kind: str, w: Tensor, dy: Tensor, x: Tensor, attrs: dict) -> Tensor:
+    return execute(DYNAMIC_BACKPROP_INPUT, (w, dy, x), {"kind": kind, **attrs})
+
+
+def conv3d(input: Any, filters: Any, strides: Any, padding: Any, data_format: str = "NDHWC",  # noqa: A002
+           dilations: Any = None, name: str | None = None) -> Tensor:
+    """3-D convolution of an NDHWC ``input`` with a [d, h, w, in, out] filter;
+    ``strides`` and ``dilations`` are 5-element lists (or an int / 3 ints)."""
+    x, w = _conv_inputs(input, filters, "Conv3D")
+    data_format = data_format or "NDHWC"
+    if data_format not in ("NDHWC", "NCDHW"):
+        raise ValueError(f"data_format must be 'NDHWC' or 'NCDHW', got {data_format!r}")
+    sx = _check_rank(x, 5, "Conv3D")
+    sw = _check_rank(w, 5, "Conv3D", "filter")
+    st = _spatial(strides, 3, "strides", "Conv3D", data_format)
+    dl = _spatial(1 if dilations is None else dilations, 3, "dilations", "Conv3D", data_format)
+    pad = _padding(padding, 3, "Conv3D", data_format)
+    if data_format == "NCDHW":
+        x = array_ops.transpose(x, (0, 2, 3, 4, 1))
+        sx = x._shape_tuple()
+    if sx[4] is not None and sw[3] is not None and sx[4] != sw[3]:
+        raise _err("Conv3D", f"Input depth must be evenly divisible by filter depth: {sx[4]} vs {sw[3]} (input "
+                   f"{_dims(sx)}, filter {_dims(sw)})")
+    out_sp, _ = _geometry_nd(sx[1:4], sw[:3], st, dl, pad)
+    _check_out("Conv3D", out_sp, sx, sw, padding)
+    y = execute(CONV3D, (x, w), {"strides": st, "dilations": dl, "padding": pad})
+    return array_ops.transpose(y, (0, 4, 1, 2, 3)) if data_format == "NCDHW" else y
+
+
+def convolution(input: Any, filters: Any, strides: Any = None, padding: str = "VALID",  # noqa: A002
+                data_format: str | None = None, dilations: Any = None, name: str | None = None) -> Tensor:
+    """N-D convolution, dispatched on the input's rank (1-D or 2-D here)."""
+    nd = len(t(input)._shape_tuple())
+    strides = 1 if strides is None else strides
+    if nd == 3:
+        return conv1d(input, filters, strides, padding, data_format or "NWC", dilations)
+    if nd == 4:
+        return conv2d(input, filters, strides, padding, data_format or "NHWC", dilations)
+    if nd == 5:
+        return conv3d(input, filters, strides, padding, data_format or "NDHWC", dilations)
+    raise ValueError(f"`input` must have rank 3, 4 or 5 (one batch dim, 1-3 spatial dims, one channel dim); got "
+                     f"shape {list(t(input)._shape_tuple())}")
+
+
+def atrous_conv2d(value: Any, filters: Any, rate: int, padding: str, name: str | None = None) -> Tensor:
+    """conv2d with ``dilations=rate`` (a dilated, "atrous" convolution)."""
+    if int(rate) < 1:
+        raise ValueError(f"rate {rate} cannot be less than one")
+    return conv2d(value, filters, 1, padding, dilations=int(rate))
+
+
+def separable_conv2d(input: Any, depthwise_filter: Any, pointwise_filter: Any, strides: Any,  # noqa: A002
+                     padding: str, data_format: str | None = None, dilations: Any = None,
+                     name: str | None = None) -> Tensor:
+    """depthwise_conv2d followed by a 1x1 conv2d with ``pointwise_filter``."""
+    y = depthwise_conv2d(input, depthwise_filter, strides, padding, data_format=data_format, dilations=dilations)
+    return conv2d(y, pointwise_filter, 1, "VALID", data_format=data_format or "NHWC")
