@@ -333,6 +333,47 @@ def test_max_pool_tie_goes_to_first_maximum():
     np.testing.assert_array_equal(g.ravel(), [0, 2, 1, 0, 2, 0, 0, 2, 2])  # TF's numbers
 
 
+def test_tiled_max_pool_nan_inf_and_ties_as_tf():
+    # stride == window, no padding: the whole-slice path; NaN windows, -inf and ties pinned against TF 2.21.
+    nan, inf = np.nan, np.inf
+    x = np.array([[nan, 1, 0, 0, 5], [2, 1, 0, 0, 5], [nan, nan, -inf, -inf, 7], [nan, nan, -inf, 3, 7],
+                  [1, 1, 1, 1, 1]], np.float32).reshape(1, 5, 5, 1)
+    w = tf.constant(np.arange(1, 5, dtype=np.float32).reshape(1, 2, 2, 1))
+    y, g = _value_and_grad(lambda v: tf.reduce_sum(tf.nn.max_pool2d(v, 2, 2, "VALID") * w), x)
+    np.testing.assert_array_equal(tf.nn.max_pool2d(x, 2, 2, "VALID").numpy().ravel(),
+                                  [2, 0, np.finfo(np.float32).min, 3])
+    want = np.zeros(25)
+    want[[0, 2, 10, 18]] = [1, 2, 3, 4]
+    np.testing.assert_array_equal(g.ravel(), want)
+    np.testing.assert_array_equal(tf.nn.max_pool2d(tf.reshape(tf.range(32), [1, 4, 4, 2]), 2, 2, "VALID").numpy()
+                                  .ravel(), [10, 11, 14, 15, 26, 27, 30, 31])
+
+
+def test_tiled_max_pool_matches_window_by_window_reference():
+    rng = np.random.default_rng(3)
+    x = np.maximum(rng.integers(-3, 3, (2, 6, 7, 3)), 0).astype(np.float64)  # many ties (ReLU zeros)
+    x[0, 0, :2, 0] = -np.inf
+    x[1, :2, :2, 1] = -np.inf
+    gy = rng.standard_normal((2, 3, 3, 3))
+    xt = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        y = tf.nn.max_pool2d(xt, 2, 2, "VALID")
+        loss = tf.reduce_sum(y * gy)
+    dx = tape.gradient(loss, xt)
+    want_y, want_dx = np.zeros(y.shape), np.zeros(x.shape)
+    for n, a, b, c in np.ndindex(*y.shape):
+        win = x[n, 2 * a:2 * a + 2, 2 * b:2 * b + 2, c].ravel()
+        k = 0
+        for i in range(1, 4):
+            if win[i] > win[k]:
+                k = i
+        want_y[n, a, b, c] = max(win.max(), np.finfo(np.float64).min)
+        want_dx[n, 2 * a + k // 2, 2 * b + k % 2, c] = gy[n, a, b, c]
+    np.testing.assert_array_equal(y.numpy(), want_y)
+    np.testing.assert_array_equal(dx.numpy(), want_dx)
+
+
 def test_avg_pool_counts_only_real_elements_at_edges():
     x = tf.reshape(tf.range(25.0), [1, 5, 5, 1])
     np.testing.assert_array_equal(tf.nn.avg_pool2d(x, 2, 2, "SAME").numpy().ravel(),

@@ -48,6 +48,7 @@ def _pool(op, x, **attrs):
 
 _POOL = {"ksize": (2, 2), "strides": (2, 2), "padding": "SAME"}
 _POOL3 = {"ksize": (3, 3), "strides": (2, 2), "padding": "SAME"}
+_POOL2V = {"ksize": (2, 2), "strides": (2, 2), "padding": "VALID"}  # tiled windows: the fast path
 _POOL3D = {"ksize": (2, 2, 2), "strides": (2, 1, 2), "padding": "SAME"}
 _P3 = {"strides": (2, 1, 1), "dilations": (1, 1, 1), "padding": "SAME"}
 
@@ -177,6 +178,12 @@ SPECS = [
     OpSpec("MaxPoolGrad", _max_pool_grad, [Arg(value=_distinct((1, 5, 5, 2)), diff=False), Arg((1, 3, 3, 2))]),
     OpSpec("MaxPoolGradGrad", _max_pool_grad_grad, [Arg(value=_distinct((1, 5, 5, 2)), diff=False),
                                                      Arg((1, 5, 5, 2))]),
+    OpSpec("MaxPool", lambda x: tf.nn.max_pool2d(x, 2, 2, "VALID") ** 2, [Arg(value=_distinct((2, 4, 5, 2)))],
+           name="tiled"),
+    OpSpec("MaxPoolGrad", lambda x, g: _max_pool_grad(x, g, _POOL2V),
+           [Arg(value=_distinct((1, 4, 5, 2)), diff=False), Arg((1, 2, 2, 2))], name="tiled"),
+    OpSpec("MaxPoolGradGrad", lambda x, gg: _max_pool_grad_grad(x, gg, _POOL2V),
+           [Arg(value=_distinct((1, 4, 5, 2)), diff=False), Arg((1, 4, 5, 2))], name="tiled"),
     OpSpec("AvgPool", lambda x: tf.nn.avg_pool2d(x, 3, 2, "SAME") ** 2, [Arg((2, 5, 5, 2))]),
     OpSpec("AvgPool", lambda x: tf.nn.avg_pool2d(x, [2, 3], [1, 2], "VALID", data_format="NCHW") ** 2,
            [Arg((1, 2, 5, 6))], name="nchw"),

@@ -46,7 +46,62 @@ def _tf_max_input(x):
     return np.where(np.isnan(x) | (x < low), low, x).astype(x.dtype, copy=False)
 
 
+def _tiles(x, ksize, strides, padding):
+    """The (N, OH, KH, OW, KW, C) view of ``x`` when the windows tile it
+    without padding or overlap (stride == window, the usual 2x2/2 pooling;
+    VALID drops the rows and columns no window covers), else None. Pooling
+    then works on KH*KW whole-array slices instead of a 6-D window view."""
+    if tuple(strides) != tuple(ksize):
+        return None
+    (oh, ow), pads = _pool_geom(x.shape, ksize, strides, padding)
+    if pads != ((0, 0), (0, 0)) or oh is None or ow is None:
+        return None
+    kh, kw = ksize
+    n, _, _, c = x.shape
+    return x[:, :oh * kh, :ow * kw, :].reshape(n, oh, kh, ow, kw, c)
+
+
+def _tile_max(v, fn):
+    kh, kw = v.shape[2], v.shape[4]
+    y = v[:, :, 0, :, 0, :].copy()
+    for i in range(kh):
+        for j in range(kw):
+            if i or j:
+                fn(y, v[:, :, i, :, j, :], out=y)
+    return y
+
+
+def _tile_first_max_masks(v):
+    """Yields ((i, j), mask) as _first_max_masks, for a tiled view ``v`` of a
+    NaN-free input: the argmax is the first offset equal to the window's
+    maximum (ties, e.g. the zeros after a ReLU, go to the first)."""
+    m = _tile_max(v, np.maximum)
+    free = None  # outputs whose maximum has not been placed yet
+    for i in range(v.shape[2]):
+        for j in range(v.shape[4]):
+            hit = v[:, :, i, :, j, :] == m
+            if free is None:
+                free = ~hit
+            else:
+                hit &= free
+                free &= ~hit
+            yield (i, j), hit
+
+
+def _has_nan(x):
+    return x.dtype.kind in "fc" and bool(np.isnan(np.max(x, initial=-np.inf) if x.size else 0.0))
+
+
 def _max_pool_kernel(x, ksize, strides, padding):
+    v = _tiles(x, ksize, strides, padding)
+    if v is not None and v.size:
+        if x.dtype.kind != "f":
+            return _tile_max(v, np.maximum)
+        y = _tile_max(v, np.fmax)  # NaN only where a whole window is NaN
+        bad = ~(y >= np.finfo(x.dtype).min)  # NaN and -inf count as the lowest value (as TF)
+        if bad.any():
+            y[bad] = np.finfo(x.dtype).min
+        return y
     x = _tf_max_input(x)
     win, _, _ = _pool_windows(x, ksize, strides, padding, _lowest(x.dtype))
     return win.max(axis=(3, 4))
@@ -83,6 +138,15 @@ def _first_max_masks(x, y, ksize, strides, padding):
 
 
 def _max_pool_grad_kernel(x, y, g, ksize, strides, padding):
+    v = _tiles(x, ksize, strides, padding)
+    if v is not None and v.size and not _has_nan(x):
+        n, oh, kh, ow, kw, c = v.shape
+        dx = np.zeros(x.shape, dtype=g.dtype) if v.shape[1] * kh != x.shape[1] or ow * kw != x.shape[2] else None
+        dv = (np.empty(x.shape, dtype=g.dtype) if dx is None else dx)[:, :oh * kh, :ow * kw, :]
+        dv = dv.reshape(n, oh, kh, ow, kw, c)
+        for (i, j), hit in _tile_first_max_masks(v):
+            np.multiply(g, hit, out=dv[:, :, i, :, j, :])
+        return dv.reshape(x.shape) if dx is None else dx
     _, pads = _pool_geom(x.shape, ksize, strides, padding)
     (t0, b0), (l0, r0) = pads
     n, h, w, c = x.shape
@@ -101,6 +165,13 @@ def _max_pool_grad_kernel(x, y, g, ksize, strides, padding):
 
 
 def _max_pool_grad_grad_kernel(x, y, gg, ksize, strides, padding):
+    v = _tiles(x, ksize, strides, padding)
+    if v is not None and v.size and not _has_nan(x):
+        gv = _tiles(gg, ksize, strides, padding)
+        out = np.zeros(y.shape, dtype=gg.dtype)
+        for (i, j), hit in _tile_first_max_masks(v):
+            np.copyto(out, gv[:, :, i, :, j, :], where=hit)
+        return out
     _, pads = _pool_geom(x.shape, ksize, strides, padding)
     ggp = _pad_hw(gg, pads)
     out = np.zeros(y.shape, dtype=gg.dtype)
