@@ -154,3 +154,93 @@ def test_tf_config_cluster_of_workers_is_not_implemented(monkeypatch):
     monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 0}}')
     with pytest.raises(NotImplementedError, match="mpirun -n N"):
         tf.distribute.MultiWorkerMirroredStrategy()
+
+
+def _fake_mpi_communicator(size: int = 2) -> communicator.MPICommunicator:
+    """The MPI communicator's own packing and buffer reuse, with ``Allreduce`` replaced by what ``size``
+    ranks holding the same arrays would compute (no MPI needed)."""
+    c = communicator.MPICommunicator.__new__(communicator.MPICommunicator)
+    c.rank, c.size, c._fused, c._IN_PLACE = 0, size, {}, object()
+    c._ops = {"sum": "sum", "mean": "sum", "max": "max", "min": "min"}
+    c.calls = []
+
+    def allreduce(sendbuf, recvbuf, op):
+        assert sendbuf is c._IN_PLACE and recvbuf.flags.c_contiguous and recvbuf.ndim <= 1 or recvbuf.ndim == 0
+        c.calls.append((recvbuf.dtype, recvbuf.size))
+        if op == "sum":
+            recvbuf *= size
+
+    c._Allreduce = allreduce
+    return c
+
+
+def test_fused_allreduce_reuses_its_buffer_only_when_no_result_is_held():
+    c = _fake_mpi_communicator(2)
+    xs = [np.arange(6.0, dtype=np.float32).reshape(2, 3), np.float32(1.5), np.ones(4, np.float32)]
+    first = c.allreduce(xs, "sum")
+    assert c.calls == [(np.float32, 11)]  # one Allreduce on one buffer, in the arrays' dtype
+    np.testing.assert_array_equal(first[0], xs[0] * 2)
+    assert first[1].shape == () and float(first[1]) == 3.0 and [o.dtype for o in first] == [np.float32] * 3
+    np.testing.assert_array_equal(xs[0], np.arange(6.0).reshape(2, 3))  # inputs left alone
+    second = c.allreduce([x + 1 for x in xs], "sum")  # `first` still held: a new buffer
+    np.testing.assert_array_equal(first[0], xs[0] * 2)
+    np.testing.assert_array_equal(second[0], (xs[0] + 1) * 2)
+    buf = id(second[0].base)  # (the cache keeps it alive: its id stays its own)
+    del first, second
+    third = c.allreduce(xs, "sum")
+    assert id(third[0].base) == buf  # nothing held: the cached buffer is reused
+    kept = third[2].reshape(2, 2)[0]  # a view of a view keeps the buffer busy too
+    del third
+    fourth = c.allreduce([x * 0 for x in xs], "sum")
+    np.testing.assert_array_equal(kept, [2.0, 2.0])
+    assert id(fourth[0].base) != buf
+
+
+def test_fused_allreduce_keeps_each_dtype_and_averages_in_it():
+    c = _fake_mpi_communicator(4)
+    f32 = [np.ones((2, 2), np.float32), np.ones(3, np.float32)]
+    c.allreduce(f32, "sum")
+    f64 = c.allreduce([a.astype(np.float64) * 3 for a in f32], "mean")  # same shapes, another dtype
+    assert [o.dtype for o in f64] == [np.float64, np.float64]
+    np.testing.assert_array_equal(f64[1], [3.0, 3.0, 3.0])
+    mixed = c.allreduce([np.array([7, 9], np.int64), np.array([0.5], np.float32), np.array([1, 2], np.int64)], "mean")
+    assert [o.dtype for o in mixed] == [np.int64, np.float32, np.int64]
+    np.testing.assert_array_equal(mixed[0], [7, 9])  # (4 * 7) // 4
+    assert c.calls[-2:] == [(np.int64, 4), (np.float32, 1)]  # one buffer per dtype, first-seen order
+    assert c.allreduce([], "sum") == []
+    with pytest.raises(ValueError, match="unknown reduction 'prod'"):
+        c.allreduce([np.ones(2), np.ones(3)], "prod")
+
+
+def test_single_allreduce_returns_a_new_array_and_big_ones_reuse_a_buffer():
+    c = _fake_mpi_communicator(2)
+    x = np.arange(4.0)
+    out = c.allreduce_one(x, "mean")
+    assert out is not x and out.tolist() == [0.0, 1.0, 2.0, 3.0] and x.tolist() == [0.0, 1.0, 2.0, 3.0]
+    s = c.allreduce_one(np.float32(2.0), "sum")
+    assert s.shape == () and s.dtype == np.float32 and float(s) == 4.0
+    assert c.allreduce_one(x[::2], "sum").tolist() == [0.0, 4.0]  # not contiguous
+    big = np.ones(1 << 18, np.float32)  # 1 MB: reduced in a cached buffer
+    a = c.allreduce_one(big, "sum")
+    b = c.allreduce_one(big * 2, "sum")
+    assert a[0] == 2.0 and b[0] == 4.0 and a.base is not b.base
+    base = id(b.base)
+    del a, b
+    assert id(c.allreduce_one(big, "sum").base) == base
+
+
+def test_collective_results_returned_by_tf_function_are_not_overwritten(monkeypatch):
+    monkeypatch.setattr(communicator, "_COMM", _fake_mpi_communicator(2))
+
+    @tf.function
+    def f(x):
+        return collective_ops.all_reduce([x, x * 2.0])
+
+    a = f(tf.constant([1.0, 2.0]))
+    b = f(tf.constant([10.0, 20.0]))
+    assert a[0].numpy().tolist() == [2.0, 4.0] and a[1].numpy().tolist() == [4.0, 8.0]
+    assert b[0].numpy().tolist() == [20.0, 40.0]
+    eager = collective_ops.all_reduce([tf.constant([1.0]), tf.constant(3.0)])
+    again = collective_ops.all_reduce([tf.constant([5.0]), tf.constant(6.0)])
+    assert float(eager[0][0]) == 2.0 and float(eager[1]) == 6.0 and float(again[1]) == 12.0
+    assert eager[1].numpy().shape == () and isinstance(eager[1].numpy(), np.float32)

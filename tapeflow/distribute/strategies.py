@@ -56,7 +56,20 @@ class ReduceOp(enum.Enum):
     MEAN = "MEAN"
 
 
-_REDUCTIONS = {ReduceOp.SUM: "sum", ReduceOp.MEAN: "mean", "SUM": "sum", "MEAN": "mean", "sum": "sum", "mean": "mean"}
+_SUM, _MEAN = ReduceOp.SUM, ReduceOp.MEAN
+
+
+def _reduction(reduce_op: Any) -> str:
+    """``"sum"`` or ``"mean"`` for a ReduceOp or its name (identity checks first: the per-call path)."""
+    if reduce_op is _SUM:
+        return "sum"
+    if reduce_op is _MEAN:
+        return "mean"
+    how = _NAMES.get(reduce_op) if type(reduce_op) is str else None
+    return how or ("sum" if _op(reduce_op) is _SUM else "mean")
+
+
+_NAMES = {"SUM": "sum", "MEAN": "mean", "sum": "sum", "mean": "mean"}
 
 
 def _op(reduce_op: Any) -> ReduceOp:
@@ -88,12 +101,12 @@ class ReplicaContext:
 
     def all_reduce(self, reduce_op: Any, value: Any, options: Any = None) -> Any:
         """Sums or averages ``value`` (a nest of tensors) over all replicas, in one fused collective."""
-        op = _op(reduce_op)
+        how = _reduction(reduce_op)
         if not self.strategy._multi:
             return value
-        flat = nest.flatten(value)
-        out = collective_ops.all_reduce(flat, "sum" if op is ReduceOp.SUM else "mean")
-        return nest.pack_sequence_as(value, out)
+        if type(value) is Tensor:
+            return collective_ops.all_reduce_one(value, how)
+        return nest.pack_sequence_as(value, collective_ops.all_reduce(nest.flatten(value), how))
 
     def merge_call(self, merge_fn: Callable, args: tuple = (), kwargs: dict | None = None) -> Any:
         return merge_fn(self.strategy, *args, **(kwargs or {}))
@@ -172,10 +185,8 @@ class Strategy:
     def reduce(self, reduce_op: Any, value: Any, axis: Any = None) -> Any:
         """Combines every replica's ``value`` (SUM or MEAN); with ``axis``, also over that axis of each
         (MEAN then divides by the total length of ``axis`` over all replicas)."""
-        if axis is None and self._multi and type(value) is Tensor:  # the common case, kept short
-            fast = _REDUCTIONS.get(reduce_op) if isinstance(reduce_op, (str, ReduceOp)) else None
-            if fast is not None:
-                return collective_ops.all_reduce([value], fast)[0]
+        if axis is None and type(value) is Tensor and self._multi:  # the common case, kept short
+            return collective_ops.all_reduce_one(value, _reduction(reduce_op))
         op = _op(reduce_op)
         from tapeflow.framework.tensor import convert_to_tensor
         from tapeflow.ops import array_ops, math_ops
@@ -339,6 +350,11 @@ class MultiWorkerMirroredStrategy(Strategy):
     def _aggregate_gradients(self, grads: list) -> list:
         """Sums gradients over all replicas: the dense ones in one fused allreduce,
         each ``IndexedSlices`` by all-gathering its values and indices (never densified)."""
+        for g in grads:
+            if type(g) is not Tensor:
+                break
+        else:  # all dense and concrete (eager; the common case): one fused allreduce, nothing else
+            return collective_ops.all_reduce(grads, "sum")
         from tapeflow.framework.indexed_slices import IndexedSlices
         from tapeflow.framework.tensor import convert_to_tensor
 
