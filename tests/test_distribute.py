@@ -244,3 +244,26 @@ def test_collective_results_returned_by_tf_function_are_not_overwritten(monkeypa
     again = collective_ops.all_reduce([tf.constant([5.0]), tf.constant(6.0)])
     assert float(eager[0][0]) == 2.0 and float(eager[1]) == 6.0 and float(again[1]) == 12.0
     assert eager[1].numpy().shape == () and isinstance(eager[1].numpy(), np.float32)
+
+
+def test_collectives_in_tf_function_run_in_program_order_even_when_unused(monkeypatch):
+    log = []
+
+    class Recording(communicator.LocalCommunicator):
+        def allreduce(self, arrays, op="sum"):
+            log.append(tuple(int(np.size(a)) for a in arrays))
+            return [np.array(a, copy=True) for a in arrays]
+
+    monkeypatch.setattr(communicator, "_COMM", Recording())
+
+    @tf.function
+    def f(x):
+        late = x * 2.0  # computed before the others, reduced after them
+        a = collective_ops.all_reduce([tf.ones([3])])[0]
+        collective_ops.all_reduce([tf.ones([5])])  # result unused: runs anyway (every rank must take part)
+        collective_ops.all_reduce([x, late])  # independent of the two before: not moved ahead of them
+        return a
+
+    for _ in range(2):
+        f(tf.ones([2]))
+    assert log == [(3,), (5,), (2, 2)] * 2

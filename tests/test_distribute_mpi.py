@@ -42,6 +42,7 @@ def _missing() -> str | None:
 
 pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 TIMEOUT = 120
+FAULT_SECONDS = 15  # from the failure on one rank to the end of the whole job (typically well under 1 s)
 
 
 def _env(**extra: str) -> dict:
@@ -77,7 +78,7 @@ def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("mpi")
     ref = str(base / "single")
     proc = subprocess.run(
-        [sys.executable, PROGRAM, ref, "fit", "loop", "sparse", "data", "crash"],
+        [sys.executable, PROGRAM, ref, "fit", "loop", "sparse", "data", "tail", "crash"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -87,7 +88,7 @@ def runs(tmp_path_factory):
     out = {"single": ref}
     for n in (2, 4):
         d = str(base / f"n{n}")
-        proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data")
+        proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data", "tail")
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
         assert f"done {n}" in proc.stdout
         assert proc.stdout.count("Epoch 1/3\n5/5 - ") == 1  # verbose=2's epoch line, from rank 0 only
@@ -126,6 +127,8 @@ def test_custom_loop_with_compute_average_loss_and_reduce(runs, n):
     weights = sorted(k for k in ref if k.startswith("w"))
     _check_equal(ref, ranks, weights + ["slots"], 1e-5)
     _check_equal(ref, ranks, ["loss", "accuracy"], 1e-5)
+    for r, d in enumerate(ranks):  # each checkpoint, written by rank 0, was there for every rank when save() returned
+        assert d["seen_ckpt"].tolist() == [True] * 3, f"rank {r} did not see the checkpoint right after save()"
 
 
 @pytest.mark.parametrize("n", [2, 4])
@@ -134,6 +137,18 @@ def test_indexed_slices_gradients_are_gathered(runs, n):
     ranks = _load(runs[n], "sparse")
     assert all(r["sparse"].all() for r in ranks)  # the gradient stayed an IndexedSlices
     _check_equal(ref, ranks, ["w0"], 1e-6)
+    for d in ranks:  # it travelled as values + indices, all-gathered at each of the 4 steps; never densified
+        assert int(d["gathers"]) == 2 * 4
+        assert d["reduced"].size == 0 or d["reduced"].max() < 10 * 4, d["reduced"]
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_last_global_batch_smaller_than_the_number_of_ranks(runs, n):
+    ref = _load(runs["single"], "tail")[0]
+    ranks = _load(runs[n], "tail")
+    rows = [d["rows"].tolist() for d in ranks]
+    assert [sum(col) for col in zip(*rows)] == [8, 8, 8, 8, 1] and 0 in rows[-1]  # some ranks hold no example
+    _check_equal(ref, ranks, sorted(k for k in ref if k.startswith("w")) + ["loss", "loop_loss"], 1e-5)
 
 
 @pytest.mark.parametrize("n", [2, 4])
@@ -189,13 +204,12 @@ def test_keras_files_written_once_under_mpi_load_in_one_process(runs):
 
 def test_exception_on_one_rank_aborts_the_job_and_the_job_resumes(runs):
     out = os.path.join(runs["base"], "crash")
-    start = time.monotonic()
     proc = _launch(2, out, "crash", CRASH="1")
-    took = time.monotonic() - start
+    ended = time.time()
     assert proc.returncode != 0
     assert "RuntimeError: injected failure on rank 1" in proc.stderr
     assert "Traceback (most recent call last)" in proc.stderr
-    assert took < 60, f"the job took {took:.0f} s to end after a rank failed"
+    _assert_ended_soon_after_the_fault(out, ended)
     files = sorted(os.listdir(os.path.join(out, "resume")))
     assert files == ["checkpoint", "ckpt-1.safetensors"], files  # the last complete checkpoint, nothing half-written
     proc = _launch(2, out, "crash")  # restarted: resumes from epoch 1's checkpoint
@@ -205,7 +219,14 @@ def test_exception_on_one_rank_aborts_the_job_and_the_job_resumes(runs):
 
 
 def test_sigkill_of_one_rank_ends_the_job_nonzero(runs):
-    start = time.monotonic()
-    proc = _launch(2, os.path.join(runs["base"], "kill"), "kill")
+    out = os.path.join(runs["base"], "kill")
+    proc = _launch(2, out, "kill")
+    ended = time.time()
     assert proc.returncode != 0
-    assert time.monotonic() - start < 60
+    _assert_ended_soon_after_the_fault(out, ended)
+
+
+def _assert_ended_soon_after_the_fault(out: str, ended: float) -> None:
+    with open(os.path.join(out, "fault_time")) as f:
+        took = ended - float(f.read())
+    assert took < FAULT_SECONDS, f"the job took {took:.1f} s to end after a rank failed"

@@ -13,7 +13,7 @@ import numpy as np
 import tapeflow as tf
 
 OUT = sys.argv[1]
-WHAT = sys.argv[2:] or ["fit", "loop", "sparse", "lso", "data"]
+WHAT = sys.argv[2:] or ["fit", "loop", "sparse", "lso", "data", "tail"]
 os.makedirs(OUT, exist_ok=True)
 
 strategy = tf.distribute.MultiWorkerMirroredStrategy()
@@ -28,6 +28,14 @@ Y = (X @ rng.normal(size=(5, 1)) + 0.1 * rng.normal(size=(37, 1)) > 0).astype(np
 def save(name, *weights, **arrays):
     arrays.update({f"w{i}": w for i, w in enumerate(weights)})
     np.savez(os.path.join(OUT, f"{name}_rank{RANK}.npz"), **arrays)
+
+
+def fault_time():
+    """Writes when this rank fails (the test measures how long the job takes to end after it)."""
+    import time
+
+    with open(os.path.join(OUT, "fault_time"), "w") as f:
+        f.write(repr(time.time()))
 
 
 def make_model(dtype):
@@ -111,7 +119,7 @@ if "loop" in WHAT:
         per_replica_losses = strategy.run(train_step, args=(dataset_inputs,))
         return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica_losses, axis=None)
 
-    losses, accs = [], []
+    losses, accs, seen_ckpt = [], [], []
     for _epoch in range(3):
         total_loss, num_batches = 0.0, 0
         for x in dist_dataset:
@@ -120,13 +128,18 @@ if "loop" in WHAT:
         losses.append(float(total_loss / num_batches))
         accs.append(float(train_accuracy.result()))
         train_accuracy.reset_state()
-        manager.save()
+        path = manager.save()
+        # written by rank 0 only; save() returns on every rank after a barrier, so every rank already sees it
+        seen_ckpt.append(
+            tf.train.latest_checkpoint(os.path.join(OUT, "ckpt")) == path and len(tf.train.list_variables(path)) > 4
+        )
     save(
         "loop",
         *model.get_weights(),
         loss=losses,
         accuracy=accs,
         slots=np.concatenate([v.numpy().ravel() for v in optimizer.variables]),
+        seen_ckpt=seen_ckpt,
     )
 
 if "sparse" in WHAT:
@@ -155,10 +168,30 @@ if "sparse" in WHAT:
         return strategy.reduce("SUM", strategy.run(step, args=(i, t)), axis=None)
 
     ds = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((ids, target)).batch(12))
-    for _ in range(2):
-        for i, t in ds:
-            sparse_step(i, t)
-    save("sparse", emb.embeddings.numpy(), sparse=np.array(seen_sparse))
+    comm = strategy._comm
+    reduced, gathered = [], []  # what travels between the ranks: element counts of each collective
+
+    def spy(method, log):
+        def call(arrays, *args, **kwargs):
+            log.append([int(np.size(a)) for a in arrays] if isinstance(arrays, (list, tuple)) else [np.size(arrays)])
+            return method(arrays, *args, **kwargs)
+
+        return call
+
+    comm.allreduce, comm.allgather = spy(comm.allreduce, reduced), spy(comm.allgather, gathered)
+    try:
+        for _ in range(2):
+            for i, t in ds:
+                sparse_step(i, t)
+    finally:
+        del comm.allreduce, comm.allgather
+    save(
+        "sparse",
+        emb.embeddings.numpy(),
+        sparse=np.array(seen_sparse),
+        reduced=np.array([n for call in reduced for n in call]),
+        gathers=len(gathered),
+    )
 
 if "lso" in WHAT:  # dynamic loss scaling: one rank's inf gradient makes every rank skip the step together
     with strategy.scope():
@@ -206,6 +239,41 @@ if "data" in WHAT:
         nrep=N,
     )
 
+if "tail" in WHAT:  # 33 examples, global batch 8: the last batch has one example, so some ranks get none
+    XT, YT = X[:33].astype("float32"), Y[:33]
+    tf.keras.utils.set_random_seed(0)
+    with strategy.scope():
+        model = make_model("float32")
+        model.compile(
+            optimizer=tf.keras.optimizers.SGD(0.1),
+            loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            metrics=["accuracy"],
+        )
+    history = model.fit(XT, YT, batch_size=GLOBAL_BATCH, epochs=2, shuffle=False, verbose=0)
+    fit_weights = model.get_weights()
+    tf.keras.utils.set_random_seed(0)
+    with strategy.scope():
+        model = make_model("float32")
+        optimizer = tf.keras.optimizers.SGD(0.1)
+        loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
+
+    @tf.function
+    def tail_step(batch):
+        def step(batch):
+            x, y = batch
+            with tf.GradientTape() as tape:
+                per_example_loss = loss_object(y, model(x, training=True))
+                loss = tf.nn.compute_average_loss(per_example_loss, global_batch_size=GLOBAL_BATCH)
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            return loss
+
+        return strategy.reduce("SUM", strategy.run(step, args=(batch,)), axis=None)
+
+    dist = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((XT, YT)).batch(GLOBAL_BATCH))
+    rows = [int(x.shape[0]) for x, _ in dist]
+    losses = [float(tail_step(b)) for b in dist]
+    save("tail", *fit_weights, *model.get_weights(), loss=history.history["loss"], loop_loss=losses, rows=rows)
+
 if "crash" in WHAT:  # resume check: rank N-1 fails in the 2nd epoch, after the 1st epoch's checkpoint
     tf.keras.utils.set_random_seed(0)
     with strategy.scope():
@@ -220,6 +288,7 @@ if "crash" in WHAT:  # resume check: rank N-1 fails in the 2nd epoch, after the 
     class Crash(tf.keras.callbacks.Callback):
         def on_train_batch_end(self, batch, logs=None):
             if crash and int(ckpt.epoch.numpy()) == 1 and batch == 2 and RANK == N - 1:
+                fault_time()
                 raise RuntimeError(f"injected failure on rank {RANK}")
 
     while int(ckpt.epoch.numpy()) < 3:
@@ -235,6 +304,7 @@ if "kill" in WHAT:
 
     strategy.reduce("SUM", tf.constant(1.0), axis=None)
     if RANK == N - 1:
+        fault_time()
         os.kill(os.getpid(), signal.SIGKILL)
     strategy.reduce("SUM", tf.constant(1.0), axis=None)
     strategy.reduce("SUM", tf.constant(1.0), axis=None)
