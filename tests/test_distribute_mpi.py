@@ -3,8 +3,8 @@
 One launch per world size runs every check of tests/mpi_programs/train_checks.py (Keras fit, a
 custom strategy.run loop with a checkpoint, IndexedSlices gradients, input splitting); the single-process
 run of the same program with the same global batch is the reference. Fault cases: an exception on one
-rank, SIGKILL of one rank, and resuming from the last checkpoint. Skipped when mpi4py or mpirun is
-missing (install the ``distributed`` extra).
+rank, SIGKILL of one rank, sys.exit on one rank while the others wait, and resuming from the last checkpoint.
+Skipped when mpi4py or mpirun is missing (install the ``distributed`` extra).
 """
 
 from __future__ import annotations
@@ -223,6 +223,15 @@ def test_sigkill_of_one_rank_ends_the_job_nonzero(runs):
     proc = _launch(2, out, "kill")
     ended = time.time()
     assert proc.returncode != 0
+    _assert_ended_soon_after_the_fault(out, ended)
+
+
+def test_sys_exit_on_one_rank_while_the_others_wait_ends_the_job(runs):
+    out = os.path.join(runs["base"], "exit")
+    proc = _launch(2, out, "exit")
+    ended = time.time()
+    assert proc.returncode != 0
+    assert "[tapeflow rank 0/2] rank 1 has exited while this rank waits for it in a collective" in proc.stderr
     _assert_ended_soon_after_the_fault(out, ended)
 
 

@@ -316,3 +316,76 @@ def install_abort_on_exception(comm: Any) -> None:
             comm.abort(1)
 
     sys.excepthook = abort_hook
+    install_exit_watch(comm)
+
+
+# A rank that leaves early (``sys.exit`` on one rank, a script that ends on one rank only) while the others
+# wait for it in a collective would hang the job: its MPI_Finalize waits for them and they wait for it.
+# Each rank therefore tells the others when its interpreter exits, and a watch thread on every rank aborts the
+# job once a peer has left and this rank has stayed inside a collective for _STUCK_SECONDS (a collective that
+# needs a rank which has left can never finish; the peer's own last collective finishes in microseconds).
+_STUCK_SECONDS = 3.0
+_WATCH_PERIOD = 0.25
+_LEFT_TAG = 7466
+_COLLECTIVES = ("allreduce", "allreduce_one", "_allreduce_grouped", "allgather", "broadcast", "allgather_object",
+                "barrier")
+
+
+def install_exit_watch(comm: Any) -> bool:
+    """Starts the watch described above (once; needs MPI_THREAD_MULTIPLE, mpi4py's default)."""
+    import atexit
+    import threading
+    import time
+
+    MPI = comm._MPI
+    if MPI.Query_thread() != MPI.THREAD_MULTIPLE:
+        return False
+    codes = {getattr(MPICommunicator, n).__code__ for n in _COLLECTIVES}
+    peers = comm.comm.Dup()  # its own context: never matches the program's messages
+    note = np.zeros(1, np.int32)
+    status = MPI.Status()
+    request = peers.Irecv([note, MPI.INT], source=MPI.ANY_SOURCE, tag=_LEFT_TAG)
+    stop = threading.Event()
+
+    def in_collective(me: int) -> bool:
+        for ident, frame in sys._current_frames().items():
+            if ident != me and frame.f_code in codes:
+                return True
+        return False
+
+    def watch() -> None:
+        me = threading.get_ident()
+        left, since = None, None
+        while not stop.wait(_WATCH_PERIOD):
+            if left is None:
+                if not request.Test(status):
+                    continue
+                left = status.Get_source()
+            if not in_collective(me):
+                since = None
+            elif since is None:
+                since = time.monotonic()
+            elif time.monotonic() - since >= _STUCK_SECONDS:
+                sys.stderr.write(
+                    f"[tapeflow rank {comm.rank}/{comm.size}] rank {left} has exited while this rank waits for it "
+                    f"in a collective (for {_STUCK_SECONDS:g} s); aborting all ranks. Every rank must run the same "
+                    "collectives: a sys.exit() or an early end on some ranks only leaves the others waiting.\n"
+                )
+                sys.stderr.flush()
+                comm.abort(1)
+
+    thread = threading.Thread(target=watch, name="tapeflow-mpi-exit-watch", daemon=True)
+
+    def on_exit() -> None:  # Python's atexit runs before mpi4py's MPI_Finalize
+        stop.set()
+        thread.join()
+        if not request.Test():
+            request.Cancel()
+            request.Wait()
+        sent = [peers.Isend([np.array([comm.rank], np.int32), MPI.INT], dest=r, tag=_LEFT_TAG)
+                for r in range(comm.size) if r != comm.rank]
+        MPI.Request.Waitall(sent)
+
+    thread.start()
+    atexit.register(on_exit)
+    return True

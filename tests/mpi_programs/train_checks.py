@@ -309,5 +309,12 @@ if "kill" in WHAT:
     strategy.reduce("SUM", tf.constant(1.0), axis=None)
     strategy.reduce("SUM", tf.constant(1.0), axis=None)
 
+if "exit" in WHAT:  # one rank leaves with sys.exit while the others wait for it in a collective
+    strategy.reduce("SUM", tf.constant(1.0), axis=None)
+    if RANK == N - 1:
+        fault_time()
+        sys.exit(3)
+    strategy.reduce("SUM", tf.constant(1.0), axis=None)
+
 if RANK == 0:
     print("done", N)
