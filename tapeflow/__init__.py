@@ -7,6 +7,7 @@ Use it as ``import tapeflow as tf``; TF2 code using ``tf.GradientTape``,
 from __future__ import annotations
 
 import os as _os
+import sys as _sys
 import warnings as _warnings
 
 # NumPy warns on log(0), x/0 ...; TF silently returns inf/nan. Silence only
@@ -29,7 +30,7 @@ from tapeflow.framework.variables import (  # noqa: E402
     Variable, VariableAggregation, VariableSynchronization,
 )
 from tapeflow import ops as _ops  # noqa: E402, F401 - registers every op
-from tapeflow.framework import threads as _threads  # noqa: E402
+from tapeflow.ops import threads as _threads  # noqa: E402
 
 _threads.install()  # BLAS threads per kernel size and machine load
 from tapeflow.eager.backprop import GradientTape, UnconnectedGradients  # noqa: E402
@@ -47,6 +48,12 @@ from tapeflow.ops.math_ops import (  # noqa: E402
     subtract, tan, tanh, truediv, where,
 )
 from tapeflow import linalg, math, nn  # noqa: E402
+from tapeflow.framework import namespaces as _namespaces  # noqa: E402
+
+# The layers below reach public names through these (tf.ragged / tf.sparse install their dispatching
+# versions of tf.add, tf.math.*, tf.nn.* here when they load; debug mode wraps tf.constant).
+for _name, _module in (("tapeflow", _sys.modules[__name__]), ("math", math), ("nn", nn)):
+    _namespaces.register(_name, _module)
 from tapeflow.module import Module, name_scope  # noqa: E402 - tf.Module (keras helper)
 from tapeflow.eager.custom_gradient import custom_gradient, recompute_grad  # noqa: E402
 # tf.function and graph mode (tapeflow/graph/)
@@ -56,7 +63,7 @@ from tapeflow.graph.control_flow import (  # noqa: E402
     case, cond, foldl, foldr, map_fn, scan, switch_case, vectorized_map, while_loop,
 )
 from tapeflow.graph.tensor_array import TensorArray  # noqa: E402
-from tapeflow.ops.functional_ops import numpy_function, py_function  # noqa: E402
+from tapeflow.graph.functional_ops import numpy_function, py_function  # noqa: E402
 
 # tf.linalg norms and clipping at the top level (linalg/random helper).
 from tapeflow.ops.linalg_ops import (  # noqa: E402

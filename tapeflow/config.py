@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import collections
 
+from tapeflow.framework import context as _context
+
 PhysicalDevice = collections.namedtuple("PhysicalDevice", ["name", "device_type"])
 LogicalDevice = collections.namedtuple("LogicalDevice", ["name", "device_type"])
 
-_RUN_EAGERLY = False
 _CPU = PhysicalDevice("/physical_device:CPU:0", "CPU")
 
 
 def run_functions_eagerly(run_eagerly: bool) -> None:
     """As ``tf.config.run_functions_eagerly``: ``tf.function``s run their
     Python code eagerly on every call (for debugging), without tracing."""
-    global _RUN_EAGERLY
-    _RUN_EAGERLY = bool(run_eagerly)
+    _context.run_functions_eagerly = bool(run_eagerly)
 
 
 def functions_run_eagerly() -> bool:
-    return _RUN_EAGERLY
+    return _context.run_functions_eagerly
 
 
 def list_physical_devices(device_type: str | None = None) -> list:
@@ -58,7 +58,7 @@ class experimental:  # noqa: N801 - TF's namespace name
 
 
 class threading:  # noqa: N801 - TF's namespace name
-    """Threads of one op's kernel (NumPy's BLAS, see tapeflow.framework.threads:
+    """Threads of one op's kernel (NumPy's BLAS, see tapeflow.ops.threads:
     by default chosen per kernel size and machine load). Unlike TF, the intra-op
     count may be changed at any time. Ops run one at a time, so the inter-op
     count is recorded only."""
@@ -68,7 +68,7 @@ class threading:  # noqa: N801 - TF's namespace name
 
     @staticmethod
     def set_intra_op_parallelism_threads(num_threads: int) -> None:
-        from tapeflow.framework import threads
+        from tapeflow.ops import threads
 
         threading._intra = int(num_threads)
         threads.set_intra_op_threads(threading._intra)

@@ -10,6 +10,6 @@ def _run(code: str) -> str:
 
 
 def test_blas_heavy_kernels_are_wrapped_after_import():
-    out = _run("import tapeflow\nfrom tapeflow.framework import threads\nfrom tapeflow.ops import registry\n"
+    out = _run("import tapeflow\nfrom tapeflow.ops import threads\nfrom tapeflow.ops import registry\n"
                "print(sorted(n for n in threads._WORK if not hasattr(registry._OPS[n].kernel, '__wrapped__')))")
     assert out == "[]"

@@ -545,7 +545,7 @@ def test_keras_style_adam_step_matches_eager():
 
 
 def test_run_time_checks_run_at_every_call():
-    from tapeflow.ops.functional_ops import run_check
+    from tapeflow.graph.functional_ops import run_check
 
     def positive(x):
         if not np.all(x > 0):

@@ -1,10 +1,10 @@
-"""BLAS threads chosen per kernel (tapeflow.framework.threads)."""
+"""BLAS threads chosen per kernel (tapeflow.ops.threads)."""
 
 import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow.framework import threads
+from tapeflow.ops import threads
 
 BIG = np.ones((256, 256), np.float32)  # 16.7M multiply-adds: above SMALL_WORK
 SMALL = np.ones((8, 8), np.float32)

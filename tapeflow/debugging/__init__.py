@@ -37,7 +37,7 @@ import contextlib
 import os
 
 from tapeflow.debugging._instrument import REGISTRY as _REG
-from tapeflow.debugging.asserts import (
+from tapeflow.ops.check_ops import (
     Assert, assert_all_finite, assert_equal, assert_greater, assert_greater_equal, assert_integer, assert_less,
     assert_less_equal, assert_near, assert_negative, assert_non_negative, assert_non_positive, assert_none_equal,
     assert_positive, assert_rank, assert_rank_at_least, assert_rank_in, assert_scalar, assert_shapes, assert_type,

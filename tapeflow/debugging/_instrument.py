@@ -189,12 +189,13 @@ class Registry:
             self._unpatch()
 
     def _patch(self) -> None:
-        import tapeflow
         from tapeflow.eager.backprop import GradientTape
+        from tapeflow.framework import namespaces
         from tapeflow.framework import tensor as tensor_mod
         from tapeflow.framework.tensor import Tensor
         from tapeflow.framework.variables import Variable
 
+        tapeflow = namespaces.get("tapeflow")  # the public tf namespace (tf.constant is wrapped there too)
         reg = self
         saved = self._saved
         saved[(tensor_mod, "constant")] = tensor_mod.constant

@@ -435,3 +435,14 @@ def get_replica_context() -> ReplicaContext | None:
     if r is not None:
         return r
     return None if has_strategy() else ReplicaContext(_DEFAULT)
+
+
+def _replicas_in_sync(fn_name: str) -> int:
+    """The current strategy's replica count; a cross-replica call under a strategy's scope is TF's RuntimeError."""
+    if has_strategy() and in_cross_replica_context():
+        raise RuntimeError(f"You are calling `{fn_name}` in cross replica context, while it was expected to be "
+                           "called in replica context.")
+    return get_strategy().num_replicas_in_sync
+
+
+hooks.replicas_in_sync = _replicas_in_sync  # tf.nn.compute_average_loss / scale_regularization_loss

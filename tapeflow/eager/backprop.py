@@ -19,6 +19,7 @@ from tapeflow.eager import tape as tape_lib
 from tapeflow.eager.tape import OpRecord
 from tapeflow.framework import execute as execute_mod
 from tapeflow.framework import nest
+from tapeflow.framework import variables as variables_mod
 from tapeflow.framework.composite_tensor import CompositeTensor
 from tapeflow.framework.context import state
 from tapeflow.framework.indexed_slices import IndexedSlices
@@ -181,6 +182,9 @@ def record_variable_read(var, value: Tensor) -> None:
         acc._process_read(var, value)
     if st._debug_hook is not None:
         st._debug_hook(None, (var,), None, (value,))
+
+
+variables_mod.read_hook = record_variable_read
 
 
 def _watch_variable(tp, var) -> None:

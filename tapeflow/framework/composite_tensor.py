@@ -19,6 +19,7 @@ import functools
 from typing import Any
 from collections.abc import Callable
 
+from tapeflow.framework import namespaces
 from tapeflow.framework import tensor as tensor_mod
 
 
@@ -242,3 +243,23 @@ def install_dispatch(*modules: Any) -> None:
         for name, value in list(vars(mod).items()):
             if callable(value) and getattr(value, "__wrapped__", value) in _DISPATCHERS:
                 setattr(mod, name, dispatching(value))
+
+
+# tf.ragged / tf.sparse install their dispatching wrappers in the public namespaces (tapeflow, tf.math,
+# tf.nn) registered in tapeflow.framework.namespaces by the package's top level.
+_WANTED: set = set()
+
+
+def install_dispatch_into(*names: str) -> None:
+    """``install_dispatch`` on the public namespaces ``names`` (now, and when one registers later)."""
+    _WANTED.update(names)
+    mods = namespaces.registered()
+    install_dispatch(*(mods[n] for n in names if n in mods))
+
+
+def _on_namespace(name: str, module: Any) -> None:
+    if name in _WANTED:  # a composite family loaded before this namespace was registered
+        install_dispatch(module)
+
+
+namespaces.on_register(_on_namespace)

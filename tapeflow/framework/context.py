@@ -49,6 +49,9 @@ class _State(threading.local):
 
 state = _State()
 
+# tf.config.run_functions_eagerly: process-wide (not per thread), as TF's; read by every tf.function call.
+run_functions_eagerly = False
+
 
 def executing_eagerly() -> bool:
     """True outside of ``tf.function`` tracing, as ``tf.executing_eagerly``."""

@@ -14,3 +14,7 @@ from typing import Any
 strategy: Any = None
 # Under that strategy's scope: ``fn(np.ndarray) -> np.ndarray`` (rank 0's value), applied to every new variable.
 on_variable_created: Any = None
+# Set once ``tapeflow.distribute`` is imported (any strategy, one process or many): ``fn(caller_name) -> int``,
+# the current strategy's replica count (a cross-replica call under a strategy's scope raises TF's RuntimeError).
+# None: no strategy can exist yet, so one replica.
+replicas_in_sync: Any = None

@@ -121,40 +121,8 @@ class SparseTensor(CompositeTensor):
     def __bool__(self) -> bool:
         raise TypeError("SparseTensor may not be used as a boolean.")
 
-    def _dense_operand(self, other: Any, op_name: str) -> Any:
-        from tapeflow.ops import array_ops, indexing_ops
-
-        other = other.value() if hasattr(other, "assign") else other
-        o = other if isinstance(other, Tensor) else convert_to_tensor(other, dtype_hint=self.dtype)
-        if len(o._shape_tuple()) == 0:
-            return o
-        shape = [int(d) for d in self._dense_shape.numpy()]
-        full = array_ops.broadcast_to(o, shape)
-        return indexing_ops.gather_nd(full, self._indices)
-
-    def __mul__(self, other: Any) -> SparseTensor:
-        from tapeflow.ops import math_ops
-
-        return self.with_values(math_ops.multiply(self._values, self._dense_operand(other, "SparseDenseCwiseMul")))
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other: Any) -> SparseTensor:
-        from tapeflow.ops import math_ops
-
-        return self.with_values(math_ops.truediv(self._values, self._dense_operand(other, "SparseDenseCwiseDiv")))
-
-    def __neg__(self) -> SparseTensor:
-        from tapeflow.ops import math_ops
-
-        return self.with_values(math_ops.negative(self._values))
-
-    def __add__(self, other: Any) -> Any:
-        from tapeflow.ops import sparse as sparse_ops
-
-        return sparse_ops.add(self, other)
-
-    __radd__ = __add__
+    # *, /, unary - and + with a dense or sparse operand are ops: the op layer installs them
+    # (tapeflow.ops.tensor_operators).
 
     def consumers(self):
         raise NotImplementedError("SparseTensor.consumers() (graph mode only in TF)")
@@ -188,7 +156,7 @@ class SparseTensorSpec(TypeSpec):
 
     @property
     def _component_specs(self) -> tuple:
-        from tapeflow.graph.function import TensorSpec
+        from tapeflow.framework.tensor_spec import TensorSpec
 
         rank = self._shape.rank
         return (

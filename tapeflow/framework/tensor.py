@@ -129,13 +129,6 @@ class Tensor:
             raise TypeError("Scalar tensor has no `len()`")
         return self._value.shape[0]
 
-    def __iter__(self):
-        if self._value.ndim == 0:
-            raise TypeError("Cannot iterate over a scalar tensor.")
-        from tapeflow.ops import array_ops
-
-        return iter(array_ops.unstack(self)) if self._value.shape[0] else iter(())
-
     def __copy__(self) -> Tensor:
         return self
 
@@ -320,6 +313,8 @@ def _is_array_like(value: Any) -> bool:
 
 # Set by the op layer (array_ops): packs a nested list holding tensors with Pack ops.
 _pack_hook = None
+# Set by the op layer (tensor_operators): tf.cast, for constant(tensor, dtype=...).
+_cast_hook = None
 
 
 def _materialize(seq):
@@ -356,9 +351,7 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
     if isinstance(value, Tensor) or type(value) in _conversion_registry:
         t = convert_to_tensor(value)
         if dtype is not None and t.dtype is not dtype:
-            from tapeflow.ops import math_ops
-
-            t = math_ops.cast(t, dtype)
+            t = _cast_hook(t, dtype)
         arr = t._value
     elif isinstance(value, (np.ndarray, np.generic)) or _is_array_like(value):
         arr = np.array(value, dtype=dtype._np if dtype is not None else None, copy=True)

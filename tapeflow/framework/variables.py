@@ -21,6 +21,9 @@ from tapeflow.framework.context import state
 from tapeflow.framework.tensor import Reference, Tensor, convert_to_tensor, new_id, register_tensor_conversion_function
 from tapeflow.framework.tensor_shape import TensorShape
 
+# Set by the autodiff core (tapeflow.eager.backprop): links an eager read of a variable to the active tapes.
+read_hook = None
+
 
 # Keras's autocast: while a mixed-precision layer's call() runs, [0] holds a
 # function casting a floating variable's value to the compute dtype; only
@@ -110,9 +113,7 @@ class Variable:
         else:
             t = Tensor(self._value)
             if st.recording:
-                from tapeflow.eager.backprop import record_variable_read
-
-                record_variable_read(self, t)
+                read_hook(self, t)
         if autocast_scope[0] is not None and self._autocast:
             return autocast_scope[0](t)
         return t
@@ -237,27 +238,8 @@ class Variable:
     def scatter_min(self, sparse_delta: Any, use_locking: bool = False, name: Any = None):
         return self._scatter(sparse_delta, "scatter_min")
 
-    # As TF's ResourceScatterNd* ops: a tensor_scatter_nd_* of the value, assigned
-    # back (so bad indices or shapes raise the op's error and change nothing).
-    def _scatter_nd(self, fn_name: str, indices: Any, updates: Any):
-        from tapeflow.ops import indexing_ops
-
-        return self.assign(getattr(indexing_ops, fn_name)(self.value(), indices, updates))
-
-    def scatter_nd_update(self, indices: Any, updates: Any, use_locking: bool = True, name: Any = None):
-        return self._scatter_nd("tensor_scatter_nd_update", indices, updates)
-
-    def scatter_nd_add(self, indices: Any, updates: Any, use_locking: bool = False, name: Any = None):
-        return self._scatter_nd("tensor_scatter_nd_add", indices, updates)
-
-    def scatter_nd_sub(self, indices: Any, updates: Any, use_locking: bool = False, name: Any = None):
-        return self._scatter_nd("tensor_scatter_nd_sub", indices, updates)
-
-    def scatter_nd_max(self, indices: Any, updates: Any, use_locking: bool = False, name: Any = None):
-        return self._scatter_nd("tensor_scatter_nd_max", indices, updates)
-
-    def scatter_nd_min(self, indices: Any, updates: Any, use_locking: bool = False, name: Any = None):
-        return self._scatter_nd("tensor_scatter_nd_min", indices, updates)
+    # scatter_nd_update / _add / _sub / _max / _min are ops (TF's ResourceScatterNd*): the op layer
+    # installs them (tapeflow.ops.tensor_operators).
 
     # -- properties ---------------------------------------------------------
     @property

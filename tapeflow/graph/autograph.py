@@ -188,7 +188,7 @@ def _init_none_loop_vars(test: Any, body_fn: Callable, state: tuple, names: tupl
             raise ValueError(f"'{names[i]}' is None before a loop on a tensor condition and the loop body sets it "
                              f"to a tensor of unknown shape {o.shape}: initialize it before the loop.")
         s[i] = array_ops.zeros(shape, dtype=o.dtype)
-    from tapeflow.debugging.asserts import Assert
+    from tapeflow.ops.check_ops import Assert
 
     Assert(test, [f"loop must iterate at least once to initialize {', '.join(names[i] for i in nones)}"])
     return tuple(s)

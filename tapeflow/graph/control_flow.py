@@ -335,7 +335,7 @@ def _while_grad(op, *grads):
     """Replays the saved iterations in reverse with another while loop over
     the body's gradient function; higher orders recurse through it."""
     from tapeflow.ops import array_ops, math_ops
-    from tapeflow.ops.functional_ops import call_function
+    from tapeflow.graph.functional_ops import call_function
 
     n = op.get_attr("n_vars")
     body = op.get_attr("body_fn")

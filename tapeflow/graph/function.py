@@ -10,7 +10,7 @@ its inputs and outputs, compiled on first use into one Python callable
 
 Calling a concrete function eagerly with no tape recording runs the
 compiled callable directly on the NumPy values; under a tape it runs as one
-``StatefulPartitionedCall`` op (``ops/functional_ops.py``) whose gradient
+``StatefulPartitionedCall`` op (``graph/functional_ops.py``) whose gradient
 is the backward function; while another function is traced it adds that op
 to the outer graph.
 """
@@ -29,13 +29,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tapeflow import config as _config
+from tapeflow.framework import context as _context
 from tapeflow.framework import dtypes, nest
 from tapeflow.framework.composite_tensor import CompositeTensor, TypeSpec
 from tapeflow.framework.context import state
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.tensor import Tensor, _wrap, convert_to_tensor
 from tapeflow.framework.tensor_shape import TensorShape
+from tapeflow.framework.tensor_spec import TensorSpec
 from tapeflow.framework.variables import Variable
 from tapeflow.graph.graph import FuncGraph, SymbolicTensor, graph_scope
 
@@ -49,47 +50,6 @@ __all__ = ["function", "Function", "ConcreteFunction", "GraphFunction", "TensorS
 
 # tf.summary.trace_on() sets this to collect the graphs of the functions called.
 trace_hook = None
-
-
-class TensorSpec:
-    """Describes a tensor argument: shape (dims may be None) and dtype, as ``tf.TensorSpec``.
-
-    >>> tf.TensorSpec(shape=[None, 3], dtype=tf.float32)
-    TensorSpec(shape=(None, 3), dtype=tf.float32, name=None)
-    """
-
-    def __init__(self, shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> None:
-        self.shape = TensorShape(shape)
-        self.dtype = dtypes.as_dtype(dtype)
-        self.name = name
-
-    @classmethod
-    def from_tensor(cls, tensor: Any, name: str | None = None) -> TensorSpec:
-        t = convert_to_tensor(tensor)
-        return cls(t.shape, t.dtype, name)
-
-    def _dims(self) -> tuple | None:
-        return None if self.shape.rank is None else tuple(self.shape.as_list())
-
-    def is_compatible_with(self, other: Any) -> bool:
-        if isinstance(other, TensorSpec):
-            return self.dtype is other.dtype and self.shape.is_compatible_with(other.shape)
-        try:
-            t = convert_to_tensor(other)
-        except (TypeError, ValueError):
-            return False
-        return t.dtype is self.dtype and self.shape.is_compatible_with(t.shape)
-
-    def __eq__(self, other: Any) -> bool:
-        return (isinstance(other, TensorSpec) and self.dtype is other.dtype and self._dims() == other._dims()
-                and self.name == other.name)
-
-    def __hash__(self) -> int:
-        return hash((self._dims(), self.dtype.name, self.name))
-
-    def __repr__(self) -> str:
-        name = "None" if self.name is None else repr(self.name)
-        return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name={name})"
 
 
 # -----------------------------------------------------------------------------
@@ -491,7 +451,7 @@ class ConcreteFunction:
             res = gf.compiled()(*[t._value for t in flat])
             outs = [_wrap(r) for r in res]
         else:
-            from tapeflow.ops.functional_ops import call_function
+            from tapeflow.graph.functional_ops import call_function
 
             outs = call_function(gf, list(flat) + self._captured)
         return self._pack(outs)
@@ -811,7 +771,7 @@ class Function:
         return bound.args, bound.kwargs
 
     def __call__(self, *args, **kwargs):
-        if _config.functions_run_eagerly():
+        if _context.run_functions_eagerly:
             return self._python_function(*args, **kwargs)  # tf.config.run_functions_eagerly(True)
         cf, tensors = self._lookup(args, kwargs)
         return cf._call_flat(tensors)

@@ -494,9 +494,9 @@ class Trainer:
         fn = eager
         if USE_TF_FUNCTION and not self.run_eagerly:
             try:
-                import tapeflow
+                from tapeflow.graph.function import function
 
-                compiled = tapeflow.function(eager)
+                compiled = function(eager)
             except (ImportError, AttributeError):
                 compiled = None
             if compiled is not None:

@@ -664,27 +664,27 @@ def _logical_static(attrs: dict, size: int) -> tuple | None:
 
 
 def _loop(op_name: str, size, args, batched, attrs):
-    from tapeflow.eager import batching
+    from tapeflow.ops import batch_rules as batching
     from tapeflow.ops.registry import get_op
 
     return batching._loop_rule(get_op(op_name), size, args, batched, attrs)
 
 
 def _batch_shape_rule(size, args, batched, attrs):
-    from tapeflow.eager.batching import materialize
+    from tapeflow.ops.batch_rules import materialize
 
     return materialize(execute(SHAPE, (args[0],), attrs)[1:], False, size)
 
 
 def _batch_size_rule(size, args, batched, attrs):
-    from tapeflow.eager.batching import materialize
+    from tapeflow.ops.batch_rules import materialize
 
     per_row = math_ops.reduce_prod(execute(SHAPE, (args[0],), {"out_type": attrs["out_type"]})[1:])
     return materialize(per_row, False, size)
 
 
 def _batch_rank_rule(size, args, batched, attrs):
-    from tapeflow.eager.batching import materialize
+    from tapeflow.ops.batch_rules import materialize
 
     return materialize(_wrap(np.int32(len(args[0]._shape_tuple()) - 1)), False, size)
 
@@ -757,7 +757,7 @@ SUM_TO_SHAPE.batch = _batch_sum_to_rule
 
 def _batch_gather_grad_rule(size, args, batched, attrs):
     # The batch axis becomes one more batch dim of the scatter.
-    from tapeflow.eager.batching import materialize
+    from tapeflow.ops.batch_rules import materialize
 
     g, indices, shape_vec = args
     if batched[2] or not batched[0]:

@@ -1,11 +1,18 @@
-"""Python operators on Tensor and Variable, as TF's (``+``, ``@``, ``[]``, ...)."""
+"""Python operators on Tensor and Variable, as TF's (``+``, ``@``, ``[]``, iteration, ...), and the
+behaviours of the framework's types that are ops (``-indexed_slices``, IndexedSlices to a dense tensor,
+``tf.constant(tensor, dtype)``'s cast), installed here from the op layer."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from tapeflow.framework import tensor as tensor_mod
 from tapeflow.framework.errors import InvalidArgumentError
-from tapeflow.framework.tensor import Tensor, constant
+from tapeflow.framework.indexed_slices import IndexedSlices
+from tapeflow.framework.sparse_tensor import SparseTensor
+from tapeflow.framework.tensor import Tensor, constant, convert_to_tensor
 from tapeflow.framework.variables import Variable
-from tapeflow.ops import array_ops, math_ops
+from tapeflow.ops import array_ops, indexing_ops, math_ops
 
 
 def _r(fn):
@@ -75,6 +82,79 @@ def _pos(self):
     return self
 
 
+def _iter(self):
+    if self._value.ndim == 0:
+        raise TypeError("Cannot iterate over a scalar tensor.")
+    return iter(array_ops.unstack(self)) if self._value.shape[0] else iter(())
+
+
+def _neg_slices(self: IndexedSlices) -> IndexedSlices:
+    return IndexedSlices(math_ops.negative(self._values), self._indices, self._dense_shape)
+
+
+def indexed_slices_to_dense(s: IndexedSlices) -> Tensor:
+    """Densifies with a differentiable segment sum (repeated rows add)."""
+    if s.dense_shape is None:
+        raise ValueError(f"Tensor conversion requested for IndexedSlices without dense_shape: {s!r}")
+    n = s._shape_tuple()[0]
+    return math_ops.unsorted_segment_sum(s.values, s.indices, n)
+
+
+def _convert_slices(value: IndexedSlices, dtype=None) -> Tensor:
+    return indexed_slices_to_dense(value)
+
+
+# SparseTensor's operators: with a dense operand, the values meet the operand's entries at the indices.
+def _sparse_dense_operand(self: SparseTensor, other: Any) -> Any:
+    other = other.value() if hasattr(other, "assign") else other
+    o = other if isinstance(other, Tensor) else convert_to_tensor(other, dtype_hint=self.dtype)
+    if len(o._shape_tuple()) == 0:
+        return o
+    shape = [int(d) for d in self._dense_shape.numpy()]
+    full = array_ops.broadcast_to(o, shape)
+    return indexing_ops.gather_nd(full, self._indices)
+
+
+def _sparse_mul(self: SparseTensor, other: Any) -> SparseTensor:
+    return self.with_values(math_ops.multiply(self._values, _sparse_dense_operand(self, other)))
+
+
+def _sparse_truediv(self: SparseTensor, other: Any) -> SparseTensor:
+    return self.with_values(math_ops.truediv(self._values, _sparse_dense_operand(self, other)))
+
+
+def _sparse_neg(self: SparseTensor) -> SparseTensor:
+    return self.with_values(math_ops.negative(self._values))
+
+
+def _sparse_add(self: SparseTensor, other: Any) -> Any:
+    from tapeflow.ops import sparse as sparse_ops  # tf.sparse.add (its package loads on first use)
+
+    return sparse_ops.add(self, other)
+
+
+# Variable.scatter_nd_*, as TF's ResourceScatterNd* ops: a tensor_scatter_nd_* of the value, assigned
+# back (so bad indices or shapes raise the op's error and change nothing).
+def _scatter_nd_update(self, indices: Any, updates: Any, use_locking: bool = True, name: Any = None):
+    return self.assign(indexing_ops.tensor_scatter_nd_update(self.value(), indices, updates))
+
+
+def _scatter_nd_add(self, indices: Any, updates: Any, use_locking: bool = False, name: Any = None):
+    return self.assign(indexing_ops.tensor_scatter_nd_add(self.value(), indices, updates))
+
+
+def _scatter_nd_sub(self, indices: Any, updates: Any, use_locking: bool = False, name: Any = None):
+    return self.assign(indexing_ops.tensor_scatter_nd_sub(self.value(), indices, updates))
+
+
+def _scatter_nd_max(self, indices: Any, updates: Any, use_locking: bool = False, name: Any = None):
+    return self.assign(indexing_ops.tensor_scatter_nd_max(self.value(), indices, updates))
+
+
+def _scatter_nd_min(self, indices: Any, updates: Any, use_locking: bool = False, name: Any = None):
+    return self.assign(indexing_ops.tensor_scatter_nd_min(self.value(), indices, updates))
+
+
 def _eq(self, other):
     # TF2: elementwise; incompatible shapes give a scalar False
     # (incompatible_shape_error=False); a value that does not convert to the
@@ -115,6 +195,19 @@ def install() -> None:
     # __eq__ assignment resets __hash__ to None on the class; keep TF's message.
     Tensor.__hash__ = _unhashable("Tensor", "tensor")
     Variable.__hash__ = _unhashable("Variable", "variable")
+    Tensor.__iter__ = _iter
+    IndexedSlices.__neg__ = _neg_slices
+    tensor_mod.register_tensor_conversion_function(IndexedSlices, _convert_slices)
+    tensor_mod._cast_hook = math_ops.cast
+    SparseTensor.__mul__ = SparseTensor.__rmul__ = _sparse_mul
+    SparseTensor.__truediv__ = _sparse_truediv
+    SparseTensor.__neg__ = _sparse_neg
+    SparseTensor.__add__ = SparseTensor.__radd__ = _sparse_add
+    Variable.scatter_nd_update = _scatter_nd_update
+    Variable.scatter_nd_add = _scatter_nd_add
+    Variable.scatter_nd_sub = _scatter_nd_sub
+    Variable.scatter_nd_max = _scatter_nd_max
+    Variable.scatter_nd_min = _scatter_nd_min
 
 
 def _unhashable(kind, var):

@@ -208,7 +208,7 @@ def _graph_write(writer: SummaryWriter, tag: str, make_array: Callable, step: An
     # the summary's tensors, the step (a variable is read at run time) and the condition.
     from tapeflow.framework.tensor import convert_to_tensor
     from tapeflow.framework.variables import Variable
-    from tapeflow.ops.functional_ops import numpy_function
+    from tapeflow.graph.functional_ops import numpy_function
 
     n = len(inputs)
     step_t = step.value() if isinstance(step, Variable) else convert_to_tensor(step)

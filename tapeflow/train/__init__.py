@@ -10,7 +10,7 @@ __all__ = ["Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "Checkpoin
            "get_checkpoint_state", "latest_checkpoint", "list_variables", "load_checkpoint", "load_variable"]
 
 # TF names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
-from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
+from tapeflow.framework.missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr("tf.train", frozenset((
     "Saver ExponentialMovingAverage ClusterSpec Server Coordinator MonitoredTrainingSession checkpoints_iterator "

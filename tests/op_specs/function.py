@@ -1,4 +1,4 @@
-"""Specs for the graph-mode ops: the function call (tapeflow/ops/functional_ops.py)
+"""Specs for the graph-mode ops: the function call (tapeflow/graph/functional_ops.py)
 and control flow (tapeflow/graph/control_flow.py).
 
 A tf.function called under a tape is one StatefulPartitionedCall op whose
@@ -13,7 +13,7 @@ from tapeflow.framework.execute import execute
 from tapeflow.graph import control_flow
 from tapeflow.graph.function import replay
 from tapeflow.graph import tensor_array
-from tapeflow.ops import functional_ops
+from tapeflow.graph import functional_ops
 from tapeflow.graph.graph import FuncGraph, graph_scope
 from tests.op_specs import Arg, OpSpec
 

@@ -154,7 +154,7 @@ class Conv1D(Conv2D):
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:
-        from tapeflow import pad
+        from tapeflow.ops.indexing_ops import pad
         from tapeflow.ops import array_ops as ao
 
         _check_ndim3(self, inputs)

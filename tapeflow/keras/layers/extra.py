@@ -194,7 +194,7 @@ class _ZeroPadding(Layer):
         self.padding = _pairs(self._default if padding is None else padding, self.rank, "padding")
 
     def call(self, inputs: Tensor) -> Tensor:
-        from tapeflow import pad
+        from tapeflow.ops.indexing_ops import pad
 
         check_ndim(self, inputs._shape_tuple(), self.rank + 2)
         return pad(inputs, [[0, 0], *[list(p) for p in self.padding], [0, 0]])
@@ -271,7 +271,7 @@ class UpSampling1D(Layer):
         self.size = int(size)
 
     def call(self, inputs: Tensor) -> Tensor:
-        from tapeflow import repeat
+        from tapeflow.ops.indexing_ops import repeat
 
         check_ndim(self, inputs._shape_tuple(), 3)
         return repeat(inputs, self.size, axis=1)
@@ -290,7 +290,7 @@ class UpSampling3D(Layer):
         self.size = (int(size),) * 3 if isinstance(size, (int, np.integer)) else tuple(int(s) for s in size)
 
     def call(self, inputs: Tensor) -> Tensor:
-        from tapeflow import repeat
+        from tapeflow.ops.indexing_ops import repeat
 
         check_ndim(self, inputs._shape_tuple(), 5)
         for axis, s in enumerate(self.size, start=1):

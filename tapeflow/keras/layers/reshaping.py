@@ -66,7 +66,7 @@ class ZeroPadding2D(Layer):
         self.padding = _pair(padding, "pad")
 
     def call(self, inputs: Tensor) -> Tensor:
-        from tapeflow import pad
+        from tapeflow.ops.indexing_ops import pad
 
         (t, b), (lft, rgt) = self.padding
         return pad(inputs, [[0, 0], [t, b], [lft, rgt], [0, 0]])
@@ -101,7 +101,7 @@ class UpSampling2D(Layer):
         self.size, self.interpolation = _pair(size, "size"), interpolation
 
     def call(self, inputs: Tensor) -> Tensor:
-        from tapeflow import repeat
+        from tapeflow.ops.indexing_ops import repeat
 
         return repeat(repeat(inputs, self.size[0], axis=1), self.size[1], axis=2)
 

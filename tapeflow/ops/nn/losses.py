@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.framework import distribution_hooks as hooks
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
@@ -244,13 +245,9 @@ def log_poisson_loss(targets: Any, log_input: Any, compute_full_loss: bool = Fal
 
 
 def _replicas_in_sync(fn_name: str) -> int:
-    """The current strategy's replica count; a cross-replica call under a strategy's scope is TF's RuntimeError."""
-    from tapeflow.distribute import strategies
-
-    if strategies.has_strategy() and strategies.in_cross_replica_context():
-        raise RuntimeError(f"You are calling `{fn_name}` in cross replica context, while it was expected to be "
-                           "called in replica context.")
-    return strategies.get_strategy().num_replicas_in_sync
+    """The current strategy's replica count (tf.distribute registers how it is found)."""
+    count = hooks.replicas_in_sync
+    return 1 if count is None else count(fn_name)
 
 
 def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, global_batch_size: Any = None) -> Tensor:

@@ -82,14 +82,11 @@ def _install_operators() -> None:
 
 
 def _setup() -> None:
-    import tapeflow
-    from tapeflow import math as tf_math
-    from tapeflow import nn as tf_nn
-    from tapeflow.framework.composite_tensor import install_dispatch
+    from tapeflow.framework.composite_tensor import install_dispatch_into
 
     _install_operators()
     ragged_ops.register()
-    install_dispatch(tapeflow, tf_math, tf_nn)
+    install_dispatch_into("tapeflow", "math", "nn")
 
 
 _setup()

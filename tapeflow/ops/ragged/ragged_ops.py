@@ -873,11 +873,10 @@ def _tile(input: Any, multiples: Any, name: Any = None) -> Any:  # noqa: A002
 
 def register() -> None:
     """Registers the ragged implementations for the public functions (once)."""
-    from tapeflow import math as tf_math
-    from tapeflow.graph import control_flow
+    from tapeflow.framework import namespaces
     from tapeflow.ops import array_ops, math_ops, nn, special_ops
 
-    mods = (math_ops, special_ops, array_ops, nn, tf_math)
+    mods = (math_ops, special_ops, array_ops, nn)  # the op modules behind tf, tf.math and tf.nn
 
     def find(name: str) -> Callable | None:
         for m in mods:
@@ -899,7 +898,8 @@ def register() -> None:
     dispatch_for(array_ops.concat)(concat)
     dispatch_for(array_ops.stack)(stack)
     dispatch_for(array_ops.gather)(gather)
-    dispatch_for(control_flow.map_fn)(map_fn)
+    tf_map_fn = namespaces.get("tapeflow").map_fn  # tf.map_fn (graph/control_flow.py)
+    dispatch_for(getattr(tf_map_fn, "__wrapped__", tf_map_fn))(map_fn)
     dispatch_for(array_ops.ones_like)(_ones_or_zeros("ones"))
     dispatch_for(array_ops.zeros_like)(_ones_or_zeros("zeros"))
     dispatch_for(math_ops.where)(_ragged_where)

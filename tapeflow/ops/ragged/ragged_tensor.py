@@ -484,9 +484,9 @@ class RaggedTensor(CompositeTensor):
         return np.array(rows)
 
     def _is_eager(self) -> bool:
-        from tapeflow.graph.graph import SymbolicTensor
+        from tapeflow.framework.tensor import AbstractValue  # a traced graph's tensors hold AbstractValues
 
-        return not isinstance(self.flat_values, SymbolicTensor)
+        return not isinstance(getattr(self.flat_values, "_value", None), AbstractValue)
 
     def __repr__(self) -> str:
         if not self._is_eager():
@@ -602,7 +602,7 @@ class RaggedTensorSpec(TypeSpec):
 
     @property
     def _component_specs(self) -> tuple:
-        from tapeflow.graph.function import TensorSpec
+        from tapeflow.framework.tensor_spec import TensorSpec
 
         dims = self._shape.dims
         inner = None if dims is None else [None] + dims[self._ragged_rank + 1 :]

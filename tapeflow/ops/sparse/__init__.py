@@ -513,10 +513,8 @@ def _sparse_unary(fn: Callable) -> Callable:
 
 
 def _register() -> None:
-    import tapeflow
-    from tapeflow import math as tf_math
-    from tapeflow.framework.composite_tensor import install_dispatch
-    from tapeflow.ops import math_ops
+    from tapeflow.framework.composite_tensor import install_dispatch_into
+    from tapeflow.ops import math_ops, special_ops
 
     # TF dispatches zero-preserving unary ops on SparseTensors to the values.
     for name in (
@@ -535,11 +533,11 @@ def _register() -> None:
         "expm1",
         "log1p",
     ):
-        f = getattr(math_ops, name, None) or getattr(tf_math, name, None)
+        f = getattr(math_ops, name, None) or getattr(special_ops, name, None)
         if f is not None:
             dispatch_for(f)(_sparse_unary(getattr(f, "__wrapped__", f)))
     dispatch_for(math_ops.matmul)(_sparse_matmul_dispatch)
-    install_dispatch(tapeflow, tf_math)
+    install_dispatch_into("tapeflow", "math")
 
 
 _register()

@@ -28,6 +28,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tapeflow.ops import registry
+
 SMALL_WORK = 1 << 22  # multiply-adds: below this one thread is faster (wake-up costs ~10-50 us)
 SAMPLE_S = 0.2
 
@@ -205,8 +207,6 @@ def _threaded(kernel: Callable, work: Callable) -> Callable:
 
 def install() -> None:
     """Wraps the BLAS-heavy kernels of the registry (once, at import)."""
-    from tapeflow.ops import registry
-
     for name, work in _WORK.items():
         op = registry._OPS.get(name)
         if op is not None and not hasattr(op.kernel, "__wrapped__"):

@@ -17,6 +17,8 @@ Either way the backward is itself a function, so higher orders recurse.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from tapeflow.framework.context import state
@@ -49,6 +51,53 @@ def call_function(f, inputs: list, saved: bool | None = None) -> list:
     if not isinstance(outs, list):
         outs = [outs]
     return outs[: f.num_outputs]
+
+
+# A call with a batched input (tape.jacobian's vectorizing interpreter) runs the graph's ops one by one.
+_INLINE_TYPES = frozenset({"Placeholder", "ReadVariableOp"})
+
+
+def _batch_inline(op, inputs: tuple, attrs: dict):
+    """The vectorizing interpreter (eager/batching.py) on a call with a batched input: run its graph's ops one
+    by one (through the interpreter, so each is batched by its own rule)
+    instead of looping over rows. None if the graph holds ops that cannot
+    be replayed so (assignments, prints): the caller then falls back."""
+    f = attrs.get("f")
+    graph = getattr(f, "graph", None)
+    if graph is None:
+        return None
+    for gop in graph.operations:
+        if gop.opdef is None and gop.type not in _INLINE_TYPES:
+            return None
+    env: dict[int, Any] = {}
+    for ph, x in zip(f.inputs, inputs[: f.num_inputs]):
+        env[ph._id] = x
+    for outer, ph in graph.captures:
+        if ph._id in env:
+            continue  # fed by the call (e.g. a backward function's saved tensors)
+        if isinstance(outer, SymbolicTensor):
+            return None
+        env[ph._id] = outer
+    for gop in graph.operations:
+        if gop.type == "Placeholder":
+            if gop.outputs[0]._id not in env:
+                return None
+            continue
+        if gop.type == "ReadVariableOp":
+            env[gop.outputs[0]._id] = gop.attrs["variable"].value()
+            continue
+        ins = tuple(env.get(t._id, t) if isinstance(t, SymbolicTensor) else t for t in gop.inputs)
+        if any(isinstance(t, SymbolicTensor) and t._id not in env for t in gop.inputs):
+            return None
+        out = execute(gop.opdef, ins, gop.attrs)
+        outs = out if isinstance(out, list) else [out]
+        for sym, val in zip(gop.outputs, outs):
+            env[sym._id] = val
+    wanted = list(f.outputs) + (list(f.saved_tensors()) if attrs.get("saved") else [])
+    return [env.get(t._id, t) if isinstance(t, SymbolicTensor) else t for t in wanted]
+
+
+CALL.extra["batch_inline"] = _batch_inline
 
 
 def _all_zero(grads) -> bool:
