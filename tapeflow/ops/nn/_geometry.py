@@ -117,6 +117,27 @@ def _im2col(win, dtype):
     return cols.reshape(shape)
 
 
+_NARROW_CHANNELS = 4  # inputs with at most this many channels (images) use the transposed layout below
+
+
+def _im2col_t(xp, k_hw, out_hw, strides, dilations, dtype):
+    """The transpose of _im2col for an input with few channels: a (KH*KW*C,
+    N*OH*OW) matrix built by one strided slice copy per (i, j, channel) -- the
+    row-major im2col copies C-element runs, slow when C is 1 or 3."""
+    n, _, _, c = xp.shape
+    (oh, ow), (kh, kw) = out_hw, k_hw
+    sh, sw = strides
+    cols = np.empty((kh, kw, c, n, oh, ow), dtype)
+    for i in range(kh):
+        hi = i * dilations[0]
+        for j in range(kw):
+            wj = j * dilations[1]
+            win = xp[:, hi:hi + (oh - 1) * sh + 1:sh, wj:wj + (ow - 1) * sw + 1:sw, :]
+            for ch in range(c):
+                cols[i, j, ch] = win[..., ch]
+    return cols.reshape(kh * kw * c, n * oh * ow)
+
+
 def _compute_dtype(dt):
     # Half precision convolves in float32 (as TF's CPU kernels accumulate).
     return np.float32 if dt in (np.float16,) or dt.name == "bfloat16" else dt

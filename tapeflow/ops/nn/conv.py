@@ -17,8 +17,9 @@ from tapeflow.ops._helpers import as_int_tuple, t
 from tapeflow.ops.math_ops import reduce_sum
 from tapeflow.ops.nn._common import _dims, _err
 from tapeflow.ops.nn._geometry import (
-    _check_out, _check_rank, _compute_dtype, _conv_inputs, _crop_nd, _geometry, _geometry_nd, _im2col, _nchw_to_nhwc,
-    _nhwc_to_nchw, _offsets_nd, _pad_hw, _pad_nd, _padding, _scatter_windows, _spatial, _windows, _windows_nd,
+    _NARROW_CHANNELS, _check_out, _check_rank, _compute_dtype, _conv_inputs, _crop_nd, _geometry, _geometry_nd, _im2col,
+    _im2col_t, _nchw_to_nhwc, _nhwc_to_nchw, _offsets_nd, _pad_hw, _pad_nd, _padding, _scatter_windows, _spatial,
+    _windows, _windows_nd,
 )
 from tapeflow.ops.registry import defgrad, defop
 
@@ -87,6 +88,9 @@ def _conv2d_kernel(x, w, strides, dilations, padding):
         return np.zeros((n, max(out_hw[0], 0), max(out_hw[1], 0), co), dtype=x.dtype)
     if (kh, kw) == (1, 1) and strides == (1, 1) and pads == ((0, 0), (0, 0)):
         out = x.reshape(-1, ci).astype(cdt, copy=False) @ w.reshape(ci, co).astype(cdt, copy=False)
+    elif ci <= _NARROW_CHANNELS:
+        out = _im2col_t(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations, cdt).T @ \
+            w.reshape(kh * kw * ci, co).astype(cdt, copy=False)
     else:
         cols = _im2col(_windows(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations), cdt)
         out = cols @ w.reshape(kh * kw * ci, co).astype(cdt, copy=False)
@@ -120,6 +124,10 @@ def _conv2d_backprop_filter_kernel(x, dy, filter_sizes, strides, dilations, padd
     cdt = _compute_dtype(x.dtype)
     if x.shape[0] == 0 or min(out_hw) <= 0:
         return np.zeros(filter_sizes, dtype=x.dtype)
+    if ci <= _NARROW_CHANNELS:
+        dw = _im2col_t(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations, cdt) @ \
+            dy.reshape(-1, co).astype(cdt, copy=False)
+        return dw.reshape(filter_sizes).astype(x.dtype, copy=False)
     cols = _im2col(_windows(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations), cdt)
     dw = cols.T @ dy.reshape(-1, co).astype(cdt, copy=False)
     return dw.reshape(filter_sizes).astype(x.dtype, copy=False)
