@@ -85,3 +85,26 @@ def test_kernels_are_wrapped_once_and_keep_their_results():
     threads.install()
     k = registry.get_op("BatchMatMulV2").kernel
     assert not hasattr(k.__wrapped__, "__wrapped__")
+
+
+def test_big_convolutions_split_over_the_batch_give_the_same_values(blas):
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.standard_normal((6, 16, 16, 16)).astype(np.float32))
+    w = tf.constant(rng.standard_normal((3, 3, 16, 32)).astype(np.float32))
+
+    def run(n):
+        tf.config.threading.set_intra_op_parallelism_threads(n)
+        with tf.GradientTape() as tape:
+            tape.watch([x, w])
+            y = tf.nn.conv2d(x, w, 1, "SAME")
+            loss = tf.reduce_sum(y * y)
+        return [y.numpy()] + [g.numpy() for g in tape.gradient(loss, [x, w])]
+
+    one = run(1)
+    threads._POOL = None
+    three = run(3)  # 6 images in 3 parts, two of them on the pool's threads
+    assert threads._POOL is not None and threads._POOL._max_workers == 2
+    for a, b in zip(one, three):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-4 * np.abs(a).max())
+    np.testing.assert_array_equal(three[0], one[0])  # images are independent: the forward is exact
+    assert threads._parts(1e9, 6) == 3 and threads._parts(1e9, 1) == 1 and threads._parts(10.0, 6) == 1

@@ -24,6 +24,7 @@ the OpenBLAS that NumPy bundles (``ctypes``); with neither nothing is set.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -195,9 +196,109 @@ _WORK = {
 }
 
 
-def _threaded(kernel: Callable, work: Callable) -> Callable:
+# -- convolutions split over the batch, one part per thread ---------------------------------
+#
+# A convolution's im2col copy and product are independent per image, so a large one runs as
+# batch slices on a small pool of Python threads (NumPy releases the GIL for both), each with a
+# one-thread BLAS: the copies run in parallel too (OpenBLAS's own threads share only the
+# product), and a waiting thread blocks instead of spinning.
+
+_POOL: Any = None
+_POOL_PID = 0
+_POOL_LOCK = threading.Lock()
+_IN_PART = threading.local()
+
+
+def _parts(work: float, batch: int) -> int:
+    b = _blas
+    if not b.ready:
+        b.load()
+    if work < SMALL_WORK or batch < 2 or b.set is None:
+        return 1
+    if b.last is not None and int(b.get()) != b.last:
+        return 1  # an outside limit (threadpool_limits) is in force: keep to one thread
+    # As for BLAS threads: the intra-op count when set, else the CPUs not busy with other work
+    # (on an oversubscribed machine each hand-off between threads can wait for a time slice).
+    n = b.intra if b.intra > 0 else (b.free_cpus() if b.auto else 1)
+    return max(1, min(n, batch, 8))
+
+
+def _pool(n: int):
+    global _POOL, _POOL_PID
+    with _POOL_LOCK:  # a new pool after fork (the parent's threads do not exist in the child)
+        if _POOL is None or _POOL._max_workers < n - 1 or _POOL_PID != os.getpid():
+            from concurrent.futures import ThreadPoolExecutor
+
+            _POOL = ThreadPoolExecutor(max_workers=n - 1, thread_name_prefix="tapeflow-intra")
+            _POOL_PID = os.getpid()
+        return _POOL
+
+
+def _split_run(kernel: Callable, args: tuple, attrs: dict, parts: int, slicer: Callable, combine: Callable):
+    batch = slicer(args, None)
+    bounds = [batch * i // parts for i in range(parts + 1)]
+    pieces = [slicer(args, (bounds[i], bounds[i + 1])) for i in range(parts)]
+
+    def one(a):
+        _IN_PART.on = True
+        try:
+            return kernel(*a, **attrs)
+        finally:
+            _IN_PART.on = False
+
+    futures = [_pool(parts).submit(one, a) for a in pieces[1:]]
+    try:
+        first = one(pieces[0])
+    finally:
+        rest = [f.result() for f in futures]
+    return combine([first] + rest)
+
+
+def _batch_x(i: int) -> Callable:  # slices argument i (and only it) along the batch axis
+    def slicer(args, rng):
+        if rng is None:
+            return args[i].shape[0]
+        return args[:i] + (args[i][rng[0]:rng[1]],) + args[i + 1:]
+    return slicer
+
+
+def _batch_both(args, rng):  # Conv2DBackpropFilter: x and dy
+    if rng is None:
+        return args[0].shape[0]
+    return (args[0][rng[0]:rng[1]], args[1][rng[0]:rng[1]])
+
+
+def _concat(outs):
+    import numpy as np
+
+    return np.concatenate(outs, axis=0)
+
+
+def _total(outs):
+    out = outs[0].copy()
+    for o in outs[1:]:
+        out += o
+    return out
+
+
+_SPLIT = {
+    "Conv2D": (_batch_x(0), _concat),
+    "Conv2DBackpropInput": (_batch_x(1), _concat),
+    "Conv2DBackpropFilter": (_batch_both, _total),
+}
+
+
+def _threaded(kernel: Callable, work: Callable, split: tuple | None = None) -> Callable:
     def run(*args, **attrs):
-        before_blas(work(*args, **attrs))
+        w = work(*args, **attrs)
+        if split is not None and args[0].dtype.kind == "f" and args[0].dtype.itemsize >= 4 \
+                and not getattr(_IN_PART, "on", False):
+            batch = split[0](args, None)
+            parts = _parts(w, batch)
+            if parts > 1:
+                before_blas(0.0)  # one BLAS thread per part
+                return _split_run(kernel, args, attrs, parts, *split)
+        before_blas(w)
         return kernel(*args, **attrs)
 
     run.__wrapped__ = kernel
@@ -210,4 +311,4 @@ def install() -> None:
     for name, work in _WORK.items():
         op = registry._OPS.get(name)
         if op is not None and not hasattr(op.kernel, "__wrapped__"):
-            op.kernel = _threaded(op.kernel, work)
+            op.kernel = _threaded(op.kernel, work, _SPLIT.get(name))
