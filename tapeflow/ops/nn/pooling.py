@@ -72,11 +72,16 @@ def _tile_max(v, fn):
 
 
 def _tile_first_max_masks(v):
-    """Yields ((i, j), mask) as _first_max_masks, for a tiled view ``v`` of a
-    NaN-free input: the argmax is the first offset equal to the window's
-    maximum (ties, e.g. the zeros after a ReLU, go to the first)."""
+    """[((i, j), mask)] as _first_max_masks, for a tiled view ``v``: the
+    argmax is the first offset equal to the window's maximum (ties, e.g. the
+    zeros after a ReLU, go to the first). None when a window holds a NaN
+    (np.maximum propagates it), whose argmax rules only the general path has."""
+    if v is None or not v.size:
+        return None
     m = _tile_max(v, np.maximum)
-    free = None  # outputs whose maximum has not been placed yet
+    if m.dtype.kind in "fc" and np.isnan(m).any():
+        return None
+    masks, free = [], None  # free: outputs whose maximum has not been placed yet
     for i in range(v.shape[2]):
         for j in range(v.shape[4]):
             hit = v[:, :, i, :, j, :] == m
@@ -85,11 +90,8 @@ def _tile_first_max_masks(v):
             else:
                 hit &= free
                 free &= ~hit
-            yield (i, j), hit
-
-
-def _has_nan(x):
-    return x.dtype.kind in "fc" and bool(np.isnan(np.max(x, initial=-np.inf) if x.size else 0.0))
+            masks.append(((i, j), hit))
+    return masks
 
 
 def _max_pool_kernel(x, ksize, strides, padding):
@@ -139,12 +141,13 @@ def _first_max_masks(x, y, ksize, strides, padding):
 
 def _max_pool_grad_kernel(x, y, g, ksize, strides, padding):
     v = _tiles(x, ksize, strides, padding)
-    if v is not None and v.size and not _has_nan(x):
+    masks = _tile_first_max_masks(v)
+    if masks is not None:
         n, oh, kh, ow, kw, c = v.shape
         dx = np.zeros(x.shape, dtype=g.dtype) if v.shape[1] * kh != x.shape[1] or ow * kw != x.shape[2] else None
         dv = (np.empty(x.shape, dtype=g.dtype) if dx is None else dx)[:, :oh * kh, :ow * kw, :]
         dv = dv.reshape(n, oh, kh, ow, kw, c)
-        for (i, j), hit in _tile_first_max_masks(v):
+        for (i, j), hit in masks:
             np.multiply(g, hit, out=dv[:, :, i, :, j, :])
         return dv.reshape(x.shape) if dx is None else dx
     _, pads = _pool_geom(x.shape, ksize, strides, padding)
@@ -165,11 +168,11 @@ def _max_pool_grad_kernel(x, y, g, ksize, strides, padding):
 
 
 def _max_pool_grad_grad_kernel(x, y, gg, ksize, strides, padding):
-    v = _tiles(x, ksize, strides, padding)
-    if v is not None and v.size and not _has_nan(x):
+    masks = _tile_first_max_masks(_tiles(x, ksize, strides, padding))
+    if masks is not None:
         gv = _tiles(gg, ksize, strides, padding)
         out = np.zeros(y.shape, dtype=gg.dtype)
-        for (i, j), hit in _tile_first_max_masks(v):
+        for (i, j), hit in masks:
             np.copyto(out, gv[:, :, i, :, j, :], where=hit)
         return out
     _, pads = _pool_geom(x.shape, ksize, strides, padding)
