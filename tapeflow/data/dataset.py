@@ -11,10 +11,14 @@ arrays (slices, range, and shuffle/take/skip/repeat/prefetch over them) keep
 a *gather plan*: an iterator of row indices; ``batch`` then gathers each
 batch with one fancy-indexing call per array.
 
-Differences from TF (documented): ``map``/``filter`` functions run eagerly on
-each element (TF traces them once into a graph); ``num_parallel_calls``,
-``deterministic`` and ``prefetch`` are accepted and change nothing; a seeded
-``shuffle`` is reproducible but its order differs from TF's.
+``map``/``filter`` functions are traced once into a graph for the element
+spec, as TF does (tracing.py), and the compiled graph runs per element;
+elements with ragged/sparse components run the function eagerly.
+
+Differences from TF (documented): ``num_parallel_calls``, ``deterministic``
+and ``prefetch`` are accepted and change nothing; a seeded ``shuffle`` (and
+``sample_from_datasets``, ``rejection_resample``, ``list_files``) is
+reproducible but its order differs from TF's.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ def _to_arrays(value: Any) -> Any:
     if t is tuple:
         return tuple([_to_arrays(v) for v in value])
     if isinstance(value, dict):
-        return {k: _to_arrays(v) for k, v in value.items()}
+        return _same_dict(value, {k: _to_arrays(v) for k, v in value.items()})
     if _is_namedtuple(value):
         return type(value)(*[_to_arrays(v) for v in value])
     if isinstance(value, tuple):
@@ -64,12 +68,15 @@ def _to_arrays(value: Any) -> Any:
         return value
     if isinstance(value, CompositeTensor):  # ragged/sparse: see tapeflow/data/composite.py
         return CompositeLeaf.of(value)
-    if isinstance(value, CompositeLeaf):
+    if isinstance(value, (CompositeLeaf, Dataset)):
         return value
     if hasattr(value, "_value") and not isinstance(value._value, np.ndarray | np.generic):
         raise TypeError("tf.data.Dataset: symbolic tensors (inside tf.function) cannot feed a dataset; build the "
                         "dataset eagerly, outside the function.")
-    return np.asarray(convert_to_tensor(value)._value)
+    a = np.asarray(convert_to_tensor(value)._value)
+    if a.dtype.kind == "U" or (a.dtype == object and a.size and isinstance(a.reshape(-1)[0], str)):
+        a = np.vectorize(lambda x: x.encode("utf-8") if isinstance(x, str) else x, otypes=[object])(a)
+    return a
 
 
 def _map(fn: Callable, s: Any) -> Any:
@@ -80,7 +87,7 @@ def _map(fn: Callable, s: Any) -> Any:
     if t is tuple:
         return tuple([_map(fn, v) for v in s])
     if isinstance(s, dict):
-        return {k: _map(fn, v) for k, v in s.items()}
+        return _same_dict(s, {k: _map(fn, v) for k, v in s.items()})
     if _is_namedtuple(s):
         return type(s)(*[_map(fn, v) for v in s])
     if isinstance(s, tuple):
@@ -101,9 +108,14 @@ def _flatten(s: Any) -> list:
     return [s]
 
 
+def _same_dict(like: dict, d: dict) -> dict:
+    """``d`` as the same dict type as ``like`` (an OrderedDict stays one, as TF's nest keeps it)."""
+    return d if type(like) is dict else type(like)(d)
+
+
 def _pack(template: Any, leaves: Iterator) -> Any:
     if isinstance(template, dict):
-        return {k: _pack(v, leaves) for k, v in template.items()}
+        return _same_dict(template, {k: _pack(v, leaves) for k, v in template.items()})
     if _is_namedtuple(template):
         return type(template)(*[_pack(v, leaves) for v in template])
     if isinstance(template, tuple):
@@ -120,13 +132,25 @@ def _zip_map(fn: Callable, template: Any, items: list) -> Any:
 
 
 def _tensor(a: Any) -> Any:
-    if type(a) is np.ndarray or not isinstance(a, CompositeLeaf):
+    if type(a) is np.ndarray:
         return Tensor(a)
-    return a.value
+    if isinstance(a, CompositeLeaf):
+        return a.value
+    if isinstance(a, Dataset):
+        return a
+    return Tensor(a)
+
+
+def _row(a: Any, i: int) -> Any:
+    """Row ``i`` of a component (a string row stays a 0-d object array, not a bare ``bytes``)."""
+    r = a[i]
+    if type(r) is bytes or type(r) is str:
+        return np.asarray(r, dtype=object)
+    return r
 
 
 def _snapshot(a: Any) -> Any:
-    return a if isinstance(a, CompositeLeaf) else np.copy(a)
+    return a if isinstance(a, (CompositeLeaf, Dataset)) else np.copy(a)
 
 
 def _to_tensors(s: Any) -> Any:
@@ -158,6 +182,10 @@ def _spec_of(s: Any, batch_unknown: bool = False) -> Any:
     def one(a: np.ndarray):
         if isinstance(a, CompositeLeaf):
             return a.spec(batch_unknown)
+        if isinstance(a, Dataset):
+            from tapeflow.data.nested import DatasetSpec
+
+            return DatasetSpec(a.element_spec)
         shape = list(a.shape)
         if batch_unknown and shape:
             shape[0] = None
@@ -240,7 +268,8 @@ class Dataset:
         except Exception:  # noqa: BLE001 - repr must not fail
             spec = "?"
         name = type(self).__name__
-        return f"<{_TF_CLASS_NAMES.get(name, name)} element_spec={spec}>"
+        name = getattr(self, "_tf_name", None) or _TF_CLASS_NAMES.get(name, name)
+        return f"<{name} element_spec={spec}>"
 
     # -- sources ---------------------------------------------------------------
     @staticmethod
@@ -252,7 +281,7 @@ class Dataset:
     @staticmethod
     def from_tensors(tensors: Any, name: str | None = None) -> Dataset:
         """One element: ``tensors`` itself."""
-        return _FromTensors(_map(np.copy, _to_arrays(tensors)))
+        return _FromTensors(_map(_snapshot, _to_arrays(tensors)))
 
     @staticmethod
     def range(*args: int, output_type: Any = dtypes.int64, name: str | None = None) -> Dataset:
@@ -270,7 +299,15 @@ class Dataset:
         """Elements from calling ``generator(*args)`` (again for each epoch)."""
         if not callable(generator):
             raise TypeError("`generator` must be a Python callable.")
-        return _FromGenerator(generator, tuple(args or ()), output_types, output_signature)
+        if output_signature is not None and (output_types is not None or output_shapes is not None):
+            raise TypeError("`output_types` and `output_shapes` cannot be used together with `output_signature`.")
+        if output_shapes is not None and output_types is None:
+            raise TypeError("The `output_types` argument can not be None when `output_shapes` is set.")
+        if output_signature is None and output_types is None:
+            raise TypeError("The `output_signature` argument must be set (or, deprecated, `output_types`).")
+        ds = _FromGenerator(generator, tuple(args or ()), output_types, output_signature)
+        ds._shapes = output_shapes
+        return ds
 
     @staticmethod
     def zip(*datasets: Any, name: str | None = None) -> Dataset:
@@ -385,8 +422,115 @@ class Dataset:
         """Folds ``reduce_func(state, element)`` over the dataset."""
         state = _map(Tensor, _to_arrays(initial_state))
         for e in self:
-            state = reduce_func(state, *e) if isinstance(e, tuple) and not _is_namedtuple(e) else reduce_func(state, e)
+            state = reduce_func(state, e)  # (a tuple element stays one argument, as TF)
         return state
+
+    def window(self, size: int, shift: int | None = None, stride: int = 1, drop_remainder: bool = False,
+               name: str | None = None) -> Dataset:
+        """Windows of ``size`` elements, each a nested dataset (a tuple/dict of them for tuple/dict
+        elements); window ``i`` starts at element ``i * shift`` and takes every ``stride``-th element.
+        ``ds.window(n).flat_map(lambda w: w.batch(n))`` gives the windows as tensors."""
+        from tapeflow.data import nested
+
+        return nested.window(self, size, shift, stride, drop_remainder)
+
+    def flat_map(self, map_func: Callable, name: str | None = None) -> Dataset:
+        """``map_func(element)`` returns a dataset; their elements one after the other."""
+        from tapeflow.data import nested
+
+        return nested._FlatMap(self, map_func)
+
+    def interleave(self, map_func: Callable, cycle_length: int | None = None, block_length: int | None = None,
+                   num_parallel_calls: Any = None, deterministic: Any = None, name: str | None = None) -> Dataset:
+        """Elements of the datasets ``map_func`` returns, ``block_length`` at a time from ``cycle_length``
+        of them in turn (TF's order; ``cycle_length`` defaults to the number of CPU cores, as TF)."""
+        from tapeflow.data import nested
+
+        ds = nested.interleave(self, map_func, cycle_length, block_length, num_parallel_calls)
+        ds._tf_name = "_ParallelInterleaveDataset" if num_parallel_calls is not None else "_InterleaveDataset"
+        return ds
+
+    def group_by_window(self, key_func: Callable, reduce_func: Callable, window_size: int | None = None,
+                        window_size_func: Callable | None = None, name: str | None = None) -> Dataset:
+        """Groups elements by ``key_func``; each full window of a key (and what is left at the end, in key
+        order) goes through ``reduce_func(key, window_dataset)``."""
+        from tapeflow.data import nested
+
+        return nested.group_by_window(self, key_func, reduce_func, window_size, window_size_func)
+
+    def bucket_by_sequence_length(self, element_length_func: Callable, bucket_boundaries: list,
+                                  bucket_batch_sizes: list, padded_shapes: Any = None, padding_values: Any = None,
+                                  pad_to_bucket_boundary: bool = False, no_padding: bool = False,
+                                  drop_remainder: bool = False, name: str | None = None) -> Dataset:
+        """Padded batches of elements of similar length (``group_by_window`` over length buckets)."""
+        from tapeflow.data import nested
+
+        return nested.bucket_by_sequence_length(self, element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                                padded_shapes, padding_values, pad_to_bucket_boundary, no_padding,
+                                                drop_remainder)
+
+    def scan(self, initial_state: Any, scan_func: Callable, name: str | None = None) -> Dataset:
+        """``scan_func(state, element) -> (new_state, output)`` carried across the elements."""
+        from tapeflow.data import nested
+
+        return nested._Scan(self, initial_state, scan_func)
+
+    def take_while(self, predicate: Callable, name: str | None = None) -> Dataset:
+        """Elements up to the first one for which ``predicate`` is false."""
+        from tapeflow.data import nested
+
+        return nested._TakeWhile(self, predicate)
+
+    def unique(self, name: str | None = None) -> Dataset:
+        """Each distinct element once, in first-seen order (int32/int64/string elements)."""
+        from tapeflow.data import nested
+
+        return nested._Unique(self)
+
+    def get_single_element(self, name: str | None = None) -> Any:
+        """The only element (``InvalidArgumentError`` if the dataset has none or several)."""
+        from tapeflow.data import nested
+
+        return nested.get_single_element(self)
+
+    @staticmethod
+    def counter(start: int = 0, step: int = 1, dtype: Any = dtypes.int64, name: str | None = None) -> Dataset:
+        """``start, start + step, ...`` forever."""
+        from tapeflow.data import nested
+
+        return nested.counter(start, step, dtype)
+
+    def rejection_resample(self, class_func: Callable, target_dist: Any, initial_dist: Any = None,
+                           seed: int | None = None, name: str | None = None) -> Dataset:
+        """``(class, element)`` pairs resampled towards ``target_dist`` (TF's mix of the original stream and a
+        per-class rejection sampler)."""
+        from tapeflow.data import sampling
+
+        return sampling.rejection_resample(self, class_func, target_dist, initial_dist, seed)
+
+    @staticmethod
+    def sample_from_datasets(datasets: list, weights: Any = None, seed: int | None = None,
+                             stop_on_empty_dataset: bool = False, rerandomize_each_iteration: Any = None) -> Dataset:
+        """Elements drawn at random from ``datasets`` with probabilities ``weights``."""
+        from tapeflow.data import sampling
+
+        return sampling.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)
+
+    @staticmethod
+    def choose_from_datasets(datasets: list, choice_dataset: Dataset, stop_on_empty_dataset: bool = True) -> Dataset:
+        """Element ``i`` comes from ``datasets[choice_i]`` (``choice_dataset`` holds int64 scalars)."""
+        from tapeflow.data import sampling
+
+        return sampling.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+    @staticmethod
+    def list_files(file_pattern: Any, shuffle: bool | None = None, seed: int | None = None,
+                   name: str | None = None) -> Dataset:
+        """The file names matching ``file_pattern`` (a glob, or a list of them), shuffled unless
+        ``shuffle=False`` (then sorted)."""
+        from tapeflow.data import readers
+
+        return readers.list_files(file_pattern, shuffle, seed)
 
     def apply(self, transformation_func: Callable) -> Dataset:
         return transformation_func(self)
@@ -406,6 +550,10 @@ _TF_CLASS_NAMES = {
     "_Batch": "_BatchDataset", "_PaddedBatch": "_PaddedBatchDataset", "_Unbatch": "_UnbatchDataset",
     "_Shuffle": "_ShuffleDataset", "_Repeat": "_RepeatDataset", "_Take": "_TakeDataset", "_Skip": "_SkipDataset",
     "_Passthrough": "_PrefetchDataset", "_Cache": "CacheDataset", "_Concatenate": "_ConcatenateDataset",
+    "_Window": "_WindowDataset", "_ListDataset": "_VariantDataset", "_FlatMap": "_FlatMapDataset",
+    "_GroupByWindow": "_GroupByWindowDataset", "_Scan": "_ScanDataset", "_TakeWhile": "_TakeWhileDataset",
+    "_Unique": "_UniqueDataset", "_Counter": "_ScanDataset", "_Shard": "_ShardDataset",
+    "_Choose": "_DirectedInterleaveDataset", "_Sample": "_DirectedInterleaveDataset",
 }
 
 
@@ -499,20 +647,20 @@ class _TensorSlices(Dataset):
 
     def _plan(self) -> _Plan:
         arrays = self._arrays
-        return _Plan(lambda idx: _map(lambda a: a[idx], arrays), lambda i: _map(lambda a: a[i], arrays),
+        return _Plan(lambda idx: _map(lambda a: a[idx], arrays), lambda i: _map(lambda a: _row(a, i), arrays),
                      lambda: iter(range(self._n)))
 
     def _elements(self) -> Iterator:
         arrays = self._arrays
         if type(arrays) is tuple and all(type(a) is np.ndarray for a in arrays):
             for i in range(self._n):  # the common (x, y) case, without the generic walk
-                yield tuple([a[i] for a in arrays])
+                yield tuple([_row(a, i) for a in arrays])
             return
         for i in range(self._n):
-            yield _map(lambda a, i=i: a[i], arrays)
+            yield _map(lambda a, i=i: _row(a, i), arrays)
 
     def _template(self) -> Any:
-        return _map(lambda a: a[0] if a.shape[0] else np.zeros(a.shape[1:], a.dtype), self._arrays)
+        return _map(lambda a: _row(a, 0) if a.shape[0] else np.zeros(a.shape[1:], a.dtype), self._arrays)
 
 
 class _FromTensors(Dataset):
@@ -554,18 +702,69 @@ class _FromGenerator(Dataset):
         self._gen, self._args = gen, args
         self._types, self._signature = output_types, signature
 
+    _shapes: Any = None
+
     def _elements(self) -> Iterator:
+        spec = self.element_spec if (self._signature is not None or self._types is not None) else None
         for value in self._gen(*self._args):
             if self._signature is not None:
                 value = _cast_like(value, self._signature, lambda s: s.dtype)
             elif self._types is not None:
                 value = _cast_like(value, self._types, lambda t: t)
-            yield _from_user(value)
+            value = _from_user(value)
+            if spec is not None:
+                _check_generated(value, spec)
+            yield value
 
     def _template(self) -> Any:
         if self._signature is not None:
             return _map_spec_zeros(self._signature)
         return super()._template()
+
+    @property
+    def element_spec(self) -> Any:
+        """From ``output_signature`` (or ``output_types``/``output_shapes``), ``None`` dims kept, as TF."""
+        from tapeflow.graph.function import TensorSpec
+
+        if self._signature is not None:
+            return _as_tuples(self._signature)
+        if self._types is not None:
+            return _specs_from_types(_as_tuples(self._types), _as_tuples(self._shapes), TensorSpec)
+        return super().element_spec
+
+
+def _as_tuples(x: Any) -> Any:
+    """A user structure of specs/types with lists as tuples (TF's nest)."""
+    if isinstance(x, dict):
+        return {k: _as_tuples(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)) and not _is_namedtuple(x):
+        return tuple(_as_tuples(v) for v in x)
+    return x
+
+
+def _specs_from_types(types: Any, shapes: Any, spec_cls: type) -> Any:
+    if isinstance(types, dict):
+        return {k: _specs_from_types(t, None if shapes is None else shapes[k], spec_cls) for k, t in types.items()}
+    if isinstance(types, tuple):
+        return tuple(_specs_from_types(t, None if shapes is None else shapes[i], spec_cls)
+                     for i, t in enumerate(types))
+    if shapes is not None and isinstance(shapes, tuple) and any(isinstance(d, tuple) for d in shapes):
+        raise ValueError(f"output_shapes {shapes} do not match the structure of output_types.")
+    return spec_cls(shapes, dtypes.as_dtype(types))
+
+
+def _check_generated(value: Any, spec: Any) -> None:
+    for a, sp in zip(_flatten(value), _flatten(spec)):
+        dims = None if sp.shape.rank is None else sp.shape.as_list()
+        if dims is not None and (a.ndim != len(dims) or any(d is not None and d != n for d, n in zip(dims, a.shape))):
+            raise errors.InvalidArgumentError(
+                f"`generator` yielded an element of shape {_shape_str(a.shape)} where an element of shape "
+                f"{_shape_str(dims)} was expected. [Op:PyFunc]")
+
+
+def _shape_str(dims: Any) -> str:
+    dims = ["?" if d is None else str(d) for d in dims]
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
 def _cast_like(value: Any, types: Any, get: Callable) -> Any:
@@ -617,30 +816,72 @@ def _flatten_datasets(ds: Any) -> list:
     return [ds]
 
 
-class _Map(Dataset):
+_UNSET = object()
+
+
+class _Traced(Dataset):
+    """A transformation whose function is traced once for the parent's element spec (see tracing.py)."""
+
+    _parent: Dataset
+    _fn: Callable
+    _traced: Any = _UNSET
+
+    def _tracer(self) -> Any:
+        if self._traced is _UNSET:
+            from tapeflow.data import tracing
+
+            self._traced = None
+            try:
+                spec = self._parent.element_spec
+            except ValueError:  # an empty dataset of unknown structure
+                return None
+            try:
+                self._traced = tracing.trace_or_none(self._fn, spec)
+            except NotImplementedError:
+                self._traced = None  # an op tapeflow cannot trace: run the function eagerly per element
+        return self._traced
+
+    def _apply(self, e: Any) -> Any:
+        traced = self._tracer()
+        if traced is not None:
+            return traced(e)
+        return _call(self._fn, _to_tensors(e))
+
+
+class _Map(_Traced):
     def __init__(self, parent: Dataset, fn: Callable, ragged: bool = False) -> None:
         self._parent, self._fn, self._ragged = parent, fn, ragged
+        if ragged:
+            self._traced = None
 
     def _cardinality(self) -> int:
         return self._parent._cardinality()
 
     def _elements(self) -> Iterator:
-        fn = self._fn
+        apply = self._apply
         for e in self._parent._elements():
-            out = _from_user(_call(fn, _to_tensors(e)))
+            out = _from_user(apply(e))
             yield _map(composite.to_ragged_row, out) if self._ragged else out
 
+    @property
+    def element_spec(self) -> Any:
+        traced = self._tracer()
+        if traced is not None:
+            return traced.output_spec
+        return super().element_spec
 
-class _Filter(Dataset):
+
+class _Filter(_Traced):
     def __init__(self, parent: Dataset, predicate: Callable) -> None:
-        self._parent, self._pred = parent, predicate
+        self._parent, self._fn = parent, predicate
 
     def _cardinality(self) -> int:
         return UNKNOWN_CARDINALITY  # even over an infinite input, as TF
 
     def _elements(self) -> Iterator:
+        apply = self._apply
         for e in self._parent._elements():
-            keep = _call(self._pred, _to_tensors(e))
+            keep = apply(e)
             arr = np.asarray(keep._value if hasattr(keep, "_value") else keep)
             if arr.shape != () or arr.dtype != np.bool_:
                 raise ValueError(
@@ -649,6 +890,13 @@ class _Filter(Dataset):
                 )
             if arr:
                 yield e
+
+    def _template(self) -> Any:
+        return self._parent._template()
+
+    @property
+    def element_spec(self) -> Any:
+        return self._parent.element_spec
 
 
 class _Batch(Dataset):
@@ -685,10 +933,50 @@ class _Batch(Dataset):
 
     @property
     def element_spec(self) -> Any:
+        parent = self._parent.element_spec
+        if _all_tensor_specs(parent):
+            return _map(lambda s: _prepend_dim(s, self._size if self._drop else None), parent)
         spec = _spec_of(self._template(), batch_unknown=True)
         if self._drop:
             return _map(lambda s: type(s)([self._size] + s.shape.as_list()[1:], s.dtype), spec)
         return spec
+
+
+def _all_tensor_specs(spec: Any) -> bool:
+    from tapeflow.graph.function import TensorSpec
+
+    return all(type(x) is TensorSpec for x in _flatten(spec))
+
+
+def _prepend_dim(s: Any, n: int | None) -> Any:
+    from tapeflow.graph.function import TensorSpec
+
+    return TensorSpec(None if s.shape.rank is None else [n] + s.shape.as_list(), s.dtype)
+
+
+def _drop_dim(s: Any) -> Any:
+    from tapeflow.graph.function import TensorSpec
+
+    if s.shape.rank == 0:
+        raise ValueError("Cannot unbatch an input with scalar components.")
+    return TensorSpec(None if s.shape.rank is None else s.shape.as_list()[1:], s.dtype)
+
+
+def _common_spec(a: Any, b: Any) -> Any:
+    """The most specific spec both ``a`` and ``b`` fit (differing dims become None), as TF's concatenate."""
+    from tapeflow.graph.function import TensorSpec
+
+    def one(x: Any, y: Any) -> Any:
+        if type(x) is not TensorSpec or type(y) is not TensorSpec or x.dtype != y.dtype:
+            return x
+        if x.shape.rank is None or y.shape.rank is None or x.shape.rank != y.shape.rank:
+            return TensorSpec(None, x.dtype)
+        return TensorSpec([d if d == e else None for d, e in zip(x.shape.as_list(), y.shape.as_list())], x.dtype)
+
+    fa, fb = _flatten(a), _flatten(b)
+    if len(fa) != len(fb):
+        return a
+    return _pack(a, iter([one(x, y) for x, y in zip(fa, fb)]))
 
 
 def _stack(items: list) -> Any:
@@ -724,6 +1012,25 @@ class _PaddedBatch(Dataset):
                 buf = []
         if buf and not self._drop:
             yield self._pad(buf)
+
+    @property
+    def element_spec(self) -> Any:
+        from tapeflow.graph.function import TensorSpec
+
+        parent = self._parent.element_spec
+        if not _all_tensor_specs(parent):
+            return super().element_spec
+        leaves = _flatten(parent)
+        shapes = _flatten_like(self._shapes, parent, len(leaves))
+        out = []
+        for sp, shape in zip(leaves, shapes):
+            if shape is None:
+                dims = sp.shape.as_list() if sp.shape.rank is not None else None
+            else:
+                dims = [None if d is None or int(d) < 0 else int(d) for d in
+                        (shape.as_list() if hasattr(shape, "as_list") else list(np.atleast_1d(shape)))]
+            out.append(TensorSpec(None if dims is None else [self._size if self._drop else None] + dims, sp.dtype))
+        return _pack(parent, iter(out))
 
     def _pad(self, items: list) -> Any:
         template = items[0]
@@ -776,10 +1083,17 @@ class _Unbatch(Dataset):
                 raise ValueError("Cannot unbatch an input with scalar components.")
             n = leaves[0].shape[0]
             for i in range(n):
-                yield _map(lambda a, i=i: a[i], e)
+                yield _map(lambda a, i=i: _row(a, i), e)
 
     def _template(self) -> Any:
         return _map(lambda a: np.zeros(a.shape[1:], a.dtype), self._parent._template())
+
+    @property
+    def element_spec(self) -> Any:
+        parent = self._parent.element_spec
+        if _all_tensor_specs(parent):
+            return _map(_drop_dim, parent)
+        return super().element_spec
 
 
 class _Shuffle(Dataset):
@@ -848,6 +1162,10 @@ class _Shuffle(Dataset):
     def _template(self) -> Any:
         return self._parent._template()
 
+    @property
+    def element_spec(self) -> Any:
+        return self._parent.element_spec
+
 
 class _Repeat(Dataset):
     def __init__(self, parent: Dataset, count: int) -> None:
@@ -890,6 +1208,10 @@ class _Repeat(Dataset):
     def _template(self) -> Any:
         return self._parent._template()
 
+    @property
+    def element_spec(self) -> Any:
+        return self._parent.element_spec
+
 
 class _Take(Dataset):
     def __init__(self, parent: Dataset, count: int) -> None:
@@ -918,6 +1240,10 @@ class _Take(Dataset):
     def _template(self) -> Any:
         return self._parent._template()
 
+    @property
+    def element_spec(self) -> Any:
+        return self._parent.element_spec
+
 
 class _Skip(Dataset):
     def __init__(self, parent: Dataset, count: int) -> None:
@@ -944,6 +1270,10 @@ class _Skip(Dataset):
 
     def _template(self) -> Any:
         return self._parent._template()
+
+    @property
+    def element_spec(self) -> Any:
+        return self._parent.element_spec
 
 
 class _Passthrough(Dataset):
@@ -1005,6 +1335,10 @@ class _Concatenate(Dataset):
     def _template(self) -> Any:
         return self._a._template()
 
+    @property
+    def element_spec(self) -> Any:
+        return _common_spec(self._a.element_spec, self._b.element_spec)
+
 
 class _Shard(Dataset):
     def __init__(self, parent: Dataset, num: int, index: int) -> None:
@@ -1027,6 +1361,10 @@ class _Shard(Dataset):
 
     def _template(self) -> Any:
         return self._parent._template()
+
+    @property
+    def element_spec(self) -> Any:
+        return self._parent.element_spec
 
 
 class _Rebatch(Dataset):

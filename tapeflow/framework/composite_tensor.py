@@ -232,7 +232,8 @@ def _exact_wrapper(fn: Callable, fallback: Callable) -> Callable:
         f"        return _fallback(({pos_text}), {{{kw_text}}}, e)\n"
     )
     namespace = {"_fn": fn, "_fallback": fallback, "_errors": _FALLBACK_ERRORS, **defaults}
-    exec(src, namespace)  # noqa: S102 - generated from fn's own signature
+    # (compiled under this file's name, so source tracking skips its frames as library code)
+    exec(compile(src, __file__, "exec"), namespace)  # noqa: S102 - generated from fn's own signature
     return namespace["wrapper"]
 
 
