@@ -177,7 +177,7 @@ def _call(fn: Callable, element: Any) -> Any:
 
 
 def _spec_of(s: Any, batch_unknown: bool = False) -> Any:
-    from tapeflow.graph.function import TensorSpec
+    from tapeflow.framework.tensor_spec import TensorSpec
 
     def one(a: np.ndarray):
         if isinstance(a, CompositeLeaf):
@@ -724,7 +724,7 @@ class _FromGenerator(Dataset):
     @property
     def element_spec(self) -> Any:
         """From ``output_signature`` (or ``output_types``/``output_shapes``), ``None`` dims kept, as TF."""
-        from tapeflow.graph.function import TensorSpec
+        from tapeflow.framework.tensor_spec import TensorSpec
 
         if self._signature is not None:
             return _as_tuples(self._signature)
@@ -943,19 +943,19 @@ class _Batch(Dataset):
 
 
 def _all_tensor_specs(spec: Any) -> bool:
-    from tapeflow.graph.function import TensorSpec
+    from tapeflow.framework.tensor_spec import TensorSpec
 
     return all(type(x) is TensorSpec for x in _flatten(spec))
 
 
 def _prepend_dim(s: Any, n: int | None) -> Any:
-    from tapeflow.graph.function import TensorSpec
+    from tapeflow.framework.tensor_spec import TensorSpec
 
     return TensorSpec(None if s.shape.rank is None else [n] + s.shape.as_list(), s.dtype)
 
 
 def _drop_dim(s: Any) -> Any:
-    from tapeflow.graph.function import TensorSpec
+    from tapeflow.framework.tensor_spec import TensorSpec
 
     if s.shape.rank == 0:
         raise ValueError("Cannot unbatch an input with scalar components.")
@@ -964,7 +964,7 @@ def _drop_dim(s: Any) -> Any:
 
 def _common_spec(a: Any, b: Any) -> Any:
     """The most specific spec both ``a`` and ``b`` fit (differing dims become None), as TF's concatenate."""
-    from tapeflow.graph.function import TensorSpec
+    from tapeflow.framework.tensor_spec import TensorSpec
 
     def one(x: Any, y: Any) -> Any:
         if type(x) is not TensorSpec or type(y) is not TensorSpec or x.dtype != y.dtype:
@@ -1015,7 +1015,7 @@ class _PaddedBatch(Dataset):
 
     @property
     def element_spec(self) -> Any:
-        from tapeflow.graph.function import TensorSpec
+        from tapeflow.framework.tensor_spec import TensorSpec
 
         parent = self._parent.element_spec
         if not _all_tensor_specs(parent):

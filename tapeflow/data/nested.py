@@ -360,7 +360,7 @@ class _TakeWhile(Dataset):
 class _Unique(Dataset):
     def __init__(self, parent: Dataset) -> None:
         spec = parent.element_spec
-        from tapeflow.graph.function import TensorSpec
+        from tapeflow.framework.tensor_spec import TensorSpec
 
         if type(spec) is not TensorSpec or spec.dtype not in (dtypes.int32, dtypes.int64, dtypes.string):
             raise TypeError("Dataset.unique() only supports single-component elements of type int32, int64 or "

@@ -104,7 +104,7 @@ class TextLineDataset(Dataset):
 
     @property
     def element_spec(self) -> Any:
-        from tapeflow.graph.function import TensorSpec
+        from tapeflow.framework.tensor_spec import TensorSpec
 
         return TensorSpec([], dtypes.string)
 

@@ -77,7 +77,7 @@ class _Choose(Dataset):
 
 def choose_from_datasets(datasets: Any, choice_dataset: Dataset, stop_on_empty_dataset: bool = True) -> Dataset:
     from tapeflow.framework import dtypes
-    from tapeflow.graph.function import TensorSpec
+    from tapeflow.framework.tensor_spec import TensorSpec
 
     datasets = _check_datasets(datasets, "choose_from_datasets")
     if not isinstance(choice_dataset, Dataset) or choice_dataset.element_spec != TensorSpec([], dtypes.int64):
@@ -197,7 +197,7 @@ class _Resample(Dataset):
     @property
     def element_spec(self) -> Any:
         from tapeflow.framework import dtypes
-        from tapeflow.graph.function import TensorSpec
+        from tapeflow.framework.tensor_spec import TensorSpec
 
         for e in self._parent._elements():
             return (TensorSpec([], dtypes.as_dtype(_class_of(self._class, e).dtype)), self._parent.element_spec)

@@ -34,7 +34,7 @@ def _trace_order(s: Any, out: list) -> None:
 
 
 def _is_plain(spec: Any) -> bool:
-    from tapeflow.graph.function import TensorSpec
+    from tapeflow.framework.tensor_spec import TensorSpec
 
     leaves: list = []
     _trace_order(spec, leaves)
@@ -64,7 +64,7 @@ class TracedFn:
     @property
     def output_spec(self) -> Any:
         """The traced outputs as a structure of ``tf.TensorSpec`` (lists become tuples, as TF)."""
-        from tapeflow.graph.function import TensorSpec
+        from tapeflow.framework.tensor_spec import TensorSpec
 
         def one(t: Any) -> Any:
             if isinstance(t, Tensor):
@@ -87,7 +87,7 @@ class TracedFn:
             len(s) == len(a.shape) and all(d is None or d == n for d, n in zip(s, a.shape))
             for (s, _), a in zip(specs, arrays) if s is not None)
         if not fits:  # relax the dims that differ and trace once more
-            from tapeflow.graph.function import TensorSpec
+            from tapeflow.framework.tensor_spec import TensorSpec
 
             flat = iter(arrays)
 
