@@ -76,11 +76,16 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                     rec = _make_record(op.name, attrs, input_ids, inputs, outputs, spec)
                     if rec is None:  # no float output: nothing to differentiate
                         break
+                    oids = rec.output_ids
                 rec.holders += 1
-                w.update(rec.output_ids)
+                if len(oids) == 1:
+                    w.add(oids[0])
+                else:
+                    w.update(oids)
                 tp.records.append(rec)
-    for acc in st.accumulators:
-        acc._process(op, inputs, attrs, outputs)
+    if st.accumulators:
+        for acc in st.accumulators:
+            acc._process(op, inputs, attrs, outputs)
     if st._debug_hook is not None:
         st._debug_hook(op, inputs, attrs, outputs)
 
@@ -90,22 +95,25 @@ _NO_ATTRS: dict = {}  # shared: rules only read attrs
 
 def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | None:
     if len(outputs) == 1:
-        ov = outputs[0]._value
+        o = outputs[0]
+        ov = o._value
         odt = ov.dtype
         if odt.kind not in _FLOAT_KINDS:
             return None
-        out_ids = (outputs[0]._id,)
+        out_ids = (o._id,)
         out_shapes, out_dtypes = (ov.shape,), (odt,)
     else:
         if not any(o._value.dtype.kind in _FLOAT_KINDS for o in outputs):
             return None
+        ov = outputs[0]._value
         out_ids = tuple([o._id for o in outputs])
         out_shapes = tuple([o._value.shape for o in outputs])
         out_dtypes = tuple([o._value.dtype for o in outputs])
-    if len(inputs) == 1:
+    n = len(inputs)
+    if n == 1:
         a = inputs[0]._value
         in_shapes, in_dtypes = (a.shape,), (a.dtype,)
-    elif len(inputs) == 2:
+    elif n == 2:
         a, b = inputs[0]._value, inputs[1]._value
         in_shapes, in_dtypes = (a.shape, b.shape), (a.dtype, b.dtype)
     else:
@@ -113,14 +121,17 @@ def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | No
         in_shapes, in_dtypes = tuple([v.shape for v in vals]), tuple([v.dtype for v in vals])
     # While tracing a graph the tensors live in the graph anyway: keep them,
     # so rules and unbroadcast can read shapes with unknown dims at run time.
-    traced = type(ov if len(outputs) == 1 else outputs[0]._value) is AbstractValue
+    if type(ov) is AbstractValue:
+        keep_in = keep_out = True
+    else:
+        keep_in, keep_out = spec.save_inputs, spec.save_outputs
     return OpRecord(
         name,
         attrs or _NO_ATTRS,
         input_ids,
         out_ids,
-        inputs if spec.save_inputs or traced else None,
-        outputs if spec.save_outputs or traced else None,
+        inputs if keep_in else None,
+        outputs if keep_out else None,
         in_shapes,
         in_dtypes,
         out_shapes,
@@ -658,7 +669,8 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
         initial.setdefault(tid, []).append(og)
     watched = tp.watched
     sid_set = {sid for s, sid in zip(flat_sources, source_ids) if sid in watched}
-    if raw_walk and state.plain and debug_op_gradients is None:
+    st = state
+    if raw_walk and st.plain and debug_op_gradients is None:
         # Nothing records the walk: run it on NumPy values (same kernels).
         raw_initial = {tid: [og._value for og in ogs] for tid, ogs in initial.items()}
         found = tape_lib.backward_raw(

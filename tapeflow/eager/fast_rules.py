@@ -39,8 +39,20 @@ def _twin(name: str) -> Callable:
     return register
 
 
+_CONSTS: dict = {}
+
+
+def _const(value: float, dtype) -> np.ndarray:
+    """A 0-d constant of ``dtype`` (what the rule's Python number converts to), made once."""
+    c = _CONSTS.get((value, dtype))
+    if c is None:
+        c = _CONSTS[(value, dtype)] = np.asarray(value, dtype)
+        c.flags.writeable = False
+    return c
+
+
 def _one(dtype) -> np.ndarray:
-    return np.asarray(1.0, dtype)
+    return _const(1.0, dtype)
 
 
 _MUL, _ADD, _SUB, _NEG = _k("Mul"), _k("AddV2"), _k("Sub"), _k("Neg")
@@ -123,7 +135,7 @@ def _square(rec, g):
     x = rec.inputs[0]._value
     if x.dtype.kind != "f":
         return NotImplemented
-    return _MUL(g, _MUL(x, np.asarray(2.0, x.dtype)))
+    return _MUL(g, _MUL(x, _const(2.0, x.dtype)))
 
 
 @_twin("Relu")

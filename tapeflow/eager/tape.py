@@ -222,6 +222,8 @@ def backward_raw(
     pending = output_grads
     get, pop = pending.get, pending.pop
     raw_get = raw_rules.get
+    arrays = _ARRAYS
+    unbroadcast = unbroadcast_raw
     for rec in reversed(relevant):
         oids = rec.output_ids
         if len(oids) == 1:
@@ -229,7 +231,15 @@ def backward_raw(
             gl = get(oid) if oid in source_ids else pop(oid, None)
             if gl is None:
                 continue
-            outs = [gl[0] if len(gl) == 1 else aggregate(gl)]
+            g = gl[0] if len(gl) == 1 else aggregate(gl)
+            raw = raw_get(rec.grad_fn)
+            if raw is not None and isinstance(g, arrays):  # (an IndexedSlices: the rule knows what to do)
+                in_grads = raw(rec, g)
+            else:
+                in_grads = NotImplemented
+            if in_grads is NotImplemented:
+                in_grads = generic(rec, [g])
+                raw = None
         else:
             outs = []
             for oid in oids:
@@ -237,22 +247,46 @@ def backward_raw(
                 outs.append(None if gl is None else gl[0] if len(gl) == 1 else aggregate(gl))
             if all(g is None for g in outs):
                 continue
-        raw = raw_get(rec.grad_fn)
-        in_grads = NotImplemented
-        if raw is not None:
-            for g in outs:
-                if g is not None and not isinstance(g, _ARRAYS):
-                    break  # an IndexedSlices: the rule knows what to do with it
-            else:
-                in_grads = raw(rec, *outs)
-        if in_grads is NotImplemented:
-            in_grads = generic(rec, outs)
+            raw = raw_get(rec.grad_fn)
+            in_grads = NotImplemented
+            if raw is not None:
+                for g in outs:
+                    if g is not None and not isinstance(g, arrays):
+                        break
+                else:
+                    in_grads = raw(rec, *outs)
+            if in_grads is NotImplemented:
+                in_grads = generic(rec, outs)
+                raw = None
+        if raw is None:  # the rule's own gradients (already fit to the inputs' shapes)
+            pass
+        elif type(in_grads) is not tuple and type(in_grads) is not list:
+            # A twin's one gradient (a one-input op): fit it to the input's shape.
+            shape = rec.input_shapes[0]
+            if in_grads is not None and in_grads.shape != shape:
+                in_grads = unbroadcast(in_grads, shape)
+            in_grads = (in_grads,)
         else:
-            in_grads = _fit_shapes(rec, in_grads, generic)
+            shapes = rec.input_shapes
+            for i, g in enumerate(in_grads):
+                if g is not None and g.shape != shapes[i]:
+                    in_grads = list(in_grads)
+                    in_grads[i] = unbroadcast(g, shapes[i])
         if release:
             rec.release()
+        iids = rec.input_ids
+        if len(iids) == 1:
+            g = in_grads[0]
+            if g is not None:
+                iid = iids[0]
+                gl = get(iid)
+                if gl is None:
+                    pending[iid] = [g]
+                else:
+                    gl.append(g)
+            continue
         skip = rec.skip_input_indices
-        for k, (iid, g) in enumerate(zip(rec.input_ids, in_grads)):
+        for k, (iid, g) in enumerate(zip(iids, in_grads)):
             if g is not None and not (skip and k in skip):
                 gl = get(iid)
                 if gl is None:
@@ -264,14 +298,3 @@ def backward_raw(
 
 # Set by backprop: unbroadcast of a NumPy value (sum back to an input's shape).
 unbroadcast_raw: Callable | None = None
-
-
-def _fit_shapes(rec: OpRecord, grads, generic):
-    if type(grads) is not tuple and type(grads) is not list:
-        grads = (grads,)
-    shapes = rec.input_shapes
-    for i, g in enumerate(grads):
-        if g is not None and g.shape != shapes[i]:
-            grads = list(grads)
-            grads[i] = unbroadcast_raw(g, shapes[i])
-    return grads

@@ -791,6 +791,8 @@ operator_and = _bool_or_bitwise(logical_and, bitwise_and)
 
 def operator_mul(x: Any, y: Any) -> Tensor:
     """``x * y``: on bool tensors TF's operator is logical_and."""
+    if type(x) is Tensor and x._value.dtype.kind != "b":
+        return _binary(MUL, x, y)
     if getattr(getattr(x, "dtype", None), "is_bool", False):
         return logical_and(x, y)
     return multiply(x, y)

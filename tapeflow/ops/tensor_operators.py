@@ -28,7 +28,7 @@ def _r_var(fn):
 def _add(self, other):
     # TF's x + y converts a Python y with x's dtype only as a hint: on a string tensor a number stays int32/float32,
     # and the Add op then reports the dtype mismatch (InvalidArgumentError), as TF.
-    if self.dtype.name == "string" and isinstance(other, (int, float)) and not isinstance(other, Tensor):
+    if isinstance(other, (int, float)) and not isinstance(other, Tensor) and self.dtype.name == "string":
         other = constant(other)
     return math_ops.add(self, other)
 
