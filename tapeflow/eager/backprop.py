@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.eager import replay
 from tapeflow.eager import tape as tape_lib
 from tapeflow.eager.tape import OpRecord
 from tapeflow.framework import execute as execute_mod
@@ -670,7 +671,17 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
     watched = tp.watched
     sid_set = {sid for s, sid in zip(flat_sources, source_ids) if sid in watched}
     st = state
-    if raw_walk and st.plain and debug_op_gradients is None:
+    found = None
+    if replay.enabled and st._graph is None and not st.accumulators and st._debug_hook is None \
+            and debug_op_gradients is None:
+        # A structure seen before: its backward compiled once, called as one function.
+        found = replay.gradient(tp, initial, sid_set, st.plain)
+        if found is not None and release:
+            for rec in tp.records:
+                rec.release()
+    if found is not None:
+        pass
+    elif raw_walk and st.plain and debug_op_gradients is None:
         # Nothing records the walk: run it on NumPy values (same kernels).
         raw_initial = {tid: [og._value for og in ogs] for tid, ogs in initial.items()}
         found = tape_lib.backward_raw(

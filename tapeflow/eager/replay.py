@@ -1,0 +1,355 @@
+"""Replaying a tape's backward pass as compiled code when its ops repeat.
+
+A training loop, a Hessian or nested tapes record the *same* op sequence on
+every call. Walking those records op by op costs Python per op (rule
+dispatch, pending gradients), and an outer tape then records every op of the
+walk. Instead, once a tape's structure has been seen twice, its backward pass
+is traced once — the same records, the same rules and walk (``tape.backward``)
+with placeholders for the saved tensors — into a graph, and compiled to
+straight-line code by the ``tf.function`` compiler. Later gradients with that
+structure call it: with nothing recording, as one call on the NumPy values;
+under an outer tape, as one function-call op (``StatefulPartitionedCall``)
+whose own gradient is the compiled function's backward, built lazily and
+cached with it, so derivatives of any order recurse.
+
+The structure key holds everything the trace depends on: each record's op
+type, gradient rule, attrs, shapes and dtypes, which tensors it saved, how the
+records connect, the targets and the sources. Records the trace cannot
+reproduce (custom gradients, integer tensors a rule reads, sparse gradients,
+unhashable attrs) make a tape ineligible; it is walked as before.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from tapeflow.eager import tape as tape_lib
+from tapeflow.eager.tape import OpRecord
+from tapeflow.framework.tensor import Tensor
+from tapeflow.ops import registry
+
+# False: every gradient walks its records (tests compare the two).
+enabled = True
+# A structure is compiled once it has been walked this many times.
+MIN_REPEATS = 2
+# Bounds on what is kept (least recently used structures go first).
+_MAX_ENTRIES = 4096
+_MAX_OPS = 2_000_000  # graph ops over all compiled replays
+
+_SEEN: OrderedDict = OrderedDict()  # key -> walks so far (not yet compiled)
+_CACHE: OrderedDict = OrderedDict()  # key -> _Entry, or None when the trace failed
+_ops = 0  # graph ops held by _CACHE
+_GRADS = registry._GRADS
+_SIMPLE = (int, str, bool, float, type(None), bytes)
+
+
+class _Key:
+    """A structure key that hashes its (long) tuple once."""
+
+    __slots__ = ("key", "hash")
+
+    def __init__(self, key: tuple) -> None:
+        self.key = key
+        self.hash = hash(key)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other) -> bool:
+        return self.hash == other.hash and self.key == other.key
+
+
+class _Entry:
+    __slots__ = ("fn", "out_index", "keep", "size")
+
+    def __init__(self, fn, out_index: list, keep: list) -> None:
+        self.size = len(fn.graph.operations)
+        self.fn = fn  # GraphFunction: (saved..., output grads...) -> source grads
+        self.out_index = out_index  # local index of the source each output belongs to
+        self.keep = keep  # attrs objects the key names by id (kept alive so ids stay unique)
+
+
+def _attr_key(v: Any, keep: list):
+    t = type(v)
+    if t is str or t is int:
+        return v
+    if t in _SIMPLE:
+        return (t, repr(v))  # (1, 1.0, True and -0.0/0.0 stay distinct)
+    if t is tuple or t is list:
+        return (t, tuple([_attr_key(x, keep) for x in v]))
+    if t is dict:
+        return (dict, tuple([(k, _attr_key(x, keep)) for k, x in v.items()]))
+    if t is slice:
+        return (slice, _attr_key(v.start, keep), _attr_key(v.stop, keep), _attr_key(v.step, keep))
+    if isinstance(v, np.dtype):
+        return ("dtype", v.str)
+    if isinstance(v, np.generic):
+        return ("scalar", v.dtype.str, v.tobytes())
+    if t is np.ndarray and v.size <= 64:
+        return ("array", v.dtype.str, v.shape, v.tobytes())
+    keep.append(v)
+    return ("id", id(v))
+
+
+def _read_rule():
+    from tapeflow.eager import backprop
+
+    return backprop._read_grad
+
+
+def signature(records: list, initial: dict, source_ids: set):
+    """(key, saved tensors, initial grads in key order, keep) or None when
+    the records cannot be replayed."""
+    local: dict[int, int] = {}  # tensor/variable id -> local index
+    lget = local.get
+    saved: list = []
+    saved_ids: dict[int, int] = {}
+    keep: list = []
+    parts: list = []
+    read_rule = _read_rule()
+    float_kinds = "fc"
+    for rec in records:
+        fn = rec.grad_fn
+        spec = _GRADS.get(rec.type)
+        if spec is None or spec.fn is not fn:
+            if fn is not read_rule:
+                return None  # a custom gradient (or an overridden rule since recording)
+        ins = []
+        for i in rec.input_ids:
+            k = lget(i)
+            if k is None:
+                k = local[i] = len(local)
+            ins.append(k)
+        for o in rec.output_ids:
+            local[o] = len(local)
+        sv = []
+        for group in (rec.inputs, rec.outputs):
+            if group is None:
+                sv.append(None)
+                continue
+            idx = []
+            for x in group:
+                if x._value.dtype.kind not in float_kinds:
+                    return None  # a rule may need an integer tensor's value: keep the eager walk
+                j = saved_ids.get(x._id)
+                if j is None:
+                    j = saved_ids[x._id] = len(saved)
+                    saved.append(x)
+                idx.append(j)
+            sv.append(tuple(idx))
+        attrs = rec.attrs
+        parts.append((
+            rec.type, fn, _attr_key(attrs, keep) if attrs else None, tuple(ins), len(rec.output_ids),
+            rec.input_shapes, rec.input_dtypes, rec.output_shapes, rec.output_dtypes, sv[0], sv[1],
+        ))
+    targets = []
+    grads = []
+    for tid, gl in initial.items():
+        k = lget(tid)
+        if k is None:
+            k = local[tid] = len(local)
+        specs = []
+        for g in gl:
+            if type(g) is not Tensor:
+                return None
+            v = g._value
+            specs.append((v.shape, v.dtype))
+            grads.append(g)
+        targets.append((k, tuple(specs)))
+    sources = []
+    for sid in source_ids:
+        k = lget(sid)
+        if k is not None:
+            sources.append(k)
+    sources.sort()
+    try:
+        key = _Key((tuple(parts), tuple(targets), tuple(sources)))
+    except TypeError:  # an unhashable attr
+        return None
+    return key, saved, grads, keep, local
+
+
+def _build(records: list, saved: list, grads: list, initial: dict, source_ids: set, local: dict, keep: list):
+    """Traces the walk over ``records`` into a compiled GraphFunction."""
+    from tapeflow.graph.graph import FuncGraph
+
+    g = FuncGraph("tape_backward")
+    try:
+        return _trace(g, records, saved, grads, initial, source_ids, local, keep)
+    except BaseException:
+        _dispose(g)
+        raise
+
+
+def _trace(g, records, saved, grads, initial, source_ids, local, keep):
+    from tapeflow.eager import backprop
+    from tapeflow.framework.indexed_slices import IndexedSlices
+    from tapeflow.graph.function import GraphFunction
+    from tapeflow.graph.graph import graph_scope
+
+    with graph_scope(g):
+        phs = {x._id: g.add_placeholder(x._value.shape, x._value.dtype) for x in saved}
+        sym = []
+        for rec in records:
+            ins = None if rec.inputs is None else tuple([phs[x._id] for x in rec.inputs])
+            outs = None if rec.outputs is None else tuple([phs[x._id] for x in rec.outputs])
+            sym.append(OpRecord(rec.type, rec.attrs, rec.input_ids, rec.output_ids, ins, outs, rec.input_shapes,
+                                rec.input_dtypes, rec.output_shapes, rec.output_dtypes, rec.grad_fn))
+        gphs = [g.add_placeholder(x._value.shape, x._value.dtype) for x in grads]
+        it = iter(gphs)
+        sym_initial = {tid: [next(it) for _ in gl] for tid, gl in initial.items()}
+        found = tape_lib.backward(sym, sym_initial, set(source_ids), backprop.op_gradients, backprop.aggregate,
+                                  False)
+        outputs, out_index = [], []
+        for sid in sorted(found, key=local.__getitem__):
+            v = found[sid]
+            if isinstance(v, IndexedSlices) or not isinstance(v, Tensor):
+                _dispose(g)
+                return None
+            outputs.append(v)
+            out_index.append(local[sid])
+    if g.captures:
+        _dispose(g)
+        return None  # a rule reached for a tensor outside the records
+    inputs = list(phs.values()) + gphs
+    if any(op.type == "StatefulPartitionedCall" for op in g.operations):
+        try:
+            flat, inputs, outputs = _inlined(g, inputs, outputs)
+        except _NoInlineError:
+            pass
+        else:
+            _dispose(g)
+            g = flat
+    fn = GraphFunction(g, inputs, outputs, "tape_backward")
+    fn.compiled()
+    return _Entry(fn, out_index, keep)
+
+
+def _dispose(g) -> None:
+    """Breaks a discarded graph's reference cycles (op <-> tensors <-> graph)
+    so it is freed at once, not left to the garbage collector."""
+    for op in g.operations:
+        op.outputs = []
+        op.graph = None
+    g.operations = []
+
+
+class _NoInlineError(Exception):
+    pass
+
+
+def _inlined(g, inputs: list, outputs: list):
+    """``g`` with its function calls (earlier replays' backward functions)
+    inlined, so the compiler's CSE and dead-code pass see one flat graph:
+    the recomputations nested tapes need then share their common parts."""
+    from tapeflow.graph.graph import FuncGraph, graph_scope
+
+    flat = FuncGraph(g.name)
+    try:
+        with graph_scope(flat):
+            phs = [flat.add_placeholder(x._value.shape, x._value.dtype) for x in inputs]
+            m = _inline_ops(g, {x._id: p for x, p in zip(inputs, phs)})
+            outs = [m.get(o._id, o) for o in outputs]
+    except BaseException:
+        _dispose(flat)
+        raise
+    return flat, phs, outs
+
+
+def _inline_ops(graph, m: dict) -> dict:
+    from tapeflow.framework.execute import execute
+    from tapeflow.graph.graph import SymbolicTensor
+
+    def mapped(x):
+        if isinstance(x, SymbolicTensor):
+            y = m.get(x._id)
+            if y is None:
+                raise _NoInlineError  # a tensor not fed in (a capture, a variable)
+            return y
+        return x
+
+    for op in graph.operations:
+        if op.type == "Placeholder":
+            continue
+        ins = [mapped(x) for x in op.inputs]
+        if op.type == "StatefulPartitionedCall":
+            f = op.attrs["f"]
+            if f.read_vars or f.graph.custom_gradients:
+                raise _NoInlineError
+            sub = _inline_ops(f.graph, {p._id: x for p, x in zip(f.inputs, ins[: f.num_inputs])})
+            results = f.outputs + (f.saved_tensors() if op.attrs["saved"] else [])
+            outs = [sub.get(o._id, o) if isinstance(o, SymbolicTensor) else o for o in results]
+            if any(isinstance(o, SymbolicTensor) and o._graph is f.graph for o in outs):
+                raise _NoInlineError
+        elif op.opdef is None or op.stateful:
+            raise _NoInlineError
+        else:
+            outs = execute(op.opdef, tuple(ins), op.attrs)
+            outs = outs if isinstance(outs, list) else [outs]
+        for o, n in zip(op.outputs, outs):
+            m[o._id] = n
+    return m
+
+
+def gradient(tp, initial: dict, source_ids: set, plain: bool):
+    """The sources' gradients by a compiled replay of ``tp``'s backward, or
+    None when this tape is walked instead (first sightings, ineligible)."""
+    global _ops
+    records = tp.records
+    if not records:
+        return None
+    sig = signature(records, initial, source_ids)
+    if sig is None:
+        return None
+    key, saved, grads, keep, local = sig
+    entry = _CACHE.get(key, False)
+    if entry is False:
+        n = _SEEN.get(key, 0) + 1
+        if n < MIN_REPEATS:
+            _SEEN[key] = n
+            if len(_SEEN) > _MAX_ENTRIES:
+                _SEEN.popitem(last=False)
+            return None
+        _SEEN.pop(key, None)
+        try:
+            entry = _build(records, saved, grads, initial, source_ids, local, keep)
+        except Exception:  # noqa: BLE001 - anything the trace cannot do: walk as before
+            entry = None
+        _CACHE[key] = entry
+        _ops += 0 if entry is None else entry.size
+        while len(_CACHE) > _MAX_ENTRIES or _ops > _MAX_OPS:
+            _, old = _CACHE.popitem(last=False)
+            _ops -= 0 if old is None else old.size
+    else:
+        try:
+            _CACHE.move_to_end(key)
+        except KeyError:  # (evicted meanwhile by another thread)
+            pass
+    if entry is None:
+        return None
+    fn = entry.fn
+    args = saved + grads
+    if plain:
+        outs = [Tensor(v) for v in fn.compiled()(*[x._value for x in args])]
+    else:
+        from tapeflow.ops.functional_ops import call_function
+
+        outs = call_function(fn, args, saved=False)
+    by_local = dict(zip(entry.out_index, outs))
+    found = {}
+    for sid in source_ids:
+        k = local.get(sid)
+        if k is not None and k in by_local:
+            found[sid] = by_local[k]
+    return found
+
+
+def clear() -> None:
+    """Forgets every compiled replay (e.g. after gradient rules changed)."""
+    global _ops
+    _SEEN.clear()
+    _CACHE.clear()
+    _ops = 0
