@@ -58,9 +58,7 @@ def _reshape_kernel(x, shape):
 def _reshape_shape(specs, shape):
     in_shape, dt = specs[0]
     if -1 in shape and in_shape is not None and None not in in_shape:
-        known = int(np.prod([d for d in shape if d != -1]))
-        total = int(np.prod(in_shape))
-        shape = tuple(total // known if d == -1 else d for d in shape) if known else shape
+        shape = _infer_minus_one(tuple(in_shape), tuple(shape))
     return [(tuple(None if d == -1 else d for d in shape), dt)]
 
 
@@ -104,18 +102,33 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
         raise _err("Reshape", f"only one input size may be -1, not both in shape {list(shape)}")
     if None not in in_shape:
         total = int(np.prod(in_shape, dtype=np.int64))
-        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
-        if (-1 in shape and (known == 0 or total % known)) or (-1 not in shape and known != total):
+        if -1 in shape:
+            shape = _infer_minus_one(in_shape, shape)
+        known = int(np.prod(shape, dtype=np.int64))
+        if known != total:
             raise _err(
                 "Reshape",
                 f"Input to reshape is a tensor with {total} values (shape {list(in_shape)}), but the requested "
                 f"shape {list(shape)} has {known}; the number of elements must stay the same",
             )
-        if -1 in shape:
-            shape = tuple(total // known if d == -1 else d for d in shape)
         if shape == in_shape:
             return execute(RESHAPE, (x,), {"shape": shape}) if _recording() else x
     return execute(RESHAPE, (x,), {"shape": shape})
+
+
+def _infer_minus_one(in_shape: tuple, shape: tuple) -> tuple:
+    """The -1 of ``shape`` filled in by TF's rule: when ``shape`` has a 0, the
+    input's 0 dims are left out of both counts (``[0, 3] -> [-1, 0]`` is
+    ``[3, 0]``, ``[0] -> [0, -1]`` is ``[0, 1]``)."""
+    zero = 0 in shape
+    product = int(np.prod([d for d in shape if d not in (-1, 0)], dtype=np.int64))
+    n_in = int(np.prod([d for d in in_shape if d > 0 or not zero], dtype=np.int64))
+    has_zero = zero and 0 in in_shape
+    missing = n_in // product if product else 0
+    if not has_zero and product * missing != n_in:
+        raise _err("Reshape", f"Input to reshape is a tensor with {n_in} values (shape {list(in_shape)}), but the "
+                   f"requested shape {list(shape)} requires a multiple of {product}")
+    return tuple(missing if d == -1 else d for d in shape)
 
 
 def _recording() -> bool:
@@ -570,8 +583,9 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = 
     p = params.value() if isinstance(params, Variable) else t(params)
     idx = convert_to_tensor(indices)
     if idx.dtype not in (dtypes.int32, dtypes.int64):
-        raise TypeError(f"Value passed to parameter 'indices' has DataType {idx.dtype.name} not in list of "
-                        "allowed values: int16, int32, int64")
+        tf_name = {"float32": "float", "float64": "double", "float16": "half"}.get(idx.dtype.name, idx.dtype.name)
+        raise _err("GatherV2", f"Value for attr 'Tindices' of {tf_name} is not in the list of allowed values: "
+                   "int16, int32, int64. Cast the indices with tf.cast(indices, tf.int32)")
     nd = len(p._shape_tuple())
     if nd == 0:
         raise _err("GatherV2", "params must be at least 1 dimensional")
@@ -777,6 +791,9 @@ def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None, **kwar
             elif masks["new_axis_mask"] & bit:
                 key.append(None)
             elif masks["shrink_axis_mask"] & bit:
+                if s[i] <= 0:
+                    raise _err("StridedSlice", f"only stride 1 allowed on non-range indexing (shrink_axis_mask "
+                               f"bit {i} with strides[{i}] = {s[i]})")
                 key.append(b[i])
             else:
                 if s[i] == 0:
@@ -880,8 +897,10 @@ def _fill_grad(op, g):
 
 def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
     v = t(value)
+    if v._shape_tuple() == (1,):  # TF takes a one-element vector as the scalar
+        v = reshape(v, ())
     if v.ndim != 0:
-        raise _err("Fill", f"value must be a scalar, got shape {list(v._shape_tuple())}")
+        raise _err("Fill", f"value must represent a scalar, got shape {list(v._shape_tuple())}")
     try:
         shape = as_int_tuple(dims, "dims")
     except (AttributeError, NotImplementedError, TypeError):

@@ -171,6 +171,9 @@ def _check_nd_indices(idx: np.ndarray, shape: tuple, op: str) -> tuple:
 
 def _gather_nd_kernel(params, indices):
     idx = np.asarray(indices)
+    if params.size == 0 and idx.size:  # TF refuses even in-range tuples into an empty params
+        raise _err("GatherNd", f"Requested more than 0 entries, but params is empty.  Params shape: "
+                   f"{list(params.shape)}")
     return np.array(params[_check_nd_indices(idx, params.shape, "GatherNd")])
 
 
@@ -240,6 +243,8 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
 
 def _scatter_nd_kernel(indices, updates, shape):
     out = np.zeros(shape, dtype=updates.dtype)
+    if out.size == 0 and np.size(indices):
+        raise _err("ScatterNd", f"Indices and updates specified for empty output shape {list(shape)}")
     np.add.at(out, _check_nd_indices(np.asarray(indices), shape, "ScatterNd"), updates)
     return out
 
@@ -278,6 +283,9 @@ def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) 
 def _tensor_scatter_kernel(kind):
     def kernel(tensor, indices, updates):
         out = np.array(tensor, copy=True)
+        if out.size == 0 and np.size(indices):
+            raise _err(f"TensorScatter{kind}", f"Indices and updates specified for empty output shape "
+                       f"{list(out.shape)}")
         key = _check_nd_indices(np.asarray(indices), tensor.shape, f"TensorScatter{kind}")
         if kind == "Update":
             out[key] = updates

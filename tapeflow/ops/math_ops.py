@@ -62,12 +62,28 @@ def _add_grad(op, g):
     return g, g
 
 
-def add(x: Any, y: Any, name: str | None = None) -> Tensor:
-    """x + y elementwise, with broadcasting."""
+def add_op(x: Any, y: Any) -> Tensor:
+    """x + y with a Python operand taking the other's dtype (the ``+`` operators)."""
     r = _binary(ADD, x, y)  # object (string) tensors concatenate elementwise
     if type(r._value) is bytes:  # b"a" + b"b" on 0-d object arrays gives bare bytes
         r._value = np.asarray(r._value, dtype=object)
     return r
+
+
+def _python_left(x: Any, y: Any) -> bool:
+    return type(x) in (int, float, bool, list, tuple) and isinstance(y, Tensor)
+
+
+def add(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """x + y elementwise, with broadcasting.
+
+    As TF, ``x`` is converted first on its own (a Python float is float32) and
+    ``y`` takes its dtype only as a hint: ``tf.add(3.0, float64_tensor)`` raises
+    InvalidArgumentError (``3.0 + float64_tensor`` works).
+    """
+    if _python_left(x, y):
+        x = convert_to_tensor(x)
+    return add_op(x, y)
 
 
 SUB = defop("Sub", operator.sub, shape=shapes.broadcast)
@@ -145,7 +161,19 @@ _TRUEDIV_INT = {np.dtype(np.int8): dtypes.float32, np.dtype(np.uint8): dtypes.fl
 
 
 def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
-    """x / y; integer inputs are first cast to float (int32 -> float64), as TF."""
+    """x / y; integer inputs are first cast to float (int32 -> float64), as TF.
+
+    ``x`` is converted on its own first: ``tf.math.truediv(3.0, float64_tensor)``
+    raises TypeError (float32 != float64), as TF; ``3.0 / t`` and ``tf.divide``
+    convert the Python operand to the tensor's dtype.
+    """
+    if _python_left(x, y):
+        x = convert_to_tensor(x)
+    return divide(x, y)
+
+
+def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """x / y; a Python ``x`` takes ``y``'s dtype; integers are cast to float as ``truediv``."""
     if isinstance(x, Tensor) and isinstance(y, Tensor):
         _same_dtype_or_type_error(x, y, "__truediv__")
     x, y = pair(x, y, "truediv")
@@ -155,9 +183,6 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
     if target is not None:
         x, y = cast(x, target), cast(y, target)
     return execute(REALDIV, (x, y))
-
-
-divide = truediv
 
 
 def _floordiv_kernel(x, y):

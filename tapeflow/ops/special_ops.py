@@ -618,8 +618,7 @@ def divide_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 def erfcinv(x: Any, name: str | None = None) -> Tensor:
     """The inverse of erfc on (0, 2): -ndtri(x / 2) / sqrt(2), as TF."""
-    x = t(x)
-    check_float(x, "Ndtri")
+    x = t(x)  # an integer x fails converting 0.5 to its dtype (TypeError), as TF
     return m.multiply(ndtri(m.multiply(x, 0.5)), -math.sqrt(0.5))
 
 
@@ -639,7 +638,15 @@ def _mul_no_nan_grad(op, g):
 
 
 def multiply_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
-    """x * y, and 0 where y == 0 (even if x is inf or nan)."""
+    """x * y, and 0 where y == 0 (even if x is inf or nan).
+
+    As TF, ``x`` is converted first and ``y`` must have its dtype: a tensor
+    ``y`` of another dtype raises ValueError.
+    """
+    x = t(x)
+    if isinstance(y, Tensor) and y.dtype != x.dtype:
+        raise ValueError(f"y: Tensor conversion requested dtype {x.dtype.name} for Tensor with dtype "
+                         f"{y.dtype.name} [Op:MulNoNan]. Cast y with tf.cast(y, tf.{x.dtype.name}).")
     x, y = pair(x, y, "MulNoNan")
     check_float(x, "MulNoNan")
     return execute(MUL_NO_NAN, (x, y))
@@ -823,6 +830,9 @@ def _top_k_grad(op, g, _g_indices):
     if in_shape is None or None in in_shape:
         return _top_k_grad_dynamic(op, g, in_shape, indices)
     n = in_shape[-1]
+    if n == 0:  # TF's rule builds range(0, size, n): an empty last axis raises
+        raise InvalidArgumentError(None, None, "Requires delta != 0: 0 [Op:Range] (the gradient of top_k/sort over "
+                                   "an empty last axis, as TF)")
     rows = int(np.prod(in_shape[:-1], dtype=np.int64))
     k = op.get_attr("k")
     offsets = array_ops.reshape(

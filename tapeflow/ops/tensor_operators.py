@@ -35,13 +35,13 @@ def _add(self, other):
 
 _OPERATORS = {
     "__add__": _add,
-    "__radd__": _r(math_ops.add),
+    "__radd__": _r(math_ops.add_op),
     "__sub__": math_ops.subtract,
     "__rsub__": _r(math_ops.subtract),
     "__mul__": math_ops.operator_mul,
     "__rmul__": _r(math_ops.multiply),
     "__truediv__": math_ops.truediv,
-    "__rtruediv__": _r(math_ops.truediv),
+    "__rtruediv__": _r(math_ops.divide),
     "__floordiv__": math_ops.floordiv,
     "__rfloordiv__": _r(math_ops.floordiv),
     "__mod__": math_ops.floormod,

@@ -325,7 +325,7 @@ def _array(g: Gen):
         n = s[ax]
         idx = rng.integers(0, max(n, 1), size=tuple(rng.integers(0, 3, size=int(rng.integers(0, 3))))).astype("int32")
         if n == 0:
-            idx = idx[..., :0]
+            idx = idx[..., :0] if idx.ndim else np.zeros((0,), "int32")
         g.add("gather", g.arr(s, d), T(idx), axis=ax)
         g.add("gather_dense", g.arr(s, d), T(idx.reshape(-1)[:1].reshape(()) if idx.size else np.int32(0)))
     g.add("gather", g.arr((3,)), T(np.int32(1)))
