@@ -192,7 +192,7 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  #
     unknown static rank): pass ``axis`` to be exact."""
     x = t(input)
     s = x._shape_tuple()
-    if axis is None:
+    if axis is None or (isinstance(axis, (list, tuple)) and not axis):  # TF: axis=[] squeezes every 1
         new = tuple(d for d in s if d != 1)
     else:
         axes = [normalize_axis(a, len(s), "Squeeze") for a in (axis if isinstance(axis, (list, tuple)) else [axis])]

@@ -344,17 +344,57 @@ def trace(x: Any, name: str | None = None) -> Tensor:
 # Inverse and determinants
 # ----------------------------------------------------------------------------
 
+_UNBLOCKED_LU = 16  # Eigen's PartialPivLU factors matrices up to this size unblocked
+
+
+def _eigen_lu(a: np.ndarray) -> tuple:
+    """Eigen's unblocked partial-pivoting LU (what TF's MatrixInverse and
+    determinants run for n <= 16), batched over the leading axes: the diagonal
+    of U and the permutation's sign. Dividing by the pivot (LAPACK multiplies by
+    its reciprocal) makes exactly singular inputs give an exact zero pivot, as TF.
+    """
+    n = a.shape[-1]
+    lu = np.array(a.reshape(-1, n, n), copy=True)
+    rows = np.arange(lu.shape[0])
+    sign = np.ones(lu.shape[0], dtype=a.dtype)
+    with np.errstate(all="ignore"):
+        for k in range(n):
+            p = np.argmax(np.abs(lu[:, k:, k]), axis=1) + k
+            swap = p != k
+            if swap.any():
+                rk, rp = lu[rows, k].copy(), lu[rows, p].copy()
+                lu[rows, k], lu[rows, p] = np.where(swap[:, None], rp, rk), np.where(swap[:, None], rk, rp)
+                sign = np.where(swap, -sign, sign)
+            piv = lu[:, k, k]
+            nz = piv != 0  # a zero pivot column is left as is (Eigen records it and goes on)
+            lu[:, k + 1:, k] = np.where(nz[:, None], lu[:, k + 1:, k] / np.where(nz, piv, 1)[:, None],
+                                        lu[:, k + 1:, k])
+            lu[:, k + 1:, k + 1:] -= lu[:, k + 1:, k, None] * lu[:, k, None, k + 1:]
+    diag = np.diagonal(lu, axis1=-2, axis2=-1)
+    return diag.reshape(a.shape[:-1]), sign.reshape(a.shape[:-2])
+
+
+def _not_invertible(x: np.ndarray) -> InvalidArgumentError:
+    return _err("MatrixInverse", f"Input is not invertible. (a matrix of the batch of shape {list(x.shape)} "
+                "is singular; use tf.linalg.pinv for a pseudo-inverse)")
+
+
 def _inverse_kernel(x, adjoint):
     if x.shape[-1] == 0:
         return x.copy()
+    if adjoint:  # TF factors the adjoint itself (its zero pivots are not those of x)
+        x = np.swapaxes(x, -1, -2)
+    if np.isnan(x).any():  # LAPACK would return NaNs; TF's pivot check rejects them
+        raise _not_invertible(x)
+    if x.shape[-1] <= _UNBLOCKED_LU and not (np.abs(_eigen_lu(x)[0]).min(axis=-1) > 0).all():
+        raise _not_invertible(x)
     try:
-        if np.isnan(x).any():  # LAPACK would return NaNs; TF's pivot check rejects them
-            raise np.linalg.LinAlgError
-        out = np.linalg.inv(x)
+        return np.linalg.inv(x)
     except np.linalg.LinAlgError:
-        raise _err("MatrixInverse", f"Input is not invertible. (a matrix of the batch of shape {list(x.shape)} "
-                   "is singular; use tf.linalg.pinv for a pseudo-inverse)") from None
-    return np.swapaxes(out, -1, -2) if adjoint else out
+        if x.shape[-1] > _UNBLOCKED_LU:
+            raise _not_invertible(x) from None
+        # LAPACK's rounding found a zero pivot where Eigen's did not: TF inverts it.
+        return np.linalg.pinv(x.astype(np.float64)).astype(x.dtype)
 
 
 def _square_same(specs, **attrs):
@@ -385,8 +425,16 @@ def _batch_shape_rule(specs, **attrs):
     return [(None if s is None else tuple(s[:-2]), dt)]
 
 
-MATRIX_DETERMINANT = defop("MatrixDeterminant", _lapack(lambda x: np.asarray(np.linalg.det(x), dtype=x.dtype)),
-                           shape=_batch_shape_rule)
+def _det_kernel(x):
+    n = x.shape[-1]
+    if n == 0 or n > _UNBLOCKED_LU:
+        return np.asarray(np.linalg.det(x), dtype=x.dtype)
+    diag, sign = _eigen_lu(x)  # as TF: the product of the LU pivots (exactly 0 for an exact zero pivot)
+    with np.errstate(all="ignore"):
+        return np.asarray(sign * np.prod(diag, axis=-1), dtype=x.dtype)
+
+
+MATRIX_DETERMINANT = defop("MatrixDeterminant", _lapack(_det_kernel), shape=_batch_shape_rule)
 
 
 @defgrad("MatrixDeterminant", inputs=True, outputs=True)
@@ -403,7 +451,19 @@ def det(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
 
 
 def _slogdet_kernel(x):
-    sign, logabs = np.linalg.slogdet(x)
+    n = x.shape[-1]
+    if n == 0 or n > _UNBLOCKED_LU:
+        sign, logabs = np.linalg.slogdet(x)
+    else:  # TF's SLogDet over Eigen's LU pivots
+        diag, sign = _eigen_lu(x)
+        with np.errstate(all="ignore"):
+            absd = np.abs(diag)
+            logabs = np.sum(np.log(absd), axis=-1)
+            sign = sign * np.prod(diag / absd, axis=-1)
+    # TF: a non-finite log|det| (a zero pivot, NaN) gives sign 0 and log|det| = +-inf
+    bad = ~np.isfinite(logabs)
+    sign = np.where(bad, 0, sign)
+    logabs = np.where(bad, np.where(logabs > 0, np.inf, -np.inf), logabs)
     return np.asarray(sign, dtype=x.dtype), np.asarray(logabs, dtype=x.dtype)
 
 

@@ -195,19 +195,35 @@ def _hurwitz_zeta(s: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.where(far, np.nan, total)
 
 
+def _eigen_zeta(x: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """zeta(x, q) in float64 with the special cases of Eigen's zeta (TF's kernel):
+    inf at x == 1, nan for x < 1; for q <= 0 an integer q gives inf when x is an
+    even integer (nan otherwise) and a non-integer q needs an integer x."""
+    x, q = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(q, dtype=np.float64))
+    with np.errstate(all="ignore"):
+        out = _hurwitz_zeta(x, q)
+        x_int = x == np.floor(x)
+        big = ~(np.abs(x) < 2.0**63)  # C's long(x) is INT64_MIN there: even
+        x_even = big | (np.fmod(np.where(big, 0.0, x), 2.0) == 0)
+        q_neg, q_int = q <= 0, q == np.floor(q)
+    out = np.where(q_neg & q_int, np.where(x_int & x_even, np.inf, np.nan), out)
+    out = np.where(q_neg & ~q_int & ~x_int, np.nan, out)
+    return np.where(x == 1, np.inf, np.where(x < 1, np.nan, out))
+
+
+_lgamma_vec = np.vectorize(_safe(math.lgamma), otypes=[np.float64])
+
+
 def _polygamma_kernel(a, x):
-    a64 = np.asarray(a, dtype=np.float64)
-    x64 = np.asarray(x, dtype=np.float64)
-    a64, x64 = np.broadcast_arrays(a64, x64)
-    n = np.round(a64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        sign = np.where(np.mod(n, 2) == 0, -1.0, 1.0)
-        fact = np.vectorize(lambda v: math.gamma(v + 1) if 0 <= v < 170 else math.inf, otypes=[np.float64])(n)
-        zeta = _hurwitz_zeta(n + 1, x64)
-        out = sign * fact * zeta
+    # Eigen's polygamma: nan unless a is a non-negative integer, digamma at a == 0,
+    # else (-1)^(a+1) * exp(lgamma(a+1)) * zeta(a+1, x), multiplied in that order.
+    n, x64 = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(x, dtype=np.float64))
+    with np.errstate(all="ignore"):
+        bad = (np.floor(n) != n) | (n < 0)
+        n1 = np.where(bad, 1.0, n) + 1
+        out = np.power(-1.0, n1) * np.exp(_lgamma_vec(n1)) * _eigen_zeta(n1, x64)
     out = np.where(n == 0, _digamma_np(x64), out)
-    # Only non-negative integer orders are defined (TF returns nan otherwise).
-    out = np.where((a64 != n) | (a64 < 0), np.nan, out)
+    out = np.where(bad, np.nan, out)
     return out.astype(np.result_type(a, x), copy=False)
 
 
@@ -344,10 +360,7 @@ def ndtri(x: Any, name: str | None = None) -> Tensor:
 
 
 def _zeta_kernel(x, q):
-    x64 = np.asarray(x, dtype=np.float64)
-    out = _hurwitz_zeta(x64, q)
-    out = np.where(x64 == 1, np.inf, np.where(x64 < 1, np.nan, out))
-    return out.astype(np.result_type(x, q), copy=False)
+    return _eigen_zeta(x, q).astype(np.result_type(x, q), copy=False)
 
 
 ZETA = defop("Zeta", _zeta_kernel, shape=shapes.broadcast)

@@ -95,7 +95,7 @@ UNARY_FLOAT = (
     "is_finite is_inf is_nan lgamma log log1p ndtri negative reciprocal reciprocal_no_nan rint round rsqrt "
     "sigmoid sign sin sinh softplus sqrt square tan tanh"
 ).split()
-UNARY_INT_OK = {"abs", "negative", "sign", "square", "reciprocal"}
+UNARY_INT_OK = ["abs", "negative", "reciprocal", "sign", "square"]  # a list: the order must not vary per process
 UNARY_NN = "relu relu6 elu selu gelu silu softsign".split()
 BINARY = (
     "add subtract multiply divide truediv floordiv floormod mod pow maximum minimum squared_difference "

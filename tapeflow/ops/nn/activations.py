@@ -178,9 +178,13 @@ def _gelu_grad(op, g):
 
 @defgrad("GeluGrad", inputs=True)
 def _gelu_grad_grad(op, g):
+    # d/dx of dy * (Phi(x) + x pdf(x)) = dy pdf(x) (2 - x^2), summed in the order TF's
+    # composite (0.5 x erfc(-x / sqrt 2)) differentiates it: exp(-x^2/2) multiplies before
+    # the x^2 factor, so a huge |x| gives 0 as in TF (not 0 * inf = NaN).
     dy, x = op.inputs
+    gdy = multiply(g, dy)
     pdf = multiply(exp(multiply(square(x), -0.5)), _INV_SQRT_2PI)
-    gx = multiply(multiply(g, dy), multiply(pdf, subtract(2.0, square(x))))
+    gx = subtract(multiply(multiply(gdy, pdf), 2.0), multiply(multiply(multiply(gdy, x), pdf), x))
     return gelu_grad(g, x), gx
 
 
@@ -193,7 +197,9 @@ def gelu_grad(dy: Any, x: Any) -> Tensor:
 def gelu(features: Any, approximate: bool = False, name: str | None = None) -> Tensor:
     """Gaussian error linear unit: x * Phi(x); ``approximate=True`` uses the
     tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    x = _float_input(features, "Gelu")
+    x = t(features)
+    if not x.dtype.is_floating:
+        raise ValueError(f"`features.dtype` must be a floating point tensor.Received:features.dtype={x.dtype!r}")
     if approximate:
         coeff = math.sqrt(2.0 / math.pi)
         inner = multiply(add(x, multiply(multiply(x, square(x)), 0.044715)), coeff)

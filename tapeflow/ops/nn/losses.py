@@ -15,7 +15,7 @@ from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops import array_ops, math_ops, shapes
 from tapeflow.ops._helpers import normalize_axis, t
-from tapeflow.ops.math_ops import add, cast, exp, greater, log1p, multiply, negative, reduce_sum, subtract, where
+from tapeflow.ops.math_ops import add, cast, exp, log1p, multiply, negative, reduce_sum, subtract, where
 from tapeflow.ops.nn._common import _dims, _err, _float_input, _zeros
 from tapeflow.ops.nn.activations import _log_softmax_kernel, log_softmax, softmax
 from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
@@ -237,11 +237,12 @@ def log_poisson_loss(targets: Any, log_input: Any, compute_full_loss: bool = Fal
     result = subtract(exp(li), multiply(li, z))
     if not compute_full_loss:
         return result
-    ones = array_ops.ones_like(z)
-    safe = where(greater(z, 1.0), z, ones)
-    stirling = add(subtract(multiply(safe, math_ops.log(safe)), safe),
-                   multiply(math_ops.log(multiply(safe, 2.0 * math.pi)), 0.5))
-    return add(result, where(greater(z, 1.0), stirling, array_ops.zeros_like(z)))
+    # As TF: Stirling's term on the raw targets, dropped where 0 <= z <= 1 (a negative
+    # target gives NaN, and the masked branch's NaN/inf still reach the targets' gradient).
+    stirling = add(subtract(multiply(z, math_ops.log(z)), z), multiply(0.5, math_ops.log(multiply(2.0 * math.pi, z))))
+    zeros = array_ops.zeros_like(z)
+    cond = math_ops.logical_and(math_ops.greater_equal(z, zeros), math_ops.less_equal(z, array_ops.ones_like(z)))
+    return add(result, where(cond, zeros, stirling))
 
 
 def _replicas_in_sync(fn_name: str) -> int:

@@ -14,6 +14,7 @@ from tapeflow.ops import array_ops, math_ops
 from tapeflow.ops._helpers import axis_list, t
 from tapeflow.ops.math_ops import add, cast, multiply, negative, reduce_mean, reduce_sum, rsqrt, square, subtract
 from tapeflow.ops.nn._common import _dims, _err, _float_input
+from tapeflow.ops.special_ops import divide_no_nan
 
 
 def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None, dim: Any = None) -> Tensor:
@@ -121,14 +122,19 @@ def weighted_moments(x: Any, axes: Any, frequency_weights: Any, keepdims: bool =
     """Frequency-weighted mean and variance over ``axes``."""
     x = t(x)
     axes = axis_list(axes)
-    fw = convert_to_tensor(frequency_weights, dtype_hint=x.dtype)
-    weighted_sum = reduce_sum(multiply(fw, x), axis=axes, keepdims=True)
+    half = x._value.dtype == np.float16
+    if half:  # as TF: float16 is computed in float32
+        x = cast(x, dtypes.float32)
+    fw = cast(convert_to_tensor(frequency_weights, dtype_hint=x.dtype), x.dtype)
     full_w = add(fw, array_ops.zeros_like(x))  # broadcast the weights to x's shape
-    divisor = math_ops.reciprocal(reduce_sum(full_w, axis=axes, keepdims=True))
-    mean = multiply(weighted_sum, divisor)
-    variance = multiply(reduce_sum(multiply(full_w, math_ops.squared_difference(x, mean)), axis=axes,
-                                   keepdims=True), divisor)
+    sum_w = reduce_sum(full_w, axis=axes, keepdims=True)
+    # TF's div_no_nan: zero total weight (or an empty reduction) gives 0, not NaN
+    mean = divide_no_nan(reduce_sum(multiply(fw, x), axis=axes, keepdims=True), sum_w)
+    variance = divide_no_nan(
+        reduce_sum(multiply(fw, math_ops.squared_difference(x, mean)), axis=axes, keepdims=True), sum_w)
     if not keepdims:
         mean = array_ops.squeeze(mean, axes)
         variance = array_ops.squeeze(variance, axes)
+    if half:
+        return cast(mean, dtypes.float16), cast(variance, dtypes.float16)
     return mean, variance
