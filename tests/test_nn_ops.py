@@ -67,10 +67,16 @@ def test_swish_beta_and_log_sigmoid_are_stable():
     np.testing.assert_allclose(tf.nn.log_sigmoid(tf.constant([-100.0, 100.0])).numpy(), [-100.0, -0.0], atol=1e-30)
 
 
-@pytest.mark.parametrize("fn", [tf.nn.elu, tf.nn.selu, tf.nn.softsign, tf.nn.gelu, tf.nn.softmax])
+@pytest.mark.parametrize("fn", [tf.nn.elu, tf.nn.selu, tf.nn.softsign, tf.nn.softmax])
 def test_float_only_activations_reject_integers(fn):
     with pytest.raises(tf.errors.InvalidArgumentError, match="int32"):
         fn(tf.constant([-1, 3, 9]))
+
+
+def test_gelu_rejects_integers_with_value_error():
+    # TF's Python wrapper checks the dtype before any kernel.
+    with pytest.raises(ValueError, match="must be a floating point tensor"):
+        tf.nn.gelu(tf.constant([-1, 3, 9]))
 
 
 # -- softmax -------------------------------------------------------------------

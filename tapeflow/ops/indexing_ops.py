@@ -81,6 +81,10 @@ def _mirror_pad_grad(op, g):
 
 def _mirror_pad_grad_kernel(g, paddings, mode):
     # Fold each padded border back onto the input positions it copied.
+    for d, (a, b) in zip(g.shape, paddings):
+        if not a + b < d:  # TF's check: the input dim must not be empty
+            raise _err("MirrorPadGrad", f"Total paddings must be less than the input dimension size: {a + b} was not "
+                       f"less than {d}")
     off = 1 if mode == "REFLECT" else 0
     out = g
     for axis, (before, after) in enumerate(paddings):

@@ -71,7 +71,9 @@ def add_op(x: Any, y: Any) -> Tensor:
 
 
 def _python_left(x: Any, y: Any) -> bool:
-    return type(x) in (int, float, bool, list, tuple) and isinstance(y, Tensor)
+    from tapeflow.framework.variables import Variable
+
+    return type(x) in (int, float, bool, list, tuple) and isinstance(y, (Tensor, Variable))
 
 
 def add(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -169,6 +171,7 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
     """
     if _python_left(x, y):
         x = convert_to_tensor(x)
+        y = convert_to_tensor(y)  # a Variable's value: the dtype check below is TF's TypeError
     return divide(x, y)
 
 
@@ -239,9 +242,10 @@ POW = defop("Pow", _pow_kernel, shape=shapes.broadcast)
 def _pow_grad(op, g):
     x, y = op.inputs
     z = op.outputs[0]
-    gx = multiply(g, multiply(y, pow(x, subtract(y, 1))))
+    # TF's order of multiplication ((g * y) * x^(y-1)): it decides inf * 0 in the second order
+    gx = multiply(multiply(g, y), pow(x, subtract(y, 1)))
     safe_log = where(greater(x, 0), log(where(greater(x, 0), x, ones_like_(x))), zeros_like_(x))
-    gy = multiply(g, multiply(z, safe_log))
+    gy = multiply(multiply(g, z), safe_log)
     return gx, gy
 
 

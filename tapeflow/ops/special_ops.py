@@ -753,6 +753,7 @@ def reduce_variance(input_tensor: Any, axis: Any = None, keepdims: bool = False,
     """The (biased) variance over ``axis``."""
     x = t(input_tensor)
     if not x.dtype.is_floating:
+        m.reduce_mean(x, axis=axis, keepdims=True)  # as TF: a bad axis is Mean's InvalidArgumentError first
         raise TypeError(f"Input must be either real or complex. Received integer type {x.dtype!r}.")
     means = m.reduce_mean(x, axis=axis, keepdims=True)
     return m.reduce_mean(m.square(m.subtract(x, means)), axis=axis, keepdims=keepdims)
@@ -762,6 +763,7 @@ def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False, name
     """The (biased) standard deviation over ``axis``."""
     x = t(input_tensor)
     if not x.dtype.is_floating:
+        m.reduce_mean(x, axis=axis, keepdims=True)
         raise TypeError(f"Input must be either real or complex. Received integer type {x.dtype!r}.")
     return m.sqrt(reduce_variance(x, axis=axis, keepdims=keepdims))
 
@@ -1242,8 +1244,10 @@ def _unsorted_segment_prod_grad(op, g):
     non_zero_prod = unsorted_segment_prod(non_zero_data, ids, n)
     valid = m.greater_equal(ids, m.cast(0, ids.dtype))
     clipped = m.where(valid, ids, array_ops.zeros_like(ids))
+    # TF divides by the raw data here (0/0 is masked by the where in the first order,
+    # but its NaN reaches the second order, as in TF; SegmentProd divides by non_zero_data)
     partial = m.where(is_zero, array_ops.gather(non_zero_prod, clipped),
-                      m.divide_(array_ops.gather(op.outputs[0], clipped), non_zero_data))
+                      m.divide_(array_ops.gather(op.outputs[0], clipped), data))
     gathered = m.where(_expand_like(valid, data), array_ops.gather(g, clipped), array_ops.zeros_like(data))
     return m.multiply(gathered, partial), None
 

@@ -180,11 +180,16 @@ def _ne(self, other):
         raise
 
 
+# Reversed operators whose forward function converts a Python left operand on its own
+# (tf.add(3.0, t), tf.math.truediv(3.0, t)): ``3.0 + v`` gives it v's dtype instead.
+_R_BASE = {"__radd__": math_ops.add_op, "__rtruediv__": math_ops.divide}
+
+
 def install() -> None:
     for cls in (Tensor, Variable):
         for name, fn in _OPERATORS.items():
             if cls is Variable and name.startswith("__r"):
-                fn = _r_var(_OPERATORS[name[:2] + name[3:]])
+                fn = _r_var(_R_BASE.get(name) or _OPERATORS[name[:2] + name[3:]])
             setattr(cls, name, fn)
         cls.__neg__ = _neg
         cls.__abs__ = _abs

@@ -15,6 +15,7 @@ from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops import array_ops
 from tapeflow.ops._helpers import as_int_tuple, t
 from tapeflow.ops.math_ops import reduce_sum
+from tapeflow.ops.nn import _exact_conv as exact
 from tapeflow.ops.nn._common import _dims, _err
 from tapeflow.ops.nn._geometry import (
     _NARROW_CHANNELS, _check_out, _check_rank, _compute_dtype, _conv_inputs, _crop_nd, _geometry, _geometry_nd, _im2col,
@@ -86,6 +87,8 @@ def _conv2d_kernel(x, w, strides, dilations, padding):
     kh, kw, ci, co = w.shape
     if min(out_hw) <= 0 or n == 0:
         return np.zeros((n, max(out_hw[0], 0), max(out_hw[1], 0), co), dtype=x.dtype)
+    if exact.needs_exact(w):  # inf/NaN in the filter must not meet the padding zeros
+        return exact.conv(x, w, out_hw, strides, dilations, pads, cdt).astype(x.dtype, copy=False)
     if (kh, kw) == (1, 1) and strides == (1, 1) and pads == ((0, 0), (0, 0)):
         out = x.reshape(-1, ci).astype(cdt, copy=False) @ w.reshape(ci, co).astype(cdt, copy=False)
     elif ci <= _NARROW_CHANNELS:
@@ -105,6 +108,8 @@ def _conv2d_backprop_input_kernel(w, dy, input_sizes, strides, dilations, paddin
     cdt = _compute_dtype(dy.dtype)
     if n == 0 or oh == 0 or ow == 0:
         return np.zeros(in_shape, dtype=dy.dtype)
+    if exact.needs_exact(w):
+        return exact.conv_backprop_input(w, dy, in_shape, strides, dilations, pads, cdt).astype(dy.dtype, copy=False)
     full = [(k - 1) * d for k, d in zip((kh, kw), dilations)]
     flip_pads = tuple((f - p[0], f - p[1] + (size + p[0] + p[1] - f - 1 - (o - 1)))
                       for f, p, size, o in zip(full, pads, in_shape[1:3], (oh, ow)))
@@ -124,6 +129,8 @@ def _conv2d_backprop_filter_kernel(x, dy, filter_sizes, strides, dilations, padd
     cdt = _compute_dtype(x.dtype)
     if x.shape[0] == 0 or min(out_hw) <= 0:
         return np.zeros(filter_sizes, dtype=x.dtype)
+    if exact.needs_exact(dy):
+        return exact.conv_backprop_filter(x, dy, filter_sizes, strides, dilations, pads, cdt).astype(x.dtype)
     if ci <= _NARROW_CHANNELS:
         dw = _im2col_t(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations, cdt) @ \
             dy.reshape(-1, co).astype(cdt, copy=False)
@@ -338,6 +345,8 @@ def _depthwise_kernel(x, w, strides, dilations, padding):
     kh, kw, c, m = w.shape
     n = x.shape[0]
     cdt = _compute_dtype(x.dtype)
+    if exact.needs_exact(w):
+        return exact.depthwise(x, w, out_hw, strides, dilations, pads, cdt).astype(x.dtype, copy=False)
     xp = _pad_hw(x, pads).astype(cdt, copy=False)
     wc = w.astype(cdt, copy=False)
     out = np.zeros((m, n, out_hw[0], out_hw[1], c), dtype=cdt)
@@ -376,6 +385,8 @@ def _depthwise_backprop_filter_kernel(x, dy, filter_sizes, strides, dilations, p
     kh, kw, c, m = filter_sizes
     out_hw, pads = _conv_attrs_geom(x.shape, filter_sizes, strides, dilations, padding)
     cdt = _compute_dtype(x.dtype)
+    if exact.needs_exact(dy):
+        return exact.depthwise_backprop_filter(x, dy, filter_sizes, strides, dilations, pads, cdt).astype(x.dtype)
     cols = _windows(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations)
     dy5 = dy.reshape(dy.shape[0], out_hw[0], out_hw[1], c, m).astype(cdt, copy=False)
     dw = np.empty((kh, kw, c, m), dtype=cdt)
@@ -507,6 +518,8 @@ def _conv3d_kernel(x, w, strides, dilations, padding):
     ci, co = w.shape[3], w.shape[4]
     if min(out_sp) <= 0 or x.shape[0] == 0:
         return np.zeros((x.shape[0],) + tuple(max(o, 0) for o in out_sp) + (co,), dtype=x.dtype)
+    if exact.needs_exact(w):
+        return exact.conv(x, w, out_sp, strides, dilations, pads, cdt).astype(x.dtype, copy=False)
     win = _windows_nd(_pad_nd(x, pads), w.shape[:3], out_sp, strides, dilations)
     cols = win.reshape(-1, int(np.prod(w.shape[:3])) * ci).astype(cdt, copy=False)  # the im2col copy
     out = cols @ w.reshape(-1, co).astype(cdt, copy=False)
@@ -531,6 +544,8 @@ def _conv3d_backprop_filter_kernel(x, dy, filter_sizes, strides, dilations, padd
     out_sp, pads = _geometry_nd(x.shape[1:-1], filter_sizes[:3], strides, dilations, padding)
     cdt = _compute_dtype(x.dtype)
     ci, co = filter_sizes[3], filter_sizes[4]
+    if exact.needs_exact(dy) and x.shape[0] and min(out_sp) > 0:
+        return exact.conv_backprop_filter(x, dy, filter_sizes, strides, dilations, pads, cdt).astype(x.dtype)
     win = _windows_nd(_pad_nd(x, pads), filter_sizes[:3], out_sp, strides, dilations)
     cols = win.reshape(-1, int(np.prod(filter_sizes[:3])) * ci).astype(cdt, copy=False)
     dw = cols.T @ dy.reshape(-1, co).astype(cdt, copy=False)
