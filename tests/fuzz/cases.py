@@ -819,7 +819,34 @@ def _extra(g: Gen):
     g.add("random.stateless_categorical", g.arr((2, 3)), 4, [1, 2], rnd=True)
 
 
-FAMILIES = [_unary, _binary, _reduce, _array, _scatter, _linalg, _nn, _special, _random, _extra]
+def _coverage(g: Gen):
+    # Public functions not reached above: aliases, control flow (differentiated through), tf.function.
+    g.stream("coverage")
+    for _ in range(3):
+        s = g.shape()
+        d = g.dtype()
+        g.add("realdiv", g.arr(s, d), g.arr(s, d))
+        g.add("nn.log_sigmoid", g.arr(s, d))
+        g.add("nn.swish", g.arr(s, d), beta=float(g.rng.choice([1.0, 0.5])))
+        g.add("function", g.arr(g.shape(1), d))
+        g.add("recompute_grad", g.arr(s, d))
+        g.add("cond", g.arr(s, d), bool(g.rng.integers(2)))
+        g.add("switch_case", g.arr(s, d), int(g.rng.integers(2)))
+    g.add("realdiv", g.arr((2,), "int32"), g.arr((2,), "int32"))
+    g.add("realdiv", g.arr((3,), "float32", "special"), g.arr((3,), "float32", "special"))
+    for s in [(3,), (2, 3), (1, 2, 2), (0, 2)]:
+        d = g.dtype(["float32", "float64"])
+        for fn in ["map_fn", "scan", "foldl", "foldr", "vectorized_map", "while_loop"]:
+            if fn in ("foldl", "foldr") and s[0] == 0:
+                continue  # TF's fold of an empty sequence has no initializer: both raise, not worth a case
+            g.add(fn, g.arr(s, d))
+    for s in [(2, 2), (3, 3), (2, 3, 3)]:
+        x = g.rng.uniform(-1, 1, size=s)
+        g.add("linalg.eigh", T((x @ np.swapaxes(x, -1, -2) + 3 * np.eye(s[-1])).astype("float64")), order=0)
+        g.add("linalg.qr", T(x.astype("float32")), order=0)
+
+
+FAMILIES = [_unary, _binary, _reduce, _array, _scatter, _linalg, _nn, _special, _random, _extra, _coverage]
 
 
 def generate(seed: int = 0) -> list:

@@ -49,6 +49,18 @@ COMPOSITES = {
     "svd_recon": lambda tf, x: _svd_recon(tf, x),
     "qr_recon": lambda tf, x: _qr_recon(tf, x),
     "gather_dense": lambda tf, x, i: tf.convert_to_tensor(tf.gather(x, i)),
+    # control flow and tracing, differentiated to second order like any op
+    "map_fn": lambda tf, x: tf.map_fn(lambda r: r * r + tf.sin(r), x),
+    "scan": lambda tf, x: tf.scan(lambda a, b: a * b + b, x),
+    "foldl": lambda tf, x: tf.foldl(lambda a, b: a + b * b, x),
+    "foldr": lambda tf, x: tf.foldr(lambda a, b: a * 0.5 + tf.tanh(b), x),
+    "while_loop": lambda tf, x: tf.while_loop(
+        lambda i, y: i < 3, lambda i, y: (i + 1, y * x + 1.0), (tf.constant(0), tf.ones_like(x)))[1],
+    "cond": lambda tf, x, p: tf.cond(tf.constant(p), lambda: tf.square(x), lambda: tf.sin(x)),
+    "switch_case": lambda tf, x, i: tf.switch_case(tf.constant(i), [lambda: x * 2.0, lambda: tf.exp(x)]),
+    "vectorized_map": lambda tf, x: tf.vectorized_map(lambda r: tf.reduce_sum(r * r), x),
+    "function": lambda tf, x: tf.function(lambda v: v * tf.sin(v) + tf.reduce_max(v))(x),
+    "recompute_grad": lambda tf, x: tf.recompute_grad(lambda v: tf.sin(v) * v)(x),
 }
 
 
