@@ -4,6 +4,7 @@ from types import SimpleNamespace
 from typing import Any
 from collections.abc import Callable
 
+from tapeflow.data import iterator_ops as _iterator_ops  # noqa: F401 - registers the in-graph iterator ops
 from tapeflow.data.dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from tapeflow.data.nested import DatasetSpec
 from tapeflow.data.readers import CsvDataset, TextLineDataset, make_csv_dataset

@@ -232,10 +232,18 @@ class Dataset:
         if state.graph is not None:
             # Unrolling would bake this epoch's batches into the graph as constants.
             raise NotImplementedError(
-                "Iterating a tf.data.Dataset inside tf.function is not supported: iterate it outside and pass each "
-                "batch to the function (for x, y in ds: train_step(x, y))."
+                "Iterating a tf.data.Dataset inside tf.function is supported by AutoGraph's `for x in dataset:` "
+                "loop only (iter()/next() on a dataset in a traced function, or autograph=False, is not): write "
+                "the loop as `for x in dataset:`, or iterate outside and pass each batch in."
             )
         return OwnedIterator(self)
+
+    def _autograph_for_stmt(self, body_fn: Callable, state: tuple, names: tuple, brk_index: int,
+                            while_stmt: Callable, as_bool: Callable) -> tuple:
+        """``for x in dataset`` in a traced function (AutoGraph): a While loop pulling elements at run time."""
+        from tapeflow.data.iterator_ops import dataset_for_stmt
+
+        return dataset_for_stmt(self, body_fn, state, names, brk_index, while_stmt, as_bool)
 
     def as_numpy_iterator(self) -> Iterator:
         """Iterates elements as NumPy arrays (same structure)."""

@@ -220,6 +220,12 @@ def for_stmt(iterable: Any, body_fn: Callable, state: tuple, names: tuple, brk_i
     the break flag in ``state`` (or -1)."""
     from tapeflow.ops import array_ops, math_ops
 
+    graph_for = getattr(type(iterable), "_autograph_for_stmt", None)  # tf.data.Dataset: a While over get-next
+    if graph_for is not None:
+        from tapeflow.framework.context import state as ctx
+
+        if ctx.graph is not None:
+            return graph_for(iterable, body_fn, state, names, brk_index, while_stmt, _as_bool_tensor)
     if isinstance(iterable, _Range):
         r = iterable
 

@@ -315,7 +315,13 @@ class FuncGraph:
             # A control-flow branch/body reads a variable once, in the outer
             # graph, and captures it: tapes then link the variable to the op.
             self.captured_reads[var._id] = var
-            return self.capture(_outer_read(self.outer, var))
+            captured = self.capture(_outer_read(self.outer, var))
+            if state.recording:
+                # A tape started inside the branch/body (a training step in a loop) sees the read here.
+                from tapeflow.eager.backprop import record_variable_read
+
+                record_variable_read(var, captured)
+            return captured
         self.seen_variables[var._id] = var
         shape = tuple(var._value.shape)
         op = self._new_op(None, "ReadVariableOp", (), {"variable": var}, [(shape, var._value.dtype)])

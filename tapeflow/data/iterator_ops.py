@@ -1,0 +1,127 @@
+"""Iterating a ``tf.data.Dataset`` inside ``tf.function``: two stateful ops and the loop AutoGraph builds.
+
+``for x in dataset:`` in a traced function becomes, as in TF, a ``While`` loop
+that pulls elements at run time (never unrolled, never baked in as constants):
+
+    handle = AnonymousIterator()                        # a fresh pass at every call
+    has, *x = IteratorGetNextAsOptional(handle)         # first element (or zeros, has=False)
+    while has: body(x); has, *x = IteratorGetNextAsOptional(handle)
+
+The element's components have the dataset's ``element_spec`` shapes (``None``
+dims stay unknown, so a short last batch fits the loop). Both ops are stateful
+(kept in program order, never folded) and not differentiable: the elements are
+data. As in TF, a tape started inside the loop body differentiates what the body
+computes (a training step per batch); a tape around the whole loop does not see
+it (TF's loop is a dataset reduction), so its gradients through the loop are None.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from tapeflow.framework.execute import execute
+from tapeflow.ops.registry import NotDifferentiable, defop
+
+_LIVE: dict[int, Any] = {}  # handle -> the running iterator of one pass
+_NEXT_ID = itertools.count(1)
+_MAX_LIVE = 256  # passes left by a `break` are dropped, oldest first
+
+
+def _iterator_kernel(*, dataset):
+    if len(_LIVE) >= _MAX_LIVE:
+        del _LIVE[next(iter(_LIVE))]
+    h = next(_NEXT_ID)
+    _LIVE[h] = iter(dataset._elements())
+    return np.asarray(h, np.int64)
+
+
+ANONYMOUS_ITERATOR = defop("AnonymousIterator", _iterator_kernel, shape=lambda specs, dataset: [((), np.int64)])
+ANONYMOUS_ITERATOR.extra["stateful"] = True
+NotDifferentiable("AnonymousIterator")
+
+
+def _np_dtype(spec: Any) -> np.dtype:
+    return np.dtype(object) if spec.dtype.name == "string" else np.dtype(spec.dtype.as_numpy_dtype)
+
+
+def _get_next_kernel(handle, *, specs, flatten):
+    h = int(handle)
+    it = _LIVE.get(h)
+    element = None
+    if it is not None:
+        try:
+            element = next(it)
+        except StopIteration:
+            del _LIVE[h]
+    if element is None:
+        zeros = [np.zeros([d or 0 for d in (s.shape.as_list() if s.shape.rank is not None else [])], _np_dtype(s))
+                 for s in specs]
+        return (np.asarray(False),) + tuple(zeros)
+    leaves = flatten(element)
+    return (np.asarray(True),) + tuple(np.asarray(a, dtype=_np_dtype(s)) for a, s in zip(leaves, specs))
+
+
+def _get_next_shape(in_specs, specs, flatten):
+    out = [((), np.dtype(bool))]
+    for s in specs:
+        out.append((None if s.shape.rank is None else tuple(s.shape.as_list()), _np_dtype(s)))
+    return out
+
+
+ITERATOR_GET_NEXT = defop("IteratorGetNextAsOptional", _get_next_kernel, shape=_get_next_shape,
+                          num_outputs=lambda attrs: 1 + len(attrs["specs"]))
+ITERATOR_GET_NEXT.extra["stateful"] = True
+NotDifferentiable("IteratorGetNextAsOptional")
+
+
+def dataset_for_stmt(dataset: Any, body_fn: Callable, state: tuple, names: tuple, brk_index: int,
+                     while_stmt: Callable, as_bool: Callable) -> tuple:
+    """AutoGraph's ``for x in dataset`` inside a traced function (see the module docstring)."""
+    from tapeflow.data.dataset import _flatten, _pack
+    from tapeflow.framework.tensor_spec import TensorSpec
+    from tapeflow.ops import math_ops
+
+    spec = dataset.element_spec
+    specs = _flatten(spec)
+    if not all(type(s) is TensorSpec for s in specs):
+        raise NotImplementedError(
+            "Iterating a tf.data.Dataset inside tf.function supports elements of dense tensors; this dataset's "
+            f"element_spec is {spec}. Iterate it outside the function and pass each element in.")
+    attrs = {"specs": specs, "flatten": _flatten}
+    handle = execute(ANONYMOUS_ITERATOR, (), {"dataset": dataset})
+
+    def get_next() -> list:
+        outs = execute(ITERATOR_GET_NEXT, (handle,), attrs)
+        return list(outs) if isinstance(outs, (list, tuple)) else [outs]
+
+    n = len(specs)
+
+    def test_fn(has, *vals):
+        if brk_index >= 0:
+            return math_ops.logical_and(has, math_ops.logical_not(as_bool(vals[n + brk_index])))
+        return has
+
+    def body(has, *vals):
+        element = _pack(spec, iter(vals[:n]))
+        out = body_fn(element, *vals[n:])
+        return tuple(get_next()) + tuple(out)
+
+    first = get_next()
+    from tapeflow.framework.context import state as ctx
+
+    # As TF (whose loop is a non-differentiable dataset reduction): tapes around the loop do not record it, so
+    # their gradients through the loop are None; tapes started inside the body work as usual.
+    outer_tapes = list(ctx.tapes)
+    ctx.tapes.clear()
+    ctx.update_recording()
+    try:
+        res = while_stmt(test_fn, body, tuple(first) + tuple(state),
+                         ("<has_value>",) + ("<element>",) * n + tuple(names))
+    finally:
+        ctx.tapes[:] = outer_tapes
+        ctx.update_recording()
+    return tuple(res[1 + n:])
