@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import os
 
+from tapeflow.debugging import numerics as _numerics  # noqa: F401 - plugs its checks into the registry
 from tapeflow.debugging._instrument import REGISTRY as _REG
 from tapeflow.ops.check_ops import (
     Assert, assert_all_finite, assert_equal, assert_greater, assert_greater_equal, assert_integer, assert_less,

@@ -95,6 +95,21 @@ class _Debug(threading.local):
         self.fn_stack: list = []  # names of the tf.function graphs being replayed to locate a NaN
 
 
+class _Extensions:
+    """What the modules built on this registry plug into it (tapeflow.debugging imports them all):
+    numerics' per-op check and checked gradients, explain's gradient snapshots and strict mode,
+    tape_info's growth check."""
+
+    check_op: Any = None
+    checked_op_gradients: Any = None
+    snapshot: Any = None
+    enforce_strict: Any = None
+    check_growth: Any = None
+
+
+EXT = _Extensions()
+
+
 class Registry:
     """Everything debug mode has learnt so far (process-wide)."""
 
@@ -177,10 +192,8 @@ class Registry:
         state.debug_hook = self.hook if (self.tracking or self.numerics) else None
         state.update_recording()
         if self.numerics:
-            from tapeflow.debugging import numerics
-
-            self._check_op = numerics.check_op
-            backprop.debug_op_gradients = numerics.checked_op_gradients
+            self._check_op = EXT.check_op
+            backprop.debug_op_gradients = EXT.checked_op_gradients
         else:
             backprop.debug_op_gradients = None
         if any_on and not self._saved:
@@ -256,14 +269,12 @@ class Registry:
         orig_gradient = saved[(GradientTape, "gradient")]
 
         def gradient(self, target, sources, *args, **kwargs):
-            from tapeflow.debugging import explain, tape_info
-
             tp = self._tape
             snap = None
             if tp is not None:
-                snap = explain.Snapshot(tp, list(tp.records), user_site(2))
+                snap = EXT.snapshot(tp, list(tp.records), user_site(2))
                 if self._persistent:
-                    tape_info.check_growth(reg, self, len(tp.records))
+                    EXT.check_growth(reg, self, len(tp.records))
             result = orig_gradient(self, target, sources, *args, **kwargs)
             if snap is not None:
                 pairs = zip(nest.flatten(sources), nest.flatten(result))
@@ -272,7 +283,7 @@ class Registry:
                     reg.snapshots[self] = snap
             if reg.strict:
                 unconnected = kwargs.get("unconnected_gradients", args[1] if len(args) > 1 else "none")
-                explain.enforce_strict(self, snap, target, sources, result, unconnected)
+                EXT.enforce_strict(self, snap, target, sources, result, unconnected)
             return result
 
         gradient.__doc__ = orig_gradient.__doc__

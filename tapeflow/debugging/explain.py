@@ -14,6 +14,7 @@ import collections
 import dataclasses
 from typing import Any
 
+from tapeflow.debugging import _instrument
 from tapeflow.debugging._instrument import REGISTRY, Entry
 from tapeflow.framework import nest
 from tapeflow.ops import registry as op_registry
@@ -635,3 +636,8 @@ def enforce_strict(gtape, snap, target, sources, result, unconnected) -> None:
         "tf.debugging strict mode: gradient() would return None for a requested source.\n" + str(expl)
         + "\n(Strict mode is on: tf.debugging.disable_strict_gradients() restores TF's None.)",
         expl)
+
+
+# plugged into the debug registry (_instrument)
+_instrument.EXT.snapshot = Snapshot
+_instrument.EXT.enforce_strict = enforce_strict

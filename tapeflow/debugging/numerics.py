@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.debugging import _instrument
 from tapeflow.debugging._instrument import REGISTRY, user_site
 from tapeflow.framework.errors import InvalidArgumentError
 
@@ -204,3 +205,8 @@ def checked_op_gradients(rec, out_grads: list) -> list:
     finally:
         stack.pop()
     return grads
+
+
+# plugged into the debug registry (_instrument)
+_instrument.EXT.check_op = check_op
+_instrument.EXT.checked_op_gradients = checked_op_gradients

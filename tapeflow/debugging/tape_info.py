@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.debugging import _instrument
 from tapeflow.debugging._instrument import REGISTRY
 from tapeflow.framework import nest
 
@@ -252,3 +253,6 @@ def render_dot(dot: str, path: str, format: str | None = None) -> str:  # noqa: 
     if proc.returncode != 0:
         raise RuntimeError(f"Graphviz `dot -T{fmt}` failed: {proc.stderr.decode(errors='replace').strip()}")
     return path
+
+
+_instrument.EXT.check_growth = check_growth  # plugged into the debug registry (_instrument)

@@ -165,8 +165,7 @@ def _init_none_loop_vars(test: Any, body_fn: Callable, state: tuple, names: tupl
     body once, thrown away), and the loop must run at least once (checked at
     run time)."""
     from tapeflow.framework.context import state as ctx
-    from tapeflow.graph.function import _spec_of
-    from tapeflow.graph.graph import FuncGraph, graph_scope
+    from tapeflow.graph.graph import FuncGraph, _spec_of, graph_scope
     from tapeflow.ops import array_ops
 
     nones = [i for i in idx if state[i] is None]

@@ -26,7 +26,8 @@ from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.graph.graph import FuncGraph, SymbolicTensor, graph_scope
-from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
+from tapeflow.graph.tensor_array import HISTORY_LENGTH  # a While op's saved-iteration count
+from tapeflow.ops.registry import defgrad, defop
 
 __all__ = ["cond", "switch_case", "while_loop"]
 
@@ -292,11 +293,6 @@ WHILE = defop("While", _while_kernel, shape=_while_shape, num_outputs=lambda att
 WHILE.extra["stateful"] = lambda attrs: _stateful([attrs["cond_fn"], attrs["body_fn"]])
 
 
-# How many iterations a While op saved (the first dim of a history output,
-# unknown while tracing).
-HISTORY_LENGTH = defop("WhileHistoryLength", lambda h: np.int32(np.shape(h)[0]),
-                       shape=lambda specs: [((), np.dtype(np.int32))])
-NotDifferentiable("WhileHistoryLength")
 
 
 def _row_shape(specs):

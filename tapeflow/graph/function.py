@@ -38,7 +38,7 @@ from tapeflow.framework.tensor import Tensor, _wrap, convert_to_tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.framework.tensor_spec import TensorSpec
 from tapeflow.framework.variables import Variable
-from tapeflow.graph.graph import FuncGraph, SymbolicTensor, graph_scope
+from tapeflow.graph.graph import FuncGraph, SymbolicTensor, _spec_of, graph_scope
 
 __all__ = ["function", "Function", "ConcreteFunction", "GraphFunction", "TensorSpec", "replay", "print_",
            "init_scope"]
@@ -55,12 +55,6 @@ trace_hook = None
 # -----------------------------------------------------------------------------
 # GraphFunction: a graph with inputs and outputs, compiled, with a backward
 # -----------------------------------------------------------------------------
-
-def _spec_of(t: Tensor) -> tuple:
-    if isinstance(t, SymbolicTensor):
-        return (t._value.shape, t._value.dtype)
-    return (tuple(np.shape(t._value)), np.asarray(t._value).dtype)
-
 
 class GraphFunction:
     """A traced graph as a function of its ``inputs`` (placeholders) giving

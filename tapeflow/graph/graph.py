@@ -415,6 +415,13 @@ class GraphDef:
                          for n in self.node)
 
 
+def _spec_of(t: Tensor) -> tuple:
+    """(shape, dtype) of a symbolic or eager tensor: what a placeholder for it takes."""
+    if isinstance(t, SymbolicTensor):
+        return (t._value.shape, t._value.dtype)
+    return (tuple(np.shape(t._value)), np.asarray(t._value).dtype)
+
+
 def _outer_read(graph, var) -> Tensor:
     # Read in the enclosing context, with its tapes active (GraphScope saved them).
     st = state

@@ -20,7 +20,13 @@ from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.graph.graph import SymbolicTensor
-from tapeflow.ops.registry import defgrad, defop
+from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
+
+# How many iterations a While op saved (the first dim of a history output, unknown while tracing); also
+# the length of a TensorArray written in a loop (its buffer is such a history). Used by control_flow.
+HISTORY_LENGTH = defop("WhileHistoryLength", lambda h: np.int32(np.shape(h)[0]),
+                       shape=lambda specs: [((), np.dtype(np.int32))])
+NotDifferentiable("WhileHistoryLength")
 
 __all__ = ["TensorArray"]
 
@@ -284,8 +290,6 @@ class TensorArray:
     def size(self, name: Any = None) -> Tensor:
         if self._items is not None:
             return convert_to_tensor(len(self._items), dtype=dtypes.int32)
-        from tapeflow.graph.control_flow import HISTORY_LENGTH
-
         return execute(HISTORY_LENGTH, (self._buffer,))
 
     def close(self, name: Any = None) -> None:
