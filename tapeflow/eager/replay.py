@@ -335,7 +335,7 @@ def gradient(tp, initial: dict, source_ids: set, plain: bool):
     if plain:
         outs = [Tensor(v) for v in fn.compiled()(*[x._value for x in args])]
     else:
-        from tapeflow.ops.functional_ops import call_function
+        from tapeflow.graph.functional_ops import call_function
 
         outs = call_function(fn, args, saved=False)
     by_local = dict(zip(entry.out_index, outs))
