@@ -7,14 +7,16 @@ Run by hand (never by CI), with the ``distributed`` extra installed::
 It launches ``mpirun`` itself (``--oversubscribe`` past the machine's cores; as root it sets
 Open MPI's run-as-root variables), on one host through shared memory:
 
-1. float32 SUM all-reduce between 2 processes at 4 KB, 1 MB and 64 MB: raw mpi4py
-   (``comm.Allreduce`` into a preallocated buffer) against tapeflow's ``strategy.reduce`` /
-   ``ReplicaContext.all_reduce`` path (the ``CollectiveReduceV2`` op, eager) on one tensor, and the
-   fused path the optimizer takes for a step's gradients (the same bytes as 8 tensors, packed into
-   one buffer, one allreduce, unpacked).
-   Rounds of raw and tapeflow are interleaved; each figure is the median of its rounds.
-2. ``model.fit`` on an MLP (784-512-512-10, float32, global batch 128: ~10 ms a step on one core)
-   under ``MultiWorkerMirroredStrategy`` at each rank count: steps/s and the scaling efficiency
+1. float32 SUM all-reduce between 2 processes at 4 KB, 1 MB and 64 MB. Raw mpi4py
+   (``comm.Allreduce`` into a preallocated buffer) against tapeflow's ``strategy.reduce`` and
+   ``ReplicaContext.all_reduce`` on one tensor (eager). Then a step's gradients — the same bytes as
+   8 arrays (4 kernels, 4 biases) — packed by hand with mpi4py (``np.concatenate`` into a preallocated
+   buffer, one in-place ``Allreduce``, views back) against tapeflow's fused gradient allreduce, eager
+   (what ``apply_gradients`` calls) and as a compiled train step runs it (the ``CollectiveReduceV2``
+   kernel). Rounds of all of them are interleaved; each figure is the median of its rounds on the
+   slower rank.
+2. ``model.fit`` on an MLP (784-512-512-10, float32, global batch 192: about 9 ms a step on one idle
+   core) under ``MultiWorkerMirroredStrategy`` at each rank count: steps/s and the scaling efficiency
    ``steps/s(N) / (N * steps/s(1))`` (the global batch is fixed, so ideal is N times faster).
    Every rank uses one BLAS thread. Waiting ranks yield their core (tapeflow's default);
    ``--spin`` measures Open MPI's busy-waiting instead.
@@ -73,6 +75,8 @@ def _allreduce_worker(quick: bool) -> None:
     from tapeflow.distribute import collective_ops
 
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    ctx = strategy.run(tf.distribute.get_replica_context)
+    kernel = collective_ops.COLLECTIVE_REDUCE.kernel
     comm = MPI.COMM_WORLD
     results = {}
     for label, nbytes in SIZES.items():
@@ -80,23 +84,45 @@ def _allreduce_worker(quick: bool) -> None:
         x = np.random.default_rng(comm.rank).normal(size=n).astype(np.float32)
         out = np.empty_like(x)
         tx = tf.constant(x)
-        parts = [tf.constant(p) for p in np.array_split(x, 8)]
-        rounds = (3 if quick else 7) if nbytes >= 16 << 20 else (50 if quick else 300)
+        # a step's gradients: 4 kernels and 4 biases of an MLP, the same bytes in all
+        cut = np.cumsum([0] + [n // 4 - 64] * 4 + [64] * 3)
+        arrays = [x[a:b] for a, b in zip(cut, list(cut[1:]) + [n])]
+        arrays = [a.reshape(-1, 64) if i < 4 else a.copy() for i, a in enumerate(arrays)]
+        parts = [tf.constant(a) for a in arrays]
+        buf = np.empty(n, np.float32)
+        views = [buf[a:b].reshape(v.shape) for a, b, v in zip(cut, list(cut[1:]) + [n], arrays)]
+        rounds = (3 if quick else 9) if nbytes >= 16 << 20 else (50 if quick else 300)
         inner = 1 if nbytes >= 16 << 20 else (20 if nbytes < 64 << 10 else 5)
 
         def raw(x=x, out=out):
             comm.Allreduce(x, out, op=MPI.SUM)
 
-        def tapeflow_one(tx=tx):
-            strategy.reduce("SUM", tx, axis=None)
+        def raw_fused(arrays=arrays, buf=buf, views=views):  # by hand: pack, one in-place Allreduce, views
+            np.concatenate(arrays, axis=None, out=buf)
+            comm.Allreduce(MPI.IN_PLACE, buf, op=MPI.SUM)
+            return views
 
-        def tapeflow_fused(parts=parts):
-            collective_ops.all_reduce(parts, "sum")  # what the optimizer does with a step's dense gradients
+        def reduce(tx=tx):
+            strategy.reduce(tf.distribute.ReduceOp.SUM, tx, axis=None)
 
-        times = {"raw": [], "tapeflow": [], "fused": []}
+        def replica_all_reduce(tx=tx):
+            ctx.all_reduce(tf.distribute.ReduceOp.SUM, tx)
+
+        def fused_eager(parts=parts):  # what apply_gradients does with a step's dense gradients, eagerly
+            strategy._aggregate_gradients(parts)
+
+        def fused_graph(arrays=arrays):  # the same, as a compiled train step runs it (the op's kernel)
+            kernel(*arrays, reduction="sum", n=8)
+
+        fns = {"raw": raw, "reduce": reduce, "replica": replica_all_reduce, "raw_fused": raw_fused,
+               "fused_eager": fused_eager, "fused_graph": fused_graph}
         np.testing.assert_allclose(strategy.reduce("SUM", tx, axis=None).numpy(), (raw(), out)[1], rtol=1e-6)
+        got = strategy._aggregate_gradients(parts)
+        for g, v in zip(got, raw_fused()):
+            np.testing.assert_allclose(g.numpy(), v, rtol=1e-6)
+        times: dict = {k: [] for k in fns}
         for _ in range(rounds):
-            for name, fn in (("raw", raw), ("tapeflow", tapeflow_one), ("fused", tapeflow_fused)):
+            for name, fn in fns.items():
                 comm.Barrier()
                 t0 = time.perf_counter()
                 for _ in range(inner):
@@ -114,8 +140,8 @@ def _fit_worker(quick: bool) -> None:
 
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
     rng = np.random.default_rng(0)
-    global_batch = 128
-    steps = 30 if quick else 120
+    global_batch = 192
+    steps = 30 if quick else 100
     x = rng.normal(size=(global_batch * steps, 784)).astype(np.float32)
     y = rng.integers(0, 10, size=len(x))
     with strategy.scope():
@@ -164,17 +190,23 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} (1 / 5 min)"
         + (", mpi_yield_when_idle=0 (spinning)" if args.spin else "")
     )
-    print("\nfloat32 SUM allreduce, 2 processes (median per call; the slower rank):")
-    print(f"{'size':>6}  {'raw mpi4py':>11}  {'tapeflow':>11}  {'ratio':>6}  {'fused 8x':>11}  {'ratio':>6}  bandwidth")
+    print("\nfloat32 SUM allreduce, 2 processes (median per call; the slower rank; in brackets: ratio to raw):")
+    print(f"{'size':>6}  {'raw mpi4py':>10}  {'strategy.reduce':>17}  {'replica all_reduce':>18}  "
+          f"{'raw, 8 packed':>15}  {'8 fused, eager':>17}  {'8 fused, graph':>17}")
     res = _launch(2, "--worker", "allreduce", *q)
-    for label, nbytes in SIZES.items():
+    for label in SIZES:
         r = res[label]
-        fmt = (lambda s: f"{s * 1e6:8.1f} us") if r["raw"] < 1e-3 else (lambda s: f"{s * 1e3:8.2f} ms")
-        print(
-            f"{label:>6}  {fmt(r['raw']):>11}  {fmt(r['tapeflow']):>11}  {r['tapeflow'] / r['raw']:5.2f}x  "
-            f"{fmt(r['fused']):>11}  {r['fused'] / r['raw']:5.2f}x  {nbytes / r['raw'] / 1e9:6.2f} GB/s"
-        )
-    print("\nfit, MLP 784-512-512-10 float32, global batch 128, one BLAS thread per rank:")
+        fmt = (lambda s: f"{s * 1e6:.1f} us") if r["raw"] < 1e-3 else (lambda s: f"{s * 1e3:.2f} ms")
+
+        def cell(k, base, width, r=r, fmt=fmt):
+            return f"{fmt(r[k])} ({r[k] / r[base]:.2f}x)".rjust(width)
+
+        print(f"{label:>6}  {fmt(r['raw']):>10}  {cell('reduce', 'raw', 17)}  {cell('replica', 'raw', 18)}  "
+              f"{cell('raw_fused', 'raw', 15)}  {cell('fused_eager', 'raw_fused', 17)}  "
+              f"{cell('fused_graph', 'raw_fused', 17)}")
+    print("(the fused columns' ratios are to 'raw, 8 packed': the same 8 arrays packed by hand with mpi4py)")
+    print(f"# load average {os.getloadavg()[0]:.2f}")
+    print("\nfit, MLP 784-512-512-10 float32, global batch 192, one BLAS thread per rank:")
     base = None
     for n in args.ranks:
         r = _launch(n, "--worker", "fit", *q)
@@ -182,7 +214,7 @@ def main() -> None:
         eff = f"{r['steps_per_s'] / (n * base):6.0%}" if base else "   n/a"
         print(
             f"{n} rank(s): {r['steps_per_s']:7.1f} steps/s ({1e3 / r['steps_per_s']:6.1f} ms/step)  "
-            f"scaling efficiency {eff}"
+            f"scaling efficiency {eff}  (load average {os.getloadavg()[0]:.2f})"
         )
     print(f"# load average after: {os.getloadavg()[0]:.2f}")
 

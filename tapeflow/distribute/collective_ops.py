@@ -59,7 +59,7 @@ def all_reduce(values: list | tuple, reduction: str = "sum") -> list:
             if not values:
                 return []
             outs = (communicator._COMM or get_communicator()).allreduce([v._value for v in values], reduction)
-            return [Tensor(o) if o.ndim else Tensor(o[()]) for o in outs]
+            return list(map(Tensor, outs))
     ts = tuple(v if type(v) is Tensor else t(v) for v in values)
     if not ts:
         return []

@@ -6,8 +6,8 @@ else a ``LocalCommunicator`` whose collectives are identities. ``mpi4py`` is
 imported only in the first case, so the core needs NumPy alone.
 
 Collectives work on NumPy arrays. Several arrays reduced together (the
-dense gradients of a training step) are packed by one ``np.concatenate``
-into a flat buffer cached for their shapes, reduced in place by a single
+dense gradients of a training step) are copied into a flat buffer cached
+for their shapes and dtype, reduced in place by a single
 ``MPI_Allreduce`` in their own dtype, and returned as views of that buffer;
 the buffer is reused at the next step unless someone still holds its views.
 One small array is copied and its copy reduced in place.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from operator import attrgetter
 from sys import getrefcount
 from typing import Any
 
@@ -101,7 +102,7 @@ class MPICommunicator:
     # The per-call path is kept to what a hand-written mpi4py program does: one ``Allreduce`` on one
     # contiguous buffer, reduced in place (``MPI.IN_PLACE``), in the arrays' own dtype; no op dispatch,
     # no per-call dicts. A small array is copied (its copy is the result); several arrays, or one big one,
-    # are packed by one ``np.concatenate`` into a cached flat buffer whose views are the results.
+    # are copied into the views of a flat buffer cached for their shapes and dtype; the views are the results.
     def allreduce(self, arrays: list | tuple, op: str = "sum") -> list:
         """Reduces each array over all ranks (``"sum"``, ``"mean"``, ``"max"``, ``"min"``) in one
         ``MPI_Allreduce`` on one buffer; the inputs are left alone."""
@@ -115,21 +116,16 @@ class MPICommunicator:
         if mpi_op is None:
             raise ValueError(f"allreduce: unknown reduction {op!r}; use 'sum', 'mean', 'max' or 'min'.")
         try:
-            key = tuple([a.shape for a in arrays])
+            key = tuple(map(_SHAPE_AND_DTYPE, arrays))
         except AttributeError:  # not all arrays
             return self._allreduce_grouped(arrays, op, mpi_op)
         fused = self._fused.get(key)
         if fused is None or not fused.free():
-            fused = self._new_fused(key, arrays)
+            fused = self._new_fused(key)
             if fused is None:  # several dtypes: one buffer per dtype
                 return self._allreduce_grouped(arrays, op, mpi_op)
-        try:
-            np.concatenate(arrays, axis=None, out=fused.buf, casting="no")
-        except TypeError:  # a dtype other than the cached buffer's, or several dtypes
-            fused = self._new_fused(key, arrays)
-            if fused is None:
-                return self._allreduce_grouped(arrays, op, mpi_op)
-            np.concatenate(arrays, axis=None, out=fused.buf, casting="no")
+        for view, a in zip(fused.views, arrays):  # same shapes and dtype (the key): a plain copy each
+            view[...] = a
         self._Allreduce(self._IN_PLACE, fused.buf, mpi_op)
         if op == "mean":
             _divide_in_place(fused.buf, self.size)
@@ -151,15 +147,15 @@ class MPICommunicator:
             _divide_in_place(out, self.size)
         return out
 
-    def _new_fused(self, key: tuple, arrays: Any) -> _FusedBuffer | None:
-        """A new cached buffer for arrays of shapes ``key`` (None if they have several dtypes)."""
-        dtype = arrays[0].dtype
-        for a in arrays:
-            if a.dtype != dtype:
+    def _new_fused(self, key: tuple) -> _FusedBuffer | None:
+        """A new cached buffer for arrays of ``key``'s shapes and dtype (None if they have several dtypes)."""
+        dtype = key[0][1]
+        for _, d in key:
+            if d != dtype:
                 return None
         if len(self._fused) >= _MAX_FUSED_BUFFERS:
             self._fused.clear()
-        fused = self._fused[key] = _FusedBuffer(key, dtype)
+        fused = self._fused[key] = _FusedBuffer(tuple(shape for shape, _ in key), dtype)
         return fused
 
     def _allreduce_grouped(self, arrays: Any, op: str, mpi_op: Any) -> list:
@@ -278,6 +274,7 @@ class _FusedBuffer:
         return True
 
 
+_SHAPE_AND_DTYPE = attrgetter("shape", "dtype")
 _COMM: Any = None
 # From this size on, a single array is reduced in a reused buffer (a fresh one would be page-faulted in
 # at every call); below it, copying the array is cheaper than looking a buffer up.
