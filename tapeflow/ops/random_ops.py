@@ -1,7 +1,11 @@
 """Random ops (``tf.random``) and TF's global/op seed rules.
 
-Seeding follows TF 2 exactly in *semantics*; the numbers come from NumPy's
-Philox generator, so they are not bit-equal to TF's streams.
+Seeding follows TF 2's rules, and the numbers are TF's: normal, uniform,
+truncated-normal and integer draws (stateful, stateless and
+``tf.random.Generator``) come from TF's Philox-4x32-10 streams and float
+transforms (``tapeflow.ops.philox``), bit-equal to TF's CPU kernels.
+``categorical`` and ``shuffle`` follow the same seed rules but draw with
+NumPy (not bit-equal to TF).
 
 * No seeds: every call draws fresh numbers (OS entropy).
 * ``tf.random.set_seed(g)`` only: each random op takes the next op seed from
@@ -50,7 +54,7 @@ from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.tensor_shape import TensorShape
-from tapeflow.ops import math_ops
+from tapeflow.ops import math_ops, philox
 from tapeflow.ops._helpers import scalar_int, t
 from tapeflow.ops.registry import NotDifferentiable, defop
 
@@ -67,6 +71,7 @@ class _SeedState:
         self.global_seed: int | None = None
         self.op_seeds: _pyrandom.Random | None = None
         self.streams: dict[tuple, np.random.Generator] = {}
+        self.counters: dict[tuple, int] = {}  # TF Philox streams of the stateful ops: seed pair -> counter
         self._fresh = None  # made on first use: numpy.random costs ~9 ms to import
         self.instances = 0  # counter behind _instance()
 
@@ -104,6 +109,7 @@ def set_seed(seed: Any) -> None:
         _state.global_seed = _int_seed(seed, "tf.random.set_seed: seed")
         _state.op_seeds = _pyrandom.Random(_state.global_seed)
     _state.streams.clear()
+    _state.counters.clear()
 
 
 def get_seed(op_seed: Any) -> tuple:
@@ -119,8 +125,8 @@ def get_seed(op_seed: Any) -> tuple:
             else:
                 # As TF graphs: the op seed counts the random ops of this
                 # function, so two functions give the same sequence.
-                op_seed = getattr(graph, "_random_op_count", 0) + 1
-                graph._random_op_count = op_seed
+                op_seed = getattr(graph, "_random_op_count", 0)  # 0, 1, 2, ... as TF 2.21
+                graph._random_op_count = op_seed + 1
         seeds = (g, _int_seed(op_seed, "the op seed"))
     elif op_seed is not None:
         seeds = (DEFAULT_GRAPH_SEED, _int_seed(op_seed, "the op seed"))
@@ -266,23 +272,6 @@ def _shape_attr_rule(specs, shape, dtype, **attrs):
 # Stateful ops: normal, uniform, truncated normal
 # ----------------------------------------------------------------------------
 
-def _truncated(gen: np.random.Generator, shape: tuple, dtype) -> np.ndarray:
-    # Standard normal, redrawing every value beyond 2 standard deviations.
-    out = gen.standard_normal(shape)
-    bad = np.abs(out) > 2.0
-    while bad.any():
-        out[bad] = gen.standard_normal(int(bad.sum()))
-        bad = np.abs(out) > 2.0
-    return out.astype(dtype)
-
-
-def _uniform_int(gen: np.random.Generator, lo, hi, shape, dtype, op: str) -> np.ndarray:
-    lo, hi = int(lo), int(hi)
-    if lo >= hi:
-        raise InvalidArgumentError(None, None, f"Need minval < maxval, got {lo} >= {hi} [Op:{op}]")
-    return gen.integers(lo, hi, size=shape, dtype=dtype)
-
-
 def _seeded(draw):
     """A kernel drawing from the stream named by its seed attrs."""
 
@@ -292,22 +281,55 @@ def _seeded(draw):
     return kernel
 
 
+def _philox_take(kernel: tuple, seed: int | None, seed2: int | None, instance: int | None,
+                 n: int) -> tuple[int, int]:
+    """``(counter, key)`` of the next draw of ``n`` elements from the TF Philox stream of one kernel
+    (op name and dtype, as TF's eager kernel cache; in a traced function, one graph op ``instance``) and
+    seed pair (``PhiloxRandom(seed, seed2)``: key ``seed``, counter ``seed2 << 64``), advancing it as TF."""
+    if seed is None:  # non-deterministic: a fresh random key and counter
+        w = _state.fresh.integers(0, 2**64, size=3, dtype=np.uint64)
+        return int(w[0]) | (int(w[1]) << 64), int(w[2])
+    k = kernel + (int(seed), int(seed2), instance)
+    counter = _state.counters.get(k)
+    if counter is None:
+        counter = (int(seed2) & _MASK64) << 64
+    _state.counters[k] = philox.advance(counter, n)
+    return counter, int(seed) & _MASK64
+
+
+def _philox_seeded(name: str, draw):
+    """Op ``name``'s kernel: ``draw(counter, key, *arrays, shape=, dtype=)`` from the TF stream of its seed attrs."""
+
+    def kernel(*arrays, seed, seed2, instance, shape, dtype):
+        counter, key = _philox_take((name, np.dtype(dtype).name), seed, seed2, instance,
+                                    int(np.prod(shape, dtype=np.int64)))
+        return draw(counter, key, *arrays, shape=shape, dtype=dtype)
+
+    return kernel
+
+
+def _int_range(lo, hi, op: str) -> tuple[int, int]:
+    lo, hi = int(lo), int(hi)
+    if lo >= hi:
+        raise InvalidArgumentError(None, None, f"Need minval < maxval, got {lo} >= {hi} [Op:{op}]")
+    return lo, hi
+
+
 def seed_attrs(op_seed: Any) -> dict:
     """The seed attrs of a new random op (see the module docstring)."""
     s, s2 = get_seed(op_seed)
     return {"seed": s, "seed2": s2, "instance": _instance()}
 
 
-RANDOM_NORMAL = defop("RandomStandardNormal",
-                      _seeded(lambda g, shape, dtype: g.standard_normal(shape).astype(dtype)),
+RANDOM_NORMAL = defop("RandomStandardNormal", _philox_seeded("RandomStandardNormal", philox.normal),
                       shape=_shape_attr_rule)
-RANDOM_UNIFORM = defop("RandomUniform", _seeded(lambda g, shape, dtype: g.random(shape).astype(dtype)),
-                       shape=_shape_attr_rule)
-TRUNCATED_NORMAL = defop("TruncatedNormal", _seeded(lambda g, shape, dtype: _truncated(g, shape, dtype)),
+RANDOM_UNIFORM = defop("RandomUniform", _philox_seeded("RandomUniform", philox.uniform), shape=_shape_attr_rule)
+TRUNCATED_NORMAL = defop("TruncatedNormal", _philox_seeded("TruncatedNormal", philox.truncated_normal),
                          shape=_shape_attr_rule)
 RANDOM_UNIFORM_INT = defop(
     "RandomUniformInt",
-    _seeded(lambda g, lo, hi, shape, dtype: _uniform_int(g, lo, hi, shape, dtype, "RandomUniformInt")),
+    _philox_seeded("RandomUniformInt", lambda c, k, lo, hi, shape, dtype: philox.uniform_int(
+        c, k, shape, *_int_range(lo, hi, "RandomUniformInt"), dtype)),
     shape=_shape_attr_rule)
 for _op in (RANDOM_NORMAL, RANDOM_UNIFORM, TRUNCATED_NORMAL, RANDOM_UNIFORM_INT):
     _op.kernel = _dynamic_shape(_op.kernel)
@@ -458,28 +480,28 @@ def shuffle(value: Any, seed: Any = None, name: str | None = None) -> Tensor:
 _stateless_shape = _shape_attr_rule
 
 
-STATELESS_NORMAL = defop(
-    "StatelessRandomNormal",
-    lambda seed, shape, dtype: _stateless_generator(seed).standard_normal(shape).astype(dtype),
-    shape=_stateless_shape)
-STATELESS_UNIFORM = defop(
-    "StatelessRandomUniform",
-    lambda seed, shape, dtype: _stateless_generator(seed).random(shape).astype(dtype),
-    shape=_stateless_shape)
-STATELESS_TRUNCATED_NORMAL = defop(
-    "StatelessTruncatedNormal",
-    lambda seed, shape, dtype: _truncated(_stateless_generator(seed), shape, dtype),
-    shape=_stateless_shape)
+def _stateless(draw):
+    """A stateless kernel: ``draw(counter, key, *arrays, shape=, dtype=)`` on TF's scramble of the seed pair."""
+
+    def kernel(seed, *arrays, shape, dtype):
+        s = np.asarray(seed).reshape(-1)
+        key, counter = philox.stateless_key_counter(int(s[0]), int(s[1]))
+        return draw(counter, key, *arrays, shape=shape, dtype=dtype)
+
+    return kernel
+
+
+STATELESS_NORMAL = defop("StatelessRandomNormal", _stateless(philox.normal), shape=_stateless_shape)
+STATELESS_UNIFORM = defop("StatelessRandomUniform", _stateless(philox.uniform), shape=_stateless_shape)
+STATELESS_TRUNCATED_NORMAL = defop("StatelessTruncatedNormal", _stateless(philox.truncated_normal),
+                                   shape=_stateless_shape)
 STATELESS_UNIFORM_INT = defop(
     "StatelessRandomUniformInt",
-    lambda seed, lo, hi, shape, dtype: _uniform_int(_stateless_generator(seed), lo, hi, shape, dtype,
-                                                    "StatelessRandomUniformInt"),
+    _stateless(lambda c, k, lo, hi, shape, dtype: philox.uniform_int(
+        c, k, shape, *_int_range(lo, hi, "StatelessRandomUniformInt"), dtype)),
     shape=_stateless_shape)
-STATELESS_UNIFORM_FULL_INT = defop(
-    "StatelessRandomUniformFullInt",
-    lambda seed, shape, dtype: _stateless_generator(seed).integers(
-        np.iinfo(dtype).min, np.iinfo(dtype).max, size=shape, dtype=dtype, endpoint=True),
-    shape=_stateless_shape)
+STATELESS_UNIFORM_FULL_INT = defop("StatelessRandomUniformFullInt", _stateless(philox.uniform_full_int),
+                                   shape=_stateless_shape)
 STATELESS_MULTINOMIAL = defop(
     "StatelessMultinomial",
     lambda logits, seed, num_samples, output_dtype: _categorical(_stateless_generator(seed), logits, num_samples,
@@ -560,25 +582,24 @@ def stateless_categorical(logits: Any, num_samples: Any, seed: Any, dtype: Any =
 def split(seed: Any, num: int = 2, alg: Any = "auto_select") -> Tensor:
     """``num`` new stateless seeds (int64 [num, 2]) derived from ``seed`` (``tf.random.split``)."""
     s = _seed_tensor(seed, "tf.random.split")
-    out = stateless_uniform([int(num), 2], s, minval=None, maxval=None, dtype=dtypes.int64)
-    return out if s._value.dtype == np.int64 else math_ops.cast(out, s.dtype)
+    return stateless_uniform([int(num), 2], s, minval=None, maxval=None, dtype=s.dtype)
 
 
 def _fold_in_kernel(seed, data):
-    key = np.asarray([int(seed[0]) ^ (int(data) & _MASK64), int(seed[1])], dtype=np.uint64).view(np.int64)
-    gen = _stateless_generator(key)
-    info = np.iinfo(seed.dtype)
-    return gen.integers(info.min, info.max, size=2, dtype=seed.dtype, endpoint=True)
+    # As TF: [a full-range draw of data's dtype from seed, data], in data's dtype.
+    key, counter = philox.stateless_key_counter(int(seed[0]), int(seed[1]))
+    first = philox.uniform_full_int(counter, key, (), data.dtype)
+    return np.asarray([first, data], dtype=data.dtype)
 
 
-FOLD_IN = defop("RandomFoldIn", _fold_in_kernel, shape=lambda specs: [((2,), specs[0][1])])
+FOLD_IN = defop("RandomFoldIn", _fold_in_kernel, shape=lambda specs: [((2,), specs[1][1])])
 NotDifferentiable("RandomFoldIn")
 
 
 def fold_in(seed: Any, data: Any, alg: Any = "auto_select") -> Tensor:
     """A new stateless seed from ``seed`` and an integer ``data`` (``tf.random.fold_in``)."""
     s = _seed_tensor(seed, "tf.random.fold_in")
-    d = data if isinstance(data, Tensor) else convert_to_tensor(data, dtype=dtypes.int64)
+    d = data if isinstance(data, Tensor) else convert_to_tensor(data)  # a Python int is int32: so is the result
     if d._value.dtype.kind not in "iu" or len(d._shape_tuple()) != 0:
         raise InvalidArgumentError(None, None, f"data must be an integer scalar, got {d.dtype.name} of shape "
                                    f"{list(d._shape_tuple())} [Op:RandomFoldIn]")
@@ -590,43 +611,70 @@ def fold_in(seed: Any, data: Any, alg: Any = "auto_select") -> Tensor:
 # ----------------------------------------------------------------------------
 
 def _gen_kernel(draw):
+    # Runs when the op runs (eagerly, or at each call of a tf.function): takes the generator's next
+    # (counter, key), advancing its state as TF's RngReadAndSkip does.
     def kernel(*inputs, generator, shape, dtype):
-        return draw(generator._rng, *inputs, shape=shape, dtype=dtype)
+        counter, key = generator._take(int(np.prod(shape, dtype=np.int64)))
+        return draw(counter, key, *inputs, shape=shape, dtype=dtype)
 
     return kernel
 
 
-STATEFUL_NORMAL = defop("StatefulStandardNormalV2",
-                        _gen_kernel(lambda g, shape, dtype: g.standard_normal(shape).astype(dtype)),
-                        shape=_stateless_shape)
-STATEFUL_UNIFORM = defop("StatefulUniform",
-                         _gen_kernel(lambda g, shape, dtype: g.random(shape).astype(dtype)),
-                         shape=_stateless_shape)
-STATEFUL_TRUNCATED_NORMAL = defop("StatefulTruncatedNormal",
-                                  _gen_kernel(lambda g, shape, dtype: _truncated(g, shape, dtype)),
+STATEFUL_NORMAL = defop("StatefulStandardNormalV2", _gen_kernel(philox.normal), shape=_stateless_shape)
+STATEFUL_UNIFORM = defop("StatefulUniform", _gen_kernel(philox.uniform), shape=_stateless_shape)
+STATEFUL_TRUNCATED_NORMAL = defop("StatefulTruncatedNormal", _gen_kernel(philox.truncated_normal),
                                   shape=_stateless_shape)
 STATEFUL_UNIFORM_INT = defop(
     "StatefulUniformInt",
-    _gen_kernel(lambda g, lo, hi, shape, dtype: _uniform_int(g, lo, hi, shape, dtype, "StatefulUniformInt")),
+    _gen_kernel(lambda c, k, lo, hi, shape, dtype: philox.uniform_int(
+        c, k, shape, *_int_range(lo, hi, "StatefulUniformInt"), dtype)),
     shape=_stateless_shape)
-STATEFUL_UNIFORM_FULL_INT = defop(
-    "StatefulUniformFullInt",
-    _gen_kernel(lambda g, shape, dtype: g.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, size=shape,
-                                                   dtype=dtype, endpoint=True)),
-    shape=_stateless_shape)
+STATEFUL_UNIFORM_FULL_INT = defop("StatefulUniformFullInt", _gen_kernel(philox.uniform_full_int),
+                                  shape=_stateless_shape)
 for _op in (STATEFUL_NORMAL, STATEFUL_UNIFORM, STATEFUL_TRUNCATED_NORMAL, STATEFUL_UNIFORM_INT,
             STATEFUL_UNIFORM_FULL_INT):
     _op.kernel = _dynamic_shape(_op.kernel)
     _stateful(_op)
 
 
-class Generator:
-    """A random-number generator with its own state (``tf.random.Generator``).
+def _state_from_seed(seed: Any) -> np.ndarray:
+    """TF's ``create_rng_state(seed, PHILOX)``: int64 [counter_lo, counter_hi, key]. An int is cut into
+    64-bit words (lowest first); a vector is left-padded with zeros to three words."""
+    if isinstance(seed, Tensor):
+        seed = seed.numpy()
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        seed, words = int(seed), []
+        for _ in range(3):
+            words.append(seed & _MASK64)
+            seed >>= 64
+        return np.asarray(words, dtype=np.uint64).view(np.int64)
+    arr = np.asarray(seed)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"tf.random.Generator: a seed must be an integer or a vector of integers, got {seed!r}")
+    flat = [int(x) & _MASK64 for x in arr.reshape(-1)[:3]]
+    return np.asarray([0] * (3 - len(flat)) + flat, dtype=np.uint64).view(np.int64)
 
-    Create it with ``Generator.from_seed(seed)`` (reproducible) or
-    ``Generator.from_non_deterministic_state()``. Each draw advances the
-    state; ``split`` makes independent child generators. The stream is
-    NumPy's Philox (not bit-equal to TF's).
+
+def _current_replica_id(strategy: Any) -> int | None:
+    """The replica id while ``strategy.run`` runs one of its replicas, else None."""
+    if strategy is None:
+        return None
+    from tapeflow.distribute import strategies
+
+    ctx = strategies.get_replica_context()
+    if ctx is None or ctx.strategy is not strategy or not getattr(ctx, "_in_run", False):
+        return None
+    return int(ctx._replica_id)
+
+
+class Generator:
+    """A random-number generator with its own state (``tf.random.Generator``), TF's Philox streams.
+
+    Create it with ``Generator.from_seed(seed)`` (reproducible: the same numbers as TF) or
+    ``Generator.from_non_deterministic_state()``. The state is TF's: an int64 ``tf.Variable``
+    ``[counter_lo, counter_hi, key]``; each draw of n numbers advances the counter by 256·n; ``split``
+    makes independent child generators. Made inside a ``MirroredStrategy`` scope, each replica of
+    ``strategy.run`` keeps its own copy of the state and mixes its replica id into the key, as TF.
 
     >>> g = tf.random.Generator.from_seed(1)
     >>> g.normal([2, 3]).shape
@@ -635,108 +683,101 @@ class Generator:
 
     def __init__(self, copy_from: Generator | None = None, state: Any = None, alg: Any = None) -> None:
         if copy_from is not None:
-            self._rng = np.random.Generator(np.random.Philox())
-            self._rng.bit_generator.state = copy_from._rng.bit_generator.state
+            arr = np.array(copy_from._state_var._value)
         elif state is not None:
-            raise NotImplementedError("tf.random.Generator(state=...) (TF's Philox state layout) is not implemented "
-                                      "in tapeflow; use Generator.from_seed(seed)")
+            arr = np.asarray(state.numpy() if isinstance(state, (Tensor,)) or hasattr(state, "numpy") else state)
+            if arr.shape != (3,):
+                raise ValueError(f"tf.random.Generator: a Philox state has shape [3], got {list(arr.shape)}")
+            arr = np.asarray([int(x) & _MASK64 for x in arr], dtype=np.uint64).view(np.int64)
         else:
-            self._rng = np.random.default_rng()
-        self._seed = None
+            arr = _state.fresh.integers(-2**63, 2**63, size=3, dtype=np.int64)
+        self._init_state(arr)
+
+    def _init_state(self, arr: np.ndarray) -> None:
+        from tapeflow.distribute import strategies
+        from tapeflow.framework.variables import Variable
+
+        strategy = strategies.get_strategy() if strategies.has_strategy() else None
+        self._strategy = strategy if getattr(strategy, "_local_replicas", 1) > 1 else None
+        self._state_var = Variable(np.asarray(arr, dtype=np.int64), trainable=False, name="Variable")
+        self._written = None  # the state array last written by a draw (anything else: restored/assigned)
+        self._shadows: dict[int, np.ndarray] = {}  # the other replicas' copies of the state
 
     @classmethod
     def from_seed(cls, seed: Any, alg: Any = None) -> Generator:
-        """A generator whose stream is determined by the integer ``seed``."""
-        g = cls.__new__(cls)
-        g._reset(seed)
-        return g
+        """A generator whose stream is determined by ``seed`` (an int or a vector of ints), as TF's."""
+        return cls(state=_state_from_seed(seed), alg=alg)
 
     @classmethod
     def from_non_deterministic_state(cls, alg: Any = None) -> Generator:
         """A generator seeded from OS entropy."""
-        g = cls.__new__(cls)
-        g._rng = np.random.Generator(np.random.Philox())
-        g._seed = None
-        return g
+        return cls(alg=alg)
 
     @classmethod
     def from_state(cls, state: Any, alg: Any) -> Generator:
-        raise NotImplementedError("tf.random.Generator.from_state (TF's Philox state layout) is not implemented in "
-                                  "tapeflow; use Generator.from_seed(seed)")
+        """A generator with the given Philox state (int64 ``[counter_lo, counter_hi, key]``)."""
+        return cls(state=state, alg=alg)
 
-    def _reset(self, seed: Any) -> None:
-        if isinstance(seed, Tensor):
-            seed = seed.numpy()
-        seed = int(np.asarray(seed).reshape(-1)[0]) if np.ndim(seed) else int(seed)
-        self._seed = seed
-        self._rng = np.random.Generator(np.random.Philox(key=_key(seed, 0x9E3779B97F4A7C15)))
+    @classmethod
+    def from_key_counter(cls, key: Any, counter: Any, alg: Any) -> Generator:
+        key = int(np.asarray(key).reshape(-1)[0])
+        c = [int(x) for x in np.asarray(counter).reshape(-1)]
+        return cls(state=c + [key], alg=alg)
+
+    def reset(self, state: Any) -> None:
+        """Sets the state (int64 ``[counter_lo, counter_hi, key]``)."""
+        self._state_var.assign(np.asarray(state, dtype=np.int64))
 
     def reset_from_seed(self, seed: Any) -> None:
         """Restarts the stream as ``Generator.from_seed(seed)`` would."""
-        self._reset(seed)
+        self._state_var.assign(_state_from_seed(seed))
+
+    def reset_from_key_counter(self, key: Any, counter: Any) -> None:
+        c = [int(x) for x in np.asarray(counter).reshape(-1)]
+        self.reset(np.asarray(c + [int(np.asarray(key).reshape(-1)[0])], dtype=np.int64))
 
     @property
     def algorithm(self) -> int:
         return 1  # Philox, as TF's default
 
-    # -- checkpointing (tf.train.Checkpoint tracks a Generator's state, as TF) ------------------------
     @property
-    def _rng(self) -> np.random.Generator:
-        var = self.__dict__.get("_state_var")
-        if var is not None and var._value is not self.__dict__.get("_synced"):  # restored from a checkpoint
-            self._load_state(np.asarray(var._value))
-        return self.__dict__["_rng_"]
+    def state(self) -> Any:
+        """The state variable: int64 ``[counter_lo, counter_hi, key]`` (TF's layout)."""
+        return self._state_var
 
-    @_rng.setter
-    def _rng(self, value: np.random.Generator) -> None:
-        self.__dict__["_rng_"] = value
-        self.__dict__["_synced"] = None
-        if self.__dict__.get("_state_var") is not None:
-            self._sync_state_var()
+    @property
+    def key(self) -> Tensor:
+        return self._state_var.value()[-1]
 
-    def _state_array(self) -> np.ndarray:
-        bitgen = self.__dict__["_rng_"].bit_generator
-        if not isinstance(bitgen, np.random.Philox):
-            raise NotImplementedError("Checkpointing a tf.random.Generator() made without a seed is not implemented "
-                                      "in tapeflow; use tf.random.Generator.from_seed(seed) or "
-                                      "from_non_deterministic_state().")
-        st = bitgen.state
-        words = list(st["state"]["counter"]) + list(st["state"]["key"]) + list(st["buffer"]) + [
-            st["buffer_pos"], st["has_uint32"], st["uinteger"]]
-        return np.asarray([int(w) for w in words], dtype=np.uint64).view(np.int64)
-
-    def _load_state(self, arr: np.ndarray) -> None:
-        w = [int(x) for x in np.asarray(arr, np.int64).view(np.uint64)]
-        bitgen = np.random.Philox()
-        bitgen.state = {"bit_generator": "Philox", "state": {"counter": np.asarray(w[0:4], np.uint64),
-                                                            "key": np.asarray(w[4:6], np.uint64)},
-                        "buffer": np.asarray(w[6:10], np.uint64), "buffer_pos": w[10], "has_uint32": w[11],
-                        "uinteger": w[12]}
-        self.__dict__["_rng_"] = np.random.Generator(bitgen)
-        self.__dict__["_synced"] = self.__dict__["_state_var"]._value
-
-    def _sync_state_var(self) -> None:
-        from tapeflow.framework.variables import Variable
-
-        arr = self._state_array()
-        var = self.__dict__.get("_state_var")
-        if var is None:
-            var = Variable(arr, trainable=False, name="_state_var")
-            self.__dict__["_state_var"] = var
-        var._value = arr
-        self.__dict__["_synced"] = var._value
+    def _take(self, n: int) -> tuple[int, int]:
+        """``(counter, key)`` for a draw of ``n`` numbers now; advances this replica's state by 256·n."""
+        var = self._state_var
+        rid = _current_replica_id(self._strategy)
+        if var._value is not self._written:  # first draw, or the state was assigned/restored: every copy follows
+            self._shadows = {}
+        if rid:
+            st = self._shadows.get(rid)
+            if st is None:
+                st = self._shadows[rid] = np.array(var._value)
+        else:
+            st = np.asarray(var._value)
+        w = [int(x) for x in st.view(np.uint64)]
+        counter, key = w[0] | (w[1] << 64), w[2]
+        nxt = philox.advance(counter, n)
+        new = np.asarray([nxt & _MASK64, nxt >> 64, key], dtype=np.uint64).view(np.int64)
+        if rid:
+            self._shadows[rid] = new
+            if var._value is not self._written:
+                self._written = var._value
+        else:
+            var._value = new
+            self._written = new
+        if rid is not None:  # as TF's _preprocess_key: the replica id mixed into the key
+            key = int(philox.uniform_full_int(rid, key, (), np.uint64))
+        return counter, key
 
     def _trackable_children(self, *args: Any, **kwargs: Any) -> dict:
-        self._rng  # noqa: B018 - applies a pending restore first
-        self._sync_state_var()
-        return {"_state_var": self.__dict__["_state_var"]}
-
-    @property
-    def state(self) -> Tensor:
-        """The Philox counter and key as an int64 tensor (NumPy's layout, not TF's)."""
-        st = self._rng.bit_generator.state["state"]
-        words = list(np.asarray(st["counter"], dtype=np.uint64)) + list(np.asarray(st["key"], dtype=np.uint64))
-        return convert_to_tensor(np.asarray(words, dtype=np.uint64).view(np.int64))
+        return {"_state_var": self._state_var}
 
     def _draw(self, op, shape: Any, d: dtypes.DType, inputs: tuple = ()) -> Tensor:
         return _run_sized(op, inputs, shape, {"generator": self, "dtype": d._np})
@@ -780,16 +821,18 @@ class Generator:
         return array_ops.stack([keys, array_ops.zeros_like(keys)])
 
     def split(self, count: int = 1) -> list:
-        """``count`` new, independent generators; advances this one."""
-        keys = self._rng.integers(0, 2**63 - 1, size=int(count), dtype=np.int64)
-        return [Generator.from_seed(int(k)) for k in keys]
+        """``count`` new, independent generators (state ``[0, 0, key]``, keys drawn from this one), as TF."""
+        keys = np.asarray(self.uniform_full_int([int(count)], dtype=dtypes.int64)._value).reshape(-1)
+        return [Generator(state=[0, 0, int(k)]) for k in keys]
 
-    def skip(self, delta: int) -> None:
-        """Advances the stream (NumPy's Philox counter) by ``delta`` blocks."""
-        self._rng.bit_generator.advance(int(delta))
+    def skip(self, delta: int) -> Tensor:
+        """Advances the counter as a draw of ``delta`` numbers would; returns the state before it."""
+        before = convert_to_tensor(np.array(self._state_var._value))
+        self._take(int(delta))
+        return before
 
     def __repr__(self) -> str:
-        return f"<tapeflow.random.Generator seed={self._seed}>"
+        return f"<tapeflow.random.Generator object at 0x{id(self):x}>"
 
 
 _global_generator: Generator | None = None

@@ -1,0 +1,227 @@
+"""TF's Philox-4x32-10 counter-based generator and its distributions, bit-equal to TF's CPU kernels.
+
+A stream is a 64-bit ``key`` and a 128-bit ``counter``. One Philox call maps
+(counter, key) to four uint32 words; TF's kernels fill an output in groups,
+group ``i`` using ``counter + i`` (distributions with a fixed sample count:
+uniform, normal, integers) or ``counter + 256 * i`` (truncated normal, which
+may reject samples and reads its words one at a time). Every draw then
+advances the stream's counter by ``256 * num_elements``, as TF's ops do.
+
+The float transforms follow TF's ``random_distributions.h``: a uint32 becomes
+a float in [1, 2) from its low 23 bits, minus one; a normal pair comes from
+Box-Muller on two such floats. TF calls the C library's ``logf``/``sincosf``
+(``log``/``sin``/``cos`` for doubles), which are not always correctly rounded;
+draws of up to ``EXACT_MAX`` numbers call the same C functions (through
+ctypes), so they are bit-equal to TF on the same platform; larger draws use
+NumPy's float64 functions rounded to float32, which differ from the C
+library in the last bit of about 1% of float32 normals.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import math
+
+import numpy as np
+
+EXACT_MAX = 1024  # Box-Muller draws up to this many numbers use the C library's functions, as TF
+
+
+def _libm():
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        logf, sincosf = lib.logf, lib.sincosf
+    except (OSError, AttributeError):  # no C math library with these names: NumPy's functions only
+        return None
+    logf.restype, logf.argtypes = ctypes.c_float, [ctypes.c_float]
+    ptr = ctypes.POINTER(ctypes.c_float)
+    sincosf.restype, sincosf.argtypes = None, [ctypes.c_float, ptr, ptr]
+    return logf, sincosf
+
+
+_LIBM = _libm()
+
+
+def _log_sincos_f32(u1: np.ndarray, v1: np.ndarray) -> tuple:
+    """float32 ``logf(u1)``, ``sinf(v1)``, ``cosf(v1)``: the C library's for small draws, else NumPy's."""
+    if _LIBM is not None and u1.size * 2 <= EXACT_MAX:
+        logf, sincosf = _LIBM
+        s, c = ctypes.c_float(), ctypes.c_float()
+        ps, pc = ctypes.byref(s), ctypes.byref(c)
+        lg = np.empty(u1.size, np.float32)
+        sn = np.empty(u1.size, np.float32)
+        cs = np.empty(u1.size, np.float32)
+        for i, (a, b) in enumerate(zip(u1.tolist(), v1.tolist())):
+            lg[i] = logf(a)
+            sincosf(b, ps, pc)
+            sn[i], cs[i] = s.value, c.value
+        return lg, sn, cs
+    v = v1.astype(np.float64)
+    return (np.log(u1.astype(np.float64)).astype(np.float32), np.sin(v).astype(np.float32),
+            np.cos(v).astype(np.float32))
+
+_M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+_W0, _W1 = 0x9E3779B9, 0xBB67AE85
+_LOW = np.uint64(0xFFFFFFFF)
+_MASK64 = (1 << 64) - 1
+_MASK128 = (1 << 128) - 1
+
+
+def philox(counters: np.ndarray, key: int) -> np.ndarray:
+    """Philox-4x32-10 of ``counters`` (uint32 [n, 4], word 0 lowest) under the 64-bit ``key``: uint32 [n, 4]."""
+    c = [counters[:, i].astype(np.uint64) for i in range(4)]
+    k0, k1 = key & 0xFFFFFFFF, (key >> 32) & 0xFFFFFFFF
+    for _ in range(10):
+        p0, p1 = _M0 * c[0], _M1 * c[2]
+        c = [(p1 >> np.uint64(32)) ^ c[1] ^ np.uint64(k0), p1 & _LOW, (p0 >> np.uint64(32)) ^ c[3] ^ np.uint64(k1),
+             p0 & _LOW]
+        k0, k1 = (k0 + _W0) & 0xFFFFFFFF, (k1 + _W1) & 0xFFFFFFFF
+    return np.stack(c, axis=1).astype(np.uint32)
+
+
+def _counters(counter: int, n: int, stride: int = 1) -> np.ndarray:
+    """uint32 [n, 4]: the 128-bit ``counter + stride * i`` for i < n, as words (lowest first)."""
+    lo, hi = counter & _MASK64, counter >> 64
+    i = np.arange(n, dtype=np.uint64) * np.uint64(stride)
+    low = np.uint64(lo) + i  # wraps mod 2**64
+    carry = (low < i).astype(np.uint64)  # (lo + i overflowed)
+    high = np.uint64(hi & _MASK64) + carry
+    return np.stack([low & _LOW, low >> np.uint64(32), high & _LOW, high >> np.uint64(32)], axis=1).astype(np.uint32)
+
+
+def words(counter: int, key: int, groups: int, stride: int = 1) -> np.ndarray:
+    """The uint32 [groups, 4] words of ``groups`` Philox calls from ``counter`` (step ``stride``)."""
+    return philox(_counters(counter, groups, stride), key)
+
+
+def _uint32_to_float(x: np.ndarray) -> np.ndarray:
+    return ((x & np.uint32(0x7FFFFF)) | np.uint32(0x3F800000)).view(np.float32) - np.float32(1.0)
+
+
+def _uint64_to_double(x0: np.ndarray, x1: np.ndarray) -> np.ndarray:
+    man = ((x0.astype(np.uint64) & np.uint64(0xFFFFF)) << np.uint64(32)) | x1.astype(np.uint64)
+    return (man | (np.uint64(1023) << np.uint64(52))).view(np.float64) - 1.0
+
+
+def _box_muller_float(x0: np.ndarray, x1: np.ndarray) -> tuple:
+    u1 = np.maximum(_uint32_to_float(x0), np.float32(1.0e-7))
+    v1 = (2.0 * np.pi * _uint32_to_float(x1).astype(np.float64)).astype(np.float32)
+    lg, sn, cs = _log_sincos_f32(u1, v1)
+    u2 = np.sqrt(np.float32(-2.0) * lg)
+    return sn * u2, cs * u2
+
+
+def _box_muller_double(x0, x1, x2, x3) -> tuple:
+    u1 = np.maximum(_uint64_to_double(x0, x1), 1.0e-34)
+    v1 = 2.0 * np.pi * _uint64_to_double(x2, x3)
+    if u1.size * 2 <= EXACT_MAX:  # Python's math module calls the C library's log/sin/cos, as TF
+        u2 = np.sqrt(-2.0 * np.asarray([math.log(x) for x in u1.tolist()]))
+        return np.asarray([math.sin(x) for x in v1.tolist()]) * u2, np.asarray([math.cos(x) for x in v1.tolist()]) * u2
+    u2 = np.sqrt(-2.0 * np.log(u1))
+    return np.sin(v1) * u2, np.cos(v1) * u2
+
+
+def _take(flat: np.ndarray, n: int, shape: tuple, dtype) -> np.ndarray:
+    return flat[:n].astype(dtype, copy=False).reshape(shape)
+
+
+def uniform(counter: int, key: int, shape: tuple, dtype) -> np.ndarray:
+    """Floats in [0, 1) (TF's ``UniformDistribution``); float16/bfloat16 are float32 draws rounded."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if np.dtype(dtype) == np.float64:
+        w = words(counter, key, (n + 1) // 2)
+        out = np.stack([_uint64_to_double(w[:, 0], w[:, 1]), _uint64_to_double(w[:, 2], w[:, 3])], axis=1)
+        return _take(out.reshape(-1), n, shape, dtype)
+    w = words(counter, key, (n + 3) // 4)
+    return _take(_uint32_to_float(w).reshape(-1), n, shape, dtype)
+
+
+def normal(counter: int, key: int, shape: tuple, dtype) -> np.ndarray:
+    """Standard normal samples (TF's ``NormalDistribution``, Box-Muller)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if np.dtype(dtype) == np.float64:
+        w = words(counter, key, (n + 1) // 2)
+        out = np.stack(_box_muller_double(w[:, 0], w[:, 1], w[:, 2], w[:, 3]), axis=1)
+        return _take(out.reshape(-1), n, shape, dtype)
+    w = words(counter, key, (n + 3) // 4)
+    a = _box_muller_float(w[:, 0], w[:, 1])
+    b = _box_muller_float(w[:, 2], w[:, 3])
+    return _take(np.stack([a[0], a[1], b[0], b[1]], axis=1).reshape(-1), n, shape, dtype)
+
+
+def truncated_normal(counter: int, key: int, shape: tuple, dtype) -> np.ndarray:
+    """Standard normal samples with |x| < 2 (TF's ``TruncatedNormalDistribution``): each group of
+    outputs (4 floats, 2 doubles) reads words from its own stream ``counter + 256 * group`` and keeps
+    the Box-Muller samples inside the bounds."""
+    n = int(np.prod(shape, dtype=np.int64))
+    double = np.dtype(dtype) == np.float64
+    per = 2 if double else 4
+    groups = (n + per - 1) // per
+    out = np.empty((groups, per), np.float64 if double else np.float32)
+    filled = np.zeros(groups, np.int64)
+    block = 0
+    todo = np.arange(groups)
+    while todo.size:
+        base = _counters(counter, groups, 256)[todo].astype(np.uint64)
+        # block ``block`` of each pending group's stream: its counter plus ``block``
+        low = (base[:, 0] | (base[:, 1] << np.uint64(32))) + np.uint64(block)
+        carry = (low < np.uint64(block)).astype(np.uint64)
+        high = (base[:, 2] | (base[:, 3] << np.uint64(32))) + carry
+        ctr = np.stack([low & _LOW, low >> np.uint64(32), high & _LOW, high >> np.uint64(32)], 1).astype(np.uint32)
+        w = philox(ctr, key)
+        if double:
+            samples = np.stack(_box_muller_double(w[:, 0], w[:, 1], w[:, 2], w[:, 3]), axis=1)
+        else:
+            a, b = _box_muller_float(w[:, 0], w[:, 1]), _box_muller_float(w[:, 2], w[:, 3])
+            samples = np.stack([a[0], a[1], b[0], b[1]], axis=1)
+        for j in range(samples.shape[1]):
+            ok = (np.abs(samples[:, j]) < 2.0) & (filled[todo] < per)
+            rows = todo[ok]
+            out[rows, filled[rows]] = samples[ok, j]
+            filled[rows] += 1
+        todo = todo[filled[todo] < per]
+        block += 1
+    return _take(out.reshape(-1), n, shape, dtype)
+
+
+def uniform_int(counter: int, key: int, shape: tuple, lo: int, hi: int, dtype) -> np.ndarray:
+    """Integers in [lo, hi): ``lo + word % (hi - lo)`` (one uint32 word each for 32-bit types, two for 64-bit)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    span = (int(hi) - int(lo)) & _MASK64
+    if np.dtype(dtype).itemsize == 8:
+        w = words(counter, key, (n + 1) // 2).reshape(-1, 2).astype(np.uint64)
+        bits = w[:, 0] | (w[:, 1] << np.uint64(32))
+        r = bits % np.uint64(span)
+        out = (r + np.uint64(int(lo) & _MASK64)).view(np.int64)
+        return _take(out, n, shape, dtype) if np.dtype(dtype).kind == "i" else _take(out.view(np.uint64), n, shape,
+                                                                                      dtype)
+    w = words(counter, key, (n + 3) // 4).reshape(-1)
+    r = w % np.uint32(span & 0xFFFFFFFF)
+    out = (r + np.uint32(int(lo) & 0xFFFFFFFF)).view(np.int32)
+    return _take(out if np.dtype(dtype).kind == "i" else out.view(np.uint32), n, shape, dtype)
+
+
+def uniform_full_int(counter: int, key: int, shape: tuple, dtype) -> np.ndarray:
+    """Integers over the whole range of ``dtype`` (the raw words; two per 64-bit value)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if np.dtype(dtype).itemsize == 8:
+        w = words(counter, key, (n + 1) // 2).reshape(-1, 2).astype(np.uint64)
+        return _take((w[:, 0] | (w[:, 1] << np.uint64(32))).view(np.dtype(dtype)), n, shape, dtype)
+    w = words(counter, key, (n + 3) // 4).reshape(-1)
+    return _take(w.view(np.dtype(dtype)), n, shape, dtype)
+
+
+def stateless_key_counter(seed0: int, seed1: int) -> tuple[int, int]:
+    """TF's scramble of a stateless seed pair into a Philox (key, counter)."""
+    s0, s1 = int(seed0) & _MASK64, int(seed1) & _MASK64
+    ctr = np.array([[s0 & 0xFFFFFFFF, s0 >> 32, s1 & 0xFFFFFFFF, s1 >> 32]], dtype=np.uint32)
+    mix = philox(ctr, 0x02461E29_3EC8F720)[0].astype(np.uint64)
+    key = int(mix[0]) | (int(mix[1]) << 32)
+    counter = (int(mix[2]) | (int(mix[3]) << 32)) << 64
+    return key, counter
+
+
+def advance(counter: int, n: int) -> int:
+    """``counter`` after a draw of ``n`` elements (TF skips 256 Philox calls per element)."""
+    return (counter + 256 * int(n)) & _MASK128
