@@ -9,6 +9,18 @@ from tapeflow.framework import context as _context
 PhysicalDevice = collections.namedtuple("PhysicalDevice", ["name", "device_type"])
 LogicalDevice = collections.namedtuple("LogicalDevice", ["name", "device_type"])
 
+
+class LogicalDeviceConfiguration(collections.namedtuple(
+        "LogicalDeviceConfiguration", ["memory_limit", "experimental_priority", "experimental_device_ordinal"])):
+    """One logical (virtual) device of a physical one, as ``tf.config.LogicalDeviceConfiguration``."""
+
+    def __new__(cls, memory_limit: int | None = None, experimental_priority: int | None = None,
+                experimental_device_ordinal: int | None = None) -> LogicalDeviceConfiguration:
+        return super().__new__(cls, memory_limit, experimental_priority, experimental_device_ordinal)
+
+
+_LOGICAL_CPUS: list | None = None  # the CPU's logical device configurations, once set
+
 _CPU = PhysicalDevice("/physical_device:CPU:0", "CPU")
 
 
@@ -30,9 +42,32 @@ def list_physical_devices(device_type: str | None = None) -> list:
 
 
 def list_logical_devices(device_type: str | None = None) -> list:
+    """The logical CPUs: one, or as many as ``set_logical_device_configuration`` made."""
     if device_type is None or device_type.upper() == "CPU":
-        return [LogicalDevice("/device:CPU:0", "CPU")]
+        return [LogicalDevice(f"/device:CPU:{i}", "CPU") for i in range(len(_LOGICAL_CPUS or [None]))]
     return []
+
+
+def set_logical_device_configuration(device, logical_devices: list | None) -> None:
+    """Splits the CPU into ``len(logical_devices)`` logical CPUs (``/device:CPU:0``, ``/device:CPU:1``, ...),
+    e.g. for a ``MirroredStrategy`` with several replicas in one process, as TF. They share the one
+    NumPy backend: replicas take turns, they do not compute in parallel."""
+    global _LOGICAL_CPUS
+    if getattr(device, "device_type", "CPU") != "CPU":
+        raise ValueError(f"Unrecognized device: {device!r} (tapeflow only has the CPU)")
+    if logical_devices is None:
+        _LOGICAL_CPUS = None
+        return
+    configs = list(logical_devices)
+    for c in configs:
+        if not isinstance(c, LogicalDeviceConfiguration):
+            raise TypeError(f"logical_devices must be a list of tf.config.LogicalDeviceConfiguration, got {c!r}")
+    _LOGICAL_CPUS = configs or None
+
+
+def get_logical_device_configuration(device) -> list | None:
+    """The logical device configurations set for ``device`` (None if none were)."""
+    return None if _LOGICAL_CPUS is None else list(_LOGICAL_CPUS)
 
 
 def get_visible_devices(device_type: str | None = None) -> list:
@@ -55,6 +90,10 @@ class experimental:  # noqa: N801 - TF's namespace name
     @staticmethod
     def enable_op_determinism() -> None:
         """A no-op: tapeflow's kernels are deterministic."""
+
+    VirtualDeviceConfiguration = LogicalDeviceConfiguration
+    set_virtual_device_configuration = staticmethod(set_logical_device_configuration)
+    get_virtual_device_configuration = staticmethod(get_logical_device_configuration)
 
 
 class threading:  # noqa: N801 - TF's namespace name

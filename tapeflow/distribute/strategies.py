@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from tapeflow.distribute import collective_ops
+from tapeflow.distribute import collective_ops, local_replicas
 from tapeflow.distribute.communicator import get_communicator, install_abort_on_exception
 from tapeflow.distribute.input_lib import DistributedDataset, InputContext
 from tapeflow.framework import distribution_hooks as hooks
@@ -86,8 +86,10 @@ def _op(reduce_op: Any) -> ReduceOp:
 class ReplicaContext:
     """The context of one replica inside ``strategy.run``."""
 
-    def __init__(self, strategy: Strategy) -> None:
+    def __init__(self, strategy: Strategy, replica_id: int | None = None) -> None:
         self.strategy = strategy
+        self._replica_id = 0 if replica_id is None else replica_id
+        self._in_run = replica_id is not None  # one of several local replicas (see local_replicas)
 
     @property
     def num_replicas_in_sync(self) -> int:
@@ -97,11 +99,16 @@ class ReplicaContext:
     def replica_id_in_sync_group(self) -> Any:
         from tapeflow.framework.tensor import constant
 
+        if self._in_run:
+            return constant(self._replica_id)
         return constant(self.strategy._comm.rank if self.strategy._multi else 0)
 
     def all_reduce(self, reduce_op: Any, value: Any, options: Any = None) -> Any:
         """Sums or averages ``value`` (a nest of tensors) over all replicas, in one fused collective."""
         how = _reduction(reduce_op)
+        run = local_replicas.current_run()
+        if run is not None:
+            return run[0].meet(run[1], value, lambda vals: _combine_local(vals, _op(reduce_op)))
         if not self.strategy._multi:
             return value
         if type(value) is Tensor:
@@ -109,7 +116,28 @@ class ReplicaContext:
         return nest.pack_sequence_as(value, collective_ops.all_reduce(nest.flatten(value), how))
 
     def merge_call(self, merge_fn: Callable, args: tuple = (), kwargs: dict | None = None) -> Any:
+        """Calls ``merge_fn(strategy, *args)`` once in cross-replica context (under several local replicas:
+        when every replica has reached it, with each argument a ``PerReplica`` of the replicas' values)."""
+        run = local_replicas.current_run()
+        if run is not None:
+            def combine(vals: list) -> Any:
+                a, kw = local_replicas.regroup(vals)
+                return merge_fn(self.strategy, *a, **kw)
+
+            return run[0].meet(run[1], (tuple(args), dict(kwargs or {})), combine)
         return merge_fn(self.strategy, *args, **(kwargs or {}))
+
+
+def _combine_local(values: list, op: ReduceOp) -> Any:
+    from tapeflow.framework.tensor import convert_to_tensor
+    from tapeflow.ops import math_ops
+
+    flats = [[convert_to_tensor(v) for v in nest.flatten(x)] for x in values]
+    out = []
+    for leaves in zip(*flats):
+        total = math_ops.add_n(list(leaves))
+        out.append(total if op is ReduceOp.SUM else math_ops.divide_(total, math_ops.cast(len(leaves), total.dtype)))
+    return nest.pack_sequence_as(values[0], out)
 
 
 _local = threading.local()
@@ -252,14 +280,127 @@ class OneDeviceStrategy(Strategy):
         self.device = device
 
 
+def _canonical_cpu(device: Any) -> str:
+    text = str(getattr(device, "name", device)).strip().lower()
+    index = text.rsplit(":", 1)[-1] if ":" in text else "0"
+    if "gpu" in text or "tpu" in text or not index.isdigit():
+        raise ValueError(f"MirroredStrategy device {device!r}: tapeflow computes on the CPU only (use '/cpu:0', "
+                         "'/cpu:1', ... after tf.config.set_logical_device_configuration).")
+    return f"/job:localhost/replica:0/task:0/device:CPU:{int(index)}"
+
+
 class MirroredStrategy(Strategy):
-    """With no accelerators TF's MirroredStrategy uses the one CPU; so does this."""
+    """Synchronous replicas in one process, one per (logical) CPU device, as TF's on CPUs.
+
+    ``MirroredStrategy()`` uses every logical CPU (one, unless
+    ``tf.config.set_logical_device_configuration`` made more); with a device list, one replica per
+    device. With several replicas ``run`` returns ``PerReplica`` values, ``experimental_distribute_dataset``
+    splits each batch, and ``reduce``/``gather``/``experimental_local_results`` combine them (see
+    ``local_replicas``). Keras ``fit`` under it trains as one replica on the whole batch (the same numbers).
+    """
 
     def __init__(self, devices: Any = None, cross_device_ops: Any = None) -> None:
         super().__init__()
-        for d in devices or []:
-            if "gpu" in str(d).lower() or "tpu" in str(d).lower():
-                raise ValueError(f"MirroredStrategy device {d!r}: tapeflow computes on the CPU only.")
+        if devices is None:
+            from tapeflow import config
+
+            devices = [d.name for d in config.list_logical_devices("CPU")]
+        self._devices = tuple(_canonical_cpu(d) for d in devices)
+        self._local_replicas = max(1, len(self._devices))
+        self.extended = _MirroredExtended(self)
+
+    @property
+    def num_replicas_in_sync(self) -> int:
+        return self._local_replicas
+
+    def run(self, fn: Callable, args: tuple = (), kwargs: dict | None = None, options: Any = None) -> Any:
+        """Calls ``fn`` once per replica (``PerReplica`` arguments give each replica its value); returns
+        ``PerReplica`` results (plain values with one replica)."""
+        if self._local_replicas == 1:
+            return super().run(fn, args, kwargs, options)
+        return local_replicas.ReplicaRun(self, self._local_replicas).run(fn, tuple(args), dict(kwargs or {}))
+
+    def _local_values(self, value: Any) -> list:
+        return [local_replicas.select(value, r) for r in range(self._local_replicas)]
+
+    def reduce(self, reduce_op: Any, value: Any, axis: Any = None) -> Any:
+        if self._local_replicas == 1:
+            return super().reduce(reduce_op, value, axis)
+        op = _op(reduce_op)
+        from tapeflow.framework.tensor import convert_to_tensor
+        from tapeflow.ops import array_ops, math_ops
+
+        per = self._local_values(value)
+        if axis is None:
+            return _combine_local(per, op)
+        flats = [[convert_to_tensor(v) for v in nest.flatten(x)] for x in per]
+        out = []
+        for leaves in zip(*flats):
+            total = math_ops.add_n([math_ops.reduce_sum(v, axis=axis) for v in leaves])
+            if op is ReduceOp.MEAN:
+                count = math_ops.add_n([math_ops.cast(array_ops.shape(v)[axis], v.dtype) for v in leaves])
+                total = math_ops.divide_(total, count)
+            out.append(total)
+        return nest.pack_sequence_as(per[0], out)
+
+    def gather(self, value: Any, axis: int) -> Any:
+        if self._local_replicas == 1:
+            return super().gather(value, axis)
+        from tapeflow.framework.tensor import convert_to_tensor
+        from tapeflow.ops import array_ops
+
+        per = self._local_values(value)
+        flats = [[convert_to_tensor(v) for v in nest.flatten(x)] for x in per]
+        return nest.pack_sequence_as(per[0], [array_ops.concat(list(leaves), axis) for leaves in zip(*flats)])
+
+    def experimental_local_results(self, value: Any) -> tuple:
+        if self._local_replicas == 1:
+            return (value,)
+        return tuple(self._local_values(value))
+
+    def experimental_distribute_dataset(self, dataset: Any, options: Any = None) -> Any:
+        if self._local_replicas == 1:
+            return dataset
+        return local_replicas.LocalDistributedDataset(dataset, self)
+
+    def distribute_datasets_from_function(self, dataset_fn: Callable, options: Any = None) -> Any:
+        if self._local_replicas == 1:
+            return super().distribute_datasets_from_function(dataset_fn, options)
+        n = self._local_replicas
+        return _PerReplicaDatasets(dataset_fn(InputContext(1, 0, n)), n)
+
+    def __repr__(self) -> str:
+        return f"<tapeflow.distribute.MirroredStrategy object at {id(self):#x}>"
+
+
+class _MirroredExtended(_Extended):
+    @property
+    def worker_devices(self) -> tuple:
+        return self._strategy._devices
+
+    @property
+    def parameter_devices(self) -> tuple:
+        return self._strategy._devices
+
+
+class _PerReplicaDatasets:
+    """``distribute_datasets_from_function`` under local replicas: one input pipeline whose consecutive
+    (per-replica) batches go to replicas 0, 1, ... in turn, as TF."""
+
+    def __init__(self, dataset: Any, n: int) -> None:
+        self._dataset = dataset
+        self._n = n
+
+    def __iter__(self):
+        it = iter(self._dataset)
+        while True:
+            parts = []
+            for _ in range(self._n):
+                try:
+                    parts.append(next(it))
+                except StopIteration:
+                    return
+            yield local_replicas.regroup(parts)
 
 
 class _ClusterSpec:
@@ -426,6 +567,13 @@ def has_strategy() -> bool:
     return bool(_stack())
 
 
+def _swap_replica(ctx: ReplicaContext | None) -> ReplicaContext | None:
+    """Sets this thread's replica context; returns the previous one."""
+    prev = getattr(_local, "replica", None)
+    _local.replica = ctx
+    return prev
+
+
 def in_cross_replica_context() -> bool:
     return getattr(_local, "replica", None) is None
 
@@ -445,4 +593,13 @@ def _replicas_in_sync(fn_name: str) -> int:
     return get_strategy().num_replicas_in_sync
 
 
+def _local_replica_state() -> tuple:
+    ctx = getattr(_local, "replica", None)
+    if ctx is not None and ctx._in_run:
+        return ctx.strategy, ctx._replica_id
+    s = get_strategy() if has_strategy() else None
+    return (s if getattr(s, "_local_replicas", 1) > 1 else None), None
+
+
+hooks.local_replicas = _local_replica_state
 hooks.replicas_in_sync = _replicas_in_sync  # tf.nn.compute_average_loss / scale_regularization_loss

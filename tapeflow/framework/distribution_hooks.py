@@ -18,3 +18,8 @@ on_variable_created: Any = None
 # the current strategy's replica count (a cross-replica call under a strategy's scope raises TF's RuntimeError).
 # None: no strategy can exist yet, so one replica.
 replicas_in_sync: Any = None
+# Set once ``tapeflow.distribute`` is imported: ``fn() -> (strategy, replica id)``: inside ``strategy.run`` of a
+# strategy with several local replicas (MirroredStrategy over logical CPUs), that strategy and the running
+# replica's id; else the strategy whose scope is entered if it has several local replicas (id None), else
+# ``(None, None)``. tf.random.Generator reads it.
+local_replicas: Any = None

@@ -150,7 +150,10 @@ def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True):
             for i in keep_idx:
                 j = 1 - i
                 if z[j] and _shape_of(ins[i]) == oshape and ins[i]._value.dtype == out._value.dtype:
-                    alias[out._id] = ins[i]
+                    if isinstance(ins[i], SymbolicTensor):
+                        alias[out._id] = ins[i]
+                    else:  # an eager constant: the output is that constant
+                        const[out._id] = ins[i]._value
                     done = True
                     break
             if done:

@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.framework import distribution_hooks as dist_hooks
 from tapeflow.framework import dtypes
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.execute import execute
@@ -656,15 +657,11 @@ def _state_from_seed(seed: Any) -> np.ndarray:
 
 
 def _current_replica_id(strategy: Any) -> int | None:
-    """The replica id while ``strategy.run`` runs one of its replicas, else None."""
-    if strategy is None:
+    """The replica id while ``strategy.run`` runs one of ``strategy``'s local replicas, else None."""
+    if strategy is None or dist_hooks.local_replicas is None:
         return None
-    from tapeflow.distribute import strategies
-
-    ctx = strategies.get_replica_context()
-    if ctx is None or ctx.strategy is not strategy or not getattr(ctx, "_in_run", False):
-        return None
-    return int(ctx._replica_id)
+    running, rid = dist_hooks.local_replicas()
+    return rid if running is strategy else None
 
 
 class Generator:
@@ -694,11 +691,10 @@ class Generator:
         self._init_state(arr)
 
     def _init_state(self, arr: np.ndarray) -> None:
-        from tapeflow.distribute import strategies
         from tapeflow.framework.variables import Variable
 
-        strategy = strategies.get_strategy() if strategies.has_strategy() else None
-        self._strategy = strategy if getattr(strategy, "_local_replicas", 1) > 1 else None
+        # made inside the scope of a strategy with several local replicas: per-replica streams, as TF
+        self._strategy = dist_hooks.local_replicas()[0] if dist_hooks.local_replicas is not None else None
         self._state_var = Variable(np.asarray(arr, dtype=np.int64), trainable=False, name="Variable")
         self._written = None  # the state array last written by a draw (anything else: restored/assigned)
         self._shadows: dict[int, np.ndarray] = {}  # the other replicas' copies of the state
@@ -754,7 +750,9 @@ class Generator:
         var = self._state_var
         rid = _current_replica_id(self._strategy)
         if var._value is not self._written:  # first draw, or the state was assigned/restored: every copy follows
-            self._shadows = {}
+            replicas = self._strategy.num_replicas_in_sync if self._strategy is not None else 1
+            self._shadows = {r: np.array(var._value) for r in range(1, replicas)}
+            self._written = var._value
         if rid:
             st = self._shadows.get(rid)
             if st is None:
@@ -767,8 +765,6 @@ class Generator:
         new = np.asarray([nxt & _MASK64, nxt >> 64, key], dtype=np.uint64).view(np.int64)
         if rid:
             self._shadows[rid] = new
-            if var._value is not self._written:
-                self._written = var._value
         else:
             var._value = new
             self._written = new

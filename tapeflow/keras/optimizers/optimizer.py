@@ -695,6 +695,13 @@ class Optimizer:
         grads = list(grads)
         if dist_hooks.strategy is not None and _aggregate:
             grads = dist_hooks.strategy._aggregate_gradients(grads)
+        from tapeflow.distribute import local_replicas
+
+        run = local_replicas.current_run()
+        if run is not None:  # one of several local replicas: sum theirs, update the (shared) variables once
+            vs = None if trainable_variables is None else list(trainable_variables)
+            run[0].meet(run[1], grads, lambda per: self.apply(local_replicas.sum_gradients(per), vs, _aggregate))
+            return
         if len(grads) == 0:
             return
         if trainable_variables is None:

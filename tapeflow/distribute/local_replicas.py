@@ -1,0 +1,268 @@
+"""Several replicas in one process: ``MirroredStrategy`` over logical (virtual) CPUs.
+
+``MirroredStrategy(["/cpu:0", "/cpu:1"])`` (or, after
+``tf.config.set_logical_device_configuration``, ``MirroredStrategy()``) has
+one replica per device. As TF's, ``strategy.run(fn)`` calls ``fn`` once per
+replica, each in its own thread, and returns ``PerReplica`` values; here the
+threads take turns (replica 0, 1, ... up to the next synchronisation point,
+then again in order), so runs are deterministic and need no locks in the
+library. The points where replicas meet: ``ReplicaContext.all_reduce``,
+``merge_call`` and an optimizer's ``apply_gradients`` (which sums the
+replicas' gradients and updates the variables once — variables have one
+copy, shared by all replicas, where TF keeps one mirrored copy per device).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from tapeflow.framework import nest
+from tapeflow.framework.composite_tensor import CompositeTensor, TypeSpec
+from tapeflow.framework.tensor import Tensor
+
+__all__ = ["PerReplica", "ReplicaRun", "LocalDistributedDataset", "current_run"]
+
+
+class PerReplicaSpec(TypeSpec):
+    """The spec of a ``PerReplica``: its components are the replicas' values (so a ``tf.function``
+    returning one gives back a ``PerReplica`` of its outputs)."""
+
+    def __init__(self, n: int) -> None:
+        self._n = n
+
+    def _to_components(self, value: Any) -> tuple:
+        return tuple(value._values)
+
+    def _from_components(self, components: Any) -> Any:
+        return PerReplica(tuple(components))
+
+    @property
+    def _component_specs(self) -> tuple:
+        raise NotImplementedError("PerReplicaSpec component specs (tf.function signatures of PerReplica values)")
+
+    def _serialize(self) -> tuple:
+        return (self._n,)
+
+
+class PerReplica(CompositeTensor):
+    """One value per replica (what ``strategy.run`` returns under several local replicas), printed as TF's."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: tuple) -> None:
+        self._values = tuple(values)
+
+    @property
+    def _type_spec(self) -> PerReplicaSpec:
+        return PerReplicaSpec(len(self._values))
+
+    @property
+    def values(self) -> tuple:
+        return self._values
+
+    def _text(self, fmt: Callable) -> str:
+        body = ",\n".join(f"  {i}: {fmt(v)}" for i, v in enumerate(self._values))
+        return "PerReplica:{\n" + body + "\n}"
+
+    def __str__(self) -> str:
+        return self._text(str)
+
+    def __repr__(self) -> str:
+        return self._text(repr)
+
+
+def regroup(results: list) -> Any:
+    """Replica results (one structure each) as one structure of ``PerReplica`` leaves."""
+    first = results[0]
+    if first is None:
+        return None
+    flats = [nest.flatten(r) for r in results]
+    leaves = [PerReplica(tuple(f[i] for f in flats)) for i in range(len(flats[0]))]
+    return nest.pack_sequence_as(first, leaves)
+
+
+def select(value: Any, replica: int) -> Any:
+    """``value`` as replica ``replica`` sees it (each ``PerReplica`` leaf replaced by its value there)."""
+    if isinstance(value, PerReplica):
+        return value._values[replica]
+    if isinstance(value, (list, tuple, dict)) and not isinstance(value, Tensor):
+        return nest.map_structure(lambda v: v._values[replica] if isinstance(v, PerReplica) else v, value)
+    return value
+
+
+_local = threading.local()
+
+
+def current_run() -> tuple[ReplicaRun, int] | None:
+    """``(run, replica id)`` inside one replica of a local multi-replica ``strategy.run``, else None."""
+    return getattr(_local, "run", None)
+
+
+class _AbortedError(Exception):
+    pass
+
+
+class ReplicaRun:
+    """One ``strategy.run``: a thread per replica, taking turns in replica order (see the module docstring)."""
+
+    def __init__(self, strategy: Any, n: int) -> None:
+        self.strategy = strategy
+        self.n = n
+        self.cv = threading.Condition()
+        self.turn = 0
+        self.done = [False] * n
+        self.failed = False
+        self.arrived: list = []  # (replica, value) at the current meeting point
+        self.result: Any = None
+        self.generation = 0
+
+    def _next_turn(self, rid: int) -> None:
+        for k in range(1, self.n + 1):
+            r = (rid + k) % self.n
+            if not self.done[r]:
+                self.turn = r
+                break
+        self.cv.notify_all()
+
+    def _wait_turn(self, rid: int) -> None:
+        while self.turn != rid and not self.failed:
+            self.cv.wait()
+        if self.failed:
+            raise _AbortedError()
+
+    def meet(self, rid: int, value: Any, combine: Callable[[list], Any]) -> Any:
+        """Waits for every replica to reach this point with its ``value``; returns ``combine(values)``
+        (computed once, by the last replica to arrive, in cross-replica context)."""
+        with self.cv:
+            gen = self.generation
+            self.arrived.append((rid, value))
+            if len(self.arrived) == self.n:
+                values = [v for _, v in sorted(self.arrived, key=lambda x: x[0])]
+                prev = getattr(_local, "run", None)
+                from tapeflow.distribute import strategies
+
+                saved = strategies._swap_replica(None)
+                _local.run = None
+                try:
+                    self.result = combine(values)
+                except BaseException:
+                    self.failed = True
+                    self.cv.notify_all()
+                    raise
+                finally:
+                    _local.run = prev
+                    strategies._swap_replica(saved)
+                self.arrived = []
+                self.generation += 1
+            self._next_turn(rid)
+            while (self.generation == gen or self.turn != rid) and not self.failed:
+                self.cv.wait()
+            if self.failed:
+                raise _AbortedError()
+            return self.result
+
+    def run(self, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        from tapeflow.distribute import strategies
+        from tapeflow.framework.context import state
+
+        parent_graph, parent_tapes, parent_acc = state.graph, list(state.tapes), list(state.accumulators)
+        parent_stack = list(strategies._stack())
+        results: list = [None] * self.n
+        errors: list = [None] * self.n
+
+        def replica(rid: int) -> None:
+            state.tapes, state.accumulators = list(parent_tapes), list(parent_acc)
+            state.graph = parent_graph
+            strategies._stack()[:] = parent_stack
+            _local.run = (self, rid)
+            strategies._swap_replica(strategies.ReplicaContext(self.strategy, rid))
+            with self.cv:
+                try:
+                    self._wait_turn(rid)
+                except _AbortedError:
+                    return
+            try:
+                with self.strategy.scope():
+                    results[rid] = fn(*select(args, rid), **select(kwargs, rid))
+            except _AbortedError:
+                pass
+            except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+                errors[rid] = e
+                with self.cv:
+                    self.failed = True
+                    self.cv.notify_all()
+            finally:
+                with self.cv:
+                    self.done[rid] = True
+                    if self.arrived and not self.failed:
+                        self.failed = True  # others wait at a meeting point this replica never reached
+                        errors[rid] = errors[rid] or RuntimeError(
+                            f"strategy.run: replica {rid} returned while the others wait in all_reduce / merge_call / "
+                            "apply_gradients; every replica must make the same calls.")
+                    self._next_turn(rid)
+
+        threads = [threading.Thread(target=replica, args=(r,), name=f"replica_{r}", daemon=True)
+                   for r in range(self.n)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        for e in errors:
+            if e is not None:
+                raise e
+        return regroup(results)
+
+
+def sum_gradients(per_replica: list) -> list:
+    """Per variable, the sum of the replicas' gradients (None where no replica has one)."""
+    from tapeflow.framework.indexed_slices import IndexedSlices
+    from tapeflow.framework.tensor import convert_to_tensor
+    from tapeflow.ops import array_ops, math_ops
+
+    out = []
+    for gs in zip(*per_replica):
+        present = [g for g in gs if g is not None]
+        if not present:
+            out.append(None)
+        elif len(present) == 1:
+            out.append(present[0])
+        elif all(isinstance(g, IndexedSlices) for g in present):
+            out.append(IndexedSlices(array_ops.concat([g.values for g in present], 0),
+                                     array_ops.concat([g.indices for g in present], 0), present[0].dense_shape))
+        else:
+            dense = [convert_to_tensor(g) if isinstance(g, IndexedSlices) else g for g in present]
+            out.append(math_ops.add_n(dense))
+    return out
+
+
+class LocalDistributedDataset:
+    """``experimental_distribute_dataset`` under local replicas: each global batch split into one
+    ``PerReplica`` slice per replica (rows as even as possible, the first replicas taking the extra rows)."""
+
+    def __init__(self, dataset: Any, strategy: Any) -> None:
+        self._dataset = dataset
+        self._strategy = strategy
+
+    def __iter__(self):
+        from tapeflow.distribute.input_lib import _batch_rows, _slice, split_bounds
+
+        n = self._strategy.num_replicas_in_sync
+        for element in self._dataset:
+            rows = _batch_rows(element)
+            parts = [_slice(element, *split_bounds(rows, n, r)) for r in range(n)]
+            yield regroup(parts)
+
+    def __len__(self) -> int:
+        return len(self._dataset)
+
+    def cardinality(self) -> Any:
+        return self._dataset.cardinality()
+
+    @property
+    def element_spec(self) -> Any:
+        return self._dataset.element_spec
+
+    def __repr__(self) -> str:
+        return f"<DistributedDataset of {self._dataset!r}>"
