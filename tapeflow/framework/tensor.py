@@ -333,6 +333,8 @@ def _wrap(arr: Any) -> Tensor:
     # Rank-0 values are kept as NumPy scalars: NumPy ops on them are faster.
     if isinstance(arr, np.ndarray) and arr.ndim == 0 and arr.dtype.kind != "O":
         arr = arr[()]
+    elif type(arr) is bytes:  # a string scalar (a kernel's element): kept as a 0-d object array, as constants
+        arr = np.array(arr, dtype=object)
     return Tensor(arr)
 
 

@@ -195,8 +195,11 @@ def _check_same_structure(results: list, names: list) -> None:
             raise ValueError(f"{names[0]} and {n} must have the same nested structure of outputs: {e}") from None
 
 
-def _build_case(opdef, index: Tensor, fns: list, names: list, op_name: str):
-    traced = [_trace_branch(f, [], f"{op_name}_{n}") for f, n in zip(fns, names)]
+def _build_case(opdef, index: Tensor, fns: list, names: list, op_name: str, order: list | None = None):
+    # ``order``: the order the branches are traced in (their Python side effects run in it)
+    traced: list = [None] * len(fns)
+    for i in order or range(len(fns)):
+        traced[i] = _trace_branch(fns[i], [], f"{op_name}_{names[i]}")
     _check_same_structure([t[2] for t in traced], names)
     flat0 = traced[0][3]
     for (_, _, _, flat), n in zip(traced[1:], names[1:]):
@@ -225,7 +228,8 @@ def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None =
         return true_fn() if bool(pred) else false_fn()
     if pred._value.dtype != np.bool_ or (pred._value.shape not in ((), None)):
         raise TypeError(f"pred must be a scalar bool tensor, got {pred!r}.")
-    return _build_case(IF, pred, [false_fn, true_fn], ["false_fn", "true_fn"], name or "cond")
+    # (traced true branch first, as TF)
+    return _build_case(IF, pred, [false_fn, true_fn], ["false_fn", "true_fn"], name or "cond", order=[1, 0])
 
 
 def switch_case(branch_index: Any, branch_fns: Any, default: Callable | None = None, name: str = "switch_case"):

@@ -181,7 +181,7 @@ class GraphFunction:
         return format_graph(self.graph, self.inputs, self.outputs, self.name)
 
 
-def replay(graph: FuncGraph, mapping: dict, side_effects: bool = True) -> dict:
+def replay(graph: FuncGraph, mapping: dict, side_effects: bool = True, variables: dict | None = None) -> dict:
     """Re-executes ``graph``'s ops in the current context with its
     placeholders replaced per ``mapping`` (id -> tensor); returns the
     extended mapping. Used to inline a function and to recompute a forward."""
@@ -216,10 +216,12 @@ def replay(graph: FuncGraph, mapping: dict, side_effects: bool = True) -> dict:
             outs = execute(op.opdef, ins, op.attrs)
             outs = outs if isinstance(outs, list) else [outs]
         elif op.type == "ReadVariableOp":
-            outs = [op.attrs["variable"].value()]
+            var = op.attrs["variable"]
+            outs = [(variables.get(id(var), var) if variables else var).value()]
         elif op.type in ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"):
             if side_effects:
                 var = op.attrs["variable"]
+                var = variables.get(id(var), var) if variables else var
                 getattr(var, {"AssignVariableOp": "assign", "AssignAddVariableOp": "assign_add",
                               "AssignSubVariableOp": "assign_sub"}[op.type])(ins[0], read_value=False)
             outs = []
@@ -298,6 +300,8 @@ class ConcreteFunction:
         self._out_slots = out_slots  # per flat output leaf: index into gf outputs, or -1 (Python value)
         self._input_specs = input_specs
         self._captured = [outer for outer, _ in gf.graph.captures]
+        self._var_args: list = []  # the tf.Variable arguments traced with (see _for_variables)
+        self._rebound: dict = {}
 
     @property
     def graph(self) -> FuncGraph:
@@ -406,7 +410,33 @@ class ConcreteFunction:
     def __repr__(self) -> str:
         return f"<ConcreteFunction {self.function_type} at 0x{id(self):X}>"
 
+    def _check_literals(self, args: tuple, kwargs: dict) -> None:
+        """As TF: a Python value given for a parameter traced with another Python value is a TypeError."""
+        fn = self.__dict__.get("_python_function")
+        if fn is None or self._arg_template is None:
+            return
+        try:
+            sig = inspect.signature(fn)
+            call = sig.bind_partial(*args, **kwargs).arguments
+            traced = sig.bind(*self._arg_template[0], **self._arg_template[1]).arguments
+        except TypeError as e:
+            raise TypeError(f"Binding inputs to tf.function `{self.name}` failed due to `{e}`.") from None
+        except ValueError:
+            return
+        for name, value in call.items():
+            if name not in traced:
+                continue
+            inner: list = []
+            want = _key(traced[name], inner)
+            if inner:  # a tensor (or a structure holding tensors): checked against its spec below
+                continue
+            if _key(value, []) != want:
+                raise TypeError(f"Binding inputs to tf.function `{self.name}` failed due to `Can not cast {value!r} "
+                                f"to {_type_str(traced[name])}`. Received args: {args} and kwargs: {kwargs}.")
+
     def __call__(self, *args, **kwargs):
+        if kwargs:
+            self._check_literals(args, kwargs)
         tensors: list = []
         _key((args, kwargs), tensors)
         if len(tensors) != len(self._input_specs):
@@ -435,6 +465,46 @@ class ConcreteFunction:
                 )
             flat.append(t)
         return self._call_flat(flat)
+
+    def _for_variables(self, now: list) -> ConcreteFunction:
+        """This trace for other ``tf.Variable`` arguments of the same specs (TF's VariableSpec): the graph
+        replayed with the variables substituted, once per set of variables; the Python function is not traced
+        again. A graph whose nested functions (loop bodies, branches) use the variables is traced instead."""
+        traced = self._var_args
+        if all(a is b for a, b in zip(traced, now)):
+            return self
+        key = tuple(id(v) for v in now)
+        hit = self._rebound.get(key)
+        if hit is not None and all(r() is v for r, v in zip(hit[0], now)):
+            return hit[1]
+        cf = self._rebind(dict(zip((id(v) for v in traced), now)))
+        if cf is not None:
+            self._rebound[key] = ([weakref.ref(v) for v in now], cf)
+        return cf
+
+    def _rebind(self, var_map: dict) -> ConcreteFunction | None:
+        graph = self._gf.graph
+        for op in graph.operations:  # variables used inside nested graphs: not substituted by a replay
+            for a in op.attrs.values():
+                for f in a if isinstance(a, (list, tuple)) else [a]:
+                    if isinstance(f, GraphFunction) and any(id(v) in var_map for v in f.read_vars) or (
+                            isinstance(f, GraphFunction) and any(
+                            id(o.attrs.get("variable")) in var_map for o in f.graph.operations)):
+                        return None
+        n_args = len(self._input_specs)
+        g = FuncGraph(graph.name, outer=state.graph)
+        with graph_scope(g):
+            phs = [g.add_placeholder(*_spec_of(t), t.name.rsplit(":", 1)[0]) for t in self._gf.inputs[:n_args]]
+            m = replay(graph, {t._id: p for t, p in zip(self._gf.inputs, phs)}, variables=var_map)
+            outs = []
+            for o in self._gf.outputs:
+                r = m.get(o._id, o) if isinstance(o, SymbolicTensor) else o
+                outs.append(g.capture(r) if isinstance(r, SymbolicTensor) and r._graph is not g else r)
+        g.outputs = outs
+        gf = GraphFunction(g, phs + [ph for _, ph in g.captures], outs, self._gf.name)
+        cf = ConcreteFunction(gf, self._arg_template, self._out_template, self._out_slots, self._input_specs)
+        cf.__dict__["_python_function"] = self.__dict__.get("_python_function")
+        return cf
 
     def _call_flat(self, flat: list):
         gf = self._gf
@@ -484,8 +554,8 @@ def _key(v: Any, tensors: list):
         return (type(v),) + tuple(_key(x, tensors) for x in v)
     if isinstance(v, dict):
         return ("D",) + tuple(("K", k, _key(v[k], tensors)) for k in sorted(v, key=repr))
-    if isinstance(v, Variable):
-        return ("V", id(v))
+    if isinstance(v, Variable):  # keyed by its spec, as TF's VariableSpec: another variable reuses the trace
+        return ("V", tuple(v._value.shape), v._value.dtype.name, v.trainable)
     if isinstance(v, TypeSpec):
         raise NotImplementedError(
             f"tf.function: tracing a {type(v).__name__} without a value (TF traces the spec itself); call the "
@@ -499,6 +569,17 @@ def _key(v: Any, tensors: list):
     except TypeError:
         return ("O", id(v))
     return ("P", v)
+
+
+def _variables_in(v: Any) -> list:
+    """The ``tf.Variable`` leaves of a call's arguments, in ``_key`` order."""
+    if isinstance(v, Variable):
+        return [v]
+    if isinstance(v, (list, tuple)):
+        return [x for e in v for x in _variables_in(e)]
+    if isinstance(v, dict):
+        return [x for k in sorted(v, key=repr) for x in _variables_in(v[k])]
+    return []
 
 
 def _rebuild(v: Any, it) -> Any:
@@ -805,6 +886,15 @@ class Function:
                     cf = self._trace_checked(args, kwargs, trace_key, tensors)
                 self._cache[trace_key] = cf
             self._cache[key] = cf
+        if cf._var_args:
+            now = _variables_in((args, kwargs))
+            bound = cf._for_variables(now)
+            if bound is None:  # cannot substitute them: a trace of its own (counted), keyed by identity
+                ikey = (key, tuple(id(v) for v in now))
+                bound = self._cache.get(ikey)
+                if bound is None or not all(a is b for a, b in zip(bound._var_args, now)):
+                    bound = self._cache[ikey] = self._trace_checked(args, kwargs, key, tensors)
+            cf = bound
         if any(isinstance(t, TensorSpec) for t in tensors):
             if not specs_ok:
                 raise TypeError("TensorSpec arguments are only valid in get_concrete_function.")
@@ -950,6 +1040,7 @@ class Function:
         outer = state.graph
         graph = FuncGraph(self._name, outer=outer)
         graph.allow_variable_creation = self._tracing_count == 0
+        graph.tracing_function = True  # (capturing a tensor of another finished trace is TF's TypeError)
         graph.autograph = self._autograph
         fn = self._python_function
         if self._autograph:
@@ -995,9 +1086,11 @@ class Function:
                 outputs[s] if s >= 0 else leaf for s, leaf in zip(slots, out_leaves)],
                 expand_composites=True) if out_leaves else result
         graph.outputs = outputs
+        graph.tracing_function, graph.traced_function_done = False, True
         gf = GraphFunction(graph, phs + [ph for _, ph in graph.captures], outputs, self._name)
         cf = ConcreteFunction(gf, (args, kwargs), template, slots, specs)
         cf._python_function = self._python_function
+        cf._var_args = _variables_in((args, kwargs))
         return cf
 
     def __repr__(self) -> str:

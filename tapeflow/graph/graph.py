@@ -92,10 +92,8 @@ class SymbolicTensor(Tensor):
 
     # -- no values in a graph -------------------------------------------------
     def numpy(self):
-        raise AttributeError(
-            f"'SymbolicTensor' object has no attribute 'numpy': {self.name} has no value while tf.function "
-            "traces the Python function. Use tf ops on it, or tf.print to see its value at run time."
-        )
+        # TF's text exactly (a symbolic tensor has no value while tf.function traces: use tf ops or tf.print)
+        raise AttributeError("'SymbolicTensor' object has no attribute 'numpy'")
 
     def __array__(self, dtype=None, copy=None):
         raise NotImplementedError(
@@ -258,6 +256,15 @@ class FuncGraph:
         """The placeholder standing for ``t`` (a tensor of an enclosing graph)."""
         ph = self._capture_ids.get(t._id)
         if ph is None:
+            src = t._graph
+            if getattr(src, "traced_function_done", False) and getattr(self.root(), "tracing_function", False):
+                g = self.outer
+                while isinstance(g, FuncGraph) and g is not src:
+                    g = g.outer
+                if g is not src:  # a tensor leaked out of another, finished tf.function trace
+                    raise TypeError(
+                        f"{t!r} is out of scope and cannot be used here. Use return values, explicit Python locals "
+                        "or TensorFlow collections to access it.")
             ph = self.add_placeholder(t._value.shape, t._value.dtype)
             self._capture_ids[t._id] = ph
             self.captures.append((t, ph))

@@ -1,0 +1,92 @@
+"""tf.function surface pinned against TF 2.21 (the tf.function guide): strings, literals, leaks, trace order,
+tf.Variable arguments keyed by their spec."""
+
+import pytest
+
+import tapeflow as tf
+
+
+def test_string_tensors_through_tf_function():
+    @tf.function
+    def double(a):
+        return a + a
+
+    assert str(double(tf.constant("a"))) == "tf.Tensor(b'aa', shape=(), dtype=string)"
+    cf = double.get_concrete_function(tf.TensorSpec(shape=[], dtype=tf.string))
+    assert cf(tf.constant("c")).numpy() == b"cc"
+    assert cf(a=tf.constant("b")).numpy() == b"bb"
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        cf(tf.constant(1))
+
+
+def test_concrete_function_rejects_another_python_literal():
+    @tf.function
+    def pow_(a, b):
+        return a ** b
+
+    square = pow_.get_concrete_function(a=tf.TensorSpec(None, tf.float32), b=2)
+    assert float(square(tf.constant(10.0))) == 100.0
+    assert float(square(tf.constant(3.0), b=2)) == 9.0
+    with pytest.raises(TypeError, match="Literal\\[2\\]"):
+        square(tf.constant(10.0), b=3)
+
+
+def test_leaked_tensors():
+    leaked = []
+
+    @tf.function
+    def leaky(a):
+        leaked.append(a + 1)
+        return a + 2
+
+    assert int(leaky(tf.constant(1))) == 3
+    with pytest.raises(AttributeError) as e:
+        leaked[0].numpy()
+    assert str(e.value) == "'SymbolicTensor' object has no attribute 'numpy'"
+
+    @tf.function
+    def uses_leak(b):
+        return b + leaked[0]
+
+    with pytest.raises(TypeError, match="is out of scope and cannot be used here"):
+        uses_leak(tf.constant(2))
+
+
+def test_cond_traces_the_true_branch_first():
+    order = []
+
+    @tf.function
+    def f(x):
+        return tf.cond(x > 0, lambda: order.append("true") or x, lambda: order.append("false") or -x)
+
+    assert float(f(tf.constant(-2.0))) == 2.0
+    assert order == ["true", "false"]
+
+
+def test_variables_of_one_spec_share_a_trace():
+    traces = []
+
+    @tf.function
+    def inc(v, x):
+        traces.append(1)
+        v.assign_add(x)
+        return v * 2.0
+
+    a, b = tf.Variable(1.0), tf.Variable(10.0)
+    assert float(inc(a, 1.0)) == 4.0  # (x: a Python literal, part of the trace's key)
+    assert float(inc(b, 1.0)) == 22.0
+    assert (a.numpy(), b.numpy()) == (2.0, 11.0)
+    assert len(traces) == 1 and inc.experimental_get_tracing_count() == 1
+    with tf.GradientTape() as tape:
+        y = inc(b, 1.0)
+    assert float(tape.gradient(y, b)) == 2.0
+    inc(tf.Variable([1.0, 2.0]), tf.constant([1.0, 1.0]))  # other specs: another trace
+    assert len(traces) == 2
+
+    @tf.function
+    def loop(v):
+        for _ in tf.range(3):
+            v.assign_add(1.0)
+        return v.read_value()
+
+    assert float(loop(a)) == 5.0 and float(loop(b)) == 15.0  # b: 10 + 1 + 1, then + 3
