@@ -107,9 +107,12 @@ class _AbortedError(Exception):
 class ReplicaRun:
     """One ``strategy.run``: a thread per replica, taking turns in replica order (see the module docstring)."""
 
-    def __init__(self, strategy: Any, n: int) -> None:
+    def __init__(self, strategy: Any, n: int, make_context: Callable, swap_context: Callable,
+                 strategy_stack: Callable) -> None:
+        # (the strategy module's replica-context constructor, thread-local context swap and scope stack)
         self.strategy = strategy
         self.n = n
+        self._make_context, self._swap, self._stack = make_context, swap_context, strategy_stack
         self.cv = threading.Condition()
         self.turn = 0
         self.done = [False] * n
@@ -141,9 +144,7 @@ class ReplicaRun:
             if len(self.arrived) == self.n:
                 values = [v for _, v in sorted(self.arrived, key=lambda x: x[0])]
                 prev = getattr(_local, "run", None)
-                from tapeflow.distribute import strategies
-
-                saved = strategies._swap_replica(None)
+                saved = self._swap(None)
                 _local.run = None
                 try:
                     self.result = combine(values)
@@ -153,7 +154,7 @@ class ReplicaRun:
                     raise
                 finally:
                     _local.run = prev
-                    strategies._swap_replica(saved)
+                    self._swap(saved)
                 self.arrived = []
                 self.generation += 1
             self._next_turn(rid)
@@ -164,20 +165,19 @@ class ReplicaRun:
             return self.result
 
     def run(self, fn: Callable, args: tuple, kwargs: dict) -> Any:
-        from tapeflow.distribute import strategies
         from tapeflow.framework.context import state
 
         parent_graph, parent_tapes, parent_acc = state.graph, list(state.tapes), list(state.accumulators)
-        parent_stack = list(strategies._stack())
+        parent_stack = list(self._stack())
         results: list = [None] * self.n
         errors: list = [None] * self.n
 
         def replica(rid: int) -> None:
             state.tapes, state.accumulators = list(parent_tapes), list(parent_acc)
             state.graph = parent_graph
-            strategies._stack()[:] = parent_stack
+            self._stack()[:] = parent_stack
             _local.run = (self, rid)
-            strategies._swap_replica(strategies.ReplicaContext(self.strategy, rid))
+            self._swap(self._make_context(rid))
             with self.cv:
                 try:
                     self._wait_turn(rid)

@@ -318,7 +318,9 @@ class MirroredStrategy(Strategy):
         ``PerReplica`` results (plain values with one replica)."""
         if self._local_replicas == 1:
             return super().run(fn, args, kwargs, options)
-        return local_replicas.ReplicaRun(self, self._local_replicas).run(fn, tuple(args), dict(kwargs or {}))
+        run = local_replicas.ReplicaRun(self, self._local_replicas, lambda rid: ReplicaContext(self, rid),
+                                        _swap_replica, _stack)
+        return run.run(fn, tuple(args), dict(kwargs or {}))
 
     def _local_values(self, value: Any) -> list:
         return [local_replicas.select(value, r) for r in range(self._local_replicas)]
