@@ -124,6 +124,7 @@ _LAZY = {
     "version": "tapeflow.version",
     "strings": "tapeflow.strings",
     "io": "tapeflow.io",
+    "types": "tapeflow.types",
 }
 # Composite tensor types, loaded with their namespace on first use (which also
 # gives tf.add, tf.concat ... their ragged/sparse versions).
@@ -142,7 +143,7 @@ _UNSUPPORTED = frozenset({
     "image", "signal", "audio", "lite",
     "experimental", "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue", "lookup",
     "quantization", "bitwise", "sets", "Graph", "Session", "dtensor", "mlir",
-    "profiler", "sysconfig", "types",
+    "profiler", "sysconfig",
 })
 _INITIALIZERS = {
     "zeros_initializer": "Zeros", "ones_initializer": "Ones", "constant_initializer": "Constant",

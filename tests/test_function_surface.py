@@ -90,3 +90,68 @@ def test_variables_of_one_spec_share_a_trace():
         return v.read_value()
 
     assert float(loop(a)) == 5.0 and float(loop(b)) == 15.0  # b: 10 + 1 + 1, then + 3
+
+
+def test_custom_trace_types_and_tf_types():
+    class FruitTraceType(tf.types.experimental.TraceType):
+        def __init__(self, fruit):
+            self.fruit_type, self.fruit_value = type(fruit), fruit
+
+        def is_subtype_of(self, other):
+            return type(other) is FruitTraceType and self.fruit_type is other.fruit_type
+
+        def most_specific_common_supertype(self, others):
+            return self if all(self == o for o in others) else None
+
+        def placeholder_value(self, placeholder_context=None):
+            return self.fruit_value
+
+        def __eq__(self, other):
+            return type(other) is FruitTraceType and self.fruit_type == other.fruit_type
+
+        def __hash__(self):
+            return hash(self.fruit_type)
+
+    class Apple:
+        flavor = tf.constant([1, 2])
+
+        def __tf_tracing_type__(self, context):
+            return FruitTraceType(self)
+
+    @tf.function
+    def flavor(fruit):
+        return fruit.flavor + 1
+
+    assert flavor(Apple()).numpy().tolist() == [2, 3]
+    assert flavor(Apple()).numpy().tolist() == [2, 3]
+    assert flavor.experimental_get_tracing_count() == 1
+    assert isinstance(flavor, tf.types.experimental.GenericFunction)
+    cf = flavor.get_concrete_function(Apple())
+    assert isinstance(cf, tf.types.experimental.ConcreteFunction)
+    assert isinstance(cf.function_type, tf.types.experimental.FunctionType)
+
+
+def test_inference_fn_recursion_and_to_code(tmp_path):
+    @tf.function
+    def double(a):
+        return a + a
+
+    cf = double.get_concrete_function(tf.constant("a"))
+    assert cf.inference_fn(tf.constant("x")).numpy() == b"xx"
+    src = tmp_path / "rec_mod.py"
+    src.write_text("import tapeflow as tf\n\n@tf.function\ndef recursive_fn(n):\n    if n > 0:\n"
+                   "        return recursive_fn(n - 1)\n    else:\n        return 1\n\n"
+                   "def relu(x):\n    if tf.greater(x, 0):\n        return x\n    else:\n        return 0\n")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("rec_mod", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    from tapeflow.graph.autograph import StagingError
+
+    with pytest.raises(StagingError, match="RecursionError"):
+        mod.recursive_fn(tf.constant(5))
+    assert int(mod.recursive_fn(5)) == 1  # Python recursion on Python values: one trace per value, as TF
+    code = tf.autograph.to_code(mod.relu)
+    assert code.startswith("def tf__relu(x):") and "ag__.if_stmt(" in code
+    tf.autograph.set_verbosity(0)

@@ -39,6 +39,11 @@ __all__ = ["convert", "convert_if_needed", "to_graph", "do_not_convert", "Undefi
 _CONVERTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+class StagingError(Exception):
+    """Raised while a ``tf.function`` is traced when the Python code itself fails in a way AutoGraph
+    reports "in user code" (e.g. unbounded recursion of a function calling itself), as TF's."""
+
+
 class Undefined:
     """The value of a variable not yet assigned on some path."""
 
@@ -841,4 +846,54 @@ def set_loop_options(parallel_iterations: Any = None, swap_memory: Any = None, m
 
 
 # tf.autograph.experimental.*
-experimental = types.SimpleNamespace(do_not_convert=do_not_convert, set_loop_options=set_loop_options)
+experimental = types.SimpleNamespace(do_not_convert=do_not_convert, set_loop_options=set_loop_options,
+                                     Feature=types.SimpleNamespace(ALL="ALL", AUTO_CONTROL_DEPS="AUTO_CONTROL_DEPS",
+                                                                   ASSERT_STATEMENTS="ASSERT_STATEMENTS",
+                                                                   BUILTIN_FUNCTIONS="BUILTIN_FUNCTIONS",
+                                                                   EQUALITY_OPERATORS="EQUALITY_OPERATORS",
+                                                                   LISTS="LISTS", NAME_SCOPES="NAME_SCOPES"))
+
+
+def _converted_source(fn: Callable) -> str:
+    """The source AutoGraph runs for ``fn``: its control flow rewritten into ``ag__`` calls."""
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    fn = getattr(fn, "python_function", fn)  # a tf.function: its Python function
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError) as e:
+        raise ValueError(f"tf.autograph.to_code: unable to locate the source code of {fn!r} ({e}). Functions "
+                         "defined in an interactive shell or with exec() do not expose their source.") from None
+    tree = ast.parse(source)
+    if not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise ValueError(f"tf.autograph.to_code: {fn!r} is not a function defined with `def`.")
+    fdef = tree.body[0]
+    fdef.decorator_list = []
+    if _has_control_flow(tree) or _calls_user_code(fdef, fn):
+        _explicit_super(fdef)
+        tr = _Transformer()
+        fdef.body = tr.stmts(tr.lift_returns(fdef.body))
+        fdef.body = [_Calls().visit(stmt) for stmt in fdef.body]
+    fdef.name = f"tf__{fdef.name}"
+    return ast.unparse(ast.fix_missing_locations(fdef)) + "\n"
+
+
+def to_code(entity: Callable, recursive: bool = True, experimental_optional_features: Any = None) -> str:
+    """As ``tf.autograph.to_code``: the Python source of ``entity`` as AutoGraph converts it (renamed
+    ``tf__<name>``; ``if``/``while``/``for`` on tensors become ``ag__.if_stmt``/``while_stmt``/``for_stmt``
+    over nested functions). tapeflow's converter is its own: the text is not TF's generated code."""
+    return _converted_source(entity)
+
+
+_VERBOSITY = 0
+
+
+def set_verbosity(level: int, alsologtostdout: bool = False) -> None:
+    """As ``tf.autograph.set_verbosity``: recorded (tapeflow's AutoGraph logs nothing)."""
+    global _VERBOSITY
+    _VERBOSITY = int(level)
+
+
+def trace(*args: Any) -> None:
+    """As ``tf.autograph.trace``: prints its arguments while the code runs (at trace time in a function)."""
+    print(*args)

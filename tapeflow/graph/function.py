@@ -284,6 +284,23 @@ class FunctionType:
     __repr__ = __str__
 
 
+class AtomicFunction:
+    """A concrete function's graph called with its flat tensor inputs, as TF's ``inference_fn``."""
+
+    def __init__(self, cf: ConcreteFunction) -> None:
+        self._cf = cf
+
+    @property
+    def name(self) -> str:
+        return self._cf.name
+
+    def __call__(self, *args: Any) -> Any:
+        flat = [a if isinstance(a, Tensor) else convert_to_tensor(a) for a in args]
+        if len(flat) != len(self._cf._input_specs):
+            raise TypeError(f"{self.name} expects {len(self._cf._input_specs)} tensors, got {len(flat)}.")
+        return self._cf._call_flat(flat)
+
+
 class ConcreteFunction:
     """One trace of a ``tf.function``: callable with tensors of its signature.
 
@@ -352,6 +369,11 @@ class ConcreteFunction:
     def as_text(self) -> str:
         """The graph, one equation per line (shapes, dtypes, sorted attrs)."""
         return self._gf.as_text()
+
+    @property
+    def inference_fn(self) -> AtomicFunction:
+        """The traced graph as a function of its flat tensor inputs (TF's ``AtomicFunction``)."""
+        return AtomicFunction(self)
 
     def backward_function(self) -> ConcreteFunction:
         """The gradient function: (output grads..., saved intermediates...)."""
@@ -564,6 +586,9 @@ def _key(v: Any, tensors: list):
         static, dynamic = v._trace_split()
         tensors.extend(dynamic)
         return ("C", static) + tuple(("T", t._shape_tuple(), t._value.dtype) for t in dynamic)
+    tracing_type = getattr(v, "__tf_tracing_type__", None)
+    if tracing_type is not None:  # a custom tf.types.experimental.TraceType: equal types share a trace
+        return ("TT", tracing_type(None))
     try:
         hash(v)
     except TypeError:
@@ -597,6 +622,9 @@ def _rebuild(v: Any, it) -> Any:
         keys = sorted(v, key=repr)
         new = {k: _rebuild(v[k], it) for k in keys}
         return type(v)((k, new[k]) for k in v) if type(v) is not dict else {k: new[k] for k in v}
+    tracing_type = getattr(v, "__tf_tracing_type__", None)
+    if tracing_type is not None:
+        return tracing_type(None).placeholder_value(None)
     return v
 
 
@@ -641,7 +669,7 @@ def _shapes_of(key) -> list:
         if isinstance(k, tuple) and k:
             if k[0] == "T":
                 out.append(k)
-            elif k[0] not in ("P", "O", "V"):
+            elif k[0] not in ("P", "O", "V", "TT"):
                 for x in k[1:]:
                     walk(x)
 
@@ -656,7 +684,7 @@ def _replace_shapes(key, shapes: list):
         if isinstance(k, tuple) and k:
             if k[0] == "T":
                 return ("T", next(it), k[2])
-            if k[0] not in ("P", "O", "V"):
+            if k[0] not in ("P", "O", "V", "TT"):
                 return (k[0],) + tuple(walk(x) for x in k[1:])
         return k
 
@@ -680,6 +708,11 @@ def _flatten_up_to(structure: Any, value: Any, name: str) -> list:
                             f"{sorted(structure)}, got {value!r}.")
         return [x for k in sorted(structure) for x in _flatten_up_to(structure[k], value[k], name)]
     raise TypeError(f"input_signature must contain TensorSpecs, got {structure!r}")
+
+
+def _where(fn: Any) -> str:
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    return f'"{code.co_filename}", line {code.co_firstlineno}' if code is not None else '"<unknown>"'
 
 
 def _compatible(exact: tuple | None, general: tuple | None) -> bool:
@@ -1057,7 +1090,13 @@ class Function:
                 graph.feed = {p._id: v._value for p, v in zip(phs, values) if isinstance(v, Tensor)}
             it = iter(phs)
             a, kw = _rebuild((args, kwargs), it)
-            result = fn(*a, **kw)
+            try:
+                result = fn(*a, **kw)
+            except RecursionError as e:  # e.g. a tf.function calling itself on a tensor: TF's StagingError
+                from tapeflow.graph.autograph import StagingError
+
+                raise StagingError(f"in user code:\n\n    File {_where(self._python_function)}, in {self._name}\n\n"
+                                   f"    RecursionError: {e}") from None
             out_leaves = nest.flatten(result, expand_composites=True)
             for leaf in out_leaves:
                 if type(leaf).__name__ == "Undefined" and type(leaf).__module__ == "tapeflow.graph.autograph":
