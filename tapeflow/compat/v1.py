@@ -6,8 +6,44 @@ from typing import Any
 
 from tapeflow.framework.context import executing_eagerly
 
+from tapeflow.framework.tensor_shape import Dimension
+
 __all__ = ["enable_eager_execution", "enable_v2_behavior", "disable_eager_execution", "disable_v2_behavior",
-           "executing_eagerly", "placeholder", "Session"]
+           "executing_eagerly", "placeholder", "Session", "Dimension", "enable_tensor_equality",
+           "disable_tensor_equality"]
+
+_EQUALITY_OFF: dict | None = None  # the original operators while tensor equality is disabled
+
+
+def disable_tensor_equality() -> None:
+    """TF 1 semantics: ``==``/``!=`` on tensors and variables compare identity (Python bools) and they hash
+    by id, as ``tf.compat.v1.disable_tensor_equality``. ``enable_tensor_equality`` restores TF 2's."""
+    global _EQUALITY_OFF
+    if _EQUALITY_OFF is not None:
+        return
+    from tapeflow.framework.tensor import Tensor
+    from tapeflow.framework.variables import Variable
+
+    _EQUALITY_OFF = {cls: {k: cls.__dict__[k] for k in ("__eq__", "__ne__", "__hash__") if k in cls.__dict__}
+                     for cls in (Tensor, Variable)}
+    for cls in (Tensor, Variable):
+        cls.__eq__ = lambda self, other: self is other
+        cls.__ne__ = lambda self, other: self is not other
+        cls.__hash__ = lambda self: id(self)
+
+
+def enable_tensor_equality() -> None:
+    """TF 2 semantics (the default): ``==`` on tensors is elementwise, tensors and variables are unhashable."""
+    global _EQUALITY_OFF
+    if _EQUALITY_OFF is None:
+        return
+    for cls, saved in _EQUALITY_OFF.items():
+        for k in ("__eq__", "__ne__", "__hash__"):
+            if k in saved:
+                setattr(cls, k, saved[k])
+            elif k in cls.__dict__:
+                delattr(cls, k)
+    _EQUALITY_OFF = None
 
 
 def enable_eager_execution(config: Any = None, device_policy: Any = None, execution_mode: Any = None) -> None:

@@ -6,6 +6,65 @@ from typing import Any
 from collections.abc import Iterable
 
 
+class Dimension:
+    """One dimension of a ``TensorShape`` (``tf.compat.v1.Dimension``; ``TensorShape.dims`` holds them)."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: Any) -> None:
+        if isinstance(value, Dimension):
+            value = value._value
+        self._value = None if value is None else int(value)
+        if self._value is not None and self._value < 0:
+            raise ValueError(f"Dimension {self._value} must be >= 0")
+
+    @property
+    def value(self) -> int | None:
+        return self._value
+
+    def is_compatible_with(self, other: Any) -> bool:
+        other = Dimension(other)
+        return self._value is None or other._value is None or self._value == other._value
+
+    def assert_is_compatible_with(self, other: Any) -> None:
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Dimensions {self} and {other} are not compatible")
+
+    def merge_with(self, other: Any) -> Dimension:
+        other = Dimension(other)
+        self.assert_is_compatible_with(other)
+        return Dimension(self._value if self._value is not None else other._value)
+
+    def __eq__(self, other: Any) -> Any:
+        try:
+            other = Dimension(other)
+        except (TypeError, ValueError):
+            return NotImplemented
+        if self._value is None or other._value is None:
+            return None
+        return self._value == other._value
+
+    def __ne__(self, other: Any) -> Any:
+        eq = self.__eq__(other)
+        return eq if eq is None or eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __int__(self) -> int:
+        if self._value is None:
+            raise TypeError("Cannot convert an unknown Dimension to an int")
+        return self._value
+
+    __index__ = __int__
+
+    def __repr__(self) -> str:
+        return f"Dimension({self._value})"
+
+    def __str__(self) -> str:
+        return "?" if self._value is None else str(self._value)
+
+
 class TensorShape:
     """A static shape: a tuple of ``int`` or ``None`` dims, or unknown rank."""
 
@@ -19,7 +78,8 @@ class TensorShape:
         elif isinstance(dims, int):
             self._dims = (dims,)
         else:
-            self._dims = tuple(None if d is None else int(d) for d in dims)
+            self._dims = tuple(None if d is None or (type(d) is Dimension and d._value is None) else int(d)
+                               for d in dims)
         if self._dims and any(d is not None and d < 0 for d in self._dims):
             bad = next(d for d in self._dims if d is not None and d < 0)
             raise ValueError(f"Dimension {bad} must be >= 0 (use None for an unknown dimension)")
@@ -32,7 +92,8 @@ class TensorShape:
 
     @property
     def dims(self):
-        return None if self._dims is None else list(self._dims)
+        """The dimensions as ``Dimension`` objects (TF 2's ``TensorShape.dims``), or None for an unknown rank."""
+        return None if self._dims is None else [Dimension(d) for d in self._dims]
 
     def as_list(self) -> list:
         if self._dims is None:

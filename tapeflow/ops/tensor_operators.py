@@ -217,7 +217,8 @@ def install() -> None:
 
 def _unhashable(kind, var):
     def __hash__(self):  # noqa: N807
-        raise TypeError(f"{kind} is unhashable. Instead, use {var}.ref() as the key.")
+        suffix = f" ({kind}: {self!r})" if kind == "Variable" else ""  # as TF's text
+        raise TypeError(f"{kind} is unhashable. Instead, use {var}.ref() as the key.{suffix}")
 
     return __hash__
 

@@ -604,7 +604,7 @@ class RaggedTensorSpec(TypeSpec):
     def _component_specs(self) -> tuple:
         from tapeflow.framework.tensor_spec import TensorSpec
 
-        dims = self._shape.dims
+        dims = None if self._shape.rank is None else self._shape.as_list()
         inner = None if dims is None else [None] + dims[self._ragged_rank + 1 :]
         specs = [TensorSpec(inner, self._dtype)]
         specs += [TensorSpec([None], self._row_splits_dtype) for _ in range(self._ragged_rank)]
