@@ -1,4 +1,4 @@
-"""Core eager benchmarks (issue 2), run by hand: ratios to hand-written NumPy.
+"""Core eager benchmarks, run by hand: ratios to hand-written NumPy.
 
     python benchmarks/bench_core.py            # all
     python benchmarks/bench_core.py chain mlp  # some
