@@ -11,7 +11,134 @@ from typing import Any
 from tapeflow.framework.errors import NotFoundError as _NotFound
 from tapeflow.ops.io_ops import decode_csv, parse_tensor, read_file, serialize_tensor, write_file
 
-__all__ = ["decode_csv", "read_file", "write_file", "serialize_tensor", "parse_tensor", "gfile"]
+__all__ = ["decode_csv", "read_file", "write_file", "serialize_tensor", "parse_tensor", "gfile", "TFRecordWriter",
+           "TFRecordOptions", "FixedLenFeature", "VarLenFeature", "parse_example", "parse_single_example"]
+
+
+# -- TFRecord files and tf.train.Example parsing ---------------------------------------------
+class TFRecordOptions:
+    """Options of a TFRecord file: ``compression_type`` ``""``, ``"GZIP"`` or ``"ZLIB"``."""
+
+    compression_type_map = {"": "", "GZIP": "GZIP", "ZLIB": "ZLIB"}
+
+    def __init__(self, compression_type: str | None = None, flush_mode: Any = None, input_buffer_size: Any = None,
+                 output_buffer_size: Any = None, window_bits: Any = None, compression_level: Any = None,
+                 compression_method: Any = None, mem_level: Any = None, compression_strategy: Any = None) -> None:
+        c = (compression_type or "").upper()
+        if c not in self.compression_type_map:
+            raise ValueError(f"Unsupported compression_type {compression_type!r} (expected '', 'GZIP' or 'ZLIB').")
+        self.compression_type = c
+        self.compression_level = compression_level
+
+
+class TFRecordWriter:
+    """Writes records (``bytes``, e.g. ``example.SerializeToString()``) to a TFRecord file, framed as TF
+    frames them (length, masked CRC-32C of the length, data, masked CRC-32C of the data):
+
+    >>> with tf.io.TFRecordWriter("data.tfrecord") as w:
+    ...     w.write(example.SerializeToString())
+    """
+
+    def __init__(self, path: Any, options: Any = None) -> None:
+        if isinstance(options, str):
+            options = TFRecordOptions(options)
+        self._compression = options.compression_type if options is not None else ""
+        self._level = getattr(options, "compression_level", None)
+        self._path = _p(path)
+        self._f: Any = open(self._path, "wb")
+        self._buf: list = []
+
+    def write(self, record: Any) -> None:
+        """Appends one record."""
+        from tapeflow.ops.io_ops import _bytes, tfrecord_frame
+
+        if self._f is None:
+            raise ValueError("TFRecordWriter is closed.")
+        data = _bytes(getattr(record, "_value", record))
+        framed = tfrecord_frame(data)
+        if self._compression:
+            self._buf.append(framed)
+        else:
+            self._f.write(framed)
+
+    def flush(self) -> None:
+        if self._f is not None and not self._compression:
+            self._f.flush()
+
+    def close(self) -> None:
+        """Writes what is buffered (compressed files are compressed as a whole) and closes the file."""
+        import struct
+        import zlib
+
+        if self._f is None:
+            return
+        data = b"".join(self._buf)
+        level = -1 if self._level is None else int(self._level)
+        if self._compression == "GZIP":  # TF's header: no name, mtime 0, OS byte 3 (Unix)
+            body = zlib.compressobj(level, zlib.DEFLATED, -15)
+            deflated = body.compress(data) + body.flush()
+            self._f.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + deflated
+                          + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF))
+        elif self._compression == "ZLIB":
+            self._f.write(zlib.compress(data, level))
+        self._f.close()
+        self._f = None
+
+    def __enter__(self) -> TFRecordWriter:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class FixedLenFeature(tuple):
+    """A dense feature of ``shape`` and ``dtype`` (``tf.string``, ``tf.float32`` or ``tf.int64``) for
+    ``parse_example``; a missing key takes ``default_value`` (none: the feature is required)."""
+
+    _tapeflow_kind = "fixed"
+    __slots__ = ()
+
+    def __new__(cls, shape: Any, dtype: Any, default_value: Any = None) -> FixedLenFeature:
+        if not isinstance(shape, (list, tuple)):
+            shape = shape.as_list() if hasattr(shape, "as_list") else [int(shape)]
+        return tuple.__new__(cls, (shape, dtype, default_value))
+
+    shape = property(lambda self: self[0])
+    dtype = property(lambda self: self[1])
+    default_value = property(lambda self: self[2])
+
+    def __repr__(self) -> str:
+        return f"FixedLenFeature(shape={self.shape}, dtype={self.dtype!r}, default_value={self.default_value!r})"
+
+
+class VarLenFeature(tuple):
+    """A variable-length feature: ``parse_example`` returns it as a ``tf.SparseTensor``."""
+
+    _tapeflow_kind = "var"
+    __slots__ = ()
+
+    def __new__(cls, dtype: Any) -> VarLenFeature:
+        return tuple.__new__(cls, (dtype,))
+
+    dtype = property(lambda self: self[0])
+
+    def __repr__(self) -> str:
+        return f"VarLenFeature(dtype={self.dtype!r})"
+
+
+def parse_example(serialized: Any, features: dict, example_names: Any = None, name: Any = None) -> dict:
+    """Parses a vector of serialized ``tf.train.Example`` records into a dict (keys sorted, as TF) of
+    dense tensors (``FixedLenFeature``, batch first) and ``tf.SparseTensor`` (``VarLenFeature``)."""
+    from tapeflow.ops.io_ops import parse_example_op
+
+    return parse_example_op(serialized, features, single=False)
+
+
+def parse_single_example(serialized: Any, features: dict, example_names: Any = None, name: Any = None) -> dict:
+    """``parse_example`` of one scalar serialized record (no batch dimension)."""
+    from tapeflow.ops.io_ops import parse_example_op
+
+    return parse_example_op(serialized, features, single=True)
 
 
 def _p(path: Any) -> str:
@@ -165,7 +292,8 @@ gfile.__doc__ = "``tf.io.gfile``: local-filesystem file functions with TF's name
 
 
 def __getattr__(name: str):
-    if name in ("TFRecordWriter", "parse_single_example", "parse_example", "FixedLenFeature",
-                "VarLenFeature", "decode_raw", "decode_json_example", "encode_base64", "decode_base64"):
+    if name in ("FixedLenSequenceFeature", "RaggedFeature", "SparseFeature", "parse_sequence_example",
+                "parse_single_sequence_example", "decode_raw", "decode_json_example", "encode_base64",
+                "decode_base64"):
         raise NotImplementedError(f"tf.io.{name} is not implemented in tapeflow")
     raise AttributeError(f"module 'tapeflow.io' has no attribute '{name}'")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from tapeflow.data import iterator_ops as _iterator_ops  # noqa: F401 - registers the in-graph iterator ops
 from tapeflow.data.dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from tapeflow.data.nested import DatasetSpec
-from tapeflow.data.readers import CsvDataset, TextLineDataset, make_csv_dataset
+from tapeflow.data.readers import CsvDataset, TextLineDataset, TFRecordDataset, make_csv_dataset
 
 
 def _cardinality(dataset: Dataset):
@@ -46,5 +46,5 @@ experimental = SimpleNamespace(
     get_single_element=lambda dataset: dataset.get_single_element(),
 )
 
-__all__ = ["Dataset", "DatasetSpec", "TextLineDataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY",
-           "experimental"]
+__all__ = ["Dataset", "DatasetSpec", "TextLineDataset", "TFRecordDataset", "AUTOTUNE", "INFINITE_CARDINALITY",
+           "UNKNOWN_CARDINALITY", "experimental"]

@@ -109,6 +109,39 @@ class TextLineDataset(Dataset):
         return TensorSpec([], dtypes.string)
 
 
+class TFRecordDataset(Dataset):
+    """The records of TFRecord files (``tf.io.TFRecordWriter``'s format, checksums verified) as scalar
+    strings; parse ``tf.train.Example`` records with ``tf.io.parse_example``."""
+
+    _tf_name = "TFRecordDatasetV2"
+
+    def __init__(self, filenames: Any, compression_type: str | None = None, buffer_size: int | None = None,
+                 num_parallel_reads: int | None = None, name: str | None = None) -> None:
+        self._files = _filenames(filenames, "TFRecordDataset")
+        self._compression = compression_type
+        self._inner: Dataset | None = None
+        if num_parallel_reads is not None:
+            self._inner = Dataset.from_tensor_slices(self._files).interleave(
+                lambda f: TFRecordDataset(f, compression_type), cycle_length=int(num_parallel_reads))
+
+    def _elements(self) -> Iterator:
+        from tapeflow.ops.io_ops import read_tfrecords
+
+        if self._inner is not None:
+            yield from self._inner._elements()
+            return
+        for path in self._files:
+            with _open(path, self._compression) as f:
+                for record in read_tfrecords(f, path):
+                    yield np.asarray(record, dtype=_OBJ)
+
+    @property
+    def element_spec(self) -> Any:
+        from tapeflow.framework.tensor_spec import TensorSpec
+
+        return TensorSpec([], dtypes.string)
+
+
 # -- CSV ---------------------------------------------------------------------------
 _CSV_TYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.string)
 

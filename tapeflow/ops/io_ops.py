@@ -225,3 +225,260 @@ def decode_csv(records: Any, record_defaults: Any, field_delim: str = ",", use_q
         "out_types": [t.dtype for t in defaults], "field_delim": field_delim, "use_quote_delim": bool(use_quote_delim),
         "na_value": na_value, "select_cols": select_cols})
     return out if isinstance(out, list) else [out]
+
+
+# -- TFRecord framing ----------------------------------------------------------------
+# A record is: uint64 length, uint32 masked crc32c(length), data, uint32 masked crc32c(data) (little-endian).
+
+def _crc32c_table() -> list:
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC_TABLE = _crc32c_table()
+
+
+def crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli), as TFRecord files use."""
+    c = 0xFFFFFFFF
+    t = _CRC_TABLE
+    for b in data:
+        c = t[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+def masked_crc32c(data: bytes) -> int:
+    c = crc32c(data)
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def tfrecord_frame(record: bytes) -> bytes:
+    """One record framed as in a TFRecord file."""
+    head = struct.pack("<Q", len(record))
+    return head + struct.pack("<I", masked_crc32c(head)) + record + struct.pack("<I", masked_crc32c(record))
+
+
+def read_tfrecords(f: Any, path: str, check_data_crc: bool = True) -> Any:
+    """The records of an open TFRecord file (``DataLossError`` on a truncated or corrupted one)."""
+    from tapeflow.framework.errors import DataLossError
+
+    while True:
+        head = f.read(12)
+        if not head:
+            return
+        if len(head) < 12:
+            raise DataLossError(None, None, f"truncated record at the end of {path} [Op:IteratorGetNext]")
+        (n,), (crc,) = struct.unpack("<Q", head[:8]), struct.unpack("<I", head[8:])
+        if masked_crc32c(head[:8]) != crc:
+            raise DataLossError(None, None, f"corrupted record at the start of a record in {path} "
+                                "[Op:IteratorGetNext]")
+        data = f.read(n)
+        tail = f.read(4)
+        if len(data) < n or len(tail) < 4:
+            raise DataLossError(None, None, f"truncated record in {path} [Op:IteratorGetNext]")
+        if check_data_crc and masked_crc32c(data) != struct.unpack("<I", tail)[0]:
+            raise DataLossError(None, None, f"corrupted record (data checksum) in {path} [Op:IteratorGetNext]")
+        yield data
+
+
+# -- tf.train.Example wire format (read without the protobuf package) ---------------------
+
+def _varint(buf: bytes, pos: int) -> tuple:
+    result = shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+
+
+def _fields(buf: bytes) -> Any:
+    """(field number, wire type, value) of one message: ints for varints, bytes otherwise."""
+    pos, end = 0, len(buf)
+    while pos < end:
+        key, pos = _varint(buf, pos)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, pos = _varint(buf, pos)
+        elif wt == 2:
+            n, pos = _varint(buf, pos)
+            v, pos = buf[pos:pos + n], pos + n
+        elif wt == 5:
+            v, pos = buf[pos:pos + 4], pos + 4
+        elif wt == 1:
+            v, pos = buf[pos:pos + 8], pos + 8
+        else:
+            raise ValueError(f"unsupported wire type {wt}")
+        yield num, wt, v
+
+
+def _feature_values(buf: bytes) -> tuple:
+    """A Feature's kind ('bytes', 'float', 'int64' or None) and its values."""
+    kind, values = None, []
+    for num, _, body in _fields(buf):
+        kind = {1: "bytes", 2: "float", 3: "int64"}.get(num, kind)
+        values = []
+        for n, wt, v in _fields(body):
+            if n != 1:
+                continue
+            if kind == "bytes":
+                values.append(bytes(v))
+            elif kind == "float":
+                values.extend(struct.unpack(f"<{len(v) // 4}f", v) if wt == 2 else struct.unpack("<f", v))
+            elif wt == 2:
+                p = 0
+                while p < len(v):
+                    x, p = _varint(v, p)
+                    values.append(x - (1 << 64) if x >= 1 << 63 else x)
+            else:
+                values.append(v - (1 << 64) if v >= 1 << 63 else v)
+    return kind, values
+
+
+def parse_example_features(serialized: bytes) -> dict:
+    """``{key: (kind, values)}`` of a serialized ``tf.train.Example``."""
+    out: dict = {}
+    for num, _, features in _fields(serialized):
+        if num != 1:
+            continue
+        for n, _, entry in _fields(features):
+            if n != 1:
+                continue
+            key, value = "", b""
+            for k, _, v in _fields(entry):
+                if k == 1:
+                    key = bytes(v).decode("utf-8")
+                elif k == 2:
+                    value = v
+            out[key] = _feature_values(value)  # (a repeated key: the last wins, as protobuf maps)
+    return out
+
+
+_KIND = {"string": "bytes", "float32": "float", "int64": "int64"}
+_TF_KIND = {"bytes": "string", "float": "float", "int64": "int64"}
+
+
+def _parse_example_kernel(serialized, *defaults, keys, kinds, dtypes_, shapes, single):
+    records = np.asarray(serialized).reshape(-1)
+    parsed = []
+    for r in records:
+        try:
+            parsed.append(parse_example_features(_bytes(r)))
+        except (ValueError, IndexError, struct.error):
+            raise InvalidArgumentError(None, None, "Could not parse example input, value: "
+                                       f"'{_bytes(r)[:40]!r}' [Op:ParseExampleV2]") from None
+    outs: list = []
+    for key, kind, dt, shape, default in zip(keys, kinds, dtypes_, shapes, defaults):
+        np_dt = _OBJ if dt == dtypes.string else np.dtype(dt._np)
+        want = _KIND[dt.name]
+        if kind == "var":
+            idx, vals = [], []
+            longest = 0
+            for b, feats in enumerate(parsed):
+                got = feats.get(key)
+                if got is None or got[0] is None:
+                    continue
+                if got[0] != want:
+                    raise InvalidArgumentError(None, None, f"Key: {key}.  Data types don't match. Data type: "
+                                               f"{_TF_KIND[got[0]]} but expected type: {dt.name} [Op:ParseExampleV2]")
+                longest = max(longest, len(got[1]))
+                idx.extend([b, j] for j in range(len(got[1])))
+                vals.extend(got[1])
+            ind = np.asarray(idx, np.int64).reshape(-1, 2)
+            v = np.asarray(vals, dtype=np_dt) if vals else np.zeros((0,), np_dt)
+            dense_shape = np.asarray([len(parsed), longest], np.int64)
+            if single:
+                ind, dense_shape = ind[:, 1:], dense_shape[1:]
+            outs.extend([ind, v, dense_shape])
+            continue
+        count = int(np.prod(shape, dtype=np.int64))
+        rows = []
+        for feats in parsed:
+            got = feats.get(key)
+            if got is None or (got[0] is None and count):
+                d = np.asarray(default)
+                if d.size == 0:
+                    raise InvalidArgumentError(None, None, f"Feature: {key} (data type: {dt.name}) is required but "
+                                               "could not be found. [Op:ParseExampleV2]")
+                rows.append(np.broadcast_to(d.astype(np_dt), shape))
+                continue
+            if got[0] is not None and got[0] != want:
+                raise InvalidArgumentError(None, None, f"Key: {key}.  Data types don't match. Data type: "
+                                           f"{_TF_KIND[got[0]]} but expected type: {dt.name} [Op:ParseExampleV2]")
+            if len(got[1]) != count:
+                raise InvalidArgumentError(None, None, f"Key: {key}.  Can't parse serialized Example: Some "
+                                           f"{got[0]}_list slice was not parsed. [Op:ParseExampleV2]")
+            rows.append(np.asarray(got[1], dtype=np_dt).reshape(shape))
+        out = np.stack(rows) if rows else np.zeros((0, *shape), np_dt)
+        outs.append(out[0] if single else out)
+    return tuple(outs)
+
+
+def _parse_example_shape(specs, keys, kinds, dtypes_, shapes, single):
+    in_shape = specs[0][0]
+    batch = () if single else ((in_shape[0] if in_shape else None),)
+    out = []
+    for kind, dt, shape in zip(kinds, dtypes_, shapes):
+        np_dt = _OBJ if dt == dtypes.string else np.dtype(dt._np)
+        rank = 1 if single else 2
+        if kind == "var":
+            out += [((None, rank), np.dtype(np.int64)), ((None,), np_dt), ((rank,), np.dtype(np.int64))]
+        else:
+            out.append((tuple(batch) + tuple(shape), np_dt))
+    return out
+
+
+PARSE_EXAMPLE = defop("ParseExampleV2", _parse_example_kernel, shape=_parse_example_shape,
+                      num_outputs=lambda attrs: sum(3 if k == "var" else 1 for k in attrs["kinds"]))
+NotDifferentiable("ParseExampleV2")
+
+
+def parse_example_op(serialized: Any, features: dict, single: bool) -> dict:
+    """``tf.io.parse_example`` / ``parse_single_example`` over ``FixedLenFeature``/``VarLenFeature`` specs."""
+    from tapeflow.framework.sparse_tensor import SparseTensor
+
+    ser = convert_to_tensor(serialized, dtype=dtypes.string)
+    rank = len(ser._shape_tuple()) if ser._shape_tuple() is not None else None
+    if single and rank not in (0, None):
+        raise ValueError(f"parse_single_example: `serialized` must be a scalar string, got shape {ser.shape}.")
+    if not single and rank not in (1, None):
+        raise ValueError(f"parse_example: `serialized` must be a vector of strings, got shape {ser.shape}; use "
+                         "tf.io.parse_single_example for one record.")
+    keys = sorted(features)
+    kinds, dts, shapes, defaults = [], [], [], []
+    for k in keys:
+        spec = features[k]
+        kind = getattr(spec, "_tapeflow_kind", None)
+        if kind is None:
+            raise NotImplementedError(f"tf.io.parse_example: feature spec {type(spec).__name__} for key {k!r} is not "
+                                      "supported (FixedLenFeature and VarLenFeature are).")
+        dt = dtypes.as_dtype(spec.dtype)
+        if dt.name not in _KIND:
+            raise ValueError(f"Unsupported dtype {dt.name} for feature {k!r}: tf.train.Example holds only "
+                             "tf.string, tf.float32 and tf.int64.")
+        kinds.append(kind)
+        dts.append(dt)
+        shape = tuple(int(d) for d in (spec.shape if kind == "fixed" else ()))
+        shapes.append(shape)
+        d = getattr(spec, "default_value", None)
+        np_dt = _OBJ if dt == dtypes.string else np.dtype(dt._np)
+        defaults.append(convert_to_tensor(np.zeros((0,), np_dt) if d is None else np.asarray(
+            d.encode() if isinstance(d, str) else d, dtype=np_dt)))
+    outs = execute(PARSE_EXAMPLE, (ser, *defaults), {"keys": keys, "kinds": kinds, "dtypes_": dts,
+                                                     "shapes": shapes, "single": bool(single)})
+    outs = iter(outs if isinstance(outs, (list, tuple)) else [outs])
+    result = {}
+    for k, kind in zip(keys, kinds):
+        if kind == "var":
+            ind, vals, shape = next(outs), next(outs), next(outs)
+            result[k] = SparseTensor(ind, vals, shape)
+        else:
+            result[k] = next(outs)
+    return result

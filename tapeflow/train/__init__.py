@@ -12,8 +12,17 @@ __all__ = ["Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "Checkpoin
 # TF names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
 from tapeflow.framework.missing import module_getattr as _module_getattr  # noqa: E402
 
-__getattr__ = _module_getattr("tf.train", frozenset((
+_missing_getattr = _module_getattr("tf.train", frozenset((
     "Saver ExponentialMovingAverage ClusterSpec Server Coordinator MonitoredTrainingSession checkpoints_iterator "
-    "summary_iterator Example Feature Features BytesList FloatList Int64List SequenceExample "
-    "CheckpointOptions CheckpointView TrackableView"
+    "summary_iterator CheckpointOptions CheckpointView TrackableView"
 ).split()))
+_EXAMPLE_MESSAGES = frozenset(("BytesList", "FloatList", "Int64List", "Feature", "Features", "FeatureList",
+                               "FeatureLists", "Example", "SequenceExample"))
+
+
+def __getattr__(name: str):
+    if name in _EXAMPLE_MESSAGES:  # TF's protobuf messages (tapeflow/train/example.py), built on first use
+        from tapeflow.train.example import message_class
+
+        return message_class(name)
+    return _missing_getattr(name)
