@@ -35,12 +35,12 @@ from tapeflow.ops import registry
 enabled = True
 # A structure is compiled once it has been walked this many times.
 MIN_REPEATS = 2
-# Bounds on what is kept (least recently used structures go first).
+# Bounds on what is kept (the oldest structures go first).
 _MAX_ENTRIES = 4096
 _MAX_OPS = 2_000_000  # graph ops over all compiled replays
 
 _SEEN: OrderedDict = OrderedDict()  # key -> walks so far (not yet compiled)
-_CACHE: OrderedDict = OrderedDict()  # key -> _Entry, or None when the trace failed
+_CACHE: OrderedDict = OrderedDict()  # key -> _Entry, or None when the trace failed (oldest first)
 _ops = 0  # graph ops held by _CACHE
 _GRADS = registry._GRADS
 _SIMPLE = (int, str, bool, float, type(None), bytes)
@@ -114,36 +114,57 @@ def signature(records: list, initial: dict, source_ids: set):
     for rec in records:
         fn = rec.grad_fn
         spec = _GRADS.get(rec.type)
-        if spec is None or spec.fn is not fn:
-            if fn is not read_rule:
-                return None  # a custom gradient (or an overridden rule since recording)
-        ins = []
-        for i in rec.input_ids:
-            k = lget(i)
+        if (spec is None or spec.fn is not fn) and fn is not read_rule:
+            return None  # a custom gradient (or an overridden rule since recording)
+        iids = rec.input_ids
+        if len(iids) == 1:
+            k = lget(iids[0])
             if k is None:
-                k = local[i] = len(local)
-            ins.append(k)
-        for o in rec.output_ids:
-            local[o] = len(local)
-        sv = []
-        for group in (rec.inputs, rec.outputs):
-            if group is None:
-                sv.append(None)
-                continue
-            idx = []
+                k = local[iids[0]] = len(local)
+            ins = k
+        else:
+            ins = []
+            for i in iids:
+                k = lget(i)
+                if k is None:
+                    k = local[i] = len(local)
+                ins.append(k)
+            ins = tuple(ins)
+        oids = rec.output_ids
+        if len(oids) == 1:
+            local[oids[0]] = len(local)
+        else:
+            for o in oids:
+                local[o] = len(local)
+        sv_in = sv_out = None
+        group = rec.inputs
+        if group is not None:
+            sv_in = []
             for x in group:
-                if x._value.dtype.kind not in float_kinds:
-                    return None  # a rule may need an integer tensor's value: keep the eager walk
                 j = saved_ids.get(x._id)
                 if j is None:
+                    if x._value.dtype.kind not in float_kinds:
+                        return None  # a rule may need an integer tensor's value: keep the eager walk
                     j = saved_ids[x._id] = len(saved)
                     saved.append(x)
-                idx.append(j)
-            sv.append(tuple(idx))
+                sv_in.append(j)
+            sv_in = tuple(sv_in)
+        group = rec.outputs
+        if group is not None:
+            sv_out = []
+            for x in group:
+                j = saved_ids.get(x._id)
+                if j is None:
+                    if x._value.dtype.kind not in float_kinds:
+                        return None
+                    j = saved_ids[x._id] = len(saved)
+                    saved.append(x)
+                sv_out.append(j)
+            sv_out = tuple(sv_out)
         attrs = rec.attrs
         parts.append((
-            rec.type, fn, _attr_key(attrs, keep) if attrs else None, tuple(ins), len(rec.output_ids),
-            rec.input_shapes, rec.input_dtypes, rec.output_shapes, rec.output_dtypes, sv[0], sv[1],
+            rec.type, fn, _attr_key(attrs, keep) if attrs else None, ins, len(oids),
+            rec.input_shapes, rec.input_dtypes, rec.output_shapes, rec.output_dtypes, sv_in, sv_out,
         ))
     targets = []
     grads = []
@@ -323,11 +344,6 @@ def gradient(tp, initial: dict, source_ids: set, plain: bool):
         while len(_CACHE) > _MAX_ENTRIES or _ops > _MAX_OPS:
             _, old = _CACHE.popitem(last=False)
             _ops -= 0 if old is None else old.size
-    else:
-        try:
-            _CACHE.move_to_end(key)
-        except KeyError:  # (evicted meanwhile by another thread)
-            pass
     if entry is None:
         return None
     fn = entry.fn
