@@ -107,3 +107,8 @@ def test_parse_example_inside_dataset_map_is_traced_with_its_spec(tmp_path):
     i, b = next(iter(decoded.batch(10)))
     assert i.shape == (3, 3) and b.numpy()[0].tolist() == [b"hi", b"there"]
     np.testing.assert_array_equal(i.numpy()[:, 2], [2**40] * 3)
+
+
+def test_map_traces_at_construction_so_type_errors_surface_there_as_tf():
+    with pytest.raises(TypeError, match="Input 'serialized' of 'ParseExampleV2' Op has type int64"):
+        tf.data.Dataset.range(3).map(lambda x: tf.io.parse_single_example(x, SPEC))

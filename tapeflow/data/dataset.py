@@ -328,11 +328,15 @@ class Dataset:
     def map(self, map_func: Callable, num_parallel_calls: Any = None, deterministic: Any = None,
             name: str | None = None) -> Dataset:
         """``map_func(element)`` (a tuple element is unpacked into arguments)."""
-        return _Map(self, map_func)
+        ds = _Map(self, map_func)
+        ds._tracer()  # traced now, as TF: errors in map_func surface here
+        return ds
 
     def filter(self, predicate: Callable, name: str | None = None) -> Dataset:
         """Keeps the elements for which ``predicate`` returns a true scalar."""
-        return _Filter(self, predicate)
+        ds = _Filter(self, predicate)
+        ds._tracer()
+        return ds
 
     def batch(self, batch_size: int, drop_remainder: bool = False, num_parallel_calls: Any = None,
               deterministic: Any = None, name: str | None = None) -> Dataset:
@@ -866,9 +870,13 @@ class _Map(_Traced):
         return self._parent._cardinality()
 
     def _elements(self) -> Iterator:
-        apply = self._apply
+        traced = self._tracer()
+        if traced is not None:  # the compiled graph gives arrays in the element's structure already
+            yield from map(traced, self._parent._elements())
+            return
+        fn = self._fn
         for e in self._parent._elements():
-            out = _from_user(apply(e))
+            out = _from_user(_call(fn, _to_tensors(e)))
             yield _map(composite.to_ragged_row, out) if self._ragged else out
 
     @property

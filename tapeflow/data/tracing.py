@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from tapeflow.framework import nest
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 
@@ -77,7 +79,7 @@ class TracedFn:
         return nest.map_structure(one, out)
 
     def _for(self, arrays: list) -> Any:
-        shapes = tuple(a.shape for a in arrays)
+        shapes = arrays[0].shape if len(arrays) == 1 else tuple(a.shape for a in arrays)
         cf = self._cfs.get(shapes)
         if cf is not None:
             return cf
@@ -106,16 +108,53 @@ class TracedFn:
         self._cfs[shapes] = cf
         return cf
 
+    def _packer(self, cf: Any) -> Any:
+        """How to turn the compiled graph's output arrays into the element (arrays, lists as tuples)."""
+        packer = self.__dict__.setdefault("_packers", {}).get(id(cf))
+        if packer is not None:
+            return packer
+        out = cf._out_template
+        leaves = nest.flatten(out)
+        consts = [None if s >= 0 else np.asarray(convert_to_tensor(leaf)._value)
+                  for s, leaf in zip(cf._out_slots, leaves)]
+        slots = list(cf._out_slots)
+        template = _lists_as_tuples(out)
+        if len(leaves) == 1 and not isinstance(out, (tuple, list, dict)) and slots[0] >= 0:
+            k = slots[0]
+            packer = lambda res: res[k]  # noqa: E731 - the common single-tensor map
+        else:
+            def packer(res: list) -> Any:
+                vals = [res[s] if s >= 0 else c for s, c in zip(slots, consts)]
+                return nest.pack_sequence_as(template, vals)
+        self._packers[id(cf)] = packer
+        return packer
+
     def __call__(self, element: Any) -> Any:
-        """``fn(element)`` on NumPy arrays, through the compiled graph; the result as Tensors."""
-        arrays: list = []
-        _trace_order(element, arrays)
+        """``fn(element)`` on NumPy arrays through the compiled graph; the result as arrays (the
+        element's structure, lists as tuples, as TF)."""
+        if type(element) is np.ndarray:
+            arrays = [element]
+        else:
+            arrays = []
+            _trace_order(element, arrays)
         cf = self._for(arrays)
         captured = cf._captured
         if captured and not all(type(c) is Tensor for c in captured):
-            return cf._call_flat([Tensor(a) for a in arrays])
-        res = cf._gf.compiled()(*arrays, *[c._value for c in captured])
-        return cf._pack([Tensor(r) for r in res])
+            out = cf._call_flat([Tensor(a) for a in arrays])
+            return nest.map_structure(lambda t: np.asarray(t._value) if isinstance(t, Tensor) else t,
+                                      _lists_as_tuples(out))
+        res = cf._gf.compiled()(*arrays, *[c._value for c in captured]) if captured else cf._gf.compiled()(*arrays)
+        return self._packer(cf)(res)
+
+
+def _lists_as_tuples(x: Any) -> Any:
+    if isinstance(x, list):
+        return tuple(_lists_as_tuples(v) for v in x)
+    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+        return tuple(_lists_as_tuples(v) for v in x)
+    if isinstance(x, dict):
+        return type(x)((k, _lists_as_tuples(v)) for k, v in x.items())
+    return x
 
 
 def _pack_trace_order(template: Any, leaves: Any) -> Any:

@@ -444,6 +444,9 @@ def parse_example_op(serialized: Any, features: dict, single: bool) -> dict:
     """``tf.io.parse_example`` / ``parse_single_example`` over ``FixedLenFeature``/``VarLenFeature`` specs."""
     from tapeflow.framework.sparse_tensor import SparseTensor
 
+    if isinstance(serialized, Tensor) and serialized.dtype != dtypes.string:
+        raise TypeError(f"Input 'serialized' of 'ParseExampleV2' Op has type {serialized.dtype.name} that does not "
+                        "match expected type of string.")
     ser = convert_to_tensor(serialized, dtype=dtypes.string)
     rank = len(ser._shape_tuple()) if ser._shape_tuple() is not None else None
     if single and rank not in (0, None):
