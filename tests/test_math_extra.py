@@ -1,6 +1,8 @@
 """tf.math extras (tapeflow/ops/special_ops.py): values, gradients and
 errors pinned against TensorFlow 2.21 (numbers below were printed by TF)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -447,3 +449,15 @@ def test_xlog1py_nextafter_softsign_match_tf():
     np.testing.assert_array_equal(ga, [3.0])
     np.testing.assert_array_equal(gb, [0.0])
     np.testing.assert_allclose(tf.math.softsign(tf.constant([1.0, -3.0])).numpy(), [0.5, -0.75])
+
+
+def test_reduce_mean_of_inf_and_nan_warns_nothing():
+    # TF prints no NumPy warning for a NaN mean; np.mean raised it from numpy's module, past tapeflow's filter.
+    x = tf.constant([np.inf, -np.inf, 1.0], tf.float32)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning, append=True)  # after tapeflow's own filter
+        assert np.isnan(tf.reduce_mean(x).numpy())
+        mean, var = tf.nn.moments(tf.reshape(x, [3, 1]), axes=[0])
+        assert np.isnan(mean.numpy()).all() and np.isnan(var.numpy()).all()
+        assert np.isnan(tf.reduce_mean(tf.zeros([0, 2]), axis=0).numpy()).all()
+    assert [str(w.message) for w in caught] == []

@@ -1102,7 +1102,12 @@ def _mean_kernel(x, axis, keepdims):
         s = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.int64)
         n = x.size // max(np.asarray(s).size, 1) if x.size else 1
         return (np.trunc(s / n) if n else s).astype(x.dtype)
-    return np.mean(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+    # np.add.reduce, then divide, as np.mean does, but called from here so a
+    # NaN/inf warning stays under tapeflow's RuntimeWarning filter (np.mean
+    # raises it from numpy's own module).
+    s = np.add.reduce(x, axis=axis, dtype=x.dtype, keepdims=keepdims)
+    q = s / np.intp(x.size // s.size if s.size else 1)  # np.mean's division: by an intp, then cast back
+    return q.astype(x.dtype, copy=False) if isinstance(q, np.ndarray) else x.dtype.type(q)
 
 
 MEAN = defop("Mean", _mean_kernel, shape=_reduce_shape)
