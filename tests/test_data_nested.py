@@ -178,3 +178,15 @@ def test_map_is_traced_once_and_reduce_passes_the_element():
     # an element of another shape than the traced one gets one relaxed trace
     gen = D.from_generator(lambda: iter([np.ones(2), np.ones(3)]), output_types=tf.float64)
     assert [x.tolist() for x in gen.map(lambda v: v + 1).as_numpy_iterator()] == [[2.0, 2.0], [2.0, 2.0, 2.0]]
+
+
+def test_py_function_side_effect_runs_per_element_in_a_traced_map_and_generator_strings_are_bytes():
+    calls = []
+
+    def mapped(s):
+        tf.py_function(lambda: calls.append(1), [], ())  # Tout=(): run for its side effect, as TF
+        return s
+
+    assert _np(D.range(4).map(mapped)) == [0, 1, 2, 3] and len(calls) == 4
+    gen = D.from_generator(lambda: iter([("Open",), ("Read",)]), output_signature=tf.TensorSpec((1,), tf.string))
+    assert [x.tolist() for x in gen.as_numpy_iterator()] == [[b"Open"], [b"Read"]]

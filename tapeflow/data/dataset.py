@@ -74,8 +74,8 @@ def _to_arrays(value: Any) -> Any:
         raise TypeError("tf.data.Dataset: symbolic tensors (inside tf.function) cannot feed a dataset; build the "
                         "dataset eagerly, outside the function.")
     a = np.asarray(convert_to_tensor(value)._value)
-    if a.dtype.kind == "U" or (a.dtype == object and a.size and isinstance(a.reshape(-1)[0], str)):
-        a = np.vectorize(lambda x: x.encode("utf-8") if isinstance(x, str) else x, otypes=[object])(a)
+    if a.dtype.kind == "U" or a.dtype == object:
+        a = _encode_strings(a.astype(object))
     return a
 
 
@@ -784,7 +784,17 @@ def _cast_like(value: Any, types: Any, get: Callable) -> Any:
         return {k: _cast_like(value[k], types[k], get) for k in types}
     if isinstance(types, (tuple, list)):
         return tuple(_cast_like(v, t, get) for v, t in zip(value, types))
-    return np.asarray(value, dtype=dtypes.as_dtype(get(types)).as_numpy_dtype)
+    dt = dtypes.as_dtype(get(types))
+    if dt == dtypes.string:
+        return _encode_strings(np.asarray(getattr(value, "_value", value), dtype=object))
+    return np.asarray(value, dtype=dt.as_numpy_dtype)
+
+
+def _encode_strings(a: np.ndarray) -> np.ndarray:
+    """A string component as TF holds it: ``bytes`` (Python ``str`` encoded as UTF-8)."""
+    if a.size and any(isinstance(x, str) for x in a.reshape(-1)):
+        return np.vectorize(lambda x: x.encode("utf-8") if isinstance(x, str) else x, otypes=[object])(a)
+    return a
 
 
 def _map_spec_zeros(sig: Any) -> Any:

@@ -162,6 +162,8 @@ def _tout_list(Tout):  # noqa: N803 - TF's argument name
 
 
 def _as_outputs(result, touts, what):
+    if not touts and result is None:  # Tout=() / []: the function is run for its side effects (as TF)
+        return ()
     res = list(result) if isinstance(result, (list, tuple)) else [result]
     if len(res) != len(touts):
         from tapeflow.framework.errors import InvalidArgumentError
