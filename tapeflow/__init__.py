@@ -64,6 +64,7 @@ from tapeflow.graph.control_flow import (  # noqa: E402
 )
 from tapeflow.graph.tensor_array import TensorArray  # noqa: E402
 from tapeflow.graph.functional_ops import numpy_function, py_function  # noqa: E402
+from tapeflow.graph import tape_replay as _tape_replay  # noqa: E402, F401 - plugs compiled tape replay into GradientTape
 
 # tf.linalg norms and clipping at the top level (linalg/random helper).
 from tapeflow.ops.linalg_ops import (  # noqa: E402

@@ -1,4 +1,4 @@
-"""Compiled replay of a repeated tape's backward (tapeflow/eager/replay.py):
+"""Compiled replay of a repeated tape's backward (tapeflow/graph/tape_replay.py):
 the same gradients as the op-by-op walk, at every nesting order, with the
 tape's semantics (persistence, sources, output gradients, memory release)."""
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow.eager import replay
+from tapeflow.graph import tape_replay as replay
 
 
 @pytest.fixture

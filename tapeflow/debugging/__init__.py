@@ -196,11 +196,11 @@ def disable_retrace_logging() -> None:
         Function._trace = orig
 
 
-_DOCTOR_NAMES = frozenset({"diagnose_training_step", "TrainingReport", "Finding", "TrainingDoctor"})
+_DOCTOR_NAMES = frozenset({"diagnose_training_step", "TrainingReport", "Finding"})
 
 
 def __getattr__(name: str):
-    # The training doctor imports Keras (its callback), so it is loaded on first use.
+    # The training doctor is loaded on first use (keeps `import tapeflow` fast).
     if name in _DOCTOR_NAMES:
         from tapeflow.debugging import doctor
 

@@ -285,10 +285,8 @@ def _nonfinite(call, loss_fn, x, y, var_list, guard, rng, loss_val, bad_grads, s
 
 
 def _zero_lr(optimizer, how) -> Finding:
-    from tapeflow.keras.optimizers.schedules import LearningRateSchedule
-
     raw = getattr(optimizer, "_learning_rate", None)
-    if isinstance(raw, LearningRateSchedule):
+    if callable(raw):  # a LearningRateSchedule (or a callable learning rate)
         fix = (
             "the schedule has decayed to 0: use a schedule that ends above 0 (e.g. CosineDecay(alpha=0.01), "
             "PolynomialDecay(end_learning_rate=1e-5)) or longer decay_steps than the training run, and check "

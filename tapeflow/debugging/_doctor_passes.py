@@ -94,11 +94,9 @@ class _RngState:
     the doctor sees the same masks."""
 
     def __init__(self, *objects: Any) -> None:
-        from tapeflow.keras import initializers
         from tapeflow.ops import random_ops
 
         self._rops = random_ops
-        self._init = initializers
         self.gens: list = []
         seen: set = set()
         for obj in objects:
@@ -113,7 +111,9 @@ class _RngState:
         self.streams = dict(st.streams)
         self.stream_states = {k: g.bit_generator.state for k, g in st.streams.items()}
         self.op_seeds = st.op_seeds.getstate() if st.op_seeds is not None else None
-        self.global_rng = initializers._global_rng.bit_generator.state
+        self.counters = dict(st.counters)
+        self.external = [get() for get in st.external]
+        self.external_states = [g.bit_generator.state for g in self.external]
 
     def restore(self) -> None:
         st = self._rops._state
@@ -126,7 +126,10 @@ class _RngState:
             st.streams[k].bit_generator.state = s
         if self.op_seeds is not None and st.op_seeds is not None:
             st.op_seeds.setstate(self.op_seeds)
-        self._init._global_rng.bit_generator.state = self.global_rng
+        st.counters.clear()
+        st.counters.update(self.counters)
+        for g, s in zip(self.external, self.external_states):
+            g.bit_generator.state = s
 
 
 def _generators_of(obj: Any) -> list:
@@ -321,8 +324,6 @@ def _run_pass(call, loss_fn, x, y, sources, training, persistent=True) -> _Pass:
 
 def _lr_of(optimizer: Any) -> tuple[float | None, str]:
     """(learning rate now, how it was obtained)."""
-    from tapeflow.keras.optimizers.schedules import LearningRateSchedule
-
     raw = getattr(optimizer, "_learning_rate", None)
     try:
         lr = optimizer.learning_rate
@@ -332,7 +333,7 @@ def _lr_of(optimizer: Any) -> tuple[float | None, str]:
         value = float(np.asarray(lr.numpy() if hasattr(lr, "numpy") else lr))
     except (TypeError, ValueError):
         return None, ""
-    if isinstance(raw, LearningRateSchedule):
+    if callable(raw):  # a LearningRateSchedule (or a callable learning rate)
         step = int(np.asarray(optimizer.iterations.numpy()))
         return value, f"the schedule {type(raw).__name__} at step {step} (optimizer.iterations)"
     return value, "optimizer.learning_rate"

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from tapeflow.eager import replay
 from tapeflow.eager import tape as tape_lib
 from tapeflow.eager.tape import OpRecord
 from tapeflow.framework import execute as execute_mod
@@ -158,6 +157,9 @@ def _may_broadcast(in_shapes) -> bool:
 
 
 execute_mod.record_hook = record_operation
+# The compiled replay of repeated tapes (graph/tape_replay.py) plugs in here from
+# the graph layer: it traces and compiles backward passes, which eager cannot.
+replay = None
 
 
 def _read_grad(op, grad):
@@ -672,10 +674,11 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
     sid_set = {sid for s, sid in zip(flat_sources, source_ids) if sid in watched}
     st = state
     found = None
-    if replay.enabled and st._graph is None and not st.accumulators and st._debug_hook is None \
+    rp = replay
+    if rp is not None and rp.enabled and st._graph is None and not st.accumulators and st._debug_hook is None \
             and debug_op_gradients is None:
         # A structure seen before: its backward compiled once, called as one function.
-        found = replay.gradient(tp, initial, sid_set, st.plain)
+        found = rp.gradient(tp, initial, sid_set, st.plain)
         if found is not None and release:
             for rec in tp.records:
                 rec.release()

@@ -357,7 +357,7 @@ _missing_getattr = _module_getattr("tf.keras.callbacks", frozenset((
 
 def __getattr__(name: str):
     if name == "TrainingDoctor":  # tapeflow extension: lives with tf.debugging.diagnose_training_step
-        from tapeflow.debugging.doctor import TrainingDoctor
+        from tapeflow.keras.training_doctor import TrainingDoctor
 
         return TrainingDoctor
     return _missing_getattr(name)

@@ -16,6 +16,7 @@ import numpy as np
 from tapeflow.framework import dtypes
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.tensor import Tensor, constant
+from tapeflow.ops import random_ops
 
 __all__ = [
     "Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal",
@@ -24,6 +25,7 @@ __all__ = [
 ]
 
 _global_rng = np.random.default_rng()
+random_ops._state.external.append(lambda: _global_rng)
 
 
 def set_seed(seed: int | None) -> None:

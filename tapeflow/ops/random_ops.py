@@ -75,6 +75,9 @@ class _SeedState:
         self.counters: dict[tuple, int] = {}  # TF Philox streams of the stateful ops: seed pair -> counter
         self._fresh = None  # made on first use: numpy.random costs ~9 ms to import
         self.instances = 0  # counter behind _instance()
+        # Generators upper layers own (Keras's global initializer RNG), as callables giving the current one:
+        # whoever must save and restore every random stream (tf.debugging's training doctor) finds them here.
+        self.external: list = []
 
     @property
     def fresh(self) -> np.random.Generator:

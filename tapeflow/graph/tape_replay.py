@@ -17,18 +17,29 @@ type, gradient rule, attrs, shapes and dtypes, which tensors it saved, how the
 records connect, the targets and the sources. Records the trace cannot
 reproduce (custom gradients, integer tensors a rule reads, sparse gradients,
 unhashable attrs) make a tape ineligible; it is walked as before.
+
+It lives in the graph layer because it traces and compiles; importing it plugs
+it into the eager layer's ``GradientTape.gradient`` (``backprop.replay``), as
+``execute.record_hook`` plugs the tape into op execution.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
+from tapeflow.eager import backprop
 from tapeflow.eager import tape as tape_lib
 from tapeflow.eager.tape import OpRecord
+from tapeflow.framework.execute import execute
+from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.tensor import Tensor
+from tapeflow.graph.function import GraphFunction
+from tapeflow.graph.functional_ops import call_function
+from tapeflow.graph.graph import FuncGraph, SymbolicTensor, graph_scope
 from tapeflow.ops import registry
 
 # False: every gradient walks its records (tests compare the two).
@@ -95,8 +106,6 @@ def _attr_key(v: Any, keep: list):
 
 
 def _read_rule():
-    from tapeflow.eager import backprop
-
     return backprop._read_grad
 
 
@@ -195,8 +204,6 @@ def signature(records: list, initial: dict, source_ids: set):
 
 def _build(records: list, saved: list, grads: list, initial: dict, source_ids: set, local: dict, keep: list):
     """Traces the walk over ``records`` into a compiled GraphFunction."""
-    from tapeflow.graph.graph import FuncGraph
-
     g = FuncGraph("tape_backward")
     try:
         return _trace(g, records, saved, grads, initial, source_ids, local, keep)
@@ -206,11 +213,6 @@ def _build(records: list, saved: list, grads: list, initial: dict, source_ids: s
 
 
 def _trace(g, records, saved, grads, initial, source_ids, local, keep):
-    from tapeflow.eager import backprop
-    from tapeflow.framework.indexed_slices import IndexedSlices
-    from tapeflow.graph.function import GraphFunction
-    from tapeflow.graph.graph import graph_scope
-
     with graph_scope(g):
         phs = {x._id: g.add_placeholder(x._value.shape, x._value.dtype) for x in saved}
         sym = []
@@ -266,7 +268,6 @@ def _inlined(g, inputs: list, outputs: list):
     """``g`` with its function calls (earlier replays' backward functions)
     inlined, so the compiler's CSE and dead-code pass see one flat graph:
     the recomputations nested tapes need then share their common parts."""
-    from tapeflow.graph.graph import FuncGraph, graph_scope
 
     flat = FuncGraph(g.name)
     try:
@@ -281,8 +282,6 @@ def _inlined(g, inputs: list, outputs: list):
 
 
 def _inline_ops(graph, m: dict) -> dict:
-    from tapeflow.framework.execute import execute
-    from tapeflow.graph.graph import SymbolicTensor
 
     def mapped(x):
         if isinstance(x, SymbolicTensor):
@@ -351,8 +350,6 @@ def gradient(tp, initial: dict, source_ids: set, plain: bool):
     if plain:
         outs = [Tensor(v) for v in fn.compiled()(*[x._value for x in args])]
     else:
-        from tapeflow.graph.functional_ops import call_function
-
         outs = call_function(fn, args, saved=False)
     by_local = dict(zip(entry.out_index, outs))
     found = {}
@@ -369,3 +366,6 @@ def clear() -> None:
     _SEEN.clear()
     _CACHE.clear()
     _ops = 0
+
+
+backprop.replay = sys.modules[__name__]  # GradientTape.gradient asks it first
