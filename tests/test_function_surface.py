@@ -155,3 +155,22 @@ def test_inference_fn_recursion_and_to_code(tmp_path):
     code = tf.autograph.to_code(mod.relu)
     assert code.startswith("def tf__relu(x):") and "ag__.if_stmt(" in code
     tf.autograph.set_verbosity(0)
+
+
+def test_binding_errors_are_tf_type_errors_with_tf_text():
+    @tf.function
+    def f(x):
+        return x + 1
+
+    cf = f.get_concrete_function(tf.constant(1.0))
+    with pytest.raises(TypeError, match="^Binding inputs to tf.function failed due to `too many positional arguments`"):
+        cf(tf.constant(1.0), tf.constant(2.0))
+    with pytest.raises(TypeError, match="`missing a required argument: 'x'`. Received args: \\(\\) and kwargs: "
+                                        "\\{\\} for signature: \\(x: TensorSpec"):
+        cf()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'y'"):
+        cf(tf.constant(1.0), y=2)
+    with pytest.raises(TypeError) as e:
+        f(1, 2)
+    assert str(e.value) == ("Binding inputs to tf.function failed due to `too many positional arguments`. Received "
+                            "args: (1, 2) and kwargs: {} for signature: (x).")

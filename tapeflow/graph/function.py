@@ -442,7 +442,8 @@ class ConcreteFunction:
             call = sig.bind_partial(*args, **kwargs).arguments
             traced = sig.bind(*self._arg_template[0], **self._arg_template[1]).arguments
         except TypeError as e:
-            raise TypeError(f"Binding inputs to tf.function `{self.name}` failed due to `{e}`.") from None
+            raise TypeError(f"Binding inputs to tf.function failed due to `{e}`. Received args: {args} and kwargs: "
+                            f"{kwargs} for signature: {self.function_type}.") from None
         except ValueError:
             return
         for name, value in call.items():
@@ -456,11 +457,26 @@ class ConcreteFunction:
                 raise TypeError(f"Binding inputs to tf.function `{self.name}` failed due to `Can not cast {value!r} "
                                 f"to {_type_str(traced[name])}`. Received args: {args} and kwargs: {kwargs}.")
 
+    def _bind_error(self, args: tuple, kwargs: dict) -> None:
+        """TF's TypeError for arguments that do not bind to the traced parameters (too many, missing, unknown)."""
+        fn = self.__dict__.get("_python_function")
+        if fn is None or self._arg_template is None:
+            return
+        try:
+            inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"Binding inputs to tf.function failed due to `{e}`. Received args: {args} and kwargs: "
+                            f"{kwargs} for signature: {self.function_type}.") from None
+        except ValueError:
+            return
+
     def __call__(self, *args, **kwargs):
         if kwargs:
             self._check_literals(args, kwargs)
         tensors: list = []
         _key((args, kwargs), tensors)
+        if len(tensors) != len(self._input_specs):
+            self._bind_error(args, kwargs)
         if len(tensors) != len(self._input_specs):
             # As TF: Python numbers in tensor positions are converted to the traced dtype.
             flat_args = nest.flatten((args, kwargs))
@@ -874,7 +890,8 @@ class Function:
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as e:
-            raise TypeError(f"Binding inputs to tf.function `{self._name}` failed due to `{e}`.") from None
+            raise TypeError(f"Binding inputs to tf.function failed due to `{e}`. Received args: {args} and kwargs: "
+                            f"{kwargs} for signature: {self._signature}.") from None
         bound.apply_defaults()
         return bound.args, bound.kwargs
 
