@@ -112,3 +112,19 @@ def test_philox_kernels_against_tf_words():
     big = philox.normal(1, 0, (4096,), np.float32)  # the NumPy path: the same numbers within one float32 ulp
     np.testing.assert_allclose(big[:6], [0.4384227395057678, -0.5343984365463257, -0.07710261642932892,
                                           1.5658046007156372, -0.10123450309038162, -0.2744975984096527], rtol=3e-7)
+
+
+def test_categorical_matches_tf():
+    tf.random.set_seed(None)
+    logits = [[0.0, 1.0, 2.0], [2.0, 0.0, -1.0]]
+    assert tf.random.stateless_categorical(logits, 7, seed=[1, 2]).numpy().tolist() == [
+        [2, 2, 1, 2, 2, 2, 2], [0, 0, 0, 0, 0, 0, 0]]
+    assert tf.random.categorical(logits, 5, seed=3).numpy().tolist() == [[1, 2, 0, 2, 2], [0, 0, 0, 0, 0]]
+    assert tf.random.categorical(logits, 5, seed=3).numpy().tolist() == [[2, 2, 2, 2, 1], [0, 0, 0, 1, 0]]
+    assert tf.random.categorical([[0.0, float("-inf"), 2.0]], 5, seed=3, dtype=tf.int32).numpy().tolist() == [
+        [0, 2, 0, 2, 2]]
+    z = tf.zeros([3, 4])
+    assert tf.random.stateless_categorical(z, 6, seed=[1, 2]).numpy().tolist() == [
+        [3, 3, 0, 3, 2, 2], [3, 0, 3, 3, 2, 1], [0, 1, 2, 1, 3, 1]]
+    draws = [tf.random.categorical(tf.zeros([1, 4]), 3, seed=5).numpy().tolist() for _ in range(3)]
+    assert draws == [[[0, 2, 2]], [[2, 2, 1]], [[3, 1, 0]]]

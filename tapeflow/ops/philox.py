@@ -225,3 +225,30 @@ def stateless_key_counter(seed0: int, seed1: int) -> tuple[int, int]:
 def advance(counter: int, n: int) -> int:
     """``counter`` after a draw of ``n`` elements (TF skips 256 Philox calls per element)."""
     return (counter + 256 * int(n)) & _MASK128
+
+
+def categorical(counter: int, key: int, logits: np.ndarray, num_samples: int, dtype) -> np.ndarray:
+    """Class indices per row of ``logits`` (TF's CPU ``Multinomial`` kernel): each sample takes two words
+    as a double ``u`` in [0, 1) and is the first class whose running (unnormalized) probability exceeds
+    ``u`` times the row's total; non-finite logits add no probability. The words run on across rows
+    (TF's kernel in one shard, which is what it does for small batches)."""
+    x = np.asarray(logits)
+    batch, _ = x.shape
+    finite = np.isfinite(x)
+    low = np.finfo(x.dtype).min if x.dtype.kind == "f" else np.finfo(np.float64).min
+    mx = np.where(finite, x, low).max(axis=1, keepdims=True).astype(np.float64)
+    cdf = np.cumsum(np.where(finite, np.exp(x.astype(np.float64) - mx), 0.0), axis=1)
+    total = cdf[:, -1:]
+    n = batch * num_samples
+    w = words(counter, key, (2 * n + 3) // 4).reshape(-1)[: 2 * n]
+    u = _uint64_to_double(w[0::2], w[1::2]).reshape(batch, num_samples) * total
+    out = np.empty((batch, num_samples), dtype=np.int64)
+    for b in range(batch):
+        out[b] = np.searchsorted(cdf[b], u[b], side="right")
+    return out.astype(dtype)
+
+
+def categorical_elements(batch: int, num_samples: int) -> int:
+    """The element count a Multinomial draw reserves (its stream advances by 256 per element): two words per
+    sample, samples per row rounded up to 4, as TF's kernel."""
+    return 2 * batch * ((num_samples + 3) // 4 * 4)

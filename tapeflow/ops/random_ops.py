@@ -4,7 +4,8 @@ Seeding follows TF 2's rules, and the numbers are TF's: normal, uniform,
 truncated-normal and integer draws (stateful, stateless and
 ``tf.random.Generator``) come from TF's Philox-4x32-10 streams and float
 transforms (``tapeflow.ops.philox``), bit-equal to TF's CPU kernels.
-``categorical`` and ``shuffle`` follow the same seed rules but draw with
+``categorical`` (TF's CPU kernel, whose words run on across rows as in one
+shard) is TF's too; ``shuffle`` follows the same seed rules but draws with
 NumPy (not bit-equal to TF).
 
 * No seeds: every call draws fresh numbers (OS entropy).
@@ -181,11 +182,6 @@ def stream(seed: int | None, seed2: int | None, instance: int | None = None) -> 
 def _generator_for(seed: Any = None) -> np.random.Generator:
     """The NumPy generator a random op with op seed ``seed`` draws from (see module docs)."""
     return stream(*get_seed(seed))
-
-
-def _stateless_generator(seed: np.ndarray) -> np.random.Generator:
-    s = np.asarray(seed).reshape(-1)
-    return np.random.Generator(np.random.Philox(key=_key(s[0], s[1]) ^ 0x5DEECE66D))
 
 
 # ----------------------------------------------------------------------------
@@ -411,32 +407,19 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes
 # Categorical and shuffle
 # ----------------------------------------------------------------------------
 
-def _categorical(gen: np.random.Generator, logits: np.ndarray, num_samples: int, dtype) -> np.ndarray:
-    x = logits.astype(np.float64)
-    x = x - np.max(np.where(np.isneginf(x), -np.inf, x), axis=-1, keepdims=True)
-    p = np.exp(x)
-    cdf = np.cumsum(p, axis=-1)
-    cdf = cdf / cdf[:, -1:]
-    batch, classes = x.shape
-    u = gen.random((batch, num_samples))
-    # Inverse CDF: the number of classes whose cumulative mass is <= u (a
-    # zero-probability class adds no width, so it is never drawn). Row i is
-    # shifted into [i, i + 1] so one sorted search serves every row.
-    offset = np.arange(batch, dtype=np.float64)[:, None]
-    idx = np.searchsorted((cdf + offset).ravel(), (u + offset).ravel(), side="right").reshape(batch, num_samples)
-    idx = idx - (offset * classes).astype(np.int64)
-    return np.minimum(idx, classes - 1).astype(dtype)
-
-
 def _multinomial_shape(specs, num_samples, output_dtype, **attrs):
     s = specs[0][0]
     return [((None if s is None else s[0], num_samples), np.dtype(output_dtype))]
 
 
-MULTINOMIAL = defop(
-    "Multinomial",
-    _seeded(lambda g, logits, num_samples, output_dtype: _categorical(g, logits, num_samples, output_dtype)),
-    shape=_multinomial_shape)
+def _multinomial_kernel(logits, seed, seed2, instance, num_samples, output_dtype):
+    n = philox.categorical_elements(logits.shape[0], num_samples)
+    counter, key = _philox_take(("Multinomial", logits.dtype.name, np.dtype(output_dtype).name), seed, seed2,
+                                instance, n)
+    return philox.categorical(counter, key, logits, num_samples, output_dtype)
+
+
+MULTINOMIAL = defop("Multinomial", _multinomial_kernel, shape=_multinomial_shape)
 _stateful(MULTINOMIAL)
 
 
@@ -506,11 +489,13 @@ STATELESS_UNIFORM_INT = defop(
     shape=_stateless_shape)
 STATELESS_UNIFORM_FULL_INT = defop("StatelessRandomUniformFullInt", _stateless(philox.uniform_full_int),
                                    shape=_stateless_shape)
-STATELESS_MULTINOMIAL = defop(
-    "StatelessMultinomial",
-    lambda logits, seed, num_samples, output_dtype: _categorical(_stateless_generator(seed), logits, num_samples,
-                                                                 output_dtype),
-    shape=_multinomial_shape)
+def _stateless_multinomial_kernel(logits, seed, num_samples, output_dtype):
+    s = np.asarray(seed).reshape(-1)
+    key, counter = philox.stateless_key_counter(int(s[0]), int(s[1]))
+    return philox.categorical(counter, key, logits, num_samples, output_dtype)
+
+
+STATELESS_MULTINOMIAL = defop("StatelessMultinomial", _stateless_multinomial_kernel, shape=_multinomial_shape)
 for _op in (STATELESS_NORMAL, STATELESS_UNIFORM, STATELESS_TRUNCATED_NORMAL, STATELESS_UNIFORM_INT,
             STATELESS_UNIFORM_FULL_INT, STATELESS_MULTINOMIAL):
     if _op is not STATELESS_MULTINOMIAL:
