@@ -128,3 +128,15 @@ def test_categorical_matches_tf():
         [3, 3, 0, 3, 2, 2], [3, 0, 3, 3, 2, 1], [0, 1, 2, 1, 3, 1]]
     draws = [tf.random.categorical(tf.zeros([1, 4]), 3, seed=5).numpy().tolist() for _ in range(3)]
     assert draws == [[[0, 2, 2]], [[2, 2, 1]], [[3, 1, 0]]]
+
+
+def test_shuffle_matches_tf():
+    tf.random.set_seed(None)
+    assert [tf.random.shuffle(tf.range(10), seed=7).numpy().tolist() for _ in range(3)] == [
+        [7, 2, 0, 9, 8, 4, 5, 1, 6, 3], [3, 7, 9, 5, 8, 4, 2, 0, 6, 1], [7, 3, 2, 0, 9, 4, 1, 8, 5, 6]]
+    assert tf.random.shuffle(tf.reshape(tf.range(12), [6, 2]), seed=9).numpy().tolist() == [
+        [6, 7], [2, 3], [10, 11], [4, 5], [0, 1], [8, 9]]
+    tf.random.set_seed(1)
+    assert tf.random.shuffle(tf.range(8), seed=4).numpy().tolist() == [0, 4, 3, 2, 7, 1, 6, 5]
+    assert tf.random.shuffle(tf.constant([5])).numpy().tolist() == [5]
+    tf.random.set_seed(None)

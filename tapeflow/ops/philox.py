@@ -252,3 +252,13 @@ def categorical_elements(batch: int, num_samples: int) -> int:
     """The element count a Multinomial draw reserves (its stream advances by 256 per element): two words per
     sample, samples per row rounded up to 4, as TF's kernel."""
     return 2 * batch * ((num_samples + 3) // 4 * 4)
+
+
+def permutation(counter: int, key: int, n: int) -> np.ndarray:
+    """TF's RandomShuffle order of ``n`` rows: a forward Fisher-Yates, row i swapped with i + word % (n - i)."""
+    w = words(counter, key, (n + 2) // 4).reshape(-1).tolist()
+    order = list(range(n))
+    for i in range(n - 1):
+        j = i + w[i] % (n - i)
+        order[i], order[j] = order[j], order[i]
+    return np.asarray(order, dtype=np.int64)

@@ -5,8 +5,7 @@ truncated-normal and integer draws (stateful, stateless and
 ``tf.random.Generator``) come from TF's Philox-4x32-10 streams and float
 transforms (``tapeflow.ops.philox``), bit-equal to TF's CPU kernels.
 ``categorical`` (TF's CPU kernel, whose words run on across rows as in one
-shard) is TF's too; ``shuffle`` follows the same seed rules but draws with
-NumPy (not bit-equal to TF).
+shard) and ``shuffle`` are TF's too.
 
 * No seeds: every call draws fresh numbers (OS entropy).
 * ``tf.random.set_seed(g)`` only: each random op takes the next op seed from
@@ -272,17 +271,8 @@ def _shape_attr_rule(specs, shape, dtype, **attrs):
 # Stateful ops: normal, uniform, truncated normal
 # ----------------------------------------------------------------------------
 
-def _seeded(draw):
-    """A kernel drawing from the stream named by its seed attrs."""
-
-    def kernel(*arrays, seed, seed2, instance, **attrs):
-        return draw(stream(seed, seed2, instance), *arrays, **attrs)
-
-    return kernel
-
-
 def _philox_take(kernel: tuple, seed: int | None, seed2: int | None, instance: int | None,
-                 n: int) -> tuple[int, int]:
+                 n: int, steps: int | None = None) -> tuple[int, int]:
     """``(counter, key)`` of the next draw of ``n`` elements from the TF Philox stream of one kernel
     (op name and dtype, as TF's eager kernel cache; in a traced function, one graph op ``instance``) and
     seed pair (``PhiloxRandom(seed, seed2)``: key ``seed``, counter ``seed2 << 64``), advancing it as TF."""
@@ -293,7 +283,7 @@ def _philox_take(kernel: tuple, seed: int | None, seed2: int | None, instance: i
     counter = _state.counters.get(k)
     if counter is None:
         counter = (int(seed2) & _MASK64) << 64
-    _state.counters[k] = philox.advance(counter, n)
+    _state.counters[k] = philox.advance(counter, n) if steps is None else (counter + steps) % (1 << 128)
     return counter, int(seed) & _MASK64
 
 
@@ -444,13 +434,17 @@ def categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: Any = No
     return execute(MULTINOMIAL, (x,), {"num_samples": n, "output_dtype": d._np, **seed_attrs(seed)})
 
 
-def _shuffle(g: np.random.Generator, x: np.ndarray) -> np.ndarray:
-    if x.ndim == 0:
+def _shuffle(x: np.ndarray, seed, seed2, instance) -> np.ndarray:
+    # TF's kernel: a forward Fisher-Yates over the first axis, swapping i with i + word % (n - i), one
+    # Philox word each; the stream advances by ceil((n - 1) / 4) counter steps.
+    if x.ndim == 0 or x.size <= 1 or x.shape[0] <= 1:
         return x.copy()
-    return x[g.permutation(x.shape[0])]
+    n = x.shape[0]
+    counter, key = _philox_take(("RandomShuffle", x.dtype.name), seed, seed2, instance, 0, steps=(n + 2) // 4)
+    return x[philox.permutation(counter, key, n)]
 
 
-RANDOM_SHUFFLE = defop("RandomShuffle", _seeded(_shuffle), shape=lambda specs, **a: [specs[0]])
+RANDOM_SHUFFLE = defop("RandomShuffle", _shuffle, shape=lambda specs, **a: [specs[0]])
 _stateful(RANDOM_SHUFFLE)
 
 
