@@ -536,3 +536,19 @@ def test_csv_logger_appends_without_a_second_header(tmp_path):
     rows = open(path).read().splitlines()
     assert rows[0] == "epoch;loss;mae;val_loss;val_mae" and [r.split(";")[0] for r in rows[1:]] == ["0", "1", "0"]
     assert rows[1].split(";")[3:] == ["NA", "NA"]  # no validation: Keras still writes the val_ columns
+
+
+def test_compiled_metric_objects_come_back_from_a_keras_file(tmp_path):
+    """compile(metrics=[SparseCategoricalAccuracy()]) as the save-and-load tutorial: Metric.from_config."""
+    m = K.Sequential([K.Input((4,)), L.Dense(3)])
+    m.compile("adam", K.losses.SparseCategoricalCrossentropy(from_logits=True),
+              metrics=[K.metrics.SparseCategoricalAccuracy()])
+    x, y = np.ones((4, 4), "float32"), np.array([0, 1, 2, 1])
+    m.fit(x, y, verbose=0)
+    m.save(str(tmp_path / "m.keras"))
+    n = K.models.load_model(str(tmp_path / "m.keras"))
+    assert n.evaluate(x, y, verbose=0) == m.evaluate(x, y, verbose=0)
+    assert K.metrics.BinaryAccuracy(threshold=0.3).get_config() == {"name": "binary_accuracy", "dtype": "float32",
+                                                                    "threshold": 0.3}
+    assert K.metrics.BinaryAccuracy.from_config({"name": "b", "dtype": "float32", "threshold": 0.3}).get_config() \
+        == {"name": "b", "dtype": "float32", "threshold": 0.3}

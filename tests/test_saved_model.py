@@ -146,3 +146,36 @@ def test_keras_model_gets_tfs_default_signature(tmp_path):
 
     with pytest.raises(NotImplementedError, match="without known inputs"):
         tf.saved_model.save(Sub(), str(tmp_path / "s"))
+
+
+def test_save_after_the_function_ran_under_a_tape(tmp_path):
+    """Training first (a backward function compiled) and exporting after, as the Core API quickstart does."""
+
+    class Lin(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable([[1.0], [2.0]])
+
+        @tf.function
+        def __call__(self, x):
+            return x @ self.w
+
+    class Export(tf.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        @tf.function(input_signature=[tf.TensorSpec(shape=[None, None], dtype=tf.float32)])
+        def __call__(self, x):
+            return self.model(x / 2.0)
+
+    lin = Lin()
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(lin(tf.ones((3, 2))))
+    tape.gradient(loss, lin.w)
+    tf.saved_model.save(Export(lin), str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    np.testing.assert_array_equal(loaded(tf.ones((2, 2))).numpy(), [[1.5], [1.5]])
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(loaded.model(tf.ones((3, 2))))
+    np.testing.assert_array_equal(tape.gradient(y, loaded.model.w).numpy(), [[3.0], [3.0]])

@@ -4,6 +4,7 @@ TensorBoard's own reader; protos, values, tags and steps pinned against TF 2.21.
 import glob
 import io
 import os
+import re
 
 import numpy as np
 import pytest
@@ -234,7 +235,7 @@ def _fit_with_tensorboard(log_dir, **kw):
                  callbacks=[tf.keras.callbacks.TensorBoard(log_dir=str(log_dir), **kw)])
     events = {}
     for sub in ("train", "validation"):
-        events[sub] = [(s, t.split("/", 1)[1] if t.startswith("sequential/") else t, p, v)
+        events[sub] = [(s, re.sub(r"^sequential(_\d+)?/", "", t), p, v)  # weight.path: sequential_N/d1/kernel
                        for s, t, p, _, v, _ in read_events(os.path.join(str(log_dir), sub)) if t != "keras"]
     return hist, events
 

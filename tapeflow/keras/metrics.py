@@ -112,6 +112,11 @@ class Metric:
     def get_config(self) -> dict:
         return {"name": self.name, "dtype": self.dtype}
 
+    @classmethod
+    def from_config(cls, config: dict) -> Metric:
+        """Keras 3's ``Metric.from_config``: ``cls(**config)`` (a ``.keras`` file's compiled metrics)."""
+        return cls(**config)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}>"
 
@@ -188,6 +193,9 @@ class MeanMetricWrapper(Mean):
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
         super().update_state(self._fn(_t(y_true), _t(y_pred), **self._fn_kwargs), sample_weight)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **self._fn_kwargs}  # e.g. BinaryAccuracy's threshold
 
 
 def _squeeze_like(y_true: Tensor, y_pred: Tensor) -> Tensor:

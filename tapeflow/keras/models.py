@@ -371,8 +371,9 @@ class Sequential(Model):
     def _build_symbolic(self) -> None:
         unique_name("functional")  # each build makes a Functional in Keras 3, which takes an auto-name
         x = self._input_tensor
-        for layer in self._layers:
-            x = layer(x)
+        with self._open_name_scope():  # Keras 3 builds inside the model's scope: sequential/dense/kernel
+            for layer in self._layers:
+                x = layer(x)
         self._symbolic_output = x
         self.built = True
 

@@ -86,6 +86,7 @@ class _GraphPickler(pickle.Pickler):
         return None
 
     def reducer_override(self, obj: Any) -> Any:
+        from tapeflow.graph.function import GraphFunction
         from tapeflow.graph.graph import SymbolicTensor
         from tapeflow.ops.registry import OpDef, get_op
 
@@ -93,6 +94,8 @@ class _GraphPickler(pickle.Pickler):
             return get_op, (obj.name,)
         if isinstance(obj, SymbolicTensor):
             return _make, (type(obj), _slots_state(obj))
+        if isinstance(obj, GraphFunction):  # its backward functions too: compiled callables are rebuilt on use
+            return _make, (GraphFunction, {**obj.__dict__, "_compiled": None, "_compiled_saved": None})
         return NotImplemented
 
 

@@ -195,8 +195,6 @@ class MultiHeadAttention(Layer):
         for layer in (self._query_dense, self._key_dense, self._value_dense, self._output_dense):
             with layer.name_scope:
                 layer.build()
-            for v in layer.weights:
-                v.path = f"{self.name}/{v.path}"
         self.built = True
 
     def _maybe_build(self, inputs: Any) -> None:

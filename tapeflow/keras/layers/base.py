@@ -8,6 +8,8 @@ records a node instead of computing: that is how functional models are built.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import inspect
 import re
 import threading
@@ -38,8 +40,11 @@ def unique_name(base: str) -> str:
 
 
 def clear_session() -> None:
-    """Resets the auto-naming counters (``tf.keras.backend.clear_session``)."""
+    """Resets the auto-naming counters of layers, models and optimizers (``tf.keras.backend.clear_session``)."""
+    from tapeflow.keras.optimizers import optimizer
+
     _name_counts.clear()
+    optimizer._name_counts.clear()
 
 
 def to_snake_case(name: str) -> str:
@@ -54,9 +59,48 @@ class _CallContext(threading.local):
         self.training = None  # the training flag of the outermost call, passed down
         self.depth = 0  # nesting of layer calls (0: outside any layer)
         self.unknown_batch = False  # fit's first step: record output shapes with batch None (Keras's symbolic build)
+        self.scopes: list = []  # Keras 3's name scopes: (name, caller, parent path or None)
 
 
 _ctx = _CallContext()
+
+
+def current_path() -> str:
+    """Keras 3's ``current_path()``: the names of the layers being built or called, outermost first; a
+    layer's weights get ``path = current_path() + "/" + name`` (``sequential/dense/kernel``)."""
+    parts: list = []
+    for name, _, parent in _ctx.scopes:
+        if parent is not None:
+            parts = [p for p in parent.split("/") if p]
+        parts.append(name)
+    return "/".join(parts)
+
+
+@contextlib.contextmanager
+def name_scope(name: str, caller: Any = None) -> Any:
+    """Keras 3's ``name_scope``: re-entering the scope of the same caller adds nothing, and a layer that
+    was first entered under a parent keeps that parent's path wherever it is called later."""
+    scopes = _ctx.scopes
+    if scopes and caller is not None and scopes[-1][1] is caller and scopes[-1][0] == name:
+        yield
+        return
+    scopes.append((name, caller, getattr(caller, "_parent_path", None)))
+    try:
+        yield
+    finally:
+        scopes.pop()
+
+
+def _scoped_build(build: Any) -> Any:
+    """Wraps a layer class's ``build`` so its weights get the layer's path (Keras wraps every ``build``)."""
+
+    @functools.wraps(build)
+    def build_in_scope(self, *args: Any, **kwargs: Any) -> Any:
+        with self._open_name_scope():
+            return build(self, *args, **kwargs)
+
+    build_in_scope._keras_scoped = True
+    return build_in_scope
 
 
 class InputSpec:
@@ -223,6 +267,18 @@ class Layer(Module):
     """
 
     _autocast = True  # cast floating inputs to the layer dtype (Keras 3 does)
+    _parent_path = None  # current_path() when the layer was first built or called (Keras 3)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is not None and not getattr(build, "_keras_scoped", False):
+            cls.build = _scoped_build(build)
+
+    def _open_name_scope(self) -> Any:
+        if self._parent_path is None:
+            object.__setattr__(self, "_parent_path", current_path())
+        return name_scope(self._name, self)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Layer:
         obj = super().__new__(cls)
@@ -326,12 +382,24 @@ class Layer(Module):
         return mask if self.supports_masking else None
 
     # -- weights ----------------------------------------------------------------
-    def add_weight(self, shape: Any = None, initializer: Any = None, dtype: Any = None, trainable: bool = True,
-                   autocast: bool = True, regularizer: Any = None, constraint: Any = None, aggregation: Any = None,
-                   overwrite_with_gradient: bool = False, name: str | None = None, **kwargs: Any) -> Variable:
+    def add_weight(self, *args: Any, shape: Any = None, initializer: Any = None, dtype: Any = None,
+                   trainable: bool = True, autocast: bool = True, regularizer: Any = None, constraint: Any = None,
+                   aggregation: Any = None, overwrite_with_gradient: bool = False, name: str | None = None,
+                   **kwargs: Any) -> Variable:
         """Creates a weight ``tf.Variable`` owned by this layer (Keras 3's
-        ``add_weight``: ``shape`` first; float weights default to GlorotUniform,
-        others to zeros)."""
+        ``add_weight``: ``shape, initializer, dtype`` may come positionally, the rest by keyword; float weights
+        default to GlorotUniform, others to zeros)."""
+        if args:  # Keras 3's checks of the positional (Keras 2) call style, with its messages
+            if len(args) > 3:
+                raise TypeError(f"add_weight() takes at most 3 positional arguments but {len(args)} were given.")
+            if isinstance(args[0], str):
+                raise ValueError(f"`name` must be passed as a keyword argument. Received: add_weight('{args[0]}', "
+                                 f"...). Use: add_weight(shape=..., name='{args[0]}').")
+            for i, (label, given) in enumerate((("shape", shape), ("initializer", initializer), ("dtype", dtype))):
+                if i < len(args):
+                    if given is not None:
+                        raise ValueError(f"`{label}` was passed both positionally and as a keyword argument.")
+            shape, initializer, dtype = (tuple(args) + (shape, initializer, dtype)[len(args):])[:3]
         shape = () if shape is None else tuple(int(d) for d in shape)
         dtype = dtypes.as_dtype(dtype or self._dtype)
         if initializer is None:
@@ -342,7 +410,8 @@ class Layer(Module):
                        constraint=constraint)
         var._keras_name = name or "variable"
         var._name = var._keras_name  # Keras 3 names weights "kernel", "bias" ...; the full path is .path
-        var.path = f"{self._name}/{var._keras_name}"
+        with name_scope(self._name, self):
+            var.path = f"{current_path()}/{var._keras_name}"
         if autocast and dtype.is_floating:
             var._autocast = True
         (self._own_trainable if trainable else self._own_non_trainable).append(var)
@@ -533,10 +602,11 @@ class Layer(Module):
         elif self._compute is not self._dtype:
             autocast_scope[0] = _caster(self._compute)
         try:
-            if not self.built:
-                with self.name_scope:
-                    self._maybe_build(inputs)
-            out = call(*args, **kwargs)
+            with self._open_name_scope():
+                if not self.built:
+                    with self.name_scope:
+                        self._maybe_build(inputs)
+                out = call(*args, **kwargs)
             d = self.__dict__
             if d.get("_built_output_shape") is None or d.get("_shape_provisional"):
                 d["_shape_provisional"] = False

@@ -39,14 +39,6 @@ __all__ = [
 ]
 
 
-def _prefix_paths(layer: Layer, prefix: str) -> None:
-    """Keras' variable paths of a nested layer (``lstm/lstm_cell/kernel``)."""
-    for v in layer.weights:
-        path = getattr(v, "path", None)
-        if path is not None and not path.startswith(prefix + "/"):
-            v.path = f"{prefix}/{path}"
-
-
 class _DropoutCell(Layer):
     """Shared part of the built-in cells: weights, config and the per-sequence dropout masks (one
     draw per sequence, reused at every step, as Keras' ``DropoutRNNCell``)."""
@@ -385,7 +377,6 @@ class StackedRNNCells(Layer):
                 with cell.name_scope:
                     cell.build(shape)
                 cell.built = True
-                _prefix_paths(cell, self.name)
             out = getattr(cell, "output_size", None)
             if out is None:
                 out = cell.state_size[0] if isinstance(cell.state_size, (list, tuple)) else cell.state_size
@@ -521,8 +512,6 @@ class RNN(Layer):
             with self.cell.name_scope:
                 self.cell.build(step_shape)
             self.cell.built = True
-            if isinstance(self.cell, Layer):
-                _prefix_paths(self.cell, self.name)
         if self.stateful:
             if sequences_shape[0] is None:
                 raise ValueError(
@@ -882,7 +871,6 @@ class Bidirectional(Layer):
                 with layer.name_scope:
                     layer.build(sequences_shape)
                 layer.built = True
-            _prefix_paths(layer, self.name)
         self.built = True
 
     def call(self, sequences: Tensor, initial_state: Any = None, mask: Any = None, training: Any = None) -> Any:
@@ -978,7 +966,6 @@ class TimeDistributed(Layer):
             with self.layer.name_scope:
                 self.layer.build((None,) + input_shape[2:])
             self.layer.built = True
-        _prefix_paths(self.layer, self.name)
         self.built = True
 
     def call(self, inputs: Tensor, training: Any = None, mask: Any = None) -> Tensor:

@@ -432,7 +432,7 @@ class Optimizer:
         self._trainable_variables: list[Variable] = []
         self._var_index: dict[int, int] = {}
         self._deferred_restore: dict[int, np.ndarray] = {}
-        self._iterations = Variable(np.int64(0), trainable=False, name=f"{self.name}/iteration")
+        self._iterations = self._keras_variable(np.int64(0), "iteration")
         self._variables.append(self._iterations)
         self._learning_rate: Any = None
         self._set_learning_rate(learning_rate, initial=True)
@@ -453,8 +453,7 @@ class Optimizer:
                     "callable (that takes in the current iteration value and returns the corresponding learning "
                     f"rate value). Received instead: learning_rate={learning_rate!r}"
                 )
-            self._learning_rate = Variable(np.float32(learning_rate), trainable=False,
-                                           name=f"{self.name}/learning_rate")
+            self._learning_rate = self._keras_variable(np.float32(learning_rate), "learning_rate")
             self._variables.append(self._learning_rate)
             return
         if isinstance(self._learning_rate, LearningRateSchedule):
@@ -465,7 +464,7 @@ class Optimizer:
             )
         if not isinstance(self._learning_rate, Variable):
             # Was a plain callable: go back to a variable, as Keras would need one.
-            self._learning_rate = Variable(np.float32(0.0), trainable=False, name=f"{self.name}/learning_rate")
+            self._learning_rate = self._keras_variable(np.float32(0.0), "learning_rate")
             self._variables.insert(1, self._learning_rate)
         self._learning_rate.assign(convert_to_tensor(learning_rate, dtype=dtypes.float32))
 
@@ -551,8 +550,15 @@ class Optimizer:
                                  "or a callable (shape, dtype) -> value.")
         else:
             value = initializer(shape, dt)
-        var = Variable(value, dtype=dt, trainable=False, name=f"{self.name}/{name or 'variable'}")
+        var = self._keras_variable(value, name or "variable", dt)
         self._track_variable(var)
+        return var
+
+    def _keras_variable(self, value: Any, name: str, dtype: Any = None) -> Variable:
+        """A non-trainable variable named as Keras 3 names it: ``name`` ``"iteration"``, path ``"adam/iteration"``."""
+        var = Variable(value, dtype=dtype, trainable=False, name=name)
+        var._name = name
+        var.path = f"{self.name}/{name}"
         return var
 
     def _track_variable(self, var: Variable) -> None:

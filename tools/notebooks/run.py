@@ -1,0 +1,239 @@
+"""Run a Jupyter notebook's code cells in order, under real TensorFlow or under tapeflow, and write what each
+cell printed as JSON (a developer tool, not part of the tests).
+
+    python tools/notebooks/run.py NOTEBOOK.ipynb --backend {tensorflow,tapeflow} --out cells.json [--seed 0]
+
+- One namespace for all cells, like a kernel. Lines starting with ``!`` or ``%`` are dropped.
+- Under ``--backend tapeflow`` the modules ``tensorflow``/``tensorflow.*`` resolve to ``tapeflow``/``tapeflow.*``
+  and ``keras``/``keras.*`` to ``tapeflow.keras``/``tapeflow.keras.*`` (nothing else is changed).
+- Downloads and packages absent here are replaced by the local stand-ins of ``standins.py`` in both backends.
+- Long trainings are capped by the literal source substitutions in ``SUBSTITUTIONS`` (same for both backends).
+- Per cell: stdout, the repr of the last expression (unless the cell ends with ``;``), the exception class and
+  message if it raised, and the seconds it took. Seeds: ``random``, NumPy and ``tf.random.set_seed`` get ``--seed``.
+
+``compare.py`` compares two such files; ``suite.py`` runs the whole list of notebooks and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import importlib
+import importlib.abc
+import importlib.util
+import json
+import logging
+import os
+import random
+import signal
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Literal (old, new) source replacements per notebook, applied to every code cell in both backends.
+SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
+    "classification": [("epochs=10", "epochs=2")],
+    "regression": [("epochs=100", "epochs=10")],
+    "overfit_and_underfit": [("max_epochs=10000", "max_epochs=3")],
+    "save_and_load": [("epochs=10,", "epochs=2,"), ("epochs=50,", "epochs=5,"), ("epochs=5)", "epochs=1)")],
+    "autoencoder": [("epochs=10,", "epochs=1,"), ("epochs=20,", "epochs=3,"),
+                    ("(x_train, _), (x_test, _) = fashion_mnist.load_data()",
+                     "(x_train, _), (x_test, _) = fashion_mnist.load_data()\nx_train = x_train[:6000]")],
+    "dcgan": [("EPOCHS = 50", "EPOCHS = 1"),
+              ("BUFFER_SIZE = 60000", "BUFFER_SIZE = 60000\ntrain_images = train_images[:1024]")],
+    "cvae": [("epochs = 10", "epochs = 1"),
+             ("train_size = 60000", "train_size = 2048\ntrain_images = train_images[:2048]"),
+             ("test_size = 10000", "test_size = 1024\ntest_images = test_images[:1024]")],
+    "mixed_precision": [("epochs=5,", "epochs=1,")],
+    "basic_training_loops": [],
+    "custom_training": [("EPOCHS = 10", "EPOCHS = 1"),
+                        ("(train_images, train_labels), (test_images, test_labels) = fashion_mnist.load_data()",
+                         "(train_images, train_labels), (test_images, test_labels) = fashion_mnist.load_data()\n"
+                         "train_images, train_labels = train_images[:4096], train_labels[:4096]")],
+    "keras": [("EPOCHS = 12", "EPOCHS = 1")],
+    "custom_training_walkthrough": [("num_epochs = 201", "num_epochs = 51")],
+    "mlp_core": [("epochs=10)", "epochs=1)")],
+    "logistic_regression_core": [],
+    "quickstart_core": [],
+    "distribution": [("epochs = 3", "epochs = 1")],
+}
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``tensorflow[.x]`` -> ``tapeflow[.x]``, ``keras[.x]`` -> ``tapeflow.keras[.x]`` (submodule or attribute)."""
+
+    PREFIXES = {"tensorflow": "tapeflow", "keras": "tapeflow.keras"}
+
+    def find_spec(self, fullname, path=None, target=None):
+        head = fullname.split(".")[0]
+        if head in self.PREFIXES:
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        head, _, rest = spec.name.partition(".")
+        target = self.PREFIXES[head] + ("." + rest if rest else "")
+        try:
+            return importlib.import_module(target)
+        except ModuleNotFoundError:
+            obj = importlib.import_module(self.PREFIXES[head])
+            for part in rest.split("."):
+                obj = getattr(obj, part)
+            return obj
+
+    def exec_module(self, module):
+        pass
+
+
+def _install_backend(backend: str):
+    if backend == "tapeflow":
+        sys.meta_path.insert(0, _AliasFinder())
+    import tensorflow as tf  # noqa: F401 - real or aliased
+    if backend == "tensorflow":
+        import keras  # noqa: F401 - so the stand-ins patch both keras entry points
+    return tf
+
+
+class _Captured:
+    text = ""
+
+
+@contextlib.contextmanager
+def _capture():
+    """File descriptors 1 and 2 (so C++ writes, e.g. TF's tf.print, are caught too); sys.stdout/stderr keep
+    their objects (loggers hold on to them) and write through the redirected descriptors."""
+    caught = []
+    for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
+        stream.flush()
+        tmp = tempfile.TemporaryFile()
+        saved = os.dup(fd)
+        os.dup2(tmp.fileno(), fd)
+        caught.append((fd, stream, tmp, saved, _Captured()))
+    try:
+        yield caught[0][4], caught[1][4]
+    finally:
+        for fd, stream, tmp, saved, box in caught:
+            stream.flush()
+            os.dup2(saved, fd)
+            os.close(saved)
+            tmp.seek(0)
+            box.text = tmp.read().decode("utf-8", "replace")
+            tmp.close()
+
+
+class _LogRecorder(logging.Handler):
+    """Log records and Python warnings, kept apart from the cell's text (TF and tapeflow format them differently)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.levelname}: {record.getMessage()}")
+
+
+def _record_logs() -> _LogRecorder:
+    rec = _LogRecorder()
+    for name in ("tensorflow", "tapeflow", "absl", "keras", "py.warnings"):
+        lg = logging.getLogger(name)
+        lg.handlers = [rec]
+        lg.propagate = False
+    logging.captureWarnings(True)
+    import warnings
+    warnings.simplefilter("always")
+    return rec
+
+
+class CellTimeoutError(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise CellTimeoutError("cell ran past its time limit")
+
+
+def _split_last(src: str):
+    tree = ast.parse(src)
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr) and not src.rstrip().endswith(";"):
+        last = ast.Expression(tree.body.pop().value)
+    return tree, last
+
+
+def run_notebook(path: str, backend: str, seed: int = 0, cell_timeout: int = 600) -> list[dict]:
+    name = os.path.splitext(os.path.basename(path))[0]
+    with open(path) as f:
+        cells = ["".join(c["source"]) for c in json.load(f)["cells"] if c["cell_type"] == "code"]
+    subs = SUBSTITUTIONS.get(name, [])
+    used = set()
+    tf = _install_backend(backend)
+    sys.path.insert(0, HERE)
+    import standins
+    standins.install(tf)
+    random.seed(seed)
+    import numpy as np
+    np.random.seed(seed)
+    tf.random.set_seed(seed)
+    logs = _record_logs()
+    ns: dict = {"__name__": "__main__"}
+    signal.signal(signal.SIGALRM, _on_alarm)
+    results = []
+    for src in cells:
+        for i, (old, new) in enumerate(subs):
+            if old in src:
+                src = src.replace(old, new)
+                used.add(i)
+        code = "\n".join(line for line in src.splitlines() if not line.lstrip().startswith(("!", "%")))
+        error = None
+        logs.lines = []
+        start = time.time()
+        signal.alarm(cell_timeout)
+        try:
+            tree, last = _split_last(code)
+            with _capture() as (out, err):
+                exec(compile(tree, "<cell>", "exec"), ns)
+                if last is not None:
+                    value = eval(compile(last, "<cell>", "eval"), ns)
+                    if value is not None:
+                        print(repr(value))
+        except BaseException as e:  # noqa: BLE001 - a notebook cell may raise anything, KeyboardInterrupt aside
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            tb = traceback.extract_tb(e.__traceback__)
+            error = {"type": type(e).__name__, "message": str(e)[:2000],
+                     "where": [f"{fr.filename}:{fr.lineno}" for fr in tb[-4:]]}
+        finally:
+            signal.alarm(0)
+        results.append({"src": src, "stdout": out.text, "stderr": err.text[-4000:], "error": error,
+                        "logs": logs.lines[-50:], "seconds": round(time.time() - start, 3)})
+    unused = [subs[i][0] for i in range(len(subs)) if i not in used]
+    if unused:
+        results.append({"src": "# substitutions not applied", "stdout": "", "stderr": repr(unused), "error": None,
+                        "seconds": 0, "meta": True})
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("notebook")
+    p.add_argument("--backend", choices=("tensorflow", "tapeflow"), required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cell-timeout", type=int, default=600)
+    p.add_argument("--workdir", default=None, help="directory the cells run in (files they write land there)")
+    a = p.parse_args(argv)
+    nb, out = os.path.abspath(a.notebook), os.path.abspath(a.out)
+    if a.workdir:
+        os.makedirs(a.workdir, exist_ok=True)
+        os.chdir(a.workdir)
+    results = run_notebook(nb, a.backend, a.seed, a.cell_timeout)
+    with open(out, "w") as f:
+        json.dump({"notebook": nb, "backend": a.backend, "seed": a.seed, "cells": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,356 @@
+"""Local stand-ins for what TF's notebooks download or import from packages neither venv has.
+
+Used by ``run.py`` identically under both backends, so a cell that touches a stand-in gets the same
+inputs under TensorFlow and under tapeflow. What each stand-in is:
+
+- ``mnist.load_data()``: the real local Fashion-MNIST (same shapes and dtypes as MNIST).
+- ``fashion_mnist.load_data()``: the real local Fashion-MNIST.
+- ``tf.keras.utils.get_file('HIGGS.csv.gz', ...)``: a synthetic gzip CSV (12 000 rows, label + 28 features).
+- ``pandas.read_csv`` of auto-mpg / wdbc / ecg URLs: synthetic files with the real column layout.
+- ``tensorflow_datasets``: ``load`` of ``mnist`` (Fashion-MNIST again) and ``penguins/*`` (synthetic),
+  ``as_dataframe``; ``seaborn``, ``sklearn`` (the few functions used), ``tensorflow_docs``, ``IPython``,
+  ``imageio``, ``tensorflow_probability`` (``Normal.quantile``), ``requests.get`` (a synthetic JPEG).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import statistics
+import sys
+import types
+
+import numpy as np
+
+DATA = os.environ.get("NB_STANDIN_DIR", "/tmp/nb_standins")
+FMNIST = "/usr/share/datasets/fashion-mnist"
+
+
+def _idx(name: str) -> np.ndarray:
+    with gzip.open(os.path.join(FMNIST, name)) as f:
+        raw = f.read()
+    ndim = raw[3]
+    shape = tuple(int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim))
+    return np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim).reshape(shape).copy()
+
+
+_CACHE: dict = {}
+
+
+def fashion_mnist_load_data(*args, **kwargs):
+    if "f" not in _CACHE:
+        _CACHE["f"] = ((_idx("train-images-idx3-ubyte.gz"), _idx("train-labels-idx1-ubyte.gz")),
+                       (_idx("t10k-images-idx3-ubyte.gz"), _idx("t10k-labels-idx1-ubyte.gz")))
+    (a, b), (c, d) = _CACHE["f"]
+    return (a.copy(), b.copy()), (c.copy(), d.copy())
+
+
+def _write_once(name: str, make) -> str:
+    os.makedirs(DATA, exist_ok=True)
+    path = os.path.join(DATA, name)
+    if not os.path.exists(path):
+        tmp = path + f".{os.getpid()}.tmp"
+        make(tmp)
+        os.replace(tmp, path)
+    return path
+
+
+def _higgs(path: str) -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(12000, 28)).astype(np.float32)
+    y = (x[:, :4].sum(1) + 0.5 * rng.normal(size=12000) > 0).astype(np.float32)
+    with gzip.open(path, "wt") as f:
+        for yi, xi in zip(y, x):
+            f.write(",".join([f"{yi:.18e}"] + [f"{v:.18e}" for v in xi]) + "\n")
+
+
+def _auto_mpg(path: str) -> None:
+    rng = np.random.default_rng(2)
+    with open(path, "w") as f:
+        for i in range(398):
+            cyl = int(rng.choice([4, 6, 8]))
+            disp = 50.0 * cyl + rng.normal(0, 20)
+            hp = "?" if i in (32, 126, 330, 336, 354, 374) else f"{40 + 12 * cyl + rng.normal(0, 10):.1f}"
+            w = 1500 + 300 * cyl + rng.normal(0, 200)
+            acc = rng.uniform(8, 25)
+            yr = int(rng.integers(70, 83))
+            orig = int(rng.integers(1, 4))
+            mpg = 50 - 3 * cyl - w / 400 + (yr - 70) * 0.6 + rng.normal(0, 2)
+            f.write(f"{mpg:.1f}   {cyl}   {disp:.1f}      {hp}      {w:.1f}      {acc:.1f}   {yr}  {orig}"
+                    f"\t\"car {i}\"\n")
+
+
+def _wdbc(path: str) -> None:
+    rng = np.random.default_rng(3)
+    with open(path, "w") as f:
+        for i in range(569):
+            m = rng.random() < 0.37
+            feats = np.abs(rng.normal(1.0 + 0.6 * m, 0.3, size=30)) * np.geomspace(20, 0.01, 30)
+            f.write(",".join([str(842302 + i), "M" if m else "B"] + [f"{v:.5g}" for v in feats]) + "\n")
+
+
+def _ecg(path: str) -> None:
+    rng = np.random.default_rng(4)
+    t = np.linspace(0, 2 * np.pi, 140)
+    with open(path, "w") as f:
+        for _ in range(4998):
+            normal = rng.random() < 0.58
+            sig = np.sin(t * (1 if normal else 1.7)) + 0.2 * rng.normal(size=140)
+            f.write(",".join([f"{v:.6f}" for v in sig] + ["1.0" if normal else "0.0"]) + "\n")
+
+
+def _jpeg(path: str) -> None:
+    from PIL import Image
+    yy, xx = np.mgrid[0:256, 0:384]
+    img = np.stack([(xx * 255 // 383), (yy * 255 // 255), ((xx + yy) % 256)], -1).astype(np.uint8)
+    Image.fromarray(img).save(path, format="JPEG")
+
+
+URLS = {"auto-mpg.data": ("auto-mpg.data", _auto_mpg), "wdbc.data": ("wdbc.data", _wdbc),
+        "ecg.csv": ("ecg.csv", _ecg), "HIGGS.csv.gz": ("HIGGS.csv.gz", _higgs)}
+
+
+def local_path(url_or_name: str) -> str | None:
+    for key, (name, make) in URLS.items():
+        if str(url_or_name).endswith(key):
+            return _write_once(name, make)
+    return None
+
+
+def get_file(fname=None, origin=None, *args, **kwargs) -> str:
+    for cand in (fname, origin):
+        if cand and (p := local_path(cand)):
+            return p
+    raise RuntimeError(f"no local stand-in for get_file({fname!r}, {origin!r})")
+
+
+class _Anything:
+    """Stand-in for plotting objects (seaborn axes/grids): every attribute and call gives itself."""
+
+    def __getattr__(self, name):
+        return self
+
+    def __call__(self, *a, **k):
+        return self
+
+    def __iter__(self):
+        return iter(())
+
+    def __repr__(self):
+        return "<stand-in>"
+
+
+def _module(name: str, **attrs) -> types.ModuleType:
+    mod = types.ModuleType(name)
+    mod.__dict__.update(attrs)
+    sys.modules[name] = mod
+    return mod
+
+
+def _train_test_split(*arrays, test_size=0.25, random_state=None, **kwargs):
+    n = len(arrays[0])
+    n_test = int(np.ceil(test_size * n)) if isinstance(test_size, float) else int(test_size)
+    perm = np.random.RandomState(random_state).permutation(n)
+    test, train = perm[:n_test], perm[n_test:]
+    out = []
+    for a in arrays:
+        out += [a.iloc[train], a.iloc[test]] if hasattr(a, "iloc") else [np.asarray(a)[train], np.asarray(a)[test]]
+    return out
+
+
+def _confusion_matrix(y_true, y_pred, normalize=None, **kwargs):
+    y_true, y_pred = np.asarray(y_true).astype(int), np.asarray(y_pred).astype(int)
+    k = int(max(y_true.max(), y_pred.max())) + 1
+    cm = np.zeros((k, k))
+    np.add.at(cm, (y_true, y_pred), 1)
+    if normalize == "true":
+        cm = cm / cm.sum(1, keepdims=True)
+    return cm
+
+
+def _metric(fn):
+    def metric(y_true, y_pred, **kwargs):
+        t, p = np.asarray(y_true).astype(int).ravel(), np.asarray(y_pred).astype(int).ravel()
+        return float(fn(t, p))
+    return metric
+
+
+_accuracy = _metric(lambda t, p: np.mean(t == p))
+_precision = _metric(lambda t, p: np.sum((p == 1) & (t == 1)) / max(np.sum(p == 1), 1))
+_recall = _metric(lambda t, p: np.sum((p == 1) & (t == 1)) / max(np.sum(t == 1), 1))
+
+
+def _penguins(n: int = 334):
+    rng = np.random.default_rng(5)
+    species = rng.integers(0, 3, size=n)
+    feats = np.stack([rng.normal(0.4 + 0.1 * species, 0.05), rng.normal(0.5 - 0.1 * species, 0.05),
+                      rng.normal(0.5 + 0.1 * species, 0.05), rng.normal(0.4 + 0.1 * species, 0.05)], 1)
+    return feats.astype(np.float32), species.astype(np.int64)
+
+
+def _split_range(spec: str, n: int) -> tuple[int, int]:
+    if "[" not in spec:
+        return 0, n
+    body = spec[spec.index("[") + 1:-1]
+    lo, hi = body.split(":")
+
+    def conv(s, default):
+        if not s:
+            return default
+        return int(n * int(s[:-1]) / 100) if s.endswith("%") else int(s)
+    return conv(lo, 0), conv(hi, n)
+
+
+class _Split:
+    def __init__(self, n):
+        self.num_examples = n
+
+
+class _Info:
+    def __init__(self, name, splits, features=None):
+        self.name, self.splits, self.features = name, {k: _Split(v) for k, v in splits.items()}, features
+
+    def __repr__(self):
+        return f"tfds.core.DatasetInfo(name='{self.name}')"
+
+
+def _tfds_load(name, split=None, batch_size=None, as_supervised=False, with_info=False, **kwargs):
+    import tensorflow as tf  # the backend run.py installed
+    if name.startswith("mnist"):
+        (xa, ya), (xb, yb) = fashion_mnist_load_data()
+        parts = {"train": (xa[..., None], ya.astype(np.int64)), "test": (xb[..., None], yb.astype(np.int64))}
+        keys = ("image", "label")
+    elif name.startswith("penguins"):
+        x, y = _penguins()
+        parts = {"train": (x, y)}
+        keys = ("features", "species")
+    else:
+        raise RuntimeError(f"no local stand-in for tfds.load({name!r})")
+    info = _Info(name.split("/")[0], {k: len(v[1]) for k, v in parts.items()})
+
+    def make(spec):
+        base = spec.split("[")[0]
+        x, y = parts[base]
+        lo, hi = _split_range(spec, len(y))
+        x, y = x[lo:hi], y[lo:hi]
+        if batch_size == -1:
+            if as_supervised:
+                return tf.constant(x), tf.constant(y)
+            return {keys[0]: tf.constant(x), keys[1]: tf.constant(y)}
+        ds = tf.data.Dataset.from_tensor_slices((x, y) if as_supervised else {keys[0]: x, keys[1]: y})
+        return ds.batch(batch_size) if batch_size else ds
+
+    if split is None:
+        out = {k: make(k) for k in parts}
+    elif isinstance(split, (list, tuple)):
+        out = [make(s) for s in split]
+    else:
+        out = make(split)
+    return (out, info) if with_info else out
+
+
+def _as_dataframe(ds, info=None):
+    import pandas as pd
+    rows = []
+    for el in ds:
+        if isinstance(el, dict):
+            rows.append({k: np.asarray(v).tolist() for k, v in el.items()})
+        else:
+            rows.append({f"c{i}": np.asarray(v).tolist() for i, v in enumerate(el)})
+    return pd.DataFrame(rows)
+
+
+def _epoch_dots():
+    import tensorflow as tf
+
+    class EpochDots(tf.keras.callbacks.Callback):
+        def __init__(self, report_every=100, dot_every=1):
+            super().__init__()
+            self.report_every, self.dot_every = report_every, dot_every
+
+        def on_epoch_end(self, epoch, logs=None):
+            if epoch % self.report_every == 0:
+                print(f"\nEpoch: {epoch:d}, " + ", ".join(f"{k}:{v:0.4f}" for k, v in sorted((logs or {}).items())))
+            if epoch % self.dot_every == 0:
+                print(".", end="")
+    return EpochDots
+
+
+class _LazyEpochDots:
+    def __call__(self, *a, **k):
+        return _epoch_dots()(*a, **k)
+
+
+class _Writer:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+    def append_data(self, *a):
+        pass
+
+
+def _imread(path):
+    from PIL import Image
+    return np.asarray(Image.open(path))
+
+
+class _Normal:
+    def __init__(self, loc, scale):
+        self.d = statistics.NormalDist(float(loc), float(scale))
+
+    def quantile(self, p):
+        import tensorflow as tf
+        return tf.constant(np.vectorize(self.d.inv_cdf)(np.asarray(p, np.float64)).astype(np.float32))
+
+
+class _Response:
+    def __init__(self, path):
+        self.raw = open(path, "rb")
+
+
+def install(backend_tf) -> None:
+    """Installs every stand-in; ``backend_tf`` is the imported ``tensorflow`` (real or tapeflow)."""
+    anything = _Anything()
+    _module("seaborn", pairplot=anything, heatmap=anything, countplot=anything, set=anything, __version__="stand-in",
+            __getattr__=lambda name: anything)
+    skm = _module("sklearn.metrics", accuracy_score=_accuracy, precision_score=_precision, recall_score=_recall,
+                  confusion_matrix=_confusion_matrix)
+    sks = _module("sklearn.model_selection", train_test_split=_train_test_split)
+    _module("sklearn", metrics=skm, model_selection=sks, __path__=[])
+    _module("tensorflow_datasets", load=_tfds_load, as_dataframe=_as_dataframe, __version__="stand-in")
+    tfdm = _module("tensorflow_docs.modeling", EpochDots=_LazyEpochDots())
+    tfdp = _module("tensorflow_docs.plots", HistoryPlotter=anything)
+    tfdv = _module("tensorflow_docs.vis", embed=anything, __path__=[])
+    _module("tensorflow_docs.vis.embed", embed_file=anything)
+    _module("tensorflow_docs", modeling=tfdm, plots=tfdp, vis=tfdv, __path__=[])
+    ipd = _module("IPython.display", display=lambda *a, **k: None, clear_output=lambda *a, **k: None, Image=anything)
+    _module("IPython", display=ipd, get_ipython=lambda: None, version_info=(8, 20, 0), __version__="8.20.0",
+            __path__=[])
+    _module("imageio", get_writer=lambda *a, **k: _Writer(), imread=_imread)
+    tfpd = _module("tensorflow_probability.distributions", Normal=_Normal)
+    _module("tensorflow_probability", distributions=tfpd, __path__=[])
+    _module("requests", get=lambda url, **k: _Response(_write_once("corgi.jpg", _jpeg)))
+
+    import pandas as pd
+    real_read_csv = pd.read_csv
+
+    def read_csv(path, *a, **k):
+        local = local_path(path) if isinstance(path, str) else None
+        return real_read_csv(local or path, *a, **k)
+    pd.read_csv = read_csv
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.show = lambda *a, **k: plt.close("all")
+
+    keras_mods = [backend_tf.keras]
+    if "keras" in sys.modules:
+        keras_mods.append(sys.modules["keras"])
+    for km in keras_mods:
+        km.utils.get_file = get_file
+        km.datasets.mnist.load_data = fashion_mnist_load_data
+        km.datasets.fashion_mnist.load_data = fashion_mnist_load_data

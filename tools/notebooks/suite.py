@@ -1,0 +1,113 @@
+"""Run the TF docs notebooks under TensorFlow (seeds 0 and 1) and tapeflow, then print the per-notebook table.
+
+    python tools/notebooks/suite.py run --backend tapeflow --python .venv/bin/python [--docs DIR] [--out OUT] [NAME ...]
+    python tools/notebooks/suite.py run --backend tensorflow --python /path/to/tf/python --seed 1 ...
+    python tools/notebooks/suite.py table [--out OUT] [-v]
+
+``--docs`` is a checkout of github.com/tensorflow/docs, or its bare git directory (read with ``git show``).
+Each notebook runs in its own process and scratch directory; results go to OUT/NAME.{tf,tf1,tp}.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NOTEBOOKS = [
+    "guide/autodiff", "guide/advanced_autodiff", "guide/function", "guide/intro_to_graphs",
+    "guide/intro_to_modules", "guide/variable", "guide/tensor", "guide/basic_training_loops",
+    "guide/core/distribution", "guide/core/logistic_regression_core", "guide/core/matrix_core",
+    "guide/core/mlp_core", "guide/core/optimizers_core", "guide/core/quickstart_core",
+    "tutorials/keras/classification", "tutorials/keras/regression", "tutorials/keras/overfit_and_underfit",
+    "tutorials/keras/save_and_load", "tutorials/customization/basics", "tutorials/customization/custom_layers",
+    "tutorials/customization/custom_training_walkthrough", "tutorials/generative/dcgan", "tutorials/generative/cvae",
+    "tutorials/generative/autoencoder", "guide/mixed_precision", "tutorials/distribute/keras",
+    "tutorials/distribute/custom_training",
+]
+
+
+def _notebook_file(docs: str, rel: str, dest: str) -> str:
+    path = os.path.join(dest, "src", os.path.basename(rel) + ".ipynb")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    checkout = os.path.join(docs, "site", "en", rel + ".ipynb")
+    if os.path.exists(checkout):
+        return checkout
+    text = subprocess.run(["git", f"--git-dir={docs}", "show", f"HEAD:site/en/{rel}.ipynb"], check=True,
+                          capture_output=True).stdout
+    with open(path, "wb") as f:
+        f.write(text)
+    return path
+
+
+def _suffix(backend: str, seed: int) -> str:
+    return ("tf" if backend == "tensorflow" else "tp") + (str(seed) if seed else "")
+
+
+def run(a) -> None:
+    env = dict(os.environ)
+    if a.backend == "tapeflow":
+        env["PYTHONPATH"] = os.path.dirname(os.path.dirname(HERE)) + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    for rel in a.names or NOTEBOOKS:
+        rel = next((n for n in NOTEBOOKS if n.endswith("/" + rel)), rel)
+        name = os.path.basename(rel)
+        nb = _notebook_file(a.docs, rel, a.out)
+        out = os.path.join(a.out, f"{name}.{_suffix(a.backend, a.seed)}.json")
+        work = os.path.join(a.out, "work", _suffix(a.backend, a.seed), name)
+        cmd = [a.python, os.path.join(HERE, "run.py"), nb, "--backend", a.backend, "--out", out, "--seed",
+               str(a.seed), "--workdir", work, "--cell-timeout", str(a.cell_timeout)]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        status = "ok" if proc.returncode == 0 else f"exit {proc.returncode}: {proc.stderr[-500:]}"
+        print(f"{name} [{a.backend}, seed {a.seed}] {status}", flush=True)
+
+
+def table(a) -> None:
+    sys.path.insert(0, HERE)
+    import compare
+    total = {"cells": 0, "match": 0, "random": 0, "tf_failing": 0}
+    print("| notebook | cells | match | random cells | fail in TF |\n|---|---|---|---|---|")
+    for rel in NOTEBOOKS:
+        name = os.path.basename(rel)
+        paths = [os.path.join(a.out, f"{name}.{s}.json") for s in ("tf", "tp", "tf1")]
+        if not all(os.path.exists(p) for p in paths[:2]):
+            print(f"| {name} | (not run) | | | |")
+            continue
+        rows = compare.compare(compare.load(paths[0]), compare.load(paths[1]),
+                               compare.load(paths[2]) if os.path.exists(paths[2]) else None)
+        s = compare.summary(rows)
+        for k in total:
+            total[k] += s[k]
+        print(f"| {name} | {s['cells']} | {s['match']} | {s['random']} | {s['tf_failing']} |")
+        if a.verbose:
+            with open(os.path.join(a.out, f"{name}.diff.txt"), "w") as f:
+                for r in rows:
+                    if not r["match"]:
+                        f.write(f"--- cell {r['cell']} ({'random' if r['random'] else 'deterministic'})\n"
+                                f"{r['src'][:1000]}\n=== TF:\n{r['tf'][:2000]}\n"
+                                f"=== tapeflow:\n{r['tapeflow'][:2000]}\n\n")
+    print(f"| **total** | {total['cells']} | {total['match']} | {total['random']} | {total['tf_failing']} |")
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--backend", choices=("tensorflow", "tapeflow"), required=True)
+    r.add_argument("--python", default=sys.executable)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--docs", default="/work/.mirror/tensorflow+docs/repo")
+    r.add_argument("--cell-timeout", type=int, default=600)
+    r.add_argument("names", nargs="*")
+    t = sub.add_parser("table")
+    t.add_argument("-v", "--verbose", action="store_true", help="also write OUT/NAME.diff.txt per notebook")
+    for q in (r, t):
+        q.add_argument("--out", default="/tmp/tapeflow_notebooks")
+    a = p.parse_args(argv)
+    run(a) if a.cmd == "run" else table(a)
+
+
+if __name__ == "__main__":
+    main()
