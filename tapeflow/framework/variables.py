@@ -150,7 +150,8 @@ class Variable:
         arr = t._value
         if not self._shape.is_compatible_with(arr.shape):
             raise ValueError(
-                f"Cannot {op} value to variable '{self.name}': Shape mismatch. The variable shape "
+                # TF's text, its stray space and missing one included
+                f"Cannot {op} value to variable ' {self.name}': Shape mismatch.The variable shape "
                 f"{self._shape}, and the assigned value shape {TensorShape(arr.shape)} are incompatible."
             )
         return arr

@@ -465,11 +465,8 @@ class Layer(Module):
 
     @property
     def submodules(self) -> tuple:
-        out: list = []
-        for layer in self._sublayers():
-            out.append(layer)
-            out.extend(s for s in layer.submodules if not any(s is o for o in out))
-        return tuple(out)
+        # Keras 3 layers are not tf.Modules: TF raises AttributeError here (use .layers / ._flatten_layers)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute 'submodules'")
 
     def get_weights(self) -> list:
         """The weights' values as NumPy arrays (copies), in ``weights`` order."""
@@ -556,6 +553,8 @@ class Layer(Module):
             return self._symbolic_call(args, kwargs)
         if not args:
             raise TypeError(f"{type(self).__name__}.__call__ needs the inputs as its first positional argument")
+        if len(args) > 1 or not isinstance(args[0], (Tensor, np.ndarray)):
+            self._check_positional_args(args)
         inputs = args[0]
         if isinstance(inputs, (list, tuple)) and not isinstance(inputs, np.ndarray) and any(
                 isinstance(x, (Tensor, Variable, np.ndarray)) for x in nest.flatten(inputs)):
@@ -622,6 +621,19 @@ class Layer(Module):
             autocast_scope[0] = outer_cast
             _ctx.training = previous
             _ctx.depth -= 1
+
+    _allow_non_tensor_positional_args = False  # Keras 3: True only for some preprocessing layers
+
+    def _check_positional_args(self, args: tuple) -> None:
+        """Keras 3 takes only tensors (or arrays, None) positionally: ``layer([[2.0, 2.0]])`` is a ValueError."""
+        if self._allow_non_tensor_positional_args:
+            return
+        for arg in nest.flatten(args):
+            if arg is None or isinstance(arg, (Tensor, Variable, KerasTensor)) or hasattr(arg, "__array__") \
+                    or hasattr(arg, "_type_spec"):
+                continue
+            raise ValueError(f"Only input tensors may be passed as positional arguments. The following argument "
+                             f"value should be passed as a keyword argument: {arg} (of type {type(arg)})")
 
     # -- the symbolic (functional) path -------------------------------------------
     def _symbolic_outputs(self, args: tuple, kwargs: dict) -> Any:

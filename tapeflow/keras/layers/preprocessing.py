@@ -19,6 +19,8 @@ class Normalization(Layer):
     """``(inputs - mean) / max(sqrt(variance), 1e-7)`` per position of ``axis`` (Keras 3), with
     ``mean``/``variance`` given or computed by ``adapt(data)``; ``invert=True`` undoes it."""
 
+    _allow_non_tensor_positional_args = True  # a Keras 3 TFDataLayer: Python lists are fine
+
     def __init__(self, axis: Any = -1, mean: Any = None, variance: Any = None, invert: bool = False,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -145,6 +147,8 @@ class Normalization(Layer):
 
 class Rescaling(Layer):
     """``inputs * scale + offset`` (e.g. ``Rescaling(1./255)`` for images)."""
+
+    _allow_non_tensor_positional_args = True  # a Keras 3 TFDataLayer: Python lists are fine
 
     def __init__(self, scale: Any, offset: Any = 0.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
