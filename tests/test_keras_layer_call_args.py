@@ -7,6 +7,11 @@ import pytest
 import tapeflow as tf
 
 
+@pytest.fixture(autouse=True)
+def _fresh_names():
+    tf.keras.backend.clear_session()
+
+
 def test_python_values_passed_positionally_are_a_value_error():
     d = tf.keras.layers.Dense(2)
     with pytest.raises(ValueError, match=r"^Only input tensors may be passed as positional arguments. The following "
@@ -31,3 +36,13 @@ def test_variable_assign_shape_mismatch_message_is_tf_s():
         v.assign([1.0, 2.0, 3.0])
     assert str(info.value) == ("Cannot assign value to variable ' Variable:0': Shape mismatch.The variable shape (2,), "
                                "and the assigned value shape (3,) are incompatible.")
+
+
+def test_keras_tensors_as_keras_3():
+    a, b, c = tf.keras.Input((3,)), tf.keras.Input((3,), dtype="int32"), tf.keras.Input((3,), name="x")
+    assert a.dtype == "float32" and isinstance(a.dtype, str) and a.dtype == tf.float32
+    assert [a.name, b.name, c.name] == ["keras_tensor", "keras_tensor_1", "x"]
+    d = tf.keras.layers.Dense(2)(a)
+    assert repr(d) == "<KerasTensor shape=(None, 2), dtype=float32, sparse=False, ragged=False, name=keras_tensor_2>"
+    with pytest.raises(AttributeError):
+        b.dtype.name  # noqa: B018 - a str, as Keras 3 (the mixed-precision guide's cell raises there too)

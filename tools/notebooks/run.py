@@ -48,7 +48,11 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
     "cvae": [("epochs = 10", "epochs = 1"),
              ("train_size = 60000", "train_size = 2048\ntrain_images = train_images[:2048]"),
              ("test_size = 10000", "test_size = 1024\ntest_images = test_images[:1024]")],
-    "mixed_precision": [("epochs=5,", "epochs=1,")],
+    "mixed_precision": [("epochs=5,", "epochs=1,"), ("for epoch in range(5):", "for epoch in range(1):"),
+                        ("x_test = x_test.reshape(10000, 784).astype('float32') / 255",
+                         "x_test = x_test.reshape(10000, 784).astype('float32') / 255\n"
+                         "x_train, y_train, x_test, y_test = x_train[:8192], y_train[:8192], x_test[:1024], "
+                         "y_test[:1024]")],
     "basic_training_loops": [],
     "custom_training": [("EPOCHS = 10", "EPOCHS = 1"),
                         ("(train_images, train_labels), (test_images, test_labels) = fashion_mnist.load_data()",

@@ -49,7 +49,8 @@ def _suffix(backend: str, seed: int) -> str:
 def run(a) -> None:
     env = dict(os.environ)
     if a.backend == "tapeflow":
-        env["PYTHONPATH"] = os.path.dirname(os.path.dirname(HERE)) + os.pathsep + env.get("PYTHONPATH", "")
+        root = a.tapeflow_root or os.path.dirname(os.path.dirname(HERE))
+        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     for rel in a.names or NOTEBOOKS:
         rel = next((n for n in NOTEBOOKS if n.endswith("/" + rel)), rel)
@@ -100,6 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--docs", default="/work/.mirror/tensorflow+docs/repo")
     r.add_argument("--cell-timeout", type=int, default=600)
+    r.add_argument("--tapeflow-root", help="checkout whose tapeflow runs (default: this one)")
     r.add_argument("names", nargs="*")
     t = sub.add_parser("table")
     t.add_argument("-v", "--verbose", action="store_true", help="also write OUT/NAME.diff.txt per notebook")

@@ -119,13 +119,18 @@ class KerasTensor:
 
     def __init__(self, shape: tuple, dtype: Any = "float32", name: str | None = None, history: Any = None) -> None:
         self._shape = tuple(None if d is None else int(d) for d in shape)
-        self.dtype = dtypes.as_dtype(dtype)
+        self._dtype = dtypes.as_dtype(dtype)
         self.name = name or unique_name("keras_tensor")
         self._keras_history = history  # (layer, node) or None for an Input
 
     @property
     def shape(self) -> tuple:
         return self._shape
+
+    @property
+    def dtype(self) -> str:
+        """The dtype's name, a string as in Keras 3 (``"float32"``; ``== tf.float32`` holds)."""
+        return self._dtype.name
 
     @property
     def ndim(self) -> int:
@@ -138,7 +143,7 @@ class KerasTensor:
     ragged = False
 
     def __repr__(self) -> str:
-        return (f"<KerasTensor shape={self._shape}, dtype={self.dtype.name}, sparse={self.sparse}, "
+        return (f"<KerasTensor shape={self._shape}, dtype={self.dtype}, sparse={self.sparse}, "
                 f"ragged={self.ragged}, name={self.name}>")
 
     def _unsupported(self, *a: Any, **k: Any):
@@ -643,7 +648,7 @@ class Layer(Module):
         def dummy(x):
             if isinstance(x, KerasTensor):
                 shape = tuple(1 if d is None else d for d in x.shape)
-                return convert_to_tensor(np.zeros(shape, x.dtype.as_numpy_dtype))
+                return convert_to_tensor(np.zeros(shape, x._dtype.as_numpy_dtype))
             return x
 
         from tapeflow.framework.context import state
@@ -694,7 +699,7 @@ class Layer(Module):
 
         def placeholder(x):
             if isinstance(x, KerasTensor):
-                return graph.add_placeholder(tuple(x.shape), x.dtype)
+                return graph.add_placeholder(tuple(x.shape), x._dtype)
             return x
 
         layers, stack = [], [self]
@@ -823,7 +828,7 @@ class InputLayer(Layer):
             if any(d < 0 for d in dims):
                 raise ValueError(f"Cannot convert '{shape}' to a shape. Negative dimensions are not allowed.")
         self._batch_shape = (batch_size,) + tuple(shape)
-        self.output_tensor = input_tensor or KerasTensor(self._batch_shape, dtype or "float32", name=self._name)
+        self.output_tensor = input_tensor or KerasTensor(self._batch_shape, dtype or "float32", name=name)
         self.output_tensor._keras_history = (self, None)
         self.built = True
 

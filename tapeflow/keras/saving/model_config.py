@@ -60,7 +60,7 @@ def functional_config(model: Any) -> dict:
                 "class_name": "__keras_tensor__",
                 "config": {
                     "shape": _shape_list(x.shape.as_list() if hasattr(x.shape, "as_list") else x.shape),
-                    "dtype": x.dtype.name,
+                    "dtype": x._dtype.name,
                     "keras_history": _history(model, x),
                 },
             }
