@@ -1,4 +1,4 @@
-"""Keras 3's Layer.__call__ checks (pinned from Keras 3.15): only tensors/arrays positionally, Keras layers
+"""Keras 3 surface the TF tutorials touch (pinned from Keras 3.15): only tensors/arrays positionally, Keras layers
 are not tf.Modules (no ``submodules``)."""
 
 import numpy as np
@@ -46,3 +46,14 @@ def test_keras_tensors_as_keras_3():
     assert repr(d) == "<KerasTensor shape=(None, 2), dtype=float32, sparse=False, ragged=False, name=keras_tensor_2>"
     with pytest.raises(AttributeError):
         b.dtype.name  # noqa: B018 - a str, as Keras 3 (the mixed-precision guide's cell raises there too)
+
+
+def test_loss_reduction_names_and_no_metric_reset_states():
+    """The distributed custom-training tutorial: Reduction.NONE works; Keras 3 metrics lack reset_states."""
+    r = tf.keras.losses.Reduction
+    assert r.all() == ("auto", "none", "sum", "sum_over_batch_size") and r.validate("none") is None
+    with pytest.raises(ValueError, match="Invalid Reduction Key: bad"):
+        r.validate("bad")
+    loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=r.NONE)
+    assert loss(tf.constant([0, 1]), tf.constant([[1.0, 2.0], [3.0, 1.0]])).shape == (2,)
+    assert not hasattr(tf.keras.metrics.Mean(), "reset_states")

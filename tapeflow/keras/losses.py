@@ -28,11 +28,30 @@ __all__ = [
     "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "KLDivergence", "Poisson", "LogCosh", "Hinge",
     "SquaredHinge", "CategoricalHinge", "CosineSimilarity", "mean_absolute_percentage_error",
     "mean_squared_logarithmic_error", "kl_divergence", "poisson", "log_cosh", "hinge", "squared_hinge",
-    "categorical_hinge", "cosine_similarity",
+    "categorical_hinge", "cosine_similarity", "Reduction",
 ]
 
 EPSILON = 1e-7  # keras.backend.epsilon()
 _REDUCTIONS = ("sum", "sum_over_batch_size", "mean", "mean_with_sample_weight", "none", None)
+
+
+class Reduction:
+    """Keras 3's legacy ``tf.keras.losses.Reduction`` names (strings a loss's ``reduction=`` takes; ``AUTO``
+    is listed, as there, but a loss refuses it, as Keras 3 does)."""
+
+    AUTO = "auto"
+    NONE = "none"
+    SUM = "sum"
+    SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
+
+    @classmethod
+    def all(cls) -> tuple:
+        return (cls.AUTO, cls.NONE, cls.SUM, cls.SUM_OVER_BATCH_SIZE)
+
+    @classmethod
+    def validate(cls, key: str) -> None:
+        if key not in cls.all():
+            raise ValueError(f'Invalid Reduction Key: {key}. Expected keys are "{cls.all()}"')
 
 
 def _t(x: Any, dtype: Any = None) -> Tensor:

@@ -95,9 +95,6 @@ class Metric:
     def result(self) -> Tensor:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def reset_states(self) -> None:
-        self.reset_state()
-
     def __call__(self, *args: Any, **kwargs: Any) -> Tensor:
         self.update_state(*args, **kwargs)
         return self.result()

@@ -4,8 +4,9 @@
 
 What "match" means. A cell's text is its stdout, plus what it wrote to stderr that is neither a logging line
 nor a Python warning (``tf.print`` writes there), plus the exception class if it raised. Both texts are
-normalised: memory addresses, temporary-directory names, Keras progress-bar timings (``3s``, ``12ms/step``)
-and runs of spaces. Then:
+normalised: a line redrawn with carriage returns/backspaces keeps its last state (Keras's progress bar
+redraws as often as time allows), memory addresses, module paths in ``<pkg.mod.Class object at 0x..>``,
+temporary-directory names, Keras progress-bar timings (``3s``, ``12ms/step``, ``ETA``) and runs of spaces. Then:
 
 - exact: the texts are equal once every number in them is compared to 1e-4 relative (1e-6 absolute);
 - structure: the texts are equal once every number is replaced by ``#`` (same shapes, dtypes, names,
@@ -49,9 +50,11 @@ def normalise(cell: dict) -> str:
         text += "\n[stderr]\n" + err
     if cell.get("error"):
         text += f"\n[raised {cell['error']['type']}]"
-    text = text.replace("\r", "\n").replace("\x08", "")
+    # a terminal's view: Keras's progress bar redraws its line (backspaces, \r) as often as time allows
+    text = "\n".join(line.replace("\x08", "").rsplit("\r", 1)[-1] for line in text.split("\n"))
     text = re.sub(r"\x1b\[[0-9;]*m", "", text)
     text = re.sub(r"0x[0-9a-fA-F]+", "0x", text)
+    text = re.sub(r"<(?:[A-Za-z_]\w*\.)+([A-Za-z_]\w*) object at 0x>", r"<\1 object at 0x>", text)
     text = re.sub(r"/tmp/tmp[\w]+", "/tmp/TMP", text)
     text = re.sub(r"\b\d+(?:\.\d+)?(?:s|ms|us)(?:/(?:step|epoch|sample))?\b", "<t>", text)
     text = re.sub(r"ETA: [\d:]+", "ETA", text)

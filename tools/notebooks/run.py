@@ -58,7 +58,9 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
                         ("(train_images, train_labels), (test_images, test_labels) = fashion_mnist.load_data()",
                          "(train_images, train_labels), (test_images, test_labels) = fashion_mnist.load_data()\n"
                          "train_images, train_labels = train_images[:4096], train_labels[:4096]")],
-    "keras": [("EPOCHS = 12", "EPOCHS = 1")],
+    "keras": [("EPOCHS = 12", "EPOCHS = 1"),
+              ("model.fit(train_dataset, epochs=EPOCHS, callbacks=callbacks)",
+               "model.fit(train_dataset.take(100), epochs=EPOCHS, callbacks=callbacks)")],
     "custom_training_walkthrough": [("num_epochs = 201", "num_epochs = 51")],
     "mlp_core": [("epochs=10)", "epochs=1)")],
     "logistic_regression_core": [],

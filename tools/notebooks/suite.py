@@ -69,19 +69,20 @@ def table(a) -> None:
     sys.path.insert(0, HERE)
     import compare
     total = {"cells": 0, "match": 0, "random": 0, "tf_failing": 0}
-    print("| notebook | cells | match | random cells | fail in TF |\n|---|---|---|---|---|")
+    print("| notebook | cells | match | random cells | fail in TF | TF runs |\n|---|---|---|---|---|---|")
     for rel in NOTEBOOKS:
         name = os.path.basename(rel)
-        paths = [os.path.join(a.out, f"{name}.{s}.json") for s in ("tf", "tp", "tf1")]
-        if not all(os.path.exists(p) for p in paths[:2]):
-            print(f"| {name} | (not run) | | | |")
+        tf0, tf1, tp = (os.path.join(a.out, f"{name}.{s}.json") for s in ("tf", "tf1", "tp"))
+        refs = [p for p in (tf0, tf1) if os.path.exists(p)]  # seed 0 is the reference when it exists
+        if not refs or not os.path.exists(tp):
+            print(f"| {name} | (not run) | | | | |")
             continue
-        rows = compare.compare(compare.load(paths[0]), compare.load(paths[1]),
-                               compare.load(paths[2]) if os.path.exists(paths[2]) else None)
+        other = compare.load(refs[1]) if len(refs) > 1 else None
+        rows = compare.compare(compare.load(refs[0]), compare.load(tp), other)
         s = compare.summary(rows)
         for k in total:
             total[k] += s[k]
-        print(f"| {name} | {s['cells']} | {s['match']} | {s['random']} | {s['tf_failing']} |")
+        print(f"| {name} | {s['cells']} | {s['match']} | {s['random']} | {s['tf_failing']} | {len(refs)} |")
         if a.verbose:
             with open(os.path.join(a.out, f"{name}.diff.txt"), "w") as f:
                 for r in rows:
@@ -89,7 +90,7 @@ def table(a) -> None:
                         f.write(f"--- cell {r['cell']} ({'random' if r['random'] else 'deterministic'})\n"
                                 f"{r['src'][:1000]}\n=== TF:\n{r['tf'][:2000]}\n"
                                 f"=== tapeflow:\n{r['tapeflow'][:2000]}\n\n")
-    print(f"| **total** | {total['cells']} | {total['match']} | {total['random']} | {total['tf_failing']} |")
+    print(f"| **total** | {total['cells']} | {total['match']} | {total['random']} | {total['tf_failing']} | |")
 
 
 def main(argv: list[str] | None = None) -> None:
