@@ -131,3 +131,13 @@ def test_add_weight_positional_arguments_as_keras_3():
         layer.add_weight((2,), shape=(2,))
     with pytest.raises(TypeError, match="at most 3 positional arguments but 4 were given"):
         layer.add_weight((2,), "ones", "float32", True)
+
+
+def test_an_empty_name_stays_empty():
+    """``super().__init__(name='')`` as the custom-layers tutorial's ResnetIdentityBlock: Keras keeps ''."""
+    d = L.Dense(2, name="")
+    d.build((None, 3))
+    assert d.name == "" and paths(d) == ["kernel", "bias"]
+    assert tf.keras.Sequential(name="").name == ""
+    inp = tf.keras.Input((3,))
+    assert tf.keras.Model(inp, L.Dense(1)(inp), name="").name == ""

@@ -43,7 +43,8 @@ class Model(Trainer, Layer):
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
                 raise ValueError("A functional Model needs both `inputs` and `outputs`.")
-            name = kwargs.pop("name", None) or unique_name("functional")
+            name = kwargs.pop("name", None)
+            name = name if name is not None else unique_name("functional")
             Layer.__init__(self, name=name, **{k: v for k, v in kwargs.items() if k in ("trainable", "dtype")})
             Trainer.__init__(self)
             self._init_graph(inputs, outputs)
@@ -315,7 +316,7 @@ class Sequential(Model):
     """
 
     def __init__(self, layers: Any = None, trainable: bool = True, name: str | None = None) -> None:
-        Layer.__init__(self, trainable=trainable, name=name or unique_name("sequential"))
+        Layer.__init__(self, trainable=trainable, name=name if name is not None else unique_name("sequential"))
         Trainer.__init__(self)
         self._functional = None
         self._input_tensor: KerasTensor | None = None

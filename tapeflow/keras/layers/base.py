@@ -302,7 +302,7 @@ class Layer(Module):
         object.__setattr__(self, "_layers", [])
         self._own_trainable: list[Variable] = []
         self._own_non_trainable: list[Variable] = []
-        self._name = name or unique_name(to_snake_case(type(self).__name__))
+        self._name = name if name is not None else unique_name(to_snake_case(type(self).__name__))  # "" stays ""
         self._scope_name = self._name + "/"
         self._policy = as_policy(dtype)
         self._dtype = dtypes.as_dtype(self._policy.variable_dtype)  # weights
@@ -416,7 +416,8 @@ class Layer(Module):
         var._keras_name = name or "variable"
         var._name = var._keras_name  # Keras 3 names weights "kernel", "bias" ...; the full path is .path
         with name_scope(self._name, self):
-            var.path = f"{current_path()}/{var._keras_name}"
+            parent = current_path()
+            var.path = f"{parent}/{var._keras_name}" if parent else var._keras_name
         if autocast and dtype.is_floating:
             var._autocast = True
         (self._own_trainable if trainable else self._own_non_trainable).append(var)
