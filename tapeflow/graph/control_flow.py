@@ -636,6 +636,10 @@ def map_fn(fn: Callable, elems: Any, dtype: Any = None, parallel_iterations: Any
            fn_output_signature: Any = None):
     """``fn`` applied to each slice of ``elems`` along dimension 0, results
     stacked, as ``tf.map_fn``. Inside ``tf.function`` it is a while loop."""
+    return _map(fn, elems, fn_output_signature, keep_empty_shape=False)
+
+
+def _map(fn: Callable, elems: Any, fn_output_signature: Any, keep_empty_shape: bool):
     flat, n = _elems(elems)
     if n is None:
         from tapeflow.ops import array_ops
@@ -653,14 +657,27 @@ def map_fn(fn: Callable, elems: Any, dtype: Any = None, parallel_iterations: Any
         return carry, [convert_to_tensor(o) for o in nest.flatten(out)]
 
     _, stacked = _loop_over(n, step, [], proto_flat)
+    if state.graph is None and int(n) == 0 and fn_output_signature is None and not keep_empty_shape:
+        # As TF: the results' element shape comes from the first step, so none gives shape [0]
+        from tapeflow.ops import array_ops
+
+        stacked = [array_ops.zeros((0,), dtype=s.dtype) for s in stacked]
     return nest.pack_sequence_as(proto, stacked)
 
 
 def vectorized_map(fn: Callable, elems: Any, fallback_to_while_loop: bool = True, warn: bool = True) -> Any:
     """``fn`` over the slices of ``elems`` along dimension 0, as
     ``tf.vectorized_map``: the same results as ``map_fn`` (tapeflow runs it as
-    a loop rather than vectorizing ``fn``)."""
-    return map_fn(fn, elems)
+    a loop rather than vectorizing ``fn``). As TF's pfor, a batch of one is
+    ``fn`` on ``gather(elems, [0])`` (its gradient is IndexedSlices)."""
+    flat, n = _elems(elems)
+    if state.graph is not None or n != 1:
+        return _map(fn, elems, None, keep_empty_shape=True)
+    from tapeflow.ops import array_ops
+
+    rows = [array_ops.reshape(array_ops.gather(e, [0]), e._shape_tuple()[1:]) for e in flat]
+    out = fn(nest.pack_sequence_as(elems, rows))
+    return nest.map_structure(lambda o: array_ops.expand_dims(convert_to_tensor(o), 0), out)
 
 
 def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations: Any = None,
@@ -670,6 +687,11 @@ def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations:
     returning every ``acc`` stacked, as ``tf.scan``."""
     flat, n = _elems(elems)
     if initializer is None:
+        if n == 0:
+            from tapeflow.framework.errors import OutOfRangeError
+
+            raise OutOfRangeError(None, None, "Tried to read from index 0 but array size is: 0 (tf.scan of empty "
+                                  "elems needs an initializer)")
         init_struct = nest.pack_sequence_as(elems, [_row(e, (n - 1) if reverse else 0) for e in flat])
         first = 1
     else:

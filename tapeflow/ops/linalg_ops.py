@@ -499,6 +499,8 @@ def _solve_kernel(a, b, adjoint):
     if adjoint:
         a = np.swapaxes(a, -1, -2)
     try:
+        if 0 < a.shape[-1] <= _UNBLOCKED_LU and not (np.abs(_eigen_lu(a)[0]).min(axis=-1) > 0).all():
+            raise np.linalg.LinAlgError  # an exact zero pivot of TF's LU (LAPACK's rounding may miss it)
         return np.linalg.solve(a, b)
     except np.linalg.LinAlgError:
         raise _err("MatrixSolve", f"Input matrix is not invertible. (matrix of the batch of shape "

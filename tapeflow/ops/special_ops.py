@@ -202,6 +202,8 @@ def _eigen_zeta(x: np.ndarray, q: np.ndarray) -> np.ndarray:
     x, q = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(q, dtype=np.float64))
     with np.errstate(all="ignore"):
         out = _hurwitz_zeta(x, q)
+        # x = inf: every (q + k)^-inf is 0, 1 or inf: 1 at q == 1, inf once some |q + k| < 1
+        out = np.where(x == np.inf, np.where(q > 1, 0.0, np.where(q == 1, 1.0, np.where(q < 1, np.inf, np.nan))), out)
         x_int = x == np.floor(x)
         big = ~(np.abs(x) < 2.0**63)  # C's long(x) is INT64_MIN there: even
         x_even = big | (np.fmod(np.where(big, 0.0, x), 2.0) == 0)
@@ -342,7 +344,7 @@ def _ndtri_np(p: np.ndarray) -> np.ndarray:
         low = np.where((p < 0) | np.isnan(p), np.nan, low)
         high = np.where(p > 1, np.nan, high)
     middle = np.sqrt(2.0) * _erfinv_np(np.where(mid, 2.0 * p - 1.0, 0.0))
-    return np.where(mid, middle, np.where(p <= 0.5, low, high))
+    return np.where(np.isnan(p), np.nan, np.where(mid, middle, np.where(p <= 0.5, low, high)))
 
 
 NDTRI = defop("Ndtri", lambda p: _ndtri_np(p).astype(p.dtype, copy=False), shape=shapes.same)
@@ -380,16 +382,58 @@ def zeta(x: Any, q: Any, name: str | None = None) -> Tensor:
     return execute(ZETA, (x, q))
 
 
+def _log_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # TF's LogSumReducer: max + log1p(exp(min - max)), and -inf while the max is -inf
+    # (so inf + inf is NaN there, as TF: inf - inf inside).
+    hi, lo = np.maximum(a, b), np.minimum(a, b)
+    return np.where(hi < np.finfo(a.dtype).min, hi, np.log1p(np.exp(lo - hi)) + hi)
+
+
+def _cumulative_logsumexp_kernel(x, axis, exclusive, reverse):
+    a = np.moveaxis(x, axis, 0)
+    if reverse:
+        a = a[::-1]
+    out = np.empty_like(a)
+    acc = np.full(a.shape[1:], -np.inf, dtype=a.dtype)
+    with np.errstate(all="ignore"):
+        for i in range(a.shape[0]):
+            nxt = _log_sum(acc, a[i]) if i else a[i]
+            out[i] = acc if exclusive else nxt
+            acc = nxt
+    if reverse:
+        out = out[::-1]
+    return np.ascontiguousarray(np.moveaxis(out, 0, axis))
+
+
+CUMULATIVE_LOGSUMEXP = defop("CumulativeLogsumexp", _cumulative_logsumexp_kernel, shape=shapes.same)
+
+
+@defgrad("CumulativeLogsumexp", inputs=True, outputs=True)
+def _cumulative_logsumexp_grad(op, g):
+    # TF's rule: the gradient's positive and negative parts go through log space separately.
+    x, out = op.inputs[0], op.outputs[0]
+    axis, exclusive, reverse = op.get_attr("axis"), op.get_attr("exclusive"), op.get_attr("reverse")
+    lowest = m.cast(np.finfo(x._value.dtype).min, x.dtype)
+    log_pos = m.where(m.greater(g, m.cast(0, g.dtype)), m.log(g), lowest)
+    log_neg = m.where(m.less(g, m.cast(0, g.dtype)), m.log(m.negative(g)), lowest)
+    pos = m.exp(m.add(cumulative_logsumexp(m.subtract(log_pos, out), axis, exclusive, not reverse), x))
+    neg = m.exp(m.add(cumulative_logsumexp(m.subtract(log_neg, out), axis, exclusive, not reverse), x))
+    return m.subtract(pos, neg)
+
+
 def cumulative_logsumexp(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
                          name: str | None = None) -> Tensor:
-    """log(cumsum(exp(x))) along ``axis``, computed stably (the max is taken
-    out first); an exclusive start is -inf."""
+    """log(cumsum(exp(x))) along ``axis``, as TF's kernel: a running
+    ``max + log1p(exp(min - max))`` (exact for entries far below the running
+    max); an exclusive start is -inf."""
     x = t(x)
     check_float(x, "CumulativeLogsumexp")
-    shift = array_ops.stop_gradient(m.reduce_max(x, axis=axis, keepdims=True))
-    shift = m.where(m.is_finite(shift), shift, array_ops.zeros_like(shift))
-    return m.add(m.log(m.cumsum(m.exp(m.subtract(x, shift)), axis=axis, exclusive=exclusive, reverse=reverse)),
-                 shift)
+    nd = len(x._shape_tuple())
+    a = scalar_int(axis, "axis", "CumulativeLogsumexp")
+    if not -nd <= a < nd:
+        raise _err("CumulativeLogsumexp", f"axis must be in the range [{-nd}, {nd}), got {a}")
+    return execute(CUMULATIVE_LOGSUMEXP, (x,), {"axis": a % nd, "exclusive": bool(exclusive),
+                                                "reverse": bool(reverse)})
 
 
 # ----------------------------------------------------------------------------

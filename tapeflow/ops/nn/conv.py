@@ -532,6 +532,8 @@ def _conv3d_backprop_input_kernel(w, dy, input_sizes, strides, dilations, paddin
     cdt = _compute_dtype(dy.dtype)
     ci, co = w.shape[3], w.shape[4]
     out_sp = dy.shape[1:-1]
+    if dy.size == 0:
+        return np.zeros(in_shape, dtype=dy.dtype)
     dxp = np.zeros((in_shape[0],) + tuple(d + a + b for d, (a, b) in zip(in_shape[1:-1], pads)) + (ci,), dtype=cdt)
     dyf = dy.reshape(-1, co).astype(cdt, copy=False)
     wc = w.astype(cdt, copy=False)

@@ -140,6 +140,8 @@ def _first_max_masks(x, y, ksize, strides, padding):
 
 
 def _max_pool_grad_kernel(x, y, g, ksize, strides, padding):
+    if g.size == 0:  # an empty output sends nothing back
+        return np.zeros(x.shape, dtype=g.dtype)
     v = _tiles(x, ksize, strides, padding)
     masks = _tile_first_max_masks(v)
     if masks is not None:
@@ -233,6 +235,8 @@ def _avg_pool_kernel(x, ksize, strides, padding):
 
 def _avg_pool_grad_kernel(g, orig_input_shape, ksize, strides, padding):
     in_shape = (g.shape[0],) + tuple(orig_input_shape[1:])
+    if g.size == 0:
+        return np.zeros(in_shape, dtype=g.dtype)
     _, pads = _pool_geom(in_shape, ksize, strides, padding)
     counts = _avg_counts(in_shape[1:3], ksize, strides, padding, g.dtype)
     share = g / counts
@@ -455,13 +459,19 @@ def _max_pool3d_grad_kernel(x, y, g, ksize, strides, padding):
     _, pads = _geometry_nd(x.shape[1:-1], ksize, strides, (1, 1, 1), padding)
     dxp = np.zeros((x.shape[0],) + tuple(d + a + b for d, (a, b) in zip(x.shape[1:-1], pads)) + (x.shape[-1],),
                    dtype=g.dtype)
-    # As TF's MaxPool3DGrad: every element equal to its window's max gets the gradient (ties too).
-    for sl, hit in _first_max_masks_nd(x, y, ksize, strides, padding, first=False):
-        dxp[sl] += g * hit
+    # As TF's MaxPool3DGrad: every element within 1e-5 of its window's max gets the gradient (ties
+    # and near-ties); an inf or NaN max (inf - inf is NaN) sends it nowhere.
+    out_sp = y.shape[1:-1]
+    xp = _pad_nd(x, pads, np.nan)
+    with np.errstate(invalid="ignore"):
+        for _, _, sl in _offsets_nd(ksize, out_sp, strides, (1, 1, 1)):
+            dxp[sl] += np.where(np.abs(xp[sl] - y) < 1e-5, g, 0)
     return _crop_nd(dxp, x.shape, pads)
 
 
 def _max_pool3d_grad_grad_kernel(x, y, gg, ksize, strides, padding):
+    if y.size == 0:  # TF's MaxPool3DGradGrad refuses an empty output
+        raise _err("MaxPool3DGradGrad", f"received empty tensor tensor_out of shape {list(y.shape)}")
     _, pads = _geometry_nd(x.shape[1:-1], ksize, strides, (1, 1, 1), padding)
     ggp = _pad_nd(gg, pads)
     out = np.zeros(y.shape, dtype=gg.dtype)
