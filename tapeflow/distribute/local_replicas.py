@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from tapeflow.distribute.input_lib import DistributedDataset, _batch_rows, _slice, split_bounds
 from tapeflow.framework import nest
 from tapeflow.framework.composite_tensor import CompositeTensor, TypeSpec
 from tapeflow.framework.tensor import Tensor
@@ -237,32 +238,13 @@ def sum_gradients(per_replica: list) -> list:
     return out
 
 
-class LocalDistributedDataset:
+class LocalDistributedDataset(DistributedDataset):
     """``experimental_distribute_dataset`` under local replicas: each global batch split into one
     ``PerReplica`` slice per replica (rows as even as possible, the first replicas taking the extra rows)."""
 
-    def __init__(self, dataset: Any, strategy: Any) -> None:
-        self._dataset = dataset
-        self._strategy = strategy
-
     def __iter__(self):
-        from tapeflow.distribute.input_lib import _batch_rows, _slice, split_bounds
-
         n = self._strategy.num_replicas_in_sync
         for element in self._dataset:
             rows = _batch_rows(element)
             parts = [_slice(element, *split_bounds(rows, n, r)) for r in range(n)]
             yield regroup(parts)
-
-    def __len__(self) -> int:
-        return len(self._dataset)
-
-    def cardinality(self) -> Any:
-        return self._dataset.cardinality()
-
-    @property
-    def element_spec(self) -> Any:
-        return self._dataset.element_spec
-
-    def __repr__(self) -> str:
-        return f"<DistributedDataset of {self._dataset!r}>"
