@@ -72,7 +72,40 @@ def _open(path: str, compression: str | None) -> Any:
     raise ValueError(f"Received unknown `compression_type` {compression}. Expected: GZIP, ZLIB or \"\" (empty string).")
 
 
-class TextLineDataset(Dataset):
+class _RecordFileDataset(Dataset):
+    """Scalar-string records of files read one after another, or interleaved ``num_parallel_reads`` at a
+    time as TF does; a subclass says how one opened file splits into records (``_records``)."""
+
+    def __init__(self, filenames: Any, compression_type: str | None = None, buffer_size: int | None = None,
+                 num_parallel_reads: int | None = None, name: str | None = None) -> None:
+        cls = type(self)
+        self._files = _filenames(filenames, cls.__name__)
+        self._compression = compression_type
+        self._inner: Dataset | None = None
+        if num_parallel_reads is not None:  # TF interleaves the files then
+            self._inner = Dataset.from_tensor_slices(self._files).interleave(
+                lambda f: cls(f, compression_type), cycle_length=int(num_parallel_reads))
+
+    def _records(self, f: Any, path: str) -> Iterator:
+        raise NotImplementedError
+
+    def _elements(self) -> Iterator:
+        if self._inner is not None:
+            yield from self._inner._elements()
+            return
+        for path in self._files:
+            with _open(path, self._compression) as f:
+                for record in self._records(f, path):
+                    yield np.asarray(record, dtype=_OBJ)
+
+    @property
+    def element_spec(self) -> Any:
+        from tapeflow.framework.tensor_spec import TensorSpec
+
+        return TensorSpec([], dtypes.string)
+
+
+class TextLineDataset(_RecordFileDataset):
     """The lines of one or more text files (without their ``\\n`` / ``\\r\\n``), as scalar strings.
 
     >>> for line in tf.data.TextLineDataset(["a.txt", "b.txt"]).take(2):
@@ -81,65 +114,23 @@ class TextLineDataset(Dataset):
 
     _tf_name = "TextLineDatasetV2"
 
-    def __init__(self, filenames: Any, compression_type: str | None = None, buffer_size: int | None = None,
-                 num_parallel_reads: int | None = None, name: str | None = None) -> None:
-        self._files = _filenames(filenames, "TextLineDataset")
-        self._compression = compression_type
-        if num_parallel_reads is not None:  # TF interleaves the files then
-            self._inner: Dataset | None = Dataset.from_tensor_slices(self._files).interleave(
-                lambda f: TextLineDataset(f, compression_type), cycle_length=int(num_parallel_reads))
-        else:
-            self._inner = None
-
-    def _elements(self) -> Iterator:
-        if self._inner is not None:
-            yield from self._inner._elements()
-            return
-        for path in self._files:
-            with _open(path, self._compression) as f:
-                for line in f:
-                    if line.endswith(b"\n"):
-                        line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
-                    yield np.asarray(line, dtype=_OBJ)
-
-    @property
-    def element_spec(self) -> Any:
-        from tapeflow.framework.tensor_spec import TensorSpec
-
-        return TensorSpec([], dtypes.string)
+    def _records(self, f: Any, path: str) -> Iterator:
+        for line in f:
+            if line.endswith(b"\n"):
+                line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+            yield line
 
 
-class TFRecordDataset(Dataset):
+class TFRecordDataset(_RecordFileDataset):
     """The records of TFRecord files (``tf.io.TFRecordWriter``'s format, checksums verified) as scalar
     strings; parse ``tf.train.Example`` records with ``tf.io.parse_example``."""
 
     _tf_name = "TFRecordDatasetV2"
 
-    def __init__(self, filenames: Any, compression_type: str | None = None, buffer_size: int | None = None,
-                 num_parallel_reads: int | None = None, name: str | None = None) -> None:
-        self._files = _filenames(filenames, "TFRecordDataset")
-        self._compression = compression_type
-        self._inner: Dataset | None = None
-        if num_parallel_reads is not None:
-            self._inner = Dataset.from_tensor_slices(self._files).interleave(
-                lambda f: TFRecordDataset(f, compression_type), cycle_length=int(num_parallel_reads))
-
-    def _elements(self) -> Iterator:
+    def _records(self, f: Any, path: str) -> Iterator:
         from tapeflow.ops.io_ops import read_tfrecords
 
-        if self._inner is not None:
-            yield from self._inner._elements()
-            return
-        for path in self._files:
-            with _open(path, self._compression) as f:
-                for record in read_tfrecords(f, path):
-                    yield np.asarray(record, dtype=_OBJ)
-
-    @property
-    def element_spec(self) -> Any:
-        from tapeflow.framework.tensor_spec import TensorSpec
-
-        return TensorSpec([], dtypes.string)
+        return read_tfrecords(f, path)
 
 
 # -- CSV ---------------------------------------------------------------------------
