@@ -190,3 +190,118 @@ def test_replay_disabled_and_changed_shapes_are_separate_structures(fresh):
     for n in (3, 3, 3, 4, 4, 4):
         np.testing.assert_allclose(run(n).numpy(), 0.1 * np.exp(0.1 * np.arange(n)), rtol=1e-6)
     assert sum(e is not None for e in replay._CACHE.values()) == 2
+
+
+def _jacobian_entries() -> int:
+    return sum(e is not None and e.fn.name == "tape_jacobian" for e in replay._CACHE.values())
+
+
+def test_vectorized_jacobians_replay_compiled_and_match_the_walk(fresh):
+    rng = np.random.default_rng(2)
+    w = tf.constant(rng.standard_normal((5, 4)))
+    b = tf.constant(rng.standard_normal(5))
+    x = tf.constant(rng.standard_normal(4))
+    xb = tf.constant(rng.standard_normal((3, 4)))
+
+    def jac():
+        with tf.GradientTape() as t:
+            t.watch([x, b])
+            y = tf.tanh(tf.linalg.matvec(w, x) + b)
+        return t.jacobian(y, [x, b, w])  # w is unwatched: None
+
+    def jac_matrix_target():
+        with tf.GradientTape() as t:
+            t.watch(xb)
+            y = tf.sin(tf.matmul(xb, w, transpose_b=True)) * 2.0
+        return t.jacobian(y, xb)
+
+    def batch_jac():
+        with tf.GradientTape() as t:
+            t.watch(xb)
+            y = tf.exp(tf.matmul(xb, w, transpose_b=True) * 0.1)
+        return t.batch_jacobian(y, xb)
+
+    for fn in (jac, jac_matrix_target, batch_jac):
+        want, got = _both(fn)
+        for g in got:
+            _close(want, g)
+    assert _jacobian_entries() == 3
+    assert jac()[2] is None
+
+
+def test_compiled_jacobian_is_used_and_falls_back_when_the_structure_changes(fresh, monkeypatch):
+    calls = []
+    real = replay.GraphFunction.compiled
+
+    def counting(self):
+        if self.name == "tape_jacobian":
+            calls.append(self)
+        return real(self)
+
+    monkeypatch.setattr(replay.GraphFunction, "compiled", counting)
+
+    def jac(n, op=tf.tanh):
+        x = tf.constant(np.linspace(0.1, 1.0, n))
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = op(x * x)
+        return t.jacobian(y, x)
+
+    u = np.linspace(0.1, 1.0, 3)
+    for _ in range(2):
+        np.testing.assert_allclose(jac(3).numpy(), np.diag(2 * u / np.cosh(u * u) ** 2))
+    built = len(calls)
+    assert built >= 1  # the second sighting traced and compiled it (and ran it)
+    jac(3)
+    assert len(calls) == built + 1  # the third ran the compiled function
+    got = jac(4, tf.sin)  # another structure: walked by the interpreter, no compiled call
+    assert len(calls) == built + 1
+    u = np.linspace(0.1, 1.0, 4)
+    np.testing.assert_allclose(got.numpy(), np.diag(2 * u * np.cos(u * u)))
+
+
+def test_hessian_by_a_compiled_jacobian_of_a_replayed_gradient_and_memory(fresh):
+    rng = np.random.default_rng(3)
+    w = tf.constant(rng.standard_normal((6, 6)) / 3)
+    x = tf.constant(rng.standard_normal(6))
+
+    def hess():
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                h = tf.tanh(tf.linalg.matvec(w, x))
+                y = tf.reduce_sum(tf.square(h))
+            g = inner.gradient(y, x)
+        ref = weakref.ref(h)
+        del h
+        return outer.jacobian(g, x), ref
+
+    replay.enabled = False
+    want = hess()[0]
+    replay.enabled = True
+    for _ in range(4):
+        got, ref = hess()
+        _close(want, got)
+        gc.collect()
+        assert ref() is None
+    assert _jacobian_entries() == 1
+
+
+def test_jacobian_of_a_compiled_jacobian_under_an_outer_tape(fresh):
+    x = tf.constant([0.3, -0.2, 0.5])
+
+    def third():
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as t:
+                t.watch(x)
+                y = tf.sin(x) * x
+            j = t.jacobian(y, x)  # recorded on the outer tape (a function call when compiled)
+            s = tf.reduce_sum(j * j)
+        return j, outer.gradient(s, x)
+
+    want, got = _both(third)
+    for g in got:
+        _close(want, g)
+    assert _jacobian_entries() == 1

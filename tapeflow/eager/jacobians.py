@@ -17,12 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from tapeflow.eager import batching
+from tapeflow.eager import backprop, batching
 from tapeflow.eager import tape as tape_lib
 from tapeflow.eager.backprop import (
     UnconnectedGradients, _gradient, _source_id, _unconnected, aggregate, op_gradients,
 )
 from tapeflow.framework import nest
+from tapeflow.framework.context import state
 from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 
@@ -81,6 +82,11 @@ def _vectorized_grads(tp, tid: int, cot_phys: Tensor | None, flat_sources: list,
     source_ids = [_source_id(s) for s in flat_sources]
     watched = tp.watched
     sid_set = {sid for sid in source_ids if sid in watched}
+    found = _replayed(tp, tid, cot_phys, diag, size, sid_set)
+    if found is not None:
+        if release:
+            tp.records = []
+        return [found.get(sid) for sid in source_ids]
     with batching.BatchInterpreter(size) as interp:
         cot = interp.wrap(cot_phys) if diag is None else interp.diagonal(diag)
         found = tape_lib.backward(tp.records, {tid: [cot]}, sid_set, op_gradients, aggregate, release)
@@ -106,6 +112,17 @@ def _vectorized_grads(tp, tid: int, cot_phys: Tensor | None, flat_sources: list,
             shape = tuple(g._shape_tuple())
             result.append(array_ops.broadcast_to(batching._reshape(g, (1,) + shape), (size,) + shape))
     return result
+
+
+def _replayed(tp, tid: int, cot_phys, diag, size: int, sid_set: set) -> dict | None:
+    """The batched gradients by the compiled replay of this structure's
+    vectorized walk (graph/tape_replay.py), or None: walk it here."""
+    rp = backprop.replay
+    st = state
+    if rp is None or not rp.enabled or st._graph is not None or st.accumulators or st._debug_hook is not None \
+            or backprop.debug_op_gradients is not None:
+        return None
+    return rp.jacobian(tp, tid, cot_phys if diag is None else diag, diag is not None, size, sid_set, st.plain)
 
 
 def jacobian(gt, target, sources, unconnected_gradients=UnconnectedGradients.NONE, parallel_iterations=None,

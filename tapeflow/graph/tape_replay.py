@@ -10,7 +10,10 @@ straight-line code by the ``tf.function`` compiler. Later gradients with that
 structure call it: with nothing recording, as one call on the NumPy values;
 under an outer tape, as one function-call op (``StatefulPartitionedCall``)
 whose own gradient is the compiled function's backward, built lazily and
-cached with it, so derivatives of any order recurse.
+cached with it, so derivatives of any order recurse. ``tape.jacobian``'s
+vectorized pass is replayed the same way (``jacobian``): the batching
+interpreter's walk is traced once per structure and batch size, so a Hessian
+(the jacobian of a replayed gradient) is straight-line code too.
 
 The structure key holds everything the trace depends on: each record's op
 type, gradient rule, attrs, shapes and dtypes, which tensors it saved, how the
@@ -36,7 +39,7 @@ from tapeflow.eager import tape as tape_lib
 from tapeflow.eager.tape import OpRecord
 from tapeflow.framework.execute import execute
 from tapeflow.framework.indexed_slices import IndexedSlices
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.graph.function import GraphFunction
 from tapeflow.graph.functional_ops import call_function
 from tapeflow.graph.graph import FuncGraph, SymbolicTensor, graph_scope
@@ -212,15 +215,22 @@ def _build(records: list, saved: list, grads: list, initial: dict, source_ids: s
         raise
 
 
+def _symbolic_records(g, records: list, saved: list) -> tuple[dict, list]:
+    """Placeholders for the saved tensors, and copies of ``records`` that
+    hold them instead of the values."""
+    phs = {x._id: g.add_placeholder(x._value.shape, x._value.dtype) for x in saved}
+    sym = []
+    for rec in records:
+        ins = None if rec.inputs is None else tuple([phs[x._id] for x in rec.inputs])
+        outs = None if rec.outputs is None else tuple([phs[x._id] for x in rec.outputs])
+        sym.append(OpRecord(rec.type, rec.attrs, rec.input_ids, rec.output_ids, ins, outs, rec.input_shapes,
+                            rec.input_dtypes, rec.output_shapes, rec.output_dtypes, rec.grad_fn))
+    return phs, sym
+
+
 def _trace(g, records, saved, grads, initial, source_ids, local, keep):
     with graph_scope(g):
-        phs = {x._id: g.add_placeholder(x._value.shape, x._value.dtype) for x in saved}
-        sym = []
-        for rec in records:
-            ins = None if rec.inputs is None else tuple([phs[x._id] for x in rec.inputs])
-            outs = None if rec.outputs is None else tuple([phs[x._id] for x in rec.outputs])
-            sym.append(OpRecord(rec.type, rec.attrs, rec.input_ids, rec.output_ids, ins, outs, rec.input_shapes,
-                                rec.input_dtypes, rec.output_shapes, rec.output_dtypes, rec.grad_fn))
+        phs, sym = _symbolic_records(g, records, saved)
         gphs = [g.add_placeholder(x._value.shape, x._value.dtype) for x in grads]
         it = iter(gphs)
         sym_initial = {tid: [next(it) for _ in gl] for tid, gl in initial.items()}
@@ -358,6 +368,107 @@ def gradient(tp, initial: dict, source_ids: set, plain: bool):
         if k is not None and k in by_local:
             found[sid] = by_local[k]
     return found
+
+
+def _cached(key, build):
+    """The compiled entry for ``key``: False while the structure has been
+    seen fewer than MIN_REPEATS times, None when its trace failed."""
+    global _ops
+    entry = _CACHE.get(key, False)
+    if entry is not False:
+        return entry
+    n = _SEEN.get(key, 0) + 1
+    if n < MIN_REPEATS:
+        _SEEN[key] = n
+        if len(_SEEN) > _MAX_ENTRIES:
+            _SEEN.popitem(last=False)
+        return False
+    _SEEN.pop(key, None)
+    try:
+        entry = build()
+    except Exception:  # noqa: BLE001 - anything the trace cannot do: walk as before
+        entry = None
+    _CACHE[key] = entry
+    _ops += 0 if entry is None else entry.size
+    while len(_CACHE) > _MAX_ENTRIES or _ops > _MAX_OPS:
+        _, old = _CACHE.popitem(last=False)
+        _ops -= 0 if old is None else old.size
+    return entry
+
+
+# -- vectorized Jacobians ---------------------------------------------------------
+
+def jacobian(tp, tid: int, cot: Tensor, diag: bool, size: int, source_ids: set, plain: bool):
+    """``tape.jacobian``'s vectorized backward pass (eager/jacobians.py) by a
+    compiled replay: the batching interpreter's walk over ``tp``'s records,
+    traced once per structure into straight-line code. ``cot`` is the stack
+    of cotangents for tensor ``tid`` (batch axis first), or with ``diag`` the
+    values of its diagonal (the one-hot stack scaled by them). Returns
+    {source id: batched gradient (batch axis first)}, or None when the walk
+    runs instead (first sightings, ineligible records)."""
+    records = tp.records
+    if not records or tid in source_ids:
+        return None
+    initial = {tid: [cot]}
+    sig = signature(records, initial, source_ids)
+    if sig is None:
+        return None
+    key, saved, grads, keep, local = sig
+    key = _Key(("jacobian", key, diag, size))
+    entry = _cached(key, lambda: _build_jacobian(records, saved, cot, tid, diag, size, source_ids, local, keep))
+    if entry is False or entry is None:
+        return None
+    fn = entry.fn
+    args = saved + [cot]
+    if plain:
+        outs = [Tensor(v) for v in fn.compiled()(*[x._value for x in args])]
+    else:
+        outs = call_function(fn, args, saved=False)
+    by_local = dict(zip(entry.out_index, outs))
+    found = {}
+    for sid in source_ids:
+        k = local.get(sid)
+        if k is not None and k in by_local:
+            found[sid] = by_local[k]
+    return found
+
+
+def _build_jacobian(records, saved, cot, tid, diag, size, source_ids, local, keep):
+    from tapeflow.eager import batching
+    from tapeflow.ops import array_ops
+
+    g = FuncGraph("tape_jacobian")
+    try:
+        with graph_scope(g):
+            phs, sym = _symbolic_records(g, records, saved)
+            cph = g.add_placeholder(cot._value.shape, cot._value.dtype)
+            with batching.BatchInterpreter(size) as interp:
+                c = interp.diagonal(cph) if diag else interp.wrap(cph)
+                found = tape_lib.backward(sym, {tid: [c]}, set(source_ids), backprop.op_gradients,
+                                          backprop.aggregate, False)
+                found = {sid: convert_to_tensor(v) if isinstance(v, IndexedSlices) else v
+                         for sid, v in found.items()}
+            outputs, out_index = [], []
+            for sid in sorted(found, key=local.__getitem__):
+                v = found[sid]
+                if type(v) is batching.BatchedTensor and v._interp is interp:
+                    v = v._phys
+                elif isinstance(v, Tensor):
+                    # A gradient that does not depend on the cotangent: the same for every row.
+                    shape = tuple(v._shape_tuple())
+                    v = array_ops.broadcast_to(batching._reshape(v, (1,) + shape), (size,) + shape)
+                else:
+                    raise TypeError(f"not a tensor: {v!r}")
+                outputs.append(v)
+                out_index.append(local[sid])
+        if g.captures or any(not isinstance(v, SymbolicTensor) or v._graph is not g for v in outputs):
+            raise TypeError("the trace reached outside its inputs")
+        fn = GraphFunction(g, list(phs.values()) + [cph], outputs, "tape_jacobian")
+        fn.compiled()
+    except BaseException:
+        _dispose(g)
+        raise
+    return _Entry(fn, out_index, keep)
 
 
 def clear() -> None:
