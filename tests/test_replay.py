@@ -305,3 +305,75 @@ def test_jacobian_of_a_compiled_jacobian_under_an_outer_tape(fresh):
     for g in got:
         _close(want, g)
     assert _jacobian_entries() == 1
+
+
+def _jvp_functions(fn) -> list:
+    return [jf for jf in fn._jvps.values() if jf is not None]
+
+
+def test_forward_over_backward_hvp_replays_with_a_compiled_jvp(fresh):
+    rng = np.random.default_rng(4)
+    w = tf.constant(rng.standard_normal((5, 5)) / 2)
+    x = tf.constant(rng.standard_normal(5))
+    v = tf.constant(rng.standard_normal(5))
+
+    def fob():
+        with tf.autodiff.ForwardAccumulator(x, v) as acc:
+            with tf.GradientTape() as t:
+                t.watch(x)
+                y = tf.reduce_sum(tf.square(tf.tanh(tf.linalg.matvec(w, x))))
+            g = t.gradient(y, x)
+        return g, acc.jvp(g)
+
+    def bofob():  # backward over forward over backward: the JVP call is recorded on the outer tape
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            hv = fob()[1]
+            s = tf.reduce_sum(hv * hv)
+        return outer.gradient(s, x)
+
+    for fn in (fob, bofob):
+        want, got = _both(fn)
+        for g in got:
+            _close(want, g)
+    entries = [e for e in replay._CACHE.values() if e is not None and e.fn.name == "tape_backward"]
+    assert entries and any(_jvp_functions(e.fn) for e in entries)
+
+
+def test_forward_mode_through_tf_function_calls(fresh):
+    w = tf.Variable([[0.5, -1.0], [2.0, 0.25]], dtype=tf.float64)
+    c = tf.constant([[1.0, 2.0], [-0.5, 0.3]], tf.float64)
+
+    @tf.function
+    def pure(x):
+        return tf.sin(tf.linalg.matvec(c, x)) * x
+
+    @tf.function
+    def reads(x):  # a variable read: the double-VJP route
+        return tf.sin(tf.linalg.matvec(w, x)) * x
+
+    x = tf.constant([0.3, -0.7], tf.float64)
+    v1 = tf.constant([1.0, 0.5], tf.float64)
+    v2 = tf.constant([-0.2, 2.0], tf.float64)
+
+    def second(fn):  # forward over forward: the inner JVP call is itself differentiated forward
+        with tf.autodiff.ForwardAccumulator(x, v2) as a2:
+            with tf.autodiff.ForwardAccumulator(x, v1) as a1:
+                y = fn(x)
+            j = a1.jvp(y)
+        return j, a2.jvp(j)
+
+    def analytic(m):
+        m, xv, t1, t2 = m.numpy(), x.numpy(), v1.numpy(), v2.numpy()
+        u = m @ xv
+        j = np.cos(u) * (m @ t1) * xv + np.sin(u) * t1
+        h = (-np.sin(u) * (m @ t2) * (m @ t1) * xv + np.cos(u) * (m @ t1) * t2 + np.cos(u) * (m @ t2) * t1)
+        return j, h
+
+    for fn, m in ((pure, c), (reads, w)):
+        j, h = second(fn)
+        wj, wh = analytic(m)
+        np.testing.assert_allclose(j.numpy(), wj, rtol=1e-12)
+        np.testing.assert_allclose(h.numpy(), wh, rtol=1e-12)
+    assert _jvp_functions(pure._concrete_functions()[0]._gf)
+    assert not _jvp_functions(reads._concrete_functions()[0]._gf)  # (it reads a variable)

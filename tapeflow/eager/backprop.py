@@ -675,8 +675,7 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
     st = state
     found = None
     rp = replay
-    if rp is not None and rp.enabled and st._graph is None and not st.accumulators and st._debug_hook is None \
-            and debug_op_gradients is None:
+    if rp is not None and rp.enabled and st._graph is None and st._debug_hook is None and debug_op_gradients is None:
         # A structure seen before: its backward compiled once, called as one function.
         found = rp.gradient(tp, initial, sid_set, st.plain)
         if found is not None and release:

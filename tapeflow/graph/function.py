@@ -79,6 +79,7 @@ class GraphFunction:
         self._backward: GraphFunction | None = None
         self._saved: list | None = None
         self._full: dict[bool, GraphFunction] = {}
+        self._jvps: dict[tuple, GraphFunction | None] = {}  # forward-mode functions (graph/functional_ops.py)
 
     # -- running -------------------------------------------------------------
     def compiled(self):
@@ -174,6 +175,51 @@ class GraphFunction:
             full.grad_mask = [x is not None for x in grads]
             self._full[with_saved] = full
         return self._full[with_saved]
+
+    def forward_replayable(self, seen: set | None = None) -> bool:
+        """Whether replaying the graph recomputes exactly what a call did:
+        pure ops only (calls of such functions included)."""
+        seen = set() if seen is None else seen
+        if id(self) in seen:
+            return True
+        seen.add(id(self))
+        g = self.graph
+        if self.read_vars or g.captures or g.custom_gradients:
+            return False
+        for op in g.operations:
+            if op.type == "Placeholder":
+                continue
+            if op.type == "StatefulPartitionedCall":
+                if not op.attrs["f"].forward_replayable(seen):
+                    return False
+            elif op.opdef is None or op.stateful:
+                return False
+        return True
+
+    def jvp_function(self, mask: tuple, saved: bool) -> GraphFunction | None:
+        """The forward-mode function: (inputs, tangents of the inputs where
+        ``mask`` is set) -> tangents of the call's outputs (and of the saved
+        intermediates with ``saved``), traced once by running an accumulator
+        over the graph; its ``grad_mask`` says which outputs get a tangent.
+        None when the graph cannot be replayed exactly (see forward_replayable)."""
+        key = (mask, saved)
+        if key not in self._jvps:
+            jf = None
+            if self.forward_replayable():
+                from tapeflow.eager.forwardprop import ForwardAccumulator
+
+                g = FuncGraph(self.name + "_jvp")
+                with graph_scope(g):
+                    phs = [g.add_placeholder(*_spec_of(t)) for t in self.inputs]
+                    tphs = [g.add_placeholder(*_spec_of(t)) for t, m in zip(self.inputs, mask) if m]
+                    with ForwardAccumulator([p for p, m in zip(phs, mask) if m], tphs) as acc:
+                        mapping = replay(self.graph, {t._id: p for t, p in zip(self.inputs, phs)}, side_effects=False)
+                    wanted = self.outputs + (self.saved_tensors() if saved else [])
+                    tans = [acc.jvp(mapping.get(o._id, o)) if isinstance(o, SymbolicTensor) else None for o in wanted]
+                jf = GraphFunction(g, phs + tphs, [t for t in tans if t is not None], self.name + "_jvp")
+                jf.grad_mask = [t is not None for t in tans]
+            self._jvps[key] = jf
+        return self._jvps[key]
 
     def as_text(self) -> str:
         from tapeflow.graph.printing import format_graph

@@ -128,6 +128,31 @@ def _call_grad(op, *grads):
     return full
 
 
+# -- forward mode (tf.autodiff.ForwardAccumulator) -----------------------------------
+
+def _call_jvp(op, inputs: tuple, attrs: dict, outputs: tuple, tangents: list):
+    """The tangents of a call's outputs: a call of ``f``'s JVP function,
+    (inputs, tangents of some inputs) -> tangents of the outputs, traced once
+    per pattern of inputs with tangents by running an accumulator over ``f``'s
+    graph. Functions the trace cannot replay exactly (variables, custom
+    gradients, stateful ops) take the double-VJP route of any op."""
+    f = attrs["f"]
+    n = f.num_inputs
+    mask = tuple(t is not None for t in tangents[:n])
+    jf = f.jvp_function(mask, bool(attrs["saved"])) if any(mask) else None
+    if jf is None:
+        from tapeflow.eager import forwardprop
+
+        rec = forwardprop._record_for(op.name, attrs, inputs, outputs, _call_grad)
+        return forwardprop._jvp_by_double_vjp(rec, inputs, outputs, tangents)
+    outs = call_function(jf, list(inputs[:n]) + [t for t in tangents[:n] if t is not None], saved=False)
+    it = iter(outs)
+    return [next(it) if connected else None for connected in jf.grad_mask]
+
+
+CALL.jvp = _call_jvp
+
+
 # -- run-time checks ------------------------------------------------------------
 
 def _assert_kernel(*arrays, check):
