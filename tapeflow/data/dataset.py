@@ -16,9 +16,9 @@ spec, as TF does (tracing.py), and the compiled graph runs per element;
 elements with ragged/sparse components run the function eagerly.
 
 Differences from TF (documented): ``num_parallel_calls``, ``deterministic``
-and ``prefetch`` are accepted and change nothing; a seeded ``shuffle`` (and
-``sample_from_datasets``, ``rejection_resample``, ``list_files``) is
-reproducible but its order differs from TF's.
+and ``prefetch`` are accepted and change nothing. ``shuffle``, ``random`` and
+``sample_from_datasets`` draw TF's Philox words, so seeded orders are TF's;
+``rejection_resample`` is reproducible but its accepted elements differ.
 """
 
 from __future__ import annotations
@@ -526,7 +526,15 @@ class Dataset:
         """Elements drawn at random from ``datasets`` with probabilities ``weights``."""
         from tapeflow.data import sampling
 
-        return sampling.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)
+        return sampling.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration)
+
+    @staticmethod
+    def random(seed: int | None = None, rerandomize_each_iteration: bool | None = None,
+               name: str | None = None) -> Dataset:
+        """An infinite dataset of pseudorandom int64 scalars (TF's Philox words, in [0, 2**32))."""
+        from tapeflow.data import sampling
+
+        return sampling.random(seed, rerandomize_each_iteration)
 
     @staticmethod
     def choose_from_datasets(datasets: list, choice_dataset: Dataset, stop_on_empty_dataset: bool = True) -> Dataset:
@@ -1123,44 +1131,53 @@ class _Unbatch(Dataset):
 
 
 class _Shuffle(Dataset):
+    """TF's ShuffleDataset: a ring buffer of ``buffer_size`` elements; each output is a uniformly drawn buffer
+    element (``word % filled``, one Philox word per output) swapped with the oldest slot, which the next input
+    element refills. Each iterator's Philox seeds come from TF's seed generator: with
+    ``reshuffle_each_iteration`` the next two words of a stream seeded by the dataset's ``(seed, seed2)``,
+    otherwise ``(seed, seed2)`` themselves; both seeds unset (0, 0) is a fresh random pair, as TF."""
+
     def __init__(self, parent: Dataset, buffer_size: int, seed: int | None, reshuffle: bool) -> None:
-        from tapeflow.ops import random_ops
+        from tapeflow.ops import philox, random_ops
 
         self._parent = parent
         self._buffer = buffer_size
         self._reshuffle = reshuffle
-        self._seeds = random_ops.get_seed(seed)
-        self._epoch = 0
-        self._fixed = np.random.SeedSequence().entropy if self._seeds[0] is None else None
+        g, o = random_ops.get_seed(seed)
+        if g is None:  # tf.data's get_seed gives (0, 0): the kernel draws a random pair
+            g, o = (int(v) for v in np.random.SeedSequence().generate_state(2, np.uint64))
+        self._seeds = (int(g), int(o))
+        self._pairs = philox.seed_pairs(*self._seeds) if reshuffle else None
 
     def _cardinality(self) -> int:
         return self._parent._cardinality()
 
-    def _rng(self) -> np.random.Generator:
-        epoch = self._epoch if self._reshuffle else 0
-        self._epoch += 1
-        if self._seeds[0] is None:
-            if not self._reshuffle:
-                return np.random.default_rng(self._fixed)
-            return np.random.default_rng()
-        g, o = self._seeds
-        return np.random.default_rng([int(g) & 0xFFFFFFFF, int(o) & 0xFFFFFFFF, epoch])
+    def _stream(self) -> Callable[[], int]:
+        from tapeflow.ops import philox
 
-    def _shuffled(self, items: Iterator, rng: np.random.Generator) -> Iterator:
+        return philox.WordStream(*(next(self._pairs) if self._reshuffle else self._seeds))
+
+    def _shuffled(self, items: Iterator, word: Callable[[], int]) -> Iterator:
         size = self._buffer
         if size == AUTOTUNE:
-            size = 1 << 30
-        buf: list = []
-        for x in items:
-            if len(buf) < size:
-                buf.append(x)
-                continue
-            j = int(rng.integers(len(buf)))
-            out, buf[j] = buf[j], x
-            yield out
-        order = rng.permutation(len(buf))
-        for j in order:
-            yield buf[j]
+            size = 1 << 62
+        ring: dict | list = {} if size > 1 << 20 else [None] * size
+        start = end = 0
+        items = iter(items)
+        for x in items:  # fill the buffer
+            ring[end] = x
+            end += 1
+            if end == size:
+                break
+        while start < end:
+            i = (start + word() % (end - start)) % size
+            yield ring[i]
+            ring[i] = ring[start % size]
+            start += 1
+            for x in items:  # refill the freed slot (lazily, on the next call, as TF)
+                ring[end % size] = x
+                end += 1
+                break
 
     def _plan(self) -> _Plan | None:
         plan = self._parent._plan()
@@ -1169,13 +1186,17 @@ class _Shuffle(Dataset):
         return _Plan(plan.gather, plan.row, lambda: self._index_stream(plan))
 
     def _index_stream(self, plan: _Plan) -> Iterator:
-        rng = self._rng()
+        from tapeflow.ops import philox
+
         n = self._parent._cardinality()
         if 0 <= n <= self._buffer or self._buffer == AUTOTUNE and n >= 0:
-            # The buffer holds everything: one vectorized permutation.
-            yield from (int(i) for i in rng.permutation(list(plan.indices())))
+            # The buffer holds everything: the same draws are a forward Fisher-Yates on consecutive words.
+            seed, seed2 = next(self._pairs) if self._reshuffle else self._seeds
+            order = philox.permutation((int(seed2) & (2**64 - 1)) << 64, seed, n)
+            indices = list(plan.indices())
+            yield from (indices[int(j)] for j in order)
             return
-        yield from self._shuffled(plan.indices(), rng)
+        yield from self._shuffled(plan.indices(), self._stream())
 
     def _elements(self) -> Iterator:
         plan = self._plan()
@@ -1183,7 +1204,7 @@ class _Shuffle(Dataset):
             for i in plan.indices():
                 yield plan.row(i)
             return
-        yield from self._shuffled(self._parent._elements(), self._rng())
+        yield from self._shuffled(self._parent._elements(), self._stream())
 
     def _template(self) -> Any:
         return self._parent._template()

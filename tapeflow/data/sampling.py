@@ -1,7 +1,10 @@
 """Mixing datasets: ``choose_from_datasets``, ``sample_from_datasets`` and ``rejection_resample``.
 
-The choices follow TF's algorithms (a seeded run is reproducible), but the
-random streams are NumPy's, so the sampled order differs from TF's.
+``sample_from_datasets`` is TF's: a selector that draws each choice with
+``stateless_multinomial`` seeded by two ``Dataset.random`` words (Philox, as
+TF's RandomDataset), read by a directed interleave; a seeded run gives TF's
+order. ``rejection_resample`` follows TF's algorithm with NumPy's stream, so
+its accepted elements differ from TF's.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import numpy as np
 
 from tapeflow.data.dataset import Dataset, _call, _common_spec, _to_tensors
 from tapeflow.framework import errors
+from tapeflow.framework.tensor import Tensor
 
 
 def _rng_factory(seed: int | None) -> Callable[[], np.random.Generator]:
@@ -48,14 +52,72 @@ def _spec_of_all(datasets: list) -> Any:
     return spec
 
 
+def _data_seeds(seed: int | None) -> tuple:
+    """tf.data's seeds for a kernel: ``get_seed``'s pair, or a random pair where TF passes (0, 0)."""
+    from tapeflow.ops import random_ops
+
+    g, o = random_ops.get_seed(seed)
+    if g is None:
+        return tuple(int(v) for v in np.random.SeedSequence().generate_state(2, np.uint64))
+    return int(g), int(o)
+
+
+class _Random(Dataset):
+    """TF's RandomDataset: int64 scalars, the uint32 words of one Philox stream; each iteration starts the same
+    stream again unless ``rerandomize_each_iteration`` (then the next seed pair of TF's seed generator)."""
+
+    _tf_name = "_RandomDataset"
+
+    def __init__(self, seed: int | None, rerandomize: bool) -> None:
+        from tapeflow.ops import philox
+
+        self._seeds = _data_seeds(seed)
+        self._pairs = philox.seed_pairs(*self._seeds) if rerandomize else None
+
+    def _cardinality(self) -> int:
+        return -1
+
+    def _words(self) -> Iterator[int]:
+        from tapeflow.ops import philox
+
+        stream = philox.WordStream(*(next(self._pairs) if self._pairs is not None else self._seeds))
+        while True:
+            yield stream()
+
+    def _elements(self) -> Iterator:
+        for w in self._words():
+            yield np.int64(w)
+
+    def _template(self) -> Any:
+        return np.int64(0)
+
+    @property
+    def element_spec(self) -> Any:
+        from tapeflow.framework import dtypes
+        from tapeflow.framework.tensor_spec import TensorSpec
+
+        return TensorSpec([], dtypes.int64)
+
+
+def random(seed: int | None = None, rerandomize_each_iteration: bool | None = None) -> Dataset:
+    return _Random(seed, bool(rerandomize_each_iteration))
+
+
 class _Choose(Dataset):
+    """TF's DirectedInterleave: each selector value names the input to read; an exhausted input is skipped
+    (or ends the dataset with ``stop_on_empty``), and the dataset ends when every input is exhausted."""
+
     def __init__(self, datasets: list, choices: Dataset, stop_on_empty: bool) -> None:
         self._datasets, self._choices, self._stop = datasets, choices, stop_on_empty
 
     def _elements(self) -> Iterator:
+        yield from self._interleave(self._choices._elements())
+
+    def _interleave(self, choices: Iterator) -> Iterator:
         its = [iter(d._elements()) for d in self._datasets]
         live = [True] * len(its)
-        for c in self._choices._elements():
+        active = len(its)
+        for c in choices:
             i = int(c)
             if not 0 <= i < len(its):
                 raise errors.InvalidArgumentError(
@@ -64,11 +126,14 @@ class _Choose(Dataset):
             if not live[i]:
                 continue
             try:
-                yield next(its[i])
+                e = next(its[i])
             except StopIteration:
                 live[i] = False
-                if self._stop:
+                active -= 1
+                if self._stop or not active:
                     return
+                continue
+            yield e
 
     @property
     def element_spec(self) -> Any:
@@ -86,53 +151,66 @@ def choose_from_datasets(datasets: Any, choice_dataset: Dataset, stop_on_empty_d
     return _Choose(datasets, choice_dataset, bool(stop_on_empty_dataset))
 
 
-class _Sample(Dataset):
-    def __init__(self, datasets: list, weights: Any, seed: int | None, stop_on_empty: bool) -> None:
-        self._datasets, self._weights, self._stop = datasets, weights, stop_on_empty
-        self._rng = _rng_factory(seed)
+class _Sample(_Choose):
+    """TF's sample_from_datasets: choice ``k`` is ``stateless_multinomial(log(weights), 1, seed=(r[2k], r[2k+1]))``
+    over the words ``r`` of ``Dataset.random(seed)``, read by a directed interleave (no renormalization when
+    an input runs out: its draws are skipped)."""
 
-    def _weight_stream(self) -> Iterator:
-        if isinstance(self._weights, Dataset):
-            for w in self._weights._elements():
-                yield np.asarray(w, np.float64).reshape(-1)
+    _tf_name = "_DirectedInterleaveDataset"
+
+    def __init__(self, datasets: list, logits: Any, seed: int | None, stop_on_empty: bool,
+                 rerandomize: bool) -> None:
+        self._datasets, self._logits, self._stop = datasets, logits, stop_on_empty
+        self._random = _Random(seed, rerandomize)
+
+    def _logit_stream(self) -> Iterator:
+        if isinstance(self._logits, Dataset):
+            for w in self._logits._elements():
+                w = np.asarray(getattr(w, "_value", w))
+                with np.errstate(divide="ignore"):
+                    yield np.log(w).reshape(1, -1)
         else:
             while True:
-                yield self._weights
+                yield self._logits
+
+    def _selector(self) -> Iterator:
+        from tapeflow.ops import philox
+
+        words = self._random._words()
+        for logits in self._logit_stream():
+            key, counter = philox.stateless_key_counter(next(words), next(words))
+            yield int(philox.categorical(counter, key, logits, 1, np.int64)[0, 0])
 
     def _elements(self) -> Iterator:
-        rng = self._rng()
-        its = [iter(d._elements()) for d in self._datasets]
-        live = np.ones(len(its), bool)
-        for w in self._weight_stream():
-            p = np.where(live, w, 0.0)
-            if p.sum() <= 0:
-                return
-            i = int(rng.choice(len(its), p=p / p.sum()))
-            try:
-                yield next(its[i])
-            except StopIteration:
-                if self._stop:
-                    return
-                live[i] = False
-
-    @property
-    def element_spec(self) -> Any:
-        return _spec_of_all(self._datasets)
+        yield from self._interleave(self._selector())
 
 
 def sample_from_datasets(datasets: Any, weights: Any = None, seed: int | None = None,
-                         stop_on_empty_dataset: bool = False) -> Dataset:
+                         stop_on_empty_dataset: bool = False, rerandomize_each_iteration: Any = None) -> Dataset:
     datasets = _check_datasets(datasets, "sample_from_datasets")
     if weights is None:
-        weights = np.full(len(datasets), 1.0 / len(datasets))
-    elif not isinstance(weights, Dataset):
-        weights = np.asarray(getattr(weights, "_value", weights), np.float64).reshape(-1)
-        if len(weights) != len(datasets):
-            raise ValueError(f"Invalid `weights`. The shape of `weights` should be compatible with `[len(datasets)]` "
-                             f"but is ({len(weights)},), expected ({len(datasets)},).")
-        if (weights < 0).any():
-            raise errors.InvalidArgumentError("sample_from_datasets: weights must be non-negative.")
-    return _Sample(datasets, weights, seed, bool(stop_on_empty_dataset))
+        logits: Any = np.ones((1, len(datasets)), np.float32)
+    elif isinstance(weights, Dataset):
+        logits = weights
+    else:
+        tensor = isinstance(weights, Tensor)
+        w = np.asarray(getattr(weights, "_value", weights))
+        if w.ndim != 1 or len(w) != len(datasets):
+            raise ValueError(f"Invalid `weights`. `weights` should have the same length as `datasets` but got "
+                             f"`len(weights)={len(w)}` vs. `len(datasets)={len(datasets)}`.")
+        if not tensor:  # TF drops the inputs whose (python) weight is zero
+            keep = [i for i in range(len(w)) if w[i] > 0]
+            datasets, w = ([datasets[i] for i in keep], w[keep]) if keep else ([datasets[0].take(0)], np.ones(1))
+        if isinstance(weights, (list, tuple)):  # Python numbers convert as TF's: float32 / int32
+            w = w.astype(np.float32 if w.dtype.kind == "f" else np.int32 if w.dtype.kind in "iu" else w.dtype)
+        if w.dtype not in (np.float32, np.float64):
+            raise TypeError(f"Invalid `weights`. `weights` type must be either `tf.float32` or `tf.float64` but is "
+                            f"{w.dtype}.")
+        with np.errstate(divide="ignore"):
+            logits = np.log(w).reshape(1, -1)
+        if len(datasets) == 1:
+            return datasets[0]
+    return _Sample(datasets, logits, seed, bool(stop_on_empty_dataset), bool(rerandomize_each_iteration))
 
 
 def _class_of(class_func: Callable, e: Any) -> np.ndarray:

@@ -262,3 +262,32 @@ def permutation(counter: int, key: int, n: int) -> np.ndarray:
         j = i + w[i] % (n - i)
         order[i], order[j] = order[j], order[i]
     return np.asarray(order, dtype=np.int64)
+
+
+class WordStream:
+    """TF's ``SingleSampleAdapter<PhiloxRandom>(seed, seed2)``: uint32 words one at a time, four per Philox call,
+    from key ``seed`` and counter ``seed2 << 64`` (the generator tf.data's shuffle, random and seed-generator
+    kernels read)."""
+
+    _BLOCK = 64  # Philox calls computed at once
+
+    def __init__(self, seed: int, seed2: int) -> None:
+        self._key = int(seed) & _MASK64
+        self._counter = (int(seed2) & _MASK64) << 64
+        self._words: list = []
+        self._pos = 0
+
+    def __call__(self) -> int:
+        if self._pos == len(self._words):
+            self._words = words(self._counter, self._key, self._BLOCK).reshape(-1).tolist()
+            self._counter = (self._counter + self._BLOCK) & _MASK128
+            self._pos = 0
+        self._pos += 1
+        return self._words[self._pos - 1]
+
+
+def seed_pairs(seed: int, seed2: int):
+    """TF's ``RandomSeedGenerator``: each new iterator's ``(seed, seed2)`` is the next two words of one stream."""
+    stream = WordStream(seed, seed2)
+    while True:
+        yield stream(), stream()

@@ -27,6 +27,11 @@ NOTEBOOKS = [
     "tutorials/generative/autoencoder", "guide/mixed_precision", "tutorials/distribute/keras",
     "tutorials/distribute/custom_training",
 ]
+TYPES = [  # tensor types, tf.data and the tf.function surface
+    "guide/ragged_tensor", "guide/sparse_tensor", "guide/function", "guide/intro_to_graphs",
+    "guide/random_numbers", "guide/data", "guide/migrate/tf1_vs_tf2",
+]
+SETS = {"models": NOTEBOOKS, "types": TYPES, "all": NOTEBOOKS + [n for n in TYPES if n not in NOTEBOOKS]}
 
 
 def _notebook_file(docs: str, rel: str, dest: str) -> str:
@@ -52,8 +57,9 @@ def run(a) -> None:
         root = a.tapeflow_root or os.path.dirname(os.path.dirname(HERE))
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    for rel in a.names or NOTEBOOKS:
-        rel = next((n for n in NOTEBOOKS if n.endswith("/" + rel)), rel)
+    known = SETS["all"]
+    for rel in a.names or SETS[a.set]:
+        rel = next((n for n in known if n.endswith("/" + rel)), rel)
         name = os.path.basename(rel)
         nb = _notebook_file(a.docs, rel, a.out)
         out = os.path.join(a.out, f"{name}.{_suffix(a.backend, a.seed)}.json")
@@ -70,7 +76,7 @@ def table(a) -> None:
     import compare
     total = {"cells": 0, "match": 0, "random": 0, "tf_failing": 0}
     print("| notebook | cells | match | random cells | fail in TF | TF runs |\n|---|---|---|---|---|---|")
-    for rel in NOTEBOOKS:
+    for rel in SETS[a.set]:
         name = os.path.basename(rel)
         tf0, tf1, tp = (os.path.join(a.out, f"{name}.{s}.json") for s in ("tf", "tf1", "tp"))
         refs = [p for p in (tf0, tf1) if os.path.exists(p)]  # seed 0 is the reference when it exists
@@ -108,6 +114,8 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("-v", "--verbose", action="store_true", help="also write OUT/NAME.diff.txt per notebook")
     for q in (r, t):
         q.add_argument("--out", default="/tmp/tapeflow_notebooks")
+        q.add_argument("--set", choices=sorted(SETS), default="models",
+                       help="notebook list when no NAME is given (models: Keras/autodiff guides, types: tensor types)")
     a = p.parse_args(argv)
     run(a) if a.cmd == "run" else table(a)
 
