@@ -319,6 +319,7 @@ _SCALAR_EXPR = {
     "Square": "{0} * {0}", "Identity": "{0}", "StopGradient": "{0}", "Sin": "_m.sin({0})", "Cos": "_m.cos({0})",
     "Exp": "_m.exp({0})", "Log": "_m.log({0})", "Tanh": "_m.tanh({0})", "Sqrt": "_m.sqrt({0})",
     "OnesLike": "1.0", "ZerosLike": "0.0", "Reciprocal": "1.0 / {0}", "Abs": "abs({0})",
+    "AddN": None,  # any number of inputs, summed left to right as its kernel does
 }
 
 
@@ -357,7 +358,9 @@ def _scalar_version(live, inputs, outputs, resolve, const, numpy_fn, n_inputs):
     for k, (op, ins) in enumerate(live):
         out = f"t{k}"
         names[op.outputs[0]._id] = out
-        lines.append(f"    {out} = " + _SCALAR_EXPR[op.type].format(*[ref(x) for x in ins]))
+        args = [ref(x) for x in ins]
+        expr = " + ".join(args) if op.type == "AddN" else _SCALAR_EXPR[op.type].format(*args)
+        lines.append(f"    {out} = {expr}")
     rets = ", ".join(f"_f64({ref(t)})" for t in outputs)
     lines.append(f"    return ({rets}{',' if len(outputs) == 1 else ''})")
     source = "\n".join(lines) + "\n"
