@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.eager import tape as tape_lib
-from tapeflow.eager.tape import OpRecord
+from tapeflow.eager.tape import OpRecord, RecordMeta
 from tapeflow.framework import execute as execute_mod
 from tapeflow.framework import nest
 from tapeflow.framework import variables as variables_mod
@@ -77,6 +77,9 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                     if rec is None:  # no float output: nothing to differentiate
                         break
                     oids = rec.output_ids
+                    first = tp
+                else:
+                    first.shared = tp.shared = True
                 rec.holders += 1
                 if len(oids) == 1:
                     w.add(oids[0])
@@ -91,9 +94,22 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
 
 
 _NO_ATTRS: dict = {}  # shared: rules only read attrs
+# Interned record metas, keyed by (rule spec, shapes and dtypes): building the
+# key costs about what building the records' shape/dtype tuples did.
+_METAS: dict = {}
+_MAX_METAS = 1 << 16  # (a program with ever-new shapes: start afresh)
+
+
+def _new_meta(key, name: str, spec, in_shapes, in_dtypes, out_shapes, out_dtypes) -> RecordMeta:
+    if len(_METAS) >= _MAX_METAS:
+        _METAS.clear()
+    m = _METAS[key] = RecordMeta(name, spec.fn, in_shapes, in_dtypes, out_shapes, out_dtypes, spec.save_inputs,
+                                 spec.save_outputs)
+    return m
 
 
 def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | None:
+    n = len(inputs)
     if len(outputs) == 1:
         o = outputs[0]
         ov = o._value
@@ -101,41 +117,68 @@ def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | No
         if odt.kind not in _FLOAT_KINDS:
             return None
         out_ids = (o._id,)
-        out_shapes, out_dtypes = (ov.shape,), (odt,)
+        if type(ov) is AbstractValue:
+            return _traced_record(name, attrs, input_ids, out_ids, inputs, outputs, spec)
+        if n == 1:
+            a = inputs[0]._value
+            key = (spec, a.shape, a.dtype, ov.shape, odt)
+            m = _METAS.get(key)
+            if m is None:
+                m = _new_meta(key, name, spec, (a.shape,), (a.dtype,), (ov.shape,), (odt,))
+        elif n == 2:
+            a, b = inputs[0]._value, inputs[1]._value
+            key = (spec, a.shape, a.dtype, b.shape, b.dtype, ov.shape, odt)
+            m = _METAS.get(key)
+            if m is None:
+                m = _new_meta(key, name, spec, (a.shape, b.shape), (a.dtype, b.dtype), (ov.shape,), (odt,))
+        else:
+            vals = [t._value for t in inputs]
+            key = (spec, tuple([v.shape for v in vals]), tuple([v.dtype for v in vals]), ov.shape, odt)
+            m = _METAS.get(key)
+            if m is None:
+                m = _new_meta(key, name, spec, key[1], key[2], (ov.shape,), (odt,))
     else:
         if not any(o._value.dtype.kind in _FLOAT_KINDS for o in outputs):
             return None
-        ov = outputs[0]._value
         out_ids = tuple([o._id for o in outputs])
-        out_shapes = tuple([o._value.shape for o in outputs])
-        out_dtypes = tuple([o._value.dtype for o in outputs])
-    n = len(inputs)
-    if n == 1:
-        a = inputs[0]._value
-        in_shapes, in_dtypes = (a.shape,), (a.dtype,)
-    elif n == 2:
-        a, b = inputs[0]._value, inputs[1]._value
-        in_shapes, in_dtypes = (a.shape, b.shape), (a.dtype, b.dtype)
-    else:
+        if type(outputs[0]._value) is AbstractValue:
+            return _traced_record(name, attrs, input_ids, out_ids, inputs, outputs, spec)
         vals = [t._value for t in inputs]
-        in_shapes, in_dtypes = tuple([v.shape for v in vals]), tuple([v.dtype for v in vals])
-    # While tracing a graph the tensors live in the graph anyway: keep them,
-    # so rules and unbroadcast can read shapes with unknown dims at run time.
-    if type(ov) is AbstractValue:
-        keep_in = keep_out = True
-    else:
-        keep_in, keep_out = spec.save_inputs, spec.save_outputs
+        key = (spec, tuple([v.shape for v in vals]), tuple([v.dtype for v in vals]),
+               tuple([o._value.shape for o in outputs]), tuple([o._value.dtype for o in outputs]))
+        m = _METAS.get(key)
+        if m is None:
+            m = _new_meta(key, name, spec, *key[1:])
     return OpRecord(
         name,
         attrs or _NO_ATTRS,
         input_ids,
         out_ids,
-        inputs if keep_in else None,
-        outputs if keep_out else None,
-        in_shapes,
-        in_dtypes,
-        out_shapes,
-        out_dtypes,
+        inputs if spec.save_inputs else None,
+        outputs if spec.save_outputs else None,
+        m.input_shapes,
+        m.input_dtypes,
+        m.output_shapes,
+        m.output_dtypes,
+        spec.fn,
+        m if m.replayable else None,
+    )
+
+
+def _traced_record(name, attrs, input_ids, out_ids, inputs, outputs, spec) -> OpRecord:
+    # While tracing a graph the tensors live in the graph anyway: keep them,
+    # so rules and unbroadcast can read shapes with unknown dims at run time.
+    return OpRecord(
+        name,
+        attrs or _NO_ATTRS,
+        input_ids,
+        out_ids,
+        inputs,
+        outputs,
+        tuple([t._value.shape for t in inputs]),
+        tuple([t._value.dtype for t in inputs]),
+        tuple([o._value.shape for o in outputs]),
+        tuple([o._value.dtype for o in outputs]),
         spec.fn,
     )
 
@@ -166,6 +209,9 @@ def _read_grad(op, grad):
     return grad
 
 
+_READ_SPEC = registry.GradSpec(_read_grad, False, False, __name__)  # a variable read's rule, for its meta
+
+
 def record_variable_read(var, value: Tensor) -> None:
     """Links a read of ``var`` to the tensor it produced on active tapes."""
     st = state
@@ -176,19 +222,21 @@ def record_variable_read(var, value: Tensor) -> None:
         if var._id in tp.watched:
             if rec is None:  # one record, shared by every watching tape (as for ops)
                 v = value._value
-                rec = OpRecord(
-                    "ReadVariableOp",
-                    _NO_ATTRS,
-                    (var._id,),
-                    (value._id,),
-                    None,
-                    None,
-                    (v.shape,),
-                    (v.dtype,),
-                    (v.shape,),
-                    (v.dtype,),
-                    _read_grad,
-                )
+                m = None
+                if type(v) is not AbstractValue:
+                    key = (_read_grad, v.shape, v.dtype)
+                    m = _METAS.get(key)
+                    if m is None:
+                        m = _new_meta(key, "ReadVariableOp", _READ_SPEC, (v.shape,), (v.dtype,), (v.shape,),
+                                      (v.dtype,))
+                    shapes, dts = m.input_shapes, m.input_dtypes
+                else:
+                    shapes, dts = (v.shape,), (v.dtype,)
+                rec = OpRecord("ReadVariableOp", _NO_ATTRS, (var._id,), (value._id,), None, None, shapes, dts, shapes,
+                               dts, _read_grad, m)
+                first = tp
+            else:
+                first.shared = tp.shared = True
             rec.holders += 1
             tp.watched.add(value._id)
             tp.records.append(rec)
@@ -678,7 +726,7 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
     if rp is not None and rp.enabled and st._graph is None and st._debug_hook is None and debug_op_gradients is None:
         # A structure seen before: its backward compiled once, called as one function.
         found = rp.gradient(tp, initial, sid_set, st.plain)
-        if found is not None and release:
+        if found is not None and release and tp.shared:  # (records only this tape holds go with its list)
             for rec in tp.records:
                 rec.release()
     if found is not None:

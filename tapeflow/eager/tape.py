@@ -36,6 +36,7 @@ class OpRecord:
         "skip_input_indices",
         "holders",
         "zero_output_grads",
+        "meta",
     )
 
     def __init__(
@@ -51,6 +52,7 @@ class OpRecord:
         output_shapes,
         output_dtypes,
         grad_fn,
+        meta=None,
     ):
         self.type = type
         self.attrs = attrs
@@ -70,6 +72,9 @@ class OpRecord:
         # Outputs that received no gradient (the engine passed zeros): rules may
         # skip terms that would only multiply those zeros.
         self.zero_output_grads = ()
+        # The record's interned static part (op, rule, shapes, dtypes, what it
+        # saved) when the compiled replay may key on it; None otherwise.
+        self.meta = meta
 
     @property
     def name(self) -> str:
@@ -96,14 +101,49 @@ class OpRecord:
         return f"<OpRecord {self.type} in={self.input_ids} out={self.output_ids}>"
 
 
+class RecordMeta:
+    """A record's static part: op type, rule, what it saved, shapes and dtypes.
+
+    Interned by the recorder (one object per distinct content), so records
+    share their shape/dtype tuples and a tape's structure key (the compiled
+    replay's, ``graph/tape_replay.py``) compares and hashes records by
+    identity instead of walking their fields.
+    """
+
+    __slots__ = (
+        "type", "grad_fn", "input_shapes", "input_dtypes", "output_shapes", "output_dtypes", "keeps_inputs",
+        "keeps_outputs", "replayable",
+    )
+
+    def __init__(self, type, grad_fn, input_shapes, input_dtypes, output_shapes, output_dtypes, keeps_inputs: bool,
+                 keeps_outputs: bool) -> None:
+        self.type = type
+        self.grad_fn = grad_fn
+        self.input_shapes = input_shapes
+        self.input_dtypes = input_dtypes
+        self.output_shapes = output_shapes
+        self.output_dtypes = output_dtypes
+        self.keeps_inputs = keeps_inputs
+        self.keeps_outputs = keeps_outputs
+        # A rule may read the value of an integer tensor it saved: the replay's
+        # placeholders (float only) cannot stand in for it.
+        self.replayable = not (
+            (keeps_inputs and any(d.kind not in "fc" for d in input_dtypes))
+            or (keeps_outputs and any(d.kind not in "fc" for d in output_dtypes))
+        )
+
+
 class Tape:
     """Watched ids plus the op records made while they were watched."""
 
-    __slots__ = ("watched", "records", "persistent", "watch_accessed_variables", "variables", "__weakref__")
+    __slots__ = ("watched", "records", "persistent", "watch_accessed_variables", "variables", "shared", "__weakref__")
 
     def __init__(self, persistent: bool, watch_accessed_variables: bool) -> None:
         self.watched: set[int] = set()
         self.records: list[OpRecord] = []
+        # Whether another tape holds some of these records (nested tapes share
+        # one record per op); if not, dropping ``records`` frees them.
+        self.shared = False
         self.persistent = persistent
         self.watch_accessed_variables = watch_accessed_variables
         self.variables: dict[int, Any] = {}  # id -> watched Variable, in watch order

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import sys
 from collections import OrderedDict
+from itertools import chain, compress, count
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import numpy as np
@@ -43,7 +45,6 @@ from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.graph.function import GraphFunction
 from tapeflow.graph.functional_ops import call_function
 from tapeflow.graph.graph import FuncGraph, SymbolicTensor, graph_scope
-from tapeflow.ops import registry
 
 # False: every gradient walks its records (tests compare the two).
 enabled = True
@@ -56,7 +57,6 @@ _MAX_OPS = 2_000_000  # graph ops over all compiled replays
 _SEEN: OrderedDict = OrderedDict()  # key -> walks so far (not yet compiled)
 _CACHE: OrderedDict = OrderedDict()  # key -> _Entry, or None when the trace failed (oldest first)
 _ops = 0  # graph ops held by _CACHE
-_GRADS = registry._GRADS
 _SIMPLE = (int, str, bool, float, type(None), bytes)
 
 
@@ -77,13 +77,14 @@ class _Key:
 
 
 class _Entry:
-    __slots__ = ("fn", "out_index", "keep", "size")
+    __slots__ = ("fn", "out_index", "keep", "size", "pick")
 
     def __init__(self, fn, out_index: list, keep: list) -> None:
         self.size = len(fn.graph.operations)
         self.fn = fn  # GraphFunction: (saved..., output grads...) -> source grads
         self.out_index = out_index  # local index of the source each output belongs to
         self.keep = keep  # attrs objects the key names by id (kept alive so ids stay unique)
+        self.pick = None  # takes the distinct saved tensors from the records' (see _dedup)
 
 
 def _attr_key(v: Any, keep: list):
@@ -108,82 +109,36 @@ def _attr_key(v: Any, keep: list):
     return ("id", id(v))
 
 
-def _read_rule():
-    return backprop._read_grad
+_META = attrgetter("meta")
+_ATTRS = attrgetter("attrs")
+_IN_IDS = attrgetter("input_ids")
+_OUT_IDS = attrgetter("output_ids")
+_SAVED_IN = attrgetter("inputs")
+_SAVED_OUT = attrgetter("outputs")
+_VALUE = attrgetter("_value")
 
 
 def signature(records: list, initial: dict, source_ids: set):
-    """(key, saved tensors, initial grads in key order, keep) or None when
-    the records cannot be replayed."""
-    local: dict[int, int] = {}  # tensor/variable id -> local index
-    lget = local.get
-    saved: list = []
-    saved_ids: dict[int, int] = {}
+    """(key, saved tensors (with repeats), initial grads in key order, keep,
+    local) or None when the records cannot be replayed.
+
+    Each record contributes its interned meta (op, rule, shapes, dtypes, what
+    it saved: ``RecordMeta``) and its attrs; how records connect is the
+    first position at which each input/output id occurs. Everything is
+    gathered by C-level ``map``s, never a Python loop over the records.
+    """
+    metas = tuple(map(_META, records))
+    if not all(metas):
+        return None  # a custom gradient, an integer tensor a rule reads, a traced record
     keep: list = []
-    parts: list = []
-    read_rule = _read_rule()
-    float_kinds = "fc"
-    for rec in records:
-        fn = rec.grad_fn
-        spec = _GRADS.get(rec.type)
-        if (spec is None or spec.fn is not fn) and fn is not read_rule:
-            return None  # a custom gradient (or an overridden rule since recording)
-        iids = rec.input_ids
-        if len(iids) == 1:
-            k = lget(iids[0])
-            if k is None:
-                k = local[iids[0]] = len(local)
-            ins = k
-        else:
-            ins = []
-            for i in iids:
-                k = lget(i)
-                if k is None:
-                    k = local[i] = len(local)
-                ins.append(k)
-            ins = tuple(ins)
-        oids = rec.output_ids
-        if len(oids) == 1:
-            local[oids[0]] = len(local)
-        else:
-            for o in oids:
-                local[o] = len(local)
-        sv_in = sv_out = None
-        group = rec.inputs
-        if group is not None:
-            sv_in = []
-            for x in group:
-                j = saved_ids.get(x._id)
-                if j is None:
-                    if x._value.dtype.kind not in float_kinds:
-                        return None  # a rule may need an integer tensor's value: keep the eager walk
-                    j = saved_ids[x._id] = len(saved)
-                    saved.append(x)
-                sv_in.append(j)
-            sv_in = tuple(sv_in)
-        group = rec.outputs
-        if group is not None:
-            sv_out = []
-            for x in group:
-                j = saved_ids.get(x._id)
-                if j is None:
-                    if x._value.dtype.kind not in float_kinds:
-                        return None
-                    j = saved_ids[x._id] = len(saved)
-                    saved.append(x)
-                sv_out.append(j)
-            sv_out = tuple(sv_out)
-        attrs = rec.attrs
-        parts.append((
-            rec.type, fn, _attr_key(attrs, keep) if attrs else None, ins, len(oids),
-            rec.input_shapes, rec.input_dtypes, rec.output_shapes, rec.output_dtypes, sv_in, sv_out,
-        ))
+    attrs = list(map(_ATTRS, records))
+    akey = tuple([(i, _attr_key(attrs[i], keep)) for i in compress(range(len(attrs)), attrs)])
+    ids = list(chain.from_iterable(map(_IN_IDS, records)))
+    ids += chain.from_iterable(map(_OUT_IDS, records))
     targets = []
     grads = []
     for tid, gl in initial.items():
-        k = lget(tid)
-        if k is None:
-            k = local[tid] = len(local)
+        ids.append(tid)
         specs = []
         for g in gl:
             if type(g) is not Tensor:
@@ -191,18 +146,31 @@ def signature(records: list, initial: dict, source_ids: set):
             v = g._value
             specs.append((v.shape, v.dtype))
             grads.append(g)
-        targets.append((k, tuple(specs)))
-    sources = []
-    for sid in source_ids:
-        k = lget(sid)
-        if k is not None:
-            sources.append(k)
-    sources.sort()
+        targets.append(tuple(specs))
+    local: dict[int, int] = {}  # id -> its first position in ``ids``
+    canon = tuple(map(local.setdefault, ids, count()))
+    lget = local.get
+    sources = sorted([k for k in map(lget, source_ids) if k is not None])
+    saved = list(chain.from_iterable(filter(None, map(_SAVED_IN, records))))
+    saved += chain.from_iterable(filter(None, map(_SAVED_OUT, records)))
     try:
-        key = _Key((tuple(parts), tuple(targets), tuple(sources)))
+        key = _Key((metas, canon, akey, tuple(targets), tuple(sources)))
     except TypeError:  # an unhashable attr
         return None
     return key, saved, grads, keep, local
+
+
+def _dedup(saved: list) -> tuple[list, Any]:
+    """The distinct saved tensors (first occurrences) and the picker that
+    takes them from a list of saved tensors (None: nothing repeats)."""
+    first: dict[int, int] = {}
+    pick = [i for i, x in enumerate(saved) if first.setdefault(x._id, i) == i]
+    if len(pick) == len(saved):
+        return saved, None
+    if len(pick) == 1:
+        j = pick[0]
+        return [saved[j]], lambda s: [s[j]]
+    return [saved[i] for i in pick], itemgetter(*pick)
 
 
 def _build(records: list, saved: list, grads: list, initial: dict, source_ids: set, local: dict, keep: list):
@@ -334,7 +302,7 @@ def gradient(tp, initial: dict, source_ids: set, plain: bool):
     sig = signature(records, initial, source_ids)
     if sig is None:
         return None
-    key, saved, grads, keep, local = sig
+    key, all_saved, grads, keep, local = sig
     entry = _CACHE.get(key, False)
     if entry is False:
         n = _SEEN.get(key, 0) + 1
@@ -344,10 +312,13 @@ def gradient(tp, initial: dict, source_ids: set, plain: bool):
                 _SEEN.popitem(last=False)
             return None
         _SEEN.pop(key, None)
+        saved, pick = _dedup(all_saved)
         try:
             entry = _build(records, saved, grads, initial, source_ids, local, keep)
         except Exception:  # noqa: BLE001 - anything the trace cannot do: walk as before
             entry = None
+        if entry is not None:
+            entry.pick = pick
         _CACHE[key] = entry
         _ops += 0 if entry is None else entry.size
         while len(_CACHE) > _MAX_ENTRIES or _ops > _MAX_OPS:
@@ -356,11 +327,12 @@ def gradient(tp, initial: dict, source_ids: set, plain: bool):
     if entry is None:
         return None
     fn = entry.fn
-    args = saved + grads
+    # (The same structure repeats the same tensors at the same positions.)
+    saved = all_saved if entry.pick is None else entry.pick(all_saved)
     if plain:
-        outs = [Tensor(v) for v in fn.compiled()(*[x._value for x in args])]
+        outs = [Tensor(v) for v in fn.compiled()(*map(_VALUE, saved), *map(_VALUE, grads))]
     else:
-        outs = call_function(fn, args, saved=False)
+        outs = call_function(fn, [*saved, *grads], saved=False)
     by_local = dict(zip(entry.out_index, outs))
     found = {}
     for sid in source_ids:
