@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 from collections.abc import Callable, Iterable
+from operator import attrgetter
 
 import numpy as np
 
@@ -31,7 +32,7 @@ class OpRecord:
         "input_dtypes",
         "output_shapes",
         "output_dtypes",
-        "grad_fn",
+        "_grad_fn",
         "source_info",
         "skip_input_indices",
         "holders",
@@ -64,7 +65,7 @@ class OpRecord:
         self.input_dtypes = input_dtypes
         self.output_shapes = output_shapes
         self.output_dtypes = output_dtypes
-        self.grad_fn = grad_fn
+        self._grad_fn = grad_fn
         self.source_info = None
         # Inputs whose gradient nobody asked for (TF's name): rules may skip them.
         self.skip_input_indices = ()
@@ -75,6 +76,14 @@ class OpRecord:
         # The record's interned static part (op, rule, shapes, dtypes, what it
         # saved) when the compiled replay may key on it; None otherwise.
         self.meta = meta
+
+    def _set_grad_fn(self, fn) -> None:
+        # A rule swapped on one record (tests, debugging) is that record's
+        # own: the interned meta no longer describes it, so it is not replayed.
+        self._grad_fn = fn
+        self.meta = None
+
+    grad_fn = property(attrgetter("_grad_fn"), _set_grad_fn, doc="The gradient rule the walk calls.")
 
     @property
     def name(self) -> str:
