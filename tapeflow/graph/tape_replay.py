@@ -173,6 +173,11 @@ def _dedup(saved: list) -> tuple[list, Any]:
     return [saved[i] for i in pick], itemgetter(*pick)
 
 
+def _picked(entry, saved: list) -> list:
+    # (One structure repeats the same tensors at the same positions.)
+    return saved if entry.pick is None else list(entry.pick(saved))
+
+
 def _build(records: list, saved: list, grads: list, initial: dict, source_ids: set, local: dict, keep: list):
     """Traces the walk over ``records`` into a compiled GraphFunction."""
     g = FuncGraph("tape_backward")
@@ -295,7 +300,6 @@ def _inline_ops(graph, m: dict) -> dict:
 def gradient(tp, initial: dict, source_ids: set, plain: bool):
     """The sources' gradients by a compiled replay of ``tp``'s backward, or
     None when this tape is walked instead (first sightings, ineligible)."""
-    global _ops
     records = tp.records
     if not records:
         return None
@@ -303,32 +307,19 @@ def gradient(tp, initial: dict, source_ids: set, plain: bool):
     if sig is None:
         return None
     key, all_saved, grads, keep, local = sig
-    entry = _CACHE.get(key, False)
-    if entry is False:
-        n = _SEEN.get(key, 0) + 1
-        if n < MIN_REPEATS:
-            _SEEN[key] = n
-            if len(_SEEN) > _MAX_ENTRIES:
-                _SEEN.popitem(last=False)
-            return None
-        _SEEN.pop(key, None)
+
+    def build():
         saved, pick = _dedup(all_saved)
-        try:
-            entry = _build(records, saved, grads, initial, source_ids, local, keep)
-        except Exception:  # noqa: BLE001 - anything the trace cannot do: walk as before
-            entry = None
+        entry = _build(records, saved, grads, initial, source_ids, local, keep)
         if entry is not None:
             entry.pick = pick
-        _CACHE[key] = entry
-        _ops += 0 if entry is None else entry.size
-        while len(_CACHE) > _MAX_ENTRIES or _ops > _MAX_OPS:
-            _, old = _CACHE.popitem(last=False)
-            _ops -= 0 if old is None else old.size
-    if entry is None:
+        return entry
+
+    entry = _cached(key, build)
+    if entry is False or entry is None:
         return None
     fn = entry.fn
-    # (The same structure repeats the same tensors at the same positions.)
-    saved = all_saved if entry.pick is None else entry.pick(all_saved)
+    saved = _picked(entry, all_saved)
     if plain:
         outs = [Tensor(v) for v in fn.compiled()(*map(_VALUE, saved), *map(_VALUE, grads))]
     else:
@@ -385,15 +376,22 @@ def jacobian(tp, tid: int, cot: Tensor, diag: bool, size: int, source_ids: set, 
     sig = signature(records, initial, source_ids)
     if sig is None:
         return None
-    key, saved, grads, keep, local = sig
+    key, all_saved, grads, keep, local = sig
     key = _Key(("jacobian", key, diag, size))
-    entry = _cached(key, lambda: _build_jacobian(records, saved, cot, tid, diag, size, source_ids, local, keep))
+
+    def build():
+        saved, pick = _dedup(all_saved)
+        entry = _build_jacobian(records, saved, cot, tid, diag, size, source_ids, local, keep)
+        entry.pick = pick
+        return entry
+
+    entry = _cached(key, build)
     if entry is False or entry is None:
         return None
     fn = entry.fn
-    args = saved + [cot]
+    args = _picked(entry, all_saved) + [cot]
     if plain:
-        outs = [Tensor(v) for v in fn.compiled()(*[x._value for x in args])]
+        outs = [Tensor(v) for v in fn.compiled()(*map(_VALUE, args))]
     else:
         outs = call_function(fn, args, saved=False)
     by_local = dict(zip(entry.out_index, outs))
