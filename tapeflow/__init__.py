@@ -98,7 +98,9 @@ class device:  # noqa: N801 - TF's name
     def __exit__(self, *exc: object) -> None:
         return None
 
-__version__ = "0.1.0"
+# TF programs branch on ``tf.__version__``: it is the TF API version tapeflow implements (as TF, equal to
+# tf.version.VERSION); tapeflow's own release is tf.version.TAPEFLOW_VERSION.
+from tapeflow.version import VERSION as __version__  # noqa: E402
 
 _LAZY = {
     "keras": "tapeflow.keras",

@@ -88,6 +88,31 @@ def test_graph_op_seeds_count_from_zero_as_tf():
     tf.random.set_seed(None)
 
 
+def test_variable_initializers_in_tf_function_draw_once():
+    # Two variables created on the first call from random ops traced before either exists: each initial
+    # value runs only its own random op (TF lifts the initializer), so the bias is its op's first draw.
+    tf.random.set_seed(22)
+
+    class Linear(tf.Module):
+        def __init__(self):
+            self.built = False
+
+        @tf.function
+        def __call__(self, x):
+            if not self.built:
+                rand_w = tf.random.uniform(shape=[x.shape[-1], 1])
+                rand_b = tf.random.uniform(shape=[])
+                self.w, self.b = tf.Variable(rand_w), tf.Variable(rand_b)
+                self.built = True
+            return tf.matmul(x, self.w) + self.b
+
+    m = Linear()
+    near(m(tf.ones([1, 3])), [[1.6572842597961426]])
+    near(m.w.numpy().ravel(), [0.05993151664733887, 0.6232527494430542, 0.9526306390762329])
+    near(m.b, 0.0214693546295166)
+    tf.random.set_seed(None)
+
+
 @pytest.mark.parametrize("dtype,expected", [
     (np.float64, [0.2999614354048876, 0.3410444613400274, 0.664834327169197]),
 ])

@@ -72,7 +72,11 @@ def test_device_version_dtypes_compat():
     with tf.device("/GPU:0"):
         a = tf.constant(1.0)
     assert a.device == "/job:localhost/replica:0/task:0/device:CPU:0"
-    assert tf.version.VERSION == "2.21.0"
+    assert tf.version.VERSION == "2.21.0" and tf.__version__ == tf.version.VERSION  # equal, as in TF
+    import pathlib
+    import re
+    pyproject = (pathlib.Path(__file__).parent.parent / "pyproject.toml").read_text()
+    assert tf.version.TAPEFLOW_VERSION == re.search(r'^version = "(.*)"', pyproject, re.M).group(1)
     assert tf.dtypes.as_dtype("float32") is tf.float32 and tf.dtypes.DType is tf.DType
     assert tf.dtypes.cast(tf.constant(1.7), tf.int32).numpy() == 1
     assert tf.compat.v1.enable_eager_execution() is None and tf.compat.v1.executing_eagerly()

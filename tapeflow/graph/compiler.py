@@ -108,9 +108,10 @@ def _is_zero(x: Tensor, const: dict, cache: dict) -> bool:
     return hit
 
 
-def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True):
+def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True, side_effects: bool = True):
     """Constant folding + CSE in program order, then DCE from the outputs
-    and side effects. Returns (ops to emit, value map)."""
+    and (unless ``side_effects`` is false: only what the outputs need) side effects.
+    Returns (ops to emit, value map)."""
     input_ids = {t._id for t in inputs}
     const: dict[int, Any] = {}  # symbolic id -> folded NumPy value
     zero_cache: dict[int, bool] = {}
@@ -195,7 +196,7 @@ def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True):
     needed = {resolve(t)._id for t in outputs if isinstance(t, SymbolicTensor)}
     live = []
     for op, ins in reversed(kept):
-        side_effect = op.stateful and op.type not in _ORDERED_PURE
+        side_effect = side_effects and op.stateful and op.type not in _ORDERED_PURE
         if side_effect or any(o._id in needed for o in op.outputs):
             live.append((op, ins))
             for x in ins:
@@ -210,11 +211,12 @@ def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True):
 
 
 def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | None = None,
-                  fold: bool = True) -> CompiledGraph:
+                  fold: bool = True, side_effects: bool = True) -> CompiledGraph:
     """Compiles the part of ``graph`` that computes ``outputs`` from
-    ``inputs`` (placeholders) into a ``CompiledGraph``."""
+    ``inputs`` (placeholders) into a ``CompiledGraph``; with ``side_effects=False`` only
+    the ops the outputs depend on (no other stateful op runs)."""
     name = name or graph.name
-    live, const, resolve, missing = _simplify(graph, inputs, outputs, fold)
+    live, const, resolve, missing = _simplify(graph, inputs, outputs, fold, side_effects)
     if missing:
         raise ValueError(
             f"tf.function '{name}': an output depends on a graph input that was not fed (a tensor of another "
@@ -417,7 +419,9 @@ def evaluate_now(graph: FuncGraph, t: Tensor) -> Tensor:
     feed = getattr(graph, "feed", None) or {}
     phs = [op.outputs[0] for op in graph.operations if op.type == "Placeholder" and op.outputs[0]._id in feed]
     try:
-        cg = compile_graph(graph, phs, [t], name=f"{graph.name}_init")
+        # Only what the initial value depends on, as TF lifts the initializer out of the function: other
+        # stateful ops traced so far (random ops of other variables' initializers) do not run (nor draw) here.
+        cg = compile_graph(graph, phs, [t], name=f"{graph.name}_init", side_effects=False)
     except ValueError:
         raise ValueError(
             "A tf.Variable created inside tf.function has an initial value that depends on a value not known "
