@@ -9,9 +9,9 @@ from types import SimpleNamespace as _Namespace
 from typing import Any
 
 from tapeflow.framework.errors import NotFoundError as _NotFound
-from tapeflow.ops.io_ops import decode_csv, parse_tensor, read_file, serialize_tensor, write_file
+from tapeflow.ops.io_ops import decode_csv, decode_raw, parse_tensor, read_file, serialize_tensor, write_file
 
-__all__ = ["decode_csv", "read_file", "write_file", "serialize_tensor", "parse_tensor", "gfile", "TFRecordWriter",
+__all__ = ["decode_csv", "decode_raw", "read_file", "write_file", "serialize_tensor", "parse_tensor", "gfile", "TFRecordWriter",
            "TFRecordOptions", "FixedLenFeature", "VarLenFeature", "parse_example", "parse_single_example"]
 
 
@@ -293,7 +293,7 @@ gfile.__doc__ = "``tf.io.gfile``: local-filesystem file functions with TF's name
 
 def __getattr__(name: str):
     if name in ("FixedLenSequenceFeature", "RaggedFeature", "SparseFeature", "parse_sequence_example",
-                "parse_single_sequence_example", "decode_raw", "decode_json_example", "encode_base64",
+                "parse_single_sequence_example", "decode_json_example", "encode_base64",
                 "decode_base64"):
         raise NotImplementedError(f"tf.io.{name} is not implemented in tapeflow")
     raise AttributeError(f"module 'tapeflow.io' has no attribute '{name}'")

@@ -119,3 +119,38 @@ def test_decode_csv_inside_tf_function():
 
     n, s = parse(tf.constant(["1,a", "2,b"]))
     assert n.numpy().tolist() == [1, 2] and s.numpy().tolist() == [b"a", b"b"]
+
+
+def test_decode_raw_as_tf():
+    # values pinned from TF 2.21
+    out = tf.io.decode_raw(tf.constant("Duck"), tf.uint8)
+    assert out.dtype == tf.uint8 and out.numpy().tolist() == [68, 117, 99, 107]
+    assert tf.io.decode_raw(tf.constant(["Duck", "abcd"]), tf.int16).numpy().tolist() == [[30020, 27491],
+                                                                                         [25185, 25699]]
+    big = tf.io.decode_raw(tf.constant(["Duck", "abcd"]), tf.int16, little_endian=False)
+    assert big.numpy().tolist() == [[17525, 25451], [24930, 25444]]
+    assert tf.io.decode_raw(tf.constant([["Du", "ab"]]), tf.uint8).shape == (1, 2, 2)
+    padded = tf.io.decode_raw(tf.constant(["Duck", "ab"]), tf.uint8, fixed_length=3)
+    assert padded.numpy().tolist() == [[68, 117, 99], [97, 98, 0]]
+    assert tf.io.decode_raw(["Duck", "ab"], tf.int16, fixed_length=4).numpy().tolist() == [[30020, 27491],
+                                                                                           [25185, 0]]
+    assert tf.io.decode_raw(tf.constant([], tf.string), tf.float32).shape == (0, 0)
+    np.testing.assert_array_equal(tf.io.decode_raw(np.float32([1.5, -2]).tobytes(), tf.float32), [1.5, -2])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"^DecodeRaw requires input strings to all be the "
+                       r"same size, but element 1 has size 4 != 2 \[Op:DecodeRaw\]$"):
+        tf.io.decode_raw(tf.constant(["Duck", "ab"]), tf.uint8)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="length 3 that is not a multiple of 2, the size of int16"):
+        tf.io.decode_raw(tf.constant("Duc"), tf.int16)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"fixed_length \(3\) must be a multiple of the size "
+                       r"of out_type \(2\) \[Op:DecodePaddedRaw\]"):
+        tf.io.decode_raw(tf.constant(["Duck"]), tf.int16, fixed_length=3)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="'out_type' of string is not in the list"):
+        tf.io.decode_raw(tf.constant("Duck"), tf.string)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="expected to be a string tensor but is a float tensor"):
+        tf.io.decode_raw(tf.constant([1.0]), tf.uint8)
+
+    @tf.function
+    def f(x):
+        return tf.io.decode_raw(x, tf.int16)
+
+    assert f(tf.constant(["abcd"])).numpy().tolist() == [[25185, 25699]]

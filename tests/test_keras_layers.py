@@ -363,3 +363,14 @@ def test_activation_matches_tf(name):
            "relu_p": lambda: A.relu(x, negative_slope=0.2, max_value=2.0, threshold=0.5),
            "softmax": lambda: A.softmax(x.reshape(1, -1))}.get(name, lambda: A.get(name)(x))()
     np.testing.assert_allclose(np.asarray(got, np.float64), TF_ACTIVATIONS[name], atol=2e-6)
+
+
+def test_dense_units_must_be_a_python_int_checked_before_naming():
+    # Keras 3 refuses a NumPy integer (``tf.reduce_prod(shape).numpy()``), before the layer takes a name
+    tf.keras.backend.clear_session()
+    with pytest.raises(ValueError, match=r"^Received an invalid value for `units`, expected a positive integer. "
+                                         r"Received: units=784$"):
+        tf.keras.layers.Dense(np.int32(784))
+    with pytest.raises(ValueError, match="units=0"):
+        tf.keras.layers.Dense(0)
+    assert tf.keras.layers.Dense(3).name == "dense"

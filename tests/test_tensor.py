@@ -273,3 +273,8 @@ def test_python_operand_conversion_errors_match_tf():
         0.5 + tf.constant(1)  # on the left, the conversion's error
     with pytest.raises(TypeError, match="Cannot convert 0.5 to EagerTensor of dtype int32"):
         tf.Variable(1) * 0.5
+
+
+def test_non_rectangular_list_message_as_tf():
+    with pytest.raises(ValueError, match=r"^Can't convert non-rectangular Python sequence to Tensor\.$"):
+        tf.constant([[0, 1, 2, 3], [4, 5], [6, 7, 8], [9]])

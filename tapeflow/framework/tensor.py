@@ -247,6 +247,8 @@ def _python_to_numpy(value: Any, dtype: dtypes.DType | None) -> np.ndarray:
     try:
         arr = np.asarray(value)
     except ValueError as e:
+        if "inhomogeneous" in str(e):  # TF's text, verbatim
+            raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
         raise ValueError(f"Can't convert non-rectangular Python sequence to Tensor: {e}") from None
     kind = arr.dtype.kind
     if dtype is not None:

@@ -227,6 +227,83 @@ def decode_csv(records: Any, record_defaults: Any, field_delim: str = ",", use_q
     return out if isinstance(out, list) else [out]
 
 
+# -- DecodeRaw / DecodePaddedRaw ---------------------------------------------------------
+
+_RAW_TYPES = ("float16", "float32", "float64", "int32", "uint16", "uint8", "int16", "int8", "int64", "complex64",
+              "complex128", "bool", "bfloat16")
+_TF_TYPE_NAMES = {"float16": "half", "float32": "float", "float64": "double"}  # TF's DataTypeString
+
+
+def _raw_dtype(out_type: Any, little_endian: bool) -> np.dtype:
+    dt = np.dtype(out_type._np)
+    return dt.newbyteorder("<" if little_endian else ">") if dt.itemsize > 1 and dt.kind != "V" else dt
+
+
+def _decode_raw_kernel(data, out_type, little_endian):
+    dt = _raw_dtype(out_type, little_endian)
+    flat = [_bytes(b) for b in np.asarray(data, dtype=_OBJ).reshape(-1)]
+    width = len(flat[0]) if flat else 0
+    for i, b in enumerate(flat):
+        if len(b) != width:
+            raise InvalidArgumentError(None, None, "DecodeRaw requires input strings to all be the same size, but "
+                                       f"element {i} has size {width} != {len(b)} [Op:DecodeRaw]")
+    if width % dt.itemsize:
+        raise InvalidArgumentError(None, None, f"Input to DecodeRaw has length {width} that is not a multiple of "
+                                   f"{dt.itemsize}, the size of {_TF_TYPE_NAMES.get(out_type.name, out_type.name)} "
+                                   "[Op:DecodeRaw]")
+    out = np.frombuffer(b"".join(flat), dtype=dt).astype(np.dtype(out_type._np))
+    return out.reshape(np.shape(data) + (width // dt.itemsize,))
+
+
+def _decode_padded_raw_kernel(data, fixed_length, out_type, little_endian):
+    dt = _raw_dtype(out_type, little_endian)
+    n = int(np.asarray(fixed_length))
+    if n % dt.itemsize:
+        raise InvalidArgumentError(None, None, f"fixed_length ({n}) must be a multiple of the size of out_type "
+                                   f"({dt.itemsize}) [Op:DecodePaddedRaw]")
+    flat = [_bytes(b)[:n].ljust(n, b"\0") for b in np.asarray(data, dtype=_OBJ).reshape(-1)]
+    out = np.frombuffer(b"".join(flat), dtype=dt).astype(np.dtype(out_type._np))
+    return out.reshape(np.shape(data) + (n // dt.itemsize,))
+
+
+def _decode_raw_shape(specs, out_type, little_endian, fixed_length=None):
+    shape, _ = specs[0]
+    last = None if fixed_length is None else fixed_length // np.dtype(out_type._np).itemsize
+    return [(None if shape is None else tuple(shape) + (last,), np.dtype(out_type._np))]
+
+
+DECODE_RAW = defop("DecodeRaw", _decode_raw_kernel, shape=_decode_raw_shape)
+NotDifferentiable("DecodeRaw")
+DECODE_PADDED_RAW = defop(
+    "DecodePaddedRaw", _decode_padded_raw_kernel,
+    shape=lambda specs, out_type, little_endian: _decode_raw_shape(specs, out_type, little_endian, None))
+NotDifferentiable("DecodePaddedRaw")
+
+
+def decode_raw(input_bytes: Any, out_type: Any, little_endian: bool = True, fixed_length: Any = None,
+               name: Any = None) -> Tensor:
+    """``tf.io.decode_raw``: the bytes of each string reinterpreted as ``out_type`` numbers (a new last axis).
+
+    Every string must have the same length unless ``fixed_length`` is given (then each is cut or zero-padded
+    to that many bytes, as TF's ``DecodePaddedRaw``).
+    """
+    out_type = dtypes.as_dtype(out_type)
+    if out_type.name not in _RAW_TYPES:
+        allowed = ", ".join(_TF_TYPE_NAMES.get(t, t) for t in _RAW_TYPES)
+        raise InvalidArgumentError(None, None, f"Value for attr 'out_type' of {out_type.name} is not in the list of "
+                                   f"allowed values: {allowed} [Op:DecodeRaw]")
+    t = input_bytes if isinstance(input_bytes, Tensor) else convert_to_tensor(input_bytes, dtype=dtypes.string)
+    if t.dtype != dtypes.string:
+        op = "DecodeRaw" if fixed_length is None else "DecodePaddedRaw"
+        raise InvalidArgumentError(None, None, f"cannot compute {op} as input #0(zero-based) was expected to be a "
+                                   f"string tensor but is a {_TF_TYPE_NAMES.get(t.dtype.name, t.dtype.name)} tensor "
+                                   f"[Op:{op}]")
+    attrs = {"out_type": out_type, "little_endian": bool(little_endian)}
+    if fixed_length is None:
+        return execute(DECODE_RAW, (t,), attrs)
+    return execute(DECODE_PADDED_RAW, (t, convert_to_tensor(fixed_length, dtype=dtypes.int32)), attrs)
+
+
 # -- TFRecord framing ----------------------------------------------------------------
 # A record is: uint64 length, uint32 masked crc32c(length), data, uint32 masked crc32c(data) (little-endian).
 

@@ -36,10 +36,11 @@ class Dense(Layer):
                  kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None,
                  kernel_constraint: Any = None, bias_constraint: Any = None, lora_rank: Any = None,
                  **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        if not isinstance(units, (int, np.integer)) or units <= 0:
+        # Before the layer takes a name, as Keras 3; a Python int only (a NumPy integer is refused, as there)
+        if not isinstance(units, int) or units <= 0:
             raise ValueError(f"Received an invalid value for `units`, expected a positive integer. "
                              f"Received: units={units}")
+        super().__init__(**kwargs)
         if activity_regularizer is not None or lora_rank is not None:
             raise NotImplementedError("Dense: activity_regularizer and LoRA are not implemented in tapeflow")
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
