@@ -100,7 +100,7 @@ class device:  # noqa: N801 - TF's name
 
 # TF programs branch on ``tf.__version__``: it is the TF API version tapeflow implements (as TF, equal to
 # tf.version.VERSION); tapeflow's own release is tf.version.TAPEFLOW_VERSION.
-from tapeflow.version import VERSION as __version__  # noqa: E402
+from tapeflow.version import VERSION as __version__  # noqa: E402, N811
 
 _LAZY = {
     "keras": "tapeflow.keras",
