@@ -12,7 +12,8 @@ from tapeflow.framework.errors import NotFoundError as _NotFound
 from tapeflow.ops.io_ops import decode_csv, decode_raw, parse_tensor, read_file, serialize_tensor, write_file
 
 __all__ = ["decode_csv", "decode_raw", "read_file", "write_file", "serialize_tensor", "parse_tensor", "gfile",
-           "TFRecordWriter", "TFRecordOptions", "FixedLenFeature", "VarLenFeature", "parse_example", "parse_single_example"]
+           "TFRecordWriter", "TFRecordOptions", "FixedLenFeature", "VarLenFeature", "parse_example",
+           "parse_single_example"]
 
 
 # -- TFRecord files and tf.train.Example parsing ---------------------------------------------
