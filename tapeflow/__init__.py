@@ -125,6 +125,7 @@ _LAZY = {
     "compat": "tapeflow.compat",
     "dtypes": "tapeflow.dtypes",
     "version": "tapeflow.version",
+    "image": "tapeflow.image",
     "strings": "tapeflow.strings",
     "io": "tapeflow.io",
     "types": "tapeflow.types",
@@ -143,7 +144,7 @@ _LAZY_NAMES = {
 # TensorFlow namespaces and names tapeflow does not implement: looking one up
 # says so (NotImplementedError) and is still an AttributeError for hasattr().
 _UNSUPPORTED = frozenset({
-    "image", "signal", "audio", "lite",
+    "signal", "audio", "lite",
     "experimental", "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue", "lookup",
     "quantization", "bitwise", "sets", "Graph", "Session", "dtensor", "mlir",
     "profiler", "sysconfig",

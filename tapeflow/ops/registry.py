@@ -29,7 +29,9 @@ The contract of a gradient rule ``rule(op, *output_grads)``:
 
 ``defgrad(..., inputs=, outputs=)`` says what the rule reads, so a tape keeps
 only those tensors alive. Ops declared with ``NotDifferentiable`` are never
-recorded and their outputs have no gradient (``None`` downstream).
+recorded and their outputs have no gradient (``None`` downstream). Ops for which
+TF registers no gradient at all are declared with ``NoGradientRegistered``: they
+are recorded, and differentiating through one raises TF's ``LookupError``.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from collections.abc import Callable
 
 __all__ = [
     "OpDef", "defop", "defgrad", "RegisterGradient", "NotDifferentiable", "no_gradient",
-    "get_op", "get_gradient", "registered_ops", "is_differentiable",
+    "get_op", "get_gradient", "registered_ops", "is_differentiable", "NoGradientRegistered",
 ]
 
 
@@ -154,6 +156,18 @@ def NotDifferentiable(op_type: str) -> None:  # noqa: N802 - TF's name
 no_gradient = NotDifferentiable
 
 
+def NoGradientRegistered(op_type: str) -> None:  # noqa: N802 - as NotDifferentiable
+    """Declares that TF registers no gradient for ``op_type`` (neither a rule nor ``NotDifferentiable``):
+    the op is recorded, and a gradient that flows into it raises TF's
+    ``LookupError: gradient registry has no entry for: <op_type>``."""
+
+    def rule(op, *grads):
+        raise LookupError(f"gradient registry has no entry for: {op_type}")
+
+    rule.no_gradient_registered = True
+    _GRADS[op_type] = GradSpec(rule, False, False, _caller())
+
+
 def get_op(name: str) -> OpDef:
     try:
         return _OPS[name]
@@ -169,7 +183,7 @@ def get_gradient(name: str) -> GradSpec | None:
 
 def is_differentiable(name: str) -> bool:
     spec = _GRADS.get(name)
-    return spec is not None and spec.fn is not None
+    return spec is not None and spec.fn is not None and not getattr(spec.fn, "no_gradient_registered", False)
 
 
 def registered_ops() -> dict[str, OpDef]:

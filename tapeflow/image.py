@@ -1,0 +1,14 @@
+"""``tf.image``: the image functions tapeflow has (see tapeflow/ops/image_ops.py); the others say so."""
+
+from tapeflow.framework.errors import NotImplementedInTapeflowError
+from tapeflow.ops.image_ops import (
+    adjust_brightness, adjust_contrast, convert_image_dtype, flip_left_right, flip_up_down,
+)
+
+__all__ = ["adjust_brightness", "adjust_contrast", "convert_image_dtype", "flip_left_right", "flip_up_down"]
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise NotImplementedInTapeflowError(f"tf.image.{name} is not implemented in tapeflow")
