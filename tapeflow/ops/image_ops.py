@@ -23,8 +23,8 @@ from tapeflow.ops.registry import NoGradientRegistered, defop
 
 def _adjust_contrast_kernel(images, contrast_factor):
     if images.ndim < 3:
-        raise InvalidArgumentError(None, None, "input must be at least 3-D, got shape[" + ",".join(map(str, images.shape)) + "] "
-                                   "[Op:AdjustContrastv2]")
+        dims = ",".join(map(str, images.shape))
+        raise InvalidArgumentError(None, None, f"input must be at least 3-D, got shape[{dims}] [Op:AdjustContrastv2]")
     if np.ndim(contrast_factor) != 0:
         raise InvalidArgumentError(None, None, "contrast_factor must be scalar: "
                                    f"{list(np.shape(contrast_factor))} [Op:AdjustContrastv2]")
