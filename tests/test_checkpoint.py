@@ -307,3 +307,37 @@ def test_attributes_assigned_later_are_tracked(tmp_path):
     ck2 = tf.train.Checkpoint(v=tf.Variable(0.0), step=tf.Variable(0, dtype=tf.int64))
     ck2.restore(path).assert_consumed()
     assert int(ck2.step.numpy()) == 7 and float(ck2.v.numpy()) == 1.0
+
+
+def test_restore_into_unbuilt_keras_models_is_deferred_until_built(tmp_path):
+    # TF's deferred restoration: values for variables not created yet are applied when the layers build,
+    # before the first call uses them (the distributed custom-training tutorial restores into a fresh model).
+    def make():
+        return tf.keras.Sequential([tf.keras.layers.Dense(3, activation="relu"), tf.keras.layers.Dense(2)])
+
+    class Sub(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.hidden = tf.keras.layers.Dense(4)
+            self.out = tf.keras.layers.Dense(1)
+
+        def call(self, x):
+            return self.out(self.hidden(x))
+
+    x = np.linspace(-1, 1, 20, dtype=np.float32).reshape(4, 5)
+    m, s, opt = make(), Sub(), tf.keras.optimizers.Adam()
+    expected, expected_s = m(x).numpy(), s(x).numpy()
+    path = tf.train.Checkpoint(model=m, sub=s, optimizer=opt).save(str(tmp_path / "c"))
+    m2, s2 = make(), Sub()
+    status = tf.train.Checkpoint(model=m2, sub=s2, optimizer=tf.keras.optimizers.Adam()).restore(path)
+    np.testing.assert_array_equal(m2(x), expected)  # the first call already sees the saved weights
+    np.testing.assert_array_equal(s2(x), expected_s)
+    status.assert_existing_objects_matched()
+
+    @tf.function
+    def run(v):
+        return m3(v)
+
+    m3 = make()
+    tf.train.Checkpoint(model=m3).restore(path).expect_partial()
+    np.testing.assert_array_equal(run(x), expected)

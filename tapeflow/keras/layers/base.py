@@ -60,6 +60,7 @@ class _CallContext(threading.local):
         self.depth = 0  # nesting of layer calls (0: outside any layer)
         self.unknown_batch = False  # fit's first step: record output shapes with batch None (Keras's symbolic build)
         self.scopes: list = []  # Keras 3's name scopes: (name, caller, parent path or None)
+        self.restore_roots: list = []  # layers being called that hold deferred checkpoint values
 
 
 _ctx = _CallContext()
@@ -608,11 +609,26 @@ class Layer(Module):
             autocast_scope[0] = _caster(self._compute)
         try:
             with self._open_name_scope():
+                pending = self.__dict__.get("_pending_restore")
                 if not self.built:
                     with self.name_scope:
                         self._maybe_build(inputs)
-                out = call(*args, **kwargs)
+                    # Deferred checkpoint values (TF's deferred restoration): a variable gets its saved value
+                    # once created, before it is used (a holder above applies them as each sub-layer builds).
+                    if pending:
+                        self._apply_pending_restore()
+                    for root in _ctx.restore_roots:
+                        root._apply_pending_restore()
+                if pending:
+                    _ctx.restore_roots.append(self)
+                try:
+                    out = call(*args, **kwargs)
+                finally:
+                    if pending:
+                        _ctx.restore_roots.remove(self)
             d = self.__dict__
+            if d.get("_pending_restore"):
+                self._apply_pending_restore()
             if d.get("_built_output_shape") is None or d.get("_shape_provisional"):
                 d["_shape_provisional"] = False
                 # the first call's output shape, for summary() of models built by calling them
@@ -778,6 +794,26 @@ class Layer(Module):
             self.build(_as_shape(shape))
             self._build_input_shape = _as_shape(shape)
             self.built = True
+
+    def _defer_restore(self, name: str, value: Any) -> bool:
+        """``tf.train.Checkpoint.restore`` before the layer is built: a saved value for a variable that does not
+        exist yet (``layer_with_weights-0/kernel``, ``dense/kernel``) waits until the first call creates it, as
+        TF's deferred restoration; a built layer declines (the value is reported unused)."""
+        if self.built:
+            return False
+        self.__dict__.setdefault("_pending_restore", {})[name] = value
+        return True
+
+    def _apply_pending_restore(self) -> None:
+        from tapeflow.train.checkpoint import _check_compatible, _walk
+
+        pending = self.__dict__["_pending_restore"]
+        variables, _ = _walk(self)
+        found = [(key, variables[key]) for key in pending if key in variables]
+        for key, var in found:
+            _check_compatible(key, var, pending[key])
+        for key, var in found:
+            var._value = pending.pop(key)
 
     def _trackable_children(self) -> dict:
         """Checkpoint protocol (TF Keras' layout): own variables by Keras name
