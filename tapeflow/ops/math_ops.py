@@ -16,6 +16,7 @@ from tapeflow.framework import dtypes
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.execute import execute, execute1, execute2
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.framework.variables import Variable
 from tapeflow.ops import shapes
 from tapeflow.ops._helpers import axis_list, check_float, check_numeric, pair, scalar_int, t
 from tapeflow.ops.registry import NotDifferentiable, defgrad, defop, get_op
@@ -71,8 +72,6 @@ def add_op(x: Any, y: Any) -> Tensor:
 
 
 def _python_left(x: Any, y: Any) -> bool:
-    from tapeflow.framework.variables import Variable
-
     return type(x) in (int, float, bool, list, tuple) and isinstance(y, (Tensor, Variable))
 
 

@@ -26,6 +26,8 @@ def _r_var(fn):
 
 
 def _add(self, other):
+    if type(other) is Tensor and type(self) is Tensor:  # the common case: straight to the op
+        return math_ops.add_op(self, other)
     # TF's x + y converts a Python y with x's dtype only as a hint: on a string tensor a number stays int32/float32,
     # and the Add op then reports the dtype mismatch (InvalidArgumentError), as TF.
     if isinstance(other, (int, float)) and not isinstance(other, Tensor) and self.dtype.name == "string":
