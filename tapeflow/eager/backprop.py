@@ -37,6 +37,8 @@ class UnconnectedGradients(enum.Enum):
 
 
 def _unconnected(value: Any) -> UnconnectedGradients:
+    if type(value) is UnconnectedGradients:
+        return value
     try:
         return UnconnectedGradients(value)
     except ValueError:
@@ -671,13 +673,17 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
     from tapeflow.framework.variables import Variable
     from tapeflow.ops import array_ops
 
-    flat_sources = nest.flatten(sources)
-    for s in flat_sources:
-        if isinstance(s, CompositeTensor):
-            return _composite_gradient(tp, target, sources, output_gradients, unconnected, release)
-    source_ids = [_source_id(s) for s in flat_sources]
-    flat_targets = nest.flatten(target)
-    if output_gradients is None and any(isinstance(t, CompositeTensor) for t in flat_targets):
+    if type(sources) is Tensor:  # (the common single source: no structure to walk)
+        flat_sources, source_ids = [sources], [sources._id]
+    else:
+        flat_sources = nest.flatten(sources)
+        for s in flat_sources:
+            if isinstance(s, CompositeTensor):
+                return _composite_gradient(tp, target, sources, output_gradients, unconnected, release)
+        source_ids = [_source_id(s) for s in flat_sources]
+    flat_targets = [target] if type(target) is Tensor else nest.flatten(target)
+    if output_gradients is None and type(target) is not Tensor and any(
+            isinstance(t, CompositeTensor) for t in flat_targets):
         # A ragged/sparse target: its values are the targets (summed, as for a tensor).
         flat_targets = [c for t in flat_targets for c in (
             t._trace_split()[1] if isinstance(t, CompositeTensor) else [t])]
@@ -691,6 +697,7 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
     else:
         flat_out = [None] * len(flat_targets)
     initial: dict[int, list] = {}
+    eager_ones = state._graph is None and state._debug_hook is None
     for t, og in zip(flat_targets, flat_out):
         if t is None:
             raise TypeError(
@@ -710,7 +717,8 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
         if og is None:
             if tval._value.dtype.kind not in "fc":
                 continue
-            og = array_ops.ones_like(tval)
+            # (Eagerly, with no debug hook to see it, OnesLike's kernel without the op.)
+            og = Tensor(np.ones_like(tval._value)) if eager_ones else array_ops.ones_like(tval)
         else:
             og = convert_to_tensor(og, dtype=tval.dtype)
             if og._shape_tuple() != tval._shape_tuple() and not _compatible(og._shape_tuple(), tval._shape_tuple()):
@@ -752,7 +760,7 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
         if g is None and unconnected is UnconnectedGradients.ZERO:
             g = array_ops.zeros_like(s)
         grads.append(g)
-    return nest.pack_sequence_as(sources, grads)
+    return grads[0] if type(sources) is Tensor else nest.pack_sequence_as(sources, grads)
 
 
 def _composite_gradient(tp, target, sources, output_gradients, unconnected, release: bool):

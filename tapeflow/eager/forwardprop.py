@@ -198,11 +198,15 @@ class _Paused:
         self.acc = acc
 
     def __enter__(self) -> None:
-        accs = state.accumulators
+        st = state
+        accs = st.accumulators
         self.saved = accs
-        idx = next((i for i, a in enumerate(accs) if a is self.acc), len(accs))
-        state.accumulators = accs[:idx]
-        state.update_recording()
+        if accs[0] is self.acc:  # (the usual one accumulator: nothing outside it)
+            st.accumulators = []
+        else:
+            idx = next((i for i, a in enumerate(accs) if a is self.acc), len(accs))
+            st.accumulators = accs[:idx]
+        st.update_recording()
 
     def __exit__(self, *exc) -> None:
         state.accumulators = self.saved

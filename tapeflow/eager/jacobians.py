@@ -12,6 +12,7 @@ and needs a persistent tape.
 from __future__ import annotations
 
 import logging
+import math
 import warnings
 from typing import Any
 
@@ -78,7 +79,7 @@ def _vectorized_grads(tp, tid: int, cot_phys: Tensor | None, flat_sources: list,
     physical tensor (batch axis first), or None if unconnected."""
     from tapeflow.ops import array_ops
 
-    size = cot_phys._shape_tuple()[0] if diag is None else int(np.prod(diag._shape_tuple(), dtype=np.int64))
+    size = cot_phys._shape_tuple()[0] if diag is None else math.prod(diag._shape_tuple())
     source_ids = [_source_id(s) for s in flat_sources]
     watched = tp.watched
     sid_set = {sid for sid in source_ids if sid in watched}
@@ -141,7 +142,7 @@ def jacobian(gt, target, sources, unconnected_gradients=UnconnectedGradients.NON
         y = _target_tensor(target)
         flat_sources = nest.flatten(sources)
         tshape = tuple(y._shape_tuple())
-        n = int(np.prod(tshape, dtype=np.int64))
+        n = math.prod(tshape)
         if y._value.dtype.kind not in "fc":
             grads = [None] * len(flat_sources)
         elif experimental_use_pfor:
@@ -158,7 +159,7 @@ def jacobian(gt, target, sources, unconnected_gradients=UnconnectedGradients.NON
             if g is None:
                 if unconnected is UnconnectedGradients.ZERO:
                     g = array_ops.zeros(tshape + sshape, dtype=s.dtype)
-            else:
+            elif tuple(g._shape_tuple()) != tshape + sshape:
                 g = batching._reshape(g, tshape + sshape)
             out.append(g)
     finally:

@@ -52,6 +52,8 @@ def stop_gradient(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
 # ----------------------------------------------------------------------------
 
 def _reshape_kernel(x, shape):
+    if type(x) is np.ndarray:
+        return x.reshape(shape)  # (np.reshape's dispatch costs more than the reshape)
     return np.reshape(x, shape)
 
 
@@ -178,7 +180,9 @@ def expand_dims(input: Any, axis: Any, name: str | None = None) -> Tensor:  # no
         raise _err("ExpandDims", f"Tried to expand dim index {a} for tensor with {len(s)} dimensions; "
                    f"axis must be in [{-len(s) - 1}, {len(s)}]")
     a = a % (len(s) + 1)
-    return reshape(x, s[:a] + (1,) + s[a:]) if None not in s else _dyn().reshape_keeping(x, s[:a] + (1,) + s[a:])
+    if None in s:
+        return _dyn().reshape_keeping(x, s[:a] + (1,) + s[a:])
+    return execute(RESHAPE, (x,), {"shape": s[:a] + (1,) + s[a:]})  # (a valid shape: no checks needed)
 
 
 def _reshape_any(x, shape):
@@ -201,7 +205,11 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  #
                 raise _err("Squeeze", f"Can not squeeze dim[{a}], expected a dimension of 1, got {s[a]} "
                            f"(input shape {list(s)})")
         new = tuple(d for i, d in enumerate(s) if i not in axes)
-    return reshape(x, new) if None not in s else _dyn().reshape_keeping(x, new)
+    if None in s:
+        return _dyn().reshape_keeping(x, new)
+    if new == s and not _recording():
+        return x  # (as reshape to the same shape)
+    return execute(RESHAPE, (x,), {"shape": new})
 
 
 # ----------------------------------------------------------------------------
