@@ -545,6 +545,9 @@ class GradientTape:
 
         if self._tape is None:
             self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
+        if type(tensor) is Tensor and tensor._value.dtype.kind in "fc":  # (the common case, without nest)
+            self._tape.watched.add(tensor._id)
+            return
         for t in nest.flatten(tensor, expand_composites=True):  # (a RaggedTensor: its components)
             if isinstance(t, Variable):
                 if not (t.dtype.is_floating or t.dtype.is_complex):
