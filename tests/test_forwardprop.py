@@ -244,3 +244,21 @@ def test_hvp_forward_over_backward_through_tf_function():
             y = g(x)
         grad = t.gradient(y, x)
     np.testing.assert_allclose(acc.jvp(grad).numpy(), _hessian(xv) @ vv, rtol=1e-10)
+
+
+def test_tangent_computations_are_recorded_only_by_tapes_entered_before_the_accumulator():
+    # TF 2.21: a tape inside the accumulator records the primal ops, not their tangents.
+    x, v = tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0])
+    with tf.autodiff.ForwardAccumulator(x, v) as acc:
+        with tf.GradientTape(persistent=True) as inner:
+            inner.watch(x)
+            z = tf.sin(x * x)
+        jv = acc.jvp(z)
+    assert inner.gradient(jv, x) is None
+    np.testing.assert_allclose(inner.gradient(z, x).numpy(), [1.0806046, -2.6145744], rtol=1e-6)
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.autodiff.ForwardAccumulator(x, v) as acc:
+            z = tf.sin(x * x)
+        jv = acc.jvp(z)
+    np.testing.assert_allclose(outer.gradient(jv, x).numpy(), [-6.855838, 43.20621], rtol=1e-6)

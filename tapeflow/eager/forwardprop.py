@@ -11,10 +11,11 @@ a tangent on some input it computes the output tangents right away, with:
   ``u`` with a small internal tape gives ``J @ tangent`` for any op that has
   a gradient rule (custom gradients included).
 
-Tangent computations are ordinary ops: tapes record them (backward-over-
-forward, e.g. a Hessian-vector product by ``tape.gradient(acc.jvp(y), x)``)
-and so do accumulators entered *before* this one (forward-over-forward); the
-accumulator itself and inner ones do not see them. An accumulator watching
+Tangent computations are ordinary ops: tapes entered *before* the
+accumulator record them (backward-over-forward, e.g. a Hessian-vector
+product by ``tape.gradient(acc.jvp(y), x)``) and so do accumulators entered
+before it (forward-over-forward); the accumulator itself, and the tapes and
+accumulators entered inside it, do not see them (as in TF). An accumulator watching
 a tape's backward pass gives forward-over-backward Hessian-vector products.
 """
 
@@ -58,6 +59,7 @@ class ForwardAccumulator:
         self._refs: dict[int, Any] = {}
         self._sweep_at = 1024
         self._recording = False
+        self._outer_tapes: tuple = ()
         nest.assert_same_structure(primals, tangents)
         for p, t in zip(nest.flatten(primals), nest.flatten(tangents)):
             self._watch(p, t)
@@ -88,6 +90,7 @@ class ForwardAccumulator:
     def __enter__(self) -> ForwardAccumulator:
         if self._recording:
             raise ValueError("Accumulator is already recording.")
+        self._outer_tapes = tuple(state.tapes)  # the tapes that will see its tangent computations (as TF)
         state.accumulators.append(self)
         state.update_recording()
         self._recording = True
@@ -189,10 +192,12 @@ class ForwardAccumulator:
 
 
 class _Paused:
-    """Hides ``acc`` and the accumulators entered after it while it computes
-    tangents, so only outer accumulators see those ops."""
+    """Hides ``acc``, the accumulators entered after it and the tapes entered
+    after it while it computes tangents: as in TF, only outer accumulators
+    and tapes see those ops (a tape inside the accumulator records the
+    primal computation, not its tangents)."""
 
-    __slots__ = ("acc", "saved")
+    __slots__ = ("acc", "saved_accs", "saved_tapes")
 
     def __init__(self, acc: ForwardAccumulator) -> None:
         self.acc = acc
@@ -200,17 +205,23 @@ class _Paused:
     def __enter__(self) -> None:
         st = state
         accs = st.accumulators
-        self.saved = accs
+        self.saved_accs = accs
         if accs[0] is self.acc:  # (the usual one accumulator: nothing outside it)
             st.accumulators = []
         else:
             idx = next((i for i, a in enumerate(accs) if a is self.acc), len(accs))
             st.accumulators = accs[:idx]
+        tapes = self.saved_tapes = st.tapes
+        if tapes:
+            outer = self.acc._outer_tapes
+            st.tapes = [tp for tp in tapes if tp in outer]
         st.update_recording()
 
     def __exit__(self, *exc) -> None:
-        state.accumulators = self.saved
-        state.update_recording()
+        st = state
+        st.accumulators = self.saved_accs
+        st.tapes = self.saved_tapes
+        st.update_recording()
 
 
 def _record_for(name: str, attrs, inputs: tuple, outputs: tuple, fn) -> OpRecord:
