@@ -396,3 +396,21 @@ def test_forward_mode_through_tf_function_calls(fresh):
         np.testing.assert_allclose(h.numpy(), wh, rtol=1e-12)
     assert _jvp_functions(pure._concrete_functions()[0]._gf)
     assert not _jvp_functions(reads._concrete_functions()[0]._gf)  # (it reads a variable)
+
+
+def test_compiler_folds_reshape_chains_and_reshapes_to_the_same_shape():
+    from tapeflow.graph.compiler import compile_graph
+
+    @tf.function
+    def f(x):
+        y = tf.reshape(tf.reshape(tf.reshape(x, [6]), [3, 2]), [1, 6])  # one Reshape of x
+        z = tf.reshape(tf.reshape(x, [6]), [2, 3])  # back to x's shape: x itself
+        return y * 2.0, z + 1.0
+
+    x = tf.constant(np.arange(6.0).reshape(2, 3))
+    gf = f.get_concrete_function(x)._gf
+    cg = compile_graph(gf.graph, gf.inputs, gf.outputs)
+    assert cg.num_ops == 3  # Reshape, Mul, AddV2
+    y, z = cg(x.numpy())
+    np.testing.assert_array_equal(y, np.arange(6.0).reshape(1, 6) * 2.0)
+    np.testing.assert_array_equal(z, np.arange(6.0).reshape(2, 3) + 1.0)

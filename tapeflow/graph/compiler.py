@@ -118,6 +118,7 @@ def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True, 
     alias: dict[int, Tensor] = {}  # symbolic id -> tensor it equals (CSE)
     seen: dict = {}
     kept: list[Operation] = []
+    reshaped: dict[int, Tensor] = {}  # id of a Reshape's output -> the tensor it reshapes (chains collapsed)
 
     def resolve(x: Tensor) -> Tensor:
         while isinstance(x, SymbolicTensor) and x._id in alias:
@@ -137,6 +138,19 @@ def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True, 
                 fill = np.ones if op.type == "OnesLike" else np.zeros
                 const[out._id] = fill(oshape, out._value.dtype)[()] if oshape == () else fill(oshape, out._value.dtype)
                 continue
+        if fold and op.type == "Reshape" and isinstance(ins[0], SymbolicTensor):
+            # A reshape to the input's own shape is the input; a reshape of a reshape reshapes the original.
+            x, out = ins[0], op.outputs[0]
+            oshape = out._value.shape
+            if oshape is not None and None not in oshape:
+                base = reshaped.get(x._id)
+                if base is not None:
+                    x = base
+                    ins = op_inputs = (x,)
+                if isinstance(x, SymbolicTensor) and x._value.shape == oshape and x._value.dtype == out._value.dtype:
+                    alias[out._id] = x
+                    continue
+                reshaped[out._id] = x
         if fold and op.type in _ZERO_RULES and not op.stateful:
             # Zero gradients filled in for outputs that got none: x * 0 -> 0,
             # x + 0 -> x (as TF's rules skip such terms).
