@@ -21,8 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.framework import execute as execute_mod
 from tapeflow.framework.context import state
 from tapeflow.framework.execute import execute
+from tapeflow.framework.tensor import _wrap
 from tapeflow.graph.graph import SymbolicTensor
 from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
 
@@ -46,6 +48,13 @@ def call_function(f, inputs: list, saved: bool | None = None) -> list:
     st = state
     if saved is None:
         saved = st.recording
+    if st._graph is None and not f.read_vars:
+        # Eagerly, with no variables: what ``execute`` does for this op, less its generic dispatch.
+        attrs = {"f": f, "saved": bool(saved)}
+        outputs = tuple([_wrap(o) for o in f.run([x._value for x in inputs], attrs["saved"])])
+        if st.recording:
+            execute_mod.record_hook(CALL, tuple(inputs), attrs, outputs)
+        return list(outputs[: f.num_outputs])
     reads = [v.value() for v in f.read_vars] if (st.recording or st.graph is not None) else []
     outs = execute(CALL, tuple(inputs) + tuple(reads), {"f": f, "saved": bool(saved)})
     if not isinstance(outs, list):
