@@ -531,10 +531,13 @@ class GradientTape:
         if not self._recording:
             raise ValueError("Tape is not recording.")
         tapes = state.tapes
-        for i in range(len(tapes) - 1, -1, -1):
-            if tapes[i] is self._tape:
-                del tapes[i]
-                break
+        if tapes and tapes[-1] is self._tape:  # (the innermost tape: the usual case)
+            tapes.pop()
+        else:
+            for i in range(len(tapes) - 1, -1, -1):
+                if tapes[i] is self._tape:
+                    del tapes[i]
+                    break
         state.update_recording()
         self._recording = False
 
@@ -622,7 +625,8 @@ class GradientTape:
             result = _gradient(tp, target, sources, output_gradients, unconnected, release=not self._persistent)
         finally:
             if not self._persistent:
-                self._consumed_variables = self.watched_variables()  # TF still lists them after gradient()
+                # TF still lists them after gradient().
+                self._consumed_variables = self.watched_variables() if tp.variables else ()
                 self._tape = None
                 self._used = True
         return result
@@ -673,9 +677,7 @@ def _source_id(s: Any) -> int:
 
 
 def _gradient(tp, target, sources, output_gradients, unconnected, release: bool):
-    from tapeflow.framework.variables import Variable
-    from tapeflow.ops import array_ops
-
+    Variable = variables_mod.Variable  # noqa: N806 - the class
     if type(sources) is Tensor:  # (the common single source: no structure to walk)
         flat_sources, source_ids = [sources], [sources._id]
     else:
@@ -708,7 +710,9 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
                 f"to be differentiated, but received None (target={target!r}). Compute the target inside the "
                 "tape's `with` block and pass the tensor."
             )
-        if isinstance(t, Variable):
+        if type(t) is Tensor:
+            tid, tval = t._id, t
+        elif isinstance(t, Variable):
             tid, tval = t._id, t._snapshot()
         elif isinstance(t, IndexedSlices):
             t = convert_to_tensor(t)
@@ -721,7 +725,7 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
             if tval._value.dtype.kind not in "fc":
                 continue
             # (Eagerly, with no debug hook to see it, OnesLike's kernel without the op.)
-            og = Tensor(np.ones_like(tval._value)) if eager_ones else array_ops.ones_like(tval)
+            og = Tensor(np.ones_like(tval._value)) if eager_ones else _array_ops().ones_like(tval)
         else:
             og = convert_to_tensor(og, dtype=tval.dtype)
             if og._shape_tuple() != tval._shape_tuple() and not _compatible(og._shape_tuple(), tval._shape_tuple()):
@@ -761,9 +765,15 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
             gl = initial[sid]
             g = gl[0] if len(gl) == 1 else aggregate(gl)
         if g is None and unconnected is UnconnectedGradients.ZERO:
-            g = array_ops.zeros_like(s)
+            g = _array_ops().zeros_like(s)
         grads.append(g)
     return grads[0] if type(sources) is Tensor else nest.pack_sequence_as(sources, grads)
+
+
+def _array_ops():
+    from tapeflow.ops import array_ops
+
+    return array_ops
 
 
 def _composite_gradient(tp, target, sources, output_gradients, unconnected, release: bool):
