@@ -471,6 +471,13 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa
 
 
 def _broadcast_to_kernel(x, shape):
+    if type(x) is np.ndarray or isinstance(x, np.generic):
+        out = np.empty(shape, x.dtype)
+        try:
+            out[...] = x  # (the copy of np.broadcast_to's view, without its Python-level checks)
+            return out
+        except ValueError:
+            pass  # not broadcastable: np.broadcast_to's own error
     return np.broadcast_to(x, shape).copy()
 
 
