@@ -544,13 +544,12 @@ class GradientTape:
     # watching
     def watch(self, tensor: Any) -> None:
         """Ensures ``tensor`` (any nested structure of tensors/variables) is traced."""
-        from tapeflow.framework.variables import Variable
-
         if self._tape is None:
             self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
         if type(tensor) is Tensor and tensor._value.dtype.kind in "fc":  # (the common case, without nest)
             self._tape.watched.add(tensor._id)
             return
+        Variable = variables_mod.Variable  # noqa: N806 - the class
         for t in nest.flatten(tensor, expand_composites=True):  # (a RaggedTensor: its components)
             if isinstance(t, Variable):
                 if not (t.dtype.is_floating or t.dtype.is_complex):
@@ -639,9 +638,7 @@ class GradientTape:
         parallel_iterations=None,
         experimental_use_pfor=True,
     ):
-        from tapeflow.eager import jacobians
-
-        return jacobians.jacobian(
+        return _jacobians().jacobian(
             self, target, sources, unconnected_gradients, parallel_iterations, experimental_use_pfor
         )
 
@@ -653,11 +650,22 @@ class GradientTape:
         parallel_iterations=None,
         experimental_use_pfor=True,
     ):
-        from tapeflow.eager import jacobians
-
-        return jacobians.batch_jacobian(
+        return _jacobians().batch_jacobian(
             self, target, source, unconnected_gradients, parallel_iterations, experimental_use_pfor
         )
+
+
+_JACOBIANS = None
+
+
+def _jacobians():
+    # Loaded on first use (import time); then a global, not an import per call.
+    global _JACOBIANS
+    if _JACOBIANS is None:
+        from tapeflow.eager import jacobians
+
+        _JACOBIANS = jacobians
+    return _JACOBIANS
 
 
 def _warn_dtype(t) -> None:

@@ -28,6 +28,7 @@ from tapeflow.eager import tape as tape_lib
 from tapeflow.eager.backprop import UnconnectedGradients, _unconnected, aggregate, op_gradients
 from tapeflow.eager.tape import OpRecord
 from tapeflow.framework import nest
+from tapeflow.framework import variables as variables_mod
 from tapeflow.framework.context import state
 from tapeflow.framework.execute import execute
 from tapeflow.framework.indexed_slices import IndexedSlices
@@ -65,9 +66,7 @@ class ForwardAccumulator:
             self._watch(p, t)
 
     def _watch(self, primal: Any, tangent: Any) -> None:
-        from tapeflow.framework.variables import Variable
-
-        if isinstance(primal, Variable):
+        if isinstance(primal, variables_mod.Variable):
             key, dtype, shape = primal._id, primal.dtype, tuple(primal._shape_tuple())
         elif isinstance(primal, Tensor):
             key, dtype, shape = primal._id, primal.dtype, tuple(primal._shape_tuple())

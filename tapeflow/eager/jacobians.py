@@ -26,7 +26,9 @@ from tapeflow.eager.backprop import (
 from tapeflow.framework import nest
 from tapeflow.framework.context import state
 from tapeflow.framework.indexed_slices import IndexedSlices
+from tapeflow.framework import variables as variables_mod
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.ops import array_ops
 
 __all__ = ["jacobian", "batch_jacobian"]
 
@@ -43,9 +45,9 @@ _LOOP_NEEDS_PERSISTENT = (
 
 
 def _target_tensor(target: Any) -> Tensor:
-    from tapeflow.framework.variables import Variable
-
-    if isinstance(target, Variable):
+    if type(target) is Tensor:
+        return target
+    if isinstance(target, variables_mod.Variable):
         return target._snapshot()
     if isinstance(target, (Tensor, IndexedSlices)):
         return convert_to_tensor(target)
@@ -77,8 +79,6 @@ def _vectorized_grads(tp, tid: int, cot_phys: Tensor | None, flat_sources: list,
     """One backward pass with a batch of cotangents ``cot_phys`` (batch axis
     first) for tensor id ``tid``. Returns, per source, the batched gradient's
     physical tensor (batch axis first), or None if unconnected."""
-    from tapeflow.ops import array_ops
-
     size = cot_phys._shape_tuple()[0] if diag is None else math.prod(diag._shape_tuple())
     source_ids = [_source_id(s) for s in flat_sources]
     watched = tp.watched
@@ -132,8 +132,6 @@ def jacobian(gt, target, sources, unconnected_gradients=UnconnectedGradients.NON
     shape S, a tensor of shape ``target.shape + S`` (None if unconnected,
     zeros with ``unconnected_gradients=ZERO``), in the structure of
     ``sources``."""
-    from tapeflow.ops import array_ops
-
     unconnected = _unconnected(unconnected_gradients)
     if not experimental_use_pfor and not gt._persistent:
         raise RuntimeError(_LOOP_NEEDS_PERSISTENT)
@@ -169,8 +167,6 @@ def jacobian(gt, target, sources, unconnected_gradients=UnconnectedGradients.NON
 
 def _loop_grads(gt, y: Tensor, n: int, tshape: tuple, flat_sources: list) -> list:
     """One backward pass per target element (``experimental_use_pfor=False``)."""
-    from tapeflow.ops import array_ops
-
     rows = []
     eye = np.eye(n, dtype=y._value.dtype)
     for i in range(n):
@@ -188,8 +184,6 @@ def _loop_grads(gt, y: Tensor, n: int, tshape: tuple, flat_sources: list) -> lis
 
 
 def _batch_loop(gt, y: Tensor, source, m: int, batch: int, tshape: tuple):
-    from tapeflow.ops import array_ops
-
     rows = []
     eye = np.eye(m, dtype=y._value.dtype)
     for j in range(m):
@@ -221,8 +215,6 @@ def _vectorized_or_loop(vectorized, loop):
 
 
 def _empty_rows(s) -> Tensor:
-    from tapeflow.ops import array_ops
-
     return array_ops.zeros((0,) + tuple(s._shape_tuple()), dtype=s.dtype)
 
 
@@ -232,8 +224,6 @@ def batch_jacobian(gt, target, source, unconnected_gradients=UnconnectedGradient
     example ``i`` of the target depends only on example ``i`` of the source.
     The result has shape ``target.shape + source.shape[1:]`` (zeros, never
     None, for an unconnected source, as TF)."""
-    from tapeflow.ops import array_ops
-
     _unconnected(unconnected_gradients)
     if not experimental_use_pfor and not gt._persistent:
         raise RuntimeError(_LOOP_NEEDS_PERSISTENT)
