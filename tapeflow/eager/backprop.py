@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import logging
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from tapeflow.framework.composite_tensor import CompositeTensor
 from tapeflow.framework.context import state
 from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.tensor import AbstractValue, Tensor, convert_to_tensor
+from tapeflow.framework.variables import Variable
 from tapeflow.ops import registry
 
 _log = logging.getLogger("tapeflow")
@@ -591,9 +593,8 @@ class GradientTape:
 
     def watched_variables(self) -> tuple:
         """The variables this tape watches, in creation order."""
-        if self._tape is None:
-            return getattr(self, "_consumed_variables", ())
-        return tuple(sorted(self._tape.variables.values(), key=lambda v: v._id))
+        variables = getattr(self, "_consumed_variables", {}) if self._tape is None else self._tape.variables
+        return tuple(sorted(variables.values(), key=_ID))
 
     # gradients
     def gradient(
@@ -624,8 +625,7 @@ class GradientTape:
             result = _gradient(tp, target, sources, output_gradients, unconnected, release=not self._persistent)
         finally:
             if not self._persistent:
-                # TF still lists them after gradient().
-                self._consumed_variables = self.watched_variables() if tp.variables else ()
+                self._consumed_variables = tp.variables  # TF still lists them after gradient()
                 self._tape = None
                 self._used = True
         return result
@@ -668,14 +668,15 @@ def _jacobians():
     return _JACOBIANS
 
 
+_ID = attrgetter("_id")
+
+
 def _warn_dtype(t) -> None:
     # TF logs this (no Python warning); the gradient w.r.t. it will be None.
     _log.warning("The dtype of the watched tensor must be floating (e.g. tf.float32), got %r", t.dtype)
 
 
 def _source_id(s: Any) -> int:
-    from tapeflow.framework.variables import Variable
-
     if isinstance(s, (Tensor, Variable)):
         return s._id
     raise TypeError(
@@ -685,7 +686,6 @@ def _source_id(s: Any) -> int:
 
 
 def _gradient(tp, target, sources, output_gradients, unconnected, release: bool):
-    Variable = variables_mod.Variable  # noqa: N806 - the class
     if type(sources) is Tensor:  # (the common single source: no structure to walk)
         flat_sources, source_ids = [sources], [sources._id]
     else:

@@ -11,7 +11,18 @@ from typing import Any
 from collections.abc import Callable
 
 
+# Exact types answered without the (slow) Mapping ABC check; framework types
+# that are always leaves (Tensor, Variable) add themselves.
+_NESTED_TYPES = frozenset({list, tuple, dict})
+LEAF_TYPES: set = {int, float, bool, complex, str, bytes, type(None)}
+
+
 def is_nested(structure: Any) -> bool:
+    t = type(structure)
+    if t in _NESTED_TYPES:
+        return True
+    if t in LEAF_TYPES:
+        return False
     return isinstance(structure, (list, tuple, dict, cabc.Mapping)) and not _is_leaf_type(structure)
 
 
@@ -30,6 +41,9 @@ def _sorted_keys(d: Any) -> list:
 
 
 def _children(x: Any) -> list:
+    t = type(x)
+    if t is list or t is tuple:
+        return list(x)
     if isinstance(x, cabc.Mapping):
         return [x[k] for k in _sorted_keys(x)]
     return list(x)
@@ -94,6 +108,11 @@ def _build_composites(t: Any, leaves: Any) -> Any:
 
 
 def _rebuild(template: Any, children: list) -> Any:
+    t = type(template)
+    if t is list:
+        return list(children)
+    if t is tuple:
+        return tuple(children)
     if isinstance(template, cabc.Mapping):
         keys = _sorted_keys(template)
         by_key = dict(zip(keys, children))

@@ -87,10 +87,16 @@ class _Entry:
         self.pick = None  # takes the distinct saved tensors from the records' (see _dedup)
 
 
+_BOOL_KEYS = {id(True): (bool, "True"), id(False): (bool, "False"), id(None): (type(None), "None")}
+
+
 def _attr_key(v: Any, keep: list):
     t = type(v)
     if t is str or t is int:
         return v
+    k = _BOOL_KEYS.get(id(v))  # (most attrs are flags)
+    if k is not None:
+        return k
     if t in _SIMPLE:
         return (t, repr(v))  # (1, 1.0, True and -0.0/0.0 stay distinct)
     if t is tuple or t is list:

@@ -1341,9 +1341,9 @@ def cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = Fals
 
 def _matmul_kernel(a, b, transpose_a, transpose_b):
     if transpose_a:
-        a = np.swapaxes(a, -1, -2)
+        a = a.swapaxes(-1, -2)  # (the method: np.swapaxes's wrapper costs a microsecond)
     if transpose_b:
-        b = np.swapaxes(b, -1, -2)
+        b = b.swapaxes(-1, -2)
     return np.matmul(a, b)
 
 
