@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tapeflow.framework import dtypes, nest
+from tapeflow.framework import dtypes
 from tapeflow.framework.tensor_shape import TensorShape
 
 _next_id = itertools.count(1).__next__
@@ -159,9 +159,6 @@ class Tensor:
     # NumPy-style conveniences TF has on EagerTensor.
     def eval(self, *args, **kwargs):
         raise NotImplementedError("Tensor.eval() is graph-mode (TF1) only; use .numpy() in eager mode.")
-
-
-nest.LEAF_TYPES.add(Tensor)  # (tf.nest: a leaf, told apart without ABC checks)
 
 
 def _scalar(v):

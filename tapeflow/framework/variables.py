@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tapeflow.framework import distribution_hooks as hooks
-from tapeflow.framework import dtypes, nest
+from tapeflow.framework import dtypes
 from tapeflow.framework.context import state
 from tapeflow.framework.tensor import Reference, Tensor, convert_to_tensor, new_id, register_tensor_conversion_function
 from tapeflow.framework.tensor_shape import TensorShape
@@ -343,8 +343,6 @@ class Variable:
     def __reduce__(self):
         return _rebuild_variable, (self.numpy(), self._trainable, self._name.split(":")[0])
 
-
-nest.LEAF_TYPES.add(Variable)  # (tf.nest: a leaf, told apart without ABC checks)
 
 # References to a variable's array when it alone holds it: its attribute, the
 # local name in _update, and getrefcount's argument.

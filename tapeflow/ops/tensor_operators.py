@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tapeflow.framework import nest
 from tapeflow.framework import tensor as tensor_mod
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.indexed_slices import IndexedSlices
@@ -203,6 +204,7 @@ def install() -> None:
     Tensor.__hash__ = _unhashable("Tensor", "tensor")
     Variable.__hash__ = _unhashable("Variable", "variable")
     Tensor.__iter__ = _iter
+    nest.LEAF_TYPES.update((Tensor, Variable))  # (tf.nest tells these leaves apart without ABC checks)
     IndexedSlices.__neg__ = _neg_slices
     tensor_mod.register_tensor_conversion_function(IndexedSlices, _convert_slices)
     tensor_mod._cast_hook = math_ops.cast
