@@ -8,6 +8,11 @@ from tapeflow.ops import threads
 
 BIG = np.ones((256, 256), np.float32)  # 16.7M multiply-adds: above SMALL_WORK
 SMALL = np.ones((8, 8), np.float32)
+ROW, COLS = np.ones((1, 4096), np.float32), np.ones((4096, 4096), np.float32)  # 16.7M, one row: not split
+
+
+def big_unsplit():
+    return tf.matmul(ROW, COLS)
 
 
 @pytest.fixture
@@ -26,12 +31,31 @@ def blas():
 
 def test_small_products_run_on_one_thread(blas):
     tf.config.threading.set_intra_op_parallelism_threads(2)
-    tf.matmul(BIG, BIG)
+    big_unsplit()
     assert threads.blas_threads() == 2
     tf.matmul(SMALL, SMALL)
     assert threads.blas_threads() == 1
-    tf.matmul(BIG, BIG)
+    big_unsplit()
     assert threads.blas_threads() == 2
+
+
+def test_big_matmuls_split_over_rows_with_one_blas_thread(blas):
+    # Python threads instead of OpenBLAS's own: its workers busy-wait between calls.
+    tf.config.threading.set_intra_op_parallelism_threads(2)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((300, 256)).astype(np.float32), rng.standard_normal((256, 200)).astype(np.float32)
+    c = rng.standard_normal((4, 200, 256)).astype(np.float32)
+    big_unsplit()
+    threads._POOL = None
+    cases = [(a, b, {}), (a.T.copy(), b, {"transpose_a": True}), (a, b.T.copy(), {"transpose_b": True}),
+             (c, b, {}), (c, np.swapaxes(c, 1, 2).copy(), {}), (c[:1], np.stack([b] * 3), {})]
+    for x, y, kw in cases:
+        want = np.matmul(x.T if kw.get("transpose_a") else x, y.T if kw.get("transpose_b") else y)
+        np.testing.assert_allclose(tf.matmul(x, y, **kw).numpy(), want, rtol=1e-4, atol=1e-3)
+    assert threads._POOL is not None  # the splittable ones ran in two parts
+    assert threads.blas_threads() == 2  # the last (broadcast batch) is not split: the intra-op count
+    tf.matmul(a, b)
+    assert threads.blas_threads() == 1
 
 
 def test_intra_op_threads_set_the_count_for_big_kernels(blas):
@@ -52,7 +76,7 @@ def test_intra_op_threads_set_the_count_for_big_kernels(blas):
 def test_automatic_count_follows_free_cpus(blas):
     blas.intra = 0
     blas.auto = True
-    tf.matmul(BIG, BIG)
+    big_unsplit()
     assert 1 <= threads.blas_threads() <= max(blas.ncpu, 1)
     assert threads.blas_threads() == blas.free_cpus()
 
@@ -60,9 +84,10 @@ def test_automatic_count_follows_free_cpus(blas):
 def test_an_outside_limit_is_kept(blas):
     threadpoolctl = pytest.importorskip("threadpoolctl")
     tf.config.threading.set_intra_op_parallelism_threads(2)
-    tf.matmul(BIG, BIG)
+    big_unsplit()
     with threadpoolctl.threadpool_limits(1):
         tf.matmul(SMALL, SMALL)
+        big_unsplit()
         tf.matmul(BIG, BIG)
         assert threads.blas_threads() == 1
     assert threads.blas_threads() == 2

@@ -11,7 +11,10 @@ tapeflow chooses for the user, as TF does without being asked:
 * a larger one uses ``tf.config.threading.set_intra_op_parallelism_threads``'s
   count when set, otherwise the CPUs this process may run on, less the other
   processes currently running (``/proc/loadavg``, sampled at most every
-  ``SAMPLE_S`` seconds and smoothed), never fewer than one.
+  ``SAMPLE_S`` seconds and smoothed), never fewer than one;
+* a large matmul or 2-D convolution uses that count as Python threads, each
+  running a slice of the rows or batch with a one-thread BLAS (below), so
+  OpenBLAS's own spinning workers stay idle.
 
 Nothing changes when the user already chose: an ``OPENBLAS_NUM_THREADS``/
 ``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` environment variable disables the
@@ -201,7 +204,11 @@ _WORK = {
 # A convolution's im2col copy and product are independent per image, so a large one runs as
 # batch slices on a small pool of Python threads (NumPy releases the GIL for both), each with a
 # one-thread BLAS: the copies run in parallel too (OpenBLAS's own threads share only the
-# product), and a waiting thread blocks instead of spinning.
+# product), and a waiting thread blocks instead of spinning. A large matmul splits the same way
+# over its rows (or batch). The BLAS then never runs more than one thread of its own: after
+# each multi-threaded call OpenBLAS's workers busy-wait for the next one, and beside the
+# Python threads of a split they took a whole CPU (a CNN fit measured 3x the CPU seconds of one
+# thread, no faster, when only its dense products used two BLAS threads).
 
 _POOL: Any = None
 _POOL_PID = 0
@@ -235,9 +242,9 @@ def _pool(n: int):
 
 
 def _split_run(kernel: Callable, args: tuple, attrs: dict, parts: int, slicer: Callable, combine: Callable):
-    batch = slicer(args, None)
+    batch = slicer(args, None, **attrs)
     bounds = [batch * i // parts for i in range(parts + 1)]
-    pieces = [slicer(args, (bounds[i], bounds[i + 1])) for i in range(parts)]
+    pieces = [slicer(args, (bounds[i], bounds[i + 1]), **attrs) for i in range(parts)]
 
     def one(a):
         _IN_PART.on = True
@@ -255,17 +262,34 @@ def _split_run(kernel: Callable, args: tuple, attrs: dict, parts: int, slicer: C
 
 
 def _batch_x(i: int) -> Callable:  # slices argument i (and only it) along the batch axis
-    def slicer(args, rng):
+    def slicer(args, rng, **attrs):
         if rng is None:
             return args[i].shape[0]
         return args[:i] + (args[i][rng[0]:rng[1]],) + args[i + 1:]
     return slicer
 
 
-def _batch_both(args, rng):  # Conv2DBackpropFilter: x and dy
+def _matmul_rows(args, rng, transpose_a=False, **attrs):
+    """BatchMatMulV2 split over the output's rows (a 2-D ``a``) or over a batch both operands share.
+    (The transpose flags come as attributes or, from the tape's fast rules, positionally.)"""
+    a, b, rest = args[0], args[1], args[2:]
+    if rest:
+        transpose_a = rest[0]
+    if a.ndim == 2 and b.ndim == 2:
+        if rng is None:
+            return a.shape[1] if transpose_a else a.shape[0]
+        return (a[:, rng[0]:rng[1]] if transpose_a else a[rng[0]:rng[1]], b) + rest
+    if a.ndim >= 3 and (b.ndim == 2 or a.shape[:-2] == b.shape[:-2]):  # a's leading axis is the output's
+        if rng is None:
+            return a.shape[0]
+        return (a[rng[0]:rng[1]], b if b.ndim == 2 else b[rng[0]:rng[1]]) + rest
+    return 1 if rng is None else args  # broadcast batches: not split
+
+
+def _batch_both(args, rng, **attrs):  # Conv2DBackpropFilter: x and dy
     if rng is None:
         return args[0].shape[0]
-    return (args[0][rng[0]:rng[1]], args[1][rng[0]:rng[1]])
+    return (args[0][rng[0]:rng[1]], args[1][rng[0]:rng[1]]) + args[2:]
 
 
 def _concat(outs):
@@ -282,6 +306,7 @@ def _total(outs):
 
 
 _SPLIT = {
+    "BatchMatMulV2": (_matmul_rows, _concat),
     "Conv2D": (_batch_x(0), _concat),
     "Conv2DBackpropInput": (_batch_x(1), _concat),
     "Conv2DBackpropFilter": (_batch_both, _total),
@@ -291,9 +316,9 @@ _SPLIT = {
 def _threaded(kernel: Callable, work: Callable, split: tuple | None = None) -> Callable:
     def run(*args, **attrs):
         w = work(*args, **attrs)
-        if split is not None and args[0].dtype.kind == "f" and args[0].dtype.itemsize >= 4 \
+        if split is not None and w >= SMALL_WORK and args[0].dtype.kind == "f" and args[0].dtype.itemsize >= 4 \
                 and not getattr(_IN_PART, "on", False):
-            batch = split[0](args, None)
+            batch = split[0](args, None, **attrs)
             parts = _parts(w, batch)
             if parts > 1:
                 before_blas(0.0)  # one BLAS thread per part
@@ -307,7 +332,11 @@ def _threaded(kernel: Callable, work: Callable, split: tuple | None = None) -> C
 
 
 def install() -> None:
-    """Wraps the BLAS-heavy kernels of the registry (once, at import)."""
+    """Wraps the BLAS-heavy kernels of the registry (once, at import); also keeps glibc from
+    returning the large arrays' pages to the kernel between steps (tapeflow.ops._malloc)."""
+    from tapeflow.ops import _malloc
+
+    _malloc.tune()
     for name, work in _WORK.items():
         op = registry._OPS.get(name)
         if op is not None and not hasattr(op.kernel, "__wrapped__"):

@@ -19,7 +19,7 @@ from tapeflow.ops.nn import _exact_conv as exact
 from tapeflow.ops.nn._common import _dims, _err
 from tapeflow.ops.nn._geometry import (
     _NARROW_CHANNELS, _check_out, _check_rank, _compute_dtype, _conv_inputs, _crop_nd, _geometry, _geometry_nd, _im2col,
-    _im2col_t, _nchw_to_nhwc, _nhwc_to_nchw, _offsets_nd, _pad_hw, _pad_nd, _padding, _scatter_windows, _spatial,
+    _im2col_t, _nchw_to_nhwc, _nhwc_to_nchw, _offsets_nd, _pad_hw, _pad_nd, _padding, _spatial,
     _windows, _windows_nd,
 )
 from tapeflow.ops.registry import defgrad, defop
@@ -110,17 +110,36 @@ def _conv2d_backprop_input_kernel(w, dy, input_sizes, strides, dilations, paddin
         return np.zeros(in_shape, dtype=dy.dtype)
     if exact.needs_exact(w):
         return exact.conv_backprop_input(w, dy, in_shape, strides, dilations, pads, cdt).astype(dy.dtype, copy=False)
-    full = [(k - 1) * d for k, d in zip((kh, kw), dilations)]
-    flip_pads = tuple((f - p[0], f - p[1] + (size + p[0] + p[1] - f - 1 - (o - 1)))
-                      for f, p, size, o in zip(full, pads, in_shape[1:3], (oh, ow)))
-    if strides == (1, 1) and all(a >= 0 and b >= 0 for a, b in flip_pads):
-        # Stride 1: dx is the correlation of the padded dy with the flipped,
-        # transposed filter -- one im2col + matmul instead of a col2im scatter.
-        w_flip = np.ascontiguousarray(w[::-1, ::-1].transpose(0, 1, 3, 2))
-        return _conv2d_kernel(dy, w_flip, (1, 1), dilations, flip_pads)
+    # One product gives every tap's contribution (N*OH*OW, KH*KW*Ci); each tap's block is then added
+    # where it came from (clipped to the real input: no padded buffer, no crop). Faster than the
+    # flipped-filter correlation of the padded dy, whose im2col matrix is KH*KW*Co wide.
     colg = dy.reshape(-1, co).astype(cdt, copy=False) @ w.reshape(kh * kw * ci, co).astype(cdt, copy=False).T
     colg = colg.reshape(n, oh, ow, kh, kw, ci)
-    return _scatter_windows(colg, in_shape, pads, strides, dilations).astype(dy.dtype, copy=False)
+    return _add_taps(colg, in_shape, strides, dilations, pads).astype(dy.dtype, copy=False)
+
+
+def _add_taps(colg, in_shape, strides, dilations, pads):
+    """The adjoint of im2col: adds each tap's (N, OH, OW, Ci) block of ``colg`` into dx at the input
+    positions it read. A tap that reads every input position once (the centre of a SAME stride-1
+    filter) starts dx as a copy instead of zeros plus an add."""
+    kh, kw = colg.shape[3:5]
+    taps = []
+    for i in range(kh):
+        for j in range(kw):
+            sl = exact._tap_slices((i, j), in_shape[1:3], colg.shape[1:3], strides, dilations, pads)
+            if sl is not None:
+                taps.append(((i, j), sl))
+    whole = (slice(None), slice(0, in_shape[1], 1), slice(0, in_shape[2], 1))
+    first = next((k for k, (_, (o_sl, i_sl)) in enumerate(taps) if i_sl == whole
+                  and o_sl[1] == slice(0, in_shape[1]) and o_sl[2] == slice(0, in_shape[2])), None)
+    if first is None:
+        dx = np.zeros(tuple(in_shape), dtype=colg.dtype)
+    else:
+        (i, j), _ = taps.pop(first)
+        dx = np.array(colg[:, :, :, i, j, :])
+    for (i, j), (o_sl, i_sl) in taps:
+        dx[i_sl] += colg[o_sl + (i, j)]
+    return dx
 
 
 def _conv2d_backprop_filter_kernel(x, dy, filter_sizes, strides, dilations, padding):
@@ -129,14 +148,16 @@ def _conv2d_backprop_filter_kernel(x, dy, filter_sizes, strides, dilations, padd
     cdt = _compute_dtype(x.dtype)
     if x.shape[0] == 0 or min(out_hw) <= 0:
         return np.zeros(filter_sizes, dtype=x.dtype)
-    if exact.needs_exact(dy):
-        return exact.conv_backprop_filter(x, dy, filter_sizes, strides, dilations, pads, cdt).astype(x.dtype)
     if ci <= _NARROW_CHANNELS:
         dw = _im2col_t(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations, cdt) @ \
             dy.reshape(-1, co).astype(cdt, copy=False)
-        return dw.reshape(filter_sizes).astype(x.dtype, copy=False)
-    cols = _im2col(_windows(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations), cdt)
-    dw = cols.T @ dy.reshape(-1, co).astype(cdt, copy=False)
+    else:
+        cols = _im2col(_windows(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations), cdt)
+        dw = cols.T @ dy.reshape(-1, co).astype(cdt, copy=False)
+    # A non-finite dy always leaves a non-finite dw (x * inf is inf or NaN), so the small result is
+    # checked instead of the whole dy; only then may the padding zeros have made a NaN of an inf.
+    if dw.dtype.kind == "f" and not np.isfinite(dw).all() and exact.needs_exact(dy):
+        return exact.conv_backprop_filter(x, dy, filter_sizes, strides, dilations, pads, cdt).astype(x.dtype)
     return dw.reshape(filter_sizes).astype(x.dtype, copy=False)
 
 

@@ -63,11 +63,12 @@ def _tiles(x, ksize, strides, padding):
 
 def _tile_max(v, fn):
     kh, kw = v.shape[2], v.shape[4]
-    y = v[:, :, 0, :, 0, :].copy()
-    for i in range(kh):
-        for j in range(kw):
-            if i or j:
-                fn(y, v[:, :, i, :, j, :], out=y)
+    offsets = [(i, j) for i in range(kh) for j in range(kw)]
+    if len(offsets) == 1:
+        return v[:, :, 0, :, 0, :].copy()
+    y = fn(v[:, :, 0, :, 0, :], v[:, :, offsets[1][0], :, offsets[1][1], :])  # no separate copy
+    for i, j in offsets[2:]:
+        fn(y, v[:, :, i, :, j, :], out=y)
     return y
 
 
@@ -79,18 +80,19 @@ def _tile_first_max_masks(v):
     if v is None or not v.size:
         return None
     m = _tile_max(v, np.maximum)
-    if m.dtype.kind in "fc" and np.isnan(m).any():
-        return None
+    if m.dtype.kind == "f" and m.size and np.isnan(m.min()) or m.dtype.kind == "c" and np.isnan(m).any():
+        return None  # (np.minimum propagates NaN: one reduction instead of an isnan pass)
     masks, free = [], None  # free: outputs whose maximum has not been placed yet
-    for i in range(v.shape[2]):
-        for j in range(v.shape[4]):
-            hit = v[:, :, i, :, j, :] == m
-            if free is None:
-                free = ~hit
-            else:
-                hit &= free
-                free &= ~hit
-            masks.append(((i, j), hit))
+    offsets = [(i, j) for i in range(v.shape[2]) for j in range(v.shape[4])]
+    for k, (i, j) in enumerate(offsets):
+        hit = v[:, :, i, :, j, :] == m
+        if free is None:
+            free = ~hit
+        else:
+            hit &= free
+            if k + 1 < len(offsets):
+                free ^= hit  # hit lies within free
+        masks.append(((i, j), hit))
     return masks
 
 
@@ -100,9 +102,9 @@ def _max_pool_kernel(x, ksize, strides, padding):
         if x.dtype.kind != "f":
             return _tile_max(v, np.maximum)
         y = _tile_max(v, np.fmax)  # NaN only where a whole window is NaN
-        bad = ~(y >= np.finfo(x.dtype).min)  # NaN and -inf count as the lowest value (as TF)
-        if bad.any():
-            y[bad] = np.finfo(x.dtype).min
+        low = np.finfo(x.dtype).min
+        if not y.min() >= low:  # NaN and -inf count as the lowest value (as TF); one reduction to check
+            y[~(y >= low)] = low
         return y
     x = _tf_max_input(x)
     win, _, _ = _pool_windows(x, ksize, strides, padding, _lowest(x.dtype))
