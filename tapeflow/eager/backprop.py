@@ -525,8 +525,10 @@ class GradientTape:
         if self._tape is None:
             self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
             self._used = False
-        state.tapes.append(self._tape)
-        state.update_recording()
+        st = state
+        st.tapes.append(self._tape)
+        st.recording = True  # (what update_recording gives with a tape on the stack)
+        st.plain = False
         self._recording = True
 
     def _pop_tape(self) -> None:
@@ -733,7 +735,11 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
             if tval._value.dtype.kind not in "fc":
                 continue
             # (Eagerly, with no debug hook to see it, OnesLike's kernel without the op.)
-            og = Tensor(np.ones_like(tval._value)) if eager_ones else _array_ops().ones_like(tval)
+            if not eager_ones:
+                og = _array_ops().ones_like(tval)
+            else:
+                v = tval._value
+                og = Tensor(v.dtype.type(1) if isinstance(v, np.generic) else np.ones_like(v))
         else:
             og = convert_to_tensor(og, dtype=tval.dtype)
             if og._shape_tuple() != tval._shape_tuple() and not _compatible(og._shape_tuple(), tval._shape_tuple()):
