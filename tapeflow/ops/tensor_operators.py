@@ -33,7 +33,7 @@ def _add(self, other):
     # and the Add op then reports the dtype mismatch (InvalidArgumentError), as TF.
     if isinstance(other, (int, float)) and not isinstance(other, Tensor) and self.dtype.name == "string":
         other = constant(other)
-    return math_ops.add(self, other)
+    return math_ops.add_op(self, other)  # (self is a Tensor or Variable: tf.add's Python-left case cannot arise)
 
 
 _OPERATORS = {
