@@ -58,6 +58,15 @@ from tapeflow.ops.nn import (  # noqa: F401
     zero_fraction,
 )
 
+from tapeflow.ops.nn import stateless_dropout as _stateless_dropout  # noqa: E402
+
+
+class experimental:  # noqa: N801 - TF's namespace name
+    """``tf.nn.experimental``: ``stateless_dropout``."""
+
+    stateless_dropout = staticmethod(_stateless_dropout)
+
+
 try:  # tf.nn.top_k is tf.math.top_k (tapeflow/ops/special_ops.py)
     from tapeflow.ops.special_ops import top_k  # noqa: F401
 except ImportError:  # pragma: no cover - the math family is optional here

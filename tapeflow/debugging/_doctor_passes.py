@@ -98,13 +98,15 @@ class _RngState:
 
         self._rops = random_ops
         self.gens: list = []
+        self.seed_vars: list = []  # Keras SeedGenerator states (a Dropout's [seed, counter])
         seen: set = set()
         for obj in objects:
             for gen in _generators_of(obj):
                 if id(gen) not in seen:
                     seen.add(id(gen))
-                    self.gens.append(gen)
+                    (self.gens if isinstance(gen, np.random.Generator) else self.seed_vars).append(gen)
         self.gen_states = [g.bit_generator.state for g in self.gens]
+        self.seed_var_values = [v._value.copy() for v in self.seed_vars]
         st = random_ops._state
         _ = st.fresh  # make sure the unseeded stream exists, so it can be restored
         self.fresh_state = st.fresh.bit_generator.state
@@ -119,6 +121,8 @@ class _RngState:
         st = self._rops._state
         for g, s in zip(self.gens, self.gen_states):
             g.bit_generator.state = s
+        for v, value in zip(self.seed_vars, self.seed_var_values):
+            v._value = value.copy()
         st.fresh.bit_generator.state = self.fresh_state
         st.streams.clear()
         st.streams.update(self.streams)
@@ -133,7 +137,7 @@ class _RngState:
 
 
 def _generators_of(obj: Any) -> list:
-    """NumPy generators held by the model's layers (e.g. a seeded Dropout)."""
+    """NumPy generators and Keras seed-state variables (``_seed_state``) held by the model's layers."""
     found: list = []
     stack, seen = [obj], set()
     while stack and len(seen) < 10_000:
@@ -144,6 +148,9 @@ def _generators_of(obj: Any) -> list:
         attrs = getattr(o, "__dict__", None)
         if not attrs:
             continue
+        seed_state = attrs.get("_seed_state")
+        if seed_state is not None and hasattr(seed_state, "_value"):
+            found.append(seed_state)
         for val in attrs.values():
             if isinstance(val, np.random.Generator):
                 found.append(val)

@@ -1,9 +1,12 @@
-"""``tf.keras.initializers``: weight initializers, seeded like Keras 3.
+"""``tf.keras.initializers``: weight initializers, seeded like Keras 3 and drawing Keras 3's numbers.
 
-A seeded initializer gives the same values on every call (Keras 3's rule);
-an unseeded one draws from a generator that ``tf.keras.utils.set_random_seed``
-re-seeds. As in Keras 3 (TF >= 2.16), ``tf.random.set_seed`` alone does not
-make unseeded initializers repeat.
+As Keras 3 with the TF backend: a random initializer built without a seed takes one at construction from
+Python's ``random`` module (``random.randint(1, 10**9)``, Keras's ``make_default_seed``), so
+``tf.keras.utils.set_random_seed`` / ``random.seed`` make it repeat and ``tf.random.set_seed`` alone does not;
+every call of one initializer gives the same values (Keras 3's rule); the values are TF's
+``tf.random.stateless_uniform`` / ``stateless_normal`` / ``stateless_truncated_normal`` of seed ``[seed, 0]``,
+scaled as Keras scales them, so a model built after the same Python seed starts from Keras's weights bit for
+bit (``Orthogonal`` takes the same normal draw; its QR is NumPy's).
 """
 
 from __future__ import annotations
@@ -42,6 +45,55 @@ def rng_for(seed: Any) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
     return np.random.default_rng(int(seed))
+
+
+def _default_seed() -> int:
+    """Keras 3's ``make_default_seed``: the seed an unseeded initializer takes when it is built."""
+    import random
+
+    return random.randint(1, int(1e9))
+
+
+class _RandomInitializer:
+    """Keras 3's ``RandomInitializer`` seed rule: ``seed=None`` takes a Python-``random`` seed now."""
+
+    def _set_seed(self, seed: Any) -> None:
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+            raise ValueError("`seed` argument should be an instance of `keras.random.SeedGenerator()` or an "
+                             f"integer. Received: seed={seed}")
+        self._init_seed = seed
+        self._seed = _default_seed() if seed is None else int(seed)
+
+    @property
+    def seed(self) -> int:
+        return self._seed
+
+    @seed.setter
+    def seed(self, value: Any) -> None:
+        self._set_seed(value)
+
+    def _stateless_seed(self) -> list:
+        # Keras's draw_seed + _cast_seed: [seed, 0] as int64, then floormod(seed, int32.max - 1) as int32
+        return [int(self._seed) % (2**31 - 2), 0]
+
+    def _draw(self, kind: str, shape: tuple, dtype: np.dtype, a: float, b: float) -> np.ndarray:
+        """TF's stateless draw Keras makes: ``uniform`` in [a, b), ``normal`` / ``truncated_normal`` with mean
+        ``a`` and stddev ``b``, computed eagerly (a layer may be built while a function is traced)."""
+        from tapeflow.graph.function import init_scope
+
+        d = dtypes.as_dtype(dtype)
+        with init_scope():
+            seed = constant(np.int32(self._stateless_seed()))
+            if kind == "uniform":  # Keras passes tf.cast(minval, dtype): a Python float goes through float32
+                from tapeflow.ops import math_ops
+
+                out = random_ops.stateless_uniform(shape, seed, minval=math_ops.cast(a, d),
+                                                   maxval=math_ops.cast(b, d), dtype=d)
+            elif kind == "normal":
+                out = random_ops.stateless_normal(shape, seed, mean=a, stddev=b, dtype=d)
+            else:
+                out = random_ops.stateless_truncated_normal(shape, seed, mean=a, stddev=b, dtype=d)
+            return out.numpy()
 
 
 def _np_dtype(dtype: Any) -> np.dtype:
@@ -109,26 +161,28 @@ class Constant(Initializer):
         return {"value": self.value}
 
 
-class RandomNormal(Initializer):
+class RandomNormal(_RandomInitializer, Initializer):
     def __init__(self, mean: float = 0.0, stddev: float = 0.05, seed: Any = None) -> None:
-        self.mean, self.stddev, self.seed = mean, stddev, seed
+        self.mean, self.stddev = mean, stddev
+        self._set_seed(seed)
 
     def _generate(self, shape, dtype):
-        return rng_for(self.seed).normal(self.mean, self.stddev, shape).astype(dtype)
+        return self._draw("normal", shape, dtype, self.mean, self.stddev)
 
     def get_config(self):
-        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+        return {"seed": self._init_seed, "mean": self.mean, "stddev": self.stddev}
 
 
-class RandomUniform(Initializer):
+class RandomUniform(_RandomInitializer, Initializer):
     def __init__(self, minval: float = -0.05, maxval: float = 0.05, seed: Any = None) -> None:
-        self.minval, self.maxval, self.seed = minval, maxval, seed
+        self.minval, self.maxval = minval, maxval
+        self._set_seed(seed)
 
     def _generate(self, shape, dtype):
-        return rng_for(self.seed).uniform(self.minval, self.maxval, shape).astype(dtype)
+        return self._draw("uniform", shape, dtype, self.minval, self.maxval)
 
     def get_config(self):
-        return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
+        return {"seed": self._init_seed, "minval": self.minval, "maxval": self.maxval}
 
 
 def _truncated_normal(rng: np.random.Generator, shape: tuple, stddev: float) -> np.ndarray:
@@ -141,47 +195,56 @@ def _truncated_normal(rng: np.random.Generator, shape: tuple, stddev: float) -> 
     return out * stddev
 
 
-class TruncatedNormal(Initializer):
+class TruncatedNormal(_RandomInitializer, Initializer):
     def __init__(self, mean: float = 0.0, stddev: float = 0.05, seed: Any = None) -> None:
-        self.mean, self.stddev, self.seed = mean, stddev, seed
+        self.mean, self.stddev = mean, stddev
+        self._set_seed(seed)
 
     def _generate(self, shape, dtype):
-        return (self.mean + _truncated_normal(rng_for(self.seed), shape, self.stddev)).astype(dtype)
+        return self._draw("truncated_normal", shape, dtype, self.mean, self.stddev)
 
     def get_config(self):
-        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+        return {"seed": self._init_seed, "mean": self.mean, "stddev": self.stddev}
 
 
-class VarianceScaling(Initializer):
+class VarianceScaling(_RandomInitializer, Initializer):
     """Keras' VarianceScaling: scale / fan (fan_in, fan_out or their mean)."""
 
     def __init__(self, scale: float = 1.0, mode: str = "fan_in", distribution: str = "truncated_normal",
-                 seed: Any = None) -> None:
+                 seed: Any = None, input_axes: Any = None, output_axes: Any = None) -> None:
         if scale <= 0.0:
             raise ValueError(f"Argument `scale` must be positive float. Received: scale={scale}")
         if mode not in ("fan_in", "fan_out", "fan_avg"):
             raise ValueError(f"Invalid `mode` argument: {mode!r}; expected fan_in, fan_out or fan_avg")
         if distribution not in ("normal", "truncated_normal", "untruncated_normal", "uniform"):
             raise ValueError(f"Invalid `distribution` argument: {distribution!r}")
-        self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
+        if input_axes is not None or output_axes is not None:
+            raise NotImplementedError("VarianceScaling: input_axes / output_axes are not implemented in tapeflow")
+        self.scale, self.mode = scale, mode
+        self.distribution = "truncated_normal" if distribution == "normal" else distribution  # as Keras 3
+        self.input_axes, self.output_axes = input_axes, output_axes
+        self._set_seed(seed)
 
     def _generate(self, shape, dtype):
         fan_in, fan_out = _fans(shape)
-        fan = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
-        scale = self.scale / max(1.0, fan)
-        rng = rng_for(self.seed)
-        if self.distribution in ("normal", "truncated_normal"):
-            stddev = math.sqrt(scale) / 0.87962566103423978  # std of a unit normal truncated at 2
-            out = _truncated_normal(rng, shape, stddev)
-        elif self.distribution == "untruncated_normal":
-            out = rng.normal(0.0, math.sqrt(scale), shape)
+        scale = self.scale
+        if self.mode == "fan_in":
+            scale /= max(1.0, fan_in)
+        elif self.mode == "fan_out":
+            scale /= max(1.0, fan_out)
         else:
-            limit = math.sqrt(3.0 * scale)
-            out = rng.uniform(-limit, limit, shape)
-        return out.astype(dtype)
+            scale /= max(1.0, (fan_in + fan_out) / 2.0)
+        if self.distribution == "truncated_normal":
+            stddev = math.sqrt(scale) / 0.87962566103423978  # std of a unit normal truncated at 2
+            return self._draw("truncated_normal", shape, dtype, 0.0, stddev)
+        if self.distribution == "untruncated_normal":
+            return self._draw("normal", shape, dtype, 0.0, math.sqrt(scale))
+        limit = math.sqrt(3.0 * scale)
+        return self._draw("uniform", shape, dtype, -limit, limit)
 
     def get_config(self):
-        return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution, "seed": self.seed}
+        return {"seed": self._init_seed, "scale": self.scale, "mode": self.mode, "distribution": self.distribution,
+                "input_axes": self.input_axes, "output_axes": self.output_axes}
 
 
 class GlorotUniform(VarianceScaling):
@@ -191,7 +254,7 @@ class GlorotUniform(VarianceScaling):
         super().__init__(1.0, "fan_avg", "uniform", seed)
 
     def get_config(self):
-        return {"seed": self.seed}
+        return {"seed": self._init_seed, "input_axes": None, "output_axes": None}
 
 
 class GlorotNormal(VarianceScaling):
@@ -199,7 +262,7 @@ class GlorotNormal(VarianceScaling):
         super().__init__(1.0, "fan_avg", "truncated_normal", seed)
 
     def get_config(self):
-        return {"seed": self.seed}
+        return {"seed": self._init_seed, "input_axes": None, "output_axes": None}
 
 
 class HeNormal(VarianceScaling):
@@ -209,7 +272,7 @@ class HeNormal(VarianceScaling):
         super().__init__(2.0, "fan_in", "truncated_normal", seed)
 
     def get_config(self):
-        return {"seed": self.seed}
+        return {"seed": self._init_seed, "input_axes": None, "output_axes": None}
 
 
 class HeUniform(VarianceScaling):
@@ -217,7 +280,7 @@ class HeUniform(VarianceScaling):
         super().__init__(2.0, "fan_in", "uniform", seed)
 
     def get_config(self):
-        return {"seed": self.seed}
+        return {"seed": self._init_seed, "input_axes": None, "output_axes": None}
 
 
 class LecunNormal(VarianceScaling):
@@ -225,7 +288,7 @@ class LecunNormal(VarianceScaling):
         super().__init__(1.0, "fan_in", "truncated_normal", seed)
 
     def get_config(self):
-        return {"seed": self.seed}
+        return {"seed": self._init_seed, "input_axes": None, "output_axes": None}
 
 
 class LecunUniform(VarianceScaling):
@@ -233,7 +296,7 @@ class LecunUniform(VarianceScaling):
         super().__init__(1.0, "fan_in", "uniform", seed)
 
     def get_config(self):
-        return {"seed": self.seed}
+        return {"seed": self._init_seed, "input_axes": None, "output_axes": None}
 
 
 class Identity(Initializer):
@@ -246,20 +309,21 @@ class Identity(Initializer):
         return (self.gain * np.eye(*shape)).astype(dtype)
 
 
-class Orthogonal(Initializer):
+class Orthogonal(_RandomInitializer, Initializer):
     """A (semi-)orthogonal matrix (QR of a normal draw, signs fixed by R's diagonal) times ``gain``;
     shapes of rank > 2 are flattened to ``(prod(shape[:-1]), shape[-1])`` (Keras' rule; the default
     ``recurrent_initializer`` of the RNN layers)."""
 
     def __init__(self, gain: float = 1.0, seed: Any = None) -> None:
-        self.gain, self.seed = gain, seed
+        self.gain = gain
+        self._set_seed(seed)
 
     def _generate(self, shape, dtype):
         if len(shape) < 2:
             raise ValueError(f"The tensor to initialize must be at least two-dimensional. Received: "
                              f"shape={shape} of rank {len(shape)}.")
         rows, cols = math.prod(shape[:-1]), shape[-1]
-        a = rng_for(self.seed).standard_normal((max(rows, cols), min(rows, cols)))
+        a = self._draw("normal", (max(rows, cols), min(rows, cols)), dtype, 0.0, 1.0)
         q, r = np.linalg.qr(a)
         q = q * np.sign(np.diag(r))
         if rows < cols:
@@ -267,7 +331,7 @@ class Orthogonal(Initializer):
         return (self.gain * q.reshape(shape)).astype(dtype)
 
     def get_config(self):
-        return {"seed": self.seed, "gain": self.gain}
+        return {"seed": self._init_seed, "gain": self.gain}
 
 
 _ALIASES = {

@@ -889,8 +889,9 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
         elif isinstance(x, (np.ndarray, np.generic)):
             x = convert_to_tensor(x)
         else:
-            x = convert_to_tensor(x, dtype_hint=dtype) if not isinstance(x, float) or dtype.is_floating \
-                else convert_to_tensor(x)
+            # TF converts first, as any tensor (a Python float is float32: tf.cast(0.1, tf.float64) is
+            # 0.10000000149011612 there), then casts
+            x = convert_to_tensor(x)
     if x._value.dtype == dtype._np:
         return x
     if x._value.dtype.kind == "O" or dtype is dtypes.string:

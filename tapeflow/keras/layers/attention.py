@@ -303,6 +303,10 @@ class Attention(Layer):
             )
         self.use_scale, self.score_mode, self.dropout, self.seed = bool(use_scale), score_mode, float(dropout), seed
         self.scale = self.concat_score_weight = None
+        if self.dropout > 0 and seed is None:  # Keras 3's SeedGenerator takes a Python-random seed here
+            from tapeflow.keras import initializers
+
+            initializers._default_seed()
 
     def build(self, input_shape: Any = None) -> None:
         if self.use_scale:

@@ -9,9 +9,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tapeflow.framework.context import state
 from tapeflow.framework import dtypes
-from tapeflow.framework.tensor import Tensor, constant, convert_to_tensor
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.keras import activations, initializers
 from tapeflow.keras.layers.base import Layer
 from tapeflow.ops import array_ops as ao
@@ -141,24 +140,32 @@ class Dropout(Layer):
             raise ValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 and 1. "
                              f"Received: rate={rate}")
         self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
-        self._rng = np.random.default_rng(seed) if seed is not None else None
+        if self.rate > 0:
+            # Keras 3's SeedGenerator(seed): state [seed, 0] (an unseeded layer takes a Python-random seed now,
+            # as Keras's make_default_seed); each training call draws TF's stateless dropout of [seed, counter]
+            # and advances the counter, so masks are Keras's, eagerly and inside tf.function.
+            from tapeflow.framework.variables import Variable
+
+            start = initializers._default_seed() if seed is None else int(seed)
+            object.__setattr__(self, "_seed_state", Variable(np.array([start, 0], np.int64), trainable=False,
+                                                             name="seed_generator_state"))
 
     def call(self, inputs: Tensor, training: Any = None) -> Tensor:
         if not training or self.rate == 0:
             return inputs
-        shape = inputs._shape_tuple()
-        if self.noise_shape is not None:
-            shape = tuple(s if n is None else n for s, n in zip(shape, self.noise_shape))
-        keep = 1.0 - self.rate
-        if state.graph is not None or None in shape:
-            import tapeflow.random as tfr  # graph mode needs a random op, not a trace-time constant
+        if self.rate == 1:
+            return ao.zeros_like(inputs)
+        from tapeflow.ops.nn import stateless_dropout
 
-            mask = mo.cast(mo.less(tfr.uniform(ao.shape(inputs) if None in shape else shape, seed=self.seed), keep),
-                          inputs.dtype)
-        else:
-            rng = self._rng or initializers.rng_for(None)
-            mask = constant((rng.random(shape) < keep).astype(inputs._value.dtype))
-        return inputs * mask * (1.0 / keep) if keep > 0 else inputs * 0.0
+        state_var = self._seed_state
+        seed = state_var.value()
+        state_var.assign_add(np.array([0, 1], np.int64))
+        seed = mo.cast(mo.floormod(seed, np.int64(2**31 - 2)), "int32")  # Keras's _cast_seed
+        noise_shape = None
+        if self.noise_shape is not None:
+            full = ao.shape(inputs)
+            noise_shape = ao.stack([full[i] if n is None else n for i, n in enumerate(self.noise_shape)])
+        return stateless_dropout(inputs, self.rate, seed=seed, noise_shape=noise_shape)
 
 
 class Activation(Layer):

@@ -75,6 +75,14 @@ def _dyn_shape(x: Tensor) -> Any:
     return shape
 
 
+def _keras_seed_draw() -> None:
+    """The Python-random seed Keras 3's unseeded SeedGenerator takes at construction: drawn here too (these
+    layers' noise is tf.random's), so the initializers built after them get Keras's seeds."""
+    from tapeflow.keras import initializers
+
+    initializers._default_seed()
+
+
 class GaussianNoise(Layer):
     """Adds zero-mean Gaussian noise of ``stddev`` in training (a regularizer; identity at inference)."""
 
@@ -88,6 +96,8 @@ class GaussianNoise(Layer):
                 f"and 1. Received: stddev={stddev}"
             )
         self.stddev, self.seed = float(stddev), seed
+        if stddev > 0 and seed is None:
+            _keras_seed_draw()
 
     def call(self, inputs: Tensor, training: Any = None) -> Tensor:
         if training and self.stddev > 0:
@@ -111,6 +121,8 @@ class GaussianDropout(Layer):
                 f"1. Received: rate={rate}"
             )
         self.rate, self.seed = float(rate), seed
+        if rate > 0 and seed is None:
+            _keras_seed_draw()
 
     def call(self, inputs: Tensor, training: Any = None) -> Tensor:
         if training and 0 < self.rate < 1:
@@ -138,6 +150,8 @@ class _SpatialDropout(Layer):
                 f"1. Received: rate={rate}"
             )
         self.rate, self.seed = float(rate), seed
+        if rate > 0 and seed is None:
+            _keras_seed_draw()
 
     def call(self, inputs: Tensor, training: Any = None) -> Tensor:
         check_ndim(self, inputs._shape_tuple(), self.rank + 2)

@@ -72,9 +72,15 @@ class _DropoutCell(Layer):
         self.units = units
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
+        # Keras 3's cells take a SeedGenerator(seed) (a Python-random seed when unseeded): SimpleRNNCell before
+        # its initializers, LSTMCell/GRUCell after them; the same draws keep later layers' weights Keras's.
+        if type(self).__name__ == "SimpleRNNCell" and seed is None:
+            initializers._default_seed()
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.recurrent_initializer = initializers.get(recurrent_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
+        if type(self).__name__ != "SimpleRNNCell" and seed is None:
+            initializers._default_seed()
         self.kernel_regularizer = regularizers.get(kernel_regularizer) if kernel_regularizer else None
         self.recurrent_regularizer = regularizers.get(recurrent_regularizer) if recurrent_regularizer else None
         self.bias_regularizer = regularizers.get(bias_regularizer) if bias_regularizer else None

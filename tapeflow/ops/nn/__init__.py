@@ -31,7 +31,7 @@ from tapeflow.ops.nn.pooling import (
     avg_pool, avg_pool1d, avg_pool2d, avg_pool3d, max_pool, max_pool1d, max_pool2d, max_pool3d, max_pool_with_argmax,
     pool,
 )
-from tapeflow.ops.nn.dropout import dropout
+from tapeflow.ops.nn.dropout import dropout, stateless_dropout
 from tapeflow.ops.nn.embedding import embedding_lookup
 
 __all__ = [
@@ -39,7 +39,8 @@ __all__ = [
     "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits",
     "sigmoid_cross_entropy_with_logits", "l2_loss", "l2_normalize", "moments", "batch_normalization", "bias_add",
     "conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d", "max_pool", "avg_pool", "max_pool1d", "avg_pool1d",
-    "max_pool2d", "avg_pool2d", "dropout", "embedding_lookup", "convolution", "atrous_conv2d", "separable_conv2d",
+    "max_pool2d", "avg_pool2d", "dropout", "stateless_dropout", "embedding_lookup", "convolution", "atrous_conv2d",
+    "separable_conv2d",
     "pool", "crelu", "weighted_cross_entropy_with_logits", "log_poisson_loss", "sufficient_statistics",
     "normalize_moments", "weighted_moments", "zero_fraction", "compute_average_loss", "scale_regularization_loss",
     "in_top_k", "conv3d", "max_pool3d", "avg_pool3d", "max_pool_with_argmax", "local_response_normalization", "lrn",

@@ -82,3 +82,31 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None,
     keep = execute(DROPOUT_MASK, (x, rate_t), {"noise_shape": ns, **random_ops.seed_attrs(seed)})
     scaled = multiply(x, math_ops.reciprocal(subtract(1.0, rate_t)))  # x * (1 / (1 - rate)), as TF
     return where(keep, scaled, _zeros(x))
+
+
+def stateless_dropout(x: Any, rate: Any, seed: Any, rng_alg: Any = None, noise_shape: Any = None,
+                      name: str | None = None) -> Tensor:
+    """``tf.nn.experimental.stateless_dropout``: dropout whose keep mask is
+    ``tf.random.stateless_uniform(noise_shape, seed) >= rate`` (TF's numbers; the same ``seed`` gives the same
+    mask), the kept values scaled by 1 / (1 - rate). Keras 3's ``Dropout`` draws with it."""
+    from tapeflow.ops import array_ops, random_ops
+
+    x = t(x)
+    if x._value.dtype.kind != "f":
+        raise ValueError(f"`x.dtype` must be a floating point tensor as `x` will be scaled. Received: "
+                         f"x_dtype=<dtype: '{x.dtype.name}'>")
+    if isinstance(rate, Tensor):
+        rate_t = cast(rate, x.dtype) if rate._value.dtype != x._value.dtype else rate
+        ret = multiply(x, math_ops.reciprocal(subtract(1.0, rate_t)))
+    else:
+        if not 0 <= float(rate) < 1:
+            raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={rate}")
+        if float(rate) == 0:
+            return x
+        rate_t = convert_to_tensor(float(rate), dtype=x.dtype)
+        ret = multiply(x, convert_to_tensor(1 / (1 - float(rate)), dtype=x.dtype))  # TF's Python-float scale
+    if noise_shape is None:
+        sx = x._shape_tuple()
+        noise_shape = array_ops.shape(x) if None in sx else sx
+    rnd = random_ops.stateless_uniform(noise_shape, seed=seed, dtype=x.dtype, alg=rng_alg or "auto_select")
+    return where(math_ops.greater_equal(rnd, rate_t), ret, _zeros(x))
