@@ -516,3 +516,22 @@ def test_multi_output_compile_errors_name_the_outputs():
         m.compile(loss={"nope": "mse"})
     with pytest.raises(ValueError, match="2 outputs"):
         m.compile(loss=["mse"])
+
+
+def test_summary_shows_the_shapes_of_the_last_sequential_build(capsys):
+    # Keras 3: a Sequential's first call builds its graph at that call's shape (batch included); summary()
+    # shows each layer's last node, also for a layer called on its own before (the regression tutorial)
+    x = np.random.default_rng(0).random((20, 9)).astype(np.float32)
+    norm = tf.keras.layers.Normalization(axis=-1)
+    norm.adapt(x)
+    norm(x[:1])
+    lin = tf.keras.Sequential([norm, tf.keras.layers.Dense(1)])
+    lin.predict(x[:10], verbose=0)
+    tf.keras.Sequential([norm, tf.keras.layers.Dense(4)]).summary()
+    d = tf.keras.layers.Dense(3)
+    d(x[:2])
+    s = tf.keras.Sequential([d])
+    s(x[:7])
+    s.summary()
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("│")]
+    assert [r.split("│")[2].strip() for r in rows] == ["(10, 9)", "?", "(7, 3)"]

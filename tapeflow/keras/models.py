@@ -315,6 +315,8 @@ class Sequential(Model):
     TensorShape([2, 1])
     """
 
+    _first_call_builds_nodes = True
+
     def __init__(self, layers: Any = None, trainable: bool = True, name: str | None = None) -> None:
         Layer.__init__(self, trainable=trainable, name=name if name is not None else unique_name("sequential"))
         Trainer.__init__(self)

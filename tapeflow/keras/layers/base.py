@@ -61,6 +61,7 @@ class _CallContext(threading.local):
         self.unknown_batch = False  # fit's first step: record output shapes with batch None (Keras's symbolic build)
         self.scopes: list = []  # Keras 3's name scopes: (name, caller, parent path or None)
         self.restore_roots: list = []  # layers being called that hold deferred checkpoint values
+        self.node_shapes = False  # inside a Sequential's building call: each layer records this call's shapes
 
 
 _ctx = _CallContext()
@@ -610,7 +611,8 @@ class Layer(Module):
         try:
             with self._open_name_scope():
                 pending = self.__dict__.get("_pending_restore")
-                if not self.built:
+                building = not self.built
+                if building:
                     with self.name_scope:
                         self._maybe_build(inputs)
                     # Deferred checkpoint values (TF's deferred restoration): a variable gets its saved value
@@ -621,15 +623,21 @@ class Layer(Module):
                         root._apply_pending_restore()
                 if pending:
                     _ctx.restore_roots.append(self)
+                # A Sequential's first call is Keras 3's build of its graph: every layer gets a node with this
+                # call's shapes, the ones summary() shows (the last node's), even for a layer called before.
+                node_shapes = _ctx.node_shapes
+                if building and self._first_call_builds_nodes:
+                    _ctx.node_shapes = True
                 try:
                     out = call(*args, **kwargs)
                 finally:
+                    _ctx.node_shapes = node_shapes
                     if pending:
                         _ctx.restore_roots.remove(self)
             d = self.__dict__
             if d.get("_pending_restore"):
                 self._apply_pending_restore()
-            if d.get("_built_output_shape") is None or d.get("_shape_provisional"):
+            if d.get("_built_output_shape") is None or d.get("_shape_provisional") or _ctx.node_shapes:
                 d["_shape_provisional"] = False
                 # the first call's output shape, for summary() of models built by calling them
                 none = _ctx.unknown_batch
@@ -645,6 +653,7 @@ class Layer(Module):
             _ctx.depth -= 1
 
     _allow_non_tensor_positional_args = False  # Keras 3: True only for some preprocessing layers
+    _first_call_builds_nodes = False  # Sequential: its first call builds Keras 3's graph of nodes
 
     def _check_positional_args(self, args: tuple) -> None:
         """Keras 3 takes only tensors (or arrays, None) positionally: ``layer([[2.0, 2.0]])`` is a ValueError."""
