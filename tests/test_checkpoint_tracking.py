@@ -25,15 +25,20 @@ def test_lists_dicts_iterators_and_generators_are_tracked(tmp_path):
     gen.normal([3])
     ck = tf.train.Checkpoint(vs=vs, d=d, gen=gen, it=it)
     path = ck.save(str(tmp_path / "ck"))
+    v = "/.ATTRIBUTES/VARIABLE_VALUE"  # TF's names (TF's iterator state has shape [2])
     assert tf.train.list_variables(str(tmp_path)) == [
-        ("d/a", []),
-        ("d/b/0", []),
-        ("gen/_state_var", [3]),
-        ("it/_iterator_state", [1]),
-        ("save_counter", []),
-        ("vs/0", []),
-        ("vs/1", [2]),
+        ("_CHECKPOINTABLE_OBJECT_GRAPH", []),
+        ("d/a" + v, []),
+        ("d/b/0" + v, []),
+        ("gen/_state_var" + v, [3]),
+        ("it/.ATTRIBUTES/ITERATOR_STATE", [1]),
+        ("save_counter" + v, []),
+        ("vs/0" + v, []),
+        ("vs/1" + v, [2]),
     ]
+    assert float(tf.train.load_variable(path, "vs/0/.ATTRIBUTES/VARIABLE_VALUE")) == 1.0
+    assert tf.train.load_checkpoint(path).get_tensor("it/.ATTRIBUTES/ITERATOR_STATE").shape == (1,)
+    assert isinstance(tf.train.load_variable(path, "_CHECKPOINTABLE_OBJECT_GRAPH"), bytes)
     after_gen, after_it = gen.normal([2]).numpy(), int(next(it).numpy())
     assert after_it == 2
     vs[1].assign([0.0, 0.0])
@@ -55,8 +60,11 @@ def test_load_checkpoint_reads_values_by_key(tmp_path):
     vs, d, gen, it = _objects()
     path = tf.train.Checkpoint(vs=vs, d=d).save(str(tmp_path / "ck"))
     reader = tf.train.load_checkpoint(str(tmp_path))
-    assert reader.get_variable_to_shape_map() == {"vs/0": [], "vs/1": [2], "d/a": [], "d/b/0": [], "save_counter": []}
-    assert reader.get_variable_to_dtype_map()["d/b/0"] == tf.int32
+    v = "/.ATTRIBUTES/VARIABLE_VALUE"
+    assert reader.get_variable_to_shape_map() == {"_CHECKPOINTABLE_OBJECT_GRAPH": [], "vs/0" + v: [],
+                                                  "vs/1" + v: [2], "d/a" + v: [], "d/b/0" + v: [],
+                                                  "save_counter" + v: []}
+    assert reader.get_variable_to_dtype_map()["d/b/0" + v] == tf.int32
     np.testing.assert_array_equal(reader.get_tensor("vs/1"), [2.0, 3.0])
     np.testing.assert_array_equal(reader.get_tensor("vs/1/.ATTRIBUTES/VARIABLE_VALUE"), [2.0, 3.0])  # TF's key
     assert reader.has_tensor("d/a") and not reader.has_tensor("nope")

@@ -653,16 +653,36 @@ class CheckpointManager:
 
 
 # -- reading checkpoints without objects -------------------------------------------
+_OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
+
+
+def _tf_name(key: str) -> str:
+    """TF's name of a stored key: ``model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE`` (an iterator's state
+    ``it/.ATTRIBUTES/ITERATOR_STATE``)."""
+    if key.endswith("/_iterator_state") or key == "_iterator_state":
+        return key[:-len("_iterator_state")] + ".ATTRIBUTES/ITERATOR_STATE"
+    return key + "/.ATTRIBUTES/VARIABLE_VALUE"
+
+
+def _object_graph(arrays: dict) -> bytes:
+    # TF stores its TrackableObjectGraph proto under this key; tapeflow's object graph is the stored paths
+    # (a JSON list), so the key reads back as bytes here too (not TF's proto)
+    return json.dumps(sorted(arrays)).encode()
+
+
 def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
-    """``[(key, shape), ...]`` stored in a checkpoint, sorted by key."""
+    """``[(name, shape), ...]`` stored in a checkpoint, sorted, with TF's names
+    (``model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE``, and ``_CHECKPOINTABLE_OBJECT_GRAPH``)."""
     arrays, _ = _read_file(_resolve_any(ckpt_dir_or_file))
-    return sorted((k, list(a.shape)) for k, a in arrays.items())
+    return sorted([(_OBJECT_GRAPH, [])] + [(_tf_name(k), list(a.shape)) for k, a in arrays.items()])
 
 
 def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
     """The stored value of ``name`` (a key from ``list_variables``; TF's form of the key,
     ``model/kernel/.ATTRIBUTES/VARIABLE_VALUE``, is accepted too)."""
     arrays, _ = _read_file(_resolve_any(ckpt_dir_or_file))
+    if name == _OBJECT_GRAPH:
+        return _object_graph(arrays)
     if name not in arrays:
         name = _tf_key(name)
     if name not in arrays:
@@ -672,16 +692,17 @@ def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
 
 
 def _tf_key(name: str) -> str:
-    for suffix in ("/.ATTRIBUTES/VARIABLE_VALUE", "/.ATTRIBUTES/ITERATOR_STATE"):
-        if name.endswith(suffix):
-            return name[:-len(suffix)]
+    if name.endswith("/.ATTRIBUTES/VARIABLE_VALUE"):
+        return name[:-len("/.ATTRIBUTES/VARIABLE_VALUE")]
+    if name.endswith(".ATTRIBUTES/ITERATOR_STATE"):
+        return name[:-len(".ATTRIBUTES/ITERATOR_STATE")] + "_iterator_state"
     return name
 
 
 class CheckpointReader:
     """Reads a checkpoint's stored values by key (``tf.train.load_checkpoint``'s result).
-    Keys are tapeflow's (``model/dense/kernel``, as ``list_variables`` shows them); TF's form
-    (``.../.ATTRIBUTES/VARIABLE_VALUE``) is accepted too."""
+    Names are TF's (``model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE``, as ``list_variables`` shows them);
+    the short object path (``model/dense/kernel``) is accepted too."""
 
     def __init__(self, path: str) -> None:
         self._path = path
@@ -697,18 +718,22 @@ class CheckpointReader:
                                    f"{sorted(self._arrays)[:10]}")
 
     def has_tensor(self, name: str) -> bool:
-        return name in self._arrays or _tf_key(name) in self._arrays
+        return name == _OBJECT_GRAPH or name in self._arrays or _tf_key(name) in self._arrays
 
     def get_tensor(self, name: str) -> np.ndarray:
+        if name == _OBJECT_GRAPH:
+            return _object_graph(self._arrays)
         return np.array(self._arrays[self._key(name)], copy=True)
 
     def get_variable_to_shape_map(self) -> dict[str, list[int]]:
-        return {k: list(a.shape) for k, a in self._arrays.items()}
+        """TF's names (see ``list_variables``) -> shapes."""
+        return {_OBJECT_GRAPH: [], **{_tf_name(k): list(a.shape) for k, a in self._arrays.items()}}
 
     def get_variable_to_dtype_map(self) -> dict[str, Any]:
         from tapeflow.framework import dtypes
 
-        return {k: dtypes.as_dtype(a.dtype) for k, a in self._arrays.items()}
+        return {_OBJECT_GRAPH: dtypes.string,
+                **{_tf_name(k): dtypes.as_dtype(a.dtype) for k, a in self._arrays.items()}}
 
     def debug_string(self) -> bytes:
         return "".join(f"{k} ({self._arrays[k].dtype}) {list(self._arrays[k].shape)}\n"
