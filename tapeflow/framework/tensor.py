@@ -148,7 +148,7 @@ class Tensor:
         if self._value.ndim:
             text = np.array2string(np.asarray(self._value))
         else:
-            text = repr(v) if isinstance(v, bytes) else str(v)
+            text = repr(bytes(v)) if isinstance(v, bytes) else str(v)
         sep = "\n" if "\n" in text else ""
         return f"tf.Tensor({sep}{text}, shape={_shape_str(self._value.shape)}, dtype={self.dtype.name})"
 

@@ -612,10 +612,24 @@ def format(template: str, inputs: Any, placeholder: str = "{}", summarize: int =
                                        "summarize_n": int(summarize)})
 
 
-def to_hash_bucket_fast(input: Any, num_buckets: int, name: Any = None) -> Tensor:
-    """Not implemented: TF's bucket is FarmHash Fingerprint64, which tapeflow does not reproduce."""
-    raise NotImplementedError("tf.strings.to_hash_bucket_fast (FarmHash Fingerprint64) is not implemented in "
-                              "tapeflow")
+def _fingerprint_bucket(s: bytes, num_buckets: int) -> int:
+    from tapeflow.ops.farmhash import fingerprint64
+
+    return fingerprint64(s) % num_buckets
+
+
+STRING_TO_HASH_BUCKET_FAST = _unary("StringToHashBucketFast", _fingerprint_bucket, np.int64)
+
+
+@_ragged_aware
+def to_hash_bucket_fast(input: Any, num_buckets: int, name: Any = None) -> Tensor:  # noqa: A002 - TF's name
+    """``tf.strings.to_hash_bucket_fast``: FarmHash ``Fingerprint64`` of each string modulo ``num_buckets``
+    (int64, TF's buckets)."""
+    n = int(num_buckets)
+    if n < 1:
+        raise InvalidArgumentError(None, None, f"Value for attr 'num_buckets' of {n} must be at least minimum 1 "
+                                   "[Op:StringToHashBucketFast]")
+    return execute(STRING_TO_HASH_BUCKET_FAST, (_strings(input, "StringToHashBucketFast"),), {"num_buckets": n})
 
 
 def to_hash_bucket(input: Any, num_buckets: int, name: Any = None) -> Tensor:
