@@ -129,6 +129,7 @@ _LAZY = {
     "strings": "tapeflow.strings",
     "io": "tapeflow.io",
     "types": "tapeflow.types",
+    "experimental": "tapeflow.experimental",
 }
 # Composite tensor types, loaded with their namespace on first use (which also
 # gives tf.add, tf.concat ... their ragged/sparse versions).
@@ -145,7 +146,7 @@ _LAZY_NAMES = {
 # says so (NotImplementedError) and is still an AttributeError for hasattr().
 _UNSUPPORTED = frozenset({
     "signal", "audio", "lite",
-    "experimental", "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue", "lookup",
+    "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue", "lookup",
     "quantization", "bitwise", "sets", "Graph", "Session", "dtensor", "mlir",
     "profiler", "sysconfig",
 })

@@ -817,10 +817,9 @@ def _embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: Any = N
 
 def _shape_fn(input: Any, out_type: Any = None, name: Any = None) -> Any:  # noqa: A002
     if isinstance(input, RaggedTensor):
-        raise NotImplementedError(
-            "tf.shape of a RaggedTensor (tf.experimental.DynamicRaggedShape) in tapeflow; "
-            "use rt.bounding_shape() or rt.row_lengths()"
-        )
+        from tapeflow.ops.ragged.dynamic_ragged_shape import DynamicRaggedShape
+
+        return DynamicRaggedShape.from_tensor(input, dtypes.int32 if out_type is None else out_type)
     return NotImplemented
 
 
@@ -905,6 +904,12 @@ def register() -> None:
     dispatch_for(math_ops.where)(_ragged_where)
     dispatch_for(nn.embedding_lookup)(_embedding_lookup)
     dispatch_for(array_ops.shape)(_shape_fn)
+    from tapeflow.ops.ragged import dynamic_ragged_shape as drs
+
+    dispatch_for(array_ops.reshape)(drs.reshape)
+    dispatch_for(array_ops.zeros)(drs.zeros)
+    dispatch_for(array_ops.ones)(drs.ones)
+    dispatch_for(array_ops.fill)(drs.fill)
     from tapeflow.ops import indexing_ops
 
     dispatch_for(indexing_ops.reverse)(_reverse)
