@@ -12,7 +12,7 @@ from tapeflow.framework.errors import NotFoundError as _NotFound
 from tapeflow.ops.io_ops import decode_csv, decode_raw, parse_tensor, read_file, serialize_tensor, write_file
 
 __all__ = ["decode_csv", "decode_raw", "read_file", "write_file", "serialize_tensor", "parse_tensor", "gfile",
-           "TFRecordWriter", "TFRecordOptions", "FixedLenFeature", "VarLenFeature", "parse_example",
+           "TFRecordWriter", "TFRecordOptions", "FixedLenFeature", "VarLenFeature", "RaggedFeature", "parse_example",
            "parse_single_example"]
 
 
@@ -125,6 +125,34 @@ class VarLenFeature(tuple):
 
     def __repr__(self) -> str:
         return f"VarLenFeature(dtype={self.dtype!r})"
+
+
+class RaggedFeature(tuple):
+    """A feature parsed as a ``tf.RaggedTensor`` (``[batch, None]``; one record: a dense vector). Nested
+    ``partitions`` are not implemented."""
+
+    _tapeflow_kind = "ragged"
+    __slots__ = ()
+
+    def __new__(cls, dtype: Any, value_key: str | None = None, partitions: Any = (), row_splits_dtype: Any = None,
+                validate: bool = False) -> RaggedFeature:
+        from tapeflow.framework import dtypes
+
+        if partitions:
+            raise NotImplementedError("tf.io.RaggedFeature with partitions (RowSplits, RowLengths, UniformRowLength "
+                                      "...) is not implemented in tapeflow; only flat ragged features are")
+        rs = dtypes.int32 if row_splits_dtype is None else dtypes.as_dtype(row_splits_dtype)
+        return tuple.__new__(cls, (dtypes.as_dtype(dtype), value_key, tuple(partitions), rs, bool(validate)))
+
+    dtype = property(lambda self: self[0])
+    value_key = property(lambda self: self[1])
+    partitions = property(lambda self: self[2])
+    row_splits_dtype = property(lambda self: self[3])
+    validate = property(lambda self: self[4])
+
+    def __repr__(self) -> str:
+        return (f"RaggedFeature(dtype={self.dtype!r}, value_key={self.value_key!r}, partitions={self.partitions!r}, "
+                f"row_splits_dtype={self.row_splits_dtype!r}, validate={self.validate!r})")
 
 
 def parse_example(serialized: Any, features: dict, example_names: Any = None, name: Any = None) -> dict:
@@ -293,7 +321,7 @@ gfile.__doc__ = "``tf.io.gfile``: local-filesystem file functions with TF's name
 
 
 def __getattr__(name: str):
-    if name in ("FixedLenSequenceFeature", "RaggedFeature", "SparseFeature", "parse_sequence_example",
+    if name in ("FixedLenSequenceFeature", "SparseFeature", "parse_sequence_example",
                 "parse_single_sequence_example", "decode_json_example", "encode_base64",
                 "decode_base64"):
         raise NotImplementedError(f"tf.io.{name} is not implemented in tapeflow")

@@ -112,3 +112,27 @@ def test_parse_example_inside_dataset_map_is_traced_with_its_spec(tmp_path):
 def test_map_traces_at_construction_so_type_errors_surface_there_as_tf():
     with pytest.raises(TypeError, match="Input 'serialized' of 'ParseExampleV2' Op has type int64"):
         tf.data.Dataset.range(3).map(lambda x: tf.io.parse_single_example(x, SPEC))
+
+
+def test_ragged_feature_parse_example():
+    def ex(colors, lengths):
+        f = {}
+        if colors is not None:
+            f["colors"] = tf.train.Feature(bytes_list=tf.train.BytesList(value=colors))
+        f["lengths"] = tf.train.Feature(int64_list=tf.train.Int64List(value=lengths))
+        return tf.train.Example(features=tf.train.Features(feature=f)).SerializeToString()
+
+    batch = [ex([b"red", b"blue"], [7]), ex(None, []), ex([b"x"], [1, 3])]  # the second ends in a NUL byte
+    spec = {"colors": tf.io.RaggedFeature(tf.string), "lengths": tf.io.RaggedFeature(tf.int64)}
+    out = tf.io.parse_example(batch, spec)
+    assert str(out["colors"]) == "<tf.RaggedTensor [[b'red', b'blue'], [], [b'x']]>"
+    assert str(out["lengths"]) == "<tf.RaggedTensor [[7], [], [1, 3]]>"
+    assert out["lengths"].row_splits.dtype == tf.int32
+    one = tf.io.parse_single_example(batch[0], spec)
+    assert repr(one["lengths"]) == "<tf.Tensor: shape=(1,), dtype=int64, numpy=array([7])>"
+    assert repr(tf.io.RaggedFeature(tf.int64)) == ("RaggedFeature(dtype=tf.int64, value_key=None, partitions=(), "
+                                                   "row_splits_dtype=tf.int32, validate=False)")
+    out = tf.io.parse_example(batch, {"l": tf.io.RaggedFeature(tf.int64, value_key="lengths",
+                                                                row_splits_dtype=tf.int64)})
+    assert out["l"].to_list() == [[7], [], [1, 3]] and out["l"].row_splits.dtype == tf.int64
+    assert tf.constant([b"a\x00", b"b"]).numpy().tolist() == [b"a\x00", b"b"]  # trailing NULs are kept, as TF

@@ -251,6 +251,8 @@ def _python_to_numpy(value: Any, dtype: dtypes.DType | None) -> np.ndarray:
             raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
         raise ValueError(f"Can't convert non-rectangular Python sequence to Tensor: {e}") from None
     kind = arr.dtype.kind
+    if kind in "US" and arr.size:  # NumPy's fixed-width strings drop trailing NULs; TF's strings keep every byte
+        arr = np.array(value, dtype=object).reshape(arr.shape)
     if dtype is not None:
         target = dtype._np
         if arr.size == 0 and kind == "f":  # [] infers float64: any dtype takes no elements

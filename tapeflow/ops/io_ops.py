@@ -28,7 +28,7 @@ _MAGIC = b"TFLT"
 
 
 def _bytes(a: Any) -> bytes:
-    v = np.asarray(a)[()]
+    v = a if isinstance(a, (bytes, str)) else np.asarray(a)[()]  # (np.asarray(bytes) would drop trailing NULs)
     return v.encode("utf-8") if isinstance(v, str) else bytes(v)
 
 
@@ -455,7 +455,7 @@ def _parse_example_kernel(serialized, *defaults, keys, kinds, dtypes_, shapes, s
     for key, kind, dt, shape, default in zip(keys, kinds, dtypes_, shapes, defaults):
         np_dt = _OBJ if dt == dtypes.string else np.dtype(dt._np)
         want = _KIND[dt.name]
-        if kind == "var":
+        if kind in ("var", "ragged"):
             idx, vals = [], []
             longest = 0
             for b, feats in enumerate(parsed):
@@ -470,6 +470,10 @@ def _parse_example_kernel(serialized, *defaults, keys, kinds, dtypes_, shapes, s
                 vals.extend(got[1])
             ind = np.asarray(idx, np.int64).reshape(-1, 2)
             v = np.asarray(vals, dtype=np_dt) if vals else np.zeros((0,), np_dt)
+            if kind == "ragged":
+                counts = np.bincount(ind[:, 0], minlength=len(parsed)) if len(ind) else np.zeros(len(parsed), int)
+                outs.extend([v] if single else [v, np.concatenate([[0], np.cumsum(counts)]).astype(shape)])
+                continue
             dense_shape = np.asarray([len(parsed), longest], np.int64)
             if single:
                 ind, dense_shape = ind[:, 1:], dense_shape[1:]
@@ -507,13 +511,18 @@ def _parse_example_shape(specs, keys, kinds, dtypes_, shapes, single):
         rank = 1 if single else 2
         if kind == "var":
             out += [((None, rank), np.dtype(np.int64)), ((None,), np_dt), ((rank,), np.dtype(np.int64))]
+        elif kind == "ragged":
+            out.append(((None,), np_dt))
+            if not single:
+                out.append((((batch[0] + 1) if batch[0] is not None else None,), np.dtype(shape)))
         else:
             out.append((tuple(batch) + tuple(shape), np_dt))
     return out
 
 
 PARSE_EXAMPLE = defop("ParseExampleV2", _parse_example_kernel, shape=_parse_example_shape,
-                      num_outputs=lambda attrs: sum(3 if k == "var" else 1 for k in attrs["kinds"]))
+                      num_outputs=lambda attrs: sum(3 if k == "var" else 1 if k == "fixed" or attrs["single"] else 2
+                                                    for k in attrs["kinds"]))
 NotDifferentiable("ParseExampleV2")
 
 
@@ -533,12 +542,14 @@ def parse_example_op(serialized: Any, features: dict, single: bool) -> dict:
                          "tf.io.parse_single_example for one record.")
     keys = sorted(features)
     kinds, dts, shapes, defaults = [], [], [], []
+    names = []  # the Example key each output reads (a RaggedFeature's value_key)
     for k in keys:
         spec = features[k]
+        names.append(getattr(spec, "value_key", None) or k)
         kind = getattr(spec, "_tapeflow_kind", None)
         if kind is None:
             raise NotImplementedError(f"tf.io.parse_example: feature spec {type(spec).__name__} for key {k!r} is not "
-                                      "supported (FixedLenFeature and VarLenFeature are).")
+                                      "supported (FixedLenFeature, VarLenFeature and RaggedFeature are).")
         dt = dtypes.as_dtype(spec.dtype)
         if dt.name not in _KIND:
             raise ValueError(f"Unsupported dtype {dt.name} for feature {k!r}: tf.train.Example holds only "
@@ -546,12 +557,12 @@ def parse_example_op(serialized: Any, features: dict, single: bool) -> dict:
         kinds.append(kind)
         dts.append(dt)
         shape = tuple(int(d) for d in (spec.shape if kind == "fixed" else ()))
-        shapes.append(shape)
+        shapes.append(spec.row_splits_dtype.name if kind == "ragged" else shape)  # a ragged output's splits dtype
         d = getattr(spec, "default_value", None)
         np_dt = _OBJ if dt == dtypes.string else np.dtype(dt._np)
         defaults.append(convert_to_tensor(np.zeros((0,), np_dt) if d is None else np.asarray(
             d.encode() if isinstance(d, str) else d, dtype=np_dt)))
-    outs = execute(PARSE_EXAMPLE, (ser, *defaults), {"keys": keys, "kinds": kinds, "dtypes_": dts,
+    outs = execute(PARSE_EXAMPLE, (ser, *defaults), {"keys": names, "kinds": kinds, "dtypes_": dts,
                                                      "shapes": shapes, "single": bool(single)})
     outs = iter(outs if isinstance(outs, (list, tuple)) else [outs])
     result = {}
@@ -559,6 +570,11 @@ def parse_example_op(serialized: Any, features: dict, single: bool) -> dict:
         if kind == "var":
             ind, vals, shape = next(outs), next(outs), next(outs)
             result[k] = SparseTensor(ind, vals, shape)
+        elif kind == "ragged":
+            from tapeflow.ops.ragged.ragged_tensor import RaggedTensor
+
+            vals = next(outs)
+            result[k] = vals if single else RaggedTensor.from_row_splits(vals, next(outs), validate=False)
         else:
             result[k] = next(outs)
     return result
