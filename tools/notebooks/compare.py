@@ -5,9 +5,10 @@
 What "match" means. A cell's text is its stdout, plus what it wrote to stderr that is neither a logging line
 nor a Python warning (``tf.print`` writes there), plus the exception class if it raised. Both texts are
 normalised: a line redrawn with carriage returns/backspaces keeps its last state (Keras's progress bar
-redraws as often as time allows), memory addresses, module paths in ``<pkg.mod.Class object at 0x..>``,
-temporary-directory names, Keras progress-bar timings (``3s``, ``12ms/step``, ``ETA``), runs of spaces, and of
-the progress-bar states drawn within one epoch only the last (how many Keras draws depends on timing). Then:
+redraws as often as time allows), memory addresses, module paths in ``<pkg.mod.Class object at 0x..>`` and in
+TF's/tapeflow's/Keras's ``<class 'pkg.mod.Class'>``, temporary-directory names, Keras progress-bar timings (``3s``,
+``12ms/step``, ``ETA``), runs of spaces and trailing spaces (a redrawn line's padding), and of the progress-bar
+states drawn within one epoch only the last (how many Keras draws depends on timing). Then:
 
 - exact: the texts are equal once every number in them is compared to 1e-4 relative (1e-6 absolute);
 - structure: the texts are equal once every number is replaced by ``#`` and whitespace is dropped (same
@@ -56,11 +57,13 @@ def normalise(cell: dict) -> str:
     text = re.sub(r"\x1b\[[0-9;]*m", "", text)
     text = re.sub(r"0x[0-9a-fA-F]+", "0x", text)
     text = re.sub(r"<(?:(?:[A-Za-z_]\w*|<locals>)\.)+([A-Za-z_]\w*) object at 0x>", r"<\1 object at 0x>", text)
+    text = re.sub(r"<class '(?:tensorflow|tapeflow|keras)\.(?:\w+\.)*(\w+)'>", r"<class '\1'>", text)
     text = re.sub(r"/tmp/tmp[\w]+", "/tmp/TMP", text)
     text = re.sub(r"\b\d+(?:\.\d+)?(?:s|ms|us)(?:/(?:step|epoch|sample))?\b", "<t>", text)
     text = re.sub(r"ETA: [\d:]+", "ETA", text)
     text = _last_progress_states(text)
     text = re.sub(r"[ \t]+", " ", text)
+    text = re.sub(r" +\n", "\n", text)
     text = re.sub(r"\n+", "\n", text).strip()
     return text
 

@@ -23,6 +23,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import json
+import linecache
 import logging
 import os
 import random
@@ -200,10 +201,14 @@ def run_notebook(path: str, backend: str, seed: int = 0, cell_timeout: int = 600
         signal.alarm(cell_timeout)
         try:
             tree, last = _split_last(code)
+            # As IPython: the cell's source is in linecache under its own name, so inspect.getsource (and so
+            # AutoGraph, in TF and tapeflow alike) can read the functions the cell defines.
+            fname = f"<cell-{len(results)}>"
+            linecache.cache[fname] = (len(code), None, code.splitlines(True), fname)
             with _capture() as (out, err):
-                exec(compile(tree, "<cell>", "exec"), ns)
+                exec(compile(tree, fname, "exec"), ns)
                 if last is not None:
-                    value = eval(compile(last, "<cell>", "eval"), ns)
+                    value = eval(compile(last, fname, "eval"), ns)
                     if value is not None:
                         print(repr(value))
         except BaseException as e:  # noqa: BLE001 - a notebook cell may raise anything, KeyboardInterrupt aside
