@@ -132,34 +132,39 @@ def _conv2d_backprop_input_kernel(w, dy, input_sizes, strides, dilations, paddin
     wt = w.reshape(kh * kw * ci, co).astype(cdt, copy=False).T
     dy2 = dy.reshape(n, oh * ow, co)
     dx = np.empty(in_shape, dtype=cdt)
-    buf = None
+    buf, plan = None, _tap_plan((kh, kw), in_shape, (oh, ow), strides, dilations, pads)
     for a, b in _chunks(n, oh * ow * kh * kw * ci * np.dtype(cdt).itemsize):
         if buf is None:
             buf = np.empty(((b - a) * oh * ow, kh * kw * ci), dtype=cdt)
         colg = np.matmul(dy2[a:b].astype(cdt, copy=False).reshape(-1, co), wt, out=buf[:(b - a) * oh * ow])
-        _add_taps(colg.reshape(b - a, oh, ow, kh, kw, ci), in_shape, strides, dilations, pads, dx[a:b])
+        _add_taps(colg.reshape(b - a, oh, ow, kh, kw, ci), plan, dx[a:b])
     return dx.astype(dy.dtype, copy=False)
 
 
-def _add_taps(colg, in_shape, strides, dilations, pads, dx):
-    """The adjoint of im2col: adds each tap's (N, OH, OW, Ci) block of ``colg`` into ``dx`` at the
-    input positions it read. A tap that reads every input position once (the centre of a SAME
-    stride-1 filter) fills dx with a copy instead of zeros plus an add."""
-    kh, kw = colg.shape[3:5]
+def _tap_plan(k_hw, in_shape, out_hw, strides, dilations, pads):
+    """(first, taps) for _add_taps: per filter tap, the output and input slices where it meets real
+    input; ``first`` is a tap that reads every input position once (the centre of a SAME stride-1
+    filter), or None."""
     taps = []
-    for i in range(kh):
-        for j in range(kw):
-            sl = exact._tap_slices((i, j), in_shape[1:3], colg.shape[1:3], strides, dilations, pads)
+    for i in range(k_hw[0]):
+        for j in range(k_hw[1]):
+            sl = exact._tap_slices((i, j), in_shape[1:3], out_hw, strides, dilations, pads)
             if sl is not None:
                 taps.append(((i, j), sl))
     whole = (slice(None), slice(0, in_shape[1], 1), slice(0, in_shape[2], 1))
     first = next((k for k, (_, (o_sl, i_sl)) in enumerate(taps) if i_sl == whole
                   and o_sl[1] == slice(0, in_shape[1]) and o_sl[2] == slice(0, in_shape[2])), None)
+    return (None if first is None else taps[first][0]), [t for k, t in enumerate(taps) if k != first]
+
+
+def _add_taps(colg, plan, dx):
+    """The adjoint of im2col: adds each tap's (N, OH, OW, Ci) block of ``colg`` into ``dx`` at the
+    input positions it read; the plan's ``first`` tap fills dx with a copy instead of zeros plus an add."""
+    first, taps = plan
     if first is None:
         dx.fill(0)
     else:
-        (i, j), _ = taps.pop(first)
-        np.copyto(dx, colg[:, :, :, i, j, :])
+        np.copyto(dx, colg[:, :, :, first[0], first[1], :])
     for (i, j), (o_sl, i_sl) in taps:
         dx[i_sl] += colg[o_sl + (i, j)]
 
