@@ -78,7 +78,7 @@ def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("mpi")
     ref = str(base / "single")
     proc = subprocess.run(
-        [sys.executable, PROGRAM, ref, "fit", "loop", "sparse", "data", "tail", "crash"],
+        [sys.executable, PROGRAM, ref, "fit", "loop", "sparse", "data", "tail", "tutorial", "crash"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -88,7 +88,7 @@ def runs(tmp_path_factory):
     out = {"single": ref}
     for n in (2, 4):
         d = str(base / f"n{n}")
-        proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data", "tail")
+        proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data", "tail", "tutorial")
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
         assert f"done {n}" in proc.stdout
         assert proc.stdout.count("Epoch 1/3\n5/5 - ") == 1  # verbose=2's epoch line, from rank 0 only
@@ -174,6 +174,34 @@ def test_each_example_once_per_epoch_and_reductions(runs, n):
     np.testing.assert_array_equal(np.sort(local), np.arange(37))  # each example on exactly one rank
     from_fn = np.concatenate([d["from_fn"] for d in ranks])
     np.testing.assert_array_equal(np.sort(from_fn), np.arange(40))  # shard(num_input_pipelines, pipeline id)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_tf_multi_worker_tutorials_as_written(runs, n):
+    # Keras fit on a repeated, shuffled dataset with BackupAndRestore, CSVLogger and ReduceLROnPlateau; the custom
+    # loop with distribute_datasets_from_function, next(iterator) in a tf.function, compute_average_loss without a
+    # global batch, scale_regularization_loss, and the tutorials' per-worker temporary files, removed by the workers.
+    ref = _load(runs["single"], "tutorial")[0]
+    ranks = _load(runs[n], "tutorial")
+    assert len(ranks) == n
+    _check_equal(ref, ranks, sorted(k for k in ref if k.startswith("w")), 1e-5)
+    _check_equal(ref, ranks, ["loss", "accuracy", "loop_loss", "loop_acc"], 1e-5)
+    for d in ranks:  # ReduceLROnPlateau (patience 0, no epoch improves by 10) halved it after epoch 2 on every rank
+        np.testing.assert_array_equal(d["lr"], np.float32([0.1, 0.1, 0.05]))
+    out = runs[n]
+    with open(os.path.join(out, "tutorial_log.csv")) as f, open(os.path.join(runs["single"], "tutorial_log.csv")) as g:
+        got, want = f.read().splitlines(), g.read().splitlines()  # written by rank 0 alone
+    assert len(got) == 3 and got[0] == want[0] == "epoch,accuracy,loss,val_accuracy,val_loss"
+    for a, b in zip(got[1:], want[1:]):
+        np.testing.assert_allclose([float(v) for v in a.split(",")[:3]], [float(v) for v in b.split(",")[:3]], 1e-5)
+    assert not os.path.exists(os.path.join(out, "tutorial_backup"))  # BackupAndRestore removed it once, at the end
+    assert sorted(os.listdir(os.path.join(out, "tutorial_ckpt"))) == ["checkpoint", "ckpt-2.safetensors"]
+    for r in range(1, n):  # the non-chief workers wrote their own files and removed them
+        assert sorted(os.listdir(os.path.join(out, f"workertemp_{r}"))) == []
+    assert sorted(os.listdir(os.path.join(out, "tutorial_model"))) == ["model.keras"]
+    model = tf.keras.models.load_model(os.path.join(out, "tutorial_model", "model.keras"))
+    for i, w in enumerate(model.get_weights()):
+        np.testing.assert_array_equal(w, ranks[0][f"w{i}"])
 
 
 def test_checkpoint_written_under_mpi_restores_in_one_process(runs):

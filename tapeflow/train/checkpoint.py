@@ -138,17 +138,50 @@ def _atomic_write(path: str, data: bytes) -> None:
     strategy = dist_hooks.strategy
     if strategy is None:
         return _atomic_write_here(path, data)
-    # Several processes (tf.distribute under MPI): rank 0 writes, then every rank waits for the file.
+    # Several processes (tf.distribute under MPI): a file that every rank names is written once, by rank 0; a
+    # rank that names a path of its own (TF's tutorials give each non-chief worker a temporary directory, which
+    # they remove afterwards) writes it, as TF's workers do. Then every rank waits, so the files are there.
+    comm = strategy._comm
+    paths = comm.allgather_object(os.path.abspath(path))
+    try:
+        if comm.rank == 0 or paths[comm.rank] != paths[0]:
+            _atomic_write_here(path, data)
+            if comm.rank != 0:
+                _written_here.add(paths[comm.rank])
+    finally:
+        comm.barrier()
+
+
+# Files a non-chief rank wrote under its own path (see _atomic_write): its checkpoint manager may remove them.
+_written_here: set = set()
+
+
+def writes_files() -> bool:
+    """Whether this process writes the files (one process: yes; under a multi-process strategy: rank 0 only)."""
+    return dist_hooks.strategy is None or dist_hooks.strategy._comm.rank == 0
+
+
+def on_chief(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` once: here in one process; under several processes on rank 0 only, then every rank waits
+    for it (a barrier), so the files it wrote or removed are there (or gone) for all when this returns."""
+    strategy = dist_hooks.strategy
+    if strategy is None:
+        return fn(*args)
     try:
         if strategy._comm.rank == 0:
-            _atomic_write_here(path, data)
+            return fn(*args)
+        return None
     finally:
         strategy._comm.barrier()
 
 
 def _remove(path: str) -> None:
+    """Removes a file of this process's (under several processes: rank 0's, or one this rank wrote itself)."""
     if dist_hooks.strategy is not None and dist_hooks.strategy._comm.rank != 0:
-        return
+        full = os.path.abspath(path)
+        if full not in _written_here:
+            return
+        _written_here.discard(full)
     try:
         os.remove(path)
     except FileNotFoundError:

@@ -13,7 +13,7 @@ import numpy as np
 import tapeflow as tf
 
 OUT = sys.argv[1]
-WHAT = sys.argv[2:] or ["fit", "loop", "sparse", "lso", "data", "tail"]
+WHAT = sys.argv[2:] or ["fit", "loop", "sparse", "lso", "data", "tail", "tutorial"]
 os.makedirs(OUT, exist_ok=True)
 
 strategy = tf.distribute.MultiWorkerMirroredStrategy()
@@ -273,6 +273,109 @@ if "tail" in WHAT:  # 33 examples, global batch 8: the last batch has one exampl
     rows = [int(x.shape[0]) for x, _ in dist]
     losses = [float(tail_step(b)) for b in dist]
     save("tail", *fit_weights, *model.get_weights(), loss=history.history["loss"], loop_loss=losses, rows=rows)
+
+if "tutorial" in WHAT:  # TF's multi-worker tutorials, as written there (Keras fit on a dataset, then a custom loop)
+    tf.keras.utils.set_random_seed(0)
+    task_type, task_id = strategy.cluster_resolver.task_type, strategy.cluster_resolver.task_id
+    images = np.random.default_rng(4).random((96, 10, 10)).astype(np.float32)
+    labels = (images[:, :5].sum((1, 2)) > images[:, 5:].sum((1, 2))).astype(np.int64)
+
+    def _is_chief(task_type, task_id):
+        return task_type is None or task_type == "chief" or (task_type == "worker" and task_id == 0)
+
+    def _get_temp_dir(dirpath, task_id):
+        temp_dir = os.path.join(dirpath, "workertemp_" + str(task_id))
+        tf.io.gfile.makedirs(temp_dir)
+        return temp_dir
+
+    def write_filepath(filepath, task_type, task_id):
+        dirpath, base = os.path.dirname(filepath), os.path.basename(filepath)
+        if not _is_chief(task_type, task_id):
+            dirpath = _get_temp_dir(dirpath, task_id)
+        return os.path.join(dirpath, base)
+
+    def build_cnn_model(regularizer=None):
+        return tf.keras.Sequential([
+            tf.keras.Input(shape=(10, 10)),
+            tf.keras.layers.Reshape(target_shape=(10, 10, 1)),
+            tf.keras.layers.Conv2D(4, 3, activation="relu", kernel_regularizer=regularizer),
+            tf.keras.layers.Flatten(),
+            tf.keras.layers.Dense(2, kernel_regularizer=regularizer),
+        ])
+
+    global_batch_size = 16
+    dataset = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(96).repeat().batch(global_batch_size)
+    with strategy.scope():
+        model = build_cnn_model()
+        model.compile(loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      optimizer=tf.keras.optimizers.SGD(learning_rate=0.1), metrics=["accuracy"])
+    callbacks = [tf.keras.callbacks.BackupAndRestore(backup_dir=os.path.join(OUT, "tutorial_backup")),
+                 tf.keras.callbacks.CSVLogger(os.path.join(OUT, "tutorial_log.csv")),
+                 tf.keras.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=0, min_delta=10.0)]
+    history = model.fit(dataset, epochs=2, steps_per_epoch=3, callbacks=callbacks, verbose=0)
+    model_path = os.path.join(OUT, "tutorial_model", "model.keras")
+    write_model_path = write_filepath(model_path, task_type, task_id)
+    model.save(write_model_path)
+    if not _is_chief(task_type, task_id):
+        tf.io.gfile.rmtree(os.path.dirname(write_model_path))
+    fit_weights = model.get_weights()
+    fit_lr = history.history["learning_rate"] + [float(np.asarray(model.optimizer.learning_rate))]
+
+    def dataset_fn(global_batch_size, input_context):
+        batch_size = input_context.get_per_replica_batch_size(global_batch_size)
+        d = tf.data.Dataset.from_tensor_slices((images, labels))
+        d = d.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+        return d.batch(batch_size)
+
+    with strategy.scope():
+        model = build_cnn_model(tf.keras.regularizers.L2(1e-2))
+        dist_dataset = strategy.distribute_datasets_from_function(lambda ctx: dataset_fn(global_batch_size, ctx))
+        optimizer = tf.keras.optimizers.RMSprop(learning_rate=0.01)
+        train_accuracy = tf.keras.metrics.SparseCategoricalAccuracy(name="train_accuracy")
+
+    @tf.function
+    def train_step(iterator):
+        def step_fn(inputs):
+            x, y = inputs
+            with tf.GradientTape() as tape:
+                predictions = model(x, training=True)
+                per_example_loss = tf.keras.losses.SparseCategoricalCrossentropy(
+                    from_logits=True, reduction=tf.keras.losses.Reduction.NONE)(y, predictions)
+                loss = tf.nn.compute_average_loss(per_example_loss)
+                if model.losses:
+                    loss += tf.nn.scale_regularization_loss(tf.add_n(model.losses))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            train_accuracy.update_state(y, predictions)
+            return loss
+
+        per_replica_losses = strategy.run(step_fn, args=(next(iterator),))
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica_losses, axis=None)
+
+    checkpoint_dir = os.path.join(OUT, "tutorial_ckpt")
+    epoch = tf.Variable(initial_value=tf.constant(0, dtype=tf.dtypes.int64), name="epoch")
+    step_in_epoch = tf.Variable(initial_value=tf.constant(0, dtype=tf.dtypes.int64), name="step_in_epoch")
+    checkpoint = tf.train.Checkpoint(model=model, epoch=epoch, step_in_epoch=step_in_epoch)
+    write_checkpoint_dir = write_filepath(checkpoint_dir, task_type, task_id)
+    checkpoint_manager = tf.train.CheckpointManager(checkpoint, directory=write_checkpoint_dir, max_to_keep=1)
+    losses, accs = [], []
+    while epoch.numpy() < 2:
+        iterator = iter(dist_dataset)
+        total_loss, num_batches = 0.0, 0
+        while step_in_epoch.numpy() < 5:
+            total_loss += train_step(iterator)
+            num_batches += 1
+            step_in_epoch.assign_add(1)
+        losses.append(float(total_loss / num_batches))
+        accs.append(float(train_accuracy.result()))
+        train_accuracy.reset_state()
+        checkpoint_manager.save()
+        if not _is_chief(task_type, task_id):
+            tf.io.gfile.rmtree(write_checkpoint_dir)
+        epoch.assign_add(1)
+        step_in_epoch.assign(0)
+    save("tutorial", *fit_weights, *model.get_weights(), loss=history.history["loss"], lr=fit_lr,
+         accuracy=history.history["accuracy"], loop_loss=losses, loop_acc=accs)
 
 if "crash" in WHAT:  # resume check: rank N-1 fails in the 2nd epoch, after the 1st epoch's checkpoint
     tf.keras.utils.set_random_seed(0)

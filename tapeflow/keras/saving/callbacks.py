@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.keras.callbacks import Callback, _monitor_op
+from tapeflow.train.checkpoint import _atomic_write, on_chief, writes_files
 
 __all__ = ["ModelCheckpoint", "BackupAndRestore", "CSVLogger"]
 
@@ -186,12 +187,15 @@ class BackupAndRestore(Callback):
         except (OSError, ValueError):
             if not os.path.exists(self._prev_weights_path):
                 raise
-            shutil.copy(self._prev_weights_path, self._weights_path)
-            if os.path.exists(self._prev_training_metadata_path):
-                shutil.copy(self._prev_training_metadata_path, self._training_metadata_path)
-            elif os.path.exists(self._training_metadata_path):
-                os.remove(self._training_metadata_path)
+            on_chief(self._restore_previous)  # several processes: rank 0 puts the files back, the others wait
             self._load_model()
+
+    def _restore_previous(self) -> None:
+        shutil.copy(self._prev_weights_path, self._weights_path)
+        if os.path.exists(self._prev_training_metadata_path):
+            shutil.copy(self._prev_training_metadata_path, self._training_metadata_path)
+        elif os.path.exists(self._training_metadata_path):
+            os.remove(self._training_metadata_path)
 
     def _load_model(self) -> None:
         if not self.model.built:
@@ -220,17 +224,25 @@ class BackupAndRestore(Callback):
             self._save_model()
 
     def _save_model(self) -> None:
+        # Under several processes rank 0 alone copies and writes (save_weights too), the others wait for it.
+        on_chief(self._keep_previous)
+        self.model.save_weights(self._weights_path, overwrite=True)
+        metadata = json.dumps({"epoch": self._current_epoch, "batch": self._counter.last})
+        _atomic_write(self._training_metadata_path, metadata.encode())
+
+    def _keep_previous(self) -> None:
         os.makedirs(self.backup_dir, exist_ok=True)
         if self.double_checkpoint and os.path.exists(self._weights_path):
             shutil.copy(self._weights_path, self._prev_weights_path)
         if self.double_checkpoint and os.path.exists(self._training_metadata_path):
             shutil.copy(self._training_metadata_path, self._prev_training_metadata_path)
-        self.model.save_weights(self._weights_path, overwrite=True)
-        with open(self._training_metadata_path, "w") as f:
-            f.write(json.dumps({"epoch": self._current_epoch, "batch": self._counter.last}))
 
     def on_train_end(self, logs: dict | None = None) -> None:
-        if self.delete_checkpoint and os.path.exists(self.backup_dir):
+        if self.delete_checkpoint:
+            on_chief(self._delete)
+
+    def _delete(self) -> None:
+        if os.path.exists(self.backup_dir):
             shutil.rmtree(self.backup_dir)
 
 
@@ -246,6 +258,8 @@ class CSVLogger(Callback):
         self.csv_file = None
 
     def on_train_begin(self, logs: dict | None = None) -> None:
+        if not writes_files():  # several processes: rank 0 writes the file (every rank has the same logs)
+            return
         if self.append:
             if os.path.exists(self.filename):
                 with open(self.filename) as f:
@@ -260,6 +274,8 @@ class CSVLogger(Callback):
         self.keys = None
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        if self.csv_file is None:  # not this process's file
+            return
         logs = logs or {}
 
         def handle_value(k: Any) -> Any:
