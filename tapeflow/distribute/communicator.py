@@ -58,6 +58,9 @@ class LocalCommunicator:
     def allgather(self, array: np.ndarray) -> np.ndarray:
         return np.array(array, copy=True)
 
+    def allgather_slices(self, values: list, indices: list) -> tuple[list, list]:
+        return [np.array(v, copy=True) for v in values], [np.array(i, copy=True) for i in indices]
+
     def broadcast(self, arrays: list, root: int = 0) -> list:
         return list(arrays)
 
@@ -188,6 +191,41 @@ class MPICommunicator:
         self.comm.Allgatherv(a.reshape(-1), [out.reshape(-1), (counts * row).tolist()])
         return out
 
+    def allgather_slices(self, values: list, indices: list) -> tuple[list, list]:
+        """All-gathers several sparse gradients at once (``IndexedSlices``: ``values[j]`` with rows
+        ``indices[j]``): gradient ``j``'s rows of every rank, in rank order, as ``allgather`` of each would
+        give, in three collectives however many there are: the row counts, then every value, then every
+        index (one ``Allgatherv`` per values dtype if they differ)."""
+        values = [_contiguous(v) for v in values]
+        indices = [np.asarray(i) for i in indices]
+        k, size = len(values), self.size
+        rows = np.array([v.shape[0] if v.ndim else 1 for v in values], np.int64)
+        counts = np.empty((size, k), np.int64)  # counts[r, j]: rows of gradient j on rank r
+        self.comm.Allgather(rows, counts)
+        widths = np.array([int(np.prod(v.shape[1:])) if v.ndim > 1 else 1 for v in values], np.int64)
+        out_values: list = [None] * k
+        groups: dict = {}
+        for j, v in enumerate(values):
+            groups.setdefault(v.dtype, []).append(j)
+        for dtype, js in groups.items():
+            recv = self._gatherv([values[j].reshape(-1) for j in js], counts[:, js] * widths[js], dtype)
+            for j, parts in zip(js, recv):
+                out_values[j] = np.concatenate(parts).reshape((-1,) + values[j].shape[1:])
+        recv = self._gatherv([i.reshape(-1).astype(np.int64, copy=False) for i in indices], counts, np.int64)
+        out_indices = [np.concatenate(parts).astype(i.dtype, copy=False) for parts, i in zip(recv, indices)]
+        return out_values, out_indices
+
+    def _gatherv(self, flats: list, elems: np.ndarray, dtype: Any) -> list:
+        """One ``Allgatherv`` of the concatenated ``flats``; ``elems[r, j]`` is the length of rank r's ``flats[j]``.
+        Returns, for each j, the list of every rank's piece (in rank order)."""
+        send = np.concatenate(flats) if len(flats) > 1 else flats[0]
+        per_rank = elems.sum(axis=1)
+        recv = np.empty(int(per_rank.sum()), dtype)
+        self.comm.Allgatherv(send, [recv, per_rank.tolist()])
+        starts = np.concatenate([[0], np.cumsum(elems.reshape(-1))]).reshape(-1)
+        k = elems.shape[1]
+        return [[recv[starts[r * k + j] : starts[r * k + j + 1]] for r in range(self.size)] for j in range(k)]
+
     def broadcast(self, arrays: list, root: int = 0) -> list:
         """Every rank gets ``root``'s arrays (same shapes and dtypes on every rank)."""
         arrays = [_contiguous(a) for a in arrays]
@@ -256,22 +294,11 @@ class _FusedBuffer:
         self.views = tuple(views)
         del views
         self._buf_refs = self._view_refs = -1
-        self._buf_refs, self._view_refs = self._counts()
-
-    def _counts(self) -> tuple[int, int]:
-        most = 0
-        for v in self.views:
-            most = max(most, getrefcount(v))
-        return getrefcount(self.buf), most
+        self._buf_refs, self._view_refs = getrefcount(self.buf), sum(map(getrefcount, self.views))
 
     def free(self) -> bool:
-        if getrefcount(self.buf) != self._buf_refs:
-            return False
-        n = self._view_refs
-        for v in self.views:
-            if getrefcount(v) != n:
-                return False
-        return True
+        # (a reference count only grows while someone holds a view: the sum is the expected one only if each is)
+        return getrefcount(self.buf) == self._buf_refs and sum(map(getrefcount, self.views)) == self._view_refs
 
 
 _SHAPE_AND_DTYPE = attrgetter("shape", "dtype")
@@ -324,8 +351,8 @@ def install_abort_on_exception(comm: Any) -> None:
 _STUCK_SECONDS = 3.0
 _WATCH_PERIOD = 0.25
 _LEFT_TAG = 7466
-_COLLECTIVES = ("allreduce", "allreduce_one", "_allreduce_grouped", "allgather", "broadcast", "allgather_object",
-                "barrier")
+_COLLECTIVES = ("allreduce", "allreduce_one", "_allreduce_grouped", "allgather", "allgather_slices", "_gatherv",
+                "broadcast", "allgather_object", "barrier")
 
 
 def install_exit_watch(comm: Any) -> bool:

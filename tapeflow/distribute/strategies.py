@@ -492,7 +492,7 @@ class MultiWorkerMirroredStrategy(Strategy):
 
     def _aggregate_gradients(self, grads: list) -> list:
         """Sums gradients over all replicas: the dense ones in one fused allreduce,
-        each ``IndexedSlices`` by all-gathering its values and indices (never densified)."""
+        the ``IndexedSlices`` by all-gathering their values and indices, all of them together (never densified)."""
         for g in grads:
             if type(g) is not Tensor:
                 break
@@ -506,11 +506,12 @@ class MultiWorkerMirroredStrategy(Strategy):
         if dense:
             for i, r in zip(dense, collective_ops.all_reduce([convert_to_tensor(grads[i]) for i in dense], "sum")):
                 out[i] = r
-        for i, g in enumerate(grads):
-            if isinstance(g, IndexedSlices):
-                out[i] = IndexedSlices(
-                    collective_ops.all_gather(g.values), collective_ops.all_gather(g.indices), g.dense_shape
-                )
+        sparse = [i for i, g in enumerate(grads) if isinstance(g, IndexedSlices)]
+        if sparse:  # all of the step's sparse gradients in three collectives (row counts, values, indices)
+            values, indices = collective_ops.all_gather_slices([grads[i].values for i in sparse],
+                                                               [grads[i].indices for i in sparse])
+            for i, v, ix in zip(sparse, values, indices):
+                out[i] = IndexedSlices(v, ix, grads[i].dense_shape)
         return out
 
     def _synced_metric_result(self, metric: Any, result: Callable) -> Any:

@@ -143,13 +143,15 @@ if "loop" in WHAT:
     )
 
 if "sparse" in WHAT:
-    # An Embedding's gradient is an IndexedSlices: all-gathered, never densified.
+    # Two Embeddings: their gradients are IndexedSlices, all-gathered together, never densified.
     tf.keras.utils.set_random_seed(0)
     ids = np.random.default_rng(2).integers(0, 10, size=(24, 3))
     target = np.random.default_rng(3).normal(size=(24, 4)).astype("float32")
     with strategy.scope():
         emb = tf.keras.layers.Embedding(10, 4)
         emb.build((None, 3))
+        emb2 = tf.keras.layers.Embedding(10, 4)
+        emb2.build((None, 3))
         opt = tf.keras.optimizers.Adagrad(0.5)
     seen_sparse = []
 
@@ -157,19 +159,18 @@ if "sparse" in WHAT:
     def sparse_step(i, t):
         def step(i, t):
             with tf.GradientTape() as tape:
-                loss = tf.nn.compute_average_loss(
-                    tf.reduce_sum((tf.reduce_mean(emb(i), 1) - t) ** 2, 1), global_batch_size=12
-                )
-            (g,) = tape.gradient(loss, emb.trainable_variables)
-            seen_sparse.append(isinstance(g, tf.IndexedSlices))
-            opt.apply_gradients([(g, emb.embeddings)])
+                h = tf.reduce_mean(emb(i), 1) + 0.5 * tf.reduce_mean(emb2(i[:, ::-1] % 7), 1)
+                loss = tf.nn.compute_average_loss(tf.reduce_sum((h - t) ** 2, 1), global_batch_size=12)
+            grads = tape.gradient(loss, [emb.embeddings, emb2.embeddings])
+            seen_sparse.extend(isinstance(g, tf.IndexedSlices) for g in grads)
+            opt.apply_gradients(zip(grads, [emb.embeddings, emb2.embeddings]))
             return loss
 
         return strategy.reduce("SUM", strategy.run(step, args=(i, t)), axis=None)
 
     ds = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((ids, target)).batch(12))
     comm = strategy._comm
-    reduced, gathered = [], []  # what travels between the ranks: element counts of each collective
+    reduced, calls = [], []  # what travels between the ranks: element counts of each reduction; MPI calls
 
     def spy(method, log):
         def call(arrays, *args, **kwargs):
@@ -178,19 +179,38 @@ if "sparse" in WHAT:
 
         return call
 
-    comm.allreduce, comm.allgather = spy(comm.allreduce, reduced), spy(comm.allgather, gathered)
+    class CountingComm:  # MPI's communicator, counting the gathers
+        def __init__(self, inner):
+            self._inner = inner
+
+        def __getattr__(self, name):
+            attr = getattr(self._inner, name)
+            if name.startswith("Allgather"):
+                def counted(*a, **k):
+                    calls.append(name)
+                    return attr(*a, **k)
+
+                return counted
+            return attr
+
+    if comm.is_mpi:
+        comm.comm = CountingComm(comm.comm)
+    comm.allreduce = spy(comm.allreduce, reduced)
     try:
         for _ in range(2):
             for i, t in ds:
                 sparse_step(i, t)
     finally:
-        del comm.allreduce, comm.allgather
+        del comm.allreduce
+        if comm.is_mpi:
+            comm.comm = comm.comm._inner
     save(
         "sparse",
         emb.embeddings.numpy(),
+        emb2.embeddings.numpy(),
         sparse=np.array(seen_sparse),
         reduced=np.array([n for call in reduced for n in call]),
-        gathers=len(gathered),
+        gathers=len(calls),
     )
 
 if "lso" in WHAT:  # dynamic loss scaling: one rank's inf gradient makes every rank skip the step together
