@@ -8,13 +8,14 @@ It launches ``mpirun`` itself (``--oversubscribe`` past the machine's cores; as 
 Open MPI's run-as-root variables), on one host through shared memory:
 
 1. float32 SUM all-reduce between 2 processes at 4 KB, 1 MB and 64 MB. Raw mpi4py
-   (``comm.Allreduce`` into a preallocated buffer) against tapeflow's ``strategy.reduce`` and
-   ``ReplicaContext.all_reduce`` on one tensor (eager). Then a step's gradients — the same bytes as
+   (``comm.Allreduce`` into a preallocated buffer) against tapeflow on the same buffer:
+   ``strategy.reduce`` and ``ReplicaContext.all_reduce`` of one tensor (eager: a new result tensor each
+   call) and one tensor as a compiled ``tf.function`` reduces it (the line the compiler emits for the
+   traced ``CollectiveReduceV2``, with the node's own buffer). Then a step's gradients — the same bytes as
    8 arrays (4 kernels, 4 biases) — packed by hand with mpi4py (copied into the views of a preallocated
    buffer, one in-place ``Allreduce``) against tapeflow's fused gradient allreduce, eager
-   (what ``apply_gradients`` calls) and as a compiled train step runs it (the ``CollectiveReduceV2``
-   kernel). Rounds of all of them are interleaved; each figure is the median of its rounds on the
-   slower rank.
+   (what an eager ``apply_gradients`` calls) and as a compiled train step (Keras ``fit``) runs it. Rounds
+   of all of them are interleaved; each figure is the min and the median of its rounds on the slower rank.
 2. ``model.fit`` on an MLP (784-512-512-10, float32, global batch 192: about 9 ms a step on one idle
    core) under ``MultiWorkerMirroredStrategy`` at each rank count: steps/s and the scaling efficiency
    ``steps/s(N) / (N * steps/s(1))`` (the global batch is fixed, so ideal is N times faster).
@@ -112,15 +113,26 @@ def _allreduce_worker(quick: bool) -> None:
         def fused_eager(parts=parts):  # what apply_gradients does with a step's dense gradients, eagerly
             strategy._aggregate_gradients(parts)
 
-        def fused_graph(arrays=arrays):  # the same, as a compiled train step runs it (the op's kernel)
-            kernel(*arrays, reduction="sum", n=8)
+        plan8 = collective_ops.FusionPlan(tuple(a.shape for a in arrays), np.float32, "sum")
+        plan1 = collective_ops.FusionPlan((x.shape,), np.float32, "sum")
 
-        fns = {"raw": raw, "reduce": reduce, "replica": replica_all_reduce, "raw_fused": raw_fused,
-               "fused_eager": fused_eager, "fused_graph": fused_graph}
+        def fused_graph(arrays=arrays, plan8=plan8):  # the same, as a compiled train step runs it: the line
+            kernel(*arrays, reduction="sum", n=8, plan=plan8)  # the compiler emits for the traced op
+
+        def one_graph(x=x, plan1=plan1):  # strategy.reduce of one tensor inside tf.function (the same line)
+            kernel(x, reduction="sum", n=1, plan=plan1)
+
+        fns = {"raw": raw, "reduce": reduce, "replica": replica_all_reduce, "one_graph": one_graph,
+               "raw_fused": raw_fused, "fused_eager": fused_eager, "fused_graph": fused_graph}
         np.testing.assert_allclose(strategy.reduce("SUM", tx, axis=None).numpy(), (raw(), out)[1], rtol=1e-6)
-        got = strategy._aggregate_gradients(parts)
-        for g, v in zip(got, raw_fused()):
-            np.testing.assert_allclose(g.numpy(), v, rtol=1e-6)
+        np.testing.assert_allclose(kernel(x, reduction="sum", n=1, plan=plan1)[0], out, rtol=1e-6)
+        assert plan1.fused is not None  # its own buffer from now on
+        want = [v.copy() for v in raw_fused()]
+        for got in (strategy._aggregate_gradients(parts), kernel(*arrays, reduction="sum", n=8, plan=plan8)):
+            for g, v in zip(got, want):
+                np.testing.assert_allclose(np.asarray(g), v, rtol=1e-6)
+        assert plan8.fused is not None
+        del got, g  # (a result still held would keep the node from reusing its buffer)
         times: dict = {k: [] for k in fns}
         for _ in range(rounds):
             for name, fn in fns.items():
@@ -129,9 +141,9 @@ def _allreduce_worker(quick: bool) -> None:
                 for _ in range(inner):
                     fn()
                 times[name].append((time.perf_counter() - t0) / inner)
-        med = {k: float(np.median(v)) for k, v in times.items()}
-        med = {k: float(np.max(comm.allgather(v))) for k, v in med.items()}  # the slowest rank's median
-        results[label] = med
+        stats = {k: (float(np.min(v)), float(np.median(v))) for k, v in times.items()}
+        # the slower rank's min and median
+        results[label] = {k: [float(np.max(c)) for c in zip(*comm.allgather(v))] for k, v in stats.items()}
     if comm.rank == 0:
         print(json.dumps(results))
 
@@ -173,6 +185,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--worker", choices=["allreduce", "fit"])
+    ap.add_argument("--only", choices=["allreduce", "fit"], help="run one of the two parts")
     ap.add_argument(
         "--spin",
         action="store_true",
@@ -191,25 +204,25 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} (1 / 5 min)"
         + (", mpi_yield_when_idle=0 (spinning)" if args.spin else "")
     )
-    print("\nfloat32 SUM allreduce, 2 processes (median per call; the slower rank; in brackets: ratio to raw):")
-    print(f"{'size':>6}  {'raw mpi4py':>10}  {'strategy.reduce':>17}  {'replica all_reduce':>18}  "
-          f"{'raw, 8 packed':>15}  {'8 fused, eager':>17}  {'8 fused, graph':>17}")
-    res = _launch(2, "--worker", "allreduce", *q)
-    for label in SIZES:
+    print("\nfloat32 SUM allreduce, 2 processes, per call on the slower rank: min / median over the rounds")
+    print("(in brackets: the ratio to raw mpi4py on the same buffers, min / median)")
+    cols = [("raw", "raw mpi4py", None), ("reduce", "strategy.reduce", "raw"), ("replica", "replica all_reduce", "raw"),
+            ("one_graph", "1 tensor, compiled", "raw"), ("raw_fused", "raw, 8 packed", None),
+            ("fused_eager", "8 fused, eager", "raw_fused"), ("fused_graph", "8 fused, compiled", "raw_fused")]
+    res = _launch(2, "--worker", "allreduce", *q) if args.only != "fit" else {}
+    for label in res:
         r = res[label]
-        fmt = (lambda s: f"{s * 1e6:.1f} us") if r["raw"] < 1e-3 else (lambda s: f"{s * 1e3:.2f} ms")
-
-        def cell(k, base, width, r=r, fmt=fmt):
-            return f"{fmt(r[k])} ({r[k] / r[base]:.2f}x)".rjust(width)
-
-        print(f"{label:>6}  {fmt(r['raw']):>10}  {cell('reduce', 'raw', 17)}  {cell('replica', 'raw', 18)}  "
-              f"{cell('raw_fused', 'raw', 15)}  {cell('fused_eager', 'raw_fused', 17)}  "
-              f"{cell('fused_graph', 'raw_fused', 17)}")
-    print("(the fused columns' ratios are to 'raw, 8 packed': the same 8 arrays packed by hand with mpi4py)")
+        unit, scale = ("us", 1e6) if r["raw"][1] < 1e-3 else ("ms", 1e3)
+        print(f"\n{label}:")
+        for key, name, base in cols:
+            mn, md = r[key]
+            ratio = f"  ({mn / r[base][0]:.2f}x / {md / r[base][1]:.2f}x)" if base else ""
+            print(f"  {name:>20}: {mn * scale:8.2f} / {md * scale:8.2f} {unit}{ratio}")
+    print("\n(the fused rows' ratios are to 'raw, 8 packed': the same 8 arrays packed by hand with mpi4py)")
     print(f"# load average {os.getloadavg()[0]:.2f}")
     print("\nfit, MLP 784-512-512-10 float32, global batch 192, one BLAS thread per rank:")
     base = None
-    for n in args.ranks:
+    for n in args.ranks if args.only != "allreduce" else ():
         r = _launch(n, "--worker", "fit", *q)
         base = base or (r["steps_per_s"] if n == 1 else None)
         eff = f"{r['steps_per_s'] / (n * base):6.0%}" if base else "   n/a"

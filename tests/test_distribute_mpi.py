@@ -78,7 +78,7 @@ def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("mpi")
     ref = str(base / "single")
     proc = subprocess.run(
-        [sys.executable, PROGRAM, ref, "fit", "loop", "sparse", "data", "tail", "tutorial", "crash"],
+        [sys.executable, PROGRAM, ref, "fit", "loop", "sparse", "data", "tail", "logsync", "tutorial", "crash"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -88,7 +88,7 @@ def runs(tmp_path_factory):
     out = {"single": ref}
     for n in (2, 4):
         d = str(base / f"n{n}")
-        proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data", "tail", "tutorial")
+        proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data", "tail", "logsync", "tutorial")
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
         assert f"done {n}" in proc.stdout
         assert proc.stdout.count("Epoch 1/3\n5/5 - ") == 1  # verbose=2's epoch line, from rank 0 only
@@ -174,6 +174,16 @@ def test_each_example_once_per_epoch_and_reductions(runs, n):
     np.testing.assert_array_equal(np.sort(local), np.arange(37))  # each example on exactly one rank
     from_fn = np.concatenate([d["from_fn"] for d in ranks])
     np.testing.assert_array_equal(np.sort(from_fn), np.arange(40))  # shard(num_input_pipelines, pipeline id)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_batch_logs_over_all_ranks_in_one_collective_a_batch(runs, n):
+    ref = _load(runs["single"], "logsync")[0]
+    ranks = _load(runs[n], "logsync")
+    _check_equal(ref, ranks, ["logs"], 1e-5)  # loss, accuracy and top-1 after each batch, as one process
+    for d in ranks:  # 4 batches: their 3 metrics in one allreduce each (the gradients go by the step's own buffer)
+        # (+ at most one to agree on per-batch logs and one for the epoch's logs)
+        assert len(d["reductions"]) <= 4 + 2 and (d["reductions"] == 6).sum() >= 4, d["reductions"]
 
 
 @pytest.mark.parametrize("n", [2, 4])

@@ -97,8 +97,23 @@ def _fused_step(fused: Any, Allreduce: Any, IN_PLACE: Any, op: Any, mean_over: i
             divide(buf, mean_over)
         return views
 
+    def step_one(xs: tuple) -> tuple | None:
+        # one tensor: reduced from where it is straight into the buffer (no copy), as raw mpi4py would
+        if getrefcount(buf) != buf_refs or sum(map(getrefcount, views)) != view_refs:
+            return None
+        x = xs[0]
+        if type(x) is ndarray and x.flags.c_contiguous:
+            Allreduce(x, buf, op)
+        else:
+            views[0][...] = x
+            Allreduce(IN_PLACE, buf, op)
+        if mean_over:
+            divide(buf, mean_over)
+        return views
+
+    ndarray = np.ndarray
     buf_refs, view_refs = refs()
-    return step
+    return step_one if len(views) == 1 else step
 
 
 COLLECTIVE_REDUCE = defop(

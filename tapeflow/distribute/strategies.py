@@ -531,6 +531,33 @@ class MultiWorkerMirroredStrategy(Strategy):
                 v._value = a
             metric._syncing = False
 
+    def _synced_results(self, metrics: list) -> list:
+        """Each metric's ``result()`` over all replicas, the variables of all of them summed in one allreduce
+        (Keras' logs after a batch: one collective, however many metrics)."""
+        synced = []
+        for m in metrics:
+            if getattr(m, "_sync_replicas", False):
+                while not getattr(m, "_variables", None) and getattr(m, "_inner", None) is not None:
+                    m = m._inner  # a metric that delegates (Keras' "accuracy" picks its metric at the first batch)
+                if getattr(m, "_variables", None):
+                    synced.append(m)
+        variables = [v for m in synced for v in m._variables]
+        if not variables:
+            return [m.result() for m in metrics]
+        local = [v._value for v in variables]
+        summed = self._comm.allreduce(local, "sum")
+        for m in synced:
+            m._syncing = True
+        try:
+            for v, a in zip(variables, summed):
+                v._value = a
+            return [m.result() for m in metrics]
+        finally:
+            for v, a in zip(variables, local):
+                v._value = a
+            for m in synced:
+                m._syncing = False
+
     def __repr__(self) -> str:
         return f"<tapeflow.distribute.MultiWorkerMirroredStrategy object at {id(self):#x}>"
 

@@ -545,7 +545,8 @@ class Trainer:
         if isinstance(out, dict):
             logs = {k: float(np.asarray(_to_numpy(v))) for k, v in out.items()}
             if dist_hooks.strategy is not None:  # the same logs on every rank: metrics synced, the rest averaged
-                synced = {m.name: float(m.result().numpy()) for m in self.metrics if m.name in logs}
+                ms = [m for m in self.metrics if m.name in logs]
+                synced = {m.name: float(r.numpy()) for m, r in zip(ms, dist_hooks.strategy._synced_results(ms))}
                 rest = [k for k in logs if k not in synced]
                 means = dist_hooks.strategy._comm.allreduce([np.array([logs[k] for k in rest])], "mean")[0]
                 logs.update(zip(rest, means.tolist()), **synced)
@@ -575,6 +576,9 @@ class Trainer:
 
     def _logs(self) -> dict:
         # Keras 3 reports the logs sorted by name
+        if dist_hooks.strategy is not None:  # every metric over all ranks, in one collective
+            ms = self.metrics
+            return dict(sorted((m.name, float(r.numpy())) for m, r in zip(ms, dist_hooks.strategy._synced_results(ms))))
         return dict(sorted((m.name, float(m.result().numpy())) for m in self.metrics))
 
     def _reset_metrics(self) -> None:

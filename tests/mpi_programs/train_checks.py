@@ -13,7 +13,7 @@ import numpy as np
 import tapeflow as tf
 
 OUT = sys.argv[1]
-WHAT = sys.argv[2:] or ["fit", "loop", "sparse", "lso", "data", "tail", "tutorial"]
+WHAT = sys.argv[2:] or ["fit", "loop", "sparse", "lso", "data", "tail", "logsync", "tutorial"]
 os.makedirs(OUT, exist_ok=True)
 
 strategy = tf.distribute.MultiWorkerMirroredStrategy()
@@ -293,6 +293,33 @@ if "tail" in WHAT:  # 33 examples, global batch 8: the last batch has one exampl
     rows = [int(x.shape[0]) for x, _ in dist]
     losses = [float(tail_step(b)) for b in dist]
     save("tail", *fit_weights, *model.get_weights(), loss=history.history["loss"], loop_loss=losses, rows=rows)
+
+if "logsync" in WHAT:  # per-batch logs (a callback reads them): all metrics over all ranks in one collective a batch
+    tf.keras.utils.set_random_seed(0)
+    with strategy.scope():
+        model = make_model("float32")
+        model.compile(optimizer="sgd", loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=["accuracy", tf.keras.metrics.SparseTopKCategoricalAccuracy(k=1, name="top1")])
+    batch_logs = []
+
+    class Logs(tf.keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            batch_logs.append([logs["loss"], logs["accuracy"], logs["top1"]])
+
+    comm, reductions = strategy._comm, []
+    method = comm.allreduce
+
+    def counted(arrays, *args, **kwargs):
+        reductions.append(len(arrays))
+        return method(arrays, *args, **kwargs)
+
+    model.fit(X[:32].astype("float32"), Y[:32], batch_size=GLOBAL_BATCH, epochs=1, verbose=0, callbacks=[Logs()])
+    comm.allreduce = counted  # the second fit: traced already
+    try:
+        model.fit(X[:32].astype("float32"), Y[:32], batch_size=GLOBAL_BATCH, epochs=1, verbose=0, callbacks=[Logs()])
+    finally:
+        del comm.allreduce
+    save("logsync", logs=np.array(batch_logs), reductions=np.array(reductions))
 
 if "tutorial" in WHAT:  # TF's multi-worker tutorials, as written there (Keras fit on a dataset, then a custom loop)
     tf.keras.utils.set_random_seed(0)
