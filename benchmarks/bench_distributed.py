@@ -116,11 +116,16 @@ def _allreduce_worker(quick: bool) -> None:
         plan8 = collective_ops.FusionPlan(tuple(a.shape for a in arrays), np.float32, "sum")
         plan1 = collective_ops.FusionPlan((x.shape,), np.float32, "sum")
 
-        def fused_graph(arrays=arrays, plan8=plan8):  # the same, as a compiled train step runs it: the line
-            kernel(*arrays, reduction="sum", n=8, plan=plan8)  # the compiler emits for the traced op
+        a = arrays
+
+        # the same, as a compiled train step runs it: the line the compiler emits for the traced op (its node's
+        # own buffer; the kernel only if that buffer is still held)
+        def fused_graph(a0=a[0], a1=a[1], a2=a[2], a3=a[3], a4=a[4], a5=a[5], a6=a[6], a7=a[7], plan8=plan8):
+            return plan8.step((a0, a1, a2, a3, a4, a5, a6, a7)) or kernel(a0, a1, a2, a3, a4, a5, a6, a7,
+                                                                           reduction="sum", n=8, plan=plan8)
 
         def one_graph(x=x, plan1=plan1):  # strategy.reduce of one tensor inside tf.function (the same line)
-            kernel(x, reduction="sum", n=1, plan=plan1)
+            return plan1.step((x,)) or kernel(x, reduction="sum", n=1, plan=plan1)
 
         fns = {"raw": raw, "reduce": reduce, "replica": replica_all_reduce, "one_graph": one_graph,
                "raw_fused": raw_fused, "fused_eager": fused_eager, "fused_graph": fused_graph}

@@ -120,6 +120,8 @@ COLLECTIVE_REDUCE = defop(
     "CollectiveReduceV2", _reduce_kernel, shape=_reduce_shape, num_outputs=lambda attrs: attrs["n"]
 )
 COLLECTIVE_REDUCE.extra["stateful"] = True  # a collective: ordered, never folded or merged
+# The compiled graph calls a node's ``plan.step(inputs)`` itself, and the kernel only when it returns None.
+COLLECTIVE_REDUCE.extra["plan_step"] = True
 
 
 @defgrad("CollectiveReduceV2", inputs=False)

@@ -309,6 +309,8 @@ def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | Non
             kernels[id(op.opdef)] = kname
         kw = ", ".join(f"{k}={global_obj('A', v)}" for k, v in op.attrs.items())
         call = f"{kname}({', '.join(args)}{', ' if args and kw else ''}{kw})"
+        if "plan" in op.attrs and op.opdef.extra.get("plan_step"):  # a collective with its own buffer: its step
+            call = f"({global_obj('P', op.attrs['plan'])}.step(({', '.join(args)},)) or {call})"  # or the kernel
         if op.opdef.num_outputs == 1:
             lines.append(f"    {outs[0]} = {call}")
         elif outs:
