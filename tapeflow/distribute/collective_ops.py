@@ -78,17 +78,17 @@ class FusionPlan:
 
 
 def _fused_step(fused: Any, Allreduce: Any, IN_PLACE: Any, op: Any, mean_over: int) -> Any:
+    """The node's step: ``step(arrays)`` -> the reduced views, or None while a view of the last step is held."""
     from sys import getrefcount
 
     buf, views = fused.buf, fused.views
     divide = communicator._divide_in_place
-
-    def refs() -> tuple:
-        return getrefcount(buf), sum(map(getrefcount, views))
+    if len(views) == 1:
+        return _one_step(buf, views, Allreduce, IN_PLACE, op, mean_over, divide)
 
     def step(xs: tuple) -> tuple | None:
         # nobody else holds a view (a reference count only grows while someone does)
-        if getrefcount(buf) != buf_refs or sum(map(getrefcount, views)) != view_refs:
+        if getrefcount(buf) > buf_refs or sum(map(getrefcount, views)) > view_refs:
             return None
         for view, x in zip(views, xs):  # the traced shapes and dtype: a plain copy each
             view[...] = x
@@ -97,23 +97,30 @@ def _fused_step(fused: Any, Allreduce: Any, IN_PLACE: Any, op: Any, mean_over: i
             divide(buf, mean_over)
         return views
 
+    buf_refs, view_refs = getrefcount(buf), sum(map(getrefcount, views))
+    return step
+
+
+def _one_step(buf: Any, views: tuple, Allreduce: Any, IN_PLACE: Any, op: Any, mean_over: int, divide: Any) -> Any:
+    from sys import getrefcount
+
+    view = views[0]
+
     def step_one(xs: tuple) -> tuple | None:
         # one tensor: reduced from where it is straight into the buffer (no copy), as raw mpi4py would
-        if getrefcount(buf) != buf_refs or sum(map(getrefcount, views)) != view_refs:
+        if getrefcount(buf) > buf_refs or getrefcount(view) > view_refs:
             return None
-        x = xs[0]
-        if type(x) is ndarray and x.flags.c_contiguous:
-            Allreduce(x, buf, op)
-        else:
-            views[0][...] = x
+        try:
+            Allreduce(xs[0], buf, op)
+        except (BufferError, ValueError, TypeError):  # not a contiguous buffer (mpi4py checks before sending)
+            view[...] = xs[0]
             Allreduce(IN_PLACE, buf, op)
         if mean_over:
             divide(buf, mean_over)
         return views
 
-    ndarray = np.ndarray
-    buf_refs, view_refs = refs()
-    return step_one if len(views) == 1 else step
+    buf_refs, view_refs = getrefcount(buf), getrefcount(view)
+    return step_one
 
 
 COLLECTIVE_REDUCE = defop(

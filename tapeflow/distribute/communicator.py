@@ -297,8 +297,8 @@ class _FusedBuffer:
         self._buf_refs, self._view_refs = getrefcount(self.buf), sum(map(getrefcount, self.views))
 
     def free(self) -> bool:
-        # (a reference count only grows while someone holds a view: the sum is the expected one only if each is)
-        return getrefcount(self.buf) == self._buf_refs and sum(map(getrefcount, self.views)) == self._view_refs
+        # (a reference count grows while someone holds a view: the sum is at most the expected one only if none is)
+        return getrefcount(self.buf) <= self._buf_refs and sum(map(getrefcount, self.views)) <= self._view_refs
 
 
 _SHAPE_AND_DTYPE = attrgetter("shape", "dtype")
