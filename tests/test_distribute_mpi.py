@@ -264,6 +264,26 @@ def test_sigkill_of_one_rank_ends_the_job_nonzero(runs):
     _assert_ended_soon_after_the_fault(out, ended)
 
 
+def test_sigkill_while_writing_a_checkpoint_keeps_the_last_one_and_the_job_resumes(runs):
+    out = os.path.join(runs["base"], "killsave")
+    proc = _launch(2, out, "killsave", KILL="1")
+    ended = time.time()
+    assert proc.returncode != 0
+    _assert_ended_soon_after_the_fault(out, ended)
+    ckdir = os.path.join(out, "killsave")
+    files = sorted(os.listdir(ckdir))
+    assert files[1:] == ["checkpoint", "ckpt-1.safetensors"], files  # and the killed write's temporary file
+    tmp = os.path.join(ckdir, files[0])  # (never renamed to ckpt-2)
+    assert files[0].startswith(".ckpt-2.safetensors.") and files[0].endswith(".tmp"), files
+    os.utime(tmp, (time.time() - 60, time.time() - 60))  # as a restart a minute later sees it
+    proc = _launch(2, out, "killsave")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for d in _load(out, "killsave"):  # every rank resumed from ckpt-1 (w as saved there)
+        assert str(d["restored"]) == "ckpt-1"
+        np.testing.assert_array_equal(d["w0"], np.arange(4.0))
+    assert sorted(os.listdir(ckdir)) == ["checkpoint", "ckpt-1.safetensors"]  # the half-written file removed
+
+
 def test_sys_exit_on_one_rank_while_the_others_wait_ends_the_job(runs):
     out = os.path.join(runs["base"], "exit")
     proc = _launch(2, out, "exit")

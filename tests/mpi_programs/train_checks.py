@@ -449,6 +449,31 @@ if "crash" in WHAT:  # resume check: rank N-1 fails in the 2nd epoch, after the 
         manager.save()
     save("resume", *model.get_weights())
 
+if "killsave" in WHAT:  # rank 0 killed (SIGKILL) halfway through writing a checkpoint; the restarted job resumes
+    import signal
+
+    from tapeflow.train import checkpoint as checkpoint_lib
+
+    with strategy.scope():
+        w = tf.Variable(np.arange(4.0))
+    ckpt = tf.train.Checkpoint(w=w)
+    manager = tf.train.CheckpointManager(ckpt, os.path.join(OUT, "killsave"), max_to_keep=2)
+    restored = manager.restore_or_initialize()
+    if restored is None:
+        manager.save()  # ckpt-1: complete
+        w.assign_add(tf.ones(4, tf.float64))
+        if os.environ.get("KILL") == "1" and RANK == 0:
+
+            def half_then_die(f, data):
+                f.write(data[: len(data) // 2])
+                f.flush()
+                fault_time()
+                os.kill(os.getpid(), signal.SIGKILL)
+
+            checkpoint_lib._write_bytes = half_then_die
+        manager.save()
+    save("killsave", w.numpy(), restored=os.path.basename(restored or ""))
+
 if "kill" in WHAT:
     import signal
 
