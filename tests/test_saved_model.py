@@ -179,3 +179,38 @@ def test_save_after_the_function_ran_under_a_tape(tmp_path):
     with tf.GradientTape() as tape:
         y = tf.reduce_sum(loaded.model(tf.ones((3, 2))))
     np.testing.assert_array_equal(tape.gradient(y, loaded.model.w).numpy(), [[3.0], [3.0]])
+
+
+def test_custom_gradient_is_saved_and_used_after_loading(tmp_path):
+    # the advanced-autodiff guide's example: the loaded function keeps its clipped gradient (TF: 2.0)
+    @tf.custom_gradient
+    def clip_gradients(y):
+        def backward(dy):
+            return tf.clip_by_norm(dy, 0.5)
+        return y, backward
+
+    class MyModule(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec(None)])
+        def call_custom_grad(self, x):
+            return clip_gradients(x)
+
+    tf.saved_model.save(MyModule(), str(tmp_path / "m"),
+                        options=tf.saved_model.SaveOptions(experimental_custom_gradients=True))
+    v = tf.Variable(2.0)
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    with tf.GradientTape() as t:
+        output = loaded.call_custom_grad(v * v)
+    assert float(output) == 4.0 and float(t.gradient(output, v)) == 2.0
+
+    @tf.custom_gradient
+    def log1pexp(x):
+        e = tf.exp(x)
+        return tf.math.log(1 + e), lambda upstream: upstream * (1 - 1 / (1 + e))
+
+    class Reads(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([])])
+        def f(self, x):
+            return log1pexp(x)
+
+    with pytest.raises(NotImplementedError, match="reads tensors of the forward pass"):
+        tf.saved_model.save(Reads(), str(tmp_path / "r"))

@@ -34,7 +34,8 @@ _FORMAT_VERSION = 1
 
 
 class SaveOptions:
-    """Accepted for TF compatibility; tapeflow's format has no options."""
+    """Accepted for TF compatibility; of its options tapeflow reads ``experimental_custom_gradients``
+    (custom gradients are saved, as TF's default)."""
 
     def __init__(self, **kwargs: Any) -> None:
         self.options = kwargs
@@ -68,9 +69,10 @@ class _GraphPickler(pickle.Pickler):
     """Pickles traced graphs: ops by registry name, symbolic tensors by their fields, variables as
     references to the variables file (by checkpoint path)."""
 
-    def __init__(self, file: Any, var_keys: dict[int, str]) -> None:
+    def __init__(self, file: Any, var_keys: dict[int, str], grad_fns: dict | None = None) -> None:
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
         self._var_keys = var_keys
+        self._grad_fns = grad_fns or {}  # id(custom gradient closure) -> its traced _SavedGradFn
 
     def persistent_id(self, obj: Any) -> Any:
         from tapeflow.framework.variables import Variable
@@ -90,6 +92,9 @@ class _GraphPickler(pickle.Pickler):
         from tapeflow.graph.graph import SymbolicTensor
         from tapeflow.ops.registry import OpDef, get_op
 
+        saved = self._grad_fns.get(id(obj))
+        if saved is not None:
+            return _SavedGradFn, (saved.function,)
         if isinstance(obj, OpDef):
             return get_op, (obj.name,)
         if isinstance(obj, SymbolicTensor):
@@ -97,6 +102,42 @@ class _GraphPickler(pickle.Pickler):
         if isinstance(obj, GraphFunction):  # its backward functions too: compiled callables are rebuilt on use
             return _make, (GraphFunction, {**obj.__dict__, "_compiled": None, "_compiled_saved": None})
         return NotImplemented
+
+
+class _SavedGradFn:
+    """A ``@tf.custom_gradient``'s gradient function traced into a concrete function when saved
+    (TF's ``experimental_custom_gradients``): a loaded function is differentiated with it."""
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+
+    def __call__(self, op: Any, *result_grads: Any) -> list:
+        out = self.function(*result_grads)
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def _trace_custom_gradients(functions: list) -> dict:
+    """``{id(grad_fn): _SavedGradFn}`` for the custom gradients traced into ``functions``' graphs: each
+    gradient function is traced on the output gradients' specs. One that reads tensors of the forward
+    graph cannot be traced on its own: saving raises NotImplementedError."""
+    from tapeflow.framework.tensor_spec import TensorSpec
+    from tapeflow.graph.function import function as tf_function
+
+    found: dict = {}
+    for cf in functions:
+        for _pos, name, _inputs, outputs, grad_fn in getattr(cf._gf.graph, "custom_gradients", ()):
+            if id(grad_fn) in found or isinstance(grad_fn, _SavedGradFn):
+                continue
+            specs = [TensorSpec(o.shape, o.dtype) for o in outputs]
+            try:
+                traced = tf_function(lambda *gs, _f=grad_fn: _f(None, *gs)).get_concrete_function(*specs)
+            except (TypeError, ValueError) as e:
+                raise NotImplementedError(
+                    f"tf.saved_model.save: the gradient function of @tf.custom_gradient '{name}' reads tensors of "
+                    f"the forward pass; saving such a gradient is not implemented in tapeflow ({e}). Compute "
+                    "what it needs from its upstream gradient and the function's inputs instead.") from None
+            found[id(grad_fn)] = _SavedGradFn(traced)
+    return found
 
 
 class _GraphUnpickler(pickle.Unpickler):
@@ -264,12 +305,33 @@ def save(obj: Any, export_dir: Any, signatures: Any = None, options: Any = None)
         "signatures": {k: (cf, [n for n, _ in _signature_specs(cf)]) for k, cf in sigs.items()},
     }
     _strip_compiled(payload)
-    _GraphPickler(buf, var_keys).dump(payload)
+    functions = list(_all_concrete(payload))
+    if not getattr(options, "options", {}).get("experimental_custom_gradients", True) and any(
+            getattr(cf._gf.graph, "custom_gradients", None) for cf in functions):
+        raise NotImplementedError("tf.saved_model.SaveOptions(experimental_custom_gradients=False) with a "
+                                  "@tf.custom_gradient is not implemented in tapeflow (the gradient is always saved)")
+    grad_fns = _trace_custom_gradients(functions)
+    for saved in grad_fns.values():
+        saved.function._gf._compiled = saved.function._gf._compiled_saved = None
+    _GraphPickler(buf, var_keys, grad_fns).dump(payload)
     os.makedirs(os.path.join(export_dir, "variables"), exist_ok=True)
     checkpoint._write_file(
         os.path.join(export_dir, _VARIABLES), {k: checkpoint._to_array(v) for k, v in variables.items()}
     )
     checkpoint._atomic_write(os.path.join(export_dir, _GRAPH_FILE), buf.getvalue())
+
+
+def _all_concrete(payload: dict):
+    def cfs(tree: dict):
+        for fns in tree.get("functions", {}).values():
+            yield from fns
+        for child in tree.get("children", {}).values():
+            if "children" in child:
+                yield from cfs(child)
+
+    yield from cfs(payload["tree"])
+    for cf, _ in payload["signatures"].values():
+        yield cf
 
 
 def _strip_compiled(payload: dict) -> None:
