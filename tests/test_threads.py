@@ -8,7 +8,7 @@ from tapeflow.ops import threads
 
 BIG = np.ones((256, 256), np.float32)  # 16.7M multiply-adds: above SMALL_WORK
 SMALL = np.ones((8, 8), np.float32)
-ROW, COLS = np.ones((1, 4096), np.float32), np.ones((4096, 4096), np.float32)  # 16.7M, one row: not split
+ROW, COLS = np.ones((1, 2048), np.float32), np.ones((2048, 2048), np.float32)  # 4.2M = SMALL_WORK, one row: not split
 
 
 def big_unsplit():
