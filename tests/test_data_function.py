@@ -73,10 +73,28 @@ def test_break_strings_and_tape_around_the_loop():
     assert around(_ds()) is None  # as TF: the loop is a dataset reduction, not differentiable
 
 
-def test_iter_next_inside_tf_function_raises_not_implemented():
+def test_iter_next_inside_tf_function_pull_at_run_time():
     @tf.function
     def f(ds):
-        return next(iter(ds))
+        it = iter(ds)  # a fresh pass each call
+        return next(it) + next(it)
 
-    with pytest.raises(NotImplementedError, match="for x in dataset"):
-        f(tf.data.Dataset.range(3))
+    assert int(f(tf.data.Dataset.range(3, 10))) == 7 and int(f(tf.data.Dataset.range(3, 10))) == 7
+
+    @tf.function
+    def consume(iterator):  # the guide's good_consume_next: each call takes the next element
+        return next(iterator)
+
+    it = iter(tf.data.Dataset.from_tensor_slices([1, 2, 3]))
+    assert [int(consume(it)) for _ in range(3)] == [1, 2, 3]
+    with pytest.raises(tf.errors.OutOfRangeError):
+        consume(it)
+
+    @tf.function
+    def pair(iterator):
+        x, y = next(iterator)
+        return x * y
+
+    it = iter(tf.data.Dataset.from_tensor_slices(([1.0, 2.0], [3.0, 4.0])))
+    assert float(pair(it)) == 3.0 and float(pair(it)) == 8.0
+    assert next(it, "end") == "end"

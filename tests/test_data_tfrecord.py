@@ -136,3 +136,11 @@ def test_ragged_feature_parse_example():
                                                                 row_splits_dtype=tf.int64)})
     assert out["l"].to_list() == [[7], [], [1, 3]] and out["l"].row_splits.dtype == tf.int64
     assert tf.constant([b"a\x00", b"b"]).numpy().tolist() == [b"a\x00", b"b"]  # trailing NULs are kept, as TF
+
+
+def test_parse_example_of_numbers_in_eager_is_tf_value_error():
+    spec = {"a": tf.io.FixedLenFeature([], tf.int64)}
+    with pytest.raises(ValueError, match="Tensor conversion requested dtype string for Tensor with dtype int64"):
+        tf.io.parse_example(tf.constant([1, 2], tf.int64), spec)
+    with pytest.raises(ValueError, match="requested dtype string for Tensor with dtype int32"):
+        tf.io.parse_example([1, 2], spec)

@@ -229,13 +229,10 @@ class Dataset:
     def __iter__(self) -> Iterator:
         from tapeflow.framework.context import state
 
-        if state.graph is not None:
-            # Unrolling would bake this epoch's batches into the graph as constants.
-            raise NotImplementedError(
-                "Iterating a tf.data.Dataset inside tf.function is supported by AutoGraph's `for x in dataset:` "
-                "loop only (iter()/next() on a dataset in a traced function, or autograph=False, is not): write "
-                "the loop as `for x in dataset:`, or iterate outside and pass each batch in."
-            )
+        if state.graph is not None:  # a pass that starts each time the function runs; next() pulls at run time
+            from tapeflow.data.iterator_ops import GraphIterator
+
+            return GraphIterator(self)
         return OwnedIterator(self)
 
     def _autograph_for_stmt(self, body_fn: Callable, state: tuple, names: tuple, brk_index: int,
@@ -597,16 +594,29 @@ class OwnedIterator:
     def __iter__(self) -> OwnedIterator:
         return self
 
-    def __next__(self) -> Any:
+    def _next_raw(self) -> Any:
         var = self._state_var
         if var is not None and var._value is not self._synced:  # restored from a checkpoint
             self._seek(int(np.asarray(var._value).reshape(-1)[0]))
         element = next(self._stream)
         self._position += 1
-        return _to_tensors(element)
+        return element
+
+    def __next__(self) -> Any:
+        from tapeflow.framework.context import state
+
+        if state.graph is not None:  # inside tf.function: an op that takes the next element when the function runs
+            from tapeflow.data.iterator_ops import traced_next
+
+            return traced_next(self, self._dataset.element_spec)
+        return _to_tensors(self._next_raw())
 
     def get_next(self) -> Any:
         """The next element; ``tf.errors.OutOfRangeError`` at the end (TF's behaviour)."""
+        from tapeflow.framework.context import state
+
+        if state.graph is not None:
+            return next(self)
         try:
             return next(self)
         except StopIteration:

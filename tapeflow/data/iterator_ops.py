@@ -78,6 +78,86 @@ ITERATOR_GET_NEXT.extra["stateful"] = True
 NotDifferentiable("IteratorGetNextAsOptional")
 
 
+def _next_element(source: Any) -> Any:
+    """The next raw element of ``source`` (an eager ``OwnedIterator`` or a pass handle); OutOfRangeError at the
+    end, as TF's IteratorGetNext."""
+    from tapeflow.framework import errors
+
+    try:
+        if isinstance(source, (int, np.integer)) or getattr(source, "ndim", None) == 0:
+            it = _LIVE.get(int(source))
+            if it is None:
+                raise StopIteration
+            return next(it)
+        return source._next_raw()
+    except StopIteration:
+        raise errors.OutOfRangeError("End of sequence [Op:IteratorGetNext]") from None
+
+
+def _iterator_get_next_kernel(*handle, source, specs, flatten):
+    element = _next_element(handle[0] if handle else source)
+    leaves = flatten(element)
+    return tuple(np.asarray(a, dtype=_np_dtype(s)) for a, s in zip(leaves, specs))
+
+
+def _iterator_get_next_shape(in_specs, source, specs, flatten):
+    return [(None if s.shape.rank is None else tuple(s.shape.as_list()), _np_dtype(s)) for s in specs]
+
+
+ITERATOR_GET_NEXT_OP = defop("IteratorGetNext", _iterator_get_next_kernel, shape=_iterator_get_next_shape,
+                             num_outputs=lambda attrs: len(attrs["specs"]))
+ITERATOR_GET_NEXT_OP.extra["stateful"] = True
+NotDifferentiable("IteratorGetNext")
+
+
+def _dense_specs(spec: Any) -> list:
+    from tapeflow.data.dataset import _flatten
+    from tapeflow.framework.tensor_spec import TensorSpec
+
+    specs = _flatten(spec)
+    if not all(type(s) is TensorSpec for s in specs):
+        raise NotImplementedError(
+            "next() on a tf.data iterator inside tf.function supports elements of dense tensors; this element_spec "
+            f"is {spec}. Iterate it outside the function and pass each element in.")
+    return specs
+
+
+def traced_next(source: Any, spec: Any) -> Any:
+    """``next(iterator)`` while tracing: an ``IteratorGetNext`` op that pulls the element when the function
+    runs (each call takes the next one, as TF), packed as the dataset's ``element_spec``."""
+    from tapeflow.data.dataset import _flatten, _pack
+
+    specs = _dense_specs(spec)
+    inputs = (source,) if not hasattr(source, "_next_raw") else ()
+    outs = execute(ITERATOR_GET_NEXT_OP, inputs, {"source": None if inputs else source, "specs": specs,
+                                                  "flatten": _flatten})
+    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    return _pack(spec, iter(outs))
+
+
+class GraphIterator:
+    """``iter(dataset)`` inside a traced function: a fresh pass each time the function runs (an
+    ``AnonymousIterator`` op); ``next()`` is an ``IteratorGetNext`` op."""
+
+    def __init__(self, dataset: Any) -> None:
+        self._spec = dataset.element_spec
+        _dense_specs(self._spec)
+        self._handle = execute(ANONYMOUS_ITERATOR, (), {"dataset": dataset})
+
+    @property
+    def element_spec(self) -> Any:
+        return self._spec
+
+    def __iter__(self) -> GraphIterator:
+        return self
+
+    def __next__(self) -> Any:
+        return traced_next(self._handle, self._spec)
+
+    def get_next(self) -> Any:
+        return next(self)
+
+
 def dataset_for_stmt(dataset: Any, body_fn: Callable, state: tuple, names: tuple, brk_index: int,
                      while_stmt: Callable, as_bool: Callable) -> tuple:
     """AutoGraph's ``for x in dataset`` inside a traced function (see the module docstring)."""

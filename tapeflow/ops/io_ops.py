@@ -530,6 +530,12 @@ def parse_example_op(serialized: Any, features: dict, single: bool) -> dict:
     """``tf.io.parse_example`` / ``parse_single_example`` over ``FixedLenFeature``/``VarLenFeature`` specs."""
     from tapeflow.framework.sparse_tensor import SparseTensor
 
+    from tapeflow.framework.context import state
+
+    if state.graph is None and not isinstance(serialized, (str, bytes)):  # eager: TF converts, then checks dtype
+        t = serialized if isinstance(serialized, Tensor) else convert_to_tensor(serialized)
+        if t.dtype != dtypes.string:
+            raise ValueError(f"Tensor conversion requested dtype string for Tensor with dtype {t.dtype.name}: {t!r}")
     if isinstance(serialized, Tensor) and serialized.dtype != dtypes.string:
         raise TypeError(f"Input 'serialized' of 'ParseExampleV2' Op has type {serialized.dtype.name} that does not "
                         "match expected type of string.")
