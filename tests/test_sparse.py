@@ -161,3 +161,21 @@ def test_namespaces_name_what_is_not_built():
     with pytest.raises(NotImplementedError, match="tf.ragged.cross"):
         tf.ragged.cross
     assert not hasattr(tf.sparse, "no_such_op")
+
+
+def test_keras_predict_and_fit_on_a_sparse_tensor():
+    # Keras batches a SparseTensor input by rows (values recorded from TensorFlow 2.21 / Keras 3)
+    import numpy as np
+
+    x = tf.keras.Input(shape=(4,), sparse=True)
+    model = tf.keras.Model(x, tf.keras.layers.Dense(4, kernel_initializer="ones")(x))
+    sp = tf.sparse.SparseTensor(indices=[(0, 0), (0, 1), (0, 2), (4, 3), (5, 0), (5, 1)], values=[1.0] * 6,
+                                dense_shape=(6, 4))
+    want = np.repeat([[3.0], [0], [0], [0], [1], [2]], 4, axis=1)
+    np.testing.assert_array_equal(model.predict(sp, verbose=0), want)
+    np.testing.assert_array_equal(model.predict(sp, batch_size=4, verbose=0), want)
+    model.compile(loss="mse", optimizer="sgd")
+    h = model.fit(sp, np.ones((6, 4)), batch_size=4, epochs=1, verbose=0, shuffle=False)
+    assert round(h.history["loss"][0], 4) == 1.3321
+    h = model.fit(sp, np.ones((6, 4)), batch_size=4, epochs=1, verbose=0)  # shuffled rows of a SparseTensor
+    assert np.isfinite(h.history["loss"][0])

@@ -43,26 +43,51 @@ def _to_numpy(x: Any) -> Any:
     return x
 
 
+def _is_sparse(v: Any) -> bool:
+    from tapeflow.framework.sparse_tensor import SparseTensor
+
+    return isinstance(v, SparseTensor)
+
+
+def _rows(v: Any) -> int:
+    return int(v.dense_shape.numpy()[0]) if _is_sparse(v) else int(np.shape(v)[0])
+
+
 def _num_samples(x: Any) -> int:
     leaves = [v for v in nest.flatten(x) if v is not None]
     if not leaves:
         raise ValueError("fit/evaluate/predict: `x` is empty.")
-    n = int(np.shape(leaves[0])[0])
+    n = _rows(leaves[0])
     for v in leaves[1:]:
-        if int(np.shape(v)[0]) != n:
-            raise ValueError(f"Data cardinality is ambiguous: arrays of {n} and {np.shape(v)[0]} samples. "
+        if _rows(v) != n:
+            raise ValueError(f"Data cardinality is ambiguous: arrays of {n} and {_rows(v)} samples. "
                              f"Make sure all arrays contain the same number of samples.")
     return n
 
 
+def _sparse_take(v: Any, idx: Any) -> Any:
+    """Rows ``idx`` (a slice or an index array) of a SparseTensor, renumbered from 0, in row-major order."""
+    from tapeflow.framework.sparse_tensor import SparseTensor
+
+    ind, vals, shape = v.indices.numpy(), v.values.numpy(), v.dense_shape.numpy()
+    rows = np.arange(shape[0])[idx]
+    pos = np.full(int(shape[0]), -1, np.int64)
+    pos[rows] = np.arange(len(rows))
+    new_row = pos[ind[:, 0]] if len(ind) else np.zeros(0, np.int64)
+    keep = new_row >= 0
+    out = np.concatenate([new_row[keep, None], ind[keep, 1:]], axis=1)
+    order = np.lexsort(out.T[::-1]) if len(out) else np.zeros(0, np.int64)
+    return SparseTensor(out[order], vals[keep][order], np.concatenate([[len(rows)], shape[1:]]).astype(np.int64))
+
+
 def _take(x: Any, idx: Any) -> Any:
-    return nest.map_structure(lambda v: None if v is None else v[idx], x)
+    return nest.map_structure(lambda v: None if v is None else _sparse_take(v, idx) if _is_sparse(v) else v[idx], x)
 
 
 def _as_arrays(x: Any) -> Any:
     def conv(v):
-        if v is None:
-            return None
+        if v is None or _is_sparse(v):  # a SparseTensor stays one: its batches are row slices
+            return v
         v = _to_numpy(v)
         return np.asarray(v)
 
@@ -529,7 +554,7 @@ class Trainer:
     def _convert_batch(self, x: Any, y: Any, sw: Any) -> tuple:
         """The batch as the ``data`` tuple a step gets: ``(x,)``, ``(x, y)`` or ``(x, y, sw)`` of tensors."""
         def conv(v):
-            if v is None or isinstance(v, Tensor):
+            if v is None or isinstance(v, Tensor) or _is_sparse(v):
                 return v
             return convert_to_tensor(v)
 
@@ -556,8 +581,11 @@ class Trainer:
     def _update_metrics(self, x: Any, y: Any, y_pred: Any, sw: Any, loss: Tensor, per_output: Any = None) -> None:
         # The loss is averaged over batches weighted by their size (Keras 3's loss tracker).
         first = nest.flatten(x)[0]
-        n = first._shape_tuple()[0]
-        batch_size = float(n) if n is not None else mo.cast(ao.shape(first)[0], loss.dtype)
+        if _is_sparse(first):  # a SparseTensor batch: its size is dense_shape[0]
+            batch_size = mo.cast(first.dense_shape[0], loss.dtype)
+        else:
+            n = first._shape_tuple()[0]
+            batch_size = float(n) if n is not None else mo.cast(ao.shape(first)[0], loss.dtype)
         self._loss_tracker.update_state(_unscale(loss), sample_weight=batch_size)
         spec = self._outputs_spec
         if spec is not None and y is not None:
