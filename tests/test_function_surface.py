@@ -174,3 +174,25 @@ def test_binding_errors_are_tf_type_errors_with_tf_text():
         f(1, 2)
     assert str(e.value) == ("Binding inputs to tf.function failed due to `too many positional arguments`. Received "
                             "args: (1, 2) and kwargs: {} for signature: (x).")
+
+
+def test_input_signature_cast_error_is_tf_text():
+    @tf.function(input_signature=(tf.TensorSpec(shape=[None], dtype=tf.int32),))
+    def next_collatz(x):
+        return x
+
+    with pytest.raises(TypeError) as e:
+        next_collatz(tf.constant([1.0, 2.0]))
+    assert str(e.value) == (
+        "Binding inputs to tf.function failed due to `Can not cast TensorSpec(shape=(2,), dtype=tf.float32, "
+        "name=None) to TensorSpec(shape=(None,), dtype=tf.int32, name=None)`. Received args: (<tf.Tensor: "
+        "shape=(2,), dtype=float32, numpy=array([1., 2.], dtype=float32)>,) and kwargs: {} for signature: "
+        "(x: TensorSpec(shape=(None,), dtype=tf.int32, name=None)).")
+
+    @tf.function(input_signature=(tf.TensorSpec([2], tf.float32), tf.TensorSpec([], tf.int32)))
+    def two(a, b):
+        return a
+
+    with pytest.raises(TypeError, match=r"for signature: \(a: TensorSpec\(shape=\(2,\), dtype=tf.float32, "
+                                         r"name=None\), b: TensorSpec\(shape=\(\), dtype=tf.int32, name=None\)\)\.$"):
+        two(tf.constant([1.0, 2.0]), tf.constant(1.0))

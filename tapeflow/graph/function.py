@@ -1044,6 +1044,21 @@ class Function:
                 return _replace_shapes(key, [_generalize(s[1], g[1]) for s, g in zip(shapes, gshapes)])
         return key
 
+    def _signature_text(self) -> str:
+        """TF's text of an input_signature: ``(x: TensorSpec(...), y: TensorSpec(...))`` with the parameters'
+        names (the bare specs when the signature is nested or the names are unknown)."""
+        import inspect
+
+        struct = tuple(self._input_signature_struct)
+        try:
+            params = [p.name for p in inspect.signature(self._python_function).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        except (TypeError, ValueError):
+            params = []
+        if len(params) < len(struct) or not all(isinstance(x, TensorSpec) for x in struct):
+            return str(struct)
+        return "(" + ", ".join(f"{n}: {x}" for n, x in zip(params, struct)) + ")"
+
     def _lookup_signature(self, args: tuple, kwargs: dict):
         args, kwargs = self._canonical(args, kwargs)
         if kwargs:
@@ -1070,9 +1085,9 @@ class Function:
                                 f"{a!r} to {spec}: {e}") from None
             if t.dtype is not spec.dtype or not spec.shape.is_compatible_with(TensorShape(t._shape_tuple())):
                 raise TypeError(
-                    f"Binding inputs to tf.function `{self._name}` failed due to `Can not cast "
+                    f"Binding inputs to tf.function failed due to `Can not cast "
                     f"{TensorSpec(t.shape, t.dtype)} to {spec}`. Received args: {args} and kwargs: {kwargs} "
-                    f"for signature: {self._input_signature_struct}."
+                    f"for signature: {self._signature_text()}."
                 )
             tensors.append(t)
         cf = self._cache.get("signature")
