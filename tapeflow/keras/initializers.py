@@ -218,15 +218,18 @@ class VarianceScaling(_RandomInitializer, Initializer):
             raise ValueError(f"Invalid `mode` argument: {mode!r}; expected fan_in, fan_out or fan_avg")
         if distribution not in ("normal", "truncated_normal", "untruncated_normal", "uniform"):
             raise ValueError(f"Invalid `distribution` argument: {distribution!r}")
-        if input_axes is not None or output_axes is not None:
-            raise NotImplementedError("VarianceScaling: input_axes / output_axes are not implemented in tapeflow")
         self.scale, self.mode = scale, mode
         self.distribution = "truncated_normal" if distribution == "normal" else distribution  # as Keras 3
         self.input_axes, self.output_axes = input_axes, output_axes
         self._set_seed(seed)
 
     def _generate(self, shape, dtype):
-        fan_in, fan_out = _fans(shape)
+        if self.input_axes is not None and self.output_axes is not None:  # Keras' compute_fans over named axes
+            dims = tuple(int(d) for d in shape)
+            fan_in = float(math.prod(dims[a] for a in self.input_axes))
+            fan_out = float(math.prod(dims[a] for a in self.output_axes))
+        else:
+            fan_in, fan_out = _fans(shape)
         scale = self.scale
         if self.mode == "fan_in":
             scale /= max(1.0, fan_in)

@@ -24,6 +24,10 @@ class Regularizer:
     def get_config(self) -> dict:
         return {}
 
+    @classmethod
+    def from_config(cls, config: dict) -> Regularizer:
+        return cls(**config)
+
 
 def _value(x: Any) -> Tensor:
     return x.value() if hasattr(x, "value") and not isinstance(x, Tensor) else x
