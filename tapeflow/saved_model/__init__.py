@@ -336,15 +336,7 @@ def _all_concrete(payload: dict):
 
 def _strip_compiled(payload: dict) -> None:
     """Drops the compiled callables (rebuilt from the graph on first call) from every function."""
-
-    def cfs(tree: dict):
-        for fns in tree.get("functions", {}).values():
-            yield from fns
-        for child in tree.get("children", {}).values():
-            if "children" in child:
-                yield from cfs(child)
-
-    for cf in list(cfs(payload["tree"])) + [cf for cf, _ in payload["signatures"].values()]:
+    for cf in list(_all_concrete(payload)):
         gf = cf._gf
         gf._compiled = None
         gf._compiled_saved = None

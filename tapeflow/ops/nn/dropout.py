@@ -42,6 +42,14 @@ DROPOUT_MASK.extra["stateful"] = True  # never folded or merged by graph compila
 NotDifferentiable("DropoutKeepMask")
 
 
+def _float_input(x: Any) -> Tensor:
+    x = t(x)
+    if x._value.dtype.kind != "f":
+        raise ValueError(f"`x.dtype` must be a floating point tensor as `x` will be scaled. Received: "
+                         f"x_dtype=<dtype: '{x.dtype.name}'>")
+    return x
+
+
 def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None, name: str | None = None) -> Tensor:
     """Zeroes each element with probability ``rate`` and scales the kept ones
     by 1 / (1 - rate). ``noise_shape`` (broadcastable to x's shape) shares one
@@ -52,10 +60,7 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None,
     >>> sorted(set(y.numpy().tolist()))
     [0.0, 2.0]
     """
-    x = t(x)
-    if x._value.dtype.kind != "f":
-        raise ValueError(f"`x.dtype` must be a floating point tensor as `x` will be scaled. Received: "
-                         f"x_dtype=<dtype: '{x.dtype.name}'>")
+    x = _float_input(x)
     if isinstance(rate, Tensor):
         # TF range-checks only Python rates; a tensor rate of 1 drops everything.
         rate_t = cast(rate, x.dtype) if rate._value.dtype != x._value.dtype else rate
@@ -91,10 +96,7 @@ def stateless_dropout(x: Any, rate: Any, seed: Any, rng_alg: Any = None, noise_s
     mask), the kept values scaled by 1 / (1 - rate). Keras 3's ``Dropout`` draws with it."""
     from tapeflow.ops import array_ops, random_ops
 
-    x = t(x)
-    if x._value.dtype.kind != "f":
-        raise ValueError(f"`x.dtype` must be a floating point tensor as `x` will be scaled. Received: "
-                         f"x_dtype=<dtype: '{x.dtype.name}'>")
+    x = _float_input(x)
     if isinstance(rate, Tensor):
         rate_t = cast(rate, x.dtype) if rate._value.dtype != x._value.dtype else rate
         ret = multiply(x, math_ops.reciprocal(subtract(1.0, rate_t)))
