@@ -552,3 +552,29 @@ def test_compiled_metric_objects_come_back_from_a_keras_file(tmp_path):
                                                                     "threshold": 0.3}
     assert K.metrics.BinaryAccuracy.from_config({"name": "b", "dtype": "float32", "threshold": 0.3}).get_config() \
         == {"name": "b", "dtype": "float32", "threshold": 0.3}
+
+
+def test_multi_head_attention_archive_both_ways(tmp_path):
+    # mha.keras: Keras 3.15.1 after set_random_seed(3), uncompiled:
+    # Input((4, 5)) -> MultiHeadAttention(2, 3)(x, x) -> Dense(2). Keras names its projections' groups after
+    # the public query_dense/... properties and writes build_config as a shapes_dict (query and value shapes)
+    x, y = io_of("mha")
+    loaded = K.models.load_model(fixture("mha.keras"))
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), y, rtol=1e-6, atol=1e-6)
+    tf.keras.utils.set_random_seed(3)
+    inp = K.Input((4, 5))
+    out = L.MultiHeadAttention(2, 3)(inp, inp)
+    model = K.Model(inp, L.Dense(2)(out))
+    np.testing.assert_allclose(model.predict(x, verbose=0), y, rtol=1e-6, atol=1e-6)  # Keras's initial weights
+    path = str(tmp_path / "mha.keras")
+    model.save(path)
+    config, _, tree = archive_parts(path)
+    k_config, _, k_tree = archive_parts(fixture("mha.keras"))
+    # Keras's softmax and dropout sublayers hold no variables: their groups are empty, and tapeflow has no such
+    # sublayers (real Keras loads tapeflow's file without them)
+    empty = {"layers/multi_head_attention/_dropout_layer/vars/", "layers/multi_head_attention/_softmax/vars/"}
+    assert tree == {k: v for k, v in k_tree.items() if k not in empty}
+    _same_classes(k_config, config)
+    mha_cfg = [c for c in config["config"]["layers"] if c["class_name"] == "MultiHeadAttention"][0]
+    assert mha_cfg["build_config"] == {"shapes_dict": {"query_shape": [None, 4, 5], "value_shape": [None, 4, 5]}}
+    np.testing.assert_array_equal(K.models.load_model(path).predict(x, verbose=0), model.predict(x, verbose=0))

@@ -95,3 +95,30 @@ def test_stateless_dropout_as_tf():
     eq(tf.nn.experimental.stateless_dropout(tf.ones([2, 4]), 0.5, seed=[5, 0]), [[0, 2, 2, 0], [2, 0, 0, 2]])
     with pytest.raises(ValueError, match=r"`rate` must be a scalar tensor or a float in the range \[0, 1\)"):
         tf.nn.experimental.stateless_dropout(tf.ones([2]), 1.5, seed=[1, 2])
+
+
+def test_multi_head_attention_projections_start_from_keras_weights():
+    # Keras 3 clones the initializers for each projection (query, key and value differ) and its attention
+    # Dropout takes a Python-random seed between the value and output projections; values from Keras 3.15
+    tf.keras.utils.set_random_seed(7)
+    first = {}
+    for drop in (0.0, 0.1):
+        inp = tf.keras.Input((4, 5))
+        mha = tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=3, dropout=drop)
+        out = mha(inp, inp)  # built before the Dense below draws its seed, as in the Keras run
+        dense = tf.keras.layers.Dense(2)
+        dense(out)
+        first[drop] = {w.path.split("/", 1)[1]: np.asarray(w).ravel()[:3] for w in mha.weights + dense.weights
+                       if w.path.endswith("kernel")}
+    expect = {
+        0.0: {"query/kernel": [0.632902, 0.560131, -0.472329], "key/kernel": [0.722047, -0.287918, 0.067188],
+              "value/kernel": [0.523193, 0.144279, 0.387153],
+              "attention_output/kernel": [0.377158, -0.536498, 0.051722], "kernel": [-0.590069, 0.658313, 0.703508]},
+        0.1: {"query/kernel": [0.478715, -0.307216, 0.723264], "key/kernel": [0.127612, 0.500947, -0.31074],
+              "value/kernel": [0.562375, 0.453015, -0.673365],
+              "attention_output/kernel": [0.613843, -0.248714, -0.547182], "kernel": [0.650996, 0.304894, 0.245941]},
+    }
+    for drop, kernels in expect.items():
+        assert set(first[drop]) == set(kernels)
+        for name, values in kernels.items():
+            np.testing.assert_allclose(first[drop][name], values, atol=1e-6)

@@ -14,6 +14,7 @@ from tapeflow.keras import initializers, regularizers
 from tapeflow.keras.layers import masking as _masking
 from tapeflow.keras.layers.base import Layer
 from tapeflow.keras.layers.conv_nd import serialize
+from tapeflow.keras.layers.einsum_dense import EinsumDense
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
 from tapeflow.ops import indexing_ops
@@ -56,51 +57,6 @@ def _dim(x: Tensor, axis: int) -> Any:
 
         return shape_ops.shape_of(x)[axis]
     return d
-
-
-class _Projection(Layer):
-    """Keras' ``EinsumDense`` as MultiHeadAttention uses it: ``kernel`` and ``bias`` of given shapes."""
-
-    def __init__(
-        self,
-        equation: str,
-        kernel_shape: tuple,
-        bias_shape: tuple | None,
-        kernel_initializer: Any,
-        bias_initializer: Any,
-        kernel_regularizer: Any,
-        bias_regularizer: Any,
-        kernel_constraint: Any,
-        bias_constraint: Any,
-        name: str,
-        dtype: Any = None,
-    ) -> None:
-        super().__init__(name=name, dtype=dtype)
-        self.equation, self.kernel_shape, self.bias_shape = equation, kernel_shape, bias_shape
-        self._inits = (
-            kernel_initializer,
-            bias_initializer,
-            kernel_regularizer,
-            bias_regularizer,
-            kernel_constraint,
-            bias_constraint,
-        )
-
-    def build(self, input_shape: Any = None) -> None:
-        ki, bi, kr, br, kc, bc = self._inits
-        self.kernel = self.add_weight(
-            name="kernel", shape=self.kernel_shape, initializer=ki, regularizer=kr, constraint=kc
-        )
-        self.bias = None
-        if self.bias_shape is not None:
-            self.bias = self.add_weight(
-                name="bias", shape=self.bias_shape, initializer=bi, regularizer=br, constraint=bc
-            )
-        self.built = True
-
-    def call(self, inputs: Tensor) -> Tensor:
-        y = _einsum(self.equation, inputs, self.kernel.value())
-        return y if self.bias is None else y + self.bias.value()
 
 
 class MultiHeadAttention(Layer):
@@ -161,19 +117,22 @@ class MultiHeadAttention(Layer):
         self.bias_regularizer = regularizers.get(bias_regularizer) if bias_regularizer else None
         self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
 
-    def _proj(self, eq: str, kshape: tuple, bshape: tuple, name: str) -> _Projection:
-        return _Projection(
+    def _proj(self, eq: str, output_shape: tuple, bias_axes: str, name: str) -> EinsumDense:
+        # Keras 3 gives each projection fresh clones of the initializers (an unseeded clone takes its own
+        # Python-random seed, so query, key and value start from different kernels), in this order.
+        clone = lambda init: init.__class__.from_config(init.get_config())
+        return EinsumDense(
             eq,
-            kshape,
-            bshape if self.use_bias else None,
-            self.kernel_initializer,
-            self.bias_initializer,
-            self.kernel_regularizer,
-            self.bias_regularizer,
-            self.kernel_constraint,
-            self.bias_constraint,
-            name,
-            self.dtype,
+            output_shape=output_shape,
+            bias_axes=bias_axes if self.use_bias else None,
+            kernel_initializer=clone(self.kernel_initializer),
+            bias_initializer=clone(self.bias_initializer),
+            kernel_regularizer=self.kernel_regularizer,
+            bias_regularizer=self.bias_regularizer,
+            kernel_constraint=self.kernel_constraint,
+            bias_constraint=self.bias_constraint,
+            name=name,
+            dtype=self.dtype,
         )
 
     def build(self, query_shape: Any, value_shape: Any = None, key_shape: Any = None) -> None:
@@ -188,14 +147,35 @@ class MultiHeadAttention(Layer):
         h, kd, vd = self.num_heads, self.key_dim, self.value_dim
         out = self._output_shape
         out = query_shape[-1] if out is None else (out if isinstance(out, int) else out[0])
-        self._query_dense = self._proj("abc,cde->abde", (query_shape[-1], h, kd), (h, kd), "query")
-        self._key_dense = self._proj("abc,cde->abde", (key_shape[-1], h, kd), (h, kd), "key")
-        self._value_dense = self._proj("abc,cde->abde", (value_shape[-1], h, vd), (h, vd), "value")
-        self._output_dense = self._proj("abcd,cde->abe", (h, vd, out), (out,), "attention_output")
-        for layer in (self._query_dense, self._key_dense, self._value_dense, self._output_dense):
+        def built(layer: EinsumDense, shape: tuple) -> EinsumDense:
             with layer.name_scope:
-                layer.build()
+                layer.build(shape)
+            return layer
+
+        self._query_dense = built(self._proj("abc,cde->abde", (None, h, kd), "de", "query"), query_shape)
+        self._key_dense = built(self._proj("abc,cde->abde", (None, h, kd), "de", "key"), key_shape)
+        self._value_dense = built(self._proj("abc,cde->abde", (None, h, vd), "de", "value"), value_shape)
+        if self.dropout > 0 and self.seed is None:  # Keras 3's attention Dropout takes its Python-random seed here
+            initializers._default_seed()
+        self._output_dense = built(self._proj("abcd,cde->abe", (None, out), "e", "attention_output"),
+                                   (*query_shape[:-1], h, vd))
         self.built = True
+
+    @property
+    def query_dense(self) -> EinsumDense:
+        return self._query_dense
+
+    @property
+    def key_dense(self) -> EinsumDense:
+        return self._key_dense
+
+    @property
+    def value_dense(self) -> EinsumDense:
+        return self._value_dense
+
+    @property
+    def output_dense(self) -> EinsumDense:
+        return self._output_dense
 
     def _maybe_build(self, inputs: Any) -> None:
         if not self.built:

@@ -796,6 +796,12 @@ class Layer(Module):
         return _build_config(self)
 
     def build_from_config(self, config: dict) -> None:
+        shapes = config.get("shapes_dict") if config else None
+        if shapes and not self.built:  # Keras 3's one shape per build argument
+            from tapeflow.keras.saving.serialization import _as_shape
+
+            self.build(**{k: _as_shape(v) for k, v in shapes.items()})
+            self.built = True
         shape = config.get("input_shape") if config else None
         if shape is not None and not self.built:
             from tapeflow.keras.saving.serialization import _as_shape

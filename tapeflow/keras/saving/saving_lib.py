@@ -58,6 +58,8 @@ def save_model(model: Any, filepath: Any, overwrite: bool = True, zipped: bool |
     config = serialize_keras_object(model)
     if not include_optimizer:
         config.pop("compile_config", None)
+    else:
+        config.setdefault("compile_config", {})  # Keras 3 writes {} for an uncompiled model
     metadata = {"keras_version": KERAS_VERSION, "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
     optimizer = getattr(model, "optimizer", None)
     if not include_optimizer and optimizer is not None:

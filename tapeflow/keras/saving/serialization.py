@@ -247,6 +247,21 @@ def _shape_list(shape: Any) -> Any:
     return [None if d is None else int(d) for d in shape]
 
 
+def _shapes_dict(layer: Any) -> dict | None:
+    """Keras 3's ``shapes_dict`` build config, for a layer whose ``build`` takes one shape per call argument
+    (``MultiHeadAttention.build(query_shape, value_shape, key_shape)``): ``{"query_shape": [...], ...}`` of the
+    first call's tensors; None where Keras writes ``input_shape`` (one shape)."""
+    build = [n for n in inspect.signature(type(layer).build).parameters if n != "self"]
+    if not build or build[0] == "input_shape" or not all(n.endswith("_shape") for n in build):
+        return None
+    node = layer._inbound_nodes[0]
+    call = [n for n in inspect.signature(type(layer).call).parameters if n != "self"]
+    given = {**dict(zip(call, node.args)), **node.kwargs}
+    shapes = {f"{n}_shape": _shape_list(tuple(v.shape.as_list()) if hasattr(v.shape, "as_list") else tuple(v.shape))
+              for n, v in given.items() if f"{n}_shape" in build and hasattr(v, "shape")}
+    return shapes if len(shapes) > 1 else None  # one shape: Keras writes it as input_shape
+
+
 def _build_config(layer: Any) -> dict | None:
     if type(layer).__name__ == "InputLayer" or not getattr(layer, "built", False):
         return None
@@ -260,6 +275,8 @@ def _build_config(layer: Any) -> dict | None:
         )
         return None if shape is None else {"input_shape": _shape_list(shape)}
     shape = None
+    if layer._inbound_nodes and (shapes := _shapes_dict(layer)) is not None:
+        return {"shapes_dict": shapes}
     if layer._inbound_nodes:
         from tapeflow.framework import nest
 

@@ -63,7 +63,7 @@ def _children(obj: Any) -> list[tuple[str, Any]]:
     """(attribute, child) in Keras' walk order (saving_lib._walk_saveable)."""
     if _is_optimizer(obj):
         return []
-    from tapeflow.keras.layers.base import _UNTRACKED
+    from tapeflow.keras.layers.base import _UNTRACKED, Layer
     from tapeflow.keras.models import Model, Sequential
 
     out: list[tuple[str, Any]] = []
@@ -78,8 +78,27 @@ def _children(obj: Any) -> list[tuple[str, Any]]:
             attrs[key] = value
     if isinstance(obj, Model) and not is_graph:
         attrs["layers"] = obj.layers
+    attrs.update(_subclass_properties(obj, Model if isinstance(obj, Model) else Layer))
     out += sorted(attrs.items(), key=lambda kv: _name_key(kv[0]))
     return out
+
+
+def _subclass_properties(obj: Any, base: type) -> dict[str, Any]:
+    """Saveables that properties of ``obj``'s own classes return: Keras walks ``dir(obj)`` less its base
+    class's attributes, so a public property (MultiHeadAttention's ``query_dense``) names the group before
+    the private attribute behind it."""
+    found: dict[str, Any] = {}
+    skip = set(dir(base))
+    for key in dir(type(obj)):
+        if key.startswith("__") or key in skip or not isinstance(getattr(type(obj), key, None), property):
+            continue
+        try:
+            value = getattr(obj, key)
+        except Exception:  # noqa: BLE001 - as Keras: a property that cannot be read is not walked
+            continue
+        if _saveable(value) or _holds_saveables(value):
+            found[key] = value
+    return found
 
 
 def _own_variables(obj: Any) -> list:
