@@ -1,6 +1,7 @@
 """tf.keras.layers.RandomFlip against flips pinned from Keras 3.15 (TF backend)."""
 
 import numpy as np
+import pytest
 
 import tapeflow as tf
 
@@ -53,3 +54,23 @@ def test_predict_does_not_flip_and_config_is_keras():
         "data_format": "channels_last", "seed": 3, "mode": "horizontal_and_vertical"}
     assert tf.keras.layers.RandomFlip.from_config(config).get_config() == config
     assert layer.compute_output_shape((None, 4, 4, 3)) == (None, 4, 4, 3)
+
+
+def test_random_contrast_draws_keras_factors():
+    # values from Keras 3.15 (TF backend) on the same images and seeds
+    x = (np.arange(2 * 3 * 3 * 2).reshape(2, 3, 3, 2) * 7 % 256).astype("float32")
+    tf.keras.utils.set_random_seed(5)
+    a = tf.keras.layers.RandomContrast(0.5)  # one number a means factors in [1, 1 + a], as Keras 3.15
+    assert a.get_config()["factor"] == (0, 0.5) and a.get_config()["value_range"] == (0, 255)
+    np.testing.assert_allclose(np.asarray(a(x)).ravel()[:8], [0, 0, 0, 5.4362, 17.6242, 24.6242, 36.8121, 43.8121],
+                               atol=1e-4)
+    np.testing.assert_allclose(np.asarray(a(x)).ravel()[:4], [0, 0, 0, 0.8713], atol=1e-4)  # the counter moved on
+    b = tf.keras.layers.RandomContrast((0.2, 0.9), value_range=(0, 100), seed=11)
+    np.testing.assert_allclose(np.asarray(b(x)).ravel()[:8], [0, 0, 0, 0, 7.2955, 14.2955, 31.6477, 38.6477],
+                               atol=1e-4)
+    single = b(x[0])  # an unbatched image
+    assert single.shape == (3, 3, 2)
+    np.testing.assert_allclose(np.asarray(single).ravel()[:4], [4.6476, 11.6476, 17.4857, 24.4857], atol=1e-4)
+    np.testing.assert_array_equal(np.asarray(b(x, training=False)), x)
+    with pytest.raises(ValueError, match=r"in the range \[0, 1\]. Received: factor=1.5"):
+        tf.keras.layers.RandomContrast(1.5)
