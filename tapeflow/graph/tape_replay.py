@@ -313,23 +313,34 @@ def gradient(tp, initial: dict, source_ids: set, plain: bool):
     if sig is None:
         return None
     key, all_saved, grads, keep, local = sig
+    entry = _entry(key, all_saved, lambda saved: _build(records, saved, grads, initial, source_ids, local, keep))
+    if entry is None:
+        return None
+    return _run(entry, [*_picked(entry, all_saved), *grads], plain, local, source_ids)
+
+
+def _entry(key, all_saved, make):
+    """The compiled entry for ``key`` (None while it is not compiled): ``make(saved)`` builds it over the
+    distinct saved tensors, and the entry keeps how to pick them from a later tape's."""
 
     def build():
         saved, pick = _dedup(all_saved)
-        entry = _build(records, saved, grads, initial, source_ids, local, keep)
+        entry = make(saved)
         if entry is not None:
             entry.pick = pick
         return entry
 
     entry = _cached(key, build)
-    if entry is False or entry is None:
-        return None
+    return None if entry is False else entry
+
+
+def _run(entry, args: list, plain: bool, local: dict, source_ids: set) -> dict:
+    """Calls the compiled function on ``args``: {source id: its result}."""
     fn = entry.fn
-    saved = _picked(entry, all_saved)
     if plain:
-        outs = [Tensor(v) for v in fn.compiled()(*map(_VALUE, saved), *map(_VALUE, grads))]
+        outs = [Tensor(v) for v in fn.compiled()(*map(_VALUE, args))]
     else:
-        outs = call_function(fn, [*saved, *grads], saved=False)
+        outs = call_function(fn, args, saved=False)
     by_local = dict(zip(entry.out_index, outs))
     found = {}
     for sid in source_ids:
@@ -384,29 +395,11 @@ def jacobian(tp, tid: int, cot: Tensor, diag: bool, size: int, source_ids: set, 
         return None
     key, all_saved, grads, keep, local = sig
     key = _Key(("jacobian", key, diag, size))
-
-    def build():
-        saved, pick = _dedup(all_saved)
-        entry = _build_jacobian(records, saved, cot, tid, diag, size, source_ids, local, keep)
-        entry.pick = pick
-        return entry
-
-    entry = _cached(key, build)
-    if entry is False or entry is None:
+    entry = _entry(key, all_saved,
+                   lambda saved: _build_jacobian(records, saved, cot, tid, diag, size, source_ids, local, keep))
+    if entry is None:
         return None
-    fn = entry.fn
-    args = _picked(entry, all_saved) + [cot]
-    if plain:
-        outs = [Tensor(v) for v in fn.compiled()(*map(_VALUE, args))]
-    else:
-        outs = call_function(fn, args, saved=False)
-    by_local = dict(zip(entry.out_index, outs))
-    found = {}
-    for sid in source_ids:
-        k = local.get(sid)
-        if k is not None and k in by_local:
-            found[sid] = by_local[k]
-    return found
+    return _run(entry, _picked(entry, all_saved) + [cot], plain, local, source_ids)
 
 
 def _build_jacobian(records, saved, cot, tid, diag, size, source_ids, local, keep):

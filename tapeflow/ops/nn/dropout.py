@@ -50,6 +50,16 @@ def _float_input(x: Any) -> Tensor:
     return x
 
 
+def _rate(rate: Any, x: Tensor) -> Tensor | None:
+    """``rate`` as a tensor of x's dtype, or None for a Python rate of 0 (x is returned as it is)."""
+    if isinstance(rate, Tensor):
+        # TF range-checks only Python rates; a tensor rate of 1 drops everything.
+        return cast(rate, x.dtype) if rate._value.dtype != x._value.dtype else rate
+    if not 0 <= float(rate) < 1:
+        raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={rate}")
+    return None if float(rate) == 0 else convert_to_tensor(float(rate), dtype=x.dtype)
+
+
 def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None, name: str | None = None) -> Tensor:
     """Zeroes each element with probability ``rate`` and scales the kept ones
     by 1 / (1 - rate). ``noise_shape`` (broadcastable to x's shape) shares one
@@ -61,15 +71,9 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None,
     [0.0, 2.0]
     """
     x = _float_input(x)
-    if isinstance(rate, Tensor):
-        # TF range-checks only Python rates; a tensor rate of 1 drops everything.
-        rate_t = cast(rate, x.dtype) if rate._value.dtype != x._value.dtype else rate
-    else:
-        if not 0 <= float(rate) < 1:
-            raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={rate}")
-        if float(rate) == 0:
-            return x
-        rate_t = convert_to_tensor(float(rate), dtype=x.dtype)
+    rate_t = _rate(rate, x)
+    if rate_t is None:
+        return x
     sx = x._shape_tuple()
     ns = None
     if noise_shape is not None:
@@ -97,15 +101,12 @@ def stateless_dropout(x: Any, rate: Any, seed: Any, rng_alg: Any = None, noise_s
     from tapeflow.ops import array_ops, random_ops
 
     x = _float_input(x)
+    rate_t = _rate(rate, x)
+    if rate_t is None:
+        return x
     if isinstance(rate, Tensor):
-        rate_t = cast(rate, x.dtype) if rate._value.dtype != x._value.dtype else rate
         ret = multiply(x, math_ops.reciprocal(subtract(1.0, rate_t)))
     else:
-        if not 0 <= float(rate) < 1:
-            raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={rate}")
-        if float(rate) == 0:
-            return x
-        rate_t = convert_to_tensor(float(rate), dtype=x.dtype)
         ret = multiply(x, convert_to_tensor(1 / (1 - float(rate)), dtype=x.dtype))  # TF's Python-float scale
     if noise_shape is None:
         sx = x._shape_tuple()
