@@ -154,8 +154,6 @@ def test_bytes_split_and_unicode():
     assert tf.strings.unicode_split(["hé", "x"], "UTF-8").to_list() == [[b"h", b"\xc3\xa9"], [b"x"]]
     with pytest.raises(NotImplementedError, match="UTF-8"):
         tf.strings.unicode_decode("a", "UTF-16-BE")
-    with pytest.raises(NotImplementedError, match="to_hash_bucket_strong"):
-        tf.strings.to_hash_bucket_strong(["a"], 10, [1, 2])
 
 
 def test_string_ops_inside_tf_function_and_not_differentiable():

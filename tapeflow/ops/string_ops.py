@@ -625,18 +625,52 @@ STRING_TO_HASH_BUCKET_FAST = _unary("StringToHashBucketFast", _fingerprint_bucke
 def to_hash_bucket_fast(input: Any, num_buckets: int, name: Any = None) -> Tensor:  # noqa: A002 - TF's name
     """``tf.strings.to_hash_bucket_fast``: FarmHash ``Fingerprint64`` of each string modulo ``num_buckets``
     (int64, TF's buckets)."""
-    n = int(num_buckets)
-    if n < 1:
-        raise InvalidArgumentError(None, None, f"Value for attr 'num_buckets' of {n} must be at least minimum 1 "
-                                   "[Op:StringToHashBucketFast]")
+    n = _num_buckets(num_buckets, "StringToHashBucketFast")
     return execute(STRING_TO_HASH_BUCKET_FAST, (_strings(input, "StringToHashBucketFast"),), {"num_buckets": n})
 
 
-def to_hash_bucket(input: Any, num_buckets: int, name: Any = None) -> Tensor:
-    """Not implemented (TF's Fingerprint64 hash)."""
-    raise NotImplementedError("tf.strings.to_hash_bucket is not implemented in tapeflow")
+def _num_buckets(num_buckets: int, op: str) -> int:
+    n = int(num_buckets)
+    if n < 1:
+        raise InvalidArgumentError(None, None, f"Value for attr 'num_buckets' of {n} must be at least minimum 1 "
+                                   f"[Op:{op}]")
+    return n
 
 
-def to_hash_bucket_strong(input: Any, num_buckets: int, key: Any, name: Any = None) -> Tensor:
-    """Not implemented (TF's SipHash with a key)."""
-    raise NotImplementedError("tf.strings.to_hash_bucket_strong is not implemented in tapeflow")
+def _legacy_bucket(s: bytes, num_buckets: int) -> int:
+    from tapeflow.ops.keyed_hash import hash64
+
+    return hash64(s) % num_buckets
+
+
+def _strong_bucket(s: bytes, num_buckets: int, key: tuple) -> int:
+    from tapeflow.ops.keyed_hash import siphash24
+
+    return siphash24(key[0], key[1], s) % num_buckets
+
+
+STRING_TO_HASH_BUCKET = _unary("StringToHashBucket", _legacy_bucket, np.int64)
+STRING_TO_HASH_BUCKET_STRONG = _unary("StringToHashBucketStrong", _strong_bucket, np.int64)
+
+
+@_ragged_aware
+def to_hash_bucket(input: Any, num_buckets: int, name: Any = None) -> Tensor:  # noqa: A002 - TF's name
+    """``tf.strings.to_hash_bucket``: TF's legacy ``Hash64`` of each string modulo ``num_buckets`` (int64,
+    TF's buckets; TF recommends ``to_hash_bucket_fast``)."""
+    n = _num_buckets(num_buckets, "StringToHashBucket")
+    return execute(STRING_TO_HASH_BUCKET, (_strings(input, "StringToHashBucket"),), {"num_buckets": n})
+
+
+@_ragged_aware
+def to_hash_bucket_strong(input: Any, num_buckets: int, key: Any, name: Any = None) -> Tensor:  # noqa: A002
+    """``tf.strings.to_hash_bucket_strong``: SipHash-2-4 under the two-integer ``key`` of each string modulo
+    ``num_buckets`` (int64, TF's buckets)."""
+    n = _num_buckets(num_buckets, "StringToHashBucketStrong")
+    k = tuple(int(v) for v in key)
+    if any(not -2**63 <= v < 2**63 for v in k):
+        raise OverflowError("int too big to convert (the key of StringToHashBucketStrong is a list of int64)")
+    k = tuple(v & 0xFFFFFFFFFFFFFFFF for v in k)
+    if len(k) != 2:
+        raise InvalidArgumentError(None, None, "Key must have 2 elements [Op:StringToHashBucketStrong]")
+    return execute(STRING_TO_HASH_BUCKET_STRONG, (_strings(input, "StringToHashBucketStrong"),),
+                   {"num_buckets": n, "key": k})
