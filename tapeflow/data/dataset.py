@@ -16,9 +16,8 @@ spec, as TF does (tracing.py), and the compiled graph runs per element;
 elements with ragged/sparse components run the function eagerly.
 
 Differences from TF (documented): ``num_parallel_calls``, ``deterministic``
-and ``prefetch`` are accepted and change nothing. ``shuffle``, ``random`` and
-``sample_from_datasets`` draw TF's Philox words, so seeded orders are TF's;
-``rejection_resample`` is reproducible but its accepted elements differ.
+and ``prefetch`` are accepted and change nothing. ``shuffle``, ``random``,
+``sample_from_datasets`` and ``rejection_resample`` draw TF's Philox words, so seeded orders are TF's.
 """
 
 from __future__ import annotations

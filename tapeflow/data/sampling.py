@@ -3,8 +3,9 @@
 ``sample_from_datasets`` is TF's: a selector that draws each choice with
 ``stateless_multinomial`` seeded by two ``Dataset.random`` words (Philox, as
 TF's RandomDataset), read by a directed interleave; a seeded run gives TF's
-order. ``rejection_resample`` follows TF's algorithm with NumPy's stream, so
-its accepted elements differ from TF's.
+order. ``rejection_resample`` is TF's pipeline with TF's random streams (the
+filter's ``RandomUniform`` kernel and the mixing ``sample_from_datasets``), so
+a seeded run accepts TF's elements in TF's order.
 """
 
 from __future__ import annotations
@@ -17,21 +18,6 @@ import numpy as np
 from tapeflow.data.dataset import Dataset, _call, _common_spec, _to_tensors
 from tapeflow.framework import errors
 from tapeflow.framework.tensor import Tensor
-
-
-def _rng_factory(seed: int | None) -> Callable[[], np.random.Generator]:
-    from tapeflow.ops import random_ops
-
-    g, o = random_ops.get_seed(seed)
-    epoch = [0]
-
-    def make() -> np.random.Generator:
-        epoch[0] += 1
-        if g is None:
-            return np.random.default_rng()
-        return np.random.default_rng([int(g) & 0xFFFFFFFF, int(o) & 0xFFFFFFFF, epoch[0]])
-
-    return make
 
 
 def _check_datasets(datasets: Any, what: str) -> list:
@@ -213,86 +199,165 @@ def sample_from_datasets(datasets: Any, weights: Any = None, seed: int | None = 
     return _Sample(datasets, logits, seed, bool(stop_on_empty_dataset), bool(rerandomize_each_iteration))
 
 
-def _class_of(class_func: Callable, e: Any) -> np.ndarray:
-    c = _call(class_func, _to_tensors(e))
-    a = np.asarray(getattr(c, "_value", c))
-    if a.shape != () or a.dtype.kind not in "iu":
-        raise ValueError(f"rejection_resample: `class_func` must return a scalar integer tensor, got dtype "
-                         f"{a.dtype} and shape {a.shape}.")
-    return a
+class _Stream(Dataset):
+    """An internal dataset over a generator function (a stage of rejection_resample's pipeline)."""
 
-
-class _Resample(Dataset):
-    """TF's rejection_resample: with probability ``m`` (= min_i t_i / p_i) an element of the original stream,
-    otherwise one accepted by per-class rejection with ``a_i = (t_i/p_i - m) / (max_i t_i/p_i - m)``;
-    ``p`` is ``initial_dist`` or, without it, the class frequencies seen so far."""
-
-    def __init__(self, parent: Dataset, class_func: Callable, target: np.ndarray, initial: np.ndarray | None,
-                 seed: int | None) -> None:
-        self._parent, self._class, self._target, self._initial = parent, class_func, target, initial
-        self._rng = _rng_factory(seed)
-
-    @staticmethod
-    def _mixing(p: np.ndarray, t: np.ndarray) -> tuple:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(p > 0, t / p, 0.0)
-        hi, m = ratio.max(), ratio.min()
-        accept = (ratio - m) / (hi - m) if hi > m else np.zeros_like(ratio)
-        return accept, m
+    def __init__(self, gen: Callable[[], Iterator], spec: Callable[[], Any]) -> None:
+        self._gen, self._spec = gen, spec
 
     def _elements(self) -> Iterator:
-        rng = self._rng()
-        t = self._target
-        counts = np.zeros(len(t))
-        original = iter(self._parent._elements())
-        filtered = iter(self._parent._elements())
-
-        def dist() -> np.ndarray:
-            if self._initial is not None:
-                return self._initial
-            return counts / counts.sum() if counts.sum() else np.full(len(t), 1.0 / len(t))
-
-        while True:
-            accept, m = self._mixing(dist(), t)
-            try:
-                if m >= 1.0 or rng.random() < m:
-                    e = next(original)
-                    c = _class_of(self._class, e)
-                    counts[int(c)] += 1
-                    yield (c, e)
-                    continue
-                while True:
-                    e = next(filtered)
-                    c = _class_of(self._class, e)
-                    counts[int(c)] += 1
-                    accept, _ = self._mixing(dist(), t)
-                    if rng.random() < accept[int(c)]:
-                        yield (c, e)
-                        break
-            except StopIteration:
-                return
+        return self._gen()
 
     @property
     def element_spec(self) -> Any:
-        from tapeflow.framework import dtypes
-        from tapeflow.framework.tensor_spec import TensorSpec
+        return self._spec()
 
+
+_TINY32 = np.finfo(np.float32).tiny
+_WARN_FIRST_N = 10  # tf.Print(first_n=10) in TF's _filter_ds, once per iterator
+
+
+def _print_value(a: np.ndarray) -> str:
+    """A float32 array as tf.Print writes it: ``[v v v]``, each value at 6 significant digits unless that
+    does not read back as the same float32 (then 9)."""
+    def one(v: np.float32) -> str:
+        s = f"{float(v):.6g}"
+        return s if np.float32(s) == v else f"{float(v):.9g}"
+
+    return "[" + " ".join(one(v) for v in np.asarray(a, np.float32).reshape(-1)) + "]"
+
+
+class _Resample(Dataset):
+    """TF's rejection_resample, stage for stage (dataset_ops.rejection_resample):
+
+    - ``dists``: ``initial_dist`` repeated, or the estimate: the class values in batches of 32 counted from 10
+      per class (float64 ratio cast to float32), each batch's estimate given to its 32 positions;
+    - per position: ``ratio = t / (p + tiny)``, ``m = min(ratio)``, ``a = (ratio - m) / (max(ratio) - m)``;
+    - ``filtered``: element ``j`` kept when a ``RandomUniform`` draw (its kernel's Philox stream for the
+      seed, 256 counters per call, restarted per iterator) is below ``a[class_j]``;
+    - the result: ``sample_from_datasets([(class, element) stream, filtered], weights=(m, 1 - m) per position,
+      seed, stop_on_empty_dataset=True)``, or only one side when the given ``initial_dist`` makes ``m``
+      1 or 0.
+    """
+
+    def __init__(self, parent: Dataset, class_func: Callable, target: np.ndarray, initial: np.ndarray | None,
+                 seed: int | None) -> None:
+        from tapeflow.ops import random_ops
+
+        self._parent, self._target, self._initial = parent, target, initial
+        self._classes = parent.map(class_func)  # traced once, as TF's self.map(class_func)
+        self._uniform_seeds = random_ops.get_seed(seed)  # the filter's random_uniform(seed=seed)
+        static = None
+        if initial is not None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                static = np.min(target / initial)
+        pairs = _Stream(self._pairs, self._spec)
+        filtered = _Stream(self._filtered, self._spec)
+        if static == 1:
+            self._out: Dataset = pairs
+            self._tf_name = "_MapDataset"
+        elif static == 0:
+            self._out = filtered
+            self._tf_name = "_PrefetchDataset"
+        else:
+            weights = _Stream(self._mixing_weights, lambda: None)
+            self._out = _Sample([pairs, filtered], weights, seed, True, False)
+            self._tf_name = "_DirectedInterleaveDataset"
+
+    def _spec(self) -> Any:
+        return (self._classes.element_spec, self._parent.element_spec)
+
+    @property
+    def element_spec(self) -> Any:
+        return self._spec()
+
+    def _elements(self) -> Iterator:
+        return self._out._elements()
+
+    def _class_of(self, e: Any) -> Any:
+        c = self._classes._apply(e)
+        return np.asarray(getattr(c, "_value", c))
+
+    def _check_class(self, c: Any) -> int:
+        a = np.asarray(c)
+        if a.shape != () or a.dtype.kind not in "iu":
+            raise ValueError(f"rejection_resample: `class_func` must return a scalar integer tensor, got dtype "
+                             f"{a.dtype} and shape {a.shape}.")
+        k = int(a)
+        if not 0 <= k < len(self._target):
+            raise errors.InvalidArgumentError(
+                f"rejection_resample: class {k} returned by `class_func` is not in [0, {len(self._target)}) "
+                "(target_dist has one entry per class). [Op:GatherV2]")
+        return k
+
+    def _dists(self) -> Iterator[np.ndarray]:
+        if self._initial is not None:
+            p = self._initial
+            while True:
+                yield p
+        k = len(self._target)
+        counts = np.full(k, 10, np.int64)  # TF's smoothing constant
+        batch: list = []
+
+        def estimate() -> list:
+            c = np.asarray(batch, np.int64)
+            counts[:] += np.bincount(c[(c >= 0) & (c < k)], minlength=k)  # one_hot: other values count nowhere
+            return [(counts / counts.sum()).astype(np.float32)] * 32  # tiled to the batch size
+
+        for c in self._classes._elements():
+            batch.append(int(np.asarray(c)))
+            if len(batch) == 32:
+                yield from estimate()
+                batch = []
+        if batch:
+            yield from estimate()
+
+    def _mixing(self, p: np.ndarray) -> tuple[np.ndarray, np.float32]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = (self._target / (p + _TINY32)).astype(np.float32)
+            m = ratio.min()
+            return ((ratio - m) / (ratio.max() - m)).astype(np.float32), m
+
+    def _pairs(self) -> Iterator:
         for e in self._parent._elements():
-            return (TensorSpec([], dtypes.as_dtype(_class_of(self._class, e).dtype)), self._parent.element_spec)
-        return (TensorSpec([], dtypes.int32), self._parent.element_spec)
+            c = self._class_of(e)
+            self._check_class(c)
+            yield (c, e)
+
+    def _mixing_weights(self) -> Iterator:
+        for p in self._dists():
+            m = self._mixing(p)[1]
+            yield np.array([m, np.float32(1.0) - m], np.float32)
+
+    def _filtered(self) -> Iterator:
+        import sys
+
+        from tapeflow.ops import philox
+
+        s, s2 = self._uniform_seeds
+        if s is None:
+            s, s2 = (int(v) for v in np.random.SeedSequence().generate_state(2, np.uint64))
+        key, counter = int(s) & 0xFFFFFFFFFFFFFFFF, (int(s2) & 0xFFFFFFFFFFFFFFFF) << 64
+        warned = 0
+        for p, e in zip(self._dists(), self._parent._elements()):
+            c = self._class_of(e)
+            accept, _ = self._mixing(p)
+            rejected = np.float32(np.sum((np.float32(1) - accept) * p, dtype=np.float32))
+            if not rejected < 0.5 and warned < _WARN_FIRST_N:  # TF's tf.Print on stderr
+                warned += 1
+                print("Proportion of examples rejected by sampler is high: "
+                      f"{_print_value(rejected)}{_print_value(p)}{_print_value(accept)}", file=sys.stderr)
+            u = philox.uniform(counter, key, (), np.float32)
+            counter = philox.advance(counter, 1)
+            if u < accept[self._check_class(c)]:
+                yield (c, e)
 
 
 def rejection_resample(ds: Dataset, class_func: Callable, target_dist: Any, initial_dist: Any = None,
                        seed: int | None = None) -> Dataset:
-    t = np.asarray(getattr(target_dist, "_value", target_dist), np.float64).reshape(-1)
-    p = None if initial_dist is None else np.asarray(getattr(initial_dist, "_value", initial_dist),
-                                                     np.float64).reshape(-1)
+    t = np.asarray(getattr(target_dist, "_value", target_dist)).astype(np.float32).reshape(-1)  # cast as TF
+    p = None if initial_dist is None else np.asarray(getattr(initial_dist, "_value", initial_dist)).astype(
+        np.float32).reshape(-1)
     if p is not None and p.shape != t.shape:
         raise ValueError(f"rejection_resample: initial_dist has {p.size} classes but target_dist has {t.size}.")
-    out = _Resample(ds, class_func, t, p, seed)
-    if p is not None:  # TF's static shortcuts: only the original stream, or only the rejection sampler
-        m = _Resample._mixing(p, t)[1]
-        out._tf_name = "_MapDataset" if m >= 1 else "_PrefetchDataset" if m == 0 else "_DirectedInterleaveDataset"
-    else:
-        out._tf_name = "_DirectedInterleaveDataset"
-    return out
+    return _Resample(ds, class_func, t, p, seed)
