@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tapeflow.data.dataset import Dataset, _call, _common_spec, _to_tensors
+from tapeflow.data.dataset import Dataset, _common_spec
 from tapeflow.framework import errors
 from tapeflow.framework.tensor import Tensor
 
