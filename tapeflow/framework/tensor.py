@@ -249,6 +249,8 @@ def _python_to_numpy(value: Any, dtype: dtypes.DType | None) -> np.ndarray:
     except ValueError as e:
         if "inhomogeneous" in str(e):  # TF's text, verbatim
             raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
+        if not isinstance(value, (list, tuple)):  # the object's own __array__ refused (a KerasTensor)
+            raise
         raise ValueError(f"Can't convert non-rectangular Python sequence to Tensor: {e}") from None
     kind = arr.dtype.kind
     if kind in "US" and arr.size:  # NumPy's fixed-width strings drop trailing NULs; TF's strings keep every byte

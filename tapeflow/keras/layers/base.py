@@ -149,61 +149,81 @@ class KerasTensor:
                 f"ragged={self.ragged}, name={self.name}>")
 
     def _unsupported(self, *a: Any, **k: Any):
-        raise ValueError(  # ValueError, as TF's "A KerasTensor cannot be used as input to a TensorFlow function"
-            "A KerasTensor is symbolic: it has no value and tapeflow's functional API supports only layer "
-            "calls and Python operators (+ - * / ** @ [] unary -) on it (no raw tf ops). Wrap the computation "
-            "in a layer, e.g. tf.keras.layers.Lambda(lambda t: ...) or a custom Layer subclass."
+        raise ValueError(  # Keras 3's text
+            "A KerasTensor cannot be used as input to a TensorFlow function. A KerasTensor is a symbolic "
+            "placeholder for a shape and dtype, used when constructing Keras Functional models or Keras "
+            "Functions. You can only use it as input to a Keras layer or a Python operator (tapeflow has no "
+            "`keras.ops`). You are likely doing something like:\n\n```\nx = Input(...)\n...\ntf_fn(x)  # "
+            "Invalid.\n```\n\nWhat you should do instead is wrap `tf_fn` in a layer:\n\n```\nclass "
+            "MyLayer(Layer):\n    def call(self, x):\n        return tf_fn(x)\n\nx = MyLayer()(x)\n```\n"
         )
 
     __array__ = numpy = _unsupported
 
     # Operators record an operation node, as Keras 3's (keras.ops) do; model.layers does not list them.
-    def _binary(self, other: Any, op: str, fn: Any, reverse: bool = False) -> Any:
-        if isinstance(other, KerasTensor):
-            f = (lambda a, b: fn(b, a)) if reverse else fn
-            return _OpLayer(op, lambda xs: f(xs[0], xs[1]))([self, other])
-        return _OpLayer(op, (lambda xs: fn(other, xs[0])) if reverse else (lambda xs: fn(xs[0], other)))([self])
-
-    def __add__(self, o: Any) -> Any:
-        return self._binary(o, "add", lambda a, b: a + b)
-
-    def __radd__(self, o: Any) -> Any:
-        return self._binary(o, "add", lambda a, b: a + b, True)
-
-    def __sub__(self, o: Any) -> Any:
-        return self._binary(o, "subtract", lambda a, b: a - b)
-
-    def __rsub__(self, o: Any) -> Any:
-        return self._binary(o, "subtract", lambda a, b: a - b, True)
-
-    def __mul__(self, o: Any) -> Any:
-        return self._binary(o, "multiply", lambda a, b: a * b)
-
-    def __rmul__(self, o: Any) -> Any:
-        return self._binary(o, "multiply", lambda a, b: a * b, True)
-
-    def __truediv__(self, o: Any) -> Any:
-        return self._binary(o, "true_divide", lambda a, b: a / b)
-
-    def __rtruediv__(self, o: Any) -> Any:
-        return self._binary(o, "true_divide", lambda a, b: a / b, True)
-
-    def __pow__(self, o: Any) -> Any:
-        return self._binary(o, "power", lambda a, b: a ** b)
-
-    def __matmul__(self, o: Any) -> Any:
-        return self._binary(o, "matmul", lambda a, b: a @ b)
-
-    def __rmatmul__(self, o: Any) -> Any:
-        return self._binary(o, "matmul", lambda a, b: a @ b, True)
-
-    def __neg__(self) -> Any:
-        return _OpLayer("negative", lambda xs: -xs[0])([self])
+    # The node's arguments are the operator's, in Keras's order (``2 * x`` records ``(2, x)``).
+    def __bool__(self) -> bool:
+        raise TypeError("A symbolic KerasTensor cannot be used as a boolean.")
 
     def __getitem__(self, key: Any) -> Any:
         if any(isinstance(k, KerasTensor) for k in nest.flatten(key)):
             return self._unsupported()
-        return _OpLayer("get_item", lambda xs: xs[0][key])([self])
+        return _OpLayer("get_item", (self, key))()
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        return _OpLayer("round", (self,), decimals=ndigits or 0)()
+
+    __hash__ = object.__hash__
+
+
+def _operator(op: str, reverse: bool = False) -> Any:
+    def method(self: KerasTensor, other: Any = None) -> Any:
+        if _OPS[op][1] == 1:
+            return _OpLayer(op, (self,))()
+        return _OpLayer(op, (other, self) if reverse else (self, other))()
+
+    return method
+
+
+def _logical(fn: Any) -> Any:
+    return lambda a, b: fn(mo.cast(a, dtypes.bool), mo.cast(b, dtypes.bool))
+
+
+# Keras 3's operation for each operator: (class name, arity, function over tapeflow tensors)
+_OPS: dict[str, tuple[str, int, Any]] = {
+    "add": ("Add", 2, lambda a, b: a + b),
+    "subtract": ("Subtract", 2, lambda a, b: a - b),
+    "multiply": ("Multiply", 2, lambda a, b: a * b),
+    "true_divide": ("TrueDivide", 2, lambda a, b: a / b),
+    "divide": ("Divide", 2, lambda a, b: a / b),
+    "floor_divide": ("FloorDivide", 2, lambda a, b: a // b),
+    "mod": ("Mod", 2, lambda a, b: a % b),
+    "power": ("Power", 2, lambda a, b: a ** b),
+    "matmul": ("Matmul", 2, lambda a, b: a @ b),
+    "less": ("Less", 2, lambda a, b: a < b),
+    "less_equal": ("LessEqual", 2, lambda a, b: a <= b),
+    "greater": ("Greater", 2, lambda a, b: a > b),
+    "greater_equal": ("GreaterEqual", 2, lambda a, b: a >= b),
+    "not_equal": ("NotEqual", 2, lambda a, b: mo.not_equal(a, b)),
+    "logical_and": ("LogicalAnd", 2, _logical(lambda a, b: mo.logical_and(a, b))),
+    "logical_or": ("LogicalOr", 2, _logical(lambda a, b: mo.logical_or(a, b))),
+    "logical_xor": ("LogicalXor", 2, _logical(lambda a, b: mo.logical_xor(a, b))),
+    "negative": ("Negative", 1, lambda a: -a),
+    "absolute": ("Absolute", 1, lambda a: abs(a)),
+    "logical_not": ("LogicalNot", 1, lambda a: mo.logical_not(mo.cast(a, dtypes.bool))),
+    "get_item": ("GetItem", 2, lambda a, key: a[key]),
+    "round": ("Round", 1, None),  # decimals: see _OpLayer.call
+}
+_BY_CLASS = {cls: op for op, (cls, _, _) in _OPS.items()}
+
+for _name, _op in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "true_divide"),
+                   ("floordiv", "floor_divide"), ("mod", "mod"), ("pow", "power"), ("matmul", "matmul"),
+                   ("and", "logical_and"), ("or", "logical_or"), ("xor", "logical_xor")):
+    setattr(KerasTensor, f"__{_name}__", _operator(_op))
+    setattr(KerasTensor, f"__r{_name}__", _operator(_op, reverse=True))
+for _name, _op in (("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal"),
+                   ("ne", "not_equal"), ("neg", "negative"), ("abs", "absolute"), ("invert", "logical_not")):
+    setattr(KerasTensor, f"__{_name}__", _operator(_op))
 
 
 class _OpLayer:  # replaced below, once Layer exists
@@ -916,17 +936,37 @@ def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, n
 
 class _OpLayer(Layer):  # noqa: F811 -- defined here, after Layer
     """A Python operator applied to KerasTensors (``inputs / 255.0``, ``x[:, 0]``): a weightless
-    node of the functional graph, named like Keras' operation (``add``, ``true_divide``); it is not
-    listed in ``model.layers``, as Keras 3 lists only layers."""
+    node of the functional graph, named like Keras' operation (``add``, ``true_divide``) and saved as
+    Keras saves it (``keras.src.ops.numpy``, the operator's arguments in ``inbound_nodes``); it is
+    not listed in ``model.layers``, as Keras 3 lists only layers."""
 
-    _CLASSES = {"add": "Add", "subtract": "Subtract", "multiply": "Multiply", "true_divide": "TrueDivide",
-                "power": "Power", "matmul": "Matmul", "negative": "Negative", "get_item": "GetItem"}
-
-    def __init__(self, op: str, fn: Any) -> None:
-        super().__init__(name=unique_name(op))
-        self._op_class = self._CLASSES.get(op, op)  # Keras' operation class, as summary() shows it
-        self._fn = fn
+    def __init__(self, op: str, args: tuple, name: str | None = None, decimals: int = 0) -> None:
+        super().__init__(name=name or unique_name(op))
+        self._op = op
+        self._op_class = _OPS[op][0]  # Keras' operation class, as summary() shows it
+        self._args = args  # the operator's arguments; KerasTensors stand where the inputs go
+        self._decimals = decimals
         self._autocast = False
 
+    def __call__(self, inputs: Any = None, **kwargs: Any) -> Any:
+        # Built with its KerasTensor arguments; a model's run calls it again with their values.
+        if inputs is None:
+            inputs = [a for a in nest.flatten(self._args) if isinstance(a, KerasTensor)]
+        return super().__call__(list(inputs), **kwargs)
+
+    def get_config(self) -> dict:
+        config = {"name": self.name}
+        if self._op == "round":
+            config["decimals"] = self._decimals
+        return config
+
     def call(self, inputs: Any) -> Any:
-        return self._fn(list(inputs))
+        values = iter(inputs)
+        args = nest.map_structure(lambda a: next(values) if isinstance(a, KerasTensor) else a, self._args)
+        if self._op == "round":
+            x = args[0]
+            if not self._decimals:
+                return mo.round(x)
+            scale = 10.0 ** self._decimals
+            return mo.round(x * scale) / scale
+        return _OPS[self._op][2](*args)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from tapeflow.framework import nest
 from tapeflow.keras.saving.serialization import (
     _dtype_policy,
@@ -68,12 +70,13 @@ def functional_config(model: Any) -> dict:
 
     layers = []
     for layer in model._summary_layers():
-        if isinstance(layer, _OpLayer):
-            raise NotImplementedError(
-                f"Saving a functional model that applies a Python operator to Keras tensors ('{layer.name}', "
-                f"{layer._op_class}) is not implemented in tapeflow; wrap the operation in a layer "
-                f"(e.g. tf.keras.layers.Rescaling, Add, Multiply) to save the model."
-            )
+        if isinstance(layer, _OpLayer):  # an operator node, saved as Keras saves its keras.ops operation
+            layers.append({
+                "module": "keras.src.ops.numpy", "class_name": layer._op_class, "config": layer.get_config(),
+                "registered_name": layer._op_class, "name": layer.name,
+                "inbound_nodes": [{"args": [_op_arg(a, tensor) for a in layer._args], "kwargs": {}}],
+            })
+            continue
         entry = serialize_keras_object(layer)
         entry["name"] = layer.name
         nodes = []
@@ -112,9 +115,12 @@ def functional_from_config(cls: type, config: dict, custom_objects: dict | None 
     outputs_of: dict[tuple, list] = {}  # (layer name, node index) -> flat outputs
     pending: list[tuple[Any, list]] = []
     for entry in config["layers"]:
-        layer = deserialize_keras_object(
-            {k: v for k, v in entry.items() if k not in ("inbound_nodes", "name")}, custom_objects
-        )
+        if str(entry.get("module", "")).startswith("keras.src.ops"):
+            layer = _Operation(entry)
+        else:
+            layer = deserialize_keras_object(
+                {k: v for k, v in entry.items() if k not in ("inbound_nodes", "name")}, custom_objects
+            )
         name = entry.get("name", layer.name)
         created[name] = layer
         if isinstance(layer, InputLayer):
@@ -132,6 +138,8 @@ def functional_from_config(cls: type, config: dict, custom_objects: dict | None 
         if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
             name, node, index = value["config"]["keras_history"]
             return outputs_of[(name, node)][index]
+        if isinstance(value, dict) and value.get("class_name") in _SPECIAL:
+            return _SPECIAL[value["class_name"]](value["config"], resolve)
         if isinstance(value, list):
             return [resolve(v) for v in value]
         if isinstance(value, dict):
@@ -182,3 +190,60 @@ def _tensor_refs(value: Any) -> list:
     if isinstance(value, list):
         return [r for v in value for r in _tensor_refs(v)]
     return []
+
+
+# Operator nodes (``x * 2``, ``x[:, 0]``): Keras 3 writes their arguments with these markers.
+_SPECIAL = {
+    "__numpy__": lambda c, r: np.array(c["value"], dtype=c["dtype"]),
+    "__tensor__": lambda c, r: np.array(c["value"], dtype=c["dtype"]),
+    "__slice__": lambda c, r: slice(r(c["start"]), r(c["stop"]), r(c["step"])),
+    "__ellipsis__": lambda c, r: Ellipsis,
+    "__bytes__": lambda c, r: c["value"].encode("utf-8"),
+}
+
+
+def _op_arg(value: Any, tensor: Any) -> Any:
+    """One argument of an operator node in Keras 3's JSON form."""
+    from tapeflow.keras.layers.base import KerasTensor
+
+    if isinstance(value, KerasTensor):
+        return tensor(value)
+    if isinstance(value, (list, tuple)):
+        return [_op_arg(v, tensor) for v in value]
+    if isinstance(value, slice):
+        return {"class_name": "__slice__", "config": {k: _op_arg(getattr(value, k), tensor)
+                                                       for k in ("start", "stop", "step")}}
+    if value is Ellipsis:
+        return {"class_name": "__ellipsis__", "config": {}}
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        return {"class_name": "__numpy__", "config": {"value": value.tolist(), "dtype": value.dtype.name}}
+    if hasattr(value, "numpy") and hasattr(value, "dtype"):  # a tensor or variable
+        return {"class_name": "__tensor__", "config": {"value": np.asarray(value.numpy()).tolist(),
+                                                        "dtype": value.dtype.name}}
+    return serialize_keras_object(value)
+
+
+class _Operation:
+    """A saved operator node being rebuilt: called with its resolved arguments, it applies the
+    operator again under its saved name."""
+
+    def __init__(self, entry: dict) -> None:
+        from tapeflow.keras.layers.base import _BY_CLASS
+
+        self.name = entry.get("name") or entry["config"]["name"]
+        self._op = _BY_CLASS.get(entry["class_name"])
+        if self._op is None:
+            raise NotImplementedError(
+                f"Loading a functional model that applies the Keras operation {entry['module']}."
+                f"{entry['class_name']} ('{self.name}') is not implemented in tapeflow: tapeflow rebuilds only "
+                f"the operations of Python operators on Keras tensors ({', '.join(sorted(_BY_CLASS))})."
+            )
+        self._decimals = entry.get("config", {}).get("decimals", 0)
+
+    def __call__(self, *args: Any) -> Any:
+        from tapeflow.keras.layers.base import _OpLayer
+
+        if self._op == "get_item" and isinstance(args[1], list) and any(
+                isinstance(k, slice) or k is Ellipsis or k is None for k in args[1]):
+            args = (args[0], tuple(args[1]))  # Keras wrote the index tuple as a JSON list
+        return _OpLayer(self._op, tuple(args), name=self.name, decimals=self._decimals)()
