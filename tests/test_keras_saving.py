@@ -414,6 +414,24 @@ def test_saving_namespace_and_save_model(tmp_path):
     assert K.utils.register_keras_serializable is K.saving.register_keras_serializable
 
 
+def test_adapted_normalization_predicts_the_same_after_loading(tmp_path):
+    # as Keras's Normalization.load_own_variables: the loaded mean/variance reach the layer's call (the
+    # regression tutorial's reloaded dnn_model); both the archive and load_weights
+    x = np.arange(24, dtype=np.float32).reshape(8, 3) * [1.0, 10.0, -3.0]
+    norm = L.Normalization()
+    norm.adapt(x)
+    model = K.Sequential([K.Input((3,)), norm, L.Dense(2)])
+    want = model.predict(x, verbose=0)
+    model.save(str(tmp_path / "n.keras"))
+    again = K.models.load_model(str(tmp_path / "n.keras"))
+    np.testing.assert_allclose(again.predict(x, verbose=0), want, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(again.layers[0].mean), np.mean(x, 0, keepdims=True), rtol=1e-6)
+    model.save_weights(str(tmp_path / "n.weights.h5"))
+    fresh = K.Sequential([K.Input((3,)), L.Normalization(), L.Dense(2)])
+    fresh.load_weights(str(tmp_path / "n.weights.h5"))
+    np.testing.assert_allclose(fresh.predict(x, verbose=0), want, rtol=1e-6)
+
+
 # -- callbacks that write files ---------------------------------------------------------------------
 def _cb_data():
     rng = np.random.default_rng(0)

@@ -206,6 +206,7 @@ def read_h5_into(model: Any, f: Any, source: str, skip_mismatch: bool = False) -
     if "vars" not in f and "layers" not in f and not any(k for k in f.keys()):
         raise ValueError(f"{source} is an HDF5 file but holds no Keras weights (no 'vars'/'layers' groups).")
     plan: list[tuple[Any, np.ndarray]] = []
+    loaded: list[Any] = []
     for path, obj in saveable_paths(model):
         variables = _own_variables(obj)
         key = f"{path}/vars" if path else "vars"
@@ -258,8 +259,14 @@ def read_h5_into(model: Any, f: Any, source: str, skip_mismatch: bool = False) -
                 )
             checked.append((v, arr.astype(v.dtype.as_numpy_dtype, copy=False)))
         plan += checked or []
+        if checked:
+            loaded.append(obj)
     for v, arr in plan:
         v.assign(arr)
+    for obj in loaded:  # as Keras's Normalization.load_own_variables: derived state from the loaded variables
+        finalize = getattr(obj, "finalize_state", None)
+        if callable(finalize):
+            finalize()
 
 
 def load_weights_h5(model: Any, filepath: str, skip_mismatch: bool = False) -> None:
