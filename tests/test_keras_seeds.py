@@ -122,3 +122,43 @@ def test_multi_head_attention_projections_start_from_keras_weights():
         assert set(first[drop]) == set(kernels)
         for name, values in kernels.items():
             np.testing.assert_allclose(first[drop][name], values, atol=1e-6)
+
+
+class _Recorder(keras.Model):
+    """Records the x of each training batch (fit's order of the samples)."""
+
+    def __init__(self):
+        super().__init__()
+        self.d = keras.layers.Dense(1)
+        self.seen = []
+
+    def call(self, x):
+        return self.d(x)
+
+    def train_step(self, data):
+        self.seen.append(data[0].numpy()[:, 0].astype(int).tolist())
+        return {"z": tf.constant(0.0)}
+
+
+@pytest.mark.parametrize("seed, first, last, batch_first, batch_second, batch_last", [
+    (0, [71, 79, 4, 43, 73, 3], [94, 97, 39, 77, 76], [6, 21, 7, 3, 2, 13], [44, 63, 54, 33, 51, 48],
+     [100, 97, 96, 99, 98]),
+    (5, [64, 33, 96, 65, 47, 79], [28, 16, 53, 35, 73], [29, 13, 15, 22, 12, 28], [38, 48, 57, 52, 35, 61],
+     [96, 97, 98, 100, 99]),
+])
+def test_fit_shuffles_arrays_in_keras_order(seed, first, last, batch_first, batch_second, batch_last):
+    # Keras 3 / TF 2.21: tf.random.shuffle(tf.range(n)) in a tf.data map function that each epoch's new
+    # iterator instantiates afresh, so with a global seed every epoch (and every fit) takes the same order;
+    # shuffle="batch" shuffles within each batch from one stream. Pinned from TF with 101 samples, batch 32.
+    random.seed(0)
+    tf.random.set_seed(seed)
+    m = _Recorder()
+    m.compile(run_eagerly=True, loss="mse")
+    x = np.arange(101, dtype=F32)[:, None]
+    m.fit(x, x, epochs=2, batch_size=32, verbose=0)
+    assert [m.seen[0][:6], m.seen[3], m.seen[4][:6]] == [first, last, first]
+    assert sorted(sum(m.seen[:4], [])) == list(range(101))
+    m.seen.clear()
+    m.fit(x, x, epochs=2, batch_size=32, verbose=0, shuffle="batch")
+    assert [m.seen[0][:6], m.seen[1][:6], m.seen[3], m.seen[4][:6]] == [batch_first, batch_second, batch_last,
+                                                                         batch_first]

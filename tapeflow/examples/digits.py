@@ -66,7 +66,7 @@ def build_cnn(input_shape: tuple, seed: int = 0) -> keras.Model:
 
 
 def train_custom_loop(model: keras.Model, x: np.ndarray, y: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
-                      epochs: int, batch_size: int, lr: float, eager: bool, seed: int = 0) -> dict:
+                      epochs: int, batch_size: int, lr: float, eager: bool) -> dict:
     """The loop fit hides: forward under a tape, gradients, apply_gradients."""
     optimizer = keras.optimizers.Adam(lr)
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
@@ -83,11 +83,10 @@ def train_custom_loop(model: keras.Model, x: np.ndarray, y: np.ndarray, x_test: 
 
     step = train_step if eager else tf.function(train_step)
     history: dict = {"loss": [], "accuracy": [], "val_accuracy": []}
-    rng = np.random.default_rng(seed)
     n = len(x)
     steps = -(-n // batch_size)
     for epoch in range(epochs):
-        order = rng.permutation(n)
+        order = fit_order(n)
         mean_loss.reset_state()
         acc.reset_state()
         bar = _Progress(steps, f"loop epoch {epoch + 1}/{epochs}")
@@ -105,6 +104,14 @@ def train_custom_loop(model: keras.Model, x: np.ndarray, y: np.ndarray, x_test: 
         history["accuracy"].append(float(acc.result()))
         history["val_accuracy"].append(val_acc)
     return history
+
+
+def fit_order(n: int) -> np.ndarray:
+    """The order ``fit`` takes ``n`` array samples in each epoch, as Keras 3 draws it: ``tf.random.shuffle`` of
+    ``range(n)`` in a tf.data map function that every epoch's iterator runs afresh (so, with a global seed,
+    every epoch takes the same order)."""
+    perm = tf.data.Dataset.range(1).map(lambda _: tf.random.shuffle(tf.range(n, dtype=tf.int64)))
+    return next(iter(perm)).numpy()
 
 
 def evaluate_accuracy(model: keras.Model, x: np.ndarray, y: np.ndarray) -> float:

@@ -30,6 +30,7 @@ from tapeflow.keras import losses as losses_mod
 from tapeflow.keras import metrics as metrics_mod
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
+from tapeflow.ops import random_ops
 
 __all__ = ["Trainer", "USE_TF_FUNCTION", "format_summary"]
 
@@ -180,9 +181,15 @@ class _ArrayBatches:
     def epoch(self):
         order = None
         if self.shuffle:
-            from tapeflow.keras.initializers import rng_for
-
-            order = rng_for(None).permutation(self.n)
+            # Keras 3 (TF backend) shuffles in a tf.data map function that each epoch's new iterator
+            # instantiates afresh: with a global seed, every epoch (and every fit) of n samples takes the
+            # same order, TF's RandomShuffle of range(n); shuffle="batch" shuffles within each batch
+            sizes = [min(self.batch_size, self.n - i * self.batch_size) for i in range(self.steps)]
+            if self.shuffle == "batch":
+                order = np.concatenate([o + i * self.batch_size for i, o in
+                                        enumerate(random_ops.fresh_shuffle_orders(sizes))]) if sizes else None
+            else:
+                order = random_ops.fresh_shuffle_orders([self.n])[0]
             if dist_hooks.strategy is not None:  # one order for all ranks: rank 0's
                 order = dist_hooks.strategy._comm.broadcast([order])[0]
         for i in range(self.steps):

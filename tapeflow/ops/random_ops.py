@@ -444,6 +444,27 @@ def _shuffle(x: np.ndarray, seed, seed2, instance) -> np.ndarray:
     return x[philox.permutation(counter, key, n)]
 
 
+def fresh_shuffle_orders(sizes: list[int]) -> list[np.ndarray]:
+    """The orders successive ``tf.random.shuffle`` calls of a *freshly instantiated* function's first random op
+    give to ``range(m)`` for each ``m`` of ``sizes``: the op seeds ``(global, 0)`` of a new trace and a new
+    kernel's stream, as a tf.data map function of each new iterator (Keras 3's fit shuffle of arrays,
+    ``tf.random.shuffle(tf.range(n))`` mapped over ``Dataset.range(1)``; ``shuffle="batch"`` maps it over the
+    batches of indices). With a global seed every such function draws the same orders; without, fresh ones."""
+    g = _state.global_seed
+    if g is None:
+        return [_state.fresh.permutation(m) for m in sizes]
+    seed, seed2 = (0, _MAXINT32) if g == 0 else (g, 0)
+    counter, key = (seed2 & _MASK64) << 64, seed & _MASK64
+    orders = []
+    for m in sizes:
+        if m <= 1:
+            orders.append(np.arange(m))
+            continue
+        orders.append(philox.permutation(counter, key, m))
+        counter = (counter + (m + 2) // 4) % (1 << 128)
+    return orders
+
+
 RANDOM_SHUFFLE = defop("RandomShuffle", _shuffle, shape=lambda specs, **a: [specs[0]])
 _stateful(RANDOM_SHUFFLE)
 
