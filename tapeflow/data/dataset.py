@@ -412,11 +412,36 @@ class Dataset:
         return _Passthrough(self)
 
     def cache(self, filename: str = "", name: str | None = None) -> Dataset:
-        """Keeps the elements of the first full pass in memory."""
-        if filename:
-            raise NotImplementedError("Dataset.cache(filename) (an on-disk cache) is not supported; call cache() "
-                                      "without a filename for an in-memory cache.")
-        return _Cache(self)
+        """Keeps the elements of the first full pass in memory, or with ``filename`` in files that later
+        iterators and later runs read instead of the input (TF's semantics, tapeflow's format: see
+        tapeflow/data/persist.py)."""
+        if isinstance(filename, str) and not filename:
+            return _Cache(self)
+        from tapeflow.data import persist
+
+        return persist.cache_to_file(self, filename)
+
+    def save(self, path: str, compression: str | None = None, shard_func: Callable | None = None,
+             checkpoint_args: Any = None) -> None:
+        """Writes the elements to the directory ``path`` (tapeflow's format; read it with ``Dataset.load``)."""
+        from tapeflow.data import persist
+
+        persist.save(self, path, compression, shard_func, checkpoint_args)
+
+    @staticmethod
+    def load(path: str, element_spec: Any = None, compression: str | None = None,
+             reader_func: Callable | None = None, wait: bool = False) -> Dataset:
+        """The dataset ``Dataset.save`` wrote to ``path``; ``reader_func`` gets the dataset of its shards."""
+        from tapeflow.data import persist
+
+        return persist.load(path, element_spec, compression, reader_func, wait)
+
+    def snapshot(self, path: str, compression: str | None = "AUTO", reader_func: Callable | None = None,
+                 shard_func: Callable | None = None, name: str | None = None) -> Dataset:
+        """The first complete pass is written under ``path``; later passes and runs of the same pipeline read it."""
+        from tapeflow.data import persist
+
+        return persist.snapshot(self, path, compression, reader_func, shard_func)
 
     def enumerate(self, start: int = 0, name: str | None = None) -> Dataset:
         """``(index, element)`` pairs, the index an int64 counting from ``start``."""
