@@ -760,11 +760,21 @@ class _FromGenerator(Dataset):
 
     def _elements(self) -> Iterator:
         spec = self.element_spec if (self._signature is not None or self._types is not None) else None
-        for value in self._gen(*self._args):
+        try:
+            it = iter(self._gen(*self._args))
+        except Exception as e:  # noqa: BLE001 - re-raised as TF's py_func error
+            raise _py_func_error(e) from e
+        while True:
+            try:
+                value = next(it)
+            except StopIteration:
+                return
+            except Exception as e:  # noqa: BLE001
+                raise _py_func_error(e) from e
             if self._signature is not None:
-                value = _cast_like(value, self._signature, lambda s: s.dtype)
+                value = _generated_cast(value, self._signature, lambda s: s.dtype)
             elif self._types is not None:
-                value = _cast_like(value, self._types, lambda t: t)
+                value = _generated_cast(value, self._types, lambda t: t)
             value = _from_user(value)
             if spec is not None:
                 _check_generated(value, spec)
@@ -819,6 +829,30 @@ def _check_generated(value: Any, spec: Any) -> None:
 def _shape_str(dims: Any) -> str:
     dims = ["?" if d is None else str(d) for d in dims]
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+def _py_func_error(e: BaseException) -> BaseException:
+    """A Python exception raised by a generator as TF's PyFunc kernel reports it: ``ValueError``/``TypeError``
+    become ``InvalidArgumentError``, other exceptions ``UnknownError`` (tf.errors pass through), the message
+    ``"ExceptionType: message"`` followed by the Python traceback."""
+    import traceback
+
+    if isinstance(e, errors.OpError):
+        return e
+    cls = errors.InvalidArgumentError if isinstance(e, (ValueError, TypeError)) else errors.UnknownError
+    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    return cls(None, None, f"{type(e).__name__}: {e}\n{tb}\n\t [[{{{{node PyFunc}}}}]] [Op:IteratorGetNext]")
+
+
+def _generated_cast(value: Any, types: Any, get: Callable) -> Any:
+    try:
+        return _cast_like(value, types, get)
+    except (TypeError, ValueError) as e:
+        first = _flatten(value)[0] if isinstance(value, (tuple, dict)) else value
+        want = _flatten(types)[0] if isinstance(types, (tuple, dict)) else types
+        err = TypeError("`generator` yielded an element that could not be converted to the expected type. The "
+                        f"expected type was {dtypes.as_dtype(get(want)).name}, but the yielded element was {first}.")
+        raise _py_func_error(err) from e
 
 
 def _cast_like(value: Any, types: Any, get: Callable) -> Any:
