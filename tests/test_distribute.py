@@ -165,7 +165,13 @@ def _fake_mpi_communicator(size: int = 2) -> communicator.MPICommunicator:
     c.calls = []
 
     def allreduce(sendbuf, recvbuf, op):
-        assert sendbuf is c._IN_PLACE and recvbuf.flags.c_contiguous and recvbuf.ndim <= 1 or recvbuf.ndim == 0
+        if sendbuf is c._IN_PLACE:
+            assert recvbuf.flags.c_contiguous and recvbuf.ndim <= 1 or recvbuf.ndim == 0
+        else:  # as mpi4py: any contiguous buffer, taken in its memory order, byte for byte
+            if not (sendbuf.flags.c_contiguous or sendbuf.flags.f_contiguous):
+                raise BufferError("ndarray is not contiguous")
+            assert sendbuf.nbytes == recvbuf.nbytes
+            np.ravel(recvbuf, order="K").view(np.uint8)[...] = np.ravel(sendbuf, order="K").view(np.uint8)
         c.calls.append((recvbuf.dtype, recvbuf.size))
         if op == "sum":
             recvbuf *= size
@@ -220,6 +226,9 @@ def test_single_allreduce_returns_a_new_array_and_big_ones_reuse_a_buffer():
     s = c.allreduce_one(np.float32(2.0), "sum")
     assert s.shape == () and s.dtype == np.float32 and float(s) == 4.0
     assert c.allreduce_one(x[::2], "sum").tolist() == [0.0, 4.0]  # not contiguous
+    m = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(c.allreduce_one(m.T, "sum"), 2 * m.T)  # Fortran-ordered
+    np.testing.assert_array_equal(c.allreduce_one(m.T[::2], "sum"), 2 * m.T[::2])  # neither
     big = np.ones(1 << 18, np.float32)  # 1 MB: reduced in a cached buffer
     a = c.allreduce_one(big, "sum")
     b = c.allreduce_one(big * 2, "sum")

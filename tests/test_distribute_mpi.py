@@ -88,7 +88,7 @@ def runs(tmp_path_factory):
     out = {"single": ref}
     for n in (2, 4):
         d = str(base / f"n{n}")
-        proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data", "tail", "logsync", "tutorial")
+        proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data", "reuse", "tail", "logsync", "tutorial")
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
         assert f"done {n}" in proc.stdout
         assert proc.stdout.count("Epoch 1/3\n5/5 - ") == 1  # verbose=2's epoch line, from rank 0 only
@@ -140,6 +140,26 @@ def test_indexed_slices_gradients_are_gathered(runs, n):
     for d in ranks:  # both travelled as values + indices, never densified: at each of the 4 steps, three MPI
         assert int(d["gathers"]) == 3 * 4  # gathers for the two (row counts, all values, all indices)
         assert d["reduced"].size == 0 or d["reduced"].max() < 10 * 4, d["reduced"]
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_eager_reductions_reuse_only_unheld_results(runs, n):
+    ranks = _load(runs[n], "reuse")
+    tri = n * (n - 1) / 2  # the sum of the ranks
+    m = np.arange(6.0).reshape(2, 3)
+    for d in ranks:
+        np.testing.assert_array_equal(d["held"], [n, tri])  # a kept result is not overwritten by the next calls
+        np.testing.assert_array_equal(d["held_np"], [2 * n, tri])  # nor a kept .numpy() of one
+        np.testing.assert_array_equal(d["again"], [tri] * 3)
+        np.testing.assert_array_equal(d["f64"], [n, tri])
+        assert str(d["f64_dtype"]) == "float64"
+        # a transposed (Fortran-ordered) tensor, eager and compiled: mpi4py would take its memory order as is
+        for k in ("transposed", "transposed_ctx", "compiled", "compiled2"):
+            np.testing.assert_array_equal(d[k], n * m.T + tri, err_msg=k)
+        np.testing.assert_array_equal(d["g1"], [n * (n + 1) / 2] * 6 + [n] * 2)
+        np.testing.assert_array_equal(d["g3"], [3 * n * (n + 1) / 2] * 6 + [3 * n] * 2)
+        np.testing.assert_array_equal(d["g64"], [n * (n + 1) / 2] * 6 + [n] * 2)
+        assert str(d["g64_dtype"]) == "float64"
 
 
 @pytest.mark.parametrize("n", [2, 4])

@@ -14,6 +14,8 @@ may hold different row counts); it is not differentiable.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from sys import getrefcount
 from typing import Any
 
 import numpy as np
@@ -110,10 +112,13 @@ def _one_step(buf: Any, views: tuple, Allreduce: Any, IN_PLACE: Any, op: Any, me
         # one tensor: reduced from where it is straight into the buffer (no copy), as raw mpi4py would
         if getrefcount(buf) > buf_refs or getrefcount(view) > view_refs:
             return None
+        x = xs[0]
         try:
-            Allreduce(xs[0], buf, op)
-        except (BufferError, ValueError, TypeError):  # not a contiguous buffer (mpi4py checks before sending)
-            view[...] = xs[0]
+            if not x.flags.c_contiguous:  # (mpi4py takes a Fortran-ordered array as is: its memory order)
+                x = np.ascontiguousarray(x)
+            Allreduce(x, buf, op)
+        except (BufferError, ValueError, TypeError, AttributeError):  # not an array, or not one mpi4py can send
+            view[...] = x
             Allreduce(IN_PLACE, buf, op)
         if mean_over:
             divide(buf, mean_over)
@@ -140,14 +145,9 @@ def _collective_reduce_grad(op, *grads):
 def all_reduce(values: list | tuple, reduction: str = "sum") -> list:
     """Reduces each tensor over all ranks (``"sum"`` or ``"mean"``) with one fused collective."""
     if state.plain:  # eager, no tape: straight to the communicator, no op dispatch
-        for v in values:
-            if type(v) is not Tensor:
-                break
-        else:
-            if not values:
-                return []
-            outs = (communicator._COMM or get_communicator()).allreduce([v._value for v in values], reduction)
-            return list(map(Tensor, outs))
+        outs = plain_all_reduce(values, reduction)
+        if outs is not None:
+            return outs
     ts = tuple(v if type(v) is Tensor else t(v) for v in values)
     if not ts:
         return []
@@ -158,6 +158,108 @@ def all_reduce(values: list | tuple, reduction: str = "sum") -> list:
         if all(s is not None and None not in s for s in shapes) and all(x._value.dtype == dtype for x in ts):
             attrs["plan"] = FusionPlan(tuple(tuple(int(d) for d in s) for s in shapes), dtype, reduction)
     return list(execute(COLLECTIVE_REDUCE, ts, attrs))
+
+
+def plain_all_reduce(values: list | tuple, reduction: str) -> list | None:
+    """``all_reduce`` of eager tensors outside any tape or graph (check ``state.plain`` first): the
+    communicator's fused allreduce of their arrays, new tensors on its results (views of its buffer). None when
+    not all of ``values`` are tensors (the caller takes the general path).
+
+    The common case, a training step's gradients again, is one pass: while the communicator's last fused
+    buffer is free and each array has the shape and dtype of its view there, it is copied into its view (a
+    mismatch leaves only scratch in the free buffer and takes the general path)."""
+    comm = communicator._COMM or get_communicator()
+    fused, op = comm._last, comm._ops.get(reduction) if comm.is_mpi else None
+    if op is not None and fused is not None and len(values) == len(fused.views) \
+            and getrefcount(fused.buf) <= fused._buf_refs \
+            and sum(map(getrefcount, fused.views)) <= fused._view_refs:  # (fused.free(), inline)
+        dtype = fused.dtype
+        for view, v, shape in zip(fused.views, values, fused.shapes):
+            if type(v) is not Tensor:
+                return None
+            a = v._value
+            if a.dtype is not dtype or a.shape != shape:
+                break
+            view[...] = a
+        else:
+            comm._Allreduce(comm._IN_PLACE, fused.buf, op)
+            if reduction == "mean":
+                communicator._divide_in_place(fused.buf, comm.size)
+            return list(map(Tensor, fused.views))
+    arrays = []
+    for v in values:
+        if type(v) is not Tensor:
+            return None
+        arrays.append(v._value)
+    return list(map(Tensor, comm.allreduce(arrays, reduction)))
+
+
+def eager_reducers(comm: Any, sum_op: Any, mean_op: Any, general: Callable) -> tuple:
+    """``strategy.reduce`` and ``reduce_one(value, mean)`` of one eager tensor as lean as raw mpi4py is: one
+    ``Allreduce`` from the tensor's array into a result array. The result array and its tensor are kept and
+    reused by the next call of the same shape and dtype while nobody holds either (their reference counts are
+    back to this function's own and no weak reference is left), with a fresh tensor id: a loop that reads or
+    drops each result (``total += strategy.reduce(SUM, loss, axis=None)``) allocates nothing.
+
+    ``reduce(reduce_op, value, axis=None)`` is set as the strategy's own ``reduce`` (no method layer): it
+    handles an eager tensor with ``sum_op``/``mean_op`` and no axis, and calls ``general(reduce_op, value,
+    axis)`` for anything else. ``reduce_one`` returns None for a value it does not handle."""
+    from sys import getrefcount
+    from weakref import getweakrefcount
+
+    from tapeflow.framework.tensor import _next_id
+
+    Allreduce, op_sum, size = comm._Allreduce, comm._ops["sum"], comm.size
+    divide = communicator._divide_in_place
+    result = out = shape = dtype = None
+    result_refs = out_refs = 0
+
+    def reduce_one(value: Tensor, mean: bool) -> Tensor | None:
+        nonlocal result, out, shape, dtype, result_refs, out_refs
+        a = value._value
+        if type(a) is not np.ndarray or not a.flags.c_contiguous:  # (mpi4py would send Fortran order as is)
+            return None
+        if a.dtype is dtype and a.shape == shape and getrefcount(result) <= result_refs \
+                and getrefcount(out) <= out_refs and not getweakrefcount(result):
+            Allreduce(a, out, op_sum)
+            if mean:
+                divide(out, size)
+            if not shape:  # a 0-d result holds a NumPy scalar, as every op's
+                result._value = out[()]
+            result._id = _next_id()
+            return result
+        o = np.empty(a.shape, a.dtype)
+        Allreduce(a, o, op_sum)
+        if mean:
+            divide(o, size)
+        out, result, shape, dtype = o, Tensor(o if o.ndim else o[()]), a.shape, a.dtype
+        del o
+        result_refs, out_refs = getrefcount(result), getrefcount(out)
+        return result
+
+    def reduce(reduce_op: Any, value: Any, axis: Any = None) -> Any:
+        if axis is None and type(value) is Tensor and state.plain:
+            a = value._value
+            if reduce_op is sum_op:  # the common case inline: the same as reduce_one's
+                if type(a) is np.ndarray and a.dtype is dtype and a.shape == shape and a.flags.c_contiguous \
+                        and getrefcount(result) <= result_refs and getrefcount(out) <= out_refs \
+                        and not getweakrefcount(result):
+                    Allreduce(a, out, op_sum)
+                    if not shape:
+                        result._value = out[()]
+                    result._id = _next_id()
+                    return result
+                r = reduce_one(value, False)
+            elif reduce_op is mean_op:
+                r = reduce_one(value, True)
+            else:
+                r = None
+            if r is not None:
+                return r
+        return general(reduce_op, value, axis)
+
+    reduce.__doc__ = general.__doc__
+    return reduce_one, reduce
 
 
 def all_reduce_one(value: Tensor, reduction: str = "sum") -> Tensor:

@@ -48,6 +48,7 @@ class LocalCommunicator:
     rank = 0
     size = 1
     is_mpi = False
+    _last = None  # (no fused buffer)
 
     def allreduce(self, arrays: list | tuple, op: str = "sum") -> list:
         return [np.array(a, copy=True) for a in arrays]
@@ -78,6 +79,7 @@ class MPICommunicator:
     """``MPI.COMM_WORLD`` through mpi4py's buffer (upper-case) interface."""
 
     is_mpi = True
+    _last = None  # the buffer of the last fused reduction (see allreduce)
 
     def __init__(self) -> None:
         # A rank waiting in a collective yields its core instead of spinning (Open MPI's default spins):
@@ -109,15 +111,33 @@ class MPICommunicator:
     def allreduce(self, arrays: list | tuple, op: str = "sum") -> list:
         """Reduces each array over all ranks (``"sum"``, ``"mean"``, ``"max"``, ``"min"``) in one
         ``MPI_Allreduce`` on one buffer; the inputs are left alone."""
-        if len(arrays) == 1:
+        n = len(arrays)
+        if n == 1:
             a = arrays[0]
             if type(a) is np.ndarray and a.nbytes < _REUSE_BYTES:
                 return [self.allreduce_one(a, op)]
-        elif not arrays:
+        elif not n:
             return []
         mpi_op = self._ops.get(op)
         if mpi_op is None:
             raise ValueError(f"allreduce: unknown reduction {op!r}; use 'sum', 'mean', 'max' or 'min'.")
+        # The common case, a training step's gradients again: the shapes and dtype of the last call, checked
+        # while they are copied in (a mismatch leaves only scratch in the free buffer), no key hashed.
+        fused = self._last
+        if fused is not None and len(fused.views) == n and fused.free():
+            dt = fused.dtype
+            try:
+                for view, a, shape in zip(fused.views, arrays, fused.shapes):
+                    if a.dtype is not dt or a.shape != shape:
+                        break
+                    view[...] = a
+                else:
+                    self._Allreduce(self._IN_PLACE, fused.buf, mpi_op)
+                    if op == "mean":
+                        _divide_in_place(fused.buf, self.size)
+                    return list(fused.views)  # a new list: holding it keeps the buffer from being reused
+            except AttributeError:  # not all arrays
+                pass
         try:
             key = tuple(map(_SHAPE_AND_DTYPE, arrays))
         except AttributeError:  # not all arrays
@@ -127,6 +147,7 @@ class MPICommunicator:
             fused = self._new_fused(key)
             if fused is None:  # several dtypes: one buffer per dtype
                 return self._allreduce_grouped(arrays, op, mpi_op)
+        self._last = fused
         for view, a in zip(fused.views, arrays):  # same shapes and dtype (the key): a plain copy each
             view[...] = a
         self._Allreduce(self._IN_PLACE, fused.buf, mpi_op)
@@ -136,16 +157,20 @@ class MPICommunicator:
 
     def allreduce_one(self, a: Any, op: str = "sum") -> np.ndarray:
         """One array reduced over all ranks, as a new array (``a`` is left alone)."""
-        if type(a) is np.ndarray and a.nbytes < _REUSE_BYTES:
-            out = a.copy()  # C-contiguous and ours: reduced in place
-        elif isinstance(a, np.generic):
-            out = np.array(a)
-        else:
-            return self.allreduce([a], op)[0]
         mpi_op = self._ops.get(op)
         if mpi_op is None:
             raise ValueError(f"allreduce: unknown reduction {op!r}; use 'sum', 'mean', 'max' or 'min'.")
-        self._Allreduce(self._IN_PLACE, out, mpi_op)
+        if type(a) is not np.ndarray or a.nbytes >= _REUSE_BYTES:
+            if not isinstance(a, np.generic):
+                return self.allreduce([a], op)[0]
+            a = np.array(a)
+        out = np.empty_like(a)  # a's memory layout: reduced from where it is into it, as raw mpi4py does
+        try:
+            self._Allreduce(a, out, mpi_op)
+        except BufferError:  # not contiguous (mpi4py checks before sending): from a C-ordered copy
+            a = a.copy()
+            out = np.empty_like(a)
+            self._Allreduce(a, out, mpi_op)
         if op == "mean":
             _divide_in_place(out, self.size)
         return out
@@ -281,11 +306,12 @@ class _FusedBuffer:
     outside this object (NumPy views keep their owner alive, so the owner's reference count sees them).
     """
 
-    __slots__ = ("buf", "views", "_buf_refs", "_view_refs")
+    __slots__ = ("buf", "views", "shapes", "dtype", "_buf_refs", "_view_refs")
 
     def __init__(self, shapes: tuple, dtype: np.dtype) -> None:
         sizes = [int(np.prod(s)) for s in shapes]
         self.buf = np.empty(sum(sizes), dtype)
+        self.shapes, self.dtype = tuple(shapes), self.buf.dtype
         views = []
         pos = 0
         for shape, n in zip(shapes, sizes):

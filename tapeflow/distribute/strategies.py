@@ -32,6 +32,7 @@ from tapeflow.distribute.communicator import get_communicator, install_abort_on_
 from tapeflow.distribute.input_lib import DistributedDataset, InputContext
 from tapeflow.framework import distribution_hooks as hooks
 from tapeflow.framework import nest
+from tapeflow.framework.context import state
 from tapeflow.framework.tensor import Tensor
 
 __all__ = [
@@ -90,6 +91,8 @@ class ReplicaContext:
         self.strategy = strategy
         self._replica_id = 0 if replica_id is None else replica_id
         self._in_run = replica_id is not None  # one of several local replicas (see local_replicas)
+        # one replica per process, several processes: an eager tensor's all_reduce is one MPI Allreduce
+        self._reduce_one = getattr(strategy, "_reduce_one", None) if replica_id is None else None
 
     @property
     def num_replicas_in_sync(self) -> int:
@@ -105,6 +108,11 @@ class ReplicaContext:
 
     def all_reduce(self, reduce_op: Any, value: Any, options: Any = None) -> Any:
         """Sums or averages ``value`` (a nest of tensors) over all replicas, in one fused collective."""
+        if self._reduce_one is not None and type(value) is Tensor and state.plain:
+            out = self._reduce_one(value, False) if reduce_op is _SUM else \
+                self._reduce_one(value, True) if reduce_op is _MEAN else None
+            if out is not None:
+                return out
         how = _reduction(reduce_op)
         run = local_replicas.current_run()
         if run is not None:
@@ -476,6 +484,9 @@ class MultiWorkerMirroredStrategy(Strategy):
 
             # This rank's share of the current global batch (Keras' mean losses scale by it).
             self._share = Variable(np.float64(1.0 / comm.size), trainable=False, name="replica_batch_share")
+            # an eager tensor's reduce, as lean as raw mpi4py; the rest goes to Strategy.reduce
+            self._reduce_one, self.reduce = collective_ops.eager_reducers(
+                comm, _SUM, _MEAN, super().reduce)
             hooks.strategy = self
 
     def _set_batch_share(self, local: int, total: int) -> None:
@@ -493,11 +504,10 @@ class MultiWorkerMirroredStrategy(Strategy):
     def _aggregate_gradients(self, grads: list) -> list:
         """Sums gradients over all replicas: the dense ones in one fused allreduce,
         the ``IndexedSlices`` by all-gathering their values and indices, all of them together (never densified)."""
-        for g in grads:
-            if type(g) is not Tensor:
-                break
-        else:  # all dense and concrete (eager; the common case): one fused allreduce, nothing else
-            return collective_ops.all_reduce(grads, "sum")
+        if state.plain:  # all dense and eager (the common case): one fused allreduce, nothing else
+            out = _plain_all_reduce(grads, "sum")
+            if out is not None:
+                return out
         from tapeflow.framework.indexed_slices import IndexedSlices
         from tapeflow.framework.tensor import convert_to_tensor
 
@@ -578,6 +588,7 @@ def _reject_tf_config() -> None:
         )
 
 
+_plain_all_reduce = collective_ops.plain_all_reduce
 _DEFAULT = Strategy()
 
 

@@ -259,6 +259,43 @@ if "data" in WHAT:
         nrep=N,
     )
 
+if "reuse" in WHAT:  # eager reductions reuse their result buffers only while nobody holds them
+    SUM = tf.distribute.ReduceOp.SUM
+    m = tf.constant(np.arange(6.0, dtype=np.float32).reshape(2, 3) + RANK)
+    held = strategy.reduce(SUM, tf.constant([1.0, float(RANK)]), axis=None)  # kept across the next calls
+    held_np = strategy.reduce(SUM, tf.constant([2.0, float(RANK)]), axis=None).numpy()  # only its array kept
+    for _ in range(3):
+        strategy.reduce(SUM, tf.constant([5.0, 5.0]), axis=None)  # dropped: its buffer is reused
+    again = [float(strategy.reduce(SUM, tf.constant(float(RANK)), axis=None)) for _ in range(3)]  # 0-d, reused
+    as_f64 = strategy.reduce(SUM, tf.constant([1.0, float(RANK)], tf.float64), axis=None)  # same shape, new dtype
+
+    @tf.function
+    def compiled_transposed(x):
+        return strategy.reduce(SUM, tf.transpose(x), axis=None)
+
+    kernel, bias = tf.constant(np.ones((3, 2), np.float32) * (RANK + 1)), tf.constant(np.ones(2, np.float32))
+    g1 = strategy._aggregate_gradients([kernel, bias])  # kept
+    g2 = strategy._aggregate_gradients([kernel * 2, bias * 2])  # a new buffer: g1 still holds the last one
+    del g2
+    g3 = strategy._aggregate_gradients([kernel * 3, bias * 3])  # g2's buffer, free again
+    g64 = strategy._aggregate_gradients([tf.cast(kernel, tf.float64), tf.cast(bias, tf.float64)])  # same shapes
+    save(
+        "reuse",
+        held=held.numpy(),
+        held_np=held_np,
+        again=again,
+        f64=as_f64.numpy(),
+        f64_dtype=str(as_f64.dtype.name),
+        transposed=strategy.reduce(SUM, tf.transpose(m), axis=None).numpy(),
+        transposed_ctx=strategy.run(lambda: tf.distribute.get_replica_context().all_reduce(SUM, tf.transpose(m))),
+        compiled=compiled_transposed(m).numpy(),
+        compiled2=compiled_transposed(m).numpy(),
+        g1=np.concatenate([g.numpy().ravel() for g in g1]),
+        g3=np.concatenate([g.numpy().ravel() for g in g3]),
+        g64=np.concatenate([g.numpy().ravel() for g in g64]),
+        g64_dtype=str(g64[0].dtype.name),
+    )
+
 if "tail" in WHAT:  # 33 examples, global batch 8: the last batch has one example, so some ranks get none
     XT, YT = X[:33].astype("float32"), Y[:33]
     tf.keras.utils.set_random_seed(0)
