@@ -355,6 +355,30 @@ def test_tiled_max_pool_nan_inf_and_ties_as_tf():
                                   .ravel(), [10, 11, 14, 15, 26, 27, 30, 31])
 
 
+def test_relu_then_max_pool_gradient_traced_masks_the_pooled_grid():
+    # Traced, ReluGrad(MaxPoolGrad(...)) is one MaxPoolGradRelu op: the same numbers as the eager tape (ties
+    # of positive values and of the ReLU's zeros, NaN and inf in the input and in g).
+    rng = np.random.default_rng(5)
+    x = rng.integers(-2, 3, (2, 6, 6, 3)).astype(np.float32)
+    x[0, 0, 0, 0], x[0, 0, 1, 1], x[1, 2, 2, 2], x[1, 4, 4, 0] = np.nan, np.inf, -np.inf, np.nan
+    w = rng.standard_normal((2, 3, 3, 3)).astype(np.float32)
+    w[0, 1, 1, 0], w[1, 0, 0, 2] = np.inf, np.nan
+
+    def grads(v, pad):
+        with tf.GradientTape() as tape:
+            tape.watch(v)
+            loss = tf.reduce_sum(tf.nn.max_pool2d(tf.nn.relu(v * 1.0), 2, 2, pad) * w)
+        return tape.gradient(loss, v)
+
+    xs = tf.constant(x)
+    for pad in ("VALID", "SAME"):
+        eager = grads(xs, pad).numpy()
+        f = tf.function(lambda v, pad=pad: grads(v, pad))
+        np.testing.assert_array_equal(f(xs).numpy(), eager)
+        ran = f.get_concrete_function(xs)._gf.compiled().line_ops.values()  # what runs, after dead-code elimination
+        assert [op.type for op in ran if "Grad" in op.type] == ["MaxPoolGradRelu"]
+
+
 def test_tiled_max_pool_matches_window_by_window_reference():
     rng = np.random.default_rng(3)
     x = np.maximum(rng.integers(-3, 3, (2, 6, 7, 3)), 0).astype(np.float64)  # many ties (ReLU zeros)

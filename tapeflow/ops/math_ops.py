@@ -626,7 +626,15 @@ RELU = defop("Relu", _relu_kernel, shape=shapes.same)
 
 @defgrad("Relu", inputs=False, outputs=True)
 def _relu_grad(op, g):
-    return relu_grad(g, op.outputs[0])
+    y = op.outputs[0]
+    src = getattr(g, "_op", None)  # in a traced graph: the op that made g
+    if src is not None and src.type == "MaxPoolGrad":
+        from tapeflow.ops.nn.pooling import relu_through_max_pool_grad
+
+        fused = relu_through_max_pool_grad(src, y)
+        if fused is not None:
+            return fused
+    return relu_grad(g, y)
 
 
 def _relu_grad_kernel(dy, y):
@@ -1039,7 +1047,34 @@ def _reduce_shape(specs, axis, keepdims):
 # Reductions call the ufunc's reduce directly: np.sum & co. add ~1.3 us of
 # Python dispatch per call, which small training steps feel.
 def _sum_kernel(x, axis, keepdims):
+    if type(axis) is tuple and x.size >= _GEMV_SUM_MIN and axis and axis[-1] == len(axis) - 1 < x.ndim - 1 \
+            and x.dtype.char in "fd" and x.flags.c_contiguous:
+        return _leading_sum(x, len(axis), keepdims)
     return np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+_GEMV_SUM_MIN = 1 << 15
+_ONES: dict = {}
+
+
+def _leading_sum(x, k, keepdims):
+    """A sum over the leading ``k`` axes of a large C-contiguous float array (the bias gradient of a
+    conv layer: (N, H, W, C) -> C) as one BLAS product with a ones vector: 4-5x faster than
+    np.add.reduce, which walks such an array row by row in runs of C, and more accurate (blocked
+    partial sums instead of one running sum)."""
+    from tapeflow.ops import threads
+
+    rows = 1
+    for d in x.shape[:k]:
+        rows *= d
+    ones = _ONES.get((rows, x.dtype.char))
+    if ones is None:
+        if len(_ONES) > 64:
+            _ONES.clear()
+        ones = _ONES[(rows, x.dtype.char)] = np.ones(rows, x.dtype)
+    threads.before_blas(0.0)  # a memory-bound product: one BLAS thread
+    out = ones @ x.reshape(rows, -1)
+    return out.reshape(((1,) * k if keepdims else ()) + x.shape[k:])
 
 
 SUM = defop("Sum", _sum_kernel, shape=_reduce_shape)

@@ -53,9 +53,9 @@ _POOL3D = {"ksize": (2, 2, 2), "strides": (2, 1, 2), "padding": "SAME"}
 _P3 = {"strides": (2, 1, 1), "dilations": (1, 1, 1), "padding": "SAME"}
 
 
-def _max_pool_grad(x, g, attrs=_POOL3):
+def _max_pool_grad(x, g, attrs=_POOL3, op=pooling.MAX_POOL_GRAD):
     y = execute(pooling.MAX_POOL, (x,), attrs)
-    return execute(pooling.MAX_POOL_GRAD, (x, y, g * g), attrs)
+    return execute(op, (x, y, g * g), attrs)
 
 
 def _max_pool_grad_grad(x, gg, attrs=_POOL3):
@@ -184,6 +184,10 @@ SPECS = [
            [Arg(value=_distinct((1, 4, 5, 2)), diff=False), Arg((1, 2, 2, 2))], name="tiled"),
     OpSpec("MaxPoolGradGrad", lambda x, gg: _max_pool_grad_grad(x, gg, _POOL2V),
            [Arg(value=_distinct((1, 4, 5, 2)), diff=False), Arg((1, 4, 5, 2))], name="tiled"),
+    OpSpec("MaxPoolGradRelu", lambda x, g: _max_pool_grad(x, g, _POOL2V, pooling.MAX_POOL_GRAD_RELU),
+           [Arg(value=_distinct((1, 4, 5, 2)), diff=False), Arg((1, 2, 2, 2))], name="tiled"),
+    OpSpec("MaxPoolGradRelu", lambda x, g: _max_pool_grad(x, g, _POOL3, pooling.MAX_POOL_GRAD_RELU),
+           [Arg(value=_distinct((1, 5, 5, 2)), diff=False), Arg((1, 3, 3, 2))]),
     OpSpec("AvgPool", lambda x: tf.nn.avg_pool2d(x, 3, 2, "SAME") ** 2, [Arg((2, 5, 5, 2))]),
     OpSpec("AvgPool", lambda x: tf.nn.avg_pool2d(x, [2, 3], [1, 2], "VALID", data_format="NCHW") ** 2,
            [Arg((1, 2, 5, 6))], name="nchw"),

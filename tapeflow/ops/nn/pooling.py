@@ -77,6 +77,12 @@ def _tile_first_max_masks(v):
     argmax is the first offset equal to the window's maximum (ties, e.g. the
     zeros after a ReLU, go to the first). None when a window holds a NaN
     (np.maximum propagates it), whose argmax rules only the general path has."""
+    found = _tile_max_and_masks(v)
+    return None if found is None else found[1]
+
+
+def _tile_max_and_masks(v):
+    """(window maxima, _tile_first_max_masks's masks), or None."""
     if v is None or not v.size:
         return None
     m = _tile_max(v, np.maximum)
@@ -93,7 +99,7 @@ def _tile_first_max_masks(v):
             if k + 1 < len(offsets):
                 free ^= hit  # hit lies within free
         masks.append(((i, j), hit))
-    return masks
+    return m, masks
 
 
 def _max_pool_kernel(x, ksize, strides, padding):
@@ -141,19 +147,24 @@ def _first_max_masks(x, y, ksize, strides, padding):
     return pads
 
 
+def _tile_scatter(x, v, masks, g):
+    """dx of a tiled max pooling: ``g`` at each window's mask, 0 elsewhere."""
+    n, oh, kh, ow, kw, c = v.shape
+    dx = np.zeros(x.shape, dtype=g.dtype) if oh * kh != x.shape[1] or ow * kw != x.shape[2] else None
+    dv = (np.empty(x.shape, dtype=g.dtype) if dx is None else dx)[:, :oh * kh, :ow * kw, :]
+    dv = dv.reshape(n, oh, kh, ow, kw, c)
+    for (i, j), hit in masks:
+        np.multiply(g, hit, out=dv[:, :, i, :, j, :])
+    return dv.reshape(x.shape) if dx is None else dx
+
+
 def _max_pool_grad_kernel(x, y, g, ksize, strides, padding):
     if g.size == 0:  # an empty output sends nothing back
         return np.zeros(x.shape, dtype=g.dtype)
     v = _tiles(x, ksize, strides, padding)
     masks = _tile_first_max_masks(v)
     if masks is not None:
-        n, oh, kh, ow, kw, c = v.shape
-        dx = np.zeros(x.shape, dtype=g.dtype) if v.shape[1] * kh != x.shape[1] or ow * kw != x.shape[2] else None
-        dv = (np.empty(x.shape, dtype=g.dtype) if dx is None else dx)[:, :oh * kh, :ow * kw, :]
-        dv = dv.reshape(n, oh, kh, ow, kw, c)
-        for (i, j), hit in masks:
-            np.multiply(g, hit, out=dv[:, :, i, :, j, :])
-        return dv.reshape(x.shape) if dx is None else dx
+        return _tile_scatter(x, v, masks, g)
     _, pads = _pool_geom(x.shape, ksize, strides, padding)
     (t0, b0), (l0, r0) = pads
     n, h, w, c = x.shape
@@ -169,6 +180,19 @@ def _max_pool_grad_kernel(x, y, g, ksize, strides, padding):
         else:
             np.multiply(g, hit, out=view)
     return dxp[:, t0:t0 + h, l0:l0 + w, :]
+
+
+def _max_pool_grad_relu_kernel(x, y, g, ksize, strides, padding):
+    """ReluGrad(MaxPoolGrad(x, y, g), x): with tiled windows (no NaN) the ReLU mask is taken on the
+    pooled grid (the window maxima > 0: where the gradient lands, x is the maximum), a quarter of
+    the full pass."""
+    if g.size:
+        found = _tile_max_and_masks(_tiles(x, ksize, strides, padding))
+        if found is not None:
+            m, masks = found
+            return _tile_scatter(x, _tiles(x, ksize, strides, padding), masks, g * (m > 0))
+    dx = _max_pool_grad_kernel(x, y, g, ksize, strides, padding)
+    return dx * (x > 0)  # (a leading NaN keeps a window's gradient: there x is NaN, not the maximum)
 
 
 def _max_pool_grad_grad_kernel(x, y, gg, ksize, strides, padding):
@@ -198,6 +222,7 @@ def _pool_shape(specs, ksize, strides, padding):
 MAX_POOL = defop("MaxPool", _max_pool_kernel, shape=_pool_shape)
 MAX_POOL_GRAD = defop("MaxPoolGrad", _max_pool_grad_kernel, shape=lambda specs, **a: [specs[0]])
 MAX_POOL_GRAD_GRAD = defop("MaxPoolGradGrad", _max_pool_grad_grad_kernel, shape=lambda specs, **a: [specs[1]])
+MAX_POOL_GRAD_RELU = defop("MaxPoolGradRelu", _max_pool_grad_relu_kernel, shape=lambda specs, **a: [specs[0]])
 
 
 def _pool_attrs(op) -> dict:
@@ -210,10 +235,31 @@ def _max_pool_grad(op, g):
     return execute(MAX_POOL_GRAD, (op.inputs[0], op.outputs[0], g), _pool_attrs(op))
 
 
+def relu_through_max_pool_grad(pool_grad, y):
+    """``ReluGrad(MaxPoolGrad(y, p, g), y)`` for ``y = relu(...)`` as one MaxPoolGradRelu op: the
+    pooling gradient is g at each window's first maximum and 0 elsewhere, and there ``y`` is the
+    maximum, so the ReLU mask is taken on the pooled grid instead of a pass over the full one
+    (ReLU -> max pooling, every CNN). The Relu gradient rule calls this while tracing, when its
+    incoming gradient is a MaxPoolGrad of its output; None otherwise."""
+    x, p, g = pool_grad.inputs
+    if x._id != y._id:
+        return None
+    return execute(MAX_POOL_GRAD_RELU, (x, p, g), _pool_attrs(pool_grad))
+
+
 @defgrad("MaxPoolGrad", inputs=True)
 def _max_pool_grad_grad(op, g):
     x, y, _ = op.inputs
     return _zeros(x), _zeros(y), execute(MAX_POOL_GRAD_GRAD, (x, y, g), _pool_attrs(op))
+
+
+@defgrad("MaxPoolGradRelu", inputs=True)
+def _max_pool_grad_relu_grad(op, g):
+    # Linear in g: the adjoint of (ReLU mask) o (scatter to the argmax) is gather o mask.
+    from tapeflow.ops.math_ops import relu_grad
+
+    x, y, _ = op.inputs
+    return _zeros(x), _zeros(y), execute(MAX_POOL_GRAD_GRAD, (x, y, relu_grad(g, x)), _pool_attrs(op))
 
 
 @defgrad("MaxPoolGradGrad", inputs=True)
