@@ -461,3 +461,31 @@ def test_adafactor_factored_matrix_equals_tf():
     np.testing.assert_allclose(m.numpy(), [[-0.8483182191848755, -0.6805809736251831, -0.23033632338047028],
                                            [0.5807338953018188, 1.4185824394226074, 2.41302752494812]], rtol=2e-6)
     assert [v.shape.as_list() for v in opt.variables[2:]] == [[2], [3], [2, 3]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("graph", [False, True])
+def test_adam_fused_dense_step_bit_equal_to_the_op_by_op_rule(dtype, graph, monkeypatch):
+    # The dense Adam step runs as one blocked kernel (KerasAdamUpdate inside tf.function); its numbers are
+    # Keras's op-by-op rule's, bit for bit, over several blocks and steps, AdamW's decay included.
+    from tapeflow.keras.optimizers import adam
+
+    def run(fused, cls):
+        monkeypatch.setattr(adam.Adam, "_fused_update", fused)
+        w = tf.Variable(np.random.default_rng(0).standard_normal(70000).astype(dtype))
+        b = tf.Variable(np.ones(3, dtype))
+        opt = cls(learning_rate=0.01)
+
+        def step(i):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.sin(w) ** 2) + tf.reduce_sum(b * b * tf.cast(i, w.dtype))
+            opt.apply_gradients(zip(tape.gradient(loss, [w, b]), [w, b]))
+
+        f = tf.function(step) if graph else step
+        for i in range(4):
+            f(tf.constant(float(i)))
+        return [w.numpy(), b.numpy()] + [v.numpy() for v in opt.variables]
+
+    for cls in (tf.keras.optimizers.Adam, tf.keras.optimizers.AdamW):
+        for a, b in zip(run(False, cls), run(True, cls)):
+            np.testing.assert_array_equal(a, b)
