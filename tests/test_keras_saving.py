@@ -650,3 +650,18 @@ def test_loading_an_unknown_keras_operation_names_it(tmp_path):
         K.models.load_model(path)
     with pytest.raises(TypeError, match="cannot be used as a boolean"):
         bool(inp > 0)
+
+
+def test_include_optimizer_false_still_saves_the_compile_state_in_keras_archives(tmp_path):
+    # Keras 3 reads include_optimizer only in its legacy .h5 writer: a .keras archive keeps compile_config and
+    # the optimizer's variables, and the loaded model is compiled (checked against Keras 3.15)
+    m = K.Sequential([K.Input((2,)), L.Dense(1)])
+    m.compile("adam", "mse")
+    m.fit(np.ones((4, 2), "float32"), np.ones((4, 1), "float32"), verbose=0)
+    path = str(tmp_path / "m.keras")
+    m.save(path, include_optimizer=False)
+    with zipfile.ZipFile(path) as z:
+        assert json.loads(z.read("config.json"))["compile_config"]["loss"] == "mse"
+    again = K.models.load_model(path)
+    assert int(again.optimizer.iterations.numpy()) == 1
+    assert repr(again.optimizer).startswith("<tapeflow.keras.optimizers.adam.Adam object at 0x")

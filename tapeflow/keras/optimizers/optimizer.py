@@ -1034,9 +1034,6 @@ class Optimizer:
         yet built are restored when ``build`` creates them)."""
         return {"variables": _OptimizerVariables(self)}
 
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} name={self.name!r} built={self.built}>"
-
 
 class _OptimizerVariables:
     """The optimizer's variable list as a checkpoint node; values for slots

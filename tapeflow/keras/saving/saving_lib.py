@@ -24,7 +24,7 @@ KERAS_VERSION = "3.15.1"  # the Keras version whose format this writes
 
 def save_model(model: Any, filepath: Any, overwrite: bool = True, zipped: bool | None = None, **kwargs: Any) -> None:
     """Saves architecture, weights and optimizer state to a ``.keras`` file (Keras 3's ``model.save``)."""
-    include_optimizer = kwargs.pop("include_optimizer", True)
+    kwargs.pop("include_optimizer", True)  # as Keras 3: only its legacy .h5 writer reads it; .keras keeps all
     save_format = kwargs.pop("save_format", False)
     filepath = os.fspath(filepath)
     if save_format:
@@ -56,19 +56,9 @@ def save_model(model: Any, filepath: Any, overwrite: bool = True, zipped: bool |
         raise FileExistsError(f"{filepath} exists and overwrite=False")
     weights_h5.h5py_module()
     config = serialize_keras_object(model)
-    if not include_optimizer:
-        config.pop("compile_config", None)
-    else:
-        config.setdefault("compile_config", {})  # Keras 3 writes {} for an uncompiled model
+    config.setdefault("compile_config", {})  # Keras 3 writes {} for an uncompiled model
     metadata = {"keras_version": KERAS_VERSION, "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
-    optimizer = getattr(model, "optimizer", None)
-    if not include_optimizer and optimizer is not None:
-        model.optimizer = None
-    try:
-        weights = weights_h5.write_h5_bytes(model)
-    finally:
-        if not include_optimizer and optimizer is not None:
-            model.optimizer = optimizer
+    weights = weights_h5.write_h5_bytes(model)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         z.writestr("metadata.json", json.dumps(metadata))
