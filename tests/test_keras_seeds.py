@@ -162,3 +162,21 @@ def test_fit_shuffles_arrays_in_keras_order(seed, first, last, batch_first, batc
     m.fit(x, x, epochs=2, batch_size=32, verbose=0, shuffle="batch")
     assert [m.seen[0][:6], m.seen[1][:6], m.seen[3], m.seen[4][:6]] == [batch_first, batch_second, batch_last,
                                                                          batch_first]
+
+
+def test_saving_and_get_config_take_no_python_random_seed(tmp_path):
+    # Keras 3 serializes the layers' own initializers: save/get_config draw nothing, so a model created after
+    # saving starts from the same weights as in Keras (loading takes one seed per unseeded initializer or
+    # SeedGenerator, as building does). Draws pinned from Keras 3.15.
+    random.seed(0)
+    m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3), keras.layers.Dropout(0.2), keras.layers.Dense(2)])
+    after_build = random.getstate()
+    m.get_config()
+    m.save(str(tmp_path / "m.keras"))
+    assert random.getstate() == after_build
+    keras.models.load_model(str(tmp_path / "m.keras"))
+    after_load = random.getstate()
+    random.setstate(after_build)
+    for _ in range(3):  # two glorot_uniform kernels and Dropout's SeedGenerator
+        random.randint(1, int(1e9))
+    assert random.getstate() == after_load

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import random
 import threading
 from typing import Any
 
@@ -231,7 +232,13 @@ def _serialize_config(obj: Any, config: dict) -> dict:
         elif (key == "activation" or key.endswith("_activation")) and (value is None or isinstance(value, str)):
             out[key] = activations.serialize(activations.get(value)) if value is not None else "linear"
         elif key.endswith("_initializer") and isinstance(value, (str, dict)):
-            out[key] = serialize_keras_object(initializers.get(value))
+            # built only to be written out: it must not take a Python-random seed (Keras serializes the
+            # layer's own initializer, so saving draws nothing and later layers keep Keras's weights)
+            state = random.getstate()
+            try:
+                out[key] = serialize_keras_object(initializers.get(value))
+            finally:
+                random.setstate(state)
         elif key.endswith("_regularizer") and isinstance(value, (str, dict)):
             out[key] = serialize_keras_object(regularizers.get(value))
         else:
