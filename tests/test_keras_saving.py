@@ -309,7 +309,7 @@ def test_bad_weight_files_get_clear_errors(tmp_path):
         model.load_weights(str(tmp_path / "short.weights.h5"))
     with h5py.File(str(tmp_path / "legacy.h5"), "w") as f:  # Keras 2's layout
         f.attrs["layer_names"] = [b"dense"]
-    with pytest.raises(NotImplementedError, match="legacy Keras 2 HDF5"):
+    with pytest.raises(ValueError, match="lists layers \\['dense'\\] in 'layer_names' but has no group"):
         model.load_weights(str(tmp_path / "legacy.h5"))
 
 
@@ -665,3 +665,91 @@ def test_include_optimizer_false_still_saves_the_compile_state_in_keras_archives
     again = K.models.load_model(path)
     assert int(again.optimizer.iterations.numpy()) == 1
     assert repr(again.optimizer).startswith("<tapeflow.keras.optimizers.adam.Adam object at 0x")
+
+
+# -- the legacy whole-model HDF5 file (model.save("m.h5")) ------------------------------------------------
+def _h5_layout(path):
+    """Root attributes (JSON decoded) and {dataset path: shape} / {group: weight_names} of a legacy .h5 file."""
+    with h5py.File(path, "r") as f:
+        attrs = {k: (json.loads(v) if k.endswith("_config") else (v.decode() if isinstance(v, bytes) else v))
+                 for k, v in f.attrs.items()}
+        tree = {}
+
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset):
+                tree[name] = obj.shape
+            elif "weight_names" in obj.attrs:
+                tree[name + "/"] = [n.decode() if isinstance(n, bytes) else n for n in obj.attrs["weight_names"]]
+
+        f.visititems(visit)
+        names = f["model_weights"].attrs["layer_names"]
+        tree["layer_names"] = [n.decode() if isinstance(n, bytes) else n for n in names]
+    return attrs, tree
+
+
+def _legacy_model():
+    return K.Sequential([K.Input((4,)), L.Dense(8, activation="relu"), L.Dropout(0.2), L.BatchNormalization(),
+                         L.Dense(3)])
+
+
+def test_legacy_h5_model_both_ways(tmp_path):
+    # legacy.h5: Keras 3.15.1, the save-and-load tutorial's model.save('my_model.h5') on _legacy_model compiled
+    # with Adam, SparseCategoricalCrossentropy(from_logits=True), SparseCategoricalAccuracy, after 2 steps
+    data = np.load(fixture("legacy_io.npz"))
+    loaded = K.models.load_model(fixture("legacy.h5"))
+    np.testing.assert_allclose(loaded.predict(data["x"], verbose=0), data["y"], rtol=1e-6, atol=1e-6)
+    assert int(loaded.optimizer.iterations.numpy()) == 2
+    assert isinstance(loaded.loss, K.losses.SparseCategoricalCrossentropy) and loaded.loss.from_logits
+    with h5py.File(fixture("legacy.h5"), "r") as f:
+        g = f["optimizer_weights"]
+        names = [n.decode() if isinstance(n, bytes) else n for n in g.attrs["weight_names"]]
+        assert [v.path for v in loaded.optimizer.variables] == names
+        for v, n in zip(loaded.optimizer.variables, names):
+            np.testing.assert_array_equal(v.numpy(), g[n][()])
+    y = np.arange(8) % 3
+    loaded.fit(data["x"], y, verbose=0)  # trains on from the restored optimizer state
+    assert int(loaded.optimizer.iterations.numpy()) == 3
+
+    K.backend.clear_session()
+    model = _legacy_model()
+    model.compile(optimizer="adam", loss=K.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=[K.metrics.SparseCategoricalAccuracy()])
+    model.fit(data["x"], y, epochs=2, verbose=0)
+    path = str(tmp_path / "my_model.h5")
+    model.save(path)
+    attrs, tree = _h5_layout(path)
+    k_attrs, k_tree = _h5_layout(fixture("legacy.h5"))
+    assert tree == k_tree
+    assert attrs["training_config"] == k_attrs["training_config"]
+    assert [e["class_name"] for e in attrs["model_config"]["config"]["layers"]] == \
+        [e["class_name"] for e in k_attrs["model_config"]["config"]["layers"]]
+    assert not any(k in e for e in attrs["model_config"]["config"]["layers"] for k in ("module", "build_config"))
+    again = K.models.load_model(path)
+    np.testing.assert_array_equal(again.predict(data["x"], verbose=0), model.predict(data["x"], verbose=0))
+    assert again.evaluate(data["x"], y, verbose=0) == model.evaluate(data["x"], y, verbose=0)
+    # load_weights reads a legacy file too (by layer order, as Keras)
+    fresh = _legacy_model()
+    fresh.load_weights(path)
+    np.testing.assert_array_equal(fresh.predict(data["x"], verbose=0), model.predict(data["x"], verbose=0))
+    with pytest.raises(ValueError, match="Layer count mismatch"):
+        K.Sequential([K.Input((4,)), L.Dense(3)]).load_weights(path)
+
+
+def test_legacy_h5_functional_uncompiled_and_overwrite(tmp_path):
+    K.backend.clear_session()
+    inp = K.Input((4,), name="x")
+    a = L.Dense(8, activation="relu")(inp)
+    out = L.Dense(2)(L.Add()([a, L.BatchNormalization()(a)]) * 2.0)
+    model = K.Model(inp, out)
+    path = str(tmp_path / "f.hdf5")
+    model.save(path, include_optimizer=False)
+    with pytest.warns(UserWarning, match="No training configuration"):
+        again = K.models.load_model(path)
+    x = np.linspace(-1, 1, 8).reshape(2, 4).astype("float32")
+    np.testing.assert_array_equal(again.predict(x, verbose=0), model.predict(x, verbose=0))
+    with pytest.raises(FileExistsError):
+        model.save(path, overwrite=False)
+    with pytest.raises(ValueError, match="No model config"):
+        with h5py.File(str(tmp_path / "empty.h5"), "w"):
+            pass
+        K.models.load_model(str(tmp_path / "empty.h5"))

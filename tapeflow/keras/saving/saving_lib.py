@@ -24,7 +24,7 @@ KERAS_VERSION = "3.15.1"  # the Keras version whose format this writes
 
 def save_model(model: Any, filepath: Any, overwrite: bool = True, zipped: bool | None = None, **kwargs: Any) -> None:
     """Saves architecture, weights and optimizer state to a ``.keras`` file (Keras 3's ``model.save``)."""
-    kwargs.pop("include_optimizer", True)  # as Keras 3: only its legacy .h5 writer reads it; .keras keeps all
+    include_optimizer = kwargs.pop("include_optimizer", True)  # as Keras 3: only its legacy .h5 writer reads it
     save_format = kwargs.pop("save_format", False)
     filepath = os.fspath(filepath)
     if save_format:
@@ -41,10 +41,18 @@ def save_model(model: Any, filepath: Any, overwrite: bool = True, zipped: bool |
     if kwargs:
         raise ValueError(f"The following argument(s) are not supported: {list(kwargs.keys())}")
     if filepath.endswith((".h5", ".hdf5")):
-        raise NotImplementedError(
-            "Saving a whole model in the legacy Keras 2 HDF5 format (.h5) is not implemented "
-            "in tapeflow; use the native Keras format: model.save('my_model.keras')."
-        )
+        if os.path.exists(filepath) and not overwrite:
+            raise FileExistsError(f"{filepath} exists and overwrite=False")
+        import sys
+
+        from tapeflow.keras.saving import legacy_h5
+
+        print("WARNING:absl:You are saving your model as an HDF5 file via `model.save()` or "  # Keras's warning
+              "`keras.saving.save_model(model)`. This file format is considered legacy. We recommend using "
+              "instead the native Keras format, e.g. `model.save('my_model.keras')` or "
+              "`keras.saving.save_model(model, 'my_model.keras')`. ", file=sys.stderr)
+        legacy_h5.save_model_to_hdf5(model, filepath, include_optimizer=include_optimizer)
+        return
     if not filepath.endswith(".keras"):
         raise ValueError(
             "Invalid filepath extension for saving. Please add either a `.keras` extension for the "
@@ -89,10 +97,9 @@ def load_model(
             weights = z.read("model.weights.h5") if "model.weights.h5" in names else None
         return _model_from_archive(config, weights, filepath, custom_objects, compile)
     if filepath.endswith((".h5", ".hdf5")):
-        raise NotImplementedError(
-            f"Loading a legacy Keras 2 HDF5 model ({filepath}) is not implemented in "
-            f"tapeflow; load a Keras 3 `.keras` file."
-        )
+        from tapeflow.keras.saving import legacy_h5
+
+        return legacy_h5.load_model_from_hdf5(filepath, custom_objects, compile)
     if filepath.endswith(".keras"):
         if os.path.isfile(filepath):
             raise ValueError(

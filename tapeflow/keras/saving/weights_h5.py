@@ -198,11 +198,12 @@ def _open_h5(filepath: str) -> Any:
 
 def read_h5_into(model: Any, f: Any, source: str, skip_mismatch: bool = False) -> None:
     """Assigns the weights stored in the open h5py file ``f`` to ``model``; checks everything first."""
-    if "layer_names" in f.attrs or "model_weights" in f:
-        raise NotImplementedError(
-            f"{source} is a legacy Keras 2 HDF5 file (model.save('x.h5') / "
-            f"save_weights('x.h5')); tapeflow reads Keras 3's .weights.h5 and .keras files."
-        )
+    if "layer_names" in f.attrs or "model_weights" in f:  # a legacy file: model.save("m.h5"), Keras 2's weights
+        from tapeflow.keras.saving import legacy_h5
+
+        if skip_mismatch:
+            raise NotImplementedError("load_weights(skip_mismatch=True) of a legacy HDF5 file")
+        return legacy_h5.load_weights_from_hdf5(f["model_weights"] if "model_weights" in f else f, model)
     if "vars" not in f and "layers" not in f and not any(k for k in f.keys()):
         raise ValueError(f"{source} is an HDF5 file but holds no Keras weights (no 'vars'/'layers' groups).")
     plan: list[tuple[Any, np.ndarray]] = []
