@@ -4,8 +4,9 @@ from tapeflow.framework.errors import NotImplementedInTapeflowError
 from tapeflow.ops.image_ops import (
     adjust_brightness, adjust_contrast, convert_image_dtype, flip_left_right, flip_up_down,
 )
+from tapeflow.ops.image_transform_ops import resize
 
-__all__ = ["adjust_brightness", "adjust_contrast", "convert_image_dtype", "flip_left_right", "flip_up_down"]
+__all__ = ["adjust_brightness", "adjust_contrast", "convert_image_dtype", "flip_left_right", "flip_up_down", "resize"]
 
 
 def __getattr__(name: str):

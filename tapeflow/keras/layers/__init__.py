@@ -30,7 +30,10 @@ from tapeflow.keras.layers.extra import (
 )
 from tapeflow.keras.layers.attention import AdditiveAttention, Attention, MultiHeadAttention
 from tapeflow.keras.layers.einsum_dense import EinsumDense
-from tapeflow.keras.layers.image_augmentation import RandomContrast, RandomFlip
+from tapeflow.keras.layers.image_augmentation import (
+    RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomHeight, RandomRotation, RandomTranslation,
+    RandomWidth, RandomZoom,
+)
 
 Convolution2D = Conv2D
 GlobalAvgPool2D = GlobalAveragePooling2D
@@ -55,7 +58,8 @@ __all__ = [
     "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D", "SeparableConvolution2D",
     "GRU", "LSTM", "RNN", "Bidirectional", "GRUCell", "LSTMCell", "SimpleRNN", "SimpleRNNCell", "StackedRNNCells",
     "TimeDistributed", "Masking", "AdditiveAttention", "Attention", "MultiHeadAttention", "EinsumDense", "RandomFlip",
-    "RandomContrast", "ELU", "Cropping1D", "Cropping3D", "GaussianDropout", "GaussianNoise", "PReLU",
+    "RandomContrast", "RandomBrightness", "RandomCrop", "RandomHeight", "RandomRotation", "RandomTranslation",
+    "RandomWidth", "RandomZoom", "ELU", "Cropping1D", "Cropping3D", "GaussianDropout", "GaussianNoise", "PReLU",
     "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "UpSampling1D", "UpSampling3D", "ZeroPadding1D",
     "ZeroPadding3D",
 ]
@@ -66,7 +70,7 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
     "ThresholdedReLU AlphaDropout CategoryEncoding Resizing "
-    "CenterCrop RandomRotation RandomZoom RandomCrop RandomTranslation "
+    "CenterCrop "
     "TextVectorization StringLookup IntegerLookup Hashing Discretization Dot GroupNormalization "
     "UnitNormalization MaxPooling3D AveragePooling3D "
     "GlobalMaxPooling3D GlobalAveragePooling3D Flatten3D ConvLSTM2D HashedCrossing TFSMLayer "
