@@ -272,7 +272,7 @@ def _nn_grad_shape(specs, align_corners=False, half_pixel_centers=False):
     return [(None if s is None else (s[0], None, None, s[3]), specs[0][1])]
 
 
-RESIZE_BILINEAR = defop("ResizeBilinear", _resize_bilinear_kernel, shape=_resize_shape(dtypes.float32))
+RESIZE_BILINEAR = defop("ResizeBilinear", _resize_bilinear_kernel, shape=_resize_shape(np.dtype(np.float32)))
 RESIZE_BILINEAR_GRAD = defop("ResizeBilinearGrad", _resize_bilinear_grad_kernel, shape=_grad_shape)
 RESIZE_NEAREST = defop("ResizeNearestNeighbor", _resize_nearest_kernel, shape=_resize_shape(None))
 RESIZE_NEAREST_GRAD = defop("ResizeNearestNeighborGrad", _resize_nearest_grad_kernel, shape=_nn_grad_shape)
