@@ -106,14 +106,7 @@ class Adam(Optimizer):
             g = K.cast(gradient, dt)
             g_sq = K.square(g)
 
-        def step_size():
-            lr = K.cast(learning_rate, dt)
-            t = K.cast(self._read_iterations(K) + 1, dt)
-            beta_1_power = K.pow(K.cast(self.beta_1, dt), t)
-            beta_2_power = K.pow(K.cast(self.beta_2, dt), t)
-            return lr * K.sqrt(1 - beta_2_power) / (1 - beta_1_power)
-
-        alpha = self._per_step(dt, step_size)
+        alpha = self._alpha(dt, learning_rate)
         i = self._get_variable_index(variable)
         m, v = self._momentums[i], self._velocities[i]
         m_val = K.read(m)
@@ -125,11 +118,9 @@ class Adam(Optimizer):
             v_new = self.assign(v_hat, K.maximum(K.read(v_hat), v_new))
         self.assign_sub(variable, (m_new * alpha) / (K.sqrt(v_new) + self.epsilon))
 
-    _fused_update = True  # AdamW's weight decay runs before update_step, so it shares the fused step
-
-    def _fused_step(self, g: Any, variable: Any, learning_rate: Any) -> None:
+    def _alpha(self, dt: Any, learning_rate: Any) -> Any:
+        """Keras's bias-corrected step size lr * sqrt(1 - beta_2^t) / (1 - beta_1^t), once per step and dtype."""
         K = self._k
-        dt = variable.dtype
 
         def step_size():
             lr = K.cast(learning_rate, dt)
@@ -138,7 +129,15 @@ class Adam(Optimizer):
             beta_2_power = K.pow(K.cast(self.beta_2, dt), t)
             return lr * K.sqrt(1 - beta_2_power) / (1 - beta_1_power)
 
-        alpha = self._per_step(dt, step_size)
+        return self._per_step(dt, step_size)
+
+    _fused_update = True  # AdamW's weight decay runs before update_step, so it shares the fused step
+
+    def _fused_step(self, g: Any, variable: Any, learning_rate: Any) -> None:
+        K = self._k
+        dt = variable.dtype
+
+        alpha = self._alpha(dt, learning_rate)
         i = self._get_variable_index(variable)
         m, v = self._momentums[i], self._velocities[i]
         consts = (1 - self.beta_1, 1 - self.beta_2, self.epsilon)

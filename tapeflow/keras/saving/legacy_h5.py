@@ -125,8 +125,7 @@ def _with_modules(value: Any, module: str | None = None) -> Any:
         value = {**value, "module": module}
     out = {}
     for k, v in value.items():
-        sub = None
-        if k == "layers" or k in ("layer", "cell", "backward_layer", "forward_layer"):
+        if k in ("layers", "layer", "cell", "backward_layer", "forward_layer"):
             sub = "keras.layers"
         else:
             sub = next((m for suffix, m in _MODULE_OF_KEY if k.endswith(suffix)), None)
