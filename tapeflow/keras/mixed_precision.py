@@ -47,7 +47,7 @@ class DTypePolicy:
                 dt = dtypes.as_dtype(name).name
             except (TypeError, ValueError, KeyError):
                 dt = None
-            if dt is None or dt not in _FLOATS + ("int32", "int64", "uint8", "bool", "int8", "int16"):
+            if dt is None or dt not in _FLOATS + ("int32", "int64", "uint8", "bool", "int8", "int16", "string"):
                 raise ValueError(f"Cannot convert '{name}' to a mixed precision DTypePolicy. Valid policies include "
                                  "'mixed_float16', 'mixed_bfloat16', and the name of any float dtype such as "
                                  "'float32'.")

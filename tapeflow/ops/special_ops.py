@@ -1404,10 +1404,13 @@ def _bincount_kernel(arr, weights, minlength, maxlength, dtype, per_row, binary_
     return out if per_row else out[0]
 
 
-BINCOUNT = defop("DenseBincount", _bincount_kernel,
-                 shape=lambda specs, minlength, maxlength, dtype, per_row, binary_output: [
-                     ((specs[0][0][0] if specs[0][0] else None, None) if per_row else (None,),
-                      dtype if specs[1][0] == (0,) else specs[1][1])])
+def _bincount_shape(specs, minlength, maxlength, dtype, per_row, binary_output):
+    size = maxlength if minlength is not None and minlength == maxlength else None  # TF: a constant size is known
+    return [((specs[0][0][0] if specs[0][0] else None, size) if per_row else (size,),
+             dtype if specs[1][0] == (0,) else specs[1][1])]
+
+
+BINCOUNT = defop("DenseBincount", _bincount_kernel, shape=_bincount_shape)
 NotDifferentiable("DenseBincount")
 
 

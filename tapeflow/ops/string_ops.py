@@ -674,3 +674,91 @@ def to_hash_bucket_strong(input: Any, num_buckets: int, key: Any, name: Any = No
         raise InvalidArgumentError(None, None, "Key must have 2 elements [Op:StringToHashBucketStrong]")
     return execute(STRING_TO_HASH_BUCKET_STRONG, (_strings(input, "StringToHashBucketStrong"),),
                    {"num_buckets": n, "key": k})
+
+
+# -- n-grams -------------------------------------------------------------------------
+
+def _ngrams_kernel(data, splits, separator, widths, left_pad, right_pad, pad_width, preserve_short):
+    data, splits = np.asarray(data).reshape(-1).tolist(), np.asarray(splits, np.int64)
+    grams: list[bytes] = []
+    out_splits = [0]
+
+    def emit(row: list, width: int, count: int) -> None:
+        pad = min(width - 1 if pad_width < 0 else pad_width, width - 1)  # TF's get_pad_width
+        padded = [left_pad] * pad + row + [right_pad] * pad
+        grams.extend(separator.join(padded[i:i + width]) for i in range(count))
+
+    for r in range(splits.size - 1):
+        row = [_b(x) for x in data[splits[r]:splits[r + 1]]]
+        start = len(grams)
+        for w in widths:
+            pad = min(w - 1 if pad_width < 0 else pad_width, w - 1)
+            emit(row, w, max(0, len(row) + 2 * pad - w + 1))
+        if preserve_short and len(grams) == start and row:
+            emit(row, len(row) + 2 * pad_width, 1)  # the whole (padded) row, as TF
+        out_splits.append(len(grams))
+    out = np.empty(len(grams), _OBJ)
+    out[:] = grams
+    return out, np.asarray(out_splits, np.int64)
+
+
+STRING_NGRAMS = defop("StringNGrams", _ngrams_kernel, num_outputs=2, shape=lambda specs, **attrs: [
+    ((None,), _OBJ), (specs[1][0], np.dtype(np.int64))])
+NotDifferentiable("StringNGrams")
+
+
+def ngrams(data: Any, ngram_width: Any, separator: str = " ", pad_values: Any = None, padding_width: Any = None,
+           preserve_short_sequences: bool = False, name: Any = None) -> Any:
+    """``tf.strings.ngrams``: joins each window of ``ngram_width`` adjacent strings of the innermost axis with
+    ``separator`` (all widths of a tuple, one after another per row), optionally padded with ``pad_values``."""
+    from tapeflow.ops.ragged import RaggedTensor
+
+    if pad_values is None:
+        left_pad = right_pad = b""
+    elif isinstance(pad_values, (list, tuple)):
+        if not all(isinstance(p, (str, bytes)) for p in pad_values[:2]):
+            raise TypeError("pad_values must be a string, tuple of strings, or None.")
+        left_pad, right_pad = _b(pad_values[0]), _b(pad_values[1])
+    elif isinstance(pad_values, (str, bytes)):
+        left_pad = right_pad = _b(pad_values)
+    else:
+        raise TypeError("pad_values must be a string, tuple of strings, or None.")
+    if padding_width is not None and padding_width < 1:
+        raise ValueError("padding_width must be greater than 0.")
+    if padding_width is not None and pad_values is None:
+        raise ValueError("pad_values must be provided if padding_width is set.")
+    widths = list(ngram_width) if isinstance(ngram_width, (list, tuple)) else [ngram_width]
+    if any(w < 1 for w in widths):
+        raise ValueError(f"All ngram_widths must be greater than 0. Got {ngram_width}")
+    pad_width = 0 if pad_values is None else (-1 if padding_width is None else int(padding_width))
+    attrs = {"separator": _b(separator), "widths": tuple(int(w) for w in widths), "left_pad": left_pad,
+             "right_pad": right_pad, "pad_width": pad_width, "preserve_short": bool(preserve_short_sequences)}
+    if isinstance(data, RaggedTensor):
+        if isinstance(data.values, RaggedTensor):
+            return data.with_values(ngrams(data.values, ngram_width, separator, pad_values, padding_width,
+                                           preserve_short_sequences))
+        values, splits = execute(STRING_NGRAMS, (_strings(data.values, "StringNGrams"), data.row_splits), attrs)
+        return RaggedTensor.from_row_splits(values, splits, validate=False)
+    t = _strings(data, "StringNGrams")
+    shape = t._shape_tuple()
+    if len(shape) == 0:
+        raise ValueError("Data must have rank>0")
+    from tapeflow.ops import array_ops, math_ops, shape_ops
+
+    n = shape_ops.size(t, out_type=dtypes.int64)
+    if len(shape) == 1:
+        return execute(STRING_NGRAMS, (t, array_ops.stack([convert_to_tensor(np.int64(0)), n])), attrs)[0]
+    width = shape[-1]
+    if width is None:
+        raise NotImplementedError("tf.strings.ngrams of a dense tensor whose last dimension is unknown in tapeflow")
+    # every row has `width` strings, so as many n-grams: the dense result keeps the leading dims
+    per_row = sum(max(0, width + 2 * min(w - 1 if pad_width < 0 else pad_width, w - 1) - w + 1) for w in widths)
+    if preserve_short_sequences and per_row == 0 and width:
+        per_row = 1
+    nrows = math_ops.floordiv(n, np.int64(max(width, 1)))
+    splits = math_ops.multiply(array_ops.range_(nrows + 1, dtype=dtypes.int64), np.int64(width))
+    values, _ = execute(STRING_NGRAMS, (array_ops.reshape(t, [-1]), splits), attrs)
+    lead = list(shape[:-1])
+    if lead.count(None) > 1:
+        raise NotImplementedError("tf.strings.ngrams of a dense tensor with several unknown dimensions in tapeflow")
+    return array_ops.reshape(values, [-1 if d is None else d for d in lead] + [per_row])

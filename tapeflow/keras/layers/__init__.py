@@ -13,6 +13,8 @@ from tapeflow.keras.layers.core import (
     Activation, Dense, Dropout, Embedding, Flatten, Lambda, LeakyReLU, ReLU, Reshape, Softmax,
 )
 from tapeflow.keras.layers.preprocessing import Normalization, Rescaling
+from tapeflow.keras.layers.index_lookup import IntegerLookup, StringLookup
+from tapeflow.keras.layers.text_vectorization import TextVectorization
 from tapeflow.keras.layers.reshaping import (
     ActivityRegularization, Cropping2D, Identity, Permute, RepeatVector, UpSampling2D, ZeroPadding2D,
 )
@@ -61,7 +63,7 @@ __all__ = [
     "RandomContrast", "RandomBrightness", "RandomCrop", "RandomHeight", "RandomRotation", "RandomTranslation",
     "RandomWidth", "RandomZoom", "ELU", "Cropping1D", "Cropping3D", "GaussianDropout", "GaussianNoise", "PReLU",
     "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "UpSampling1D", "UpSampling3D", "ZeroPadding1D",
-    "ZeroPadding3D",
+    "ZeroPadding3D", "IntegerLookup", "StringLookup", "TextVectorization",
 ]
 
 
@@ -71,7 +73,7 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
     "ThresholdedReLU AlphaDropout CategoryEncoding Resizing "
     "CenterCrop "
-    "TextVectorization StringLookup IntegerLookup Hashing Discretization Dot GroupNormalization "
+    "Hashing Discretization Dot GroupNormalization "
     "UnitNormalization MaxPooling3D AveragePooling3D "
     "GlobalMaxPooling3D GlobalAveragePooling3D Flatten3D ConvLSTM2D HashedCrossing TFSMLayer "
 ).split()))

@@ -72,6 +72,7 @@ def save_model(model: Any, filepath: Any, overwrite: bool = True, zipped: bool |
         z.writestr("metadata.json", json.dumps(metadata))
         z.writestr("config.json", json.dumps(config))
         z.writestr("model.weights.h5", weights)
+        _write_assets(model, z)
     from tapeflow.train.checkpoint import _atomic_write
 
     _atomic_write(filepath, buf.getvalue())  # atomic; under several processes written by rank 0 only, then a barrier
@@ -95,7 +96,9 @@ def load_model(
                 )
             config = json.loads(z.read("config.json"))
             weights = z.read("model.weights.h5") if "model.weights.h5" in names else None
-        return _model_from_archive(config, weights, filepath, custom_objects, compile)
+            model = _model_from_archive(config, weights, filepath, custom_objects, compile)
+            _read_assets(model, z)
+        return model
     if filepath.endswith((".h5", ".hdf5")):
         from tapeflow.keras.saving import legacy_h5
 
@@ -151,3 +154,39 @@ def compile_from_config(model: Any, config: dict, custom_objects: dict | None = 
     if config.get("loss_weights") is not None:
         kwargs["loss_weights"] = get(config["loss_weights"])
     model.compile(**kwargs)
+
+
+def _write_assets(model: Any, z: zipfile.ZipFile) -> None:
+    """Each layer's ``save_assets(dir)`` files (a lookup layer's ``vocabulary.txt``) go to
+    ``assets/<its path>/`` in the archive, as Keras 3 writes them."""
+    import tempfile
+
+    for path, obj in weights_h5.saveable_paths(model):
+        save_assets = getattr(obj, "save_assets", None)
+        if not callable(save_assets):
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            save_assets(tmp)
+            for root, _, files in os.walk(tmp):
+                for name in sorted(files):
+                    rel = os.path.relpath(os.path.join(root, name), tmp).replace(os.sep, "/")
+                    z.write(os.path.join(root, name), "/".join(p for p in ("assets", path, rel) if p))
+
+
+def _read_assets(model: Any, z: zipfile.ZipFile) -> None:
+    """Hands each layer with ``load_assets`` its ``assets/<path>/`` folder of the archive (after the weights)."""
+    import tempfile
+
+    names = z.namelist()
+    for path, obj in weights_h5.saveable_paths(model):
+        load_assets = getattr(obj, "load_assets", None)
+        prefix = "/".join(p for p in ("assets", path) if p) + "/"
+        mine = [n for n in names if n.startswith(prefix) and not n.endswith("/")
+                and "/" not in n[len(prefix):]]
+        if not callable(load_assets) or not mine:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            for n in mine:
+                with open(os.path.join(tmp, n[len(prefix):]), "wb") as f:
+                    f.write(z.read(n))
+            load_assets(tmp)

@@ -101,6 +101,12 @@ def _subclass_properties(obj: Any, base: type) -> dict[str, Any]:
     return found
 
 
+def _custom_store(obj: Any) -> bool:
+    """Whether ``obj`` writes its own weights-file entries (Keras's ``save_own_variables``/
+    ``load_own_variables``) instead of its variables in order."""
+    return callable(getattr(obj, "save_own_variables", None)) and callable(getattr(obj, "load_own_variables", None))
+
+
 def _own_variables(obj: Any) -> list:
     if _is_optimizer(obj):
         return list(obj.variables)
@@ -156,6 +162,12 @@ def write_h5(model: Any, f: Any) -> None:
     for path, obj in saveable_paths(model):
         group = f.create_group(f"{path}/vars" if path else "vars")
         group.attrs["name"] = obj.name
+        if _custom_store(obj):  # Keras's save_own_variables (the lookup layers' idf_weights)
+            store: dict = {}
+            obj.save_own_variables(store)
+            for key, value in store.items():
+                group[key] = np.asarray(value)
+            continue
         for i, v in enumerate(_own_variables(obj)):
             group[str(i)] = np.asarray(v.numpy())
 
@@ -208,10 +220,14 @@ def read_h5_into(model: Any, f: Any, source: str, skip_mismatch: bool = False) -
         raise ValueError(f"{source} is an HDF5 file but holds no Keras weights (no 'vars'/'layers' groups).")
     plan: list[tuple[Any, np.ndarray]] = []
     loaded: list[Any] = []
+    custom: list[tuple[Any, dict]] = []
     for path, obj in saveable_paths(model):
         variables = _own_variables(obj)
         key = f"{path}/vars" if path else "vars"
         group = f[key] if key in f else None
+        if _custom_store(obj):
+            custom.append((obj, {} if group is None else {k: group[k][()] for k in group.keys()}))
+            continue
         if group is None and "_layer_checkpoint_dependencies" in f:  # files of Keras 2.13
             alt = key.replace("layers", "_layer_checkpoint_dependencies")
             group = f[alt] if alt in f else None
@@ -264,6 +280,8 @@ def read_h5_into(model: Any, f: Any, source: str, skip_mismatch: bool = False) -
             loaded.append(obj)
     for v, arr in plan:
         v.assign(arr)
+    for obj, store in custom:
+        obj.load_own_variables(store)
     for obj in loaded:  # as Keras's Normalization.load_own_variables: derived state from the loaded variables
         finalize = getattr(obj, "finalize_state", None)
         if callable(finalize):
