@@ -248,3 +248,78 @@ def test_strings_ngrams_as_tf():
     assert tf.strings.ngrams(rt, 3, preserve_short_sequences=True).to_list() == [[b"a b c", b"b c d"], [b"e"], []]
     assert tf.strings.ngrams(tf.constant([["a", "b", "c"], ["d", "e", "f"]]), (1, 2)).numpy().tolist() == [
         [b"a", b"b", b"c", b"a b", b"b c"], [b"d", b"e", b"f", b"d e", b"e f"]]
+
+
+# -- CategoryEncoding, Hashing, Discretization (literals from real Keras 3.15) ------------------------
+
+def test_category_encoding_as_keras():
+    ce = L.CategoryEncoding(num_tokens=4, output_mode="one_hot")
+    out = ce([3, 2, 0, 1])
+    assert out.dtype == tf.float32 and out.numpy().tolist() == [[0, 0, 0, 1], [0, 0, 1, 0], [1, 0, 0, 0], [0, 1, 0, 0]]
+    ce = L.CategoryEncoding(num_tokens=4, output_mode="multi_hot")
+    assert ce([[0, 1], [0, 0], [1, 2], [3, 1]]).numpy().tolist() == [[1, 1, 0, 0], [1, 0, 0, 0], [0, 1, 1, 0],
+                                                                     [0, 1, 0, 1]]
+    ce = L.CategoryEncoding(num_tokens=4, output_mode="count")
+    np.testing.assert_allclose(ce([[0, 1], [0, 0], [1, 2], [3, 1]],
+                                  count_weights=np.array([[.1, .2], [.1, .1], [.2, .3], [.4, .2]])).numpy(),
+                               [[.1, .2, 0, 0], [.2, 0, 0, 0], [0, .2, .3, 0], [0, .2, 0, .4]], rtol=1e-6)
+    assert ce(np.array([1, 1, 3])).numpy().tolist() == [0, 2, 0, 1]
+    assert L.CategoryEncoding(num_tokens=3, output_mode="one_hot")(np.array([[1], [2]])).numpy().tolist() == [
+        [0, 1, 0], [0, 0, 1]]
+    inp = tf.keras.Input(shape=(2,), dtype="int64")
+    out = L.CategoryEncoding(num_tokens=3)(inp)
+    assert out.shape == (None, 3) and out.dtype == "float32"
+
+
+def test_hashing_as_keras():
+    def ids(layer, x):
+        out = layer(x)
+        assert out.dtype == tf.int64
+        return out.numpy().tolist()
+
+    five = [["A"], ["B"], ["C"], ["D"], ["E"]]
+    assert ids(L.Hashing(num_bins=3), five) == [[1], [0], [1], [1], [2]]
+    assert ids(L.Hashing(num_bins=3, mask_value=""), [["A"], ["B"], [""], ["C"], ["D"]]) == [[1], [1], [0], [2], [2]]
+    assert ids(L.Hashing(num_bins=3, salt=133), five) == [[0], [0], [2], [1], [0]]
+    assert ids(L.Hashing(num_bins=3, salt=[133, 137]), five) == [[1], [2], [1], [0], [2]]
+    assert ids(L.Hashing(num_bins=5), np.array([[1, 2], [3, 400]])) == [[4, 4], [1, 3]]
+    assert ids(L.Hashing(num_bins=5), np.array([1.5, 2.7])) == [4, 4]
+    assert L.Hashing(num_bins=4, output_mode="multi_hot")(tf.constant([["A", "B"], ["C", "A"]])).numpy().tolist() == [
+        [1, 0, 0, 0], [1, 0, 0, 1]]
+    assert L.Hashing(num_bins=4, output_mode="one_hot")(tf.constant([["A"], ["C"]])).numpy().tolist() == [
+        [1, 0, 0, 0], [0, 0, 0, 1]]
+    assert L.Hashing(num_bins=3, output_mode="one_hot")(tf.keras.Input(shape=(1,), dtype="string")).shape == (None, 3)
+
+
+def test_discretization_as_keras():
+    x = np.array([[-1.5, 1.0, 3.4, .5], [0.0, 3.0, 1.3, 0.0]])
+    d = L.Discretization(bin_boundaries=[0., 1., 2.])
+    out = d(x)
+    assert out.dtype == tf.int32 and out.numpy().tolist() == [[0, 2, 3, 1], [1, 3, 2, 1]]
+    d = L.Discretization(num_bins=4, epsilon=0.01)
+    d.adapt(x)
+    assert d.bin_boundaries == [0.0, 0.5, 1.2999999523162842]
+    assert d(x).numpy().tolist() == [[0, 2, 3, 2], [1, 3, 3, 1]]
+    data = np.random.RandomState(0).randn(1000, 1).astype("float32")
+    d = L.Discretization(num_bins=5)
+    d.adapt(tf.data.Dataset.from_tensor_slices(data).batch(64))
+    np.testing.assert_allclose(d.bin_boundaries, [-0.841619, -0.294818, 0.242961, 0.804838], atol=1e-6)
+    d = L.Discretization(num_bins=5)
+    d.adapt(data)
+    np.testing.assert_allclose(d.bin_boundaries, [-0.864046, -0.311977, 0.196557, 0.786328], atol=1e-6)
+    d = L.Discretization(num_bins=3, output_mode="multi_hot")
+    d.adapt(data)
+    assert d(np.array([[-2., 0.]], "float32")).numpy().tolist() == [[1, 1, 0]]
+    assert d.get_config()["bin_boundaries"] == [-0.46301084756851196, 0.3639637529850006]
+    assert L.Discretization(bin_boundaries=[0., 1.], output_mode="count")(
+        np.array([[-2., 0.5, .7]], "float32")).numpy().tolist() == [[1, 2, 0]]
+
+
+def test_object_arrays_of_python_str_become_tf_strings():
+    column = np.array(["Cat", "Dog"], dtype=object)  # what a pandas column's to_numpy() gives
+    assert tf.constant(column).numpy().tolist() == [b"Cat", b"Dog"]
+    ds = tf.data.Dataset.from_tensor_slices({"Type": column[:, None]}).batch(2)
+    assert next(iter(ds))["Type"].numpy().tolist() == [[b"Cat"], [b"Dog"]]
+    lookup = L.StringLookup()
+    lookup.adapt(ds.map(lambda x: x["Type"]))
+    assert lookup(column).numpy().tolist() == [2, 1]

@@ -363,8 +363,8 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
         arr = t._value
     elif isinstance(value, (np.ndarray, np.generic)) or _is_array_like(value):
         arr = np.array(value, dtype=dtype._np if dtype is not None else None, copy=True)
-        if arr.dtype.kind in "US":
-            arr = _to_bytes(arr)
+        if arr.dtype.kind in "US" or (arr.dtype.kind == "O" and arr.size and isinstance(arr.flat[0], str)):
+            arr = _to_bytes(arr)  # also an object array of Python str (a pandas column): TF's strings are bytes
     else:
         arr = _python_to_numpy(value, dtype)
     if dtype is dtypes.string and arr.dtype.kind == "O":  # dtype=tf.string given: str elements become bytes too

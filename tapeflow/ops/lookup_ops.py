@@ -23,7 +23,7 @@ from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops.registry import NotDifferentiable, defop
 
-__all__ = ["StaticHashTable", "lookup", "ragged_to_dense", "ragged_bincount"]
+__all__ = ["StaticHashTable", "lookup", "ragged_to_dense", "ragged_bincount", "bucketize"]
 
 _OBJ = np.dtype(object)
 
@@ -183,3 +183,33 @@ def ragged_bincount(values: Tensor, row_splits: Tensor, size: int, binary_output
     return execute(RAGGED_BINCOUNT, (values, row_splits),
                    {"size": int(size), "binary_output": bool(binary_output),
                     "dtype": dtypes.as_dtype(dtype).as_numpy_dtype})
+
+
+# -- bucketing ---------------------------------------------------------------------------------
+
+def _bucketize_kernel(a, boundaries):
+    # TF's kernel: the upper bound of each value among the float32 boundaries
+    return np.searchsorted(np.asarray(boundaries, np.float32), np.asarray(a), side="right").astype(np.int32)
+
+
+BUCKETIZE = defop("Bucketize", _bucketize_kernel, shape=lambda specs, boundaries: [(specs[0][0], np.dtype(np.int32))])
+NotDifferentiable("Bucketize")
+
+
+def bucketize(x: Any, boundaries: Any) -> Any:
+    """``tf.raw_ops.Bucketize``: for each value, the number of ``boundaries`` (sorted) that are <= it, as int32;
+    a ragged ``x`` is bucketed value by value."""
+    if hasattr(x, "flat_values"):
+        return x.with_flat_values(bucketize(x.flat_values, boundaries))
+    t = x if isinstance(x, Tensor) else convert_to_tensor(x)
+    if t.dtype == dtypes.string or t.dtype == dtypes.bool:
+        from tapeflow.ops import math_ops
+
+        if t.dtype == dtypes.string:
+            raise TypeError(f"Bucketize: expected a numeric tensor, got {t.dtype.name}")
+        t = math_ops.cast(t, dtypes.int32)
+    elif t.dtype in (dtypes.float16,):
+        from tapeflow.ops import math_ops
+
+        t = math_ops.cast(t, dtypes.float32)
+    return execute(BUCKETIZE, (t,), {"boundaries": tuple(float(b) for b in boundaries)})

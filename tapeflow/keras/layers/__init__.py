@@ -15,6 +15,7 @@ from tapeflow.keras.layers.core import (
 from tapeflow.keras.layers.preprocessing import Normalization, Rescaling
 from tapeflow.keras.layers.index_lookup import IntegerLookup, StringLookup
 from tapeflow.keras.layers.text_vectorization import TextVectorization
+from tapeflow.keras.layers.categorical import CategoryEncoding, Discretization, Hashing
 from tapeflow.keras.layers.reshaping import (
     ActivityRegularization, Cropping2D, Identity, Permute, RepeatVector, UpSampling2D, ZeroPadding2D,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "RandomWidth", "RandomZoom", "ELU", "Cropping1D", "Cropping3D", "GaussianDropout", "GaussianNoise", "PReLU",
     "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "UpSampling1D", "UpSampling3D", "ZeroPadding1D",
     "ZeroPadding3D", "IntegerLookup", "StringLookup", "TextVectorization",
+    "CategoryEncoding", "Discretization", "Hashing",
 ]
 
 
@@ -71,9 +73,9 @@ __all__ = [
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
-    "ThresholdedReLU AlphaDropout CategoryEncoding Resizing "
+    "ThresholdedReLU AlphaDropout Resizing "
     "CenterCrop "
-    "Hashing Discretization Dot GroupNormalization "
+    "Dot GroupNormalization "
     "UnitNormalization MaxPooling3D AveragePooling3D "
     "GlobalMaxPooling3D GlobalAveragePooling3D Flatten3D ConvLSTM2D HashedCrossing TFSMLayer "
 ).split()))
