@@ -323,3 +323,34 @@ def test_object_arrays_of_python_str_become_tf_strings():
     lookup = L.StringLookup()
     lookup.adapt(ds.map(lambda x: x["Type"]))
     assert lookup(column).numpy().tolist() == [2, 1]
+
+
+def test_text_dataset_from_directory_gives_keras_batches(tmp_path, capsys):
+    tf.keras.utils.set_random_seed(7)  # tf.data's shuffle order depends on the global seed too, as TF's
+    for label in ("neg", "pos"):
+        (tmp_path / label).mkdir()
+        for i in range(7):
+            (tmp_path / label / f"{i}.txt").write_text(f"{label} review {i}")
+    (tmp_path / "pos" / "skip.md").write_text("not text")
+    train, val = tf.keras.utils.text_dataset_from_directory(str(tmp_path), batch_size=4, validation_split=0.3,
+                                                            subset="both", seed=3)
+    assert capsys.readouterr().out == ("Found 14 files belonging to 2 classes.\nUsing 10 files for training.\n"
+                                       "Using 4 files for validation.\n")
+    assert train.class_names == ["neg", "pos"]
+    assert [(x.numpy().tolist(), y.numpy().tolist()) for x, y in train] == [  # Keras's order (seed 3)
+        ([b"pos review 5", b"neg review 0", b"neg review 2", b"pos review 4"], [1, 0, 0, 1]),
+        ([b"neg review 5", b"neg review 1", b"pos review 0", b"neg review 6"], [0, 0, 1, 0]),
+        ([b"pos review 6", b"neg review 4"], [1, 0])]
+    assert [(x.numpy().tolist(), y.numpy().tolist()) for x, y in val] == [
+        ([b"neg review 3", b"pos review 2", b"pos review 1", b"pos review 3"], [0, 1, 1, 1])]
+    ds = tf.keras.utils.text_dataset_from_directory(str(tmp_path), batch_size=5, label_mode="binary", shuffle=False,
+                                                    max_length=5)
+    assert str(ds.element_spec) == ("(TensorSpec(shape=(None,), dtype=tf.string, name=None), "
+                                    "TensorSpec(shape=(None, 1), dtype=tf.float32, name=None))")
+    x, y = next(iter(ds))
+    assert x.numpy().tolist() == [b"neg r"] * 5 and y.numpy().tolist() == [[0.0]] * 5
+    ds = tf.keras.utils.text_dataset_from_directory(str(tmp_path), batch_size=None, label_mode="categorical", seed=1)
+    assert [(x.numpy(), y.numpy().tolist()) for x, y in ds.take(2)] == [(b"pos review 1", [0.0, 1.0]),
+                                                                        (b"neg review 2", [1.0, 0.0])]
+    with pytest.raises(ValueError, match="you must provide a `seed` argument"):
+        tf.keras.utils.text_dataset_from_directory(str(tmp_path), validation_split=0.2, subset="training")

@@ -14,7 +14,10 @@ from tapeflow.keras.saving.serialization import (  # noqa: F401 - tf.keras.utils
     get_registered_object, register_keras_serializable, serialize_keras_object,
 )
 
+from tapeflow.keras.dataset_utils import text_dataset_from_directory  # noqa: F401 - tf.keras.utils's
+
 __all__ = ["set_random_seed", "to_categorical", "Progbar", "register_keras_serializable", "get_registered_name",
+           "text_dataset_from_directory",
            "get_registered_object", "get_custom_objects", "custom_object_scope", "CustomObjectScope",
            "serialize_keras_object", "deserialize_keras_object"]
 
@@ -174,7 +177,7 @@ def _format_time(per_unit: float, unit_name: str) -> str:
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr("tf.keras.utils", frozenset((
-    "plot_model model_to_dot get_file image_dataset_from_directory text_dataset_from_directory "
+    "plot_model model_to_dot get_file image_dataset_from_directory "
     "timeseries_dataset_from_array audio_dataset_from_directory split_dataset pad_sequences load_img save_img "
     "img_to_array array_to_img normalize PyDataset Sequence FeatureSpace get_source_inputs pack_x_y_sample_weight "
     "unpack_x_y_sample_weight"
