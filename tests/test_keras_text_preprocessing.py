@@ -354,3 +354,16 @@ def test_text_dataset_from_directory_gives_keras_batches(tmp_path, capsys):
                                                                         (b"neg review 2", [1.0, 0.0])]
     with pytest.raises(ValueError, match="you must provide a `seed` argument"):
         tf.keras.utils.text_dataset_from_directory(str(tmp_path), validation_split=0.2, subset="training")
+
+
+def test_multi_hot_text_vectorization_feeds_dense_in_fit():
+    tf.keras.utils.set_random_seed(0)
+    texts = tf.constant(["def import self", "public static void", "def print list", "class string jvm"])
+    labels = np.array([0, 1, 0, 1])
+    tv = L.TextVectorization(output_mode="binary")
+    tv.adapt(texts)
+    model = tf.keras.Sequential([tv, L.Dense(2)])  # Dense takes the int64 counts (Keras's matmul promotes them)
+    model.compile(loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), optimizer="adam")
+    model.fit(texts, labels, epochs=1, verbose=0)
+    assert model.predict(tf.constant(["def list"]), verbose=0).shape == (1, 2)
+    assert model.layers[0].output_shape == (None, 12)  # [UNK] and 11 tokens
