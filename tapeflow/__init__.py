@@ -127,6 +127,7 @@ _LAZY = {
     "version": "tapeflow.version",
     "image": "tapeflow.image",
     "strings": "tapeflow.strings",
+    "lookup": "tapeflow.lookup",
     "io": "tapeflow.io",
     "types": "tapeflow.types",
     "experimental": "tapeflow.experimental",
@@ -146,7 +147,7 @@ _LAZY_NAMES = {
 # says so (NotImplementedError) and is still an AttributeError for hasattr().
 _UNSUPPORTED = frozenset({
     "signal", "audio", "lite",
-    "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue", "lookup",
+    "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue",
     "quantization", "bitwise", "sets", "Graph", "Session", "dtensor", "mlir",
     "profiler", "sysconfig",
 })
