@@ -367,3 +367,30 @@ def test_multi_hot_text_vectorization_feeds_dense_in_fit():
     model.fit(texts, labels, epochs=1, verbose=0)
     assert model.predict(tf.constant(["def list"]), verbose=0).shape == (1, 2)
     assert model.layers[0].output_shape == (None, 12)  # [UNK] and 11 tokens
+
+
+def test_vocabulary_files_idf_weights_and_argument_errors(tmp_path):
+    path = tmp_path / "v.txt"
+    path.write_text("the\ncat\nsat\n")
+    tv = L.TextVectorization(vocabulary=str(path))
+    assert tv.get_vocabulary() == ["", "[UNK]", "the", "cat", "sat"] and tv.get_config()["vocabulary"] is None
+    assert tv(["the cat sat on mat"]).numpy().tolist() == [[2, 3, 4, 1, 1]]
+    tv = L.TextVectorization(output_mode="tf_idf", vocabulary=["a", "b"], idf_weights=[0.5, 0.25])
+    assert tv(["a b b c"]).numpy().tolist() == [[0.375, 0.5, 0.5]]  # the OOV slot weighs the mean idf
+    tv = L.TextVectorization(output_mode="tf_idf", vocabulary=["[UNK]", "a", "b"], idf_weights=[0.9, 0.5, 0.25])
+    np.testing.assert_allclose(tv(["a b b c"]).numpy(), [[0.9, 0.5, 0.5]])
+    with pytest.raises(ValueError, match=r"Unknown value for `standardize` argument of TextVectorization. Allowed "
+                                         r"values are: \('lower_and_strip_punctuation', 'lower', 'strip_punctuation'\)"
+                                         r". Received: standardize=upper"):
+        L.TextVectorization(standardize="upper")
+    with pytest.raises(ValueError, match="the input rank must be 1 or the last shape dimension must be 1"):
+        L.TextVectorization()(tf.constant([["a", "b"]]))
+    with pytest.raises(ValueError, match="larger than the maximum vocab size. Received vocabulary size is 3; "):
+        L.StringLookup(vocabulary=["a", "b"], max_tokens=2)
+    tv = L.TextVectorization(output_mode="count")
+    tv.adapt(["a b", "c"])
+    with pytest.raises(RuntimeError, match="Old vocab size is 4, new vocab size is 6"):
+        tv.adapt(["a b c d e"])
+    lookup = L.StringLookup()
+    lookup.adapt([["a", "b"], ["b", "[UNK]"]])  # the OOV token is never learned
+    assert lookup.get_vocabulary() == ["[UNK]", "b", "a"]

@@ -38,19 +38,8 @@ def _validate_string_arg(value: Any, allowable: tuple, caller: str, arg: str, al
         return
     if isinstance(value, str) and value in allowable:
         return
-    allowed_args = "`None`, " if allow_none else ""
-    allowed_args += "a `Callable`, " if allow_callables else ""
-    allowed_args += f"or one of the following values: {allowable}"
-    if allow_callables:
-        callable_note = (
-            f"If restoring a model and `{arg}` is a custom callable, please ensure the callable is "
-            "registered as a custom object. See "
-            "https://keras.io/guides/serialization_and_saving/#custom-objects for details. "
-        )
-    else:
-        callable_note = ""
-    raise ValueError(f"Unknown value for `{arg}` argument of layer {caller}. {callable_note}"
-                     f"Allowed values are: {allowed_args}. Received: {value}")
+    raise ValueError(f"Unknown value for `{arg}` argument of {caller}. Allowed values are: {allowable}. Received: "
+                     f"{arg}={value}")
 
 
 def _listify(x: Any) -> Any:
