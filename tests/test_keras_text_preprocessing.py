@@ -394,3 +394,20 @@ def test_vocabulary_files_idf_weights_and_argument_errors(tmp_path):
     lookup = L.StringLookup()
     lookup.adapt([["a", "b"], ["b", "[UNK]"]])  # the OOV token is never learned
     assert lookup.get_vocabulary() == ["[UNK]", "b", "a"]
+
+
+def test_layers_as_dataset_map_functions():
+    tv = L.TextVectorization(output_sequence_length=4)
+    tv.adapt(["a b c", "b c", "c"])
+    batched = tf.data.Dataset.from_tensor_slices(["a b", "c a x z q"]).batch(2)
+    unbatched = tf.data.Dataset.from_tensor_slices(["a b", "c a x z q"])
+    assert [b.numpy().tolist() for b in batched.map(tv)] == [[[4, 3, 0, 0], [2, 4, 1, 1]]]
+    mapped = unbatched.map(tv)  # one string: its tokens padded to 4 (unknown length while traced)
+    assert str(mapped.element_spec) == "TensorSpec(shape=(4,), dtype=tf.int64, name=None)"
+    assert [b.numpy().tolist() for b in mapped] == [[4, 3, 0, 0], [2, 4, 1, 1]]
+    mapped = batched.map(L.TextVectorization(ragged=True, vocabulary=["a", "b"]))
+    assert str(mapped.element_spec) == "RaggedTensorSpec(TensorShape([None, None]), tf.int64, 1, tf.int64)"
+    assert [b.to_list() for b in mapped] == [[[2, 3], [1, 2, 1, 1, 1]]]
+    mapped = batched.map(L.TextVectorization(output_mode="multi_hot", vocabulary=["a", "b"]))
+    assert str(mapped.element_spec) == "TensorSpec(shape=(None, 3), dtype=tf.int64, name=None)"
+    assert [b.numpy().tolist() for b in mapped] == [[[0, 1, 1], [1, 1, 0]]]

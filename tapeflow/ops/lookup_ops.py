@@ -156,9 +156,13 @@ def ragged_to_dense(rt: Any, default_value: Any, width: int | None = None) -> Te
     """The rows of a ragged-rank-1 ``rt`` (1-D flat values) padded with ``default_value`` to ``width``
     (cut where longer; the longest row when ``None``): ``rt.to_tensor(shape=[None, width])``, also
     on symbolic tensors."""
-    values = rt.flat_values
+    return rows_to_dense(rt.flat_values, rt.row_splits, default_value, width)
+
+
+def rows_to_dense(values: Tensor, row_splits: Tensor, default_value: Any, width: int | None = None) -> Tensor:
+    """``ragged_to_dense`` of the rows ``values[row_splits[i]:row_splits[i + 1]]``."""
     default = _as_bytes(default_value) if values.dtype == dtypes.string else default_value
-    return execute(RAGGED_TO_DENSE, (values, rt.row_splits), {"default": default, "width": width})
+    return execute(RAGGED_TO_DENSE, (values, row_splits), {"default": default, "width": width})
 
 
 def _bincount_kernel(values, splits, size, binary_output, dtype):

@@ -258,12 +258,22 @@ class TextVectorization(Layer):
 
 
 def _pad_or_cut(x: Tensor, length: int) -> Tensor:
-    """``x[..., :length]`` padded with zeros to ``length`` along the last axis (Keras's dense path)."""
-    from tapeflow.ops import array_ops, indexing_ops, math_ops, shape_ops
+    """``x[..., :length]`` padded with zeros to ``length`` along the last axis (Keras's dense path), as rows
+    padded by ``RaggedTensorToTensor`` so that unknown lengths work in traced functions too."""
+    from tapeflow.framework import dtypes
+    from tapeflow.ops import array_ops, lookup_ops, math_ops, shape_ops
 
-    x = x[..., :length]
-    rank = x.shape.rank
-    missing = math_ops.maximum(np.int32(length) - shape_ops.shape(x)[-1], np.int32(0))
-    zeros = convert_to_tensor(np.zeros((rank - 1, 2), np.int32))
-    paddings = array_ops.concat([zeros, array_ops.reshape(array_ops.stack([np.int32(0), missing]), [1, 2])], 0)
-    return indexing_ops.pad(x, paddings)
+    shape = x._shape_tuple()
+    n = shape_ops.size(x, out_type=dtypes.int64)
+    if len(shape) == 1:  # one row of unknown length (a scalar string split into tokens)
+        splits = array_ops.stack([convert_to_tensor(np.int64(0)), n])
+        return array_ops.reshape(lookup_ops.rows_to_dense(x, splits, 0, length), [length])
+    width = shape[-1]
+    lead = list(shape[:-1])
+    if width is None or lead.count(None) > 1:
+        raise NotImplementedError("TextVectorization(output_sequence_length=...) of an input whose last dimension "
+                                  "is unknown after splitting (with split=None) in tapeflow")
+    rows = math_ops.floordiv(n, np.int64(max(width, 1)))
+    splits = math_ops.multiply(array_ops.range_(rows + 1, dtype=dtypes.int64), np.int64(width))
+    dense = lookup_ops.rows_to_dense(array_ops.reshape(x, [-1]), splits, 0, length)
+    return array_ops.reshape(dense, [-1 if d is None else d for d in lead] + [length])
