@@ -17,15 +17,22 @@ from tapeflow.framework import dtypes
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops import lookup_ops
 
-__all__ = ["KeyValueTensorInitializer", "TextFileInitializer", "TextFileIndex", "StaticHashTable",
-           "StaticVocabularyTable", "experimental"]
+__all__ = [
+    "KeyValueTensorInitializer",
+    "TextFileInitializer",
+    "TextFileIndex",
+    "StaticHashTable",
+    "StaticVocabularyTable",
+    "experimental",
+]
 
 
 class KeyValueTensorInitializer:
     """Table contents from a tensor of keys and a tensor of values (same length)."""
 
-    def __init__(self, keys: Any, values: Any, key_dtype: Any = None, value_dtype: Any = None,
-                 name: str | None = None) -> None:
+    def __init__(
+        self, keys: Any, values: Any, key_dtype: Any = None, value_dtype: Any = None, name: str | None = None
+    ) -> None:
         self._keys = convert_to_tensor(keys, dtype=key_dtype)
         self._values = convert_to_tensor(values, dtype=value_dtype)
         self._name = name
@@ -53,9 +60,18 @@ class TextFileInitializer:
     """Table contents from a text file, a line per entry: keys and values each the whole line
     (``TextFileIndex.WHOLE_LINE``), its number (``LINE_NUMBER``) or a ``delimiter``-separated column."""
 
-    def __init__(self, filename: Any, key_dtype: Any, key_index: int, value_dtype: Any, value_index: int,
-                 vocab_size: int | None = None, delimiter: str = "\t", name: str | None = None,
-                 value_index_offset: int = 0) -> None:
+    def __init__(
+        self,
+        filename: Any,
+        key_dtype: Any,
+        key_index: int,
+        value_dtype: Any,
+        value_index: int,
+        vocab_size: int | None = None,
+        delimiter: str = "\t",
+        name: str | None = None,
+        value_index_offset: int = 0,
+    ) -> None:
         self._filename = filename.numpy().decode() if isinstance(filename, Tensor) else str(filename)
         self._key_dtype = dtypes.as_dtype(key_dtype)
         self._value_dtype = dtypes.as_dtype(value_dtype)
@@ -65,8 +81,9 @@ class TextFileInitializer:
             if index == TextFileIndex.LINE_NUMBER and dt != dtypes.int64:
                 raise ValueError(f"`{what}_dtype` must be int64 if `{what}_index` is {index}, received: {dt}.")
             if index == TextFileIndex.WHOLE_LINE and dt != dtypes.string and not dt.is_integer:
-                raise ValueError(f"`{what}_dtype` should be either integer or string for `{what}_index` {index}, "
-                                 f"received: {dt}.")
+                raise ValueError(
+                    f"`{what}_dtype` should be either integer or string for `{what}_index` {index}, received: {dt}."
+                )
         if vocab_size is not None and vocab_size <= 0:
             raise ValueError(f"`vocab_size` should be > 0, received: {vocab_size}.")
         self._key_index, self._value_index = key_index, value_index
@@ -85,17 +102,22 @@ class TextFileInitializer:
         with open(self._filename, "rb") as f:
             lines = f.read().splitlines()
         if self._vocab_size is not None:
-            lines = lines[:self._vocab_size]
+            lines = lines[: self._vocab_size]
 
         def column(index: int, dtype: dtypes.DType, offset: int) -> list:
             if index == TextFileIndex.LINE_NUMBER:
                 return [i + offset for i in range(len(lines))]
-            cells = lines if index == TextFileIndex.WHOLE_LINE else [
-                line.split(self._delimiter.encode())[index] for line in lines]
+            cells = (
+                lines
+                if index == TextFileIndex.WHOLE_LINE
+                else [line.split(self._delimiter.encode())[index] for line in lines]
+            )
             return cells if dtype == dtypes.string else [int(c) if dtype.is_integer else float(c) for c in cells]
 
-        return (np.asarray(column(self._key_index, self._key_dtype, 0), dtype=object),
-                np.asarray(column(self._value_index, self._value_dtype, self._offset), dtype=object))
+        return (
+            np.asarray(column(self._key_index, self._key_dtype, 0), dtype=object),
+            np.asarray(column(self._value_index, self._value_dtype, self._offset), dtype=object),
+        )
 
 
 def _values_of(keys: Any) -> tuple[Any, Any]:
@@ -124,14 +146,16 @@ class StaticHashTable:
     >>> table.lookup(tf.constant(["b", "zz"]))  # [1, -1]
     """
 
-    def __init__(self, initializer: Any, default_value: Any, name: str | None = None,
-                 experimental_is_anonymous: bool = False) -> None:
+    def __init__(
+        self, initializer: Any, default_value: Any, name: str | None = None, experimental_is_anonymous: bool = False
+    ) -> None:
         self._initializer = initializer
         self._key_dtype, self._value_dtype = initializer.key_dtype, initializer.value_dtype
         self._default_value = convert_to_tensor(default_value, dtype=self._value_dtype)
         keys, values = initializer._contents()
-        self._table = lookup_ops.StaticHashTable(keys, values, self._default_value.numpy(), self._key_dtype,
-                                                 self._value_dtype)
+        self._table = lookup_ops.StaticHashTable(
+            keys, values, self._default_value.numpy(), self._key_dtype, self._value_dtype
+        )
         self._name = name or "hash_table"
 
     @property
@@ -172,25 +196,31 @@ class StaticVocabularyTable:
     """A vocabulary (int64 ids from ``initializer``) with ``num_oov_buckets`` extra ids for the other keys,
     chosen by TF's FarmHash64 (``tf.strings.to_hash_bucket_fast``; integer keys by their decimal string)."""
 
-    def __init__(self, initializer: Any, num_oov_buckets: int, lookup_key_dtype: Any = None, name: str | None = None,
-                 experimental_is_anonymous: bool = False) -> None:
+    def __init__(
+        self,
+        initializer: Any,
+        num_oov_buckets: int,
+        lookup_key_dtype: Any = None,
+        name: str | None = None,
+        experimental_is_anonymous: bool = False,
+    ) -> None:
         if num_oov_buckets <= 0:
             raise ValueError("`num_oov_buckets` must be > 0; use StaticHashTable.")
         self._num_oov_buckets = int(num_oov_buckets)
         self._table = None
         if initializer is not None:
-            lookup_key_dtype = initializer.key_dtype if lookup_key_dtype is None else dtypes.as_dtype(
-                lookup_key_dtype)
+            lookup_key_dtype = initializer.key_dtype if lookup_key_dtype is None else dtypes.as_dtype(lookup_key_dtype)
             supported = (dtypes.int64, dtypes.string)
             if initializer.key_dtype not in supported:
-                raise TypeError(f"Invalid `key_dtype`, expected one of ({supported[0]!r}, {supported[1]!r}), but got "
-                                f"{initializer.key_dtype}.")
+                raise TypeError(
+                    f"Invalid `key_dtype`, expected one of ({supported[0]!r}, {supported[1]!r}), but got "
+                    f"{initializer.key_dtype}."
+                )
             if initializer.key_dtype.is_integer != lookup_key_dtype.is_integer:
                 kind = "integer" if lookup_key_dtype.is_integer else "non-integer"
                 raise TypeError(f"Invalid `key_dtype`, expected {kind} but got {initializer.key_dtype}.")
             if initializer.value_dtype != dtypes.int64:
-                raise TypeError(f"Invalid `value_dtype`, expected {dtypes.int64} but got "
-                                f"{initializer.value_dtype}.")
+                raise TypeError(f"Invalid `value_dtype`, expected {dtypes.int64} but got {initializer.value_dtype}.")
             self._table = StaticHashTable(initializer, -1)
         self._key_dtype = dtypes.as_dtype(lookup_key_dtype) if lookup_key_dtype is not None else dtypes.string
         self._name = name or "hash_table"
@@ -239,8 +269,9 @@ class _Experimental:
 
         if name.startswith("__"):
             raise AttributeError(name)
-        raise NotImplementedInTapeflowError(f"tf.lookup.experimental.{name} is not implemented in tapeflow "
-                                            "(mutable and dense tables)")
+        raise NotImplementedInTapeflowError(
+            f"tf.lookup.experimental.{name} is not implemented in tapeflow (mutable and dense tables)"
+        )
 
 
 experimental = _Experimental()

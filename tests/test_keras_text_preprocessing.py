@@ -35,12 +35,17 @@ def test_string_lookup_adapt_orders_by_count_then_token_descending():
     assert layer(tf.constant("a")).numpy() == 2  # a scalar stays a scalar
 
 
-@pytest.mark.parametrize("mode, expected", [
-    ("multi_hot", [[0, 1, 0, 0, 1], [1, 0, 0, 1, 0]]),
-    ("count", [[0, 2, 0, 0, 1], [1, 0, 0, 2, 0]]),
-    ("one_hot", [[[0, 1, 0, 0, 0], [0, 0, 0, 0, 1], [0, 1, 0, 0, 0]],
-                 [[1, 0, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 1, 0]]]),
-])
+@pytest.mark.parametrize(
+    "mode, expected",
+    [
+        ("multi_hot", [[0, 1, 0, 0, 1], [1, 0, 0, 1, 0]]),
+        ("count", [[0, 2, 0, 0, 1], [1, 0, 0, 2, 0]]),
+        (
+            "one_hot",
+            [[[0, 1, 0, 0, 0], [0, 0, 0, 0, 1], [0, 1, 0, 0, 0]], [[1, 0, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 1, 0]]],
+        ),
+    ],
+)
 def test_string_lookup_encoded_outputs_are_int64(mode, expected):
     layer = L.StringLookup(output_mode=mode)
     layer.adapt(tf.constant([["a", "b", "a"], ["c", "a", "d"]]))
@@ -52,13 +57,16 @@ def test_string_lookup_encoded_outputs_are_int64(mode, expected):
 def test_string_lookup_tf_idf_weights_as_keras():
     layer = L.StringLookup(output_mode="tf_idf")
     layer.adapt(tf.constant([["a", "b", "a"], ["c", "a", "d"]]))
-    np.testing.assert_allclose(layer.idf_weights_const.numpy(),
-                               [0.6475667953491211, 0.5108256340026855, 0.6931471824645996, 0.6931471824645996,
-                                0.6931471824645996], rtol=1e-6)
+    np.testing.assert_allclose(
+        layer.idf_weights_const.numpy(),
+        [0.6475667953491211, 0.5108256340026855, 0.6931471824645996, 0.6931471824645996, 0.6931471824645996],
+        rtol=1e-6,
+    )
     out = layer(tf.constant([["a", "b", "a"], ["x", "c", "c"]]))
     assert out.dtype == tf.float32
-    np.testing.assert_allclose(out.numpy(), [[0, 1.0216513, 0, 0, 0.6931472], [0.6475668, 0, 0, 1.3862944, 0]],
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        out.numpy(), [[0, 1.0216513, 0, 0, 0.6931472], [0.6475668, 0, 0, 1.3862944, 0]], rtol=1e-6
+    )
 
 
 def test_string_lookup_mask_several_oov_buckets_and_invert():
@@ -95,7 +103,11 @@ def test_integer_lookup_as_keras():
     assert hot(np.array([[12, 36, 5]])).numpy().tolist() == [[1, 1, 1, 0, 0]]
     config = hot.get_config()
     assert {k: config[k] for k in ("vocabulary", "vocabulary_size", "oov_token", "output_mode")} == {
-        "vocabulary": [12, 36], "vocabulary_size": 3, "oov_token": -1, "output_mode": "multi_hot"}
+        "vocabulary": [12, 36],
+        "vocabulary_size": 3,
+        "oov_token": -1,
+        "output_mode": "multi_hot",
+    }
     capped = L.IntegerLookup(max_tokens=3)
     capped.adapt([[1, 2, 2, 3, 3, 3, 4, 4, 4, 4]])
     assert capped.get_vocabulary() == [-1, 4, 3]
@@ -117,8 +129,7 @@ def test_lookup_errors_as_keras():
 def test_text_vectorization_int_as_keras():
     tv = L.TextVectorization(max_tokens=12, output_sequence_length=5)
     tv.adapt(TEXTS)
-    assert tv.get_vocabulary() == ["", "[UNK]", "the", "a", "dog", "cat", "Ünïcode", "sat", "on", "naïve", "my",
-                                   "mat"]
+    assert tv.get_vocabulary() == ["", "[UNK]", "the", "a", "dog", "cat", "Ünïcode", "sat", "on", "naïve", "my", "mat"]
     assert tv(TEXTS).numpy().tolist() == [[2, 5, 7, 8, 2], [2, 4, 1, 10, 1], [3, 5, 3, 4, 3], [6, 1, 9, 0, 0]]
     out = tv(tf.constant([["the cat"], ["zebra dog dog dog dog dog dog"]]))
     assert out.dtype == tf.int64 and out.numpy().tolist() == [[2, 5, 0, 0, 0], [1, 4, 4, 4, 4]]
@@ -130,20 +141,39 @@ def test_text_vectorization_int_as_keras():
 def test_text_vectorization_ngrams_multi_hot_tf_idf_and_characters():
     tv = L.TextVectorization(output_mode="multi_hot", ngrams=2)
     tv.adapt(TEXTS)
-    assert tv.get_vocabulary()[:12] == ["[UNK]", "the", "a", "dog", "cat", "Ünïcode café", "Ünïcode", "the mat",
-                                        "the dog", "the cat", "sat on", "sat"]
-    assert tv(TEXTS[:1]).numpy().tolist() == [[0, 1, 0, 0, 1, 0, 0, 1, 0, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0,
-                                               0, 0, 0, 0, 0, 0, 0, 0, 0, 0]]
+    assert tv.get_vocabulary()[:12] == [
+        "[UNK]",
+        "the",
+        "a",
+        "dog",
+        "cat",
+        "Ünïcode café",
+        "Ünïcode",
+        "the mat",
+        "the dog",
+        "the cat",
+        "sat on",
+        "sat",
+    ]
+    assert tv(TEXTS[:1]).numpy().tolist() == [
+        [0, 1, 0, 0, 1, 0, 0, 1, 0, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    ]
     tv = L.TextVectorization(output_mode="tf_idf", max_tokens=8, pad_to_max_tokens=True)
     tv.adapt(TEXTS)
-    np.testing.assert_allclose(tv(TEXTS[:2]).numpy(), [
-        [0.9909062, 1.6945957, 0, 0, 0.84729785, 0, 1.0986123, 1.0986123],
-        [2.9727185, 0.84729785, 0, 0.84729785, 0, 0, 0, 0]], rtol=1e-6)
+    np.testing.assert_allclose(
+        tv(TEXTS[:2]).numpy(),
+        [
+            [0.9909062, 1.6945957, 0, 0, 0.84729785, 0, 1.0986123, 1.0986123],
+            [2.9727185, 0.84729785, 0, 0.84729785, 0, 0, 0, 0],
+        ],
+        rtol=1e-6,
+    )
     tv = L.TextVectorization(output_mode="count", split="character", standardize="lower")
     tv.adapt(TEXTS)
     assert tv.get_vocabulary()[:8] == ["[UNK]", " ", "a", "t", "e", "o", "h", "d"]
-    assert tv(TEXTS[1:2]).numpy().tolist() == [[0, 4, 1, 2, 3, 3, 2, 1, 0, 1, 0, 2, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 1,
-                                                0, 0, 0, 0, 0, 0, 0, 0, 1]]
+    assert tv(TEXTS[1:2]).numpy().tolist() == [
+        [0, 4, 1, 2, 3, 3, 2, 1, 0, 1, 0, 2, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1]
+    ]
 
 
 def _custom_standardization(input_data):  # the text-classification tutorial's
@@ -159,15 +189,18 @@ def test_text_vectorization_in_dataset_map_as_the_tutorial():
     assert tv.get_vocabulary()[-4:] == ["homework", "café", "bird", "ate"]
     mapped = ds.map(lambda text: tv(tf.expand_dims(text, -1)))
     assert str(mapped.element_spec) == "TensorSpec(shape=(None, 8), dtype=tf.int64, name=None)"
-    assert [b.numpy().tolist() for b in mapped] == [[[2, 5, 7, 8, 2, 11, 0, 0], [2, 4, 15, 10, 12, 0, 0, 0]],
-                                                    [[3, 5, 3, 4, 3, 14, 0, 0], [6, 13, 9, 0, 0, 0, 0, 0]]]
+    assert [b.numpy().tolist() for b in mapped] == [
+        [[2, 5, 7, 8, 2, 11, 0, 0], [2, 4, 15, 10, 12, 0, 0, 0]],
+        [[3, 5, 3, 4, 3, 14, 0, 0], [6, 13, 9, 0, 0, 0, 0, 0]],
+    ]
 
 
 def test_text_vectorization_ragged_split_none_and_callable_split():
     tv = L.TextVectorization(ragged=True, vocabulary=["cat", "dog", "the"])
     assert tv(TEXTS[:2]).to_list() == [[4, 2, 1, 1, 4, 1], [4, 3, 1, 1, 1]]
-    tv = L.TextVectorization(split=None, vocabulary=["the cat sat on the mat", "x"], output_sequence_length=3,
-                             standardize=None)
+    tv = L.TextVectorization(
+        split=None, vocabulary=["the cat sat on the mat", "x"], output_sequence_length=3, standardize=None
+    )
     assert tv(tf.constant(["x", "y"])).numpy().tolist() == [3, 1, 0]
     tv = L.TextVectorization(split=lambda x: tf.strings.split(x, sep=","), standardize=None)
     tv.adapt(["a,b,c", "b,c", "c"])
@@ -177,8 +210,9 @@ def test_text_vectorization_ragged_split_none_and_callable_split():
 
 def test_text_vectorization_trains_in_a_functional_model():
     tf.keras.utils.set_random_seed(0)
-    texts = tf.constant([["good movie great"], ["bad movie awful"], ["great fun good"], ["awful bad boring"],
-                         ["good good"], ["bad"]])
+    texts = tf.constant(
+        [["good movie great"], ["bad movie awful"], ["great fun good"], ["awful bad boring"], ["good good"], ["bad"]]
+    )
     labels = np.array([1, 0, 1, 0, 1, 0], np.float32)
     tv = L.TextVectorization(max_tokens=20, output_sequence_length=4)
     tv.adapt(texts)
@@ -189,10 +223,12 @@ def test_text_vectorization_trains_in_a_functional_model():
     model = tf.keras.Model(inp, out)
     model.compile(optimizer="adam", loss="binary_crossentropy")
     history = model.fit(texts, labels, epochs=3, verbose=0, batch_size=2)
-    np.testing.assert_allclose(history.history["loss"], [0.6886568069458008, 0.6872207522392273, 0.6861098408699036],
-                               rtol=1e-6)  # Keras's
-    np.testing.assert_allclose(model.predict(tf.constant([["good fun"], ["awful"]]), verbose=0),
-                               [[0.49896482], [0.49730885]], rtol=1e-6)
+    np.testing.assert_allclose(
+        history.history["loss"], [0.6886568069458008, 0.6872207522392273, 0.6861098408699036], rtol=1e-6
+    )  # Keras's
+    np.testing.assert_allclose(
+        model.predict(tf.constant([["good fun"], ["awful"]]), verbose=0), [[0.49896482], [0.49730885]], rtol=1e-6
+    )
 
 
 def test_text_vectorization_config_round_trip():
@@ -200,7 +236,12 @@ def test_text_vectorization_config_round_trip():
     tv.adapt(TEXTS)
     config = tv.get_config()
     assert {k: config[k] for k in ("max_tokens", "ngrams", "vocabulary", "vocabulary_size", "split")} == {
-        "max_tokens": 12, "ngrams": (1, 2), "vocabulary": None, "vocabulary_size": 12, "split": "whitespace"}
+        "max_tokens": 12,
+        "ngrams": (1, 2),
+        "vocabulary": None,
+        "vocabulary_size": 12,
+        "split": "whitespace",
+    }
     again = L.TextVectorization.from_config(config)
     again.set_vocabulary(tv.get_vocabulary())
     assert again(TEXTS).numpy().tolist() == tv(TEXTS).numpy().tolist()
@@ -230,9 +271,12 @@ def test_keras_file_with_text_layers_round_trip(tmp_path):
             "assets/layers/text_vectorization/_lookup_layer/vocabulary.txt",
             "assets/layers/text_vectorization/vocabulary.txt",
             "assets/layers/text_vectorization_1/_lookup_layer/vocabulary.txt",
-            "assets/layers/text_vectorization_1/vocabulary.txt"]
-        assert z.read("assets/layers/text_vectorization/vocabulary.txt") == \
-            b"\n[UNK]\nthe\ndog\ncat\na\nsat\non\nmy\nmat\nhomework\nate"
+            "assets/layers/text_vectorization_1/vocabulary.txt",
+        ]
+        assert (
+            z.read("assets/layers/text_vectorization/vocabulary.txt")
+            == b"\n[UNK]\nthe\ndog\ncat\na\nsat\non\nmy\nmat\nhomework\nate"
+        )
     loaded = tf.keras.models.load_model(path)
     ids, weights = loaded(tf.constant([["the cat ate my dog"], ["zzz mat"]]))
     assert ids.numpy().tolist() == [[2, 4, 11, 8, 3, 0], [1, 9, 0, 0, 0, 0]]
@@ -244,28 +288,44 @@ def test_strings_ngrams_as_tf():
     assert tf.strings.ngrams(rt, 2).to_list() == [[b"a b", b"b c", b"c d"], [], []]
     assert tf.strings.ngrams(rt, (1, 3)).to_list() == [[b"a", b"b", b"c", b"d", b"a b c", b"b c d"], [b"e"], []]
     assert tf.strings.ngrams(rt, 2, pad_values="#").to_list() == [
-        [b"# a", b"a b", b"b c", b"c d", b"d #"], [b"# e", b"e #"], [b"# #"]]
+        [b"# a", b"a b", b"b c", b"c d", b"d #"],
+        [b"# e", b"e #"],
+        [b"# #"],
+    ]
     assert tf.strings.ngrams(rt, 3, preserve_short_sequences=True).to_list() == [[b"a b c", b"b c d"], [b"e"], []]
     assert tf.strings.ngrams(tf.constant([["a", "b", "c"], ["d", "e", "f"]]), (1, 2)).numpy().tolist() == [
-        [b"a", b"b", b"c", b"a b", b"b c"], [b"d", b"e", b"f", b"d e", b"e f"]]
+        [b"a", b"b", b"c", b"a b", b"b c"],
+        [b"d", b"e", b"f", b"d e", b"e f"],
+    ]
 
 
 # -- CategoryEncoding, Hashing, Discretization (literals from real Keras 3.15) ------------------------
+
 
 def test_category_encoding_as_keras():
     ce = L.CategoryEncoding(num_tokens=4, output_mode="one_hot")
     out = ce([3, 2, 0, 1])
     assert out.dtype == tf.float32 and out.numpy().tolist() == [[0, 0, 0, 1], [0, 0, 1, 0], [1, 0, 0, 0], [0, 1, 0, 0]]
     ce = L.CategoryEncoding(num_tokens=4, output_mode="multi_hot")
-    assert ce([[0, 1], [0, 0], [1, 2], [3, 1]]).numpy().tolist() == [[1, 1, 0, 0], [1, 0, 0, 0], [0, 1, 1, 0],
-                                                                     [0, 1, 0, 1]]
+    assert ce([[0, 1], [0, 0], [1, 2], [3, 1]]).numpy().tolist() == [
+        [1, 1, 0, 0],
+        [1, 0, 0, 0],
+        [0, 1, 1, 0],
+        [0, 1, 0, 1],
+    ]
     ce = L.CategoryEncoding(num_tokens=4, output_mode="count")
-    np.testing.assert_allclose(ce([[0, 1], [0, 0], [1, 2], [3, 1]],
-                                  count_weights=np.array([[.1, .2], [.1, .1], [.2, .3], [.4, .2]])).numpy(),
-                               [[.1, .2, 0, 0], [.2, 0, 0, 0], [0, .2, .3, 0], [0, .2, 0, .4]], rtol=1e-6)
+    np.testing.assert_allclose(
+        ce(
+            [[0, 1], [0, 0], [1, 2], [3, 1]], count_weights=np.array([[0.1, 0.2], [0.1, 0.1], [0.2, 0.3], [0.4, 0.2]])
+        ).numpy(),
+        [[0.1, 0.2, 0, 0], [0.2, 0, 0, 0], [0, 0.2, 0.3, 0], [0, 0.2, 0, 0.4]],
+        rtol=1e-6,
+    )
     assert ce(np.array([1, 1, 3])).numpy().tolist() == [0, 2, 0, 1]
     assert L.CategoryEncoding(num_tokens=3, output_mode="one_hot")(np.array([[1], [2]])).numpy().tolist() == [
-        [0, 1, 0], [0, 0, 1]]
+        [0, 1, 0],
+        [0, 0, 1],
+    ]
     inp = tf.keras.Input(shape=(2,), dtype="int64")
     out = L.CategoryEncoding(num_tokens=3)(inp)
     assert out.shape == (None, 3) and out.dtype == "float32"
@@ -285,15 +345,19 @@ def test_hashing_as_keras():
     assert ids(L.Hashing(num_bins=5), np.array([[1, 2], [3, 400]])) == [[4, 4], [1, 3]]
     assert ids(L.Hashing(num_bins=5), np.array([1.5, 2.7])) == [4, 4]
     assert L.Hashing(num_bins=4, output_mode="multi_hot")(tf.constant([["A", "B"], ["C", "A"]])).numpy().tolist() == [
-        [1, 0, 0, 0], [1, 0, 0, 1]]
+        [1, 0, 0, 0],
+        [1, 0, 0, 1],
+    ]
     assert L.Hashing(num_bins=4, output_mode="one_hot")(tf.constant([["A"], ["C"]])).numpy().tolist() == [
-        [1, 0, 0, 0], [0, 0, 0, 1]]
+        [1, 0, 0, 0],
+        [0, 0, 0, 1],
+    ]
     assert L.Hashing(num_bins=3, output_mode="one_hot")(tf.keras.Input(shape=(1,), dtype="string")).shape == (None, 3)
 
 
 def test_discretization_as_keras():
-    x = np.array([[-1.5, 1.0, 3.4, .5], [0.0, 3.0, 1.3, 0.0]])
-    d = L.Discretization(bin_boundaries=[0., 1., 2.])
+    x = np.array([[-1.5, 1.0, 3.4, 0.5], [0.0, 3.0, 1.3, 0.0]])
+    d = L.Discretization(bin_boundaries=[0.0, 1.0, 2.0])
     out = d(x)
     assert out.dtype == tf.int32 and out.numpy().tolist() == [[0, 2, 3, 1], [1, 3, 2, 1]]
     d = L.Discretization(num_bins=4, epsilon=0.01)
@@ -309,10 +373,11 @@ def test_discretization_as_keras():
     np.testing.assert_allclose(d.bin_boundaries, [-0.864046, -0.311977, 0.196557, 0.786328], atol=1e-6)
     d = L.Discretization(num_bins=3, output_mode="multi_hot")
     d.adapt(data)
-    assert d(np.array([[-2., 0.]], "float32")).numpy().tolist() == [[1, 1, 0]]
+    assert d(np.array([[-2.0, 0.0]], "float32")).numpy().tolist() == [[1, 1, 0]]
     assert d.get_config()["bin_boundaries"] == [-0.46301084756851196, 0.3639637529850006]
-    assert L.Discretization(bin_boundaries=[0., 1.], output_mode="count")(
-        np.array([[-2., 0.5, .7]], "float32")).numpy().tolist() == [[1, 2, 0]]
+    assert L.Discretization(bin_boundaries=[0.0, 1.0], output_mode="count")(
+        np.array([[-2.0, 0.5, 0.7]], "float32")
+    ).numpy().tolist() == [[1, 2, 0]]
 
 
 def test_object_arrays_of_python_str_become_tf_strings():
@@ -332,26 +397,35 @@ def test_text_dataset_from_directory_gives_keras_batches(tmp_path, capsys):
         for i in range(7):
             (tmp_path / label / f"{i}.txt").write_text(f"{label} review {i}")
     (tmp_path / "pos" / "skip.md").write_text("not text")
-    train, val = tf.keras.utils.text_dataset_from_directory(str(tmp_path), batch_size=4, validation_split=0.3,
-                                                            subset="both", seed=3)
-    assert capsys.readouterr().out == ("Found 14 files belonging to 2 classes.\nUsing 10 files for training.\n"
-                                       "Using 4 files for validation.\n")
+    train, val = tf.keras.utils.text_dataset_from_directory(
+        str(tmp_path), batch_size=4, validation_split=0.3, subset="both", seed=3
+    )
+    assert capsys.readouterr().out == (
+        "Found 14 files belonging to 2 classes.\nUsing 10 files for training.\nUsing 4 files for validation.\n"
+    )
     assert train.class_names == ["neg", "pos"]
     assert [(x.numpy().tolist(), y.numpy().tolist()) for x, y in train] == [  # Keras's order (seed 3)
         ([b"pos review 5", b"neg review 0", b"neg review 2", b"pos review 4"], [1, 0, 0, 1]),
         ([b"neg review 5", b"neg review 1", b"pos review 0", b"neg review 6"], [0, 0, 1, 0]),
-        ([b"pos review 6", b"neg review 4"], [1, 0])]
+        ([b"pos review 6", b"neg review 4"], [1, 0]),
+    ]
     assert [(x.numpy().tolist(), y.numpy().tolist()) for x, y in val] == [
-        ([b"neg review 3", b"pos review 2", b"pos review 1", b"pos review 3"], [0, 1, 1, 1])]
-    ds = tf.keras.utils.text_dataset_from_directory(str(tmp_path), batch_size=5, label_mode="binary", shuffle=False,
-                                                    max_length=5)
-    assert str(ds.element_spec) == ("(TensorSpec(shape=(None,), dtype=tf.string, name=None), "
-                                    "TensorSpec(shape=(None, 1), dtype=tf.float32, name=None))")
+        ([b"neg review 3", b"pos review 2", b"pos review 1", b"pos review 3"], [0, 1, 1, 1])
+    ]
+    ds = tf.keras.utils.text_dataset_from_directory(
+        str(tmp_path), batch_size=5, label_mode="binary", shuffle=False, max_length=5
+    )
+    assert str(ds.element_spec) == (
+        "(TensorSpec(shape=(None,), dtype=tf.string, name=None), "
+        "TensorSpec(shape=(None, 1), dtype=tf.float32, name=None))"
+    )
     x, y = next(iter(ds))
     assert x.numpy().tolist() == [b"neg r"] * 5 and y.numpy().tolist() == [[0.0]] * 5
     ds = tf.keras.utils.text_dataset_from_directory(str(tmp_path), batch_size=None, label_mode="categorical", seed=1)
-    assert [(x.numpy(), y.numpy().tolist()) for x, y in ds.take(2)] == [(b"pos review 1", [0.0, 1.0]),
-                                                                        (b"neg review 2", [1.0, 0.0])]
+    assert [(x.numpy(), y.numpy().tolist()) for x, y in ds.take(2)] == [
+        (b"pos review 1", [0.0, 1.0]),
+        (b"neg review 2", [1.0, 0.0]),
+    ]
     with pytest.raises(ValueError, match="you must provide a `seed` argument"):
         tf.keras.utils.text_dataset_from_directory(str(tmp_path), validation_split=0.2, subset="training")
 
@@ -379,9 +453,12 @@ def test_vocabulary_files_idf_weights_and_argument_errors(tmp_path):
     assert tv(["a b b c"]).numpy().tolist() == [[0.375, 0.5, 0.5]]  # the OOV slot weighs the mean idf
     tv = L.TextVectorization(output_mode="tf_idf", vocabulary=["[UNK]", "a", "b"], idf_weights=[0.9, 0.5, 0.25])
     np.testing.assert_allclose(tv(["a b b c"]).numpy(), [[0.9, 0.5, 0.5]])
-    with pytest.raises(ValueError, match=r"Unknown value for `standardize` argument of TextVectorization. Allowed "
-                                         r"values are: \('lower_and_strip_punctuation', 'lower', 'strip_punctuation'\)"
-                                         r". Received: standardize=upper"):
+    with pytest.raises(
+        ValueError,
+        match=r"Unknown value for `standardize` argument of TextVectorization. Allowed "
+        r"values are: \('lower_and_strip_punctuation', 'lower', 'strip_punctuation'\)"
+        r". Received: standardize=upper",
+    ):
         L.TextVectorization(standardize="upper")
     with pytest.raises(ValueError, match="the input rank must be 1 or the last shape dimension must be 1"):
         L.TextVectorization()(tf.constant([["a", "b"]]))

@@ -21,8 +21,10 @@ def _check_validation_split_arg(validation_split: Any, subset: Any, shuffle: boo
     if subset not in ("training", "validation", "both", None):
         raise ValueError(f'`subset` must be either "training", "validation" or "both", received: {subset}')
     if validation_split and shuffle and seed is None:
-        raise ValueError("If using `validation_split` and shuffling the data, you must provide a `seed` argument, to "
-                         "make sure that there is no overlap between the training and validation subset.")
+        raise ValueError(
+            "If using `validation_split` and shuffling the data, you must provide a `seed` argument, to "
+            "make sure that there is no overlap between the training and validation subset."
+        )
 
 
 def _index_subdirectory(directory: str, class_index: int, follow_links: bool, formats: tuple) -> tuple[list, list]:
@@ -36,31 +38,47 @@ def _index_subdirectory(directory: str, class_index: int, follow_links: bool, fo
     return filenames, labels
 
 
-def index_directory(directory: str, labels: Any, formats: tuple, class_names: Any = None, shuffle: bool = True,
-                    seed: Any = None, follow_links: bool = False, verbose: bool = True) -> tuple[list, Any, Any]:
+def index_directory(
+    directory: str,
+    labels: Any,
+    formats: tuple,
+    class_names: Any = None,
+    shuffle: bool = True,
+    seed: Any = None,
+    follow_links: bool = False,
+    verbose: bool = True,
+) -> tuple[list, Any, Any]:
     """(file paths, integer labels, class names) of the files in ``directory`` (Keras's ``index_directory``)."""
     if labels == "inferred":
-        subdirs = [d for d in sorted(os.listdir(directory))
-                   if os.path.isdir(os.path.join(directory, d)) and not d.startswith(".")]
+        subdirs = [
+            d
+            for d in sorted(os.listdir(directory))
+            if os.path.isdir(os.path.join(directory, d)) and not d.startswith(".")
+        ]
         if class_names is not None:
             if not set(class_names).issubset(set(subdirs)):
-                raise ValueError("The `class_names` passed did not match the names of the subdirectories of the "
-                                 f"target directory. Expected: {subdirs} (or a subset of it), but received: "
-                                 f"class_names={class_names}")
+                raise ValueError(
+                    "The `class_names` passed did not match the names of the subdirectories of the "
+                    f"target directory. Expected: {subdirs} (or a subset of it), but received: "
+                    f"class_names={class_names}"
+                )
             subdirs = class_names
     else:
         subdirs = [""]
         if class_names is not None:
             if labels is None:
                 raise ValueError("When `labels=None` (no labels), argument `class_names` cannot be specified.")
-            raise ValueError("When argument `labels` is specified, argument `class_names` cannot be specified (the "
-                             "`class_names` will be the sorted list of labels).")
+            raise ValueError(
+                "When argument `labels` is specified, argument `class_names` cannot be specified (the "
+                "`class_names` will be the sorted list of labels)."
+            )
     class_names = subdirs
     filenames: list = []
     label_parts = []
     for i, subdir in enumerate(subdirs):
-        names, part = _index_subdirectory(os.path.join(directory, subdir), i if labels == "inferred" else 0,
-                                          follow_links, formats)
+        names, part = _index_subdirectory(
+            os.path.join(directory, subdir), i if labels == "inferred" else 0, follow_links, formats
+        )
         filenames += names
         label_parts.append(part)
     if labels == "inferred":
@@ -69,9 +87,11 @@ def index_directory(directory: str, labels: Any, formats: tuple, class_names: An
         class_names = None
     else:
         if len(labels) != len(filenames):
-            raise ValueError("Expected the lengths of `labels` to match the number of files in the target directory. "
-                             f"len(labels) is {len(labels)} while we found {len(filenames)} files in directory "
-                             f"{directory}.")
+            raise ValueError(
+                "Expected the lengths of `labels` to match the number of files in the target directory. "
+                f"len(labels) is {len(labels)} while we found {len(filenames)} files in directory "
+                f"{directory}."
+            )
         class_names = [str(label) for label in sorted(set(labels))]
     if verbose:
         if labels is None:
@@ -117,8 +137,16 @@ def _labels_to_dataset(labels: Any, label_mode: str, num_classes: int) -> Any:
     return label_ds
 
 
-def _paths_and_labels_to_dataset(file_paths: list, labels: Any, label_mode: Any, num_classes: int, max_length: Any,
-                                 shuffle: bool = False, shuffle_buffer_size: Any = None, seed: Any = None) -> Any:
+def _paths_and_labels_to_dataset(
+    file_paths: list,
+    labels: Any,
+    label_mode: Any,
+    num_classes: int,
+    max_length: Any,
+    shuffle: bool = False,
+    shuffle_buffer_size: Any = None,
+    seed: Any = None,
+) -> Any:
     from tapeflow.data.dataset import Dataset
     from tapeflow.ops.io_ops import read_file
     from tapeflow.ops import string_ops
@@ -137,11 +165,21 @@ def _paths_and_labels_to_dataset(file_paths: list, labels: Any, label_mode: Any,
     return ds.map(contents)
 
 
-def text_dataset_from_directory(directory: Any, labels: Any = "inferred", label_mode: Any = "int",
-                                class_names: Any = None, batch_size: Any = 32, max_length: Any = None,
-                                shuffle: bool = True, seed: Any = None, validation_split: Any = None,
-                                subset: Any = None, follow_links: bool = False, format: str = "tf",  # noqa: A002
-                                verbose: bool = True) -> Any:
+def text_dataset_from_directory(
+    directory: Any,
+    labels: Any = "inferred",
+    label_mode: Any = "int",
+    class_names: Any = None,
+    batch_size: Any = 32,
+    max_length: Any = None,
+    shuffle: bool = True,
+    seed: Any = None,
+    validation_split: Any = None,
+    subset: Any = None,
+    follow_links: bool = False,
+    format: str = "tf",  # noqa: A002
+    verbose: bool = True,
+) -> Any:
     """A ``tf.data.Dataset`` of (text, label) batches from ``directory/<class name>/*.txt`` (Keras 3's
     ``text_dataset_from_directory``): labels inferred from the folders (``label_mode`` ``"int"``,
     ``"binary"``, ``"categorical"`` or ``None``), ``validation_split`` with ``subset`` ``"training"``,
@@ -155,13 +193,18 @@ def text_dataset_from_directory(directory: Any, labels: Any = "inferred", label_
                 "`labels` argument should be a list/tuple of integer labels, of the same size as the number of text "
                 "files in the target directory. If you wish to infer the labels from the subdirectory names in the "
                 'target directory, pass `labels="inferred"`. If you wish to get a dataset that only contains text '
-                f"samples (no labels), pass `labels=None`. Received: labels={labels}")
+                f"samples (no labels), pass `labels=None`. Received: labels={labels}"
+            )
         if class_names:
-            raise ValueError('You can only pass `class_names` if `labels="inferred"`. '
-                             f"Received: labels={labels}, and class_names={class_names}")
+            raise ValueError(
+                'You can only pass `class_names` if `labels="inferred"`. '
+                f"Received: labels={labels}, and class_names={class_names}"
+            )
     if label_mode not in {"int", "categorical", "binary", None}:
-        raise ValueError('`label_mode` argument must be one of "int", "categorical", "binary", or None. '
-                         f"Received: label_mode={label_mode}")
+        raise ValueError(
+            '`label_mode` argument must be one of "int", "categorical", "binary", or None. '
+            f"Received: label_mode={label_mode}"
+        )
     if format != "tf":
         if format == "grain":
             raise NotImplementedError('text_dataset_from_directory(format="grain") in tapeflow')
@@ -171,12 +214,21 @@ def text_dataset_from_directory(directory: Any, labels: Any = "inferred", label_
     _check_validation_split_arg(validation_split, subset, shuffle, seed)
     if seed is None:
         seed = np.random.randint(1e6)
-    file_paths, labels, class_names = index_directory(directory, labels, formats=(".txt",), class_names=class_names,
-                                                      shuffle=shuffle, seed=seed, follow_links=follow_links,
-                                                      verbose=verbose)
+    file_paths, labels, class_names = index_directory(
+        directory,
+        labels,
+        formats=(".txt",),
+        class_names=class_names,
+        shuffle=shuffle,
+        seed=seed,
+        follow_links=follow_links,
+        verbose=verbose,
+    )
     if label_mode == "binary" and len(class_names) != 2:
-        raise ValueError('When passing `label_mode="binary"`, there must be exactly 2 class_names. '
-                         f"Received: class_names={class_names}")
+        raise ValueError(
+            'When passing `label_mode="binary"`, there must be exactly 2 class_names. '
+            f"Received: class_names={class_names}"
+        )
     shuffle_buffer_size = batch_size * 8 if batch_size is not None else 1024
     num_classes = len(class_names) if class_names else 0
 
@@ -194,11 +246,19 @@ def text_dataset_from_directory(directory: Any, labels: Any = "inferred", label_
             raise ValueError(f"No training text files found in directory {directory}. Allowed format: .txt")
         if not val[0]:
             raise ValueError(f"No validation text files found in directory {directory}. Allowed format: .txt")
-        return [finish(_paths_and_labels_to_dataset(*train, label_mode, num_classes, max_length, shuffle,
-                                                    shuffle_buffer_size, seed)),
-                finish(_paths_and_labels_to_dataset(*val, label_mode, num_classes, max_length, False))]
+        return [
+            finish(
+                _paths_and_labels_to_dataset(
+                    *train, label_mode, num_classes, max_length, shuffle, shuffle_buffer_size, seed
+                )
+            ),
+            finish(_paths_and_labels_to_dataset(*val, label_mode, num_classes, max_length, False)),
+        ]
     file_paths, labels = get_training_or_validation_split(file_paths, labels, validation_split, subset)
     if not file_paths:
         raise ValueError(f"No text files found in directory {directory}. Allowed format: .txt")
-    return finish(_paths_and_labels_to_dataset(file_paths, labels, label_mode, num_classes, max_length, shuffle,
-                                               shuffle_buffer_size, seed))
+    return finish(
+        _paths_and_labels_to_dataset(
+            file_paths, labels, label_mode, num_classes, max_length, shuffle, shuffle_buffer_size, seed
+        )
+    )

@@ -82,8 +82,9 @@ class StaticHashTable:
                 out = np.empty(flat.shape, _OBJ)
                 out[:] = [get(x, default) for x in flat.tolist()]
             else:
-                out = np.fromiter((get(x, default) for x in flat.tolist()), self.value_dtype.as_numpy_dtype,
-                                  count=flat.size)
+                out = np.fromiter(
+                    (get(x, default) for x in flat.tolist()), self.value_dtype.as_numpy_dtype, count=flat.size
+                )
             return out.reshape(a.shape)
         keys = flat.astype(self.key_dtype.as_numpy_dtype)
         sk = self._sorted_keys
@@ -99,12 +100,16 @@ class StaticHashTable:
             out[found] = self._sorted_values[pos[found]]
         else:
             out = np.where(found, self._sorted_values[pos] if sk.size else 0, self.default_value).astype(
-                self.value_dtype.as_numpy_dtype)
+                self.value_dtype.as_numpy_dtype
+            )
         return out.reshape(a.shape)
 
 
-LOOKUP_FIND = defop("LookupTableFindV2", lambda keys, table: table.find(keys),
-                    shape=lambda specs, table: [(specs[0][0], np.dtype(table.value_dtype.as_numpy_dtype))])
+LOOKUP_FIND = defop(
+    "LookupTableFindV2",
+    lambda keys, table: table.find(keys),
+    shape=lambda specs, table: [(specs[0][0], np.dtype(table.value_dtype.as_numpy_dtype))],
+)
 NotDifferentiable("LookupTableFindV2")
 
 
@@ -114,8 +119,8 @@ def lookup(table: StaticHashTable, keys: Any) -> Tensor:
     if k.dtype != table.key_dtype:
         if not (k.dtype.is_integer and table.key_dtype.is_integer):
             raise InvalidArgumentError(
-                None, None, f"Key must be type {table.key_dtype.name} but got {k.dtype.name} "
-                "[Op:LookupTableFindV2]")
+                None, None, f"Key must be type {table.key_dtype.name} but got {k.dtype.name} [Op:LookupTableFindV2]"
+            )
         from tapeflow.ops import math_ops
 
         k = math_ops.cast(k, table.key_dtype)
@@ -123,6 +128,7 @@ def lookup(table: StaticHashTable, keys: Any) -> Tensor:
 
 
 # -- ragged rows to dense, per-row counts -------------------------------------------------
+
 
 def _row_positions(splits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     splits = np.asarray(splits, np.int64)
@@ -176,20 +182,28 @@ def _bincount_kernel(values, splits, size, binary_output, dtype):
     return counts.astype(dtype)
 
 
-RAGGED_BINCOUNT = defop("RaggedBincount", _bincount_kernel, shape=lambda specs, size, binary_output, dtype: [
-    ((None if not specs[1][0] or specs[1][0][0] is None else specs[1][0][0] - 1, size), np.dtype(dtype))])
+RAGGED_BINCOUNT = defop(
+    "RaggedBincount",
+    _bincount_kernel,
+    shape=lambda specs, size, binary_output, dtype: [
+        ((None if not specs[1][0] or specs[1][0][0] is None else specs[1][0][0] - 1, size), np.dtype(dtype))
+    ],
+)
 NotDifferentiable("RaggedBincount")
 
 
 def ragged_bincount(values: Tensor, row_splits: Tensor, size: int, binary_output: bool, dtype: Any) -> Tensor:
     """Per-row counts (or presence with ``binary_output``) of the integers ``values`` in ``[0, size)``,
     rows given by ``row_splits``: a ``[nrows, size]`` tensor of ``dtype``."""
-    return execute(RAGGED_BINCOUNT, (values, row_splits),
-                   {"size": int(size), "binary_output": bool(binary_output),
-                    "dtype": dtypes.as_dtype(dtype).as_numpy_dtype})
+    return execute(
+        RAGGED_BINCOUNT,
+        (values, row_splits),
+        {"size": int(size), "binary_output": bool(binary_output), "dtype": dtypes.as_dtype(dtype).as_numpy_dtype},
+    )
 
 
 # -- bucketing ---------------------------------------------------------------------------------
+
 
 def _bucketize_kernel(a, boundaries):
     # TF's kernel: the upper bound of each value among the float32 boundaries

@@ -33,16 +33,19 @@ class CategoryEncoding(Layer):
     _allow_non_tensor_positional_args = True
     _autocast = False
 
-    def __init__(self, num_tokens: int | None = None, output_mode: str = "multi_hot", sparse: bool = False,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, num_tokens: int | None = None, output_mode: str = "multi_hot", sparse: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         if output_mode == "binary":
             output_mode = "multi_hot"
         if output_mode not in ("count", "one_hot", "multi_hot"):
             raise ValueError(f"Unknown arg for output_mode: {output_mode}")
         if num_tokens is None:
-            raise ValueError("num_tokens must be set to use this layer. If the number of tokens is not known "
-                             "beforehand, use the IntegerLookup layer instead.")
+            raise ValueError(
+                "num_tokens must be set to use this layer. If the number of tokens is not known "
+                "beforehand, use the IntegerLookup layer instead."
+            )
         if num_tokens < 1:
             raise ValueError(f"`num_tokens` must be >= 1. Received: num_tokens={num_tokens}.")
         if sparse:
@@ -71,20 +74,36 @@ class CategoryEncoding(Layer):
         inputs = _tensor(inputs)
         if count_weights is not None:
             if self.output_mode != "count":
-                raise ValueError("`count_weights` is not used when `output_mode` is not `'count'`. "
-                                 f"Received `count_weights={count_weights}`.")
+                raise ValueError(
+                    "`count_weights` is not used when `output_mode` is not `'count'`. "
+                    f"Received `count_weights={count_weights}`."
+                )
             weights = math_ops.cast(_tensor(count_weights), self.compute_dtype)
             if inputs.shape.rank in (1, 2):  # Keras's bincount fast path, weighted
-                return math_ops.cast(special_ops.bincount(
-                    inputs, weights=weights, minlength=self.num_tokens, maxlength=self.num_tokens,
-                    dtype=self.compute_dtype, axis=-1), self.compute_dtype)
+                return math_ops.cast(
+                    special_ops.bincount(
+                        inputs,
+                        weights=weights,
+                        minlength=self.num_tokens,
+                        maxlength=self.num_tokens,
+                        dtype=self.compute_dtype,
+                        axis=-1,
+                    ),
+                    self.compute_dtype,
+                )
             raise NotImplementedError("CategoryEncoding count_weights for inputs of rank > 2 in tapeflow")
-        return math_ops.cast(encode_categorical(inputs, self.output_mode, self.num_tokens, self.compute_dtype),
-                             self.compute_dtype)
+        return math_ops.cast(
+            encode_categorical(inputs, self.output_mode, self.num_tokens, self.compute_dtype), self.compute_dtype
+        )
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype_policy.name,
-                "num_tokens": self.num_tokens, "output_mode": self.output_mode}
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": self.dtype_policy.name,
+            "num_tokens": self.num_tokens,
+            "output_mode": self.output_mode,
+        }
 
 
 class Hashing(Layer):
@@ -94,24 +113,38 @@ class Hashing(Layer):
     _allow_non_tensor_positional_args = True
     _autocast = False
 
-    def __init__(self, num_bins: int, mask_value: Any = None, salt: Any = None, output_mode: str = "int",
-                 sparse: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_bins: int,
+        mask_value: Any = None,
+        salt: Any = None,
+        output_mode: str = "int",
+        sparse: bool = False,
+        **kwargs: Any,
+    ) -> None:
         if kwargs.get("dtype") is None:
             kwargs["dtype"] = "int64" if output_mode == "int" else "float32"
         super().__init__(**kwargs)
         if num_bins is None or num_bins <= 0:
-            raise ValueError("The `num_bins` for `Hashing` cannot be `None` or non-positive values. "
-                             f"Received: num_bins={num_bins}.")
+            raise ValueError(
+                f"The `num_bins` for `Hashing` cannot be `None` or non-positive values. Received: num_bins={num_bins}."
+            )
         if output_mode == "int" and self.dtype_policy.name not in ("int32", "int64"):
-            raise ValueError('When `output_mode="int"`, `dtype` should be an integer type, \'int32\' or \'in64\'. '
-                             f"Received: dtype={kwargs['dtype']}")
+            raise ValueError(
+                "When `output_mode=\"int\"`, `dtype` should be an integer type, 'int32' or 'in64'. "
+                f"Received: dtype={kwargs['dtype']}"
+            )
         accepted = ("int", "one_hot", "multi_hot", "count")
         if output_mode not in accepted:
-            raise ValueError(f"Invalid value for argument `output_mode`. Expected one of {accepted}. "
-                             f"Received: output_mode={output_mode}")
+            raise ValueError(
+                f"Invalid value for argument `output_mode`. Expected one of {accepted}. "
+                f"Received: output_mode={output_mode}"
+            )
         if sparse and output_mode == "int":
-            raise ValueError('`sparse` may only be true if `output_mode` is `"one_hot"`, `"multi_hot"`, or `"count"`. '
-                             f"Received: sparse={sparse} and output_mode={output_mode}")
+            raise ValueError(
+                '`sparse` may only be true if `output_mode` is `"one_hot"`, `"multi_hot"`, or `"count"`. '
+                f"Received: sparse={sparse} and output_mode={output_mode}"
+            )
         if sparse:
             raise NotImplementedError("Hashing(sparse=True) (SparseTensor outputs) in tapeflow")
         self.num_bins = num_bins
@@ -126,8 +159,10 @@ class Hashing(Layer):
             elif isinstance(salt, int):
                 self.salt = [salt, salt]
             else:
-                raise ValueError("The `salt` argument for `Hashing` can only be a tuple of size 2 integers, or a "
-                                 f"single integer. Received: salt={salt}.")
+                raise ValueError(
+                    "The `salt` argument for `Hashing` can only be a tuple of size 2 integers, or a "
+                    f"single integer. Received: salt={salt}."
+                )
 
     def compute_output_shape(self, input_shape: Any) -> tuple:
         if self.output_mode == "int":
@@ -175,9 +210,16 @@ class Hashing(Layer):
         return out if hasattr(out, "flat_values") else math_ops.cast(out, self.compute_dtype)
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype_policy.name,
-                "num_bins": self.num_bins, "salt": self.salt, "mask_value": self.mask_value,
-                "output_mode": self.output_mode, "sparse": self.sparse}
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": self.dtype_policy.name,
+            "num_bins": self.num_bins,
+            "salt": self.salt,
+            "mask_value": self.mask_value,
+            "output_mode": self.output_mode,
+            "sparse": self.sparse,
+        }
 
 
 class Discretization(Layer):
@@ -188,22 +230,34 @@ class Discretization(Layer):
     _allow_non_tensor_positional_args = True
     _autocast = False
 
-    def __init__(self, bin_boundaries: Any = None, num_bins: int | None = None, epsilon: float = 0.01,
-                 output_mode: str = "int", sparse: bool = False, dtype: Any = None, name: str | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        bin_boundaries: Any = None,
+        num_bins: int | None = None,
+        epsilon: float = 0.01,
+        output_mode: str = "int",
+        sparse: bool = False,
+        dtype: Any = None,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         kwargs.pop("trainable", None)
         super().__init__(name=name, dtype=dtype, **kwargs)
         if sparse and output_mode == "int":
-            raise ValueError("`sparse=True` may only be used if `output_mode` is `'one_hot'`, `'multi_hot'`, or "
-                             f"`'count'`. Received: sparse={sparse} and output_mode={output_mode}")
+            raise ValueError(
+                "`sparse=True` may only be used if `output_mode` is `'one_hot'`, `'multi_hot'`, or "
+                f"`'count'`. Received: sparse={sparse} and output_mode={output_mode}"
+            )
         if sparse:
             raise NotImplementedError("Discretization(sparse=True) (SparseTensor outputs) in tapeflow")
         _validate_string_arg(output_mode, ("int", "one_hot", "multi_hot", "count"), "Discretization", "output_mode")
         if num_bins is not None and num_bins < 0:
             raise ValueError(f"`num_bins` must be greater than or equal to 0. Received: `num_bins={num_bins}`")
         if num_bins is not None and bin_boundaries is not None:
-            raise ValueError("Both `num_bins` and `bin_boundaries` should not be set. Received: "
-                             f"`num_bins={num_bins}` and `bin_boundaries={bin_boundaries}`")
+            raise ValueError(
+                "Both `num_bins` and `bin_boundaries` should not be set. Received: "
+                f"`num_bins={num_bins}` and `bin_boundaries={bin_boundaries}`"
+            )
         if num_bins is None and bin_boundaries is None:
             raise ValueError("You need to set either `num_bins` or `bin_boundaries`.")
         self.bin_boundaries = bin_boundaries
@@ -223,8 +277,10 @@ class Discretization(Layer):
         from tapeflow.data.dataset import Dataset
 
         if self.num_bins is None:
-            raise ValueError("Cannot adapt a Discretization layer that has been initialized with `bin_boundaries`, "
-                             "use `num_bins` instead.")
+            raise ValueError(
+                "Cannot adapt a Discretization layer that has been initialized with `bin_boundaries`, "
+                "use `num_bins` instead."
+            )
         self.reset_state()
         if isinstance(data, Dataset):
             if steps is not None:
@@ -275,16 +331,24 @@ class Discretization(Layer):
         from tapeflow.ops import lookup_ops, math_ops
 
         if self.bin_boundaries is None:
-            raise ValueError("You need to either pass the `bin_boundaries` argument at construction time or call "
-                             "`adapt(dataset)` before you can start using the `Discretization` layer.")
+            raise ValueError(
+                "You need to either pass the `bin_boundaries` argument at construction time or call "
+                "`adapt(dataset)` before you can start using the `Discretization` layer."
+            )
         indices = lookup_ops.bucketize(_tensor(inputs), self.bin_boundaries)
         out = encode_categorical(indices, self.output_mode, len(self.bin_boundaries) + 1, self.output_dtype)
         return math_ops.cast(out, self.output_dtype)
 
     def get_config(self) -> dict:
-        return {"bin_boundaries": self.bin_boundaries, "num_bins": self.num_bins, "epsilon": self.epsilon,
-                "output_mode": self.output_mode, "sparse": self.sparse, "name": self.name,
-                "dtype": self.dtype_policy.name}
+        return {
+            "bin_boundaries": self.bin_boundaries,
+            "num_bins": self.num_bins,
+            "epsilon": self.epsilon,
+            "output_mode": self.output_mode,
+            "sparse": self.sparse,
+            "name": self.name,
+            "dtype": self.dtype_policy.name,
+        }
 
     @classmethod
     def from_config(cls, config: dict) -> Discretization:
@@ -308,10 +372,11 @@ class Discretization(Layer):
 
 # -- Keras's quantile summaries (discretization.py), the same NumPy steps -------------------------
 
+
 def _summarize(values: np.ndarray, epsilon: float) -> np.ndarray:
     values = np.sort(np.reshape(values, [-1]))
     step = max(np.size(values) / (1.0 / epsilon), 1)
-    boundaries = values[int(step - 1)::int(step)]
+    boundaries = values[int(step - 1) :: int(step)]
     return np.stack([boundaries, np.ones_like(boundaries) * step])
 
 

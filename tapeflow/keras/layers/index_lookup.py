@@ -29,8 +29,9 @@ __all__ = ["IndexLookup", "StringLookup", "IntegerLookup"]
 _INT64_MAX = np.iinfo(np.int64).max
 
 
-def _validate_string_arg(value: Any, allowable: tuple, caller: str, arg: str, allow_none: bool = False,
-                         allow_callables: bool = False) -> None:
+def _validate_string_arg(
+    value: Any, allowable: tuple, caller: str, arg: str, allow_none: bool = False, allow_callables: bool = False
+) -> None:
     """Keras's ``argument_validation.validate_string_arg``."""
     if allow_none and value is None:
         return
@@ -38,8 +39,9 @@ def _validate_string_arg(value: Any, allowable: tuple, caller: str, arg: str, al
         return
     if isinstance(value, str) and value in allowable:
         return
-    raise ValueError(f"Unknown value for `{arg}` argument of {caller}. Allowed values are: {allowable}. Received: "
-                     f"{arg}={value}")
+    raise ValueError(
+        f"Unknown value for `{arg}` argument of {caller}. Allowed values are: {allowable}. Received: {arg}={value}"
+    )
 
 
 def _listify(x: Any) -> Any:
@@ -63,46 +65,70 @@ class IndexLookup(Layer):
     _allow_non_tensor_positional_args = True  # Keras: lists of strings or ints are fine
     _autocast = False
 
-    def __init__(self, max_tokens: int | None, num_oov_indices: int, mask_token: Any, oov_token: Any,
-                 vocabulary_dtype: Any, vocabulary: Any = None, idf_weights: Any = None, invert: bool = False,
-                 output_mode: str = "int", sparse: bool = False, pad_to_max_tokens: bool = False,
-                 oov_method: str = "floormod", name: str | None = None, salt: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        max_tokens: int | None,
+        num_oov_indices: int,
+        mask_token: Any,
+        oov_token: Any,
+        vocabulary_dtype: Any,
+        vocabulary: Any = None,
+        idf_weights: Any = None,
+        invert: bool = False,
+        output_mode: str = "int",
+        sparse: bool = False,
+        pad_to_max_tokens: bool = False,
+        oov_method: str = "floormod",
+        name: str | None = None,
+        salt: Any = None,
+        **kwargs: Any,
+    ) -> None:
         if max_tokens is not None and max_tokens <= 1:
             raise ValueError(f"If set, `max_tokens` must be greater than 1. Received: max_tokens={max_tokens}")
         if pad_to_max_tokens and max_tokens is None:
             raise ValueError(f"If pad_to_max_tokens is True, must set `max_tokens`. Received: max_tokens={max_tokens}")
         if num_oov_indices < 0:
-            raise ValueError("`num_oov_indices` must be greater than or equal to 0. "
-                             f"Received: num_oov_indices={num_oov_indices}")
+            raise ValueError(
+                f"`num_oov_indices` must be greater than or equal to 0. Received: num_oov_indices={num_oov_indices}"
+            )
         _validate_string_arg(oov_method, ("floormod", "farmhash"), type(self).__name__, "oov_method")
         if salt is not None:
             if dtypes.as_dtype(vocabulary_dtype).is_integer and oov_method != "farmhash":
-                raise ValueError("`salt` can only be used when `oov_method='farmhash'`. "
-                                 f"Received: oov_method={oov_method}")
+                raise ValueError(
+                    f"`salt` can only be used when `oov_method='farmhash'`. Received: oov_method={oov_method}"
+                )
             if isinstance(salt, (tuple, list)) and len(salt) == 2:
                 salt = list(salt)
             elif isinstance(salt, int):
                 salt = [salt, salt]
             else:
-                raise ValueError("The `salt` argument for `IndexLookup` can only be a tuple of 2 integers, or "
-                                 f"a single integer. Received: salt={salt}.")
+                raise ValueError(
+                    "The `salt` argument for `IndexLookup` can only be a tuple of 2 integers, or "
+                    f"a single integer. Received: salt={salt}."
+                )
         if output_mode == "binary":
             output_mode = "multi_hot"
         if output_mode == "tf-idf":
             output_mode = "tf_idf"
-        _validate_string_arg(output_mode, ("int", "one_hot", "multi_hot", "count", "tf_idf"),
-                             type(self).__name__, "output_mode")
+        _validate_string_arg(
+            output_mode, ("int", "one_hot", "multi_hot", "count", "tf_idf"), type(self).__name__, "output_mode"
+        )
         if invert and output_mode != "int":
-            raise ValueError("`output_mode` must be `'int'` when `invert` is true. "
-                             f"Received: output_mode={output_mode}")
+            raise ValueError(
+                f"`output_mode` must be `'int'` when `invert` is true. Received: output_mode={output_mode}"
+            )
         if sparse and output_mode == "int":
-            raise ValueError("`sparse` may only be true if `output_mode` is `'one_hot'`, `'multi_hot'`, `'count'` "
-                             f"or `'tf_idf'`. Received: sparse={sparse} and output_mode={output_mode}")
+            raise ValueError(
+                "`sparse` may only be true if `output_mode` is `'one_hot'`, `'multi_hot'`, `'count'` "
+                f"or `'tf_idf'`. Received: sparse={sparse} and output_mode={output_mode}"
+            )
         if sparse:
             raise NotImplementedError(f"{type(self).__name__}(sparse=True) (SparseTensor outputs) in tapeflow")
         if idf_weights is not None and output_mode != "tf_idf":
-            raise ValueError("`idf_weights` should only be set if `output_mode` is `'tf_idf'`. Received: "
-                             f"idf_weights={idf_weights} and output_mode={output_mode}")
+            raise ValueError(
+                "`idf_weights` should only be set if `output_mode` is `'tf_idf'`. Received: "
+                f"idf_weights={idf_weights} and output_mode={output_mode}"
+            )
         frozen_vocab_size = kwargs.pop("vocabulary_size", None)
         has_input_vocabulary = kwargs.pop("has_input_vocabulary", vocabulary is not None)
         kwargs.pop("trainable", None)
@@ -142,8 +168,10 @@ class IndexLookup(Layer):
         self.idf_weights_const = None
         if output_mode == "tf_idf":
             if self._has_input_vocabulary and idf_weights is None:
-                raise ValueError("When specifying the `vocabulary` argument, in TF-IDF output mode, the "
-                                 "`idf_weights` argument must also be provided.")
+                raise ValueError(
+                    "When specifying the `vocabulary` argument, in TF-IDF output mode, the "
+                    "`idf_weights` argument must also be provided."
+                )
             if idf_weights is not None:
                 self.idf_weights_const = convert_to_tensor(np.asarray(_numpy(idf_weights), np.float32))
         self.lookup_table = self._table([])
@@ -193,7 +221,7 @@ class IndexLookup(Layer):
         if self.mask_token is not None and self.output_mode == "int":
             vocab[0] = self.mask_token
         if not include_special_tokens:
-            vocab = vocab[self._token_start_index():]
+            vocab = vocab[self._token_start_index() :]
         if self.vocabulary_dtype == "string":
             return [i.decode("utf-8") if isinstance(i, bytes) else i for i in vocab]
         return vocab
@@ -209,8 +237,10 @@ class IndexLookup(Layer):
             if idf_weights is None:
                 raise ValueError("`idf_weights` must be set if output_mode is 'tf_idf'.")
         elif idf_weights is not None:
-            raise ValueError("`idf_weights` should only be set if output_mode is `'tf_idf'`. Received: "
-                             f"output_mode={self.output_mode} and idf_weights={idf_weights}")
+            raise ValueError(
+                "`idf_weights` should only be set if output_mode is `'tf_idf'`. Received: "
+                f"output_mode={self.output_mode} and idf_weights={idf_weights}"
+            )
         if isinstance(vocabulary, str):
             if not os.path.exists(vocabulary):
                 raise ValueError(f"Vocabulary file {vocabulary} does not exist.")
@@ -240,38 +270,47 @@ class IndexLookup(Layer):
         tokens = vocabulary[token_start:] if found_special_tokens else vocabulary
         repeated = self._find_repeated_tokens(tokens)
         if repeated:
-            raise ValueError("The passed vocabulary has at least one repeated term. Please uniquify your dataset. "
-                             f"The repeated terms are: {repeated}")
+            raise ValueError(
+                "The passed vocabulary has at least one repeated term. Please uniquify your dataset. "
+                f"The repeated terms are: {repeated}"
+            )
         if self.mask_token is not None and self.mask_token in tokens:
             mask_index = np.argwhere(vocabulary == self.mask_token)[-1]
             raise ValueError(
                 "Found reserved mask token at unexpected location in `vocabulary`. Note that passed `vocabulary` "
                 "does not need to include the OOV and mask tokens. Either remove all mask and OOV tokens, or "
                 f"include them only at the start of the vocabulary in precisely this order: {special_tokens}. "
-                f"Received: mask_token={self.mask_token} at vocabulary index {mask_index}")
+                f"Received: mask_token={self.mask_token} at vocabulary index {mask_index}"
+            )
         if self.oov_token is not None and self.invert and self.oov_token in tokens:
             oov_index = np.argwhere(vocabulary == self.oov_token)[-1]
             raise ValueError(
                 "Found reserved OOV token at unexpected location in `vocabulary`. Note that passed `vocabulary` "
                 "does not need to include the OOV and mask tokens. Either remove all mask and OOV tokens, or "
                 f"include them only at the start of the vocabulary in precisely this order: {special_tokens}. "
-                f"Received: oov_token={self.oov_token} at vocabulary index {oov_index}")
+                f"Received: oov_token={self.oov_token} at vocabulary index {oov_index}"
+            )
         new_vocab_size = token_start + len(tokens)
         if self.max_tokens is not None and new_vocab_size > self.max_tokens:
-            raise ValueError("Attempted to set a vocabulary larger than the maximum vocab size. Received vocabulary "
-                             f"size is {new_vocab_size}; `max_tokens` is {self.max_tokens}.")
+            raise ValueError(
+                "Attempted to set a vocabulary larger than the maximum vocab size. Received vocabulary "
+                f"size is {new_vocab_size}; `max_tokens` is {self.max_tokens}."
+            )
         if self.vocabulary_dtype == "string":
             tokens = [t.encode("utf-8") if isinstance(t, str) else bytes(t) for t in tokens.tolist()]
         self.lookup_table = self._table(tokens)
         self._record_vocabulary_size()
         if self.output_mode == "tf_idf" and idf_weights is not None:
             if len(vocabulary) != len(idf_weights):
-                raise ValueError("`idf_weights` must be the same length as vocabulary. len(idf_weights) is "
-                                 f"{len(idf_weights)}; len(vocabulary) is {len(vocabulary)}")
+                raise ValueError(
+                    "`idf_weights` must be the same length as vocabulary. len(idf_weights) is "
+                    f"{len(idf_weights)}; len(vocabulary) is {len(vocabulary)}"
+                )
             idf_weights = np.asarray(idf_weights)
             if idf_weights.ndim != 1:
-                raise ValueError("TF-IDF data must be a 1-index array. "
-                                 f"Received: type(idf_weights)={type(idf_weights)}")
+                raise ValueError(
+                    f"TF-IDF data must be a 1-index array. Received: type(idf_weights)={type(idf_weights)}"
+                )
             # no document frequencies for the OOV/mask slots: their weight is the average one (as Keras)
             front, front_value = (0, 0) if found_special_tokens else (token_start, np.average(idf_weights))
             back = self.max_tokens - front - len(idf_weights) if self.pad_to_max_tokens and self.max_tokens else 0
@@ -295,7 +334,8 @@ class IndexLookup(Layer):
             raise RuntimeError(
                 f"When using `output_mode={self.output_mode}` and `pad_to_max_tokens=False`, you must set the layer's "
                 "vocabulary before calling it. Either pass a `vocabulary` argument to the layer, or call `adapt` with "
-                "some sample data.")
+                "some sample data."
+            )
 
     def _ensure_vocab_size_unchanged(self) -> None:
         if self.output_mode == "int" or self.pad_to_max_tokens:
@@ -305,7 +345,8 @@ class IndexLookup(Layer):
             raise RuntimeError(
                 f"When using `output_mode={self.output_mode}` and `pad_to_max_tokens=False`, the vocabulary size "
                 f"cannot be changed after the layer is called. Old vocab size is {self._frozen_vocab_size}, new "
-                f"vocab size is {new_vocab_size}")
+                f"vocab size is {new_vocab_size}"
+            )
 
     # -- adapt ------------------------------------------------------------------------------
     def adapt(self, data: Any, steps: int | None = None) -> None:
@@ -319,8 +360,11 @@ class IndexLookup(Layer):
                 data = data.take(steps)
             for batch in data:
                 self.update_state(batch)
-        elif hasattr(data, "__iter__") and not isinstance(data, (list, tuple, np.ndarray, Tensor)) and \
-                not hasattr(data, "flat_values"):
+        elif (
+            hasattr(data, "__iter__")
+            and not isinstance(data, (list, tuple, np.ndarray, Tensor))
+            and not hasattr(data, "flat_values")
+        ):
             for i, batch in enumerate(data):
                 if steps is not None and i >= steps:
                     break
@@ -357,13 +401,15 @@ class IndexLookup(Layer):
     def update_state(self, data: Any) -> None:
         """Counts the tokens of one batch (see ``adapt``)."""
         if self._has_input_vocabulary:
-            raise ValueError(f"Cannot adapt layer '{self.name}' after setting a static vocabulary via `vocabulary` "
-                             "argument or `set_vocabulary()` method.")
+            raise ValueError(
+                f"Cannot adapt layer '{self.name}' after setting a static vocabulary via `vocabulary` "
+                "argument or `set_vocabulary()` method."
+            )
         data = self._ensure_tensor(data, self.vocabulary_dtype)
         if hasattr(data, "flat_values"):
             flat = _numpy(data.flat_values)
             splits = _numpy(data.row_splits)
-            rows = [flat[splits[i]:splits[i + 1]] for i in range(splits.size - 1)] if data.ragged_rank == 1 else None
+            rows = [flat[splits[i] : splits[i + 1]] for i in range(splits.size - 1)] if data.ragged_rank == 1 else None
         else:
             arr = _numpy(data)
             if arr.ndim == 0:
@@ -402,7 +448,7 @@ class IndexLookup(Layer):
         # deterministic vocabularies, as Keras: by count, ties by the token itself, both descending
         sorted_indices = np.lexsort((tokens, counts))[::-1]
         if self.max_tokens:
-            sorted_indices = sorted_indices[:self.max_tokens - self._token_start_index()]
+            sorted_indices = sorted_indices[: self.max_tokens - self._token_start_index()]
         tokens = tokens[sorted_indices]
         self.lookup_table = self._table(tokens)
         if self.output_mode == "tf_idf":
@@ -450,10 +496,15 @@ class IndexLookup(Layer):
         def check(keys: np.ndarray, found: np.ndarray) -> None:
             oov = found == -1
             if oov.any():
-                msg = ("When `num_oov_indices=0` all inputs should be in vocabulary, found OOV values "
-                       f"{summarize(np.asarray(keys)[oov], 3)}, consider setting `num_oov_indices=1`.")
-                raise InvalidArgumentError(None, None, "Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be "
-                                           f"true. Summarized data: {msg.encode()!r}")
+                msg = (
+                    "When `num_oov_indices=0` all inputs should be in vocabulary, found OOV values "
+                    f"{summarize(np.asarray(keys)[oov], 3)}, consider setting `num_oov_indices=1`."
+                )
+                raise InvalidArgumentError(
+                    None,
+                    None,
+                    f"Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data: {msg.encode()!r}",
+                )
 
         run_check(check, [inputs, lookups])
 
@@ -475,8 +526,9 @@ class IndexLookup(Layer):
                 lookups = array_ops.squeeze(lookups, -1)
             return lookups
         depth = self.max_tokens if self.pad_to_max_tokens else self._frozen_vocab_size
-        output = encode_categorical(lookups, "count" if self.output_mode == "tf_idf" else self.output_mode, depth,
-                                    self._value_dtype)
+        output = encode_categorical(
+            lookups, "count" if self.output_mode == "tf_idf" else self.output_mode, depth, self._value_dtype
+        )
         if self.output_mode == "tf_idf":
             if self.idf_weights_const is None:
                 raise ValueError("When `output_mode` is `'tf_idf'`, `idf_weights` must be provided.")
@@ -582,17 +634,20 @@ def encode_categorical(inputs: Any, output_mode: str, depth: int, dtype: Any) ->
         return math_ops.cast(inputs, dtype)
     if hasattr(inputs, "flat_values"):
         if inputs.ragged_rank != 1 or output_mode == "one_hot":
-            raise NotImplementedError(f"output_mode={output_mode!r} of a ragged tensor with ragged_rank "
-                                      f"{inputs.ragged_rank} in tapeflow")
-        return lookup_ops.ragged_bincount(inputs.flat_values, inputs.row_splits, depth,
-                                          output_mode == "multi_hot", dtype)
+            raise NotImplementedError(
+                f"output_mode={output_mode!r} of a ragged tensor with ragged_rank {inputs.ragged_rank} in tapeflow"
+            )
+        return lookup_ops.ragged_bincount(
+            inputs.flat_values, inputs.row_splits, depth, output_mode == "multi_hot", dtype
+        )
     rank = inputs.shape.rank
     if rank == 0:
         inputs = array_ops.expand_dims(inputs, -1)
         rank = 1
     if output_mode in ("multi_hot", "count") and rank <= 2:
-        return special_ops.bincount(inputs, minlength=depth, maxlength=depth, dtype=dtype, axis=-1,
-                                    binary_output=output_mode == "multi_hot")
+        return special_ops.bincount(
+            inputs, minlength=depth, maxlength=depth, dtype=dtype, axis=-1, binary_output=output_mode == "multi_hot"
+        )
     if output_mode == "one_hot":
         shape = inputs._shape_tuple()
         if len(shape) > 1 and shape[-1] == 1:
@@ -612,16 +667,41 @@ class StringLookup(IndexLookup):
     >>> layer([["a", "c", "d"], ["d", "z", "b"]])  # [[1, 3, 4], [4, 0, 2]], 0 is the OOV index
     """
 
-    def __init__(self, max_tokens: int | None = None, num_oov_indices: int = 1, mask_token: Any = None,
-                 oov_token: str = "[UNK]", vocabulary: Any = None, idf_weights: Any = None, invert: bool = False,
-                 output_mode: str = "int", pad_to_max_tokens: bool = False, sparse: bool = False,
-                 encoding: str = "utf-8", name: str | None = None, salt: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        max_tokens: int | None = None,
+        num_oov_indices: int = 1,
+        mask_token: Any = None,
+        oov_token: str = "[UNK]",
+        vocabulary: Any = None,
+        idf_weights: Any = None,
+        invert: bool = False,
+        output_mode: str = "int",
+        pad_to_max_tokens: bool = False,
+        sparse: bool = False,
+        encoding: str = "utf-8",
+        name: str | None = None,
+        salt: Any = None,
+        **kwargs: Any,
+    ) -> None:
         self.encoding = encoding
         kwargs.pop("vocabulary_dtype", None)
-        super().__init__(max_tokens=max_tokens, num_oov_indices=num_oov_indices, mask_token=mask_token,
-                         oov_token=oov_token, vocabulary=vocabulary, idf_weights=idf_weights, invert=invert,
-                         output_mode=output_mode, pad_to_max_tokens=pad_to_max_tokens, sparse=sparse, name=name,
-                         salt=salt, vocabulary_dtype="string", **kwargs)
+        super().__init__(
+            max_tokens=max_tokens,
+            num_oov_indices=num_oov_indices,
+            mask_token=mask_token,
+            oov_token=oov_token,
+            vocabulary=vocabulary,
+            idf_weights=idf_weights,
+            invert=invert,
+            output_mode=output_mode,
+            pad_to_max_tokens=pad_to_max_tokens,
+            sparse=sparse,
+            name=name,
+            salt=salt,
+            vocabulary_dtype="string",
+            **kwargs,
+        )
 
     def _tensor_vocab_to_numpy(self, vocabulary: np.ndarray) -> np.ndarray:
         return np.array([x.decode(self.encoding) if isinstance(x, bytes) else x for x in vocabulary.tolist()])
@@ -636,24 +716,56 @@ class IntegerLookup(IndexLookup):
     """Maps integers to indices of a vocabulary given or learned by ``adapt`` (Keras 3's
     ``IntegerLookup``, int64 vocabularies); ``invert=True`` maps indices back to the integers."""
 
-    def __init__(self, max_tokens: int | None = None, num_oov_indices: int = 1, mask_token: Any = None,
-                 oov_token: int = -1, vocabulary: Any = None, vocabulary_dtype: str = "int64",
-                 idf_weights: Any = None, invert: bool = False, output_mode: str = "int", sparse: bool = False,
-                 pad_to_max_tokens: bool = False, oov_method: str = "floormod", salt: Any = None,
-                 name: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        max_tokens: int | None = None,
+        num_oov_indices: int = 1,
+        mask_token: Any = None,
+        oov_token: int = -1,
+        vocabulary: Any = None,
+        vocabulary_dtype: str = "int64",
+        idf_weights: Any = None,
+        invert: bool = False,
+        output_mode: str = "int",
+        sparse: bool = False,
+        pad_to_max_tokens: bool = False,
+        oov_method: str = "floormod",
+        salt: Any = None,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         if max_tokens is not None and max_tokens <= 1:
-            raise ValueError("If `max_tokens` is set for `IntegerLookup`, it must be greater than 1. "
-                             f"Received: max_tokens={max_tokens}")
+            raise ValueError(
+                "If `max_tokens` is set for `IntegerLookup`, it must be greater than 1. "
+                f"Received: max_tokens={max_tokens}"
+            )
         if num_oov_indices < 0:
-            raise ValueError("The value of `num_oov_indices` argument for `IntegerLookup` must >= 0. "
-                             f"Received: num_oov_indices={num_oov_indices}")
+            raise ValueError(
+                "The value of `num_oov_indices` argument for `IntegerLookup` must >= 0. "
+                f"Received: num_oov_indices={num_oov_indices}"
+            )
         if vocabulary_dtype != "int64":
-            raise ValueError("Only `vocabulary_dtype='int64'` is supported at this time. Received: "
-                             f"vocabulary_dtype={vocabulary_dtype}")
-        super().__init__(max_tokens=max_tokens, num_oov_indices=num_oov_indices, mask_token=mask_token,
-                         oov_token=oov_token, vocabulary=vocabulary, vocabulary_dtype=vocabulary_dtype,
-                         idf_weights=idf_weights, invert=invert, output_mode=output_mode, sparse=sparse,
-                         pad_to_max_tokens=pad_to_max_tokens, oov_method=oov_method, salt=salt, name=name, **kwargs)
+            raise ValueError(
+                "Only `vocabulary_dtype='int64'` is supported at this time. Received: "
+                f"vocabulary_dtype={vocabulary_dtype}"
+            )
+        super().__init__(
+            max_tokens=max_tokens,
+            num_oov_indices=num_oov_indices,
+            mask_token=mask_token,
+            oov_token=oov_token,
+            vocabulary=vocabulary,
+            vocabulary_dtype=vocabulary_dtype,
+            idf_weights=idf_weights,
+            invert=invert,
+            output_mode=output_mode,
+            sparse=sparse,
+            pad_to_max_tokens=pad_to_max_tokens,
+            oov_method=oov_method,
+            salt=salt,
+            name=name,
+            **kwargs,
+        )
 
     def get_config(self) -> dict:
         config = super().get_config()

@@ -35,33 +35,63 @@ class TextVectorization(Layer):
     _allow_non_tensor_positional_args = True
     _autocast = False
 
-    def __init__(self, max_tokens: int | None = None, standardize: Any = "lower_and_strip_punctuation",
-                 split: Any = "whitespace", ngrams: Any = None, output_mode: str = "int",
-                 output_sequence_length: int | None = None, pad_to_max_tokens: bool = False, vocabulary: Any = None,
-                 idf_weights: Any = None, sparse: bool = False, ragged: bool = False, encoding: str = "utf-8",
-                 name: str | None = None, **kwargs: Any) -> None:
-        _validate_string_arg(standardize, ("lower_and_strip_punctuation", "lower", "strip_punctuation"),
-                             "TextVectorization", "standardize", allow_none=True, allow_callables=True)
-        _validate_string_arg(split, ("whitespace", "character"), "TextVectorization", "split", allow_none=True,
-                             allow_callables=True)
+    def __init__(
+        self,
+        max_tokens: int | None = None,
+        standardize: Any = "lower_and_strip_punctuation",
+        split: Any = "whitespace",
+        ngrams: Any = None,
+        output_mode: str = "int",
+        output_sequence_length: int | None = None,
+        pad_to_max_tokens: bool = False,
+        vocabulary: Any = None,
+        idf_weights: Any = None,
+        sparse: bool = False,
+        ragged: bool = False,
+        encoding: str = "utf-8",
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        _validate_string_arg(
+            standardize,
+            ("lower_and_strip_punctuation", "lower", "strip_punctuation"),
+            "TextVectorization",
+            "standardize",
+            allow_none=True,
+            allow_callables=True,
+        )
+        _validate_string_arg(
+            split, ("whitespace", "character"), "TextVectorization", "split", allow_none=True, allow_callables=True
+        )
         if output_mode == "binary":
             output_mode = "multi_hot"
         if output_mode == "tf-idf":
             output_mode = "tf_idf"
-        _validate_string_arg(output_mode, ("int", "one_hot", "multi_hot", "count", "tf_idf"), "TextVectorization",
-                             "output_mode")
-        if not (ngrams is None or isinstance(ngrams, int)
-                or isinstance(ngrams, tuple) and all(isinstance(item, int) for item in ngrams)):
+        _validate_string_arg(
+            output_mode, ("int", "one_hot", "multi_hot", "count", "tf_idf"), "TextVectorization", "output_mode"
+        )
+        if not (
+            ngrams is None
+            or isinstance(ngrams, int)
+            or isinstance(ngrams, tuple)
+            and all(isinstance(item, int) for item in ngrams)
+        ):
             raise ValueError(f"`ngrams` must be None, an integer, or a tuple of integers. Received: ngrams={ngrams}")
         if output_mode == "int" and not (isinstance(output_sequence_length, int) or output_sequence_length is None):
-            raise ValueError("`output_sequence_length` must be either None or an integer when `output_mode` is "
-                             f"'int'. Received: output_sequence_length={output_sequence_length}")
+            raise ValueError(
+                "`output_sequence_length` must be either None or an integer when `output_mode` is "
+                f"'int'. Received: output_sequence_length={output_sequence_length}"
+            )
         if output_mode != "int" and output_sequence_length is not None:
-            raise ValueError("`output_sequence_length` must not be set if `output_mode` is not 'int'. "
-                             f"Received output_sequence_length={output_sequence_length}.")
+            raise ValueError(
+                "`output_sequence_length` must not be set if `output_mode` is not 'int'. "
+                f"Received output_sequence_length={output_sequence_length}."
+            )
         if ragged and output_mode != "int":
-            raise ValueError(f"`ragged` must not be true if `output_mode` is `'int'`. Received: ragged={ragged} and "
-                             f"output_mode={output_mode}")
+            raise ValueError(
+                f"`ragged` must not be true if `output_mode` is `'int'`. Received: ragged={ragged} and "
+                f"output_mode={output_mode}"
+            )
         self._max_tokens = max_tokens
         self._standardize = standardize
         self._split = split
@@ -75,9 +105,17 @@ class TextVectorization(Layer):
         vocabulary_size = kwargs.pop("vocabulary_size", None)
         super().__init__(name=name, **kwargs)
         self._lookup_layer = StringLookup(
-            max_tokens=max_tokens, vocabulary=vocabulary, idf_weights=idf_weights,
-            pad_to_max_tokens=pad_to_max_tokens, mask_token="", output_mode=output_mode, sparse=sparse,
-            has_input_vocabulary=has_input_vocabulary, encoding=encoding, vocabulary_size=vocabulary_size)
+            max_tokens=max_tokens,
+            vocabulary=vocabulary,
+            idf_weights=idf_weights,
+            pad_to_max_tokens=pad_to_max_tokens,
+            mask_token="",
+            output_mode=output_mode,
+            sparse=sparse,
+            has_input_vocabulary=has_input_vocabulary,
+            encoding=encoding,
+            vocabulary_size=vocabulary_size,
+        )
 
     @property
     def compute_dtype(self) -> str:
@@ -168,7 +206,8 @@ class TextVectorization(Layer):
                     raise ValueError(
                         "When using `TextVectorization` to tokenize strings, the input rank must be 1 or the last "
                         f"shape dimension must be 1. Received: inputs.shape={inputs.shape} with "
-                        f"rank={inputs.shape.rank}")
+                        f"rank={inputs.shape.rank}"
+                    )
                 inputs = array_ops.squeeze(inputs, axis=-1)
             if self._split == "whitespace":
                 inputs = string_ops.split(inputs)
@@ -271,8 +310,10 @@ def _pad_or_cut(x: Tensor, length: int) -> Tensor:
     width = shape[-1]
     lead = list(shape[:-1])
     if width is None or lead.count(None) > 1:
-        raise NotImplementedError("TextVectorization(output_sequence_length=...) of an input whose last dimension "
-                                  "is unknown after splitting (with split=None) in tapeflow")
+        raise NotImplementedError(
+            "TextVectorization(output_sequence_length=...) of an input whose last dimension "
+            "is unknown after splitting (with split=None) in tapeflow"
+        )
     rows = math_ops.floordiv(n, np.int64(max(width, 1)))
     splits = math_ops.multiply(array_ops.range_(rows + 1, dtype=dtypes.int64), np.int64(width))
     dense = lookup_ops.rows_to_dense(array_ops.reshape(x, [-1]), splits, 0, length)
