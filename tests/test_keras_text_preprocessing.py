@@ -488,3 +488,11 @@ def test_layers_as_dataset_map_functions():
     mapped = batched.map(L.TextVectorization(output_mode="multi_hot", vocabulary=["a", "b"]))
     assert str(mapped.element_spec) == "TensorSpec(shape=(None, 3), dtype=tf.int64, name=None)"
     assert [b.numpy().tolist() for b in mapped] == [[[0, 1, 1], [1, 1, 0]]]
+
+
+def test_predict_on_a_python_list_of_strings_is_keras_value_error():
+    tv = L.TextVectorization(output_mode="binary", vocabulary=["sort", "list"])
+    model = tf.keras.Sequential([tv, L.Dense(4)])
+    with pytest.raises(ValueError, match=r"Unrecognized data type: x=\['How do you sort a list\?'\] \(of type "):
+        model.predict(["How do you sort a list?"])  # the text tutorial's cell: Keras 3 wants an array or a tensor
+    assert model.predict(tf.constant(["How do you sort a list?"]), verbose=0).shape == (1, 4)

@@ -168,6 +168,10 @@ class _ArrayBatches:
     """Batches of in-memory arrays; reshuffled at each ``epoch()`` if asked."""
 
     def __init__(self, x: Any, y: Any, sw: Any, batch_size: int, shuffle: Any) -> None:
+        for leaf in nest.flatten((x, y, sw)):  # Keras's can_convert_arrays: a list of Python strings is not data
+            if not (leaf is None or isinstance(leaf, (np.ndarray, Tensor, Variable)) or hasattr(leaf, "__array__")
+                    or hasattr(leaf, "_type_spec")):
+                raise ValueError(f"Unrecognized data type: x={x} (of type {type(x)})")
         self.x, self.y, self.sw = _as_arrays(x), _as_arrays(y), _as_arrays(sw)
         self.n = _num_samples(self.x)
         for what, v in (("y", self.y), ("sample_weight", self.sw)):

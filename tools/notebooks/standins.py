@@ -6,6 +6,10 @@ inputs under TensorFlow and under tapeflow. What each stand-in is:
 - ``mnist.load_data()``: the real local Fashion-MNIST (same shapes and dtypes as MNIST).
 - ``fashion_mnist.load_data()``: the real local Fashion-MNIST.
 - ``tf.keras.utils.get_file('HIGGS.csv.gz', ...)``: a synthetic gzip CSV (12 000 rows, label + 28 features).
+- ``get_file`` of the IMDB (``aclImdb_v1.tar.gz``) and Stack Overflow archives: folders of short random
+  ``.txt`` files per class (the class's words among filler words), written where Keras would extract them;
+  of ``petfinder-mini.zip``: a synthetic CSV with the real columns (1 000 rows). ``np.split`` of a DataFrame
+  gives DataFrames, as with pandas 2 (pandas 3 gives arrays, which breaks the structured-data tutorial).
 - ``pandas.read_csv`` of auto-mpg / wdbc / ecg URLs: synthetic files with the real column layout.
 - ``tensorflow_datasets``: ``load`` of ``mnist`` (Fashion-MNIST again) and ``penguins/*`` (synthetic),
   ``as_dataframe``; ``seaborn``, ``sklearn`` (the few functions used), ``tensorflow_docs``, ``IPython``,
@@ -19,6 +23,8 @@ import os
 import statistics
 import sys
 import types
+
+from typing import Any
 
 import numpy as np
 
@@ -117,10 +123,84 @@ def local_path(url_or_name: str) -> str | None:
     return None
 
 
-def get_file(fname=None, origin=None, *args, **kwargs) -> str:
+_WORDS = {
+    "pos": "great wonderful loved excellent best fun amazing superb brilliant enjoyable".split(),
+    "neg": "awful terrible boring worst bad waste poor dull horrible stupid".split(),
+    "python": "def import self print list dict pandas numpy lambda".split(),
+    "java": "public static void class string arraylist jvm maven".split(),
+    "csharp": "linq var async namespace dotnet using nuget".split(),
+    "javascript": "function var const node react dom promise npm".split(),
+}
+_FILLER = "the movie film was a and of to it this plot how do i get value in my code when is not working".split()
+
+
+def _text_tree(root: str, classes: tuple, per_class: int, seed: int, extra: dict) -> None:
+    """``root/{train,test}/<class>/<n>.txt`` of random sentences with class words (plus ``extra`` files)."""
+    rng = np.random.default_rng(seed)
+    for split in ("train", "test"):
+        for label in classes:
+            os.makedirs(os.path.join(root, split, label), exist_ok=True)
+            for i in range(per_class):
+                n = int(rng.integers(5, 40))
+                toks = [str(rng.choice(_WORDS[label] if rng.random() < 0.3 else _FILLER)) for _ in range(n)]
+                text = " ".join(toks).capitalize() + ". <br /><br />" + str(rng.choice(["Really!", "Meh...", "(Why?)"]))
+                with open(os.path.join(root, split, label, f"{i}_{int(rng.integers(1, 10))}.txt"), "w") as f:
+                    f.write(text)
+    for rel, text in extra.items():
+        os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+        with open(os.path.join(root, rel), "w") as f:
+            f.write(text)
+
+
+def _petfinder_csv(path: str) -> None:
+    import pandas as pd
+
+    rng = np.random.default_rng(6)
+    cols = {"Type": ["Cat", "Dog"], "Breed1": ["Tabby", "Mixed Breed", "Domestic Short Hair", "Poodle", "Terrier"],
+            "Gender": ["Male", "Female"], "Color1": ["Black", "Brown", "Golden", "White", "Cream", "Gray"],
+            "Color2": ["White", "No Color", "Brown", "Gray", "Cream"], "MaturitySize": ["Small", "Medium", "Large"],
+            "FurLength": ["Short", "Medium", "Long"], "Vaccinated": ["No", "Yes", "Not Sure"],
+            "Sterilized": ["No", "Yes", "Not Sure"], "Health": ["Healthy", "Minor Injury"]}
+    n = 1000
+    df = {"Type": rng.choice(cols["Type"], n), "Age": rng.integers(1, 60, n)}
+    for k in ("Breed1", "Gender", "Color1", "Color2", "MaturitySize", "FurLength", "Vaccinated", "Sterilized",
+              "Health"):
+        df[k] = rng.choice(cols[k], n)
+    df["Fee"] = rng.choice([0, 50, 100, 150, 200, 300], n)
+    df["Description"] = ["A lovely pet."] * n
+    df["PhotoAmt"] = rng.integers(0, 10, n)
+    df["AdoptionSpeed"] = rng.integers(0, 5, n)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    pd.DataFrame(df).to_csv(path, index=False)
+
+
+def _archive(fname: Any, origin: Any, cache_dir: Any, cache_subdir: str) -> str | None:
+    """The tutorials' archives, written where Keras would extract them (a fresh copy per notebook: the IMDB
+    tutorial deletes a folder of it)."""
+    base = os.path.join(os.path.expanduser(cache_dir or "~/.keras"), cache_subdir)
+    url = str(origin or fname)
+    if url.endswith("aclImdb_v1.tar.gz"):
+        root = os.path.join(base, "aclImdb_v1")
+        _text_tree(os.path.join(root, "aclImdb"), ("neg", "pos"), 60, 7,
+                   {"train/pos/1181_9.txt": "Rachel Griffiths writes and directs this award winning short film.",
+                    "train/unsup/0_0.txt": "unlabeled"})
+        return root
+    if url.endswith("stack_overflow_16k.tar.gz"):
+        _text_tree(base, ("csharp", "java", "javascript", "python"), 30, 8,
+                   {"train/python/1755.txt": '"why does this blank program print words like list in python?"'})
+        return os.path.join(base, "stack_overflow_16k.tar.gz")
+    if url.endswith("petfinder-mini.zip"):
+        _petfinder_csv(os.path.join(base, "petfinder-mini", "petfinder-mini.csv"))
+        return os.path.join(base, "petfinder_mini.zip")
+    return None
+
+
+def get_file(fname=None, origin=None, *args, untar=False, cache_dir=None, cache_subdir="datasets", **kwargs) -> str:
     for cand in (fname, origin):
         if cand and (p := local_path(cand)):
             return p
+    if (p := _archive(fname, origin, cache_dir, cache_subdir)) is not None:
+        return p
     raise RuntimeError(f"no local stand-in for get_file({fname!r}, {origin!r})")
 
 
@@ -341,6 +421,15 @@ def install(backend_tf) -> None:
         local = local_path(path) if isinstance(path, str) else None
         return real_read_csv(local or path, *a, **k)
     pd.read_csv = read_csv
+
+    real_split = np.split
+
+    def split(ary, indices_or_sections, axis=0):  # pandas 2's np.split of a DataFrame: DataFrames (pandas 3: arrays)
+        if isinstance(ary, pd.DataFrame) and axis == 0 and not isinstance(indices_or_sections, int):
+            bounds = [0, *indices_or_sections, len(ary)]
+            return [ary.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        return real_split(ary, indices_or_sections, axis)
+    np.split = split
 
     import matplotlib
     matplotlib.use("Agg")

@@ -25,7 +25,8 @@ NOTEBOOKS = [
     "tutorials/keras/save_and_load", "tutorials/customization/basics", "tutorials/customization/custom_layers",
     "tutorials/customization/custom_training_walkthrough", "tutorials/generative/dcgan", "tutorials/generative/cvae",
     "tutorials/generative/autoencoder", "guide/mixed_precision", "tutorials/distribute/keras",
-    "tutorials/distribute/custom_training",
+    "tutorials/distribute/custom_training", "tutorials/keras/text_classification",
+    "tutorials/structured_data/preprocessing_layers", "tutorials/load_data/text",
 ]
 TYPES = [  # tensor types, tf.data and the tf.function surface
     "guide/ragged_tensor", "guide/sparse_tensor", "guide/function", "guide/intro_to_graphs",
