@@ -155,7 +155,11 @@ class TextVectorization(Layer):
                 data = data.take(steps)
             for batch in data:
                 self.update_state(batch)
-        elif hasattr(data, "__iter__") and not isinstance(data, (list, tuple, np.ndarray, Tensor)):
+        elif (
+            hasattr(data, "__iter__")
+            and not isinstance(data, (list, tuple, np.ndarray, Tensor))
+            and not hasattr(data, "flat_values")
+        ):
             for i, batch in enumerate(data):
                 if steps is not None and i >= steps:
                     break
