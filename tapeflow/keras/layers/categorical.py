@@ -15,7 +15,7 @@ import numpy as np
 
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.keras.layers.base import KerasTensor, Layer
-from tapeflow.keras.layers.index_lookup import _validate_string_arg, encode_categorical
+from tapeflow.keras.layers.index_lookup import _validate_string_arg, adapt_batches, encode_categorical
 
 __all__ = ["CategoryEncoding", "Hashing", "Discretization"]
 
@@ -274,26 +274,14 @@ class Discretization(Layer):
     def adapt(self, data: Any, steps: int | None = None) -> None:
         """Learns ``num_bins`` boundaries from ``data`` (an array, tensor, a batched ``tf.data.Dataset`` or any
         iterable of batches) as Keras's approximate quantiles."""
-        from tapeflow.data.dataset import Dataset
-
         if self.num_bins is None:
             raise ValueError(
                 "Cannot adapt a Discretization layer that has been initialized with `bin_boundaries`, "
                 "use `num_bins` instead."
             )
         self.reset_state()
-        if isinstance(data, Dataset):
-            if steps is not None:
-                data = data.take(steps)
-            for batch in data:
-                self.update_state(batch)
-        elif hasattr(data, "__iter__") and not isinstance(data, (np.ndarray, Tensor)):
-            for i, batch in enumerate(data):
-                if steps is not None and i >= steps:
-                    break
-                self.update_state(batch)
-        else:
-            self.update_state(data)
+        for batch in adapt_batches(data, steps, lambda x: x, lists_are_batches=True):
+            self.update_state(batch)
         self.finalize_state()
 
     def update_state(self, data: Any) -> None:

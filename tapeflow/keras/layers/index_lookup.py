@@ -352,30 +352,9 @@ class IndexLookup(Layer):
     def adapt(self, data: Any, steps: int | None = None) -> None:
         """Learns the vocabulary (and TF-IDF weights) from ``data``: an array, list, tensor, a batched
         ``tf.data.Dataset`` or any iterable of batches (``steps`` of them at most)."""
-        from tapeflow.data.dataset import Dataset
-
         self.reset_state()
-        if isinstance(data, Dataset):
-            if steps is not None:
-                data = data.take(steps)
-            for batch in data:
-                self.update_state(batch)
-        elif (
-            hasattr(data, "__iter__")
-            and not isinstance(data, (list, tuple, np.ndarray, Tensor))
-            and not hasattr(data, "flat_values")
-        ):
-            for i, batch in enumerate(data):
-                if steps is not None and i >= steps:
-                    break
-                self.update_state(batch)
-        else:
-            data = self._ensure_tensor(data, self.vocabulary_dtype)
-            if not hasattr(data, "flat_values") and data.shape.rank == 1:
-                from tapeflow.ops import array_ops
-
-                data = array_ops.expand_dims(data, -1)
-            self.update_state(data)
+        for batch in adapt_batches(data, steps, lambda x: _as_documents(self._ensure_tensor(x, self.vocabulary_dtype))):
+            self.update_state(batch)
         self.finalize_state()
 
     @staticmethod
@@ -622,6 +601,33 @@ class IndexLookup(Layer):
             self.set_vocabulary(values, idf_weights=_numpy(self.idf_weights_const))
         else:
             self.set_vocabulary(values)
+
+
+def adapt_batches(data: Any, steps: int | None, whole: Any, lists_are_batches: bool = False) -> Any:
+    """The batches ``adapt(data, steps)`` learns from, as Keras: a ``tf.data.Dataset``'s elements (``steps`` of
+    them), any other iterable's items, or ``whole(data)`` for one array, list or tensor (a list is an iterable of
+    batches instead with ``lists_are_batches``, as Keras's ``Discretization``)."""
+    from tapeflow.data.dataset import Dataset
+
+    single = (np.ndarray, Tensor) if lists_are_batches else (list, tuple, np.ndarray, Tensor)
+    if isinstance(data, Dataset):
+        yield from data.take(steps) if steps is not None else data
+    elif hasattr(data, "__iter__") and not isinstance(data, single) and not hasattr(data, "flat_values"):
+        for i, batch in enumerate(data):
+            if steps is not None and i >= steps:
+                break
+            yield batch
+    else:
+        yield whole(data)
+
+
+def _as_documents(data: Any) -> Any:
+    """A 1-D tensor given to ``adapt`` whole is one token per document (Keras expands it to ``(n, 1)``)."""
+    if not hasattr(data, "flat_values") and data.shape.rank == 1:
+        from tapeflow.ops import array_ops
+
+        return array_ops.expand_dims(data, -1)
+    return data
 
 
 def encode_categorical(inputs: Any, output_mode: str, depth: int, dtype: Any) -> Tensor:

@@ -16,7 +16,13 @@ import numpy as np
 
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.keras.layers.base import KerasTensor, Layer
-from tapeflow.keras.layers.index_lookup import StringLookup, _listify, _validate_string_arg
+from tapeflow.keras.layers.index_lookup import (
+    StringLookup,
+    _as_documents,
+    _listify,
+    _validate_string_arg,
+    adapt_batches,
+)
 
 __all__ = ["TextVectorization"]
 
@@ -147,30 +153,9 @@ class TextVectorization(Layer):
     def adapt(self, data: Any, batch_size: int | None = None, steps: int | None = None) -> None:
         """Learns the vocabulary from ``data`` (strings: an array, list, tensor, a batched ``tf.data.Dataset``
         or any iterable of batches), sorted by frequency, ties by the tokens (both descending)."""
-        from tapeflow.data.dataset import Dataset
-
         self.reset_state()
-        if isinstance(data, Dataset):
-            if steps is not None:
-                data = data.take(steps)
-            for batch in data:
-                self.update_state(batch)
-        elif (
-            hasattr(data, "__iter__")
-            and not isinstance(data, (list, tuple, np.ndarray, Tensor))
-            and not hasattr(data, "flat_values")
-        ):
-            for i, batch in enumerate(data):
-                if steps is not None and i >= steps:
-                    break
-                self.update_state(batch)
-        else:
-            data = StringLookup._ensure_tensor(data, "string")
-            if data.shape.rank == 1:
-                from tapeflow.ops import array_ops
-
-                data = array_ops.expand_dims(data, -1)
-            self.update_state(data)
+        for batch in adapt_batches(data, steps, lambda x: _as_documents(StringLookup._ensure_tensor(x, "string"))):
+            self.update_state(batch)
         self.finalize_state()
 
     def update_state(self, data: Any) -> None:
