@@ -77,7 +77,7 @@ class Dense(Layer):
                 f"Input 0 of layer '{self.name}' is incompatible with the layer: expected axis -1 of input shape "
                 f"to have value {self.kernel._shape_tuple()[0]}, but received input with shape {inputs.shape}"
             )
-        if not inputs.dtype.is_floating:  # Keras's matmul promotes integer inputs (a multi_hot TextVectorization)
+        if inputs.dtype.is_integer or inputs.dtype.is_bool:  # Keras promotes them (a multi_hot TextVectorization)
             inputs = mo.cast(inputs, self._compute)
         y = mo.matmul(inputs, self.kernel.value())
         if self.bias is not None:
