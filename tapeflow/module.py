@@ -91,11 +91,85 @@ def _is_module(x: Any) -> bool:
 _IGNORED = frozenset(("_self_unconditional_checkpoint_dependencies", "_self_unconditional_dependency_names"))
 
 
+# -- TF's tracked containers ------------------------------------------------------
+def _attached(parent: Any, name: str, child: Any) -> None:
+    """``child`` was just stored under ``name`` in ``parent``: a restore that is still waiting for values below
+    this path (TF's deferred restoration; see tapeflow.train.checkpoint) hands them over now."""
+    pending = parent.__dict__.get("_tf_pending_restore")
+    if pending is not None:
+        pending.attach(parent, name, child)
+
+
+class ListWrapper(list):
+    """TF's tracked list: a ``list`` stored on a ``tf.Module`` or ``tf.train.Checkpoint``. It is a list in
+    every way; items appended after ``restore`` receive their saved values, as in TF."""
+
+    _tf_waits_for_attachments = True
+
+    def __repr__(self) -> str:
+        return f"ListWrapper({list.__repr__(self)})"
+
+    def append(self, value: Any) -> None:
+        list.append(self, value)
+        _attached(self, str(len(self) - 1), value)
+
+    def extend(self, values: Any) -> None:
+        start = len(self)
+        list.extend(self, values)
+        for i in range(start, len(self)):
+            _attached(self, str(i), self[i])
+
+    def __iadd__(self, values: Any) -> ListWrapper:
+        self.extend(values)
+        return self
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        list.__setitem__(self, index, value)
+        if isinstance(index, int):
+            _attached(self, str(index % len(self)), value)
+
+
+class _DictWrapper(dict):
+    """TF's tracked dict (printed ``DictWrapper({...})``); values stored after ``restore`` receive their saved
+    values, as in TF."""
+
+    _tf_waits_for_attachments = True
+
+    def __repr__(self) -> str:
+        return f"DictWrapper({dict.__repr__(self)})"
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        dict.__setitem__(self, key, value)
+        _attached(self, str(key), value)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for k, v in dict(*args, **kwargs).items():
+            self[k] = v
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+
+def wrap_container(value: Any) -> Any:
+    """What TF stores for an attribute of a tracking object: a plain list or dict becomes its tracked
+    wrapper (anything else, subclasses included, is kept)."""
+    t = type(value)
+    if t is list:
+        return ListWrapper(value)
+    if t is dict:
+        return _DictWrapper(value)
+    return value
+
+
 class Module:
     """Base class for containers of variables and sub-modules (``tf.Module``)."""
 
     # Subclasses (keras layers) may list attributes that the walk skips.
     _TF_MODULE_IGNORED_PROPERTIES: frozenset = _IGNORED
+    # A restore may leave values here for attributes set later (TF's deferred restoration).
+    _tf_waits_for_attachments = True
 
     def __init__(self, name: str | None = None) -> None:
         if name is None:
@@ -108,6 +182,14 @@ class Module:
         self._name = name
         with name_scope(name) as scope:
             self._scope_name = scope
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # As TF's AutoTrackable: lists and dicts are stored as tracked wrappers, and a restore still waiting
+        # for this attribute's values applies them now.
+        value = wrap_container(value)
+        object.__setattr__(self, name, value)
+        if "_tf_pending_restore" in self.__dict__:
+            _attached(self, name, value)
 
     @property
     def name(self) -> str:

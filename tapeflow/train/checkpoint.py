@@ -46,6 +46,7 @@ import numpy as np
 from tapeflow.framework import distribution_hooks as dist_hooks
 from tapeflow.framework import errors
 from tapeflow.framework.variables import Variable
+from tapeflow.module import _attached, wrap_container
 
 __all__ = [
     "Checkpoint", "CheckpointManager", "latest_checkpoint", "list_variables", "load_variable",
@@ -86,29 +87,42 @@ def _is_trackable(obj: Any) -> bool:
     return isinstance(obj, Variable) or _children(obj) is not None
 
 
-def _walk(root: Any) -> tuple[dict[str, Variable], dict[str, Any]]:
-    """``({path: variable}, {path: node})`` reachable from ``root``'s children."""
+def _walk(root: Any, aliases: dict[str, str] | None = None) -> tuple[dict[str, Variable], dict[str, Any]]:
+    """``({path: variable}, {path: node})`` reachable from ``root``'s children. With ``aliases``, also fills
+    it with ``{other path: first path}`` for every variable or node reached a second time (TF's object graph
+    keeps those edges; restoring through either path works)."""
     variables: dict[str, Variable] = {}
     nodes: dict[str, Any] = {"": root}
-    seen_vars: set[int] = set()
-    seen_nodes: set[int] = {id(root)}
-
-    def visit(obj: Any, prefix: str) -> None:
-        kids = _children(obj)
+    seen_vars: dict[int, str] = {}
+    seen_nodes: dict[int, str] = {id(root): ""}
+    # Depth first, children in order; an explicit stack (a recursive closure would be a reference cycle
+    # keeping every walked object alive until the garbage collector runs).
+    stack = [(iter(_children(root) or ()), "")]
+    while stack:
+        step = next(stack[-1][0], None)
+        if step is None:
+            stack.pop()
+            continue
+        name, child = step
+        path = f"{stack[-1][1]}{name}"
+        if isinstance(child, Variable):
+            first = seen_vars.get(id(child))
+            if first is None:
+                seen_vars[id(child)] = path
+                variables[path] = child
+            elif aliases is not None:
+                aliases[path] = first
+            continue
+        kids = _children(child)
         if kids is None:
-            return
-        for name, child in kids:
-            path = f"{prefix}{name}"
-            if isinstance(child, Variable):
-                if id(child) not in seen_vars:
-                    seen_vars.add(id(child))
-                    variables[path] = child
-            elif _children(child) is not None and id(child) not in seen_nodes:
-                seen_nodes.add(id(child))
-                nodes[path] = child
-                visit(child, path + "/")
-
-    visit(root, "")
+            continue
+        first = seen_nodes.get(id(child))
+        if first is None:
+            seen_nodes[id(child)] = path
+            nodes[path] = child
+            stack.append((iter(kids), path + "/"))
+        elif aliases is not None and first:
+            aliases[path] = first
     return variables, nodes
 
 
@@ -269,9 +283,13 @@ def _file_for(prefix: str) -> str:
 
 # -- saving and restoring an object graph -----------------------------------------
 def _save_object(root: Any, path: str, extra_meta: dict[str, str] | None = None) -> None:
-    variables, _ = _walk(root)
+    aliases: dict[str, str] = {}
+    variables, _ = _walk(root, aliases)
     arrays = {k: _to_array(v) for k, v in variables.items()}
-    _write_file(path, arrays, extra_meta)
+    meta = dict(extra_meta or {})
+    if aliases:
+        meta["aliases"] = json.dumps(aliases, sort_keys=True)
+    _write_file(path, arrays, meta)
 
 
 def _check_compatible(key: str, var: Variable, arr: np.ndarray) -> None:
@@ -302,52 +320,147 @@ def _deferring_ancestor(nodes: dict, key: str) -> tuple[Any, str] | None:
     return None
 
 
+def _saved_entries(arrays: dict[str, np.ndarray], meta: dict[str, str]) -> dict[str, str]:
+    """``{path: stored key}`` for every path the saved object graph had: the stored keys, plus each path
+    that reached a stored variable through an alias (a variable, or a node above it, saved under two names)."""
+    entries = {k: k for k in arrays}
+    try:
+        aliases = json.loads(meta.get("aliases", "{}"))
+    except ValueError:
+        aliases = {}
+    for _ in range(8):  # an alias of an alias resolves in the next round
+        added = False
+        for alias, first in aliases.items():
+            for path, key in list(entries.items()):
+                if path == first or path.startswith(first + "/"):
+                    new = alias + path[len(first):]
+                    if new not in entries:
+                        entries[new] = key
+                        added = True
+        if not added:
+            break
+    return entries
+
+
 def _restore_object(root: Any, path: str, strict: bool = False) -> CheckpointLoadStatus:
     file = _resolve(path)
-    arrays, _ = _read_file(file)
+    arrays, meta = _read_file(file)
+    entries = _saved_entries(arrays, meta)
     variables, nodes = _walk(root)
     if strict:
-        missing = [k for k in variables if k not in arrays]
+        missing = [k for k in variables if k not in entries]
         if missing:
             raise ValueError(
                 f"The file {path} has no values for {len(missing)} variable(s) of {type(root).__name__}, e.g. "
                 f"{missing[:5]}; its keys are e.g. {sorted(arrays)[:5]}. The structure differs from the one saved "
                 "(pass skip_mismatch=True to load what matches)."
             )
-    matched: list[tuple[Variable, np.ndarray]] = []
-    for key, var in variables.items():
-        if key in arrays:
-            _check_compatible(key, var, arrays[key])
-            matched.append((var, arrays[key]))
-    # Saved values with no object yet: offer them to the nearest node that
-    # can defer (e.g. optimizer slots created on the first step).
-    deferred: list[tuple[Any, str, np.ndarray]] = []
-    unused: list[str] = []
-    for key in arrays:
-        if key in variables:
+    status = CheckpointLoadStatus(file, [v for k, v in variables.items() if k not in entries], arrays)
+    try:
+        _restore_into(root, variables, nodes, {p: (k, arrays[k]) for p, k in entries.items()}, status)
+    except BaseException:
+        status._silenced = True  # the restore raised (and changed nothing): no warning about unused values
+        raise
+    return status
+
+
+def _restore_into(root: Any, variables: dict, nodes: dict, entries: dict[str, tuple[str, np.ndarray]],
+                  status: CheckpointLoadStatus) -> None:
+    """Restores ``entries`` (``{path below root: (stored key, value)}``) into ``root``'s graph: a value whose
+    variable exists is assigned; one whose variable does not exist yet goes to the nearest node above it that
+    can wait for it (``_defer_restore``, or a tracking container, which applies it when the object is attached
+    later, as TF's deferred restoration). Every value is checked before any is assigned."""
+    matched: list[tuple[Variable, str, np.ndarray]] = []
+    for p, var in variables.items():
+        if p in entries:
+            key, arr = entries[p]
+            _check_compatible(key, var, arr)
+            matched.append((var, key, arr))
+    deferred: list[tuple[Any, str, str, np.ndarray]] = []
+    waiting: dict[int, tuple[Any, dict]] = {}
+    for p, (key, arr) in entries.items():
+        if p in variables:
             continue
-        node = _deferring_ancestor(nodes, key)
+        node = _deferring_ancestor(nodes, p)
         if node is not None:
-            deferred.append(node + (arrays[key],))
-        else:
-            unused.append(key)
+            deferred.append(node + (key, arr))
+            continue
+        holder = _waiting_ancestor(nodes, p)
+        if holder is not None:
+            obj, rel = holder
+            waiting.setdefault(id(obj), (obj, {}))[1][rel] = (key, arr)
     # Everything checked: now assign (nothing above changed any state).
-    for var, arr in matched:
+    for var, key, arr in matched:
         var._value = np.array(arr, copy=True)
-    for node, name, arr in deferred:
-        if not node._defer_restore(name, np.array(arr, copy=True)):
-            unused.append(name)
-    unmatched = [v for k, v in variables.items() if k not in arrays]
-    return CheckpointLoadStatus(file, unmatched, unused)
+        status._unused.discard(key)
+    for node, name, key, arr in deferred:
+        if node._defer_restore(name, np.array(arr, copy=True)):
+            status._unused.discard(key)
+    for obj, pending in waiting.values():
+        current = obj.__dict__.get("_tf_pending_restore")
+        if current is None:
+            obj.__dict__["_tf_pending_restore"] = current = _PendingRestore()
+        current.add(pending, status)
+
+
+def _waiting_ancestor(nodes: dict, key: str) -> tuple[Any, str] | None:
+    """The deepest existing node above ``key`` if it can hold values until their objects are attached (a
+    ``tf.train.Checkpoint``, ``tf.Module`` or tracked list/dict: TF's AutoTrackable), ``key`` relative to it."""
+    parts = key.split("/")
+    for cut in range(len(parts) - 1, -1, -1):
+        node = nodes.get("/".join(parts[:cut]))
+        if node is not None:
+            if getattr(type(node), "_tf_waits_for_attachments", False):
+                return node, "/".join(parts[cut:])
+            return None  # a node of another kind (a Keras layer, an optimizer) takes no late attachments
+    return None
+
+
+class _PendingRestore:
+    """Saved values below a node whose objects do not exist yet (``{relative path: (stored key, value,
+    load status)}``); applied when an object is attached at that path."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, tuple[str, np.ndarray, CheckpointLoadStatus]] = {}
+
+    def add(self, entries: dict[str, tuple[str, np.ndarray]], status: CheckpointLoadStatus) -> None:
+        for rel, (key, arr) in entries.items():
+            self.entries[rel] = (key, arr, status)
+
+    def attach(self, parent: Any, name: str, child: Any) -> None:
+        prefix = name + "/"
+        take = {rel: e for rel, e in self.entries.items() if rel == name or rel.startswith(prefix)}
+        if not take:
+            return
+        for rel in take:
+            del self.entries[rel]
+        if not self.entries:
+            del parent.__dict__["_tf_pending_restore"]
+        if isinstance(child, Variable):
+            if name in take:
+                key, arr, status = take[name]
+                _check_compatible(key, child, arr)
+                child._value = np.array(arr, copy=True)
+                status._unused.discard(key)
+            return
+        if _children(child) is None:
+            return
+        variables, nodes = _walk(child)
+        by_status: dict[int, tuple[CheckpointLoadStatus, dict]] = {}
+        for rel, (key, arr, status) in take.items():
+            if rel != name:
+                by_status.setdefault(id(status), (status, {}))[1][rel[len(prefix):]] = (key, arr)
+        for status, sub in by_status.values():
+            _restore_into(child, variables, nodes, sub, status)
 
 
 class CheckpointLoadStatus:
     """What a restore matched, as TF's load status object."""
 
-    def __init__(self, path: str, unmatched_objects: list, unused_keys: list) -> None:
+    def __init__(self, path: str, unmatched_objects: list, unused_keys: Any) -> None:
         self.save_path = path
         self._unmatched = unmatched_objects
-        self._unused = unused_keys
+        self._unused = set(unused_keys)  # stored keys not restored yet (a deferred restore removes its own)
         self._silenced = False
 
     def __del__(self) -> None:
@@ -358,8 +471,8 @@ class CheckpointLoadStatus:
                 "See the following logs for the specific values in question. To silence these warnings, use "
                 "`status.expect_partial()`. See https://www.tensorflow.org/api_docs/python/tf/train/Checkpoint#restore"
                 " for details about the status object returned by the restore function.\n"
-                + "\n".join(f"Value in checkpoint could not be found in the restored object: (root).{k}"
-                            for k in sorted(self._unused)), UserWarning, stacklevel=2)
+                + "\n".join("Value in checkpoint could not be found in the restored object: (root)."
+                            + k.replace("/", ".") for k in sorted(self._unused)), UserWarning, stacklevel=2)
 
     def assert_consumed(self) -> CheckpointLoadStatus:
         """Raises unless every saved value was used and every variable restored."""
@@ -434,11 +547,18 @@ class Checkpoint:
             if not hasattr(type(self), name):
                 setattr(self, name, obj)  # ckpt.model, as TF
 
+    _tf_waits_for_attachments = True  # see _PendingRestore
+
     def __setattr__(self, name: str, value: Any) -> None:
-        # `ckpt.step = tf.Variable(0)` after construction is tracked too, as TF.
-        if not name.startswith("_") and "_objects" in self.__dict__ and _is_trackable(value):
-            self._objects[name] = value
+        # `ckpt.step = tf.Variable(0)` after construction is tracked too, as TF (a list or dict as TF's
+        # tracked wrapper); a restore still waiting for values at that name applies them now.
+        if not name.startswith("_") and "_objects" in self.__dict__:
+            value = wrap_container(value)
+            if _is_trackable(value):
+                self._objects[name] = value
         object.__setattr__(self, name, value)
+        if "_tf_pending_restore" in self.__dict__:
+            _attached(self, name, value)
 
     @property
     def save_counter(self) -> Variable:

@@ -293,6 +293,9 @@ class Layer(Module):
     first use, casts float inputs to the layer's dtype and calls.
     """
 
+    # Keras builds a layer's weights itself; values for a layer not built yet wait in its model.
+    _tf_waits_for_attachments = False
+
     _autocast = True  # cast floating inputs to the layer dtype (Keras 3 does)
     _parent_path = None  # current_path() when the layer was first built or called (Keras 3)
 
