@@ -8,13 +8,16 @@ more than it saves. TensorFlow's own pool does not have that problem, so
 tapeflow chooses for the user, as TF does without being asked:
 
 * a product below ``SMALL_WORK`` multiply-adds runs on one thread;
-* a larger one uses ``tf.config.threading.set_intra_op_parallelism_threads``'s
-  count when set, otherwise the CPUs this process may run on, less the other
-  processes currently running (``/proc/loadavg``, sampled at most every
-  ``SAMPLE_S`` seconds and smoothed), never fewer than one;
-* a large matmul or 2-D convolution uses that count as Python threads, each
-  running a slice of the rows or batch with a one-thread BLAS (below), so
-  OpenBLAS's own spinning workers stay idle.
+* a larger one that cannot be split uses
+  ``tf.config.threading.set_intra_op_parallelism_threads``'s count when set,
+  otherwise the CPUs this process may run on, less the other processes
+  currently running (``/proc/loadavg``, sampled at most every ``SAMPLE_S``
+  seconds and smoothed), never fewer than one;
+* a large matmul or 2-D convolution instead runs in chunks (row blocks, groups
+  of images) on Python threads, each with a one-thread BLAS (``parallel_for``
+  below), so OpenBLAS's own spinning workers stay idle: the same count of
+  threads. Chunks are handed out one at a time, so a thread the machine does
+  not schedule takes none, and results do not depend on the thread count.
 
 Nothing changes when the user already chose: an ``OPENBLAS_NUM_THREADS``/
 ``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` environment variable disables the
@@ -176,39 +179,25 @@ def _matmul_work(a, b, transpose_a=False, transpose_b=False) -> float:
     return float(a.size) * (sb[-2] if transpose_b else sb[-1])  # batch x m x k x n (a's batch)
 
 
-def _conv_work(x, w, **attrs) -> float:  # Conv2D: output elements x kh*kw*ci
-    return float(x.size) * w.size / max(w.shape[-2], 1)
+_WORK = {"BatchMatMulV2": _matmul_work}
 
 
-def _conv_input_work(w, dy, **attrs) -> float:  # Conv2DBackpropInput
-    return float(dy.size) * w.size / max(w.shape[-1], 1)
-
-
-def _conv_filter_work(x, dy, filter_sizes, **attrs) -> float:  # Conv2DBackpropFilter
-    k = 1
-    for d in tuple(filter_sizes)[:-1]:
-        k *= int(d)
-    return float(dy.size) * k
-
-
-_WORK = {
-    "BatchMatMulV2": _matmul_work,
-    "Conv2D": _conv_work,
-    "Conv2DBackpropInput": _conv_input_work,
-    "Conv2DBackpropFilter": _conv_filter_work,
-}
-
-
-# -- convolutions split over the batch, one part per thread ---------------------------------
+# -- kernels run in chunks on a small pool of threads -------------------------------------
 #
-# A convolution's im2col copy and product are independent per image, so a large one runs as
-# batch slices on a small pool of Python threads (NumPy releases the GIL for both), each with a
-# one-thread BLAS: the copies run in parallel too (OpenBLAS's own threads share only the
-# product), and a waiting thread blocks instead of spinning. A large matmul splits the same way
-# over its rows (or batch). The BLAS then never runs more than one thread of its own: after
-# each multi-threaded call OpenBLAS's workers busy-wait for the next one, and beside the
-# Python threads of a split they took a whole CPU (a CNN fit measured 3x the CPU seconds of one
-# thread, no faster, when only its dense products used two BLAS threads).
+# A convolution's im2col copy and product are independent per image, so a large one runs its
+# chunks of images (and a large matmul its row blocks) on a few Python threads (NumPy releases
+# the GIL for both), each with a one-thread BLAS: the copies run in parallel too (OpenBLAS's own
+# threads share only the product), and a waiting thread blocks instead of spinning. The BLAS then
+# never runs more than one thread of its own: after each multi-threaded call OpenBLAS's workers
+# busy-wait for the next one, and beside the Python threads they took a whole CPU (a CNN fit
+# measured 3x the CPU seconds of one thread, no faster, when only its dense products used two BLAS
+# threads).
+#
+# Chunks are handed out one at a time (parallel_for): the calling thread takes them too, so a helper
+# the machine does not schedule soon (a busy neighbour, an oversubscribed machine) just takes fewer
+# or none, and the call waits only for a chunk a helper has already started. A static split into
+# one part per thread waited for its slowest part: beside a CPU-bound neighbour every call waited
+# for a time slice. Chunk boundaries never depend on the thread count, so results do not either.
 
 _POOL: Any = None
 _POOL_PID = 0
@@ -216,57 +205,131 @@ _POOL_LOCK = threading.Lock()
 _IN_PART = threading.local()
 
 
-def _parts(work: float, batch: int) -> int:
+class _Job:
+    __slots__ = ("fn", "n", "next", "busy", "cond", "error")
+
+    def __init__(self, fn: Callable[[int], Any], n: int) -> None:
+        self.fn, self.n, self.next, self.busy, self.error = fn, n, 0, 0, None
+        self.cond = threading.Condition(threading.Lock())
+
+
+def _take(job: _Job, helper: bool) -> None:
+    """Runs chunks of ``job`` until none is left; a helper counts itself busy while it runs one."""
+    cond = job.cond
+    while True:
+        with cond:
+            i = job.next
+            if i >= job.n:
+                return
+            job.next = i + 1
+            if helper:
+                job.busy += 1
+        try:
+            job.fn(i)
+        except BaseException as e:  # noqa: BLE001 - re-raised by the calling thread
+            with cond:
+                job.error = job.error or e
+                job.next = job.n
+        finally:
+            if helper:
+                with cond:
+                    job.busy -= 1
+                    if not job.busy:
+                        cond.notify_all()
+
+
+class _Pool:
+    """Helper threads that take chunks of the jobs put on their queue."""
+
+    def __init__(self, n: int) -> None:
+        import queue
+
+        self.size = n
+        self.queue: Any = queue.SimpleQueue()
+        for k in range(n):
+            threading.Thread(target=self._loop, name=f"tapeflow-intra-{k}", daemon=True).start()
+
+    def _loop(self) -> None:
+        _IN_PART.on = True
+        while True:
+            job = self.queue.get()
+            if job is None:
+                return
+            _take(job, True)
+
+
+def _pool(n: int) -> _Pool:
+    """A pool of at least ``n`` helper threads (a new one after fork: the parent's threads are gone)."""
+    global _POOL, _POOL_PID
+    with _POOL_LOCK:
+        if _POOL is None or _POOL.size < n or _POOL_PID != os.getpid():
+            if _POOL is not None and _POOL_PID == os.getpid():
+                for _ in range(_POOL.size):
+                    _POOL.queue.put(None)
+            _POOL = _Pool(n)
+            _POOL_PID = os.getpid()
+        return _POOL
+
+
+def workers(work: float) -> int:
+    """How many threads a kernel of ``work`` multiply-adds (or element passes) may run its chunks on:
+    1 below SMALL_WORK, inside a chunk, under an outside BLAS limit or a user's BLAS environment
+    variable; else the intra-op count when set, otherwise the CPUs not busy with other processes
+    (free_cpus: beside busy neighbours a second thread measured 10% more CPU seconds and no shorter
+    calls, waiting for chunks its helper had started before being descheduled)."""
     b = _blas
     if not b.ready:
         b.load()
-    if work < SMALL_WORK or batch < 2 or b.set is None:
+    if work < SMALL_WORK or getattr(_IN_PART, "on", False):
         return 1
-    if b.last is not None and int(b.get()) != b.last:
+    if b.set is not None and b.last is not None and int(b.get()) != b.last:
         return 1  # an outside limit (threadpool_limits) is in force: keep to one thread
-    # As for BLAS threads: the intra-op count when set, else the CPUs not busy with other work
-    # (on an oversubscribed machine each hand-off between threads can wait for a time slice).
-    n = b.intra if b.intra > 0 else (b.free_cpus() if b.auto else 1)
-    return max(1, min(n, batch, 8))
+    if b.intra > 0:
+        return min(b.intra, 8)
+    return min(b.free_cpus(), 8) if b.auto else 1
 
 
-def _pool(n: int):
-    global _POOL, _POOL_PID
-    with _POOL_LOCK:  # a new pool after fork (the parent's threads do not exist in the child)
-        if _POOL is None or _POOL._max_workers < n - 1 or _POOL_PID != os.getpid():
-            from concurrent.futures import ThreadPoolExecutor
+def parallel_for(n: int, fn: Callable[[int], Any], work: float = float("inf")) -> None:
+    """Calls ``fn(i)`` for every ``i`` in ``range(n)``, on up to ``workers(work)`` threads (this one
+    among them), each chunk once, with a one-thread BLAS; returns when all are done and re-raises the
+    first exception a chunk raised. ``fn`` must write only its own chunk's results."""
+    k = min(workers(work), n) if n > 1 else 1
+    before_blas(0.0)  # one BLAS thread per chunk
+    if k <= 1:
+        for i in range(n):
+            fn(i)
+        return
+    job = _Job(fn, n)
+    pool = _pool(k - 1)
+    for _ in range(k - 1):
+        pool.queue.put(job)
+    _IN_PART.on = True
+    try:
+        _take(job, False)
+    finally:
+        _IN_PART.on = False
+        with job.cond:
+            while job.busy:
+                job.cond.wait()
+    if job.error is not None:
+        raise job.error
 
-            _POOL = ThreadPoolExecutor(max_workers=n - 1, thread_name_prefix="tapeflow-intra")
-            _POOL_PID = os.getpid()
-        return _POOL
+
+def _parts(work: float, batch: int) -> int:
+    return max(1, min(workers(work), batch))
 
 
 def _split_run(kernel: Callable, args: tuple, attrs: dict, parts: int, slicer: Callable, combine: Callable):
     batch = slicer(args, None, **attrs)
     bounds = [batch * i // parts for i in range(parts + 1)]
     pieces = [slicer(args, (bounds[i], bounds[i + 1]), **attrs) for i in range(parts)]
+    outs: list = [None] * parts
 
-    def one(a):
-        _IN_PART.on = True
-        try:
-            return kernel(*a, **attrs)
-        finally:
-            _IN_PART.on = False
+    def one(i):
+        outs[i] = kernel(*pieces[i], **attrs)
 
-    futures = [_pool(parts).submit(one, a) for a in pieces[1:]]
-    try:
-        first = one(pieces[0])
-    finally:
-        rest = [f.result() for f in futures]
-    return combine([first] + rest)
-
-
-def _batch_x(i: int) -> Callable:  # slices argument i (and only it) along the batch axis
-    def slicer(args, rng, **attrs):
-        if rng is None:
-            return args[i].shape[0]
-        return args[:i] + (args[i][rng[0]:rng[1]],) + args[i + 1:]
-    return slicer
+    parallel_for(parts, one)
+    return combine(outs)
 
 
 def _matmul_rows(args, rng, transpose_a=False, **attrs):
@@ -286,31 +349,13 @@ def _matmul_rows(args, rng, transpose_a=False, **attrs):
     return 1 if rng is None else args  # broadcast batches: not split
 
 
-def _batch_both(args, rng, **attrs):  # Conv2DBackpropFilter: x and dy
-    if rng is None:
-        return args[0].shape[0]
-    return (args[0][rng[0]:rng[1]], args[1][rng[0]:rng[1]]) + args[2:]
-
-
 def _concat(outs):
     import numpy as np
 
     return np.concatenate(outs, axis=0)
 
 
-def _total(outs):
-    out = outs[0].copy()
-    for o in outs[1:]:
-        out += o
-    return out
-
-
-_SPLIT = {
-    "BatchMatMulV2": (_matmul_rows, _concat),
-    "Conv2D": (_batch_x(0), _concat),
-    "Conv2DBackpropInput": (_batch_x(1), _concat),
-    "Conv2DBackpropFilter": (_batch_both, _total),
-}
+_SPLIT = {"BatchMatMulV2": (_matmul_rows, _concat)}  # (the 2-D convolutions run their own chunks: conv.py)
 
 
 def _threaded(kernel: Callable, work: Callable, split: tuple | None = None) -> Callable:

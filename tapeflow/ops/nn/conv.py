@@ -12,7 +12,7 @@ import numpy as np
 
 from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
-from tapeflow.ops import array_ops
+from tapeflow.ops import array_ops, threads
 from tapeflow.ops._helpers import as_int_tuple, t
 from tapeflow.ops.math_ops import reduce_sum
 from tapeflow.ops.nn import _exact_conv as exact
@@ -91,16 +91,23 @@ def _conv2d_kernel(x, w, strides, dilations, padding):
         return exact.conv(x, w, out_hw, strides, dilations, pads, cdt).astype(x.dtype, copy=False)
     if (kh, kw) == (1, 1) and strides == (1, 1) and pads == ((0, 0), (0, 0)):
         out = x.reshape(-1, ci).astype(cdt, copy=False) @ w.reshape(ci, co).astype(cdt, copy=False)
-    elif ci <= _NARROW_CHANNELS:
-        out = _im2col_t(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations, cdt).T @ \
-            w.reshape(kh * kw * ci, co).astype(cdt, copy=False)
-    else:
-        xp, wm = _pad_hw(x, pads), w.reshape(kh * kw * ci, co).astype(cdt, copy=False)
-        rows = out_hw[0] * out_hw[1]
-        out = np.empty((n * rows, co), dtype=cdt)
-        for a, b in _chunks(n, rows * kh * kw * ci * np.dtype(cdt).itemsize):
-            np.matmul(_im2col(_windows(xp[a:b], (kh, kw), out_hw, strides, dilations), cdt), wm,
-                      out=out[a * rows:b * rows])
+        return out.reshape(n, out_hw[0], out_hw[1], co).astype(x.dtype, copy=False)
+    wm = w.reshape(kh * kw * ci, co).astype(cdt, copy=False)
+    rows = out_hw[0] * out_hw[1]
+    out = np.empty((n * rows, co), dtype=cdt)
+    narrow = ci <= _NARROW_CHANNELS
+    bounds = _chunks(n, rows * kh * kw * ci * np.dtype(cdt).itemsize)
+
+    def chunk(k):
+        a, b = bounds[k]
+        xp = _pad_hw(x[a:b], pads)  # (per chunk: the padding copies run in parallel too)
+        if narrow:
+            cols = _im2col_t(xp, (kh, kw), out_hw, strides, dilations, cdt).T
+        else:
+            cols = _im2col(_windows(xp, (kh, kw), out_hw, strides, dilations), cdt)
+        np.matmul(cols, wm, out=out[a * rows:b * rows])
+
+    threads.parallel_for(len(bounds), chunk, float(out.size) * wm.shape[0])
     return out.reshape(n, out_hw[0], out_hw[1], co).astype(x.dtype, copy=False)
 
 
@@ -132,12 +139,15 @@ def _conv2d_backprop_input_kernel(w, dy, input_sizes, strides, dilations, paddin
     wt = w.reshape(kh * kw * ci, co).astype(cdt, copy=False).T
     dy2 = dy.reshape(n, oh * ow, co)
     dx = np.empty(in_shape, dtype=cdt)
-    buf, plan = None, _tap_plan((kh, kw), in_shape, (oh, ow), strides, dilations, pads)
-    for a, b in _chunks(n, oh * ow * kh * kw * ci * np.dtype(cdt).itemsize):
-        if buf is None:
-            buf = np.empty(((b - a) * oh * ow, kh * kw * ci), dtype=cdt)
-        colg = np.matmul(dy2[a:b].astype(cdt, copy=False).reshape(-1, co), wt, out=buf[:(b - a) * oh * ow])
+    plan = _tap_plan((kh, kw), in_shape, (oh, ow), strides, dilations, pads)
+    bounds = _chunks(n, oh * ow * kh * kw * ci * np.dtype(cdt).itemsize)
+
+    def chunk(k):
+        a, b = bounds[k]
+        colg = dy2[a:b].astype(cdt, copy=False).reshape(-1, co) @ wt
         _add_taps(colg.reshape(b - a, oh, ow, kh, kw, ci), plan, dx[a:b])
+
+    threads.parallel_for(len(bounds), chunk, float(dy.size) * wt.shape[1])
     return dx.astype(dy.dtype, copy=False)
 
 
@@ -175,20 +185,25 @@ def _conv2d_backprop_filter_kernel(x, dy, filter_sizes, strides, dilations, padd
     cdt = _compute_dtype(x.dtype)
     if x.shape[0] == 0 or min(out_hw) <= 0:
         return np.zeros(filter_sizes, dtype=x.dtype)
-    if ci <= _NARROW_CHANNELS:
+    if ci <= _NARROW_CHANNELS:  # (one product over the whole batch: its sum is not split)
+        threads.before_blas(0.0)
         dw = _im2col_t(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations, cdt) @ \
             dy.reshape(-1, co).astype(cdt, copy=False)
     else:
-        xp, rows = _pad_hw(x, pads), out_hw[0] * out_hw[1]
+        rows = out_hw[0] * out_hw[1]
         dy2 = dy.reshape(x.shape[0], rows, co)
-        dw = tmp = None
-        for a, b in _chunks(x.shape[0], rows * kh * kw * ci * np.dtype(cdt).itemsize):
-            cols = _im2col(_windows(xp[a:b], (kh, kw), out_hw, strides, dilations), cdt)
-            part = np.matmul(cols.T, dy2[a:b].reshape(-1, co).astype(cdt, copy=False), out=tmp)
-            if dw is None:
-                dw, tmp = part, np.empty_like(part)
-            else:
-                dw += part
+        bounds = _chunks(x.shape[0], rows * kh * kw * ci * np.dtype(cdt).itemsize)
+        parts: list = [None] * len(bounds)
+
+        def chunk(k):
+            a, b = bounds[k]
+            cols = _im2col(_windows(_pad_hw(x[a:b], pads), (kh, kw), out_hw, strides, dilations), cdt)
+            parts[k] = cols.T @ dy2[a:b].reshape(-1, co).astype(cdt, copy=False)
+
+        threads.parallel_for(len(bounds), chunk, float(dy.size) * kh * kw * ci)
+        dw = parts[0]  # summed in chunk order: the same result on any number of threads
+        for part in parts[1:]:
+            dw += part
     # A non-finite dy always leaves a non-finite dw (x * inf is inf or NaN), so the small result is
     # checked instead of the whole dy; only then may the padding zeros have made a NaN of an inf.
     if dw.dtype.kind == "f" and not np.isfinite(dw).all() and exact.needs_exact(dy):
