@@ -236,6 +236,7 @@ def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | Non
             f"tf.function '{name}': an output depends on a graph input that was not fed (a tensor of another "
             "graph, or a placeholder that is not an argument). Pass it as an argument."
         )
+    live = _fuse_bias_relu(live, outputs, resolve)
     env: dict[str, Any] = {"__name__": "tapeflow.graph.generated", "np": np, "_assign_value": _assign_value,
                            "_same_kind": _same_kind}
     names: dict[int, str] = {}
@@ -327,6 +328,69 @@ def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | Non
     if scalar is not None:
         fn, source = scalar
     return CompiledGraph(fn, source, line_ops, len(live), name)
+
+
+class _FusedOp:
+    """A compiled-graph node standing for several ops run by one kernel (see _fuse_bias_relu)."""
+
+    class _Def:
+        __slots__ = ("kernel", "num_outputs", "extra")
+
+        def __init__(self, kernel: Any) -> None:
+            self.kernel, self.num_outputs, self.extra = kernel, 1, {}
+
+    _defs: dict = {}
+
+    def __init__(self, first: Operation, last: Operation, kernel: Any) -> None:
+        d = self._defs.get(id(kernel))
+        if d is None:
+            d = self._defs[id(kernel)] = self._Def(kernel)
+        self.opdef, self.attrs, self.outputs = d, first.attrs, last.outputs
+        self.type, self.name, self.stateful = f"_Fused{first.type}", f"{first.name}+{last.name}", False
+
+
+def _fuse_bias_relu(live: list, outputs: list, resolve) -> list:
+    """``Relu(AddV2(op(x, w), b))`` as one call of ``op.opdef.extra["bias_relu"](x, w, b, **attrs)`` (a
+    conv layer; TF's grappler fuses the same into _FusedConv2D) where the op's and the add's outputs have
+    no other use, ``b`` is 1-D over the last axis and all are float32 or float64: the kernel adds the bias
+    and applies the ReLU to each block of its product while it is in cache, with the same values."""
+    if not any(op.opdef is not None and "bias_relu" in op.opdef.extra for op, _ in live):
+        return live
+    uses: dict[int, list] = {}
+    for k, (_op, ins) in enumerate(live):
+        for x in ins:
+            x = resolve(x)
+            if isinstance(x, SymbolicTensor):
+                uses.setdefault(x._id, []).append(k)
+    kept = {resolve(t)._id for t in outputs if isinstance(t, Tensor)}
+
+    def only_use(t: Tensor) -> int | None:
+        u = uses.get(t._id, ())
+        return u[0] if len(u) == 1 and t._id not in kept else None
+
+    fused: dict[int, tuple] = {}
+    drop: set = set()
+    for k, (op, ins) in enumerate(live):
+        fn = op.opdef.extra.get("bias_relu") if op.opdef is not None else None
+        if fn is None or len(op.outputs) != 1:
+            continue
+        y = op.outputs[0]
+        ka = only_use(y)
+        if ka is None or live[ka][0].type != "AddV2":
+            continue
+        add, add_ins = live[ka]
+        a0, b = (resolve(t) for t in add_ins)
+        kr = only_use(add.outputs[0])
+        if a0 is not y or b is y or kr is None or live[kr][0].type != "Relu":
+            continue
+        dt, sb, sy = y._value.dtype, _shape_of(b), _shape_of(y)
+        if dt not in (np.float32, np.float64) or b._value.dtype != dt or live[kr][0].outputs[0]._value.dtype != dt:
+            continue
+        if sy is None or None in sy or sb is None or len(sb) != 1 or sb[0] != sy[-1]:
+            continue
+        fused[kr] = (_FusedOp(op, live[kr][0], fn), tuple(ins) + (b,))
+        drop.update((k, ka))
+    return [fused.get(k, entry) for k, entry in enumerate(live) if k not in drop]
 
 
 # Rank-0 float64 graphs run on Python floats (IEEE doubles, like float64) —
