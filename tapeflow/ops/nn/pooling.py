@@ -10,7 +10,7 @@ import numpy as np
 from tapeflow.framework import dtypes
 from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor
-from tapeflow.ops import array_ops
+from tapeflow.ops import array_ops, threads
 from tapeflow.ops._helpers import check_float, t
 from tapeflow.ops.nn._common import _dims, _err, _zeros
 from tapeflow.ops.nn._geometry import (
@@ -102,8 +102,37 @@ def _tile_max_and_masks(v):
     return m, masks
 
 
+_SPLIT_ELEMENTS = 1 << 18  # a tiled pooling (or its gradient) of a batch this large runs in image chunks
+_CHUNK_ELEMENTS = 1 << 17  # input elements a chunk
+
+
+def _in_image_chunks(fn, x, out_shape, dtype):
+    """``fn(a, b)`` (the result for images a..b) for chunks of a few images on the intra-op threads, into
+    one output, or None when the batch is small or only one thread may run: max pooling and its gradients
+    are a few passes of short (C-element) runs each, bound by NumPy's per-run cost rather than memory, so
+    they scale with the threads. Windows never cross images, so the values are the whole batch's."""
+    n = x.shape[0]
+    if n < 2 or x.size < _SPLIT_ELEMENTS or x.dtype.kind != "f" or threads.workers(float("inf")) < 2:
+        return None
+    step = max(1, _CHUNK_ELEMENTS // max(x[0].size, 1))
+    bounds = [(a, min(n, a + step)) for a in range(0, n, step)]
+    out = np.empty(out_shape, dtype)
+
+    def chunk(k):
+        a, b = bounds[k]
+        out[a:b] = fn(a, b)
+
+    threads.parallel_for(len(bounds), chunk)
+    return out
+
+
 def _max_pool_kernel(x, ksize, strides, padding):
     v = _tiles(x, ksize, strides, padding)
+    if v is not None and v.size:
+        out = _in_image_chunks(lambda a, b: _max_pool_kernel(x[a:b], ksize, strides, padding), x,
+                               (v.shape[0], v.shape[1], v.shape[3], v.shape[5]), x.dtype)
+        if out is not None:
+            return out
     if v is not None and v.size:
         if x.dtype.kind != "f":
             return _tile_max(v, np.maximum)
@@ -162,6 +191,11 @@ def _max_pool_grad_kernel(x, y, g, ksize, strides, padding):
     if g.size == 0:  # an empty output sends nothing back
         return np.zeros(x.shape, dtype=g.dtype)
     v = _tiles(x, ksize, strides, padding)
+    if v is not None:
+        out = _in_image_chunks(lambda a, b: _max_pool_grad_kernel(x[a:b], y[a:b], g[a:b], ksize, strides, padding),
+                               x, x.shape, g.dtype)
+        if out is not None:
+            return out
     masks = _tile_first_max_masks(v)
     if masks is not None:
         return _tile_scatter(x, v, masks, g)
@@ -187,6 +221,11 @@ def _max_pool_grad_relu_kernel(x, y, g, ksize, strides, padding):
     pooled grid (the window maxima > 0: where the gradient lands, x is the maximum), a quarter of
     the full pass."""
     if g.size:
+        out = _in_image_chunks(
+            lambda a, b: _max_pool_grad_relu_kernel(x[a:b], y[a:b], g[a:b], ksize, strides, padding), x, x.shape,
+            g.dtype) if _tiles(x, ksize, strides, padding) is not None else None
+        if out is not None:
+            return out
         found = _tile_max_and_masks(_tiles(x, ksize, strides, padding))
         if found is not None:
             m, masks = found
