@@ -27,8 +27,10 @@ def test_conv_bias_relu_is_one_call_with_the_same_values_and_gradients():
     assert "_FusedConv2D" in {op.type for op in cg.line_ops.values()} and cg.num_ops == 1
     want = layer(tf.constant(X), tf.constant(W), tf.constant(B)).numpy()
     np.testing.assert_array_equal(cg(X, W, B)[0], want)
-    np.testing.assert_array_equal(compiled(layer, X2, W2, B[:6])(X2, W2, B[:6])[0],
-                                  layer(tf.constant(X2), tf.constant(W2), tf.constant(B[:6])).numpy())
+    np.testing.assert_array_equal(
+        compiled(layer, X2, W2, B[:6])(X2, W2, B[:6])[0],
+        layer(tf.constant(X2), tf.constant(W2), tf.constant(B[:6])).numpy(),
+    )
 
     def grads(x, w, b):
         with tf.GradientTape() as tape:
@@ -51,8 +53,11 @@ def test_no_fusion_when_an_intermediate_is_used_or_the_bias_is_not_per_channel()
     def scalar_bias(x, w):
         return tf.nn.relu(tf.nn.conv2d(x, w, 1, "SAME") + 0.5)
 
-    for fn, args in ((both, (X, W, B)), (scalar_bias, (X, W)), (layer, (X.astype(np.float16), W.astype(np.float16),
-                                                                          B.astype(np.float16)))):
+    for fn, args in (
+        (both, (X, W, B)),
+        (scalar_bias, (X, W)),
+        (layer, (X.astype(np.float16), W.astype(np.float16), B.astype(np.float16))),
+    ):
         cg = compiled(fn, *args)
         types = [op.type for op in cg.line_ops.values()]
         assert "_FusedConv2D" not in types and "Conv2D" in types and "Relu" in types
