@@ -915,3 +915,24 @@ def test_second_order_through_a_tiny_cnn_matches_finite_differences():
     eps = 1e-5
     numeric = (grad_dot(w0 + eps * d) - grad_dot(w0 - eps * d)) / (2 * eps)
     np.testing.assert_allclose(hvp, numeric, rtol=1e-4, atol=1e-7)
+
+
+def test_relu_then_max_pool_gradient_of_finite_inputs_with_ties_and_uncovered_rows():
+    # The finite case's offset-by-offset path (the forward's maxima, subtracting what each offset takes):
+    # the eager tape's numbers for ties of positive values and zeros, windows of 2x2 and 3x3, VALID rows and
+    # columns no window covers, and an inf gradient (the masks' path).
+    rng = np.random.default_rng(6)
+    x = rng.integers(-2, 3, (3, 7, 8, 4)).astype(np.float32)
+    for k, inf_g in ((2, False), (3, False), (2, True)):
+        w = rng.standard_normal((3, 7 // k, 8 // k, 4)).astype(np.float32)
+        if inf_g:
+            w[1, 1, 1, 1] = np.inf
+
+        def grads(v, k=k, w=w):
+            with tf.GradientTape() as tape:
+                tape.watch(v)
+                loss = tf.reduce_sum(tf.nn.max_pool2d(tf.nn.relu(v * 1.0), k, k, "VALID") * w)
+            return tape.gradient(loss, v)
+
+        xs = tf.constant(x)
+        np.testing.assert_array_equal(tf.function(grads)(xs).numpy(), grads(xs).numpy())
