@@ -141,6 +141,7 @@ def main(argv=None) -> int:
         print(f"Fashion-MNIST IDX files not found in {args.data}: skipped")
         return 0
     fws = frameworks()
+    start_load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "fashion.npz")
         np.savez(data, **load(args.data))
@@ -171,7 +172,9 @@ def main(argv=None) -> int:
                     neighbour.wait()
     print(
         f"\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load before each run "
-        f"{stats([r['load'] for rs in results.values() for r in rs])} (1-min loadavg, {os.cpu_count()} CPUs)"
+        f"{stats([r['load'] for rs in results.values() for r in rs])} (1-min loadavg, {os.cpu_count()} CPUs); "
+        f"1/5/15-min load at the start {' '.join(f'{v:.2f}' for v in start_load)}, "
+        f"at the end {' '.join(f'{v:.2f}' for v in os.getloadavg())}"
     )
     print(
         f"{'condition':10s} {'model':9s} {'metric':14s} "

@@ -19,6 +19,7 @@ import numpy as np
 
 from tapeflow.framework.execute import execute
 from tapeflow.keras.optimizers.optimizer import Optimizer, _Sparse
+from tapeflow.ops import threads
 from tapeflow.ops.registry import NotDifferentiable, defop
 
 _BLOCK = 32768  # elements per block: the step's temporaries stay in cache between its passes
@@ -39,10 +40,10 @@ def _adam_kernel(g, m, v, w, alpha, one_minus_beta_1, one_minus_beta_2, epsilon)
     gf, mf, vf, wf = g.reshape(-1), m.reshape(-1), v.reshape(-1), w.reshape(-1)
     mo, vo, wo = mn.reshape(-1), vn.reshape(-1), wn.reshape(-1)
     n = wf.size
-    tmp = np.empty(min(n, _BLOCK), dt)
-    for a in range(0, n, _BLOCK):
-        b = min(n, a + _BLOCK)
-        gg, mm, vv, o1, o2, o3, t = gf[a:b], mf[a:b], vf[a:b], mo[a:b], vo[a:b], wo[a:b], tmp[:b - a]
+
+    def block(k):
+        a, b = k * _BLOCK, min(n, (k + 1) * _BLOCK)
+        gg, mm, vv, o1, o2, o3, t = gf[a:b], mf[a:b], vf[a:b], mo[a:b], vo[a:b], wo[a:b], np.empty(b - a, dt)
         np.subtract(gg, mm, out=o1)
         o1 *= b1
         o1 += mm
@@ -55,6 +56,9 @@ def _adam_kernel(g, m, v, w, alpha, one_minus_beta_1, one_minus_beta_2, epsilon)
         np.multiply(o1, alpha, out=o3)
         o3 /= t
         np.subtract(wf[a:b], o3, out=o3)
+
+    # (blocks on the intra-op threads when the weight is large: each writes only its own slices)
+    threads.parallel_for(-(-n // _BLOCK), block, 12.0 * n)
     return mn, vn, wn
 
 
