@@ -276,7 +276,10 @@ def workers(work: float) -> int:
     1 below SMALL_WORK, inside a chunk, under an outside BLAS limit or a user's BLAS environment
     variable; else the intra-op count when set, otherwise the CPUs not busy with other processes
     (free_cpus: beside busy neighbours a second thread measured 10% more CPU seconds and no shorter
-    calls, waiting for chunks its helper had started before being descheduled)."""
+    calls, waiting for chunks its helper had started before being descheduled). A per-call-site timing
+    of one thread against two (the faster of the two, the other tried every 8th call) lost 30-50% of
+    the CNN fit's steps/s at load 8: each call that waits for a helper gives up its CPU and then
+    waits to be scheduled again."""
     b = _blas
     if not b.ready:
         b.load()
