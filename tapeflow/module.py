@@ -25,6 +25,7 @@ from typing import Any
 from collections.abc import Callable, Iterator
 
 from tapeflow.framework import nest
+from tapeflow.framework.context import state
 from tapeflow.framework.variables import Variable, _name_scope_stack
 
 __all__ = ["Module", "name_scope"]
@@ -45,6 +46,7 @@ class name_scope:  # noqa: N801 - TF's name
         self._name = name
         self._pushed: list[str] = []
         self._saved: list[str] | None = None
+        self._graph_scope: Any = None
 
     @property
     def name(self) -> str:
@@ -52,6 +54,11 @@ class name_scope:  # noqa: N801 - TF's name
 
     def __enter__(self) -> str:
         name = self._name
+        graph = state.graph
+        self._graph_scope = graph.name_scope(name) if hasattr(graph, "name_scope") else None
+        traced = None
+        if self._graph_scope is not None:  # traced: the graph's scope names its ops (blk/add, blk_1/add)
+            traced = self._graph_scope.__enter__()
         if name.endswith("/"):  # an absolute scope (as returned by a previous `with`) replaces the stack
             self._saved = list(_name_scope_stack)
             _name_scope_stack[:] = [p for p in name.rstrip("/").split("/") if p]
@@ -59,9 +66,14 @@ class name_scope:  # noqa: N801 - TF's name
             _name_scope_stack.append(name)
             self._pushed.append(name)
         scope = "/".join(_name_scope_stack)
+        if traced is not None:
+            return traced
         return scope + "/" if scope else ""
 
     def __exit__(self, *exc: Any) -> None:
+        if self._graph_scope is not None:
+            self._graph_scope.__exit__(*exc)
+            self._graph_scope = None
         if self._saved is not None:
             _name_scope_stack[:] = self._saved
             self._saved = None

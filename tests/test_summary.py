@@ -219,7 +219,8 @@ def test_trace_export_writes_the_traced_graph(tmp_path):
     assert (step, tag, plugin) == (0, "my_trace", "graph_run_metadata_graph")
     run = config_pb2.RunMetadata.FromString(value.item())
     nodes = {n.name: (n.op, list(n.input)) for n in run.function_graphs[0].pre_optimization_graph.node}
-    assert nodes["Tanh"] == ("Tanh", ["x"]) and nodes["Mul"][1][0] == "Tanh"
+    assert nodes == {"x": ("Placeholder", []), "Tanh": ("Tanh", ["x"]), "mul/y": ("Const", []),  # TF's names
+                     "mul": ("Mul", ["Tanh", "mul/y"]), "Identity": ("Identity", ["mul"])}
 
 
 # ----------------------------------------------------------------------------- Keras callback

@@ -59,13 +59,15 @@ def test_graph_operations_and_graph_def():
         return x * 2.0 + x
 
     g = f.get_concrete_function(tf.TensorSpec([None], tf.float32)).graph
-    ops = g.get_operations()
-    assert [op.type for op in ops] == ["Placeholder", "Mul", "AddV2"]
+    # TF 2.21's text
+    assert str(g.get_operations()) == (
+        "[<tf.Operation 'x' type=Placeholder>, <tf.Operation 'mul/y' type=Const>, <tf.Operation 'mul' type=Mul>, "
+        "<tf.Operation 'add' type=AddV2>, <tf.Operation 'Identity' type=Identity>]")
     nodes = {n.name: n for n in g.as_graph_def().node}
-    mul = next(n for n in nodes.values() if n.op == "Mul")
-    assert mul.input[0] == "x" and nodes[mul.input[1]].op == "Const"
-    assert float(nodes[mul.input[1]].attr["value"]) == 2.0
+    assert nodes["mul"].input == ["x", "mul/y"] and nodes["add"].input == ["mul", "x"]
+    assert float(nodes["mul/y"].attr["value"]) == 2.0
     assert g.get_operation_by_name("x").type == "Placeholder"
+    assert g.get_operation_by_name("Identity").inputs[0].name == "add:0"
 
 
 def test_device_version_dtypes_compat():

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.framework import context as _context
 from tapeflow.framework import dtypes
 from tapeflow.framework.tensor_shape import TensorShape
 
@@ -382,7 +383,16 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
                 f"elements but `shape` {shape} has {int(np.prod(shape))}. Pass a scalar to fill "
                 "the shape, or a value with that many elements."
             )
-    return _wrap(arr)
+    t = _wrap(arr)
+    graph = _context.state._graph
+    if graph is not None and name is not _IMPLICIT and hasattr(graph, "note_constant"):
+        graph.note_constant(t, name or "Const")  # traced: TF's graph has a Const node for it
+    return t
+
+
+# convert_to_tensor's name for the constants it makes: not a tf.constant node of a traced graph (the op
+# taking the value names it for its argument, ``add/y``)
+_IMPLICIT = "<converted>"
 
 
 def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, name: str | None = None) -> Tensor:
@@ -416,10 +426,10 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
         return _pack_hook(value, dtypes.as_dtype(dtype) if dtype is not None else None)
     if dtype is None and dtype_hint is not None:
         try:
-            return constant(value, dtype=dtype_hint)
+            return constant(value, dtype=dtype_hint, name=_IMPLICIT)
         except (TypeError, ValueError):
-            return constant(value)
-    return constant(value, dtype=dtype)
+            return constant(value, name=_IMPLICIT)
+    return constant(value, dtype=dtype, name=_IMPLICIT)
 
 
 def is_tensor(x: Any) -> bool:

@@ -21,8 +21,11 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import linecache
+import os
 import re
 import textwrap
+import traceback
 import types
 import weakref
 from typing import Any
@@ -42,6 +45,78 @@ _CONVERTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 class StagingError(Exception):
     """Raised while a ``tf.function`` is traced when the Python code itself fails in a way AutoGraph
     reports "in user code" (e.g. unbounded recursion of a function calling itself), as TF's."""
+
+
+# -----------------------------------------------------------------------------
+# Errors raised while tracing: TF's "in user code" message
+# -----------------------------------------------------------------------------
+
+# The code of the functions tf.function traces and of the code AutoGraph generated: their frames are
+# the user's lines ("  *") in the message.
+_USER_CODE: weakref.WeakSet = weakref.WeakSet()
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the exception types AutoGraph re-raises with its message (others are raised as they are), as TF
+_STRING_CONSTRUCTOR_ERRORS = (AssertionError, AttributeError, NameError, NotImplementedError, RuntimeError,
+                              StopIteration, TypeError, UnboundLocalError, ValueError)
+
+
+def mark_user_code(fn: Any) -> None:
+    """Frames of ``fn`` count as user code in "in user code" messages."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is not None:
+        _USER_CODE.add(code)
+
+
+def in_user_code(e: BaseException) -> BaseException | None:
+    """The exception TF's AutoGraph raises for ``e`` escaping a traced function: the same type, its message
+    ``in user code:`` with the user's frames (``  *``; library code called from them ``  **``) and then the
+    original ``Type: message``; ``None`` where TF raises ``e`` unchanged (types with their own constructor)."""
+    kind = type(e)
+    if kind not in _STRING_CONSTRUCTOR_ERRORS and kind is not KeyError and kind.__init__ is not Exception.__init__:
+        return None
+    cause = getattr(e, "ag_error_cause", None)
+    if cause is None:
+        cause = "".join(traceback.format_exception_only(kind, e)).strip()
+    frames, tb = [], e.__traceback__
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code, tb.tb_lineno))
+        tb = tb.tb_next
+    user = [i for i, (code, _) in enumerate(frames) if code in _USER_CODE]
+    if not user:
+        return None
+    lines, name = ["in user code:", ""], None
+    for i, (code, lineno) in enumerate(frames):
+        if i < user[0] or (i not in user and (i < user[-1] or code.co_filename.startswith(_PACKAGE_DIR))):
+            continue
+        if i in user:  # a generated branch/loop function's lines are its function's
+            name = name if _GENERATED.match(code.co_name) and name else code.co_name
+            mark = "  *"
+        else:
+            name = code.co_name
+            mark = "  **" if frames[i - 1][0] is converted_call.__code__ else ""
+        lines.append(f'    File "{code.co_filename}", line {lineno}, in {name}{mark}')
+        lines.append("        " + (linecache.getline(code.co_filename, lineno).strip() or "<source unavailable>"))
+    lines.append("")
+    lines.extend("    " + line for line in cause.split("\n"))
+    lines.append("")
+    message = "\n".join(lines)
+    new = _MultilineMessageKeyError(message, e.args[0] if e.args else None) if kind is KeyError else kind(message)
+    new.ag_error_cause = cause
+    return new.with_traceback(e.__traceback__)
+
+
+class _MultilineMessageKeyError(KeyError):
+    """TF's KeyError for "in user code" (``str`` of a KeyError would quote the whole message)."""
+
+    def __init__(self, message: str, key: Any) -> None:
+        super().__init__(key)
+        self._message = message
+
+    def __str__(self) -> str:
+        return self._message
+
+
+_MultilineMessageKeyError.__name__ = "KeyError"
 
 
 class Undefined:
@@ -764,6 +839,7 @@ def convert(fn: Callable) -> Callable:
     ast.fix_missing_locations(module)
     ast.increment_lineno(module, first_line - 1)
     code = compile(module, inspect.getsourcefile(fn) or "<autograph>", "exec")
+    _mark_codes(code)
     ns: dict = {}
     exec(code, fn.__globals__, ns)  # noqa: S102 - the user's own function, rewritten
     cells = [c.cell_contents if _cell_ok(c) else Undefined(n) for c, n in zip(fn.__closure__ or (), freevars)]
@@ -776,6 +852,13 @@ def convert(fn: Callable) -> Callable:
     del new.__wrapped__  # the cache's value must not keep its key alive
     _CONVERTED[fn] = new
     return new
+
+
+def _mark_codes(code: types.CodeType) -> None:
+    _USER_CODE.add(code)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _mark_codes(c)
 
 
 def _explicit_super(fdef: ast.FunctionDef) -> None:

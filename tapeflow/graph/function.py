@@ -540,7 +540,7 @@ class ConcreteFunction:
                 raise InvalidArgumentError(
                     None, None,
                     f"cannot compute {self.name} as input #{len(flat)}(zero-based) was expected to be a "
-                    f"{np.dtype(dtype).name} tensor but is a {t.dtype.name} tensor [Op:{self.name}]")
+                    f"{dtypes.from_numpy(np.dtype(dtype)).name} tensor but is a {t.dtype.name} tensor [Op:{self.name}]")
             if not TensorShape(shape).is_compatible_with(
                     TensorShape(t._shape_tuple())):
                 raise TypeError(
@@ -1157,6 +1157,7 @@ class Function:
         if self._autograph:
             from tapeflow.graph import autograph
 
+            autograph.mark_user_code(fn)
             fn = autograph.convert_if_needed(fn)
         self._tracing_count += 1
         with graph_scope(graph):
@@ -1175,6 +1176,15 @@ class Function:
 
                 raise StagingError(f"in user code:\n\n    File {_where(self._python_function)}, in {self._name}\n\n"
                                    f"    RecursionError: {e}") from None
+            except Exception as e:
+                if not self._autograph:
+                    raise
+                from tapeflow.graph.autograph import in_user_code
+
+                err = in_user_code(e)  # TF's "in user code:" message, same exception type
+                if err is None:
+                    raise
+                raise err from None
             out_leaves = nest.flatten(result, expand_composites=True)
             for leaf in out_leaves:
                 if type(leaf).__name__ == "Undefined" and type(leaf).__module__ == "tapeflow.graph.autograph":
@@ -1203,6 +1213,7 @@ class Function:
                 outputs[s] if s >= 0 else leaf for s, leaf in zip(slots, out_leaves)],
                 expand_composites=True) if out_leaves else result
         graph.outputs = outputs
+        graph.name_outputs(outputs)
         graph.tracing_function, graph.traced_function_done = False, True
         gf = GraphFunction(graph, phs + [ph for _, ph in graph.captures], outputs, self._name)
         cf = ConcreteFunction(gf, (args, kwargs), template, slots, specs)

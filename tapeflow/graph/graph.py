@@ -18,7 +18,6 @@ outer value. Eager tensors used as inputs are constants of the graph.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
@@ -223,27 +222,124 @@ class FuncGraph:
         self.aliases: dict[int, SymbolicTensor] = {}  # id of a replayed graph's tensor -> its replay here
         self.captured_reads: dict[int, Any] = {}  # variables read through a capture
         self.local_reads: set[int] = set()  # variables read inside (a loop body that assigns them)
-        self._names: dict[str, itertools.count] = {}
+        # Node names as TF gives them (see unique_name): names in use (lower case), the current name scope,
+        # the scope of the Python-level wrapper being run (op_scope), and the eager constants used as op
+        # inputs, which TF's graph holds as Const nodes: tf.constant's (shared by every op using it),
+        # id -> [name or None, tensor, position, scope, name]; the Python values ops converted (one node
+        # per use), (op index, input index) -> name; and the Const nodes: ((position, sequence), name, tensor).
+        self._names_in_use: dict[str, int] = {}
+        self._name_stack = ""
+        self._wrapper_scope: str | None = None
+        self._consts: dict[int, list] = {}
+        self._input_consts: dict[tuple[int, int], str] = {}
+        self._const_nodes: list[tuple[tuple[int, int], str, Tensor]] = []
+        self.output_names: list[str] = []  # TF's Identity node per output, named when tracing ends
 
-    # -- naming ----------------------------------------------------------------
-    def unique_name(self, base: str) -> str:
-        counter = self._names.get(base)
-        if counter is None:
-            self._names[base] = itertools.count(1)
-            return base
-        return f"{base}_{next(counter)}"
+    # -- naming (TF's Graph.unique_name / name_scope) ----------------------------
+    def unique_name(self, name: str, mark_as_used: bool = True) -> str:
+        """``name`` under the current name scope, made unique as TF does: case-insensitively, with
+        ``_1``, ``_2`` ... appended (``add``, ``add_1``; ``tf.add`` after ``+`` is ``Add_1``)."""
+        if self._name_stack:
+            name = f"{self._name_stack}/{name}"
+        return self._unique(name, mark_as_used)
+
+    def _unique(self, name: str, mark_as_used: bool = True) -> str:
+        key = name.lower()
+        i = self._names_in_use.get(key, 0)
+        if mark_as_used:
+            self._names_in_use[key] = i + 1
+        if i > 0:
+            base = key
+            while key in self._names_in_use:
+                key = f"{base}_{i}"
+                i += 1
+            if mark_as_used:
+                self._names_in_use[key] = 1
+            name = f"{name}_{i - 1}"
+        return name
+
+    def name_scope(self, name: str) -> NameScope:
+        """``with graph.name_scope("blk") as scope:`` (``tf.name_scope`` while tracing): ops created inside
+        are named ``blk/...``; a name already used becomes ``blk_1``; ``"blk/"`` re-enters exactly."""
+        return NameScope(self, name)
+
+    def op_scope(self, name: str, fn: Any, *args: Any) -> Any:
+        """Runs ``fn(*args)``, a Python-level TF wrapper (``x + y`` is ``with name_scope(None, "add")``),
+        as TF names it: the op that makes the result is named ``name`` (``add``, ``add_1``) and the
+        Python values it converts are ``add/y``; other ops it makes are ``add/...``."""
+        if self._wrapper_scope is not None and self._wrapper_scope == self._name_stack:
+            return fn(*args)  # a wrapper called by another (``@`` runs tf.matmul): the outer one names it
+        scope = self.unique_name(name)
+        saved = self._name_stack, self._wrapper_scope
+        self._name_stack = self._wrapper_scope = scope
+        try:
+            out = fn(*args)
+        finally:
+            self._name_stack, self._wrapper_scope = saved
+        if isinstance(out, SymbolicTensor) and out._graph is self:
+            op = out._op
+            if op.name.startswith(scope + "/") and "/" not in op.name[len(scope) + 1 :]:
+                op.name = scope
+        return out
+
+    def note_constant(self, t: Tensor, name: str = "Const") -> None:
+        """``tf.constant`` called while tracing: a ``Const`` node here, in program order (named when
+        an op first uses it, so constants no op uses leave no node)."""
+        if t._id not in self._consts:
+            self._consts[t._id] = [None, t, (len(self.operations), new_id()), self._name_stack, name]
+
+    def _name_constants(self, op: Operation) -> None:
+        # Eager tensors an op takes are its Const inputs: ``Greater/y`` (the OpDef's argument name under
+        # the op's own scope, or under the wrapper's: ``add/y``), ``Const`` for a tf.constant.
+        arg_names = None
+        for i, x in enumerate(op.inputs):
+            if isinstance(x, SymbolicTensor) or not isinstance(x, Tensor):
+                continue
+            entry = self._consts.get(x._id)
+            if entry is not None and entry[0] is not None:
+                continue
+            if entry is not None:  # a tf.constant: "Const" in the scope it was made in
+                entry[0] = self._unique(f"{entry[3]}/{entry[4]}" if entry[3] else entry[4])
+                self._const_nodes.append((entry[2], entry[0], x))
+                continue
+            if arg_names is None:
+                from tapeflow.graph.op_arg_names import input_names
+
+                arg_names = input_names(op.type, len(op.inputs))
+            scope = self._wrapper_scope if self._wrapper_scope == self._name_stack and self._wrapper_scope else op.name
+            name = self._input_consts[op.index, i] = self._unique(f"{scope}/{arg_names[i]}")
+            self._const_nodes.append(((op.index, new_id()), name, x))
+
+    def name_outputs(self, outputs: list) -> None:
+        """When tracing ends: TF's ``Identity`` node per output (``Identity``, ``Identity_1``, ...)."""
+        for t in outputs:
+            if not isinstance(t, SymbolicTensor) and isinstance(t, Tensor):
+                entry = self._consts.setdefault(t._id, [None, t, (len(self.operations), new_id()), "", "Const"])
+                if entry[0] is None:
+                    entry[0] = self._unique(entry[4])
+                    self._const_nodes.append((entry[2], entry[0], t))
+        self.output_names = [self._unique("Identity") for _ in outputs]
 
     # -- building --------------------------------------------------------------
-    def _new_op(self, opdef, type_: str, inputs: tuple, attrs: dict, out_specs, stateful: bool = False):
-        op = Operation(self, opdef, type_, self.unique_name(type_), inputs, attrs, stateful)
+    def _new_op(
+        self, opdef, type_: str, inputs: tuple, attrs: dict, out_specs, stateful: bool = False, name: str | None = None
+    ):
+        op = Operation(self, opdef, type_, self.unique_name(name or type_), inputs, attrs, stateful)
         op.outputs = [SymbolicTensor(self, op, i, s, d) for i, (s, d) in enumerate(out_specs)]
         self.operations.append(op)
+        if inputs:
+            self._name_constants(op)
         return op
 
     def add_placeholder(self, shape: tuple | None, dtype: Any, name: str = "Placeholder") -> SymbolicTensor:
-        op = self._new_op(None, "Placeholder", (), {"dtype": dtypes.as_dtype(dtype).name, "shape": shape},
-                          [(shape, np.dtype(dtypes.as_dtype(dtype)._np))])
-        op.name = self.unique_name(name) if name != "Placeholder" else op.name
+        op = self._new_op(
+            None,
+            "Placeholder",
+            (),
+            {"dtype": dtypes.as_dtype(dtype).name, "shape": shape},
+            [(shape, np.dtype(dtypes.as_dtype(dtype)._np))],
+            name=name,
+        )
         return op.outputs[0]
 
     def record_custom_gradient(self, name: str, inputs: tuple, outputs: tuple, grad_fn: Any) -> None:
@@ -306,8 +402,8 @@ class FuncGraph:
         if not root.allow_variable_creation:
             raise ValueError(
                 "tf.function only supports singleton tf.Variables created on the first call. Make sure the "
-                "tf.Variable is only created once or created outside tf.function (e.g. in __init__, or "
-                "guarded by `if self.v is None:`)."
+                "tf.Variable is only created once or created outside tf.function. See "
+                "https://www.tensorflow.org/guide/function#creating_tfvariables for more information."
             )
         root.variables.append(var)
 
@@ -370,33 +466,75 @@ class FuncGraph:
 
     # -- introspection (TF's Graph API) -------------------------------------------
     def get_operations(self) -> list:
-        """The graph's operations in program order (``tf.Graph.get_operations``)."""
-        return list(self.operations)
+        """The graph's operations in program order, as ``tf.Graph.get_operations``: with TF's ``Const``
+        node for each constant an op takes and an ``Identity`` node per output of a traced function."""
+        consts: dict[int, list] = {}
+        for (pos, _), name, t in sorted(self._const_nodes, key=lambda c: c[0]):  # in creation order
+            consts.setdefault(pos, []).append(self._view_op("Const", name, (), t))
+        ops = []
+        for i, op in enumerate(self.operations):
+            ops.extend(consts.pop(i, ()))
+            ops.append(op)
+        for rest in consts.values():
+            ops.extend(rest)
+        ops.extend(self._view_op("Identity", name, (t,), None) for name, t in zip(self.output_names, self.outputs))
+        return ops
+
+    def _view_op(self, type_: str, name: str, inputs: tuple, value: Any) -> Operation:
+        # A node of TF's graph that tapeflow's does not need (constants are inlined, outputs are not copied).
+        op = Operation(self, None, type_, name, inputs, {} if value is None else {"value": value._value})
+        op.outputs = [SymbolicTensor(self, op, 0, *_spec_of(inputs[0] if inputs else value))]
+        if value is not None:
+            op.attrs["dtype"] = value.dtype
+        return op
 
     def get_operation_by_name(self, name: str) -> Operation:
-        for op in self.operations:
+        for op in self.get_operations():
             if op.name == name:
                 return op
         raise KeyError(f"The name '{name}' refers to an Operation not in the graph.")
 
+    def input_name(self, op: Operation, i: int) -> str:
+        """How a NodeDef names input ``i`` of ``op``: ``"op"`` for output 0, ``"op:i"`` otherwise."""
+        x = op.inputs[i]
+        if isinstance(x, SymbolicTensor):
+            return x._op.name if x._index == 0 else f"{x._op.name}:{x._index}"
+        name = self._input_consts.get((op.index, i)) if op.graph is self and op.opdef is not None else None
+        entry = self._consts.get(x._id) if name is None else None
+        return name or (entry[0] if entry is not None and entry[0] else "Const")
+
     def as_graph_def(self) -> GraphDef:
         """A GraphDef-shaped view: ``.node`` is a list of NodeDefs with ``name``, ``op``,
-        ``input`` (``"op"`` or ``"op:i"``) and ``attr`` (the op's attributes; eager
-        constants folded into an op appear as ``Const`` nodes)."""
+        ``input`` (``"op"`` or ``"op:i"``) and ``attr`` (the op's attributes; a constant's
+        ``value`` is its NumPy value), as TF names them (``x``, ``add/y``, ``add``, ``Identity``)."""
         nodes = []
-        for op in self.operations:
-            inputs = []
-            for i, x in enumerate(op.inputs):
-                src = getattr(x, "_op", None)
-                if isinstance(x, SymbolicTensor) and src is not None and x._graph is self:
-                    inputs.append(src.name if x._index == 0 else f"{src.name}:{x._index}")
-                else:
-                    const = f"{op.name}/Const_{i}"
-                    nodes.append(NodeDef(const, "Const", [], {"value": getattr(x, "_value", x)}))
-                    inputs.append(const)
+        for op in self.get_operations():
             attrs = {k: v for k, v in op.attrs.items() if not callable(v)}
-            nodes.append(NodeDef(op.name, op.type, inputs, attrs))
+            nodes.append(NodeDef(op.name, op.type, [self.input_name(op, i) for i in range(len(op.inputs))], attrs))
         return GraphDef(nodes)
+
+
+class NameScope:
+    """``FuncGraph.name_scope``: TF's graph name scope (entering gives ``"scope/"``)."""
+
+    def __init__(self, graph: FuncGraph, name: str) -> None:
+        self.graph, self.name = graph, name
+
+    def __enter__(self) -> str:
+        g = self.graph
+        self._saved = g._name_stack, g._wrapper_scope
+        name = self.name
+        if not name:
+            g._name_stack = ""
+        elif name.endswith("/"):
+            g._name_stack = name[:-1]
+        else:
+            g._name_stack = g.unique_name(name)
+        g._wrapper_scope = None
+        return g._name_stack + "/" if g._name_stack else ""
+
+    def __exit__(self, *exc: Any) -> None:
+        self.graph._name_stack, self.graph._wrapper_scope = self._saved
 
 
 class NodeDef:
@@ -418,8 +556,10 @@ class GraphDef:
         self.node = nodes
 
     def __repr__(self) -> str:
-        return "\n".join(f'node {{ name: "{n.name}" op: "{n.op}"' + "".join(f' input: "{i}"' for i in n.input) + " }"
-                         for n in self.node)
+        return "\n".join(
+            f'node {{ name: "{n.name}" op: "{n.op}"' + "".join(f' input: "{i}"' for i in n.input) + " }"
+            for n in self.node
+        )
 
 
 def _spec_of(t: Tensor) -> tuple:

@@ -7,9 +7,19 @@ from typing import Any
 import numpy as np
 
 from tapeflow.framework import dtypes
+from tapeflow.framework.context import state
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.variables import Variable
+
+
+def traced_name(scope: str, fn: Any, *args: Any) -> Any:
+    """``fn(*args)``; while tracing, under the name scope TF's Python wrapper opens, so the op making the
+    result is named ``scope`` (``tf.add`` -> ``Add``, ``tf.matmul`` -> ``MatMul``), as in TF's graph."""
+    graph = state._graph
+    if state.plain or graph is None or not hasattr(graph, "op_scope"):
+        return fn(*args)
+    return graph.op_scope(scope, fn, *args)
 
 
 def t(x: Any) -> Tensor:

@@ -18,7 +18,7 @@ from tapeflow.framework.execute import execute, execute1, execute2
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.variables import Variable
 from tapeflow.ops import shapes
-from tapeflow.ops._helpers import axis_list, check_float, check_numeric, pair, scalar_int, t
+from tapeflow.ops._helpers import axis_list, check_float, check_numeric, pair, scalar_int, t, traced_name
 from tapeflow.ops.registry import NotDifferentiable, defgrad, defop, get_op
 
 # ----------------------------------------------------------------------------
@@ -82,6 +82,10 @@ def add(x: Any, y: Any, name: str | None = None) -> Tensor:
     ``y`` takes its dtype only as a hint: ``tf.add(3.0, float64_tensor)`` raises
     InvalidArgumentError (``3.0 + float64_tensor`` works).
     """
+    return traced_name(name or "Add", _add, x, y)
+
+
+def _add(x: Any, y: Any) -> Tensor:
     if _python_left(x, y):
         x = convert_to_tensor(x)
     return add_op(x, y)
@@ -1421,6 +1425,10 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
            adjoint_b: bool = False, a_is_sparse: bool = False, b_is_sparse: bool = False,
            output_type: Any = None, grad_a: bool = False, grad_b: bool = False, name: str | None = None) -> Tensor:
     """Matrix product of the last two axes, batching (and broadcasting) the rest."""
+    return traced_name(name or "MatMul", _matmul, a, b, transpose_a, transpose_b, adjoint_a, adjoint_b)
+
+
+def _matmul(a: Any, b: Any, transpose_a: bool, transpose_b: bool, adjoint_a: bool, adjoint_b: bool) -> Tensor:
     a, b = pair(a, b, "MatMul")
     if (adjoint_a or adjoint_b) and a.dtype.is_complex:
         raise NotImplementedError("adjoint_a/adjoint_b on complex matrices is not implemented in tapeflow yet.")

@@ -8,6 +8,7 @@ from typing import Any
 
 from tapeflow.framework import nest
 from tapeflow.framework import tensor as tensor_mod
+from tapeflow.framework.context import state
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.sparse_tensor import SparseTensor
@@ -183,6 +184,28 @@ def _ne(self, other):
         raise
 
 
+# The name scope TF's Python operator opens (``x + y`` is ``with name_scope(None, "add")``): while
+# tracing, the op it makes is named so (``add``, ``add_1``; ``x[0]`` is ``strided_slice``).
+_SCOPES = {
+    "__add__": "add", "__radd__": "add", "__sub__": "sub", "__rsub__": "sub", "__mul__": "mul", "__rmul__": "mul",
+    "__truediv__": "truediv", "__rtruediv__": "truediv", "__floordiv__": "floordiv", "__rfloordiv__": "floordiv",
+    "__mod__": "mod", "__rmod__": "mod", "__pow__": "pow", "__rpow__": "pow", "__matmul__": "matmul",
+    "__rmatmul__": "matmul", "__and__": "and", "__rand__": "and", "__or__": "or", "__ror__": "or", "__xor__": "xor",
+    "__rxor__": "xor", "__getitem__": "strided_slice",
+}
+
+
+def _scoped(scope: str, fn):
+    def operator(self, other):
+        if state.plain or state._graph is None:  # eager: one flag test
+            return fn(self, other)
+        op_scope = getattr(state._graph, "op_scope", None)
+        return fn(self, other) if op_scope is None else op_scope(scope, fn, self, other)
+
+    operator.__name__ = getattr(fn, "__name__", scope)
+    return operator
+
+
 # Reversed operators whose forward function converts a Python left operand on its own
 # (tf.add(3.0, t), tf.math.truediv(3.0, t)): ``3.0 + v`` gives it v's dtype instead.
 _R_BASE = {"__radd__": math_ops.add_op, "__rtruediv__": math_ops.divide}
@@ -193,7 +216,7 @@ def install() -> None:
         for name, fn in _OPERATORS.items():
             if cls is Variable and name.startswith("__r"):
                 fn = _r_var(_R_BASE.get(name) or _OPERATORS[name[:2] + name[3:]])
-            setattr(cls, name, fn)
+            setattr(cls, name, _scoped(_SCOPES[name], fn) if name in _SCOPES else fn)
         cls.__neg__ = _neg
         cls.__abs__ = _abs
         cls.__invert__ = _invert

@@ -191,18 +191,10 @@ def graph_def(graph_data: Any) -> Any:
     from tensorboard.compat.proto import graph_pb2
 
     g = getattr(graph_data, "graph", graph_data)
-    ops = getattr(g, "operations", None)
-    if ops is None:
+    if not hasattr(g, "get_operations"):
         raise TypeError(f"tf.summary.graph expects a tf.function graph or a concrete function, got "
                         f"{type(graph_data).__name__}")
     gd = graph_pb2.GraphDef()
-    for op in ops:
-        node = gd.node.add(name=op.name, op=op.type)
-        for i, x in enumerate(op.inputs):
-            src = getattr(x, "op", None)
-            if src is not None and getattr(src, "graph", None) is g:
-                node.input.append(src.name if x.value_index == 0 else f"{src.name}:{x.value_index}")
-            else:  # an eager constant folded into the graph
-                gd.node.add(name=f"{op.name}/Const_{i}", op="Const")
-                node.input.append(f"{op.name}/Const_{i}")
+    for op in g.get_operations():  # TF's nodes and names (x, mul/y, mul, Identity)
+        gd.node.add(name=op.name, op=op.type, input=[g.input_name(op, i) for i in range(len(op.inputs))])
     return gd
