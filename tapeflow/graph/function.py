@@ -520,7 +520,7 @@ class ConcreteFunction:
         if kwargs:
             self._check_literals(args, kwargs)
         tensors: list = []
-        _key((args, kwargs), tensors)
+        _key((args, kwargs), tensors, self.__dict__.get("_from_specs", False))
         if len(tensors) != len(self._input_specs):
             self._bind_error(args, kwargs)
         if len(tensors) != len(self._input_specs):
@@ -620,8 +620,9 @@ class ConcreteFunction:
 # Function (tf.function)
 # -----------------------------------------------------------------------------
 
-def _key(v: Any, tensors: list):
-    """The cache key of one argument; appends its tensors to ``tensors``."""
+def _key(v: Any, tensors: list, components: bool = False):
+    """The cache key of one argument; appends its tensors to ``tensors``. With ``components`` (a concrete
+    function traced from a RaggedTensorSpec) a ragged value gives all its component tensors."""
     if isinstance(v, Tensor):
         tensors.append(v)
         return ("T", v._shape_tuple(), v._value.dtype)
@@ -633,17 +634,19 @@ def _key(v: Any, tensors: list):
         tensors.append(t)
         return ("T", t._shape_tuple(), t._value.dtype)
     if isinstance(v, list):
-        return ("L",) + tuple(_key(x, tensors) for x in v)
+        return ("L",) + tuple(_key(x, tensors, components) for x in v)
     if isinstance(v, tuple):
-        return (type(v),) + tuple(_key(x, tensors) for x in v)
+        return (type(v),) + tuple(_key(x, tensors, components) for x in v)
     if isinstance(v, dict):
-        return ("D",) + tuple(("K", k, _key(v[k], tensors)) for k in sorted(v, key=repr))
+        return ("D",) + tuple(("K", k, _key(v[k], tensors, components)) for k in sorted(v, key=repr))
     if isinstance(v, Variable):  # keyed by its spec, as TF's VariableSpec: another variable reuses the trace
         return ("V", tuple(v._value.shape), v._value.dtype.name, v.trainable)
-    if isinstance(v, TypeSpec):
-        raise NotImplementedError(
-            f"tf.function: tracing a {type(v).__name__} without a value (TF traces the spec itself); call the "
-            "function, or get_concrete_function, with a ragged/sparse value instead.")
+    if isinstance(v, TypeSpec) or (components and isinstance(v, CompositeTensor)):
+        # A RaggedTensorSpec is traced as TF does: every component (flat values, row splits) a placeholder.
+        spec = v if isinstance(v, TypeSpec) else v._type_spec
+        comps = _spec_components(spec)
+        tensors.extend(comps if v is spec else spec._to_components(v))
+        return ("CS", type(spec).__name__) + tuple(("T", c._dims(), np.dtype(c.dtype._np)) for c in comps)
     if isinstance(v, CompositeTensor):  # ragged/sparse: static partition in the key, values as inputs
         static, dynamic = v._trace_split()
         tensors.extend(dynamic)
@@ -656,6 +659,26 @@ def _key(v: Any, tensors: list):
     except TypeError:
         return ("O", id(v))
     return ("P", v)
+
+
+def _spec_components(spec: TypeSpec) -> tuple:
+    comps = getattr(spec, "_component_specs", None) if hasattr(spec, "_from_components") else None
+    if type(spec).__name__ != "RaggedTensorSpec" or comps is None:
+        raise NotImplementedError(
+            f"tf.function: tracing a {type(spec).__name__} without a value (TF traces the spec itself); call the "
+            "function, or get_concrete_function, with a value instead.")
+    return comps
+
+
+def _traced_from_specs(v: Any) -> bool:
+    """Whether an argument structure holds a TypeSpec (its concrete function takes composites' components)."""
+    if isinstance(v, TypeSpec):
+        return True
+    if isinstance(v, (list, tuple)):
+        return any(_traced_from_specs(x) for x in v)
+    if isinstance(v, dict):
+        return any(_traced_from_specs(x) for x in v.values())
+    return False
 
 
 def _variables_in(v: Any) -> list:
@@ -675,6 +698,9 @@ def _rebuild(v: Any, it) -> Any:
         return next(it)
     if isinstance(v, CompositeTensor):
         return v._trace_rebuild([next(it) for _ in v._trace_split()[1]])
+    if isinstance(v, TypeSpec):
+        comps = [next(it) for _ in _spec_components(v)]
+        return v if any(isinstance(c, TensorSpec) for c in comps) else v._from_components(comps)
     if isinstance(v, list):
         return [_rebuild(x, it) for x in v]
     if isinstance(v, tuple):
@@ -709,6 +735,8 @@ def _leaf_names(fn: Any, args: tuple, kwargs: dict) -> list:
             names.append(base)
         elif isinstance(v, CompositeTensor):
             names.extend([base] * len(v._trace_split()[1]))
+        elif isinstance(v, TypeSpec):
+            names.extend([base] * len(_spec_components(v)))
         elif isinstance(v, (list, tuple)):
             for x in v:
                 walk(x, base)
@@ -1007,6 +1035,9 @@ class Function:
         out = []
         for a, spec in zip(flat, specs):
             if isinstance(spec, TypeSpec):
+                if isinstance(a, TypeSpec) and spec.is_compatible_with(a):
+                    out.append(spec)  # get_concrete_function(): traced from the spec itself, as TF
+                    continue
                 if isinstance(a, TypeSpec) or not isinstance(a, CompositeTensor):
                     raise NotImplementedError(
                         f"tf.function `{self._name}`: tracing a {type(spec).__name__} without a value (TF traces "
@@ -1219,6 +1250,8 @@ class Function:
         cf = ConcreteFunction(gf, (args, kwargs), template, slots, specs)
         cf._python_function = self._python_function
         cf._var_args = _variables_in((args, kwargs))
+        if _traced_from_specs((args, kwargs)):
+            cf._from_specs = True
         return cf
 
     def __repr__(self) -> str:

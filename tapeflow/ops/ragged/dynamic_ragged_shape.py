@@ -26,7 +26,13 @@ def _int_dtype(dtype: Any, default: dtypes.DType = dtypes.int64) -> dtypes.DType
 
 
 def _ints(x: Any) -> np.ndarray:
-    return np.asarray(getattr(x, "_value", x)).reshape(-1).astype(np.int64)
+    v = getattr(x, "_value", x)
+    if isinstance(x, Tensor) and not isinstance(v, np.ndarray | np.generic):  # a traced (symbolic) partition
+        raise NotImplementedError(
+            "tf.experimental.DynamicRaggedShape holds row partition values: tf.shape of a RaggedTensor traced "
+            "from a RaggedTensorSpec is not implemented in tapeflow; call the function with a RaggedTensor "
+            "(it is traced per row partition) instead.")
+    return np.asarray(v).reshape(-1).astype(np.int64)
 
 
 class RowPartition:

@@ -337,8 +337,8 @@ def map_flat_values(op: Callable, *args: Any, **kwargs: Any) -> Any:
             raise ValueError("Inputs must have identical ragged splits")
     out = op(*new_args, **new_kwargs)
     out_t = _values(out)
-    n_in, n_out = _nvals_flat(first), out_t._shape_tuple()[0] if out_t._shape_tuple() else None
-    if n_out != n_in:
+    n_in, n_out = first.flat_values._shape_tuple()[0], out_t._shape_tuple()[0] if out_t._shape_tuple() else None
+    if n_out != n_in and None not in (n_in, n_out):  # (unknown while traced from a RaggedTensorSpec)
         raise ValueError(f"tf.ragged.map_flat_values: op must keep the number of values ({n_in}), got {n_out}")
     return first.with_flat_values(out_t)
 

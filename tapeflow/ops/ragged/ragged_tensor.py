@@ -26,7 +26,17 @@ from tapeflow.framework.tensor_shape import TensorShape
 
 
 def _np(x: Any) -> np.ndarray:
+    if isinstance(x, Tensor) and not isinstance(x._value, np.ndarray | np.generic):
+        raise _symbolic_partition()
     return np.asarray(x.numpy() if hasattr(x, "numpy") else x)
+
+
+def _symbolic_partition() -> NotImplementedError:
+    # tapeflow's ragged ops compute on row partitions they know; a RaggedTensorSpec's are placeholders.
+    return NotImplementedError(
+        "tapeflow's ragged ops need the row partition's values: in a tf.function traced from a RaggedTensorSpec "
+        "only ops that keep the partition (elementwise math, tf.ragged.map_flat_values) are implemented. Call "
+        "the function with a RaggedTensor (it is traced per row partition) instead.")
 
 
 def _splits_tensor(x: Any, dtype: Any = None) -> Tensor:
@@ -343,7 +353,10 @@ class RaggedTensor(CompositeTensor):
 
     # -- row partition queries -------------------------------------------
     def nrows_int(self) -> int:
-        return int(self._row_splits._shape_tuple()[0]) - 1
+        n = self._row_splits._shape_tuple()[0]
+        if n is None:
+            raise _symbolic_partition()
+        return int(n) - 1
 
     def nrows(self, out_type: Any = None, name: Any = None) -> Tensor:
         n = np.asarray(self.nrows_int(), dtype=(dtypes.as_dtype(out_type) if out_type else self.row_splits_dtype)._np)

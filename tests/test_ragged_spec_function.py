@@ -1,0 +1,44 @@
+"""tf.function traced from a RaggedTensorSpec (every component a placeholder, as TF), saved and loaded
+(the ragged-tensor guide's CustomModule); ops that need the row partition's values say so."""
+
+import pytest
+
+import tapeflow as tf
+
+
+def test_concrete_function_of_a_ragged_spec_saves_and_loads(tmp_path):
+    class CustomModule(tf.Module):
+        def __init__(self, variable_value):
+            super().__init__()
+            self.v = tf.Variable(variable_value)
+
+        @tf.function
+        def grow(self, x):
+            return x * self.v
+
+    module = CustomModule(100.0)
+    cf = module.grow.get_concrete_function(tf.RaggedTensorSpec(shape=[None, None], dtype=tf.float32))
+    assert repr(cf.structured_input_signature) == (  # TF 2.21's
+        "((RaggedTensorSpec(TensorShape([None, None]), tf.float32, 1, tf.int64),), {})")
+    rt = tf.ragged.constant([[1.0, 4.0, 3.0], [2.0]])
+    assert str(cf(rt)) == "<tf.RaggedTensor [[100.0, 400.0, 300.0], [200.0]]>"
+    assert str(cf(tf.ragged.constant([[1.0], [], [2.0, 3.0]]))) == "<tf.RaggedTensor [[100.0], [], [200.0, 300.0]]>"
+    tf.saved_model.save(module, str(tmp_path))
+    imported = tf.saved_model.load(str(tmp_path))
+    assert str(imported.grow(rt)) == "<tf.RaggedTensor [[100.0, 400.0, 300.0], [200.0]]>"
+
+
+def test_input_signature_ragged_spec_and_partition_ops():
+    @tf.function(input_signature=[tf.RaggedTensorSpec(shape=[None, None], dtype=tf.float32)])
+    def f(x):
+        return tf.ragged.map_flat_values(tf.square, x) + 1.0
+
+    cf = f.get_concrete_function()
+    assert [n.name for n in cf.graph.as_graph_def().node][:2] == ["x", "x_1"]  # flat values, row splits
+    assert str(cf(tf.ragged.constant([[1.0], [2.0, 3.0]]))) == "<tf.RaggedTensor [[2.0], [5.0, 10.0]]>"
+    g = tf.function(lambda x: tf.reduce_sum(x, axis=1))
+    with pytest.raises(NotImplementedError, match="traced from a RaggedTensorSpec"):
+        g.get_concrete_function(tf.RaggedTensorSpec(shape=[None, None], dtype=tf.float32))
+    h = tf.function(lambda x: tf.shape(x))
+    with pytest.raises(NotImplementedError, match="DynamicRaggedShape"):
+        h.get_concrete_function(tf.RaggedTensorSpec(shape=[None, None], dtype=tf.float32))
