@@ -199,8 +199,11 @@ def dataset_for_stmt(dataset: Any, body_fn: Callable, state: tuple, names: tuple
     ctx.tapes.clear()
     ctx.update_recording()
     try:
-        res = while_stmt(test_fn, body, tuple(first) + tuple(state),
-                         ("<has_value>",) + ("<element>",) * n + tuple(names))
+        from tapeflow.graph.control_flow import relaxed_loop_shapes
+
+        # A reduction in TF: the loop state may change shape (a sum of unknown-shape elements)
+        res = relaxed_loop_shapes(while_stmt, test_fn, body, tuple(first) + tuple(state),
+                                  ("<has_value>",) + ("<element>",) * n + tuple(names))
     finally:
         ctx.tapes[:] = outer_tapes
         ctx.update_recording()

@@ -15,6 +15,7 @@ condition fails, and saves each iteration's loop values. Gradients:
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 from collections.abc import Callable
 
@@ -387,6 +388,23 @@ def _shape_ok(invariant, shape) -> bool:
     return all(a is None or a == b for a, b in zip(invariant, shape))
 
 
+class _Relax(threading.local):
+    on = False  # the next tf.while_loop traced is a loop over a dataset (its state's shapes may relax)
+
+
+_RELAX = _Relax()
+
+
+def relaxed_loop_shapes(fn: Callable, *args: Any) -> Any:
+    """``fn(*args)`` with the ``tf.while_loop``s it traces relaxing their variables' shapes as needed (a
+    ``for`` over a dataset is a reduction in TF, whose state may change shape), instead of raising."""
+    saved, _RELAX.on = _RELAX.on, True
+    try:
+        return fn(*args)
+    finally:
+        _RELAX.on = saved
+
+
 def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants: Any = None,
                parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
                maximum_iterations: Any = None, name: str | None = None):
@@ -430,6 +448,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
     from tapeflow.graph.tensor_array import TensorArray
 
     tas = {i: v for i, v in enumerate(flat_vars) if isinstance(v, TensorArray)}
+    relax, _RELAX.on = _RELAX.on and not tas, False  # (this loop's; not the loops its body traces)
     if tas:
         # TensorArrays travel through the loop as their buffer tensors.
         flat_vars = _tensor_array_buffers(flat_vars, tas, body, as_args, loop_vars)
@@ -495,7 +514,9 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
                     f"Loop variable {t!r} enters the loop with dtype {np.dtype(d).name} but has dtype "
                     f"{o._value.dtype.name} after one iteration."
                 )
-            if not _shape_ok(s, o._shape_tuple()):
+            if not _shape_ok(s, o._shape_tuple()) and relax:
+                relax = "retrace"
+            elif not _shape_ok(s, o._shape_tuple()):
                 raise ValueError(
                     f"Input tensor '{t.name if isinstance(t, SymbolicTensor) else 'loop_var'}' enters the loop "
                     f"with shape {TensorShape(s)}, but has shape {o.shape} after one iteration. To allow the "
@@ -507,6 +528,14 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
 
                 o = array_ops.identity(o)
             bflat.append(o)
+    if relax == "retrace":
+        # As TF's Dataset.reduce: the loop state takes the most specific shape of what enters and what one
+        # iteration gives, and the loop is traced again (until the shapes settle).
+        inv = [TensorShape(None if a is None or b is None or len(a) != len(b) else
+                           [x if x == y else None for x, y in zip(a, b)])
+               for (a, _), b in zip(specs, (o._shape_tuple() for o in bflat))]
+        return relaxed_loop_shapes(while_loop, cond, body, loop_vars, inv, parallel_iterations, back_prop,
+                                   swap_memory, maximum_iterations, name)
     (cfn, bfn), caps = _functions([(cg, cphs, [c]), (bg, bphs, bflat)])
     outs = execute(WHILE, (*tensors, *caps), {"cond_fn": cfn, "body_fn": bfn, "n_vars": len(tensors),
                                                "max_iter": max_iter})
