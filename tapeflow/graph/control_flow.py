@@ -518,7 +518,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
                 relax = "retrace"
             elif not _shape_ok(s, o._shape_tuple()):
                 raise ValueError(
-                    f"Input tensor '{t.name if isinstance(t, SymbolicTensor) else 'loop_var'}' enters the loop "
+                    f"Input tensor `{t.name if isinstance(t, SymbolicTensor) else 'loop_var'}` enters the loop "
                     f"with shape {TensorShape(s)}, but has shape {o.shape} after one iteration. To allow the "
                     "shape to vary across iterations, use the `shape_invariants` argument of tf.while_loop "
                     "to specify a less-specific shape."
