@@ -42,3 +42,28 @@ def test_input_signature_ragged_spec_and_partition_ops():
     h = tf.function(lambda x: tf.shape(x))
     with pytest.raises(NotImplementedError, match="DynamicRaggedShape"):
         h.get_concrete_function(tf.RaggedTensorSpec(shape=[None, None], dtype=tf.float32))
+
+
+def test_dynamic_ragged_shape_through_tf_function():
+    rt = tf.ragged.constant([[1.0, 4.0, 3.0], [2.0]])
+    # tf.reshape of a RaggedTensor to a DynamicRaggedShape takes its values in row-major order (TF's)
+    assert str(tf.reshape(tf.ragged.constant([[1.0], [4.0, 3.0, 2.0]]), tf.shape(rt))) == (
+        "<tf.RaggedTensor [[1.0, 4.0, 3.0], [2.0]]>")
+
+    @tf.function
+    def f(x):
+        s = tf.shape(x)
+        return tf.ones(s), s[0], tf.reshape(x, s), s
+
+    ones, n, same, shape = f(rt)
+    assert str(ones) == "<tf.RaggedTensor [[1.0, 1.0, 1.0], [1.0]]>" and int(n) == 2
+    assert str(same) == str(rt)
+    assert repr(shape) == "<DynamicRaggedShape lengths=[2, (3, 1)] num_row_partitions=1>"
+
+    @tf.function
+    def z(s):
+        return tf.zeros(s)
+
+    assert str(z(tf.shape(rt))) == "<tf.RaggedTensor [[0.0, 0.0, 0.0], [0.0]]>"
+    z(tf.shape(rt))
+    assert z.experimental_get_tracing_count() == 1

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.framework import dtypes
-from tapeflow.framework.composite_tensor import CompositeTensor
+from tapeflow.framework.composite_tensor import CompositeTensor, TypeSpec
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 
 __all__ = ["DynamicRaggedShape", "RowPartition"]
@@ -252,9 +252,49 @@ class DynamicRaggedShape(CompositeTensor):
                 out._uniform_row_length = p._uniform
         return out
 
+    # A tf.function argument: as a RaggedTensor's row partition, its values are part of the cache key.
+    def _trace_split(self) -> tuple:
+        parts = tuple((np.asarray(p._splits).tobytes(), p._uniform) for p in self._parts)
+        return ("DynamicRaggedShape", parts, self._inner.tobytes(), self._dtype.name), []
+
+    def _trace_rebuild(self, dynamic: list) -> DynamicRaggedShape:
+        return self
+
     @property
-    def _type_spec(self) -> Any:
-        raise NotImplementedError("a DynamicRaggedShape inside tf.function or tf.data in tapeflow")
+    def _type_spec(self) -> DynamicRaggedShapeSpec:
+        return DynamicRaggedShapeSpec(tuple(p._uniform for p in self._parts), len(self._inner), self._dtype)
+
+
+class DynamicRaggedShapeSpec(TypeSpec):
+    """A DynamicRaggedShape's type, as TF's ``DynamicRaggedShape.Spec``: its components are each row
+    partition's row splits and the inner shape (a tf.function returns one as these tensors)."""
+
+    value_type = DynamicRaggedShape
+
+    def __init__(self, uniform_lengths: tuple, inner_rank: int, dtype: Any = dtypes.int64) -> None:
+        self._uniform, self._inner_rank, self._dtype = tuple(uniform_lengths), int(inner_rank), dtypes.as_dtype(dtype)
+
+    def _serialize(self) -> tuple:
+        return (self._uniform, self._inner_rank, self._dtype)
+
+    @property
+    def _component_specs(self) -> tuple:
+        from tapeflow.framework.tensor_spec import TensorSpec
+
+        return tuple(TensorSpec([None], self._dtype) for _ in self._uniform) + (
+            TensorSpec([self._inner_rank], self._dtype),)
+
+    def _to_components(self, value: DynamicRaggedShape) -> tuple:
+        return tuple(p.row_splits() for p in value._parts) + (value.inner_shape,)
+
+    def _from_components(self, components: Any) -> DynamicRaggedShape:
+        *splits, inner = components
+        parts = [RowPartition(_ints(s), self._dtype, k) for s, k in zip(splits, self._uniform)]
+        return DynamicRaggedShape(parts, _ints(inner), dtype=self._dtype)
+
+    def __repr__(self) -> str:
+        return f"DynamicRaggedShape.Spec(uniform_row_lengths={self._uniform}, inner_rank={self._inner_rank}, " \
+               f"dtype={self._dtype!r})"
 
 
 # -- the dense ops that take one (registered with dispatch_for) -------------
@@ -268,7 +308,8 @@ def reshape(tensor: Any, shape: Any, name: Any = None) -> Any:
 
     if not isinstance(shape, DynamicRaggedShape):
         return NotImplemented
-    return shape._build(array_ops.reshape(tensor, _inner(shape)))
+    flat = getattr(tensor, "flat_values", tensor)  # a RaggedTensor's values in row-major order, as TF's
+    return shape._build(array_ops.reshape(flat, _inner(shape)))
 
 
 def zeros(shape: Any, dtype: Any = dtypes.float32, name: Any = None) -> Any:
