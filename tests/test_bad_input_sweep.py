@@ -480,7 +480,7 @@ LAYER_CASES = [
     ("conv2d_channels", lambda: L.Conv2D(2, 3), X4, np.ones((2, 5, 5, 4), np.float32),
      ["expected axis -1", "value 3"]),
     ("max_pool_rank", lambda: L.MaxPooling2D(), X4, X2, ["expected ndim=4"]),
-    ("avg_pool_rank", lambda: L.AveragePooling2D(), X4, X2, ["expected ndim=4"]),
+    ("avg_pool_rank", lambda: L.AveragePooling2D(2), X4, X2, ["expected ndim=4"]),
     ("global_avg_pool_rank", lambda: L.GlobalAveragePooling2D(), X4, X2, ["expected ndim=4"]),
     ("global_max_pool_rank", lambda: L.GlobalMaxPooling2D(), X4, X2, ["expected ndim=4"]),
     ("batch_norm_features", lambda: L.BatchNormalization(), X2, np.ones((2, 5), np.float32),

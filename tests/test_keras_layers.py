@@ -298,7 +298,7 @@ def test_conv_and_pool_errors_are_clear():
 
 def test_layer_gradients_flow_to_every_weight():
     model = K.Sequential([L.Conv2D(2, 3, padding="same", activation="relu"), L.BatchNormalization(),
-                          L.AveragePooling2D(), L.Flatten(), L.LayerNormalization(), L.Dense(3)])
+                          L.AveragePooling2D(2), L.Flatten(), L.LayerNormalization(), L.Dense(3)])
     x = np.random.default_rng(0).random((4, 6, 6, 1)).astype(np.float32)
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(model(x, training=True) ** 2)

@@ -33,7 +33,8 @@ def test_layer_dtypes_under_mixed_policy():
     mp.set_global_policy("mixed_float16")
     d = keras.layers.Dense(3)
     assert (d.dtype, d.compute_dtype, d.variable_dtype) == ("float32", "float16", "float32")
-    assert repr(d.dtype_policy) == '<DTypePolicy "mixed_float16">' and d.get_config()["dtype"] == "mixed_float16"
+    assert repr(d.dtype_policy) == '<DTypePolicy "mixed_float16">' and d.get_config()["dtype"] == {
+        "module": "keras", "class_name": "DTypePolicy", "config": {"name": "mixed_float16"}, "registered_name": None}
     x = keras.Input((4,))
     y = d(x)
     assert y.dtype == tf.float16 and d.kernel.dtype == tf.float32

@@ -396,6 +396,9 @@ class Huber(LossFunctionWrapper):
                  dtype: Any = None) -> None:
         super().__init__(huber, reduction=reduction, name=name, dtype=dtype, delta=delta)
 
+    def get_config(self) -> dict:
+        return Loss.get_config(self)  # Keras 3.15 writes no delta (from_config gives delta=1.0)
+
 
 class BinaryCrossentropy(LossFunctionWrapper):
     def __init__(self, from_logits: bool = False, label_smoothing: float = 0.0, axis: int = -1,
@@ -466,6 +469,9 @@ class CosineSimilarity(LossFunctionWrapper):
     def __init__(self, axis: int = -1, reduction: Any = "sum_over_batch_size", name: str = "cosine_similarity",
                  dtype: Any = None) -> None:
         super().__init__(cosine_similarity, reduction=reduction, name=name, dtype=dtype, axis=axis)
+
+    def get_config(self) -> dict:
+        return Loss.get_config(self)  # Keras 3.15 writes no axis (from_config gives axis=-1)
 
 
 _BY_NAME = {

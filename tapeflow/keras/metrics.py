@@ -311,8 +311,10 @@ def categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False
                                               label_smoothing=label_smoothing, axis=axis)
 
 
-def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False, axis: int = -1) -> Tensor:
-    return _losses().sparse_categorical_crossentropy(y_true, y_pred, from_logits=from_logits, axis=axis)
+def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False, ignore_class: Any = None,
+                                    axis: int = -1) -> Tensor:
+    return _losses().sparse_categorical_crossentropy(y_true, y_pred, from_logits=from_logits,
+                                                     ignore_class=ignore_class, axis=axis)
 
 
 class BinaryCrossentropy(MeanMetricWrapper):
@@ -331,8 +333,21 @@ class CategoricalCrossentropy(MeanMetricWrapper):
 
 class SparseCategoricalCrossentropy(MeanMetricWrapper):
     def __init__(self, name: str = "sparse_categorical_crossentropy", dtype: Any = None, from_logits: bool = False,
-                 axis: int = -1) -> None:
-        super().__init__(sparse_categorical_crossentropy, name=name, dtype=dtype, from_logits=from_logits, axis=axis)
+                 ignore_class: Any = None, axis: int = -1) -> None:
+        super().__init__(sparse_categorical_crossentropy, name=name, dtype=dtype, from_logits=from_logits,
+                         ignore_class=ignore_class, axis=axis)
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        ignore = self._fn_kwargs["ignore_class"]
+        # Keras 3.15: the ignored labels count as 0 in the mean, unless a sample_weight is given: then the loss's
+        # mask multiplies it and they are left out
+        if ignore is not None and sample_weight is not None:
+            labels = _t(y_true)
+            if _rank(labels) == _rank(_t(y_pred)):
+                labels = ao.squeeze(labels, [-1])
+            valid = mo.cast(mo.not_equal(mo.cast(labels, dtypes.int32), ignore), dtypes.float32)
+            sample_weight = valid * mo.cast(_t(sample_weight), dtypes.float32)
+        super().update_state(y_true, y_pred, sample_weight)
 
 
 def _loss_metric(loss_fn_name: str, default_name: str, sign: float = 1.0) -> type:
@@ -358,6 +373,7 @@ Hinge = _loss_metric("hinge", "hinge")
 SquaredHinge = _loss_metric("squared_hinge", "squared_hinge")
 CategoricalHinge = _loss_metric("categorical_hinge", "categorical_hinge")
 CosineSimilarity = _loss_metric("cosine_similarity", "cosine_similarity", sign=-1.0)  # the similarity, not its loss
+CosineSimilarity.get_config = Metric.get_config  # Keras 3.15 writes no axis (from_config gives axis=-1)
 for _cls, _name in ((MeanAbsolutePercentageError, "MeanAbsolutePercentageError"),
                     (MeanSquaredLogarithmicError, "MeanSquaredLogarithmicError"), (KLDivergence, "KLDivergence"),
                     (Poisson, "Poisson"), (LogCoshError, "LogCoshError"), (Hinge, "Hinge"),
@@ -423,9 +439,14 @@ class _Thresholded(Metric):
             raise NotImplementedError(f"{type(self).__name__}(top_k=...) is not implemented in tapeflow")
         t = [0.5] if thresholds is None else ([thresholds] if np.ndim(thresholds) == 0 else list(thresholds))
         self.thresholds = np.asarray(t, _F)
+        self.init_thresholds = thresholds
         self._scalar = thresholds is None or np.ndim(thresholds) == 0
-        self.class_id = class_id
+        self.top_k, self.class_id = top_k, class_id
         super().__init__(name=name, dtype=dtype)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "thresholds": self.init_thresholds, "top_k": self.top_k,
+                "class_id": self.class_id}
 
     def _build_state(self) -> None:
         n = len(self.thresholds)
@@ -471,8 +492,12 @@ class _ConfusionCount(Metric):
     def __init__(self, thresholds: Any = None, name: str | None = None, dtype: Any = None) -> None:
         t = [0.5] if thresholds is None else ([thresholds] if np.ndim(thresholds) == 0 else list(thresholds))
         self.thresholds = np.asarray(t, _F)
+        self.init_thresholds = thresholds
         self._scalar = thresholds is None or np.ndim(thresholds) == 0
         super().__init__(name=name or self._default_name, dtype=dtype)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "thresholds": self.init_thresholds}
 
     def _build_state(self) -> None:
         self.accumulator = self.add_variable((len(self.thresholds),), name="accumulator")
@@ -528,7 +553,17 @@ class AUC(Metric):
         eps = 1e-7
         self.thresholds = np.asarray([0.0 - eps] + inner + [1.0 + eps], _F)
         self.from_logits = from_logits
+        self.multi_label, self.num_labels, self.label_weights = multi_label, num_labels, label_weights
+        self._init_from_thresholds = thresholds is not None
         super().__init__(name=name or "auc", dtype=dtype)
+
+    def get_config(self) -> dict:
+        config = {"num_thresholds": self.num_thresholds, "curve": self.curve,
+                  "summation_method": self.summation_method, "multi_label": self.multi_label,
+                  "num_labels": self.num_labels, "label_weights": self.label_weights, "from_logits": self.from_logits}
+        if self._init_from_thresholds:  # Keras writes the given thresholds, without the two end points
+            config["thresholds"] = [float(t) for t in self.thresholds[1:-1]]
+        return {**super().get_config(), **config}
 
     def _build_state(self) -> None:
         n = self.num_thresholds

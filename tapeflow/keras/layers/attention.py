@@ -10,9 +10,10 @@ from typing import Any
 
 from tapeflow import nn
 from tapeflow.framework.tensor import Tensor
-from tapeflow.keras import initializers, regularizers
+from tapeflow.keras import constraints, initializers, regularizers
 from tapeflow.keras.layers import masking as _masking
 from tapeflow.keras.layers.base import Layer
+from tapeflow.keras.saving.serialization import base_config
 from tapeflow.keras.layers.conv_nd import serialize
 from tapeflow.keras.layers.einsum_dense import EinsumDense
 from tapeflow.ops import array_ops as ao
@@ -86,13 +87,11 @@ class MultiHeadAttention(Layer):
         seed: Any = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         if use_gate:
             raise NotImplementedError("MultiHeadAttention(use_gate=True) is not implemented in tapeflow")
         if sliding_window is not None:
             raise NotImplementedError("MultiHeadAttention(sliding_window=...) is not implemented in tapeflow")
-        if activity_regularizer is not None:
-            raise NotImplementedError("MultiHeadAttention: activity_regularizer is not implemented in tapeflow")
         if attention_axes is not None and tuple(
             [attention_axes] if isinstance(attention_axes, int) else attention_axes
         ) not in ((1,), (-2,)):
@@ -115,7 +114,8 @@ class MultiHeadAttention(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer) if kernel_regularizer else None
         self.bias_regularizer = regularizers.get(bias_regularizer) if bias_regularizer else None
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
 
     def _proj(self, eq: str, output_shape: tuple, bias_axes: str, name: str) -> EinsumDense:
         # Keras 3 gives each projection fresh clones of the initializers (an unseeded clone takes its own
@@ -243,9 +243,7 @@ class MultiHeadAttention(Layer):
 
     def get_config(self) -> dict:
         return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "dtype": self.dtype,
+            **base_config(self),
             "num_heads": self.num_heads,
             "key_dim": self.key_dim,
             "value_dim": self.value_dim,
@@ -259,7 +257,7 @@ class MultiHeadAttention(Layer):
             "bias_initializer": serialize(self.bias_initializer),
             "kernel_regularizer": serialize(self.kernel_regularizer),
             "bias_regularizer": serialize(self.bias_regularizer),
-            "activity_regularizer": None,
+            "activity_regularizer": serialize(self.activity_regularizer),
             "kernel_constraint": serialize(self.kernel_constraint),
             "bias_constraint": serialize(self.bias_constraint),
             "seed": self.seed,
@@ -353,9 +351,7 @@ class Attention(Layer):
 
     def get_config(self) -> dict:
         return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "dtype": self.dtype,
+            **base_config(self),
             "use_scale": self.use_scale,
             "score_mode": self.score_mode,
             "dropout": self.dropout,

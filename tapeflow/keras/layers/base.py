@@ -318,9 +318,12 @@ class Layer(Module):
     def __init__(self, trainable: bool = True, name: str | None = None, dtype: Any = None, autocast: bool = True,
                  input_shape: Any = None, input_dim: int | None = None, batch_size: int | None = None,
                  **kwargs: Any) -> None:
-        for k in ("activity_regularizer", "input_dtype"):
-            if kwargs.pop(k, None) is not None:
-                raise NotImplementedError(f"tapeflow's Keras layers do not support `{k}` yet")
+        if kwargs.pop("input_dtype", None) is not None:
+            raise NotImplementedError("tapeflow's Keras layers do not support `input_dtype` yet")
+        from tapeflow.keras import regularizers
+
+        # Keras 3: each call adds activity_regularizer(output) to the layer's losses
+        self.activity_regularizer = regularizers.get(kwargs.pop("activity_regularizer", None))
         batch_input_shape = kwargs.pop("batch_input_shape", None)
         if kwargs:
             raise TypeError(f"Unrecognized keyword arguments passed to {type(self).__name__}: {kwargs}")
@@ -537,6 +540,15 @@ class Layer(Module):
             out.extend(layer.losses)
         return out
 
+    def _activity_loss(self, output: Tensor) -> Tensor:
+        """Keras 3: ``activity_regularizer(output)`` divided by the batch size (0 for an empty batch)."""
+        loss = self.activity_regularizer(output)
+        if len(output._shape_tuple()) > 0:
+            from tapeflow.ops import shape_ops, special_ops
+
+            loss = special_ops.divide_no_nan(loss, mo.cast(shape_ops.shape_of(output)[0], loss.dtype))
+        return loss
+
     def add_loss(self, loss: Any) -> None:
         """Adds a loss tensor (from ``call``) that ``fit`` adds to the training loss."""
         self._losses.append(loss)
@@ -657,6 +669,10 @@ class Layer(Module):
                     _ctx.node_shapes = node_shapes
                     if pending:
                         _ctx.restore_roots.remove(self)
+                if self.activity_regularizer is not None:
+                    for t in nest.flatten(out):
+                        if isinstance(t, Tensor):
+                            self.add_loss(self._activity_loss(t))
             d = self.__dict__
             if d.get("_pending_restore"):
                 self._apply_pending_restore()
@@ -800,11 +816,11 @@ class Layer(Module):
         Generated from the arguments ``__init__`` received, as Keras 3's auto-config; a user class
         that overrides ``get_config`` and calls ``super().get_config()`` gets only name/trainable/dtype
         here, as in Keras."""
-        from tapeflow.keras.saving.serialization import auto_config
+        from tapeflow.keras.saving.serialization import auto_config, base_config
 
         override = next((k for k in type(self).__mro__ if "get_config" in k.__dict__), Layer)
         if override is not Layer and not override.__module__.startswith("tapeflow."):
-            return {"name": self.name, "trainable": self.trainable, "dtype": self._policy.name}
+            return base_config(self)
         return auto_config(self)
 
     @classmethod
@@ -912,9 +928,10 @@ class InputLayer(Layer):
         return self._batch_shape
 
     def get_config(self) -> dict:
-        return {"batch_shape": list(self._batch_shape), "dtype": self.output_tensor.dtype
+        return {"batch_shape": tuple(self._batch_shape), "dtype": self.output_tensor.dtype
                 if isinstance(self.output_tensor.dtype, str) else self.output_tensor.dtype.name,
-                "sparse": False, "ragged": False, "name": self.name, "optional": False}
+                "sparse": bool(self.output_tensor.sparse), "ragged": bool(self.output_tensor.ragged),
+                "name": self.name, "optional": False}
 
     def call(self, inputs: Any) -> Any:
         return inputs

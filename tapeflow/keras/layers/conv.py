@@ -8,8 +8,9 @@ import numpy as np
 
 from tapeflow.framework.tensor import Tensor
 from tapeflow import nn
-from tapeflow.keras import activations, initializers
+from tapeflow.keras import activations, constraints, initializers, regularizers
 from tapeflow.keras.layers.base import Layer
+from tapeflow.keras.saving.serialization import base_config, serialize_keras_object
 from tapeflow.ops import math_ops as mo
 
 __all__ = ["Conv2D", "MaxPooling2D", "AveragePooling2D", "GlobalAveragePooling2D", "GlobalMaxPooling2D"]
@@ -61,14 +62,13 @@ class Conv2D(Layer):
                  use_bias: bool = True, kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
                  kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None,
                  kernel_constraint: Any = None, bias_constraint: Any = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         _channels_last(data_format)
         if not isinstance(groups, (int, np.integer)) or groups <= 0:
             raise ValueError(f"The number of groups must be a positive integer. Received: groups={groups}.")
         self.groups = int(groups)
-        if activity_regularizer is not None:
-            raise NotImplementedError("Conv2D: activity_regularizer is not implemented in tapeflow")
-        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
         if not isinstance(filters, (int, np.integer)) or filters <= 0:
             raise ValueError(f"Invalid value for argument `filters`. Expected a strictly positive value. "
                              f"Received filters={filters}.")
@@ -81,7 +81,21 @@ class Conv2D(Layer):
         self.use_bias = use_bias
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+
+    def _config_geometry(self) -> dict:
+        return {"kernel_size": self.kernel_size, "strides": self.strides, "padding": self.padding,
+                "data_format": "channels_last", "dilation_rate": self.dilation_rate}
+
+    def get_config(self) -> dict:
+        ser = serialize_keras_object
+        return {**base_config(self), "filters": self.filters, **self._config_geometry(), "groups": self.groups,
+                "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
+                "kernel_initializer": ser(self.kernel_initializer), "bias_initializer": ser(self.bias_initializer),
+                "kernel_regularizer": ser(self.kernel_regularizer), "bias_regularizer": ser(self.bias_regularizer),
+                "activity_regularizer": ser(self.activity_regularizer),
+                "kernel_constraint": ser(self.kernel_constraint), "bias_constraint": ser(self.bias_constraint)}
 
     def build(self, input_shape: Any) -> None:
         if len(input_shape) != 4:
@@ -140,6 +154,11 @@ class Conv1D(Conv2D):
                          dilation_rate=(1, one(dilation_rate)), groups=groups, **kwargs)
         self.causal = causal
 
+    def _config_geometry(self) -> dict:  # Keras's 1-tuples, not the 2-D convolution's (1, k) that runs it
+        return {"kernel_size": self.kernel_size[1:], "strides": self.strides[1:],
+                "padding": "causal" if self.causal else self.padding, "data_format": "channels_last",
+                "dilation_rate": self.dilation_rate[1:]}
+
     def build(self, input_shape: Any) -> None:
         if len(input_shape) != 3:
             raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=3, "
@@ -181,6 +200,10 @@ class _Pool1D(Layer):
         self.strides = self.pool_size if strides is None else one(strides)
         self.padding = _padding(padding)
 
+    def get_config(self) -> dict:
+        return {**base_config(self), "pool_size": (self.pool_size,), "padding": self.padding,
+                "strides": (self.strides,), "data_format": "channels_last"}
+
     def call(self, inputs: Tensor) -> Tensor:
         from tapeflow.ops import array_ops as ao
 
@@ -198,6 +221,10 @@ class MaxPooling1D(_Pool1D):
 class AveragePooling1D(_Pool1D):
     _kind = "avg"
 
+    def __init__(self, pool_size: Any, strides: Any = None, padding: str = "valid", data_format: Any = None,
+                 **kwargs: Any) -> None:  # pool_size has no default here (Keras 3)
+        super().__init__(pool_size, strides, padding, data_format, **kwargs)
+
 
 class _Pool2D(Layer):
     _kind = "max"
@@ -209,6 +236,10 @@ class _Pool2D(Layer):
         self.pool_size = _pair(pool_size, "pool_size")
         self.strides = self.pool_size if strides is None else _pair(strides, "strides")
         self.padding = _padding(padding)
+
+    def get_config(self) -> dict:
+        return {**base_config(self), "pool_size": self.pool_size, "padding": self.padding, "strides": self.strides,
+                "data_format": "channels_last"}
 
     def call(self, inputs: Tensor) -> Tensor:
         if len(inputs._shape_tuple()) != 4:
@@ -228,6 +259,10 @@ class AveragePooling2D(_Pool2D):
     """Mean over ``pool_size`` windows; with 'same' padding, over the real elements only."""
 
     _kind = "avg"
+
+    def __init__(self, pool_size: Any, strides: Any = None, padding: str = "valid", data_format: Any = None,
+                 **kwargs: Any) -> None:  # pool_size has no default here (Keras 3)
+        super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
 
 class GlobalAveragePooling2D(Layer):

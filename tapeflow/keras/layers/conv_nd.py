@@ -15,7 +15,8 @@ import numpy as np
 from tapeflow import nn
 from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor
-from tapeflow.keras import activations, initializers, regularizers
+from tapeflow.keras import activations, constraints, initializers, regularizers
+from tapeflow.keras.saving.serialization import base_config
 from tapeflow.keras.layers.base import Layer
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
@@ -37,10 +38,10 @@ def serialize(obj: Any) -> Any:
     """Keras-style config value of an initializer / regularizer / constraint (None stays None)."""
     if obj is None or isinstance(obj, (str, int, float, bool)):
         return obj
-    if isinstance(obj, initializers.Initializer):
-        return initializers.serialize(obj)
     if hasattr(obj, "get_config"):
-        return {"class_name": type(obj).__name__, "config": obj.get_config()}
+        from tapeflow.keras.saving.serialization import serialize_keras_object
+
+        return serialize_keras_object(obj)
     return obj
 
 
@@ -120,9 +121,7 @@ class _BaseConv(Layer):
         bias_constraint: Any = None,
         **kwargs: Any,
     ) -> None:
-        if activity_regularizer is not None:
-            raise NotImplementedError(f"{type(self).__name__}: activity_regularizer is not implemented in tapeflow")
-        super().__init__(**kwargs)
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         n = self.rank
         if filters is not None and (not isinstance(filters, (int, np.integer)) or filters <= 0):
             raise ValueError(
@@ -140,7 +139,8 @@ class _BaseConv(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer) if kernel_regularizer else None
         self.bias_regularizer = regularizers.get(bias_regularizer) if bias_regularizer else None
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
 
     def _add_bias(self, units: int) -> None:
         self.bias = (
@@ -162,7 +162,7 @@ class _BaseConv(Layer):
 
     def get_config(self) -> dict:
         return {
-            **super().get_config(),
+            **base_config(self),
             "filters": self.filters,
             "kernel_size": self.kernel_size,
             "strides": self.strides,
@@ -175,7 +175,7 @@ class _BaseConv(Layer):
             "bias_initializer": serialize(self.bias_initializer),
             "kernel_regularizer": serialize(self.kernel_regularizer),
             "bias_regularizer": serialize(self.bias_regularizer),
-            "activity_regularizer": None,
+            "activity_regularizer": serialize(self.activity_regularizer),
             "kernel_constraint": serialize(self.kernel_constraint),
             "bias_constraint": serialize(self.bias_constraint),
         }
@@ -228,8 +228,9 @@ class Conv3D(_BaseConv):
 
     def get_config(self) -> dict:
         config = super().get_config()
-        config["groups"] = self.groups
-        return config
+        i = list(config).index("dilation_rate") + 1  # Keras's place for groups
+        items = list(config.items())
+        return dict(items[:i] + [("groups", self.groups)] + items[i:])
 
 
 def conv_transpose_length(
@@ -467,7 +468,7 @@ class _DepthwiseConv(_BaseConv):
             "bias_initializer": c["bias_initializer"],
             "depthwise_regularizer": c["kernel_regularizer"],
             "bias_regularizer": c["bias_regularizer"],
-            "activity_regularizer": None,
+            "activity_regularizer": serialize(self.activity_regularizer),
             "depthwise_constraint": c["kernel_constraint"],
             "bias_constraint": c["bias_constraint"],
         }
@@ -545,7 +546,7 @@ class _SeparableConv(_BaseConv):
         self.depth_multiplier = int(depth_multiplier)
         self.pointwise_initializer = initializers.get(pointwise_initializer)
         self.pointwise_regularizer = regularizers.get(pointwise_regularizer) if pointwise_regularizer else None
-        self.pointwise_constraint = pointwise_constraint
+        self.pointwise_constraint = constraints.get(pointwise_constraint)
 
     def build(self, input_shape: Any) -> None:
         check_ndim(self, input_shape, self.rank + 2)
@@ -601,7 +602,7 @@ class _SeparableConv(_BaseConv):
             "depthwise_regularizer": c["kernel_regularizer"],
             "pointwise_regularizer": serialize(self.pointwise_regularizer),
             "bias_regularizer": c["bias_regularizer"],
-            "activity_regularizer": None,
+            "activity_regularizer": serialize(self.activity_regularizer),
             "depthwise_constraint": c["kernel_constraint"],
             "pointwise_constraint": serialize(self.pointwise_constraint),
             "bias_constraint": c["bias_constraint"],

@@ -11,8 +11,9 @@ import numpy as np
 
 from tapeflow.framework import dtypes
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
-from tapeflow.keras import activations, initializers
+from tapeflow.keras import activations, constraints, initializers, regularizers
 from tapeflow.keras.layers.base import Layer
+from tapeflow.keras.saving.serialization import base_config, serialize_keras_object
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
 
@@ -34,21 +35,24 @@ class Dense(Layer):
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
                  kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None,
                  kernel_constraint: Any = None, bias_constraint: Any = None, lora_rank: Any = None,
-                 **kwargs: Any) -> None:
+                 lora_alpha: Any = None, quantization_config: Any = None, **kwargs: Any) -> None:
         # Before the layer takes a name, as Keras 3; a Python int only (a NumPy integer is refused, as there)
         if not isinstance(units, int) or units <= 0:
             raise ValueError(f"Received an invalid value for `units`, expected a positive integer. "
                              f"Received: units={units}")
-        super().__init__(**kwargs)
-        if activity_regularizer is not None or lora_rank is not None:
-            raise NotImplementedError("Dense: activity_regularizer and LoRA are not implemented in tapeflow")
-        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        if lora_rank or quantization_config is not None:
+            raise NotImplementedError("Dense: LoRA (lora_rank) and quantization (quantization_config) are not "
+                                      "implemented in tapeflow")
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
         self.units = int(units)
         self.activation = activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
 
     def _check_min_ndim(self, shape: Any) -> None:
         if len(shape) < 2:
@@ -96,8 +100,12 @@ class Dense(Layer):
         return self.activation(y)
 
     def get_config(self) -> dict:
-        return {**super().get_config(), "units": self.units, "activation": activations.serialize(self.activation),
-                "use_bias": self.use_bias}
+        ser = serialize_keras_object
+        return {**base_config(self), "units": self.units, "activation": activations.serialize(self.activation),
+                "use_bias": self.use_bias, "kernel_initializer": ser(self.kernel_initializer),
+                "bias_initializer": ser(self.bias_initializer), "kernel_regularizer": ser(self.kernel_regularizer),
+                "bias_regularizer": ser(self.bias_regularizer), "kernel_constraint": ser(self.kernel_constraint),
+                "bias_constraint": ser(self.bias_constraint), "quantization_config": None}
 
 
 class Flatten(Layer):
@@ -105,9 +113,20 @@ class Flatten(Layer):
 
     def __init__(self, data_format: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        if data_format not in (None, "channels_last", "channels_first"):
+            raise ValueError(f"The `data_format` argument must be one of {{'channels_first', 'channels_last'}}. "
+                             f"Received: data_format={data_format}")
+        self.data_format = data_format or "channels_last"
+
+    def get_config(self) -> dict:
+        return {**base_config(self), "data_format": self.data_format}
 
     def call(self, inputs: Tensor) -> Tensor:
         shape = inputs._shape_tuple()
+        if self.data_format == "channels_first" and len(shape) > 2:
+            # Keras: the channels axis goes last first, so the flat order is channels_last's
+            inputs = ao.transpose(inputs, (0, *range(2, len(shape)), 1))
+            shape = inputs._shape_tuple()
         rest = shape[1:]
         if None in rest:
             if shape[0] is None:  # batch and other dims unknown: the run-time batch size
@@ -125,6 +144,9 @@ class Reshape(Layer):
         super().__init__(**kwargs)
         self.target_shape = tuple(int(d) for d in target_shape)
 
+    def get_config(self) -> dict:
+        return {**base_config(self), "target_shape": self.target_shape}
+
     def call(self, inputs: Tensor) -> Tensor:
         n = inputs._shape_tuple()[0]
         return ao.reshape(inputs, (-1 if n is None else n,) + self.target_shape)
@@ -141,7 +163,8 @@ class Dropout(Layer):
         if not 0 <= rate <= 1:
             raise ValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 and 1. "
                              f"Received: rate={rate}")
-        self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+        self.rate, self.seed = float(rate), seed
+        self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         if self.rate > 0:
             # Keras 3's SeedGenerator(seed): state [seed, 0] (an unseeded layer takes a Python-random seed now,
             # as Keras's make_default_seed); each training call draws TF's stateless dropout of [seed, counter]
@@ -168,6 +191,9 @@ class Dropout(Layer):
             full = ao.shape(inputs)
             noise_shape = ao.stack([full[i] if n is None else n for i, n in enumerate(self.noise_shape)])
         return stateless_dropout(inputs, self.rate, seed=seed, noise_shape=noise_shape)
+
+    def get_config(self) -> dict:
+        return {**base_config(self), "rate": self.rate, "seed": self.seed, "noise_shape": self.noise_shape}
 
 
 class Activation(Layer):
@@ -238,15 +264,24 @@ class Embedding(Layer):
                  **kwargs: Any) -> None:
         kwargs.pop("input_length", None)
         super().__init__(**kwargs)
-        self.embeddings_regularizer = embeddings_regularizer
+        self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
         for what, v in (("input_dim", input_dim), ("output_dim", output_dim)):
             if not isinstance(v, (int, np.integer)) or v <= 0:
                 raise ValueError(f"`{what}` must be a positive integer. Received: {what}={v} (of type "
                                  f"{type(v).__name__}).")
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
-        self.embeddings_constraint = embeddings_constraint
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.mask_zero = mask_zero
+
+    def get_config(self) -> dict:
+        ser = serialize_keras_object
+        return {**base_config(self), "input_dim": self.input_dim, "output_dim": self.output_dim,
+                "embeddings_initializer": ser(self.embeddings_initializer),
+                "embeddings_regularizer": ser(self.embeddings_regularizer),
+                "activity_regularizer": ser(self.activity_regularizer),
+                "embeddings_constraint": ser(self.embeddings_constraint), "mask_zero": self.mask_zero,
+                "quantization_config": None}
 
     def build(self, input_shape: Any = None) -> None:
         self.embeddings = self.add_weight(name="embeddings", shape=(self.input_dim, self.output_dim),
@@ -273,6 +308,17 @@ class Lambda(Layer):
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.function, self.arguments = function, arguments or {}
+        self._output_shape, self.mask = output_shape, mask
+
+    def get_config(self) -> dict:
+        # Keras's keys: output_shape and mask only when given
+        ser = serialize_keras_object
+        config: dict = {"function": ser(self.function)}
+        if self._output_shape is not None:
+            config["output_shape"] = ser(self._output_shape)
+        if self.mask is not None:
+            config["mask"] = ser(self.mask)
+        return {**base_config(self), **config, "arguments": ser(self.arguments)}
 
     def call(self, inputs: Any) -> Any:
         return self.function(inputs, **self.arguments)

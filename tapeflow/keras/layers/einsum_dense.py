@@ -7,8 +7,9 @@ import re
 from typing import Any
 
 from tapeflow.framework.tensor import Tensor
-from tapeflow.keras import activations, initializers, regularizers
+from tapeflow.keras import activations, constraints, initializers, regularizers
 from tapeflow.keras.layers.base import KerasTensor, Layer
+from tapeflow.keras.saving.serialization import base_config
 from tapeflow.keras.layers.conv_nd import serialize
 from tapeflow.ops import indexing_ops
 from tapeflow.ops import math_ops as mo
@@ -44,7 +45,8 @@ class EinsumDense(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer) if kernel_regularizer else None
         self.bias_regularizer = regularizers.get(bias_regularizer) if bias_regularizer else None
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.lora_rank = self.lora_alpha = None
         self.lora_enabled = False
 
@@ -91,13 +93,14 @@ class EinsumDense(Layer):
         return self.activation(y)
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype_policy.name,
+        return {**base_config(self),
                 "output_shape": self.partial_output_shape, "equation": self.equation,
                 "activation": activations.serialize(self.activation), "bias_axes": self.bias_axes,
                 "kernel_initializer": serialize(self.kernel_initializer),
                 "bias_initializer": serialize(self.bias_initializer),
                 "kernel_regularizer": _serialize_regularizer(self.kernel_regularizer),
-                "bias_regularizer": _serialize_regularizer(self.bias_regularizer), "activity_regularizer": None,
+                "bias_regularizer": _serialize_regularizer(self.bias_regularizer),
+                "activity_regularizer": _serialize_regularizer(self.activity_regularizer),
                 "kernel_constraint": serialize(self.kernel_constraint),
                 "bias_constraint": serialize(self.bias_constraint), "quantization_config": None}
 

@@ -10,9 +10,10 @@ import numpy as np
 
 from tapeflow import nn
 from tapeflow.framework.tensor import Tensor
-from tapeflow.keras import initializers, regularizers
+from tapeflow.keras import constraints, initializers, regularizers
 from tapeflow.keras.layers.base import Layer
 from tapeflow.keras.layers.conv_nd import check_ndim, serialize
+from tapeflow.keras.saving.serialization import base_config as _base_config
 from tapeflow.ops import math_ops as mo
 
 __all__ = [
@@ -32,9 +33,6 @@ __all__ = [
     "PReLU",
 ]
 
-
-def _base_config(layer: Layer) -> dict:
-    return {"name": layer.name, "trainable": layer.trainable, "dtype": layer.dtype}
 
 
 class Masking(Layer):
@@ -162,10 +160,12 @@ class _SpatialDropout(Layer):
         return nn.dropout(inputs, rate=self.rate, noise_shape=noise_shape, seed=self.seed)
 
     def get_config(self) -> dict:
+        # Keras 3.15's own form: no trainable, dtype as a string (not a DTypePolicy)
         return {
-            **_base_config(self),
             "rate": self.rate,
             "seed": self.seed,
+            "name": self.name,
+            "dtype": self.dtype,
             **({"data_format": "channels_last"} if self.rank > 1 else {}),
         }
 
@@ -331,7 +331,8 @@ class ELU(Layer):
         return mo.where(mo.greater(inputs, 0.0), y, y * self.alpha)
 
     def get_config(self) -> dict:
-        return {**_base_config(self), "alpha": self.alpha}
+        base = _base_config(self)  # Keras 3.15's order: name, alpha, trainable, dtype
+        return {"name": base.pop("name"), "alpha": self.alpha, **base}
 
 
 class PReLU(Layer):
@@ -351,7 +352,7 @@ class PReLU(Layer):
         super().__init__(**kwargs)
         self.alpha_initializer = initializers.get(alpha_initializer)
         self.alpha_regularizer = regularizers.get(alpha_regularizer) if alpha_regularizer else None
-        self.alpha_constraint = alpha_constraint
+        self.alpha_constraint = constraints.get(alpha_constraint)
         if shared_axes is None or isinstance(shared_axes, (list, tuple)):
             self.shared_axes = None if shared_axes is None else list(shared_axes)
         else:

@@ -10,6 +10,7 @@ import numpy as np
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.keras import initializers
 from tapeflow.keras.layers.base import Layer
+from tapeflow.keras.saving.serialization import base_config
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import indexing_ops
 from tapeflow.ops import math_ops as mo
@@ -77,7 +78,7 @@ class RandomFlip(Layer):
         return input_shape
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype_policy.name,
+        return {**base_config(self),
                 "data_format": self.data_format, "seed": self.seed, "mode": self.mode}
 
 
@@ -135,7 +136,7 @@ class RandomContrast(Layer):
         return input_shape
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype_policy.name,
+        return {**base_config(self),
                 "data_format": self.data_format, "factor": self.factor, "value_range": self.value_range,
                 "seed": self.seed}
 
@@ -220,8 +221,7 @@ class _AffineLayer(Layer):
         return input_shape
 
     def _base_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype_policy.name,
-                "data_format": self.data_format}
+        return {**base_config(self), "data_format": self.data_format}
 
 
 def _factor_pair(factor: Any, bounds: tuple) -> tuple:
@@ -425,7 +425,7 @@ class RandomCrop(Layer):
         return tuple(shape)
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype_policy.name,
+        return {**base_config(self),
                 "data_format": self.data_format, "height": self.height, "width": self.width, "seed": self.seed}
 
 
@@ -470,7 +470,7 @@ class RandomBrightness(Layer):
         return input_shape
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype_policy.name,
+        return {**base_config(self),
                 "data_format": self.data_format, "factor": self.factor, "value_range": self.value_range,
                 "seed": self.seed}
 
@@ -518,7 +518,7 @@ class _RandomSize(Layer):
         return tuple(shape)
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype_policy.name,
+        return {**base_config(self),
                 "factor": self.factor, "interpolation": self.interpolation, "seed": self.seed}
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from tapeflow.framework import dtypes
 from tapeflow.framework.tensor import Tensor
 from tapeflow import nn
-from tapeflow.keras import initializers
+from tapeflow.keras import constraints, initializers, regularizers
 from tapeflow.keras.layers.base import Layer
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
@@ -40,9 +40,17 @@ class BatchNormalization(Layer):
                  scale: bool = True, beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
                  moving_mean_initializer: Any = "zeros", moving_variance_initializer: Any = "ones",
                  beta_regularizer: Any = None, gamma_regularizer: Any = None, beta_constraint: Any = None,
-                 gamma_constraint: Any = None, synchronized: bool = False, **kwargs: Any) -> None:
+                 gamma_constraint: Any = None, synchronized: bool = False, renorm: bool = False,
+                 renorm_clipping: Any = None, renorm_momentum: float = 0.99, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
+        if renorm:
+            raise NotImplementedError("BatchNormalization(renorm=True) (batch renormalization) is not implemented "
+                                      "in tapeflow")
+        self.renorm, self.renorm_clipping, self.renorm_momentum = renorm, renorm_clipping, renorm_momentum
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
         self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
         self.center, self.scale = center, scale
         self.beta_initializer = initializers.get(beta_initializer)
@@ -61,9 +69,11 @@ class BatchNormalization(Layer):
         # broadcast shape of the parameters against the input
         self._bshape = tuple(input_shape[i] if i in self._feature_axes else 1 for i in range(ndim))
         self.gamma = self.add_weight(shape, self.gamma_initializer, name="gamma", autocast=False,
-                                     regularizer=getattr(self, "gamma_regularizer", None)) if self.scale else None
+                                     regularizer=self.gamma_regularizer,
+                                     constraint=self.gamma_constraint) if self.scale else None
         self.beta = self.add_weight(shape, self.beta_initializer, name="beta", autocast=False,
-                                    regularizer=getattr(self, "beta_regularizer", None)) if self.center else None
+                                    regularizer=self.beta_regularizer,
+                                    constraint=self.beta_constraint) if self.center else None
         self.moving_mean = self.add_weight(name="moving_mean", shape=shape, initializer=self.moving_mean_initializer,
                                            trainable=False, autocast=False)
         self.moving_variance = self.add_weight(name="moving_variance", shape=shape,
@@ -124,7 +134,10 @@ class LayerNormalization(Layer):
         if rms_scaling:
             raise NotImplementedError("LayerNormalization(rms_scaling=True) is not implemented in tapeflow")
         self.axis, self.epsilon, self.center, self.scale = axis, float(epsilon), center, scale
-        self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
         self.beta_initializer = initializers.get(beta_initializer)
         self.gamma_initializer = initializers.get(gamma_initializer)
 
@@ -134,9 +147,11 @@ class LayerNormalization(Layer):
         shape = tuple(input_shape[a] for a in self._axes)
         self._bshape = tuple(input_shape[i] if i in self._axes else 1 for i in range(ndim))
         self.gamma = self.add_weight(shape, self.gamma_initializer, name="gamma", autocast=False,
-                                     regularizer=getattr(self, "gamma_regularizer", None)) if self.scale else None
+                                     regularizer=self.gamma_regularizer,
+                                     constraint=self.gamma_constraint) if self.scale else None
         self.beta = self.add_weight(shape, self.beta_initializer, name="beta", autocast=False,
-                                    regularizer=getattr(self, "beta_regularizer", None)) if self.center else None
+                                    regularizer=self.beta_regularizer,
+                                    constraint=self.beta_constraint) if self.center else None
         self.built = True
 
     _autocast = False  # Keras: inputs keep their dtype, math in float32 for float16

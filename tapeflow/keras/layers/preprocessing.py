@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.keras.saving.serialization import base_config
 from tapeflow.keras.layers.base import Layer
 from tapeflow.ops import math_ops as mo
 
@@ -139,10 +140,8 @@ class Normalization(Layer):
         return (inputs - self.mean) / std
 
     def get_config(self) -> dict:
-        config = super().get_config()
-        config.update({"axis": self.axis, "invert": self.invert, "mean": np.array(self.input_mean).tolist(),
-                       "variance": np.array(self.input_variance).tolist()})
-        return config
+        return {**base_config(self), "axis": self.axis, "invert": self.invert,
+                "mean": np.array(self.input_mean).tolist(), "variance": np.array(self.input_variance).tolist()}
 
 
 class Rescaling(Layer):

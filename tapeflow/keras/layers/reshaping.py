@@ -7,6 +7,7 @@ from typing import Any
 
 from tapeflow.framework.tensor import Tensor
 from tapeflow.keras.layers.base import Layer
+from tapeflow.keras.saving.serialization import base_config
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
 
@@ -41,6 +42,9 @@ class Permute(Layer):
     def call(self, inputs: Tensor) -> Tensor:
         return ao.transpose(inputs, (0,) + self.dims)
 
+    def get_config(self) -> dict:
+        return {**base_config(self), "dims": self.dims}
+
 
 class RepeatVector(Layer):
     """``(batch, features)`` -> ``(batch, n, features)``."""
@@ -48,6 +52,9 @@ class RepeatVector(Layer):
     def __init__(self, n: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.n = int(n)
+
+    def get_config(self) -> dict:
+        return {**base_config(self), "n": self.n}
 
     def call(self, inputs: Tensor) -> Tensor:
         if len(inputs._shape_tuple()) != 2:
@@ -65,6 +72,9 @@ class ZeroPadding2D(Layer):
         _channels_last(data_format)
         self.padding = _pair(padding, "pad")
 
+    def get_config(self) -> dict:
+        return {**base_config(self), "padding": self.padding, "data_format": "channels_last"}
+
     def call(self, inputs: Tensor) -> Tensor:
         from tapeflow.ops.indexing_ops import pad
 
@@ -79,6 +89,9 @@ class Cropping2D(Layer):
         super().__init__(**kwargs)
         _channels_last(data_format)
         self.cropping = _pair(cropping, "pad")
+
+    def get_config(self) -> dict:
+        return {**base_config(self), "cropping": self.cropping, "data_format": "channels_last"}
 
     def call(self, inputs: Tensor) -> Tensor:
         (t, b), (lft, rgt) = self.cropping
@@ -99,6 +112,10 @@ class UpSampling2D(Layer):
             raise NotImplementedError(f"UpSampling2D: interpolation={interpolation!r} is not implemented in "
                                       f"tapeflow (only 'nearest')")
         self.size, self.interpolation = _pair(size, "size"), interpolation
+
+    def get_config(self) -> dict:
+        return {**base_config(self), "size": self.size, "data_format": "channels_last",
+                "interpolation": self.interpolation}
 
     def call(self, inputs: Tensor) -> Tensor:
         from tapeflow.ops.indexing_ops import repeat

@@ -19,9 +19,10 @@ from tapeflow import nn
 from tapeflow.framework import nest
 from tapeflow.framework.context import state as _state
 from tapeflow.framework.tensor import Tensor
-from tapeflow.keras import activations, initializers, regularizers
+from tapeflow.keras import activations, constraints, initializers, regularizers
 from tapeflow.keras.layers.base import Layer
 from tapeflow.keras.layers.conv_nd import serialize
+from tapeflow.keras.saving.serialization import base_config
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
 
@@ -84,8 +85,9 @@ class _DropoutCell(Layer):
         self.kernel_regularizer = regularizers.get(kernel_regularizer) if kernel_regularizer else None
         self.recurrent_regularizer = regularizers.get(recurrent_regularizer) if recurrent_regularizer else None
         self.bias_regularizer = regularizers.get(bias_regularizer) if bias_regularizer else None
-        self.kernel_constraint, self.recurrent_constraint = kernel_constraint, recurrent_constraint
-        self.bias_constraint = bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.recurrent_constraint = constraints.get(recurrent_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.dropout = min(1.0, max(0.0, float(dropout)))
         self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
         self.seed = seed
@@ -176,12 +178,10 @@ class _DropoutCell(Layer):
         return [ao.zeros((batch_size, d), dtype=self.compute_dtype) for d in sizes]
 
     def _base_config(self) -> dict:
-        return {
-            **super().get_config(),
-            "units": self.units,
-            "activation": activations.serialize(self.activation),
-            "use_bias": self.use_bias,
-        }
+        cfg = {**base_config(self), "units": self.units, "activation": activations.serialize(self.activation)}
+        if hasattr(self, "recurrent_activation"):
+            cfg["recurrent_activation"] = activations.serialize(self.recurrent_activation)
+        return {**cfg, "use_bias": self.use_bias}
 
     def _init_config(self) -> dict:
         return {
@@ -282,11 +282,8 @@ class LSTMCell(_DropoutCell):
         return h, [h, c]
 
     def get_config(self) -> dict:
-        cfg = self._base_config()
-        cfg["recurrent_activation"] = activations.serialize(self.recurrent_activation)
-        cfg["use_bias"] = cfg.pop("use_bias")
-        cfg["unit_forget_bias"] = self.unit_forget_bias
-        return {**cfg, **self._init_config(), "seed": self.seed}
+        return {**self._base_config(), "unit_forget_bias": self.unit_forget_bias, **self._init_config(),
+                "seed": self.seed}
 
 
 class GRUCell(_DropoutCell):
@@ -346,10 +343,7 @@ class GRUCell(_DropoutCell):
         return out, [out]
 
     def get_config(self) -> dict:
-        cfg = self._base_config()
-        cfg["recurrent_activation"] = activations.serialize(self.recurrent_activation)
-        cfg["use_bias"] = cfg.pop("use_bias")
-        return {**cfg, **self._init_config(), "reset_after": self.reset_after, "seed": self.seed}
+        return {**self._base_config(), **self._init_config(), "reset_after": self.reset_after, "seed": self.seed}
 
 
 class StackedRNNCells(Layer):
@@ -699,7 +693,7 @@ class RNN(Layer):
 
     def get_config(self) -> dict:
         cfg = {
-            **super().get_config(),
+            **base_config(self),
             "return_sequences": self.return_sequences,
             "return_state": self.return_state,
             "go_backwards": self.go_backwards,
@@ -731,11 +725,11 @@ class _RNNWithCell(RNN):
         rnn_kwargs = {k: kwargs.pop(k) for k in _RNN_ARGS if k in kwargs}
         layer_kwargs = {
             k: kwargs.pop(k)
-            for k in ("name", "trainable", "dtype", "input_shape", "batch_size", "input_dim", "batch_input_shape")
+            for k in ("name", "trainable", "dtype", "input_shape", "batch_size", "input_dim", "batch_input_shape",
+                      "activity_regularizer")
             if k in kwargs
         }
         kwargs.pop("time_major", None)
-        kwargs.pop("activity_regularizer", None)
         cell = self.cell_class(
             units,
             name=_cell_name(self.cell_class),
@@ -760,9 +754,17 @@ class _RNNWithCell(RNN):
     def get_config(self) -> dict:
         cfg = super().get_config()
         cell_cfg = self.cell.get_config()
-        for k in ("name", "trainable", "dtype"):
-            cell_cfg.pop(k, None)
-        return {**cfg, **cell_cfg, "activity_regularizer": None}
+        for k in ("name", "trainable", "dtype") + (("seed",) if self.cell_class is SimpleRNNCell else ()):
+            cell_cfg.pop(k, None)  # Keras's SimpleRNN (not its cell, nor LSTM/GRU) lists no seed
+        for k, v in cell_cfg.items():  # the cell's keys in Keras's order for the layer
+            if k == "unit_forget_bias":
+                continue
+            cfg[k] = v
+            if k == "bias_initializer" and "unit_forget_bias" in cell_cfg:
+                cfg["unit_forget_bias"] = cell_cfg["unit_forget_bias"]
+            if k == "bias_regularizer":
+                cfg["activity_regularizer"] = serialize(self.activity_regularizer)
+        return cfg
 
     @classmethod
     def from_config(cls, config: dict) -> Layer:

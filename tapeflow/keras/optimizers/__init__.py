@@ -36,8 +36,10 @@ _ALL = {c.__name__.lower(): c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, Adad
 
 
 def serialize(optimizer: Optimizer) -> dict:
-    """``{"class_name": ..., "config": ...}`` of an optimizer."""
-    return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+    """Keras 3's ``{"module": "keras.optimizers", "class_name", "config", "registered_name"}``."""
+    from tapeflow.keras.saving.serialization import serialize_keras_object
+
+    return serialize_keras_object(optimizer)
 
 
 def deserialize(config: dict, custom_objects: dict | None = None) -> Optimizer:

@@ -247,8 +247,10 @@ _BY_NAME = {c.__name__: c for c in (ExponentialDecay, PiecewiseConstantDecay, Po
 
 
 def serialize(schedule: LearningRateSchedule) -> dict:
-    """``{"class_name": ..., "config": ...}`` of a schedule."""
-    return {"class_name": type(schedule).__name__, "config": schedule.get_config()}
+    """Keras 3's ``{"module": "keras.optimizers.schedules", "class_name", "config", "registered_name"}``."""
+    from tapeflow.keras.saving.serialization import serialize_keras_object
+
+    return serialize_keras_object(schedule)
 
 
 def deserialize(config: dict, custom_objects: dict | None = None) -> LearningRateSchedule:

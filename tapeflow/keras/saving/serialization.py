@@ -134,7 +134,7 @@ def _keras_module(cls: type) -> str | None:
         return None if mod == "__main__" else mod
     if cls.__name__ == "Functional":
         return "keras.src.models.functional"
-    if cls.__name__ in ("Sequential", "Model"):
+    if cls.__name__ in ("Sequential", "Model") or (cls.__name__ == "Layer" and mod == "tapeflow.keras.layers.base"):
         return "keras"
     for part in ("layers", "initializers", "regularizers", "losses", "metrics", "constraints"):
         if mod.startswith(f"tapeflow.keras.{part}"):
@@ -222,28 +222,9 @@ def _serialize_function(fn: Any) -> Any:
 
 
 def _serialize_config(obj: Any, config: dict) -> dict:
-    from tapeflow.keras import activations, initializers, regularizers
-    from tapeflow.keras.layers.base import Layer
-
-    out: dict = {}
-    for key, value in config.items():
-        if key == "dtype" and isinstance(obj, Layer) and isinstance(value, str) and type(obj).__name__ != "InputLayer":
-            out[key] = _dtype_policy(value)
-        elif (key == "activation" or key.endswith("_activation")) and (value is None or isinstance(value, str)):
-            out[key] = activations.serialize(activations.get(value)) if value is not None else "linear"
-        elif key.endswith("_initializer") and isinstance(value, (str, dict)):
-            # built only to be written out: it must not take a Python-random seed (Keras serializes the
-            # layer's own initializer, so saving draws nothing and later layers keep Keras's weights)
-            state = random.getstate()
-            try:
-                out[key] = serialize_keras_object(initializers.get(value))
-            finally:
-                random.setstate(state)
-        elif key.endswith("_regularizer") and isinstance(value, (str, dict)):
-            out[key] = serialize_keras_object(regularizers.get(value))
-        else:
-            out[key] = serialize_keras_object(value)
-    return out
+    """Keras's ``serialize_dict``: each value as it is serialized (tapeflow's classes give their configs in
+    Keras's forms already; a user's ``get_config`` is written as it returns it, as Keras writes it)."""
+    return {key: serialize_keras_object(value) for key, value in config.items()}
 
 
 def _shape_list(shape: Any) -> Any:
@@ -370,7 +351,11 @@ def deserialize_keras_object(config: Any, custom_objects: dict | None = None, **
     class_name, inner = config["class_name"], config["config"]
     if class_name == "__keras_tensor__":
         raise ValueError("A KerasTensor config can only be deserialized inside a functional model's config.")
-    if class_name == "DTypePolicy" or class_name == "DTypePolicyMap":
+    if class_name == "DTypePolicy":
+        from tapeflow.keras.mixed_precision import DTypePolicy
+
+        return DTypePolicy(**inner) if isinstance(inner, dict) else DTypePolicy(inner)
+    if class_name == "DTypePolicyMap":
         return inner.get("name", "float32") if isinstance(inner, dict) else inner
     if class_name == "function":
         name = inner
@@ -448,41 +433,147 @@ def _takes_custom_objects(fn: Any) -> bool:
 
 # -- the generic layer config (Keras 3's auto-config) ---------------------------------------
 _BASE_ONLY = ("input_shape", "input_dim", "batch_size", "batch_input_shape")
+# Layer.__init__ arguments Keras never writes into a layer's config (name/trainable/dtype come first)
+_LAYER_ONLY = ("name", "trainable", "dtype", "autocast") + _BASE_ONLY
 # Keras arguments whose "off" value tapeflow's layers need not accept
 _INERT = (None, False, "channels_last", (), [], {})
 
 
-def _layer_init() -> Any:
+def base_config(layer: Any) -> dict:
+    """Keras 3's ``Layer.get_config`` keys: ``name``, ``trainable`` and ``dtype`` as a serialized
+    ``DTypePolicy`` (``{"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, ...}``),
+    and ``activity_regularizer`` when the layer has one."""
+    config = {"name": layer.name, "trainable": layer.trainable, "dtype": _dtype_policy(layer.dtype_policy.name)}
+    if getattr(layer, "activity_regularizer", None) is not None:
+        config["activity_regularizer"] = serialize_keras_object(layer.activity_regularizer)
+    return config
+
+
+def config_value(layer: Any, key: str, value: Any) -> Any:
+    """Keras's form of one config entry: an initializer, regularizer or constraint as its serialized dict
+    (the layer's own object when it holds one, so no new initializer draws a seed), an activation as its
+    name, ``data_format=None`` as ``"channels_last"`` (Keras standardizes it); anything else unchanged."""
+    if key.endswith(("_initializer", "_regularizer", "_constraint")) and value is not None:
+        from tapeflow.keras import constraints, initializers, regularizers
+
+        own = getattr(layer, key, None)
+        if own is not None and not isinstance(own, (str, dict)) and hasattr(own, "get_config"):
+            return serialize_keras_object(own)
+        if isinstance(value, (str, dict)):
+            module = (initializers if key.endswith("_initializer")
+                      else regularizers if key.endswith("_regularizer") else constraints)
+            state = random.getstate()  # a throw-away initializer must not take a Python-random seed
+            try:
+                return serialize_keras_object(module.get(value))
+            finally:
+                random.setstate(state)
+        return serialize_keras_object(value)
+    if key == "activation" or key.endswith("_activation"):
+        from tapeflow.keras import activations
+
+        return serialize_keras_object(activations.get(value)) if value is not None else "linear"
+    if key == "data_format" and value is None:
+        return "channels_last"
+    return value
+
+
+def _init_chain(cls: type) -> list:
+    """The ``__init__`` signatures a layer's constructor arguments pass through: the class's own, then,
+    while one forwards ``**kwargs`` to ``super().__init__``, the next base class's (up to ``Layer``)."""
     from tapeflow.keras.layers.base import Layer
 
-    return Layer.__init__
+    chain = []
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or not (isinstance(klass, type) and issubclass(klass, Layer)) or klass is Layer:
+            continue
+        try:
+            sig = inspect.signature(init)
+        except (TypeError, ValueError):
+            break
+        chain.append(sig)
+        if not any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+            break
+    return chain
 
 
 def auto_config(layer: Any) -> dict:
-    """The constructor's arguments (given or default) as a config, plus name/trainable/dtype."""
-    config: dict = {"name": layer.name, "trainable": layer.trainable, "dtype": layer.dtype_policy.name}
+    """The constructor's arguments (given or default) as a config in Keras's forms, after
+    name/trainable/dtype: the class's own parameters, then those of the base classes it passes
+    ``**kwargs`` to (Conv1D's ``activation`` ... of Conv2D), then other keyword arguments given.
+    A user's class (not tapeflow's) gets Keras 3's auto-config instead (``_user_auto_config``)."""
+    from tapeflow.keras.layers.base import Layer
+
+    mro = type(layer).__mro__
+    if not any(k.__module__.startswith("tapeflow.") for k in mro[:mro.index(Layer)]):
+        return _user_auto_config(layer)
+    config = base_config(layer)
     init_args = getattr(layer, "_init_args", None)
-    if init_args is None:
+    chain = _init_chain(type(layer))
+    if init_args is None or not chain:
         return config
     args, kwargs = init_args
     try:
-        sig = inspect.signature(type(layer).__init__)
-        bound = sig.bind(layer, *args, **kwargs)
+        bound = chain[0].bind(layer, *args, **kwargs)
     except (TypeError, ValueError):
         return config
     bound.apply_defaults()
-    for i, (pname, param) in enumerate(sig.parameters.items()):
+    rest: dict = {}
+    values: dict = {}
+    for i, (pname, param) in enumerate(chain[0].parameters.items()):
         if i == 0 or param.kind is param.VAR_POSITIONAL:
             continue
-        value = bound.arguments.get(pname)
         if param.kind is param.VAR_KEYWORD:
-            for k, v in (value or {}).items():
-                if k not in _BASE_ONLY and k not in config:
-                    config[k] = v
-        elif pname not in ("name", "trainable", "dtype") and not (
-            pname in _BASE_ONLY and type(layer).__init__ is _layer_init()
-        ):
-            config[pname] = value
+            rest = dict(bound.arguments.get(pname) or {})
+        elif pname not in ("name", "trainable", "dtype"):
+            values[pname] = bound.arguments.get(pname)
+    for sig in chain[1:]:
+        for pname, param in sig.parameters.items():
+            if pname in values or pname in ("self", "name", "trainable", "dtype") or param.kind in (
+                    param.VAR_KEYWORD, param.VAR_POSITIONAL):
+                continue
+            if pname in rest:
+                values[pname] = rest.pop(pname)
+            elif param.default is not param.empty:
+                values[pname] = param.default
+    values.update({k: v for k, v in rest.items() if k not in _LAYER_ONLY})
+    if values.get("activity_regularizer", 0) is None:
+        del values["activity_regularizer"]  # as Keras's Layer.get_config: listed only when set
+    config.update({k: config_value(layer, k, v) for k, v in values.items() if k not in config})
+    return config
+
+
+def _user_auto_config(layer: Any) -> dict:
+    """Keras 3's auto-config of a user's layer class without ``get_config``: ``name`` (dropped when
+    ``__init__`` takes neither ``name`` nor ``**kwargs``), the arguments ``__init__`` received with its
+    defaults, as given, then ``trainable`` and ``dtype``; a class without its own ``__init__`` lists
+    Keras's ``Layer.__init__`` arguments (``activity_regularizer``, ``autocast``)."""
+    config: dict = {"name": layer.name}
+    init = type(layer).__init__
+    init_args = getattr(layer, "_init_args", None) or ((), {})
+    from tapeflow.keras.layers.base import Layer
+
+    if init is Layer.__init__:
+        given = dict(init_args[1])
+        config.update({"activity_regularizer": given.get("activity_regularizer"), "trainable": layer.trainable,
+                       "dtype": None, "autocast": given.get("autocast", True)})
+    else:
+        try:
+            sig = inspect.signature(init)
+            bound = sig.bind(layer, *init_args[0], **init_args[1])
+        except (TypeError, ValueError):
+            return base_config(layer)
+        bound.apply_defaults()
+        for i, (pname, param) in enumerate(sig.parameters.items()):
+            if i == 0 or pname == "name" or param.kind is param.VAR_POSITIONAL:
+                continue
+            if param.kind is param.VAR_KEYWORD:
+                config.update({k: v for k, v in (bound.arguments.get(pname) or {}).items() if k != "name"})
+            else:
+                config[pname] = bound.arguments.get(pname)
+        if "name" not in sig.parameters and "kwargs" not in sig.parameters:
+            config.pop("name")  # cls(**config) could not take it back
+    config.update({k: v for k, v in base_config(layer).items() if k != "name"})
     return config
 
 

@@ -1,0 +1,171 @@
+"""Every tapeflow Keras class's ``get_config()`` is Keras 3.15's, key for key and form for form.
+
+tests/fixtures/keras/configs_keras315.json holds, per constructor expression (``K`` is ``tf.keras``), what
+real Keras 3.15.1 gave: ``get_config()`` (a tuple written ``{"__tuple__": [...]}``, so tuple and list stay
+apart), the ``module``/``class_name``/``registered_name`` of ``serialize_keras_object`` (whose ``config`` is
+the same config as JSON), and, where it differs, ``get_config()`` of the object rebuilt from that JSON.
+It was made by running the same expressions under Keras (/opt/tfvenv) and tapeflow; each entry also
+round-trips through ``from_config`` and ``deserialize_keras_object`` here.
+"""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+K = tf.keras
+HERE = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(HERE, "fixtures", "keras", "configs_keras315.json")) as f:
+    SPECS = json.load(f)
+
+
+def _canon(v):
+    """Python config -> the fixture's form (tuples marked, NumPy scalars as Python numbers)."""
+    if isinstance(v, dict):
+        return {str(k): _canon(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_canon(x) for x in v]
+    if isinstance(v, tuple):
+        return {"__tuple__": [_canon(x) for x in v]}
+    if isinstance(v, np.generic):
+        return {"__np__": str(v.dtype), "v": v.item()}
+    return v
+
+
+def _plain(v):
+    """The fixture's form -> its JSON (tuples as lists), as serialize_keras_object writes it."""
+    if isinstance(v, dict):
+        if set(v) == {"__tuple__"}:
+            return [_plain(x) for x in v["__tuple__"]]
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _diff(want, got):
+    keys = list(dict.fromkeys([*want, *got]))
+    return {k: (want.get(k, "<missing>"), got.get(k, "<missing>")) for k in keys if want.get(k) != got.get(k)}
+
+
+@pytest.mark.parametrize("label", sorted(SPECS))
+def test_config_is_keras(label):
+    spec = SPECS[label]
+    K.backend.clear_session()
+    obj = eval(spec["expr"], {"K": K})
+    got = _canon(obj.get_config())
+    assert got == spec["config"], _diff(spec["config"], got)
+    assert list(got) == list(spec["config"])  # the order Keras prints
+    serialized = json.loads(json.dumps(K.saving.serialize_keras_object(obj)))
+    assert serialized == {**spec["serialized"], "config": _plain(spec["config"])}
+    K.backend.clear_session()
+    again = _canon(type(obj).from_config(obj.get_config()).get_config())
+    assert again == spec["config"], _diff(spec["config"], again)
+    K.backend.clear_session()
+    loaded = _canon(K.saving.deserialize_keras_object(serialized).get_config())
+    want = spec.get("loaded_config", spec["config"])
+    assert loaded == want, _diff(want, loaded)
+
+
+# -- behaviour behind the configs (numbers from Keras 3.15.1) -------------------------------------------------------
+_W = np.array([[0.5, -2.0, 1.0], [1.5, 0.25, -3.0]], "float32")
+
+
+@pytest.mark.parametrize("constraint, want", [
+    (K.constraints.MaxNorm(1.0), [[0.316228, -0.992278, 0.316228], [0.948683, 0.124035, -0.948683]]),
+    (K.constraints.MaxNorm(2.0, axis=1), [[0.436436, -1.745743, 0.872872], [0.891953, 0.148659, -1.783906]]),
+    (K.constraints.NonNeg(), [[0.5, 0.0, 1.0], [1.5, 0.25, 0.0]]),
+    (K.constraints.UnitNorm(), [[0.316228, -0.992278, 0.316228], [0.948683, 0.124035, -0.948683]]),
+    (K.constraints.MinMaxNorm(0.5, 1.5, rate=0.5, axis=1),
+     [[0.413663, -1.654654, 0.827327], [1.084482, 0.180747, -2.168965]]),
+])
+def test_constraints_project_as_keras(constraint, want):
+    np.testing.assert_allclose(constraint(tf.constant(_W)).numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_activity_regularizer_loss_is_divided_by_the_batch_size():
+    d = K.layers.Dense(2, activity_regularizer=K.regularizers.L2(0.1), kernel_initializer="ones")
+    d(np.array([[1.0, 2.0], [3.0, -1.0]], "float32"))
+    np.testing.assert_allclose([float(v) for v in d.losses], [1.3], rtol=1e-6)
+
+
+def test_fit_with_activity_regularizer_and_constraint_matches_keras():
+    x = np.array([[1.0, 2.0], [3.0, -1.0]], "float32")
+    m = K.Sequential([K.Input((2,)), K.layers.Dense(1, kernel_initializer="ones", activity_regularizer="l1",
+                                                    kernel_constraint=K.constraints.NonNeg())])
+    m.compile(optimizer=K.optimizers.SGD(0.5), loss="mse")
+    h = m.fit(x, np.array([[-5.0], [1.0]], "float32"), epochs=2, verbose=0, batch_size=2)
+    np.testing.assert_allclose(h.history["loss"], [32.525002, 15.320076], rtol=1e-5)
+    np.testing.assert_allclose(m.layers[0].kernel.numpy(), [[8.02], [0.0]], rtol=1e-5)
+
+
+def test_sparse_categorical_crossentropy_metric_ignore_class():
+    # Keras 3.15: ignored labels count as 0 in the mean, unless a sample_weight is given
+    p = np.array([[0.2, 0.5, 0.3], [0.1, 0.1, 0.8], [0.6, 0.3, 0.1], [0.3, 0.3, 0.4]], "float32")
+    m = K.metrics.SparseCategoricalCrossentropy(ignore_class=2)
+    m.update_state(np.array([0, 2, 1, 2]), p)
+    np.testing.assert_allclose(float(m.result()), 0.703352689743042, rtol=1e-6)
+    m.update_state(np.array([[1], [0], [2], [0]]), p, sample_weight=np.array([1.0, 2.0, 3.0, 0.5]))
+    np.testing.assert_allclose(float(m.result()), 1.161828637123108, rtol=1e-6)
+
+
+def test_flatten_channels_first_moves_channels_last_first():
+    x = np.arange(12, dtype="float32").reshape(1, 2, 3, 2)
+    out = K.layers.Flatten(data_format="channels_first")(x).numpy()
+    assert out.tolist() == [[0.0, 6.0, 1.0, 7.0, 2.0, 8.0, 3.0, 9.0, 4.0, 10.0, 5.0, 11.0]]
+
+
+def test_regularizer_factors_and_errors_as_keras():
+    assert K.regularizers.L1(0.1).get_config() == {"l1": 0.10000000149011612}  # Keras keeps l1 as float32
+    np.testing.assert_allclose(K.regularizers.L1(0.3)(np.array([1.0, -2.0])).numpy(), 0.9000000357627869)
+    with pytest.raises(ValueError, match=r"expected a non-negative float.Received: l2=-1"):
+        K.regularizers.L2(-1)
+
+
+def test_unsupported_options_say_so():
+    with pytest.raises(NotImplementedError, match="renorm"):
+        K.layers.BatchNormalization(renorm=True)
+    with pytest.raises(TypeError, match="pool_size"):
+        K.layers.AveragePooling2D()  # no default pool_size in Keras 3
+
+
+_POLICY = {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": None}
+
+
+def test_user_layer_auto_config_as_keras():
+    class WithInit(K.layers.Layer):
+        def __init__(self, units=3, **kwargs):
+            super().__init__(**kwargs)
+
+    class NoInit(K.layers.Layer):
+        def call(self, x):
+            return x
+
+    class NoKwargs(K.layers.Layer):
+        def __init__(self, units, act="relu"):
+            super().__init__()
+
+    class Overrides(K.layers.Layer):
+        def get_config(self):
+            return {**super().get_config(), "units": 2}
+
+    K.backend.clear_session()
+    assert WithInit(units=5, name="a").get_config() == {"name": "a", "units": 5, "trainable": True, "dtype": _POLICY}
+    assert list(WithInit().get_config()) == ["name", "units", "trainable", "dtype"]
+    assert NoInit(trainable=False).get_config() == {"name": "no_init", "activity_regularizer": None,
+                                                     "trainable": False, "dtype": _POLICY, "autocast": True}
+    assert NoKwargs(4).get_config() == {"units": 4, "act": "relu", "trainable": True, "dtype": _POLICY}
+    assert Overrides().get_config() == {"name": "overrides", "trainable": True, "dtype": _POLICY, "units": 2}
+    assert K.layers.Layer(activity_regularizer="l2").get_config()["activity_regularizer"] == {
+        "module": "keras.regularizers", "class_name": "L2", "config": {"l2": 0.01}, "registered_name": None}
+
+
+def test_old_config_forms_still_load():
+    # Keras 3 reads a dtype given as a string and initializers given as names
+    layer = K.layers.Dense.from_config({"units": 2, "dtype": "float64", "kernel_initializer": "ones",
+                                        "kernel_regularizer": "l2", "name": "d"})
+    assert layer.dtype == "float64" and layer.get_config()["kernel_initializer"]["class_name"] == "Ones"
+    assert layer.get_config()["kernel_regularizer"]["config"] == {"l2": 0.01}
