@@ -169,3 +169,21 @@ def test_old_config_forms_still_load():
                                         "kernel_regularizer": "l2", "name": "d"})
     assert layer.dtype == "float64" and layer.get_config()["kernel_initializer"]["class_name"] == "Ones"
     assert layer.get_config()["kernel_regularizer"]["config"] == {"l2": 0.01}
+
+
+def test_bidirectional_zeroes_masked_steps_of_sequences_as_keras():
+    # Keras forces zero_output_for_mask=return_sequences on both inner layers (and writes it in their configs)
+    K.backend.clear_session()
+    inp = K.Input((4,), dtype="int32")
+    x = K.layers.Embedding(5, 3, mask_zero=True, embeddings_initializer=K.initializers.RandomNormal(seed=1))(inp)
+    rnn = K.layers.SimpleRNN(2, return_sequences=True, kernel_initializer="ones", recurrent_initializer="identity")
+    bi = K.layers.Bidirectional(rnn)
+    out = K.Model(inp, bi(x)).predict(np.array([[1, 2, 0, 0], [3, 0, 4, 1]]), verbose=0)
+    a, b, c, d, e, f = -0.08864, -0.25492, -0.25631, -0.17179, -0.11804, -0.12587
+    want = [[[a, a, b, b], [c, c, d, d], [0, 0, 0, 0], [0, 0, 0, 0]],
+            [[e, e, f, f], [0, 0, 0, 0], [-0.03733, -0.03733, -0.00795, -0.00795], [-0.12554, -0.12554, a, a]]]
+    np.testing.assert_allclose(out, want, atol=1e-5)
+    assert bi.get_config()["layer"]["config"]["zero_output_for_mask"] is True
+    assert bi.get_config()["layer"]["config"]["name"] == "forward_simple_rnn"
+    again = K.layers.Bidirectional.from_config(bi.get_config())
+    assert (again.forward_layer.name, again.backward_layer.name) == ("forward_simple_rnn", "backward_simple_rnn")

@@ -189,6 +189,7 @@ class Conv1D(Conv2D):
 
 
 class _Pool1D(Layer):
+    _keras_built_at_init = True  # Keras writes no build_config for it
     _kind = "max"
 
     def __init__(self, pool_size: Any = 2, strides: Any = None, padding: str = "valid", data_format: Any = None,
@@ -227,6 +228,7 @@ class AveragePooling1D(_Pool1D):
 
 
 class _Pool2D(Layer):
+    _keras_built_at_init = True  # Keras writes no build_config for it
     _kind = "max"
 
     def __init__(self, pool_size: Any = (2, 2), strides: Any = None, padding: str = "valid", data_format: Any = None,
@@ -266,6 +268,8 @@ class AveragePooling2D(_Pool2D):
 
 
 class GlobalAveragePooling2D(Layer):
+    _keras_built_at_init = True  # Keras writes no build_config for it
+
     def __init__(self, data_format: Any = None, keepdims: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         _channels_last(data_format)
@@ -277,6 +281,8 @@ class GlobalAveragePooling2D(Layer):
 
 
 class GlobalMaxPooling2D(Layer):
+    _keras_built_at_init = True  # Keras writes no build_config for it
+
     def __init__(self, data_format: Any = None, keepdims: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         _channels_last(data_format)
@@ -298,6 +304,8 @@ class GlobalAveragePooling1D(Layer):
     """Mean over the steps axis of ``(batch, steps, features)``; a ``mask`` ``(batch, steps)`` averages
     the unmasked steps only (as Keras)."""
 
+    _keras_built_at_init = True  # Keras writes no build_config for it
+
     def __init__(self, data_format: Any = None, keepdims: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         _channels_last(data_format)
@@ -315,6 +323,8 @@ class GlobalAveragePooling1D(Layer):
 
 
 class GlobalMaxPooling1D(Layer):
+    _keras_built_at_init = True  # Keras writes no build_config for it
+
     def __init__(self, data_format: Any = None, keepdims: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         _channels_last(data_format)

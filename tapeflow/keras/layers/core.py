@@ -140,6 +140,8 @@ class Flatten(Layer):
 class Reshape(Layer):
     """Reshapes the non-batch axes to ``target_shape`` (one entry may be -1)."""
 
+    _keras_built_at_init = True  # Keras writes no build_config for it
+
     def __init__(self, target_shape: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.target_shape = tuple(int(d) for d in target_shape)
@@ -156,6 +158,7 @@ class Dropout(Layer):
     """Zeroes a fraction ``rate`` of the inputs and scales the rest by
     1/(1-rate), only when called with ``training=True``."""
 
+    _keras_built_at_init = True  # Keras writes no build_config for it
     _supports_masking = True
 
     def __init__(self, rate: float, noise_shape: Any = None, seed: int | None = None, **kwargs: Any) -> None:
@@ -197,6 +200,7 @@ class Dropout(Layer):
 
 
 class Activation(Layer):
+    _keras_built_at_init = True  # Keras writes no build_config for it
     _supports_masking = True
 
     def __init__(self, activation: Any, **kwargs: Any) -> None:
@@ -208,6 +212,7 @@ class Activation(Layer):
 
 
 class ReLU(Layer):
+    _keras_built_at_init = True  # Keras writes no build_config for it
     _supports_masking = True
 
     def __init__(self, max_value: float | None = None, negative_slope: float = 0.0, threshold: float = 0.0,
@@ -222,6 +227,7 @@ class ReLU(Layer):
 class LeakyReLU(Layer):
     """``x`` where positive, ``negative_slope * x`` elsewhere (Keras 3's default slope: 0.3)."""
 
+    _keras_built_at_init = True  # Keras writes no build_config for it
     _supports_masking = True
 
     def __init__(self, negative_slope: float = 0.3, **kwargs: Any) -> None:
@@ -238,6 +244,7 @@ class LeakyReLU(Layer):
 
 
 class Softmax(Layer):
+    _keras_built_at_init = True  # Keras writes no build_config for it
     _supports_masking = True
 
     def __init__(self, axis: int = -1, **kwargs: Any) -> None:

@@ -39,6 +39,7 @@ class Masking(Layer):
     """Masks the time steps whose features all equal ``mask_value`` (and zeroes them): the
     following RNN / attention / pooling layers skip them."""
 
+    _keras_built_at_init = True  # Keras writes no build_config for it
     _supports_masking = True
 
     def __init__(self, mask_value: float = 0.0, **kwargs: Any) -> None:
@@ -84,6 +85,7 @@ def _keras_seed_draw() -> None:
 class GaussianNoise(Layer):
     """Adds zero-mean Gaussian noise of ``stddev`` in training (a regularizer; identity at inference)."""
 
+    _keras_built_at_init = True  # Keras writes no build_config for it
     _supports_masking = True
 
     def __init__(self, stddev: float, seed: int | None = None, **kwargs: Any) -> None:
@@ -109,6 +111,7 @@ class GaussianNoise(Layer):
 class GaussianDropout(Layer):
     """Multiplies by Gaussian noise of mean 1 and std ``sqrt(rate / (1 - rate))`` in training."""
 
+    _keras_built_at_init = True  # Keras writes no build_config for it
     _supports_masking = True
 
     def __init__(self, rate: float, seed: int | None = None, **kwargs: Any) -> None:
@@ -135,6 +138,8 @@ class GaussianDropout(Layer):
 class _SpatialDropout(Layer):
     """Drops whole feature maps (one draw per sample and channel) in training, scaling the rest by
     ``1 / (1 - rate)``."""
+
+    _keras_built_at_init = True  # Keras writes no build_config for it
 
     rank = 1
 
@@ -318,6 +323,7 @@ class UpSampling3D(Layer):
 class ELU(Layer):
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
 
+    _keras_built_at_init = True  # Keras writes no build_config for it
     _supports_masking = True
 
     def __init__(self, alpha: float = 1.0, **kwargs: Any) -> None:

@@ -124,12 +124,16 @@ class UpSampling2D(Layer):
 
 
 class Identity(Layer):
+    _keras_built_at_init = True  # Keras writes no build_config for it
+
     def call(self, inputs: Any) -> Any:
         return inputs
 
 
 class ActivityRegularization(Layer):
     """Passes inputs through, adding ``l1 * sum(|x|) + l2 * sum(x**2)`` (over the batch mean) to ``losses``."""
+
+    _keras_built_at_init = True  # Keras writes no build_config for it
 
     def __init__(self, l1: float = 0.0, l2: float = 0.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -428,12 +428,10 @@ def _call_cell(cell: Any, inputs: Tensor, states: list, training: Any) -> tuple:
 
 
 def _layer_config(layer: Layer) -> dict:
-    return {
-        "module": "keras.layers",
-        "class_name": type(layer).__name__,
-        "config": layer.get_config(),
-        "registered_name": None,
-    }
+    """A wrapped layer as Keras writes it: serialized, with its own ``build_config``."""
+    from tapeflow.keras.saving.serialization import serialize_keras_object
+
+    return serialize_keras_object(layer)
 
 
 def deserialize_layer(config: Any) -> Layer:
@@ -863,10 +861,15 @@ class Bidirectional(Layer):
                 '{"sum", "mul", "ave", "concat", None}'
             )
         super().__init__(**kwargs)
-        self.forward_layer = _clone_layer(layer, name="forward_" + layer.name)
+        # Keras 3 strips a prefix already there, so a layer from a saved config keeps its name
+        self.forward_layer = _clone_layer(layer, name="forward_" + layer.name.removeprefix("forward_"))
         if backward_layer is None:
-            backward_layer = _clone_layer(layer, name="backward_" + layer.name, go_backwards=not layer.go_backwards)
+            backward_layer = _clone_layer(layer, name="backward_" + layer.name.removeprefix("backward_"),
+                                          go_backwards=not layer.go_backwards)
         self.backward_layer = backward_layer
+        for inner in (self.forward_layer, self.backward_layer):  # Keras: masked steps of a sequence output are 0
+            if getattr(inner, "zero_output_for_mask", None) is not None:
+                inner.zero_output_for_mask = inner.return_sequences
         self.merge_mode = merge_mode
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
@@ -879,6 +882,7 @@ class Bidirectional(Layer):
                 with layer.name_scope:
                     layer.build(sequences_shape)
                 layer.built = True
+                layer._build_input_shape = (None,) + tuple(sequences_shape)[1:]  # Keras: inner build_config
         self.built = True
 
     def call(self, sequences: Tensor, initial_state: Any = None, mask: Any = None, training: Any = None) -> Any:
@@ -928,7 +932,7 @@ class Bidirectional(Layer):
 
     def get_config(self) -> dict:
         return {
-            **{k: v for k, v in super().get_config().items() if k != "weights"},
+            **base_config(self),
             "merge_mode": self.merge_mode,
             "layer": _layer_config(self.forward_layer),
             "backward_layer": _layer_config(self.backward_layer),

@@ -214,7 +214,7 @@ def _serialize_function(fn: Any) -> Any:
             "@tf.keras.saving.register_keras_serializable()."
         )
     return {
-        "module": getattr(fn, "__module__", None),
+        "module": "builtins",  # Keras 3 writes the class of a plain function (builtins.function)
         "class_name": "function",
         "config": registered or name,
         "registered_name": "function",
@@ -252,6 +252,8 @@ def _shapes_dict(layer: Any) -> dict | None:
 
 def _build_config(layer: Any) -> dict | None:
     if type(layer).__name__ == "InputLayer" or not getattr(layer, "built", False):
+        return None
+    if getattr(type(layer), "_keras_built_at_init", False):  # Keras builds these weightless layers in __init__
         return None
     if type(layer).__name__ == "Functional":
         return {"input_shape": None}
