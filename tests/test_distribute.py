@@ -4,6 +4,8 @@ tf.function. Expected values were read from TensorFlow 2.21."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -152,8 +154,160 @@ def test_collective_in_tf_function_runs_every_call_in_order(monkeypatch):
 
 def test_tf_config_cluster_of_workers_is_not_implemented(monkeypatch):
     monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 0}}')
-    with pytest.raises(NotImplementedError, match="mpirun -n N"):
+    with pytest.raises(NotImplementedError, match="mpirun -n 2 python train.py"):
         tf.distribute.MultiWorkerMirroredStrategy()
+
+
+def test_tf_config_of_one_worker_in_one_process_is_that_worker(monkeypatch):
+    # as TF: task_type/task_id and the cluster are TF_CONFIG's (the tutorials' single-worker run)
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["localhost:1"]}, "task": {"type": "worker", "index": 0}}')
+    s = tf.distribute.MultiWorkerMirroredStrategy()
+    r = s.cluster_resolver
+    assert (r.task_type, r.task_id, s.num_replicas_in_sync) == ("worker", 0, 1)
+    assert r.cluster_spec().as_dict() == {"worker": ["localhost:1"]}
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["localhost:1"]}, "task": {"type": "worker", "index": 1}}')
+    with pytest.raises(
+        ValueError, match="the task worker:1, but under mpirun process 0 is the cluster's task worker:0"
+    ):
+        tf.distribute.MultiWorkerMirroredStrategy()
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1"], "ps": ["b:2"]}, "task": {"type": "worker"}}')
+    with pytest.raises(NotImplementedError, match=r"names the job\(s\) \['ps'\]"):
+        tf.distribute.MultiWorkerMirroredStrategy()
+    monkeypatch.setenv("TF_CONFIG", "{not json")
+    with pytest.raises(ValueError, match="TF_CONFIG is not valid JSON"):
+        tf.distribute.MultiWorkerMirroredStrategy()
+
+
+class _FakeWorld:
+    """What ``resolve_mpi_cluster`` sees of an MPI job: one rank, and every rank's (type, index) when gathered."""
+
+    is_mpi = True
+
+    def __init__(self, rank: int, tasks: list) -> None:
+        self.rank, self.size, self._tasks = rank, len(tasks), tasks
+
+    def allgather_object(self, obj):
+        return self._tasks
+
+
+def test_tf_config_under_mpirun_agrees_with_the_ranks(monkeypatch):
+    from tapeflow.distribute.cluster_resolver import resolve_mpi_cluster
+
+    cluster = {"chief": ["h:0"], "worker": ["h:1", "h:2"]}
+    same = [("worker", 0)] * 3  # mpirun -x TF_CONFIG: one task entry for all; the ranks decide
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 0}}))
+    got = [resolve_mpi_cluster(_FakeWorld(r, same)) for r in range(3)]
+    assert [(g.task_type, g.task_id) for g in got] == [("chief", 0), ("worker", 0), ("worker", 1)]
+    assert got[2].cluster_spec().as_dict() == cluster
+    own = [("chief", 0), ("worker", 0), ("worker", 1)]  # one TF_CONFIG per rank, each its rank's task: fine
+    assert resolve_mpi_cluster(_FakeWorld(1, own)).task_id == 0
+    swapped = [("chief", 0), ("worker", 1), ("worker", 0)]
+    with pytest.raises(
+        ValueError,
+        match="makes MPI process 1 the task worker:1, but under mpirun process 1 is the cluster's task worker:0",
+    ):
+        resolve_mpi_cluster(_FakeWorld(0, swapped))
+    with pytest.raises(ValueError, match="describes a cluster of 3 training task.* but mpirun started 2 processes"):
+        resolve_mpi_cluster(_FakeWorld(0, same[:2]))
+    monkeypatch.delenv("TF_CONFIG")
+    no_config = resolve_mpi_cluster(_FakeWorld(1, [(None, None)] * 2))
+    assert (no_config.task_type, no_config.task_id) == ("worker", 1)
+    given = tf.distribute.cluster_resolver.SimpleClusterResolver(
+        tf.train.ClusterSpec({"worker": ["a:1", "b:2"]}), task_type="worker", task_id=1
+    )
+    assert resolve_mpi_cluster(_FakeWorld(1, [("worker", 0), ("worker", 1)]), given).task_id == 1
+    monkeypatch.setenv(
+        "TF_CONFIG",
+        json.dumps({"cluster": {"worker": ["a:1"], "evaluator": ["e:1"]}, "task": {"type": "evaluator", "index": 0}}),
+    )
+    with pytest.raises(NotImplementedError, match="the 'evaluator' task"):
+        resolve_mpi_cluster(_FakeWorld(0, [("evaluator", 0)]))
+
+
+def test_cluster_spec_and_resolvers_as_tf(monkeypatch):
+    spec = tf.train.ClusterSpec({"worker": ["localhost:12345", "localhost:23456"], "chief": ["localhost:1"]})
+    assert spec.as_dict() == {"worker": ["localhost:12345", "localhost:23456"], "chief": ["localhost:1"]}
+    assert (spec.jobs, spec.num_tasks("worker"), spec.task_indices("worker")) == (["worker", "chief"], 2, [0, 1])
+    assert spec.task_address("worker", 1) == "localhost:23456" and bool(spec) and not tf.train.ClusterSpec({})
+    assert repr(spec) == ("ClusterSpec({'chief': ['localhost:1'], 'worker': ['localhost:12345', 'localhost:23456']})")
+    with pytest.raises(ValueError, match="No such job in cluster: 'ps'"):
+        spec.num_tasks("ps")
+    with pytest.raises(ValueError, match="No task with index 5 in job 'worker'"):
+        spec.task_address("worker", 5)
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": spec.as_dict(), "task": {"type": "worker", "index": 1}}))
+    r = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    assert (r.task_type, r.task_id, r.rpc_layer, r.environment) == ("worker", 1, None, None)
+    assert r.master() == "localhost:23456" and r.cluster_spec() == spec and dict(r.num_accelerators()) == {}
+    monkeypatch.delenv("TF_CONFIG")
+    assert (r.task_type, r.task_id, r.cluster_spec().as_dict(), r.master()) == (None, None, {}, "")
+
+
+def test_communication_options_and_cross_device_ops_as_tf():
+    e = tf.distribute.experimental
+    o = e.CommunicationOptions()
+    assert str(o) == "Options(bytes_per_pack=0,timeout_seconds=None, implementation=CommunicationImplementation.AUTO)"
+    m = o.merge(e.CommunicationOptions(bytes_per_pack=8, implementation="ring"))
+    assert (m.bytes_per_pack, m.timeout_seconds, m.implementation) == (8, None, e.CommunicationImplementation.RING)
+    assert e.CollectiveCommunication is e.CommunicationImplementation
+    with pytest.raises(ValueError, match="Argument `bytes_per_pack` must be >=0, Received -1."):
+        e.CommunicationOptions(bytes_per_pack=-1)
+    with pytest.raises(ValueError, match="must be instance of"):
+        e.CommunicationOptions(implementation=3)
+    s = tf.distribute.MultiWorkerMirroredStrategy(communication_options=e.CommunicationOptions(implementation="NCCL"))
+    assert s.num_replicas_in_sync == 1
+    legacy = e.MultiWorkerMirroredStrategy(e.CollectiveCommunication.RING)
+    assert isinstance(legacy, tf.distribute.MultiWorkerMirroredStrategy)
+    with pytest.raises(NotImplementedError, match="tf.distribute.experimental.ParameterServerStrategy"):
+        e.ParameterServerStrategy
+    assert (
+        tf.distribute.MirroredStrategy(cross_device_ops=tf.distribute.HierarchicalCopyAllReduce()).num_replicas_in_sync
+        == 1
+    )
+    with pytest.raises(ValueError, match="HierarchicalCopy requires num_packs >= 0, but -1 is specified"):
+        tf.distribute.HierarchicalCopyAllReduce(-1)
+    with pytest.raises(ValueError, match="NCCL all-reduce requires num_packs >= 0"):
+        tf.distribute.NcclAllReduce(-1)
+    assert repr(tf.distribute.InputOptions()) == (
+        "InputOptions(experimental_fetch_to_device=True, experimental_replication_mode=<InputReplicationMode."
+        "PER_WORKER: 'PER_WORKER'>, experimental_place_dataset_on_device=False, experimental_per_replica_buffer_size=1)"
+    )
+
+
+def test_dataset_options_as_tf():
+    o = tf.data.Options()
+    assert o.experimental_distribute.auto_shard_policy == tf.data.experimental.AutoShardPolicy.AUTO == 0
+    assert o.experimental_distribute.num_devices is None and o.deterministic is None
+    assert list(tf.data.experimental.AutoShardPolicy) == [-1, 0, 1, 2, 3]
+    with pytest.raises(AttributeError, match="Cannot set the property foo on Options."):
+        o.foo = 1
+    with pytest.raises(
+        TypeError,
+        match="Property \"auto_shard_policy\" must be of type <enum 'AutoShardPolicy'>, "
+        "got: 5 \\(type: <class 'int'>\\)",
+    ):
+        o.experimental_distribute.auto_shard_policy = 5
+    with pytest.raises(TypeError, match="Property \"deterministic\" must be of type <class 'bool'>"):
+        o.deterministic = 3
+    assert tf.data.Dataset.range(3).options() == tf.data.Options()
+    off = tf.data.Options()
+    off.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+    ds = tf.data.Dataset.range(3).with_options(o).batch(2).with_options(off)
+    assert ds.options().experimental_distribute.auto_shard_policy == -1 and ds.options().deterministic is None
+    assert repr(ds).startswith("<_OptionsDataset element_spec=") and [list(b) for b in ds.as_numpy_iterator()] == [
+        [0, 1],
+        [2],
+    ]
+    no, yes = tf.data.Options(), tf.data.Options()
+    no.deterministic, yes.deterministic = False, True
+    assert tf.data.Dataset.range(2).with_options(no).with_options(yes).options().deterministic is True  # the last wins
+    assert tf.data.Dataset.range(2).with_options(no).map(lambda x: x).options().deterministic is False  # downstream
+    assert (
+        tf.data.Dataset.zip((tf.data.Dataset.range(2).with_options(no), tf.data.Dataset.range(2)))
+        .options()
+        .deterministic
+        is False
+    )
+    assert o.threading is o.experimental_threading
 
 
 def _fake_mpi_communicator(size: int = 2) -> communicator.MPICommunicator:

@@ -10,6 +10,7 @@ Skipped when mpi4py or mpirun is missing (install the ``distributed`` extra).
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -73,22 +74,30 @@ def _load(out: str, name: str) -> list:
     return [dict(np.load(f)) for f in files]
 
 
+def _tf_config(n: int) -> str:
+    return json.dumps({"cluster": {"worker": [f"localhost:{12345 + i}" for i in range(n)]},
+                       "task": {"type": "worker", "index": 0}})
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("mpi")
     ref = str(base / "single")
     proc = subprocess.run(
-        [sys.executable, PROGRAM, ref, "fit", "loop", "sparse", "data", "tail", "logsync", "tutorial", "crash"],
+        [sys.executable, PROGRAM, ref, "fit", "loop", "sparse", "data", "tail", "logsync", "tutorial", "tfconfig",
+         "crash"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
-        env=_env(),
+        env=_env(TF_CONFIG=_tf_config(1)),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = {"single": ref}
     for n in (2, 4):
         d = str(base / f"n{n}")
-        proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data", "reuse", "tail", "logsync", "tutorial")
+        # every rank gets the same TF_CONFIG (as `mpirun -x TF_CONFIG` gives it): the ranks tell the tasks apart
+        proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data", "reuse", "tail", "logsync", "tutorial",
+                       "tfconfig", TF_CONFIG=_tf_config(n))
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
         assert f"done {n}" in proc.stdout
         assert proc.stdout.count("Epoch 1/3\n5/5 - ") == 1  # verbose=2's epoch line, from rank 0 only
@@ -232,6 +241,27 @@ def test_tf_multi_worker_tutorials_as_written(runs, n):
     model = tf.keras.models.load_model(os.path.join(out, "tutorial_model", "model.keras"))
     for i, w in enumerate(model.get_weights()):
         np.testing.assert_array_equal(w, ranks[0][f"w{i}"])
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_tf_config_in_the_environment_and_auto_shard_policies(runs, n):
+    # The tutorials' main.py: TF_CONFIG (the same on every rank) gives num_workers; the cluster resolver gives
+    # each rank its own task and TF_CONFIG's cluster; CommunicationOptions are accepted.
+    ref = _load(runs["single"], "tfconfig")[0]
+    ranks = _load(runs[n], "tfconfig")
+    assert [d["task"].tolist() for d in ranks] == [["worker", str(r)] for r in range(n)]
+    assert [bool(d["chief"]) for d in ranks] == [True] + [False] * (n - 1)
+    assert all(json.loads(str(d["spec"])) == json.loads(_tf_config(n))["cluster"] for d in ranks)
+    assert ref["task"].tolist() == ["worker", "0"] and bool(ref["chief"])
+    # AutoShardPolicy.DATA: the single-process numbers with the global batch
+    _check_equal(ref, ranks, sorted(k for k in ref if k.startswith("data_")), 1e-5)
+    # AutoShardPolicy.OFF: each step trains every rank on the same 1/n piece of a global batch (TF's rebatch),
+    # which is one process training with batches of that size
+    for d in ranks:
+        for k in [k for k in ref if k.startswith(f"off{n}_")]:
+            np.testing.assert_allclose(d[k.replace(f"off{n}_", "off_")], ref[k], rtol=1e-5, atol=1e-7, err_msg=k)
+        pieces = json.loads(str(d["off_pieces"]))  # a custom loop over a finite OFF dataset: all of it, in pieces
+        assert sum(pieces, []) == list(range(12)) and len(pieces) == 2 * n == int(d["off_len"])
 
 
 def test_checkpoint_written_under_mpi_restores_in_one_process(runs):

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from tapeflow.data import iterator_ops as _iterator_ops  # noqa: F401 - registers the in-graph iterator ops
 from tapeflow.data.dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from tapeflow.data.nested import DatasetSpec
+from tapeflow.data.options import AutoShardPolicy, ExternalStatePolicy, Options, ThreadingOptions
 from tapeflow.data.readers import CsvDataset, TextLineDataset, TFRecordDataset, make_csv_dataset
 
 
@@ -44,7 +45,9 @@ experimental = SimpleNamespace(
     bucket_by_sequence_length=_transformation("bucket_by_sequence_length"), scan=_transformation("scan"),
     unbatch=_transformation("unbatch"), unique=_transformation("unique"), take_while=_transformation("take_while"),
     get_single_element=lambda dataset: dataset.get_single_element(),
+    AutoShardPolicy=AutoShardPolicy, ExternalStatePolicy=ExternalStatePolicy,
 )
 
-__all__ = ["Dataset", "DatasetSpec", "TextLineDataset", "TFRecordDataset", "AUTOTUNE", "INFINITE_CARDINALITY",
+__all__ = ["Dataset", "DatasetSpec", "Options", "ThreadingOptions",
+           "TextLineDataset", "TFRecordDataset", "AUTOTUNE", "INFINITE_CARDINALITY",
            "UNKNOWN_CARDINALITY", "experimental"]

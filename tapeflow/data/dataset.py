@@ -578,11 +578,28 @@ class Dataset:
     def apply(self, transformation_func: Callable) -> Dataset:
         return transformation_func(self)
 
-    def options(self) -> dict:
-        return {}
+    def options(self) -> Any:
+        """The ``tf.data.Options`` of this dataset: its inputs' merged, then any ``with_options`` above them."""
+        from tapeflow.data.options import merge_options
+
+        return merge_options(*[d.options() for d in self._input_datasets()])
+
+    def _input_datasets(self) -> list:
+        found = []
+        for v in vars(self).values():
+            if isinstance(v, Dataset):
+                found.append(v)
+            elif isinstance(v, (list, tuple)):
+                found.extend(d for d in v if isinstance(d, Dataset))
+        return found
 
     def with_options(self, options: Any, name: str | None = None) -> Dataset:
-        return self
+        """This dataset with ``options`` (a ``tf.data.Options``) merged over the ones it has."""
+        from tapeflow.data.options import Options
+
+        if not isinstance(options, Options):
+            raise TypeError(f"Dataset.with_options: `options` must be a `tf.data.Options`; got {type(options)}.")
+        return _WithOptions(self, options)
 
 
 # -- gather plans ---------------------------------------------------------------
@@ -596,7 +613,7 @@ _TF_CLASS_NAMES = {
     "_Window": "_WindowDataset", "_ListDataset": "_VariantDataset", "_FlatMap": "_FlatMapDataset",
     "_GroupByWindow": "_GroupByWindowDataset", "_Scan": "_ScanDataset", "_TakeWhile": "_TakeWhileDataset",
     "_Unique": "_UniqueDataset", "_Counter": "_ScanDataset", "_Shard": "_ShardDataset",
-    "_Choose": "_DirectedInterleaveDataset", "_Sample": "_DirectedInterleaveDataset",
+    "_Choose": "_DirectedInterleaveDataset", "_Sample": "_DirectedInterleaveDataset", "_WithOptions": "_OptionsDataset",
 }
 
 
@@ -1412,6 +1429,17 @@ class _Passthrough(Dataset):
     @property
     def element_spec(self) -> Any:
         return self._parent.element_spec
+
+
+class _WithOptions(_Passthrough):
+    def __init__(self, parent: Dataset, options: Any) -> None:
+        super().__init__(parent)
+        self._own_options = options
+
+    def options(self) -> Any:
+        from tapeflow.data.options import merge_options
+
+        return merge_options(self._parent.options(), self._own_options)
 
 
 class _Cache(_Passthrough):

@@ -11,15 +11,40 @@ mean-reduced losses use so the summed gradient equals the global mean's.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from tapeflow.framework import nest
 from tapeflow.framework.tensor import Tensor
 
-__all__ = ["DistributedDataset", "split_bounds", "InputContext"]
+__all__ = ["DistributedDataset", "split_bounds", "InputContext", "InputOptions", "InputReplicationMode"]
+
+
+class InputReplicationMode(enum.Enum):
+    """``PER_WORKER``: one input pipeline per worker (process); ``PER_REPLICA``: one per replica."""
+
+    PER_WORKER = "PER_WORKER"
+    PER_REPLICA = "PER_REPLICA"
+
+
+class InputOptions(NamedTuple):
+    """``tf.distribute.InputOptions``: how distributed datasets are fed (device placement hints, which
+    choose nothing on tapeflow's CPU; the replication mode)."""
+
+    experimental_fetch_to_device: bool | None = None
+    experimental_replication_mode: InputReplicationMode = InputReplicationMode.PER_WORKER
+    experimental_place_dataset_on_device: bool = False
+    experimental_per_replica_buffer_size: int = 1
+
+    def __repr__(self) -> str:
+        fetch = True if self.experimental_fetch_to_device is None else self.experimental_fetch_to_device
+        return (f"InputOptions(experimental_fetch_to_device={fetch}, experimental_replication_mode="
+                f"{self.experimental_replication_mode!r}, experimental_place_dataset_on_device="
+                f"{self.experimental_place_dataset_on_device}, experimental_per_replica_buffer_size="
+                f"{self.experimental_per_replica_buffer_size})")
 
 
 class InputContext:
@@ -60,6 +85,35 @@ def split_bounds(n: int, size: int, rank: int) -> tuple[int, int]:
     return start, start + base + (1 if rank < extra else 0)
 
 
+def piece_sizes(n: int, size: int, rank: int) -> list:
+    """TF's ``batch_sizes_for_worker`` with one replica per worker: the sizes of the ``size`` pieces a batch
+    of ``n`` is cut into on rank ``rank`` (``ceil``-sized pieces first on rank 0, rotated by the rank)."""
+    base, extra = divmod(n, size)
+    first = [base + 1] * extra + [base] * (size - extra)
+    return first[rank:] + first[:rank]
+
+
+# tf.data.experimental.AutoShardPolicy's values (tf.data is not imported here: it is a sibling layer)
+_OFF, _AUTO, _FILE, _DATA, _HINT = -1, 0, 1, 2, 3
+
+
+def auto_shard_policy(dataset: Any) -> int:
+    """The dataset's ``options().experimental_distribute.auto_shard_policy`` (AUTO if it has no options)."""
+    try:
+        policy = int(dataset.options().experimental_distribute.auto_shard_policy)
+    except (AttributeError, TypeError):
+        return _AUTO
+    if policy in (_FILE, _HINT):
+        name = "FILE" if policy == _FILE else "HINT"
+        raise NotImplementedError(
+            f"MultiWorkerMirroredStrategy: auto_shard_policy=AutoShardPolicy.{name} is not implemented in "
+            "tapeflow. Use AutoShardPolicy.DATA (or AUTO: each process takes its share of every global batch), "
+            "AutoShardPolicy.OFF (every process gets the whole dataset), or shard the files yourself in "
+            "strategy.distribute_datasets_from_function (dataset.shard(input_context.num_input_pipelines, "
+            "input_context.input_pipeline_id)).")
+    return policy
+
+
 def _batch_rows(element: Any) -> int:
     for leaf in nest.flatten(element):
         shape = leaf._shape_tuple() if isinstance(leaf, Tensor) else np.shape(leaf)
@@ -72,30 +126,59 @@ def _batch_rows(element: Any) -> int:
     raise ValueError("experimental_distribute_dataset: the dataset yields empty elements.")
 
 
+def _like(card: Any, n: int) -> Any:
+    """``n`` as a cardinality of ``card``'s kind (an int64 tensor, or a Python int)."""
+    if not hasattr(card, "numpy"):
+        return n
+    from tapeflow.framework.tensor import constant
+
+    return constant(n, dtype=card.dtype)
+
+
 def _slice(element: Any, start: int, stop: int) -> Any:
     return nest.map_structure(lambda v: v[start:stop], element)
 
 
 class DistributedDataset:
-    """This rank's slice of each global batch of ``dataset``."""
+    """This rank's slice of each global batch of ``dataset`` (``AutoShardPolicy.DATA``, or ``AUTO``).
+
+    With ``AutoShardPolicy.OFF`` every rank gets the whole dataset, as TF's workers do: each global batch
+    is cut into one piece per replica (TF's rebatch) and this rank takes all of them, one per step, so at
+    each step every rank trains on the same examples and an epoch has as many steps as there are pieces.
+    """
 
     def __init__(self, dataset: Any, strategy: Any) -> None:
         self._dataset = dataset
         self._strategy = strategy
+        self._whole = auto_shard_policy(dataset) == _OFF
 
     def __iter__(self) -> Iterator:
         size, rank = self._strategy._comm.size, self._strategy._comm.rank
+        share = self._strategy._set_batch_share
+        if self._whole:
+            for element in self._dataset:
+                n = _batch_rows(element)
+                start = 0
+                for rows in piece_sizes(n, size, rank):
+                    share(rows, n)  # the step's pieces over all ranks hold n examples (TF's rotated sizes)
+                    yield _slice(element, start, start + rows)
+                    start += rows
+            return
         for element in self._dataset:
             n = _batch_rows(element)
             start, stop = split_bounds(n, size, rank)
-            self._strategy._set_batch_share(stop - start, n)
+            share(stop - start, n)
             yield _slice(element, start, stop)
 
     def __len__(self) -> int:
-        return len(self._dataset)
+        return len(self._dataset) * (self._strategy._comm.size if self._whole else 1)
 
     def cardinality(self) -> Any:
-        return self._dataset.cardinality()
+        card = self._dataset.cardinality()
+        if not self._whole:
+            return card
+        n = int(card.numpy() if hasattr(card, "numpy") else card)
+        return card if n < 0 else _like(card, n * self._strategy._comm.size)
 
     @property
     def element_spec(self) -> Any:

@@ -18,9 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import json
-import os
-import socket
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.distribute import collective_ops, local_replicas
+from tapeflow.distribute.cluster_resolver import resolve_mpi_cluster
 from tapeflow.distribute.communicator import get_communicator, install_abort_on_exception
 from tapeflow.distribute.input_lib import DistributedDataset, InputContext
 from tapeflow.framework import distribution_hooks as hooks
@@ -280,6 +278,30 @@ class Strategy:
         pass
 
 
+class CrossDeviceOps:
+    """``tf.distribute.CrossDeviceOps``: how ``MirroredStrategy`` combines its replicas' values (a hint here:
+    the replicas of one process are summed in memory whichever is chosen)."""
+
+
+class HierarchicalCopyAllReduce(CrossDeviceOps):
+    _name = "HierarchicalCopy"
+
+    def __init__(self, num_packs: int = 1) -> None:
+        if num_packs < 0:
+            raise ValueError(f"{self._name} requires num_packs >= 0, but {num_packs} is specified")
+        self.num_packs = num_packs
+
+
+class NcclAllReduce(HierarchicalCopyAllReduce):
+    _name = "NCCL all-reduce"
+
+
+class ReductionToOneDevice(CrossDeviceOps):
+    def __init__(self, reduce_to_device: str | None = None, accumulation_fn: Callable | None = None) -> None:
+        self.reduce_to_device = reduce_to_device
+        self.accumulation_fn = accumulation_fn
+
+
 class OneDeviceStrategy(Strategy):
     def __init__(self, device: str = "/cpu:0") -> None:
         super().__init__()
@@ -413,52 +435,6 @@ class _PerReplicaDatasets:
             yield local_replicas.regroup(parts)
 
 
-class _ClusterSpec:
-    def __init__(self, spec: dict) -> None:
-        self._spec = spec
-
-    def as_dict(self) -> dict:
-        return dict(self._spec)
-
-    def num_tasks(self, job_name: str) -> int:
-        return len(self._spec.get(job_name, []))
-
-    def __bool__(self) -> bool:
-        return bool(self._spec)
-
-
-class MPIClusterResolver:
-    """The cluster as MPI sees it: job ``"worker"``, ``task_id`` = rank.
-    With no MPI (one process) ``task_type``/``task_id`` are None and the
-    cluster is empty, as TF's ``TFConfigClusterResolver`` with no TF_CONFIG."""
-
-    rpc_layer = None
-    environment = ""
-
-    def __init__(self, comm: Any) -> None:
-        self._comm = comm
-        self._spec: dict | None = None
-
-    @property
-    def task_type(self) -> str | None:
-        return "worker" if self._comm.is_mpi else None
-
-    @property
-    def task_id(self) -> int | None:
-        return self._comm.rank if self._comm.is_mpi else None
-
-    def cluster_spec(self) -> _ClusterSpec:
-        if not self._comm.is_mpi:
-            return _ClusterSpec({})
-        if self._spec is None:  # a collective: every rank asks at the same point
-            hosts = self._comm.allgather_object(socket.gethostname())
-            self._spec = {"worker": [f"{h}:{r}" for r, h in enumerate(hosts)]}
-        return _ClusterSpec(self._spec)
-
-    def num_accelerators(self, *args: Any, **kwargs: Any) -> dict:
-        return {}
-
-
 class MultiWorkerMirroredStrategy(Strategy):
     """Synchronous data-parallel training, one replica per MPI process.
 
@@ -473,12 +449,18 @@ class MultiWorkerMirroredStrategy(Strategy):
     def __init__(self, cluster_resolver: Any = None, communication_options: Any = None) -> None:
         super().__init__()
         comm = get_communicator()
-        if not comm.is_mpi:
-            _reject_tf_config()
         self._comm = comm
         self._multi = comm.size > 1
-        self.cluster_resolver = cluster_resolver or MPIClusterResolver(comm)
         install_abort_on_exception(comm)
+        if communication_options is None:
+            from tapeflow.distribute.collective_util import CommunicationOptions
+
+            communication_options = CommunicationOptions()
+        self._communication_options = communication_options
+        resolved = resolve_mpi_cluster(comm, cluster_resolver)
+        agrees = cluster_resolver is not None and (cluster_resolver.task_type, cluster_resolver.task_id) == (
+            resolved.task_type, resolved.task_id)
+        self.cluster_resolver = cluster_resolver if agrees else resolved
         if self._multi:
             from tapeflow.framework.variables import Variable
 
@@ -495,6 +477,12 @@ class MultiWorkerMirroredStrategy(Strategy):
 
     def _broadcast_initial_value(self, value: np.ndarray) -> np.ndarray:
         return self._comm.broadcast([value], root=0)[0]
+
+    def _whole_dataset_per_rank(self, dataset: Any) -> bool:
+        """Whether Keras gives every rank the whole of ``dataset`` (its ``AutoShardPolicy.OFF``)."""
+        from tapeflow.distribute.input_lib import auto_shard_policy
+
+        return self._multi and auto_shard_policy(dataset) == -1
 
     def _split_batches(self, data: Any) -> Any:
         from tapeflow.distribute.input_lib import SplitBatches
@@ -570,22 +558,6 @@ class MultiWorkerMirroredStrategy(Strategy):
 
     def __repr__(self) -> str:
         return f"<tapeflow.distribute.MultiWorkerMirroredStrategy object at {id(self):#x}>"
-
-
-def _reject_tf_config() -> None:
-    cfg = os.environ.get("TF_CONFIG")
-    if not cfg:
-        return
-    try:
-        workers = json.loads(cfg).get("cluster", {}).get("worker", [])
-    except (ValueError, AttributeError):
-        workers = []
-    if len(workers) > 1:
-        raise NotImplementedError(
-            "MultiWorkerMirroredStrategy: a TF_CONFIG cluster of several gRPC workers is not implemented in "
-            "tapeflow; tapeflow's multi-worker training runs on MPI: launch the program with "
-            "`mpirun -n N python train.py` (across hosts: `mpirun --hostfile hosts -n N ...`)."
-        )
 
 
 _plain_all_reduce = collective_ops.plain_all_reduce

@@ -633,6 +633,9 @@ class Trainer:
             if y is not None:
                 raise ValueError("`y` argument is not supported when using a dataset as input; the dataset "
                                  "must yield (x, y) pairs.")
+            if dist_hooks.strategy is not None and dist_hooks.strategy._whole_dataset_per_rank(x):
+                # AutoShardPolicy.OFF: every rank gets all of it, a piece of each global batch per step (as TF)
+                return _DatasetBatches(dist_hooks.strategy.experimental_distribute_dataset(x), steps)
             return _split(_DatasetBatches(x, steps))
         if x is None:
             raise ValueError("fit/evaluate/predict: `x` is required.")

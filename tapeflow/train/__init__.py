@@ -1,19 +1,21 @@
 """``tf.train``: checkpoints (``Checkpoint``, ``CheckpointManager``,
-``latest_checkpoint``, ``list_variables``, ``load_variable``)."""
+``latest_checkpoint``, ``list_variables``, ``load_variable``) and ``ClusterSpec``."""
 
+from tapeflow.distribute.cluster_resolver import ClusterSpec
 from tapeflow.train.checkpoint import (
     Checkpoint, CheckpointLoadStatus, CheckpointManager, CheckpointReader, CheckpointState, get_checkpoint_state,
     latest_checkpoint, list_variables, load_checkpoint, load_variable,
 )
 
-__all__ = ["Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "CheckpointReader", "CheckpointState",
-           "get_checkpoint_state", "latest_checkpoint", "list_variables", "load_checkpoint", "load_variable"]
+__all__ = ["ClusterSpec", "Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "CheckpointReader",
+           "CheckpointState", "get_checkpoint_state", "latest_checkpoint", "list_variables", "load_checkpoint",
+           "load_variable"]
 
 # TF names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
 from tapeflow.framework.missing import module_getattr as _module_getattr  # noqa: E402
 
 _missing_getattr = _module_getattr("tf.train", frozenset((
-    "Saver ExponentialMovingAverage ClusterSpec Server Coordinator MonitoredTrainingSession checkpoints_iterator "
+    "Saver ExponentialMovingAverage Server Coordinator MonitoredTrainingSession checkpoints_iterator "
     "summary_iterator CheckpointOptions CheckpointView TrackableView"
 ).split()))
 _EXAMPLE_MESSAGES = frozenset(("BytesList", "FloatList", "Int64List", "Feature", "Features", "FeatureList",

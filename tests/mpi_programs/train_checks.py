@@ -461,6 +461,92 @@ if "tutorial" in WHAT:  # TF's multi-worker tutorials, as written there (Keras f
     save("tutorial", *fit_weights, *model.get_weights(), loss=history.history["loss"], lr=fit_lr,
          accuracy=history.history["accuracy"], loop_loss=losses, loop_acc=accs)
 
+if "tfconfig" in WHAT:  # a TF_CONFIG in the environment (the test sets the same one on every rank, as mpirun -x)
+    import json
+
+    tf_config = json.loads(os.environ["TF_CONFIG"])
+    num_workers = len(tf_config["cluster"]["worker"])
+    per_worker_batch_size = GLOBAL_BATCH // num_workers
+    global_batch_size = per_worker_batch_size * num_workers
+    communication_options = tf.distribute.experimental.CommunicationOptions(
+        implementation=tf.distribute.experimental.CommunicationImplementation.RING
+    )
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=communication_options)
+    task_type, task_id, cluster_spec = (
+        strategy.cluster_resolver.task_type,
+        strategy.cluster_resolver.task_id,
+        strategy.cluster_resolver.cluster_spec(),
+    )
+    is_chief = task_type == "chief" or (
+        task_type == "worker" and task_id == 0 and "chief" not in cluster_spec.as_dict()
+    )
+    images = np.random.default_rng(5).random((64, 6)).astype(np.float32)
+    labels = (images[:, :3].sum(1) > images[:, 3:].sum(1)).astype(np.int64)
+
+    def make_dataset(batch_size, policy=None):
+        d = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(64, seed=3).repeat().batch(batch_size)
+        if policy is not None:
+            options = tf.data.Options()
+            options.experimental_distribute.auto_shard_policy = policy
+            d = d.with_options(options)
+        return d
+
+    def build_and_compile(seed):
+        tf.keras.utils.set_random_seed(seed)
+        with strategy.scope():
+            model = tf.keras.Sequential(
+                [tf.keras.Input((6,)), tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(2)]
+            )
+            model.compile(
+                loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                optimizer=tf.keras.optimizers.SGD(learning_rate=0.2),
+                metrics=["accuracy"],
+            )
+        return model
+
+    model = build_and_compile(0)  # AutoShardPolicy.DATA: each worker its share of every global batch
+    h = model.fit(
+        make_dataset(global_batch_size, tf.data.experimental.AutoShardPolicy.DATA),
+        epochs=2,
+        steps_per_epoch=3,
+        verbose=0,
+    )
+    results = {f"data_w{i}": w for i, w in enumerate(model.get_weights())}
+    results["data_loss"] = h.history["loss"]
+    # AutoShardPolicy.OFF: every worker gets the whole dataset; each step, a 1/num_replicas piece of a global batch,
+    # the same one on every worker. One process trains the same as with batches of that piece's size.
+    pieces = [1] if num_workers > 1 else [2, 4]
+    for k in pieces:
+        model = build_and_compile(1)
+        if num_workers > 1:
+            h = model.fit(
+                make_dataset(global_batch_size, tf.data.experimental.AutoShardPolicy.OFF),
+                epochs=1,
+                steps_per_epoch=4,
+                verbose=0,
+            )
+            name = "off"
+        else:
+            h = model.fit(make_dataset(global_batch_size // k), epochs=1, steps_per_epoch=4, verbose=0)
+            name = f"off{k}"
+        results.update({f"{name}_w{i}": w for i, w in enumerate(model.get_weights())})
+        results[f"{name}_loss"] = h.history["loss"]
+    finite = tf.data.Dataset.from_tensor_slices(np.arange(12)).batch(6)  # OFF in a custom loop: all of it, in pieces
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+    dist = strategy.experimental_distribute_dataset(finite.with_options(options))
+    off_pieces = [strategy.experimental_local_results(x)[0].numpy().tolist() for x in dist]
+    save(
+        "tfconfig",
+        task=np.array([str(task_type), str(task_id)]),
+        chief=is_chief,
+        spec=json.dumps(cluster_spec.as_dict(), sort_keys=True),
+        off_pieces=json.dumps(off_pieces),
+        off_len=len(dist),
+        nrep=strategy.num_replicas_in_sync,
+        **results,
+    )
+
 if "crash" in WHAT:  # resume check: rank N-1 fails in the 2nd epoch, after the 1st epoch's checkpoint
     tf.keras.utils.set_random_seed(0)
     with strategy.scope():
