@@ -343,6 +343,39 @@ def test_sys_exit_on_one_rank_while_the_others_wait_ends_the_job(runs):
     _assert_ended_soon_after_the_fault(out, ended)
 
 
+def test_metric_read_on_the_chief_only_ends_the_job_naming_each_ranks_line(runs):
+    # In TF the chief's read (a collective) pairs with whatever collective the others run next; here it waits on
+    # a communicator of its own, and the job ends, saying where each process is.
+    out = os.path.join(runs["base"], "chiefmetric")
+    proc = _launch(2, out, "chiefmetric")
+    ended = time.time()
+    assert proc.returncode != 0
+    assert "all read 1.0" in proc.stdout and "loss 2.0" in proc.stdout and "accuracy" not in proc.stdout
+    assert "every process waits in a collective that the others are not in, so none can go on: rank 0 reads a " \
+           "metric (its value is summed over all processes) at train_checks.py:" in proc.stderr
+    assert "`print(\"accuracy\", float(accuracy.result()))" in proc.stderr
+    assert "rank 1 waits in an allgather at train_checks.py:" in proc.stderr and "CheckpointManager(" in proc.stderr
+    _assert_ended_soon_after_the_fault(out, ended)
+
+
+def test_communication_options_timeout_ends_a_collective_that_waits_longer(runs):
+    out = os.path.join(runs["base"], "timeout")
+    proc = _launch(2, out, "timeout")
+    ended = time.time()
+    assert proc.returncode != 0
+    assert "DeadlineExceededError: Collective ops timed out after 1.0 s (CommunicationOptions(timeout_seconds=1.0))" \
+           ": this process waits in an allreduce at train_checks.py:" in proc.stderr
+    _assert_ended_soon_after_the_fault(out, ended)
+
+
+def test_tf_config_that_contradicts_mpirun_is_a_clear_error(runs):
+    out = os.path.join(runs["base"], "badconfig")
+    proc = _launch(2, out, "fit", TF_CONFIG=_tf_config(3))
+    assert proc.returncode != 0
+    assert "ValueError: MultiWorkerMirroredStrategy: TF_CONFIG describes a cluster of 3 training task(s) " \
+           "(worker:0, worker:1, worker:2) but mpirun started 2 processes." in proc.stderr
+
+
 def _assert_ended_soon_after_the_fault(out: str, ended: float) -> None:
     with open(os.path.join(out, "fault_time")) as f:
         took = ended - float(f.read())

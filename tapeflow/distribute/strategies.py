@@ -26,7 +26,7 @@ import numpy as np
 
 from tapeflow.distribute import collective_ops, local_replicas
 from tapeflow.distribute.cluster_resolver import resolve_mpi_cluster
-from tapeflow.distribute.communicator import get_communicator, install_abort_on_exception
+from tapeflow.distribute.communicator import get_communicator, install_abort_on_exception, set_collective_timeout
 from tapeflow.distribute.input_lib import DistributedDataset, InputContext
 from tapeflow.framework import distribution_hooks as hooks
 from tapeflow.framework import nest
@@ -457,6 +457,7 @@ class MultiWorkerMirroredStrategy(Strategy):
 
             communication_options = CommunicationOptions()
         self._communication_options = communication_options
+        set_collective_timeout(communication_options.timeout_seconds)
         resolved = resolve_mpi_cluster(comm, cluster_resolver)
         agrees = cluster_resolver is not None and (cluster_resolver.task_type, cluster_resolver.task_id) == (
             resolved.task_type, resolved.task_id)
@@ -518,7 +519,7 @@ class MultiWorkerMirroredStrategy(Strategy):
         if not variables:
             return result(metric)
         local = [v._value for v in variables]
-        summed = self._comm.allreduce(local, "sum")
+        summed = self._comm.metrics.allreduce(local, "sum")
         metric._syncing = True
         try:
             for v, a in zip(variables, summed):
@@ -543,7 +544,7 @@ class MultiWorkerMirroredStrategy(Strategy):
         if not variables:
             return [m.result() for m in metrics]
         local = [v._value for v in variables]
-        summed = self._comm.allreduce(local, "sum")
+        summed = self._comm.metrics.allreduce(local, "sum")
         for m in synced:
             m._syncing = True
         try:

@@ -343,19 +343,24 @@ if "logsync" in WHAT:  # per-batch logs (a callback reads them): all metrics ove
         def on_train_batch_end(self, batch, logs=None):
             batch_logs.append([logs["loss"], logs["accuracy"], logs["top1"]])
 
-    comm, reductions = strategy._comm, []
-    method = comm.allreduce
+    reductions = []
+    comms = {id(c): c for c in (strategy._comm, strategy._comm.metrics)}.values()  # (metrics: their own comm)
 
-    def counted(arrays, *args, **kwargs):
-        reductions.append(len(arrays))
-        return method(arrays, *args, **kwargs)
+    def counting(method):
+        def counted(arrays, *args, **kwargs):
+            reductions.append(len(arrays))
+            return method(arrays, *args, **kwargs)
+
+        return counted
 
     model.fit(X[:32].astype("float32"), Y[:32], batch_size=GLOBAL_BATCH, epochs=1, verbose=0, callbacks=[Logs()])
-    comm.allreduce = counted  # the second fit: traced already
+    for comm in comms:
+        comm.allreduce = counting(comm.allreduce)  # the second fit: traced already
     try:
         model.fit(X[:32].astype("float32"), Y[:32], batch_size=GLOBAL_BATCH, epochs=1, verbose=0, callbacks=[Logs()])
     finally:
-        del comm.allreduce
+        for comm in comms:
+            del comm.allreduce
     save("logsync", logs=np.array(batch_logs), reductions=np.array(reductions))
 
 if "tutorial" in WHAT:  # TF's multi-worker tutorials, as written there (Keras fit on a dataset, then a custom loop)
@@ -612,6 +617,30 @@ if "exit" in WHAT:  # one rank leaves with sys.exit while the others wait for it
     if RANK == N - 1:
         fault_time()
         sys.exit(3)
+    strategy.reduce("SUM", tf.constant(1.0), axis=None)
+
+if "chiefmetric" in WHAT:  # a metric read on the chief only (a collective in TF too), then a checkpoint
+    with strategy.scope():
+        accuracy = tf.keras.metrics.Mean()
+    strategy.run(lambda: accuracy.update_state(1.0))
+    print("all read", float(accuracy.result()))  # every rank reads: fine
+    loss = strategy.reduce("SUM", tf.constant(1.0), axis=None)
+    if RANK == 0:
+        print("loss", float(loss))  # printing a plain value on the chief only: fine
+        fault_time()
+        print("accuracy", float(accuracy.result()))  # the others are not reading it
+    tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(1.0)), os.path.join(OUT, "ck"), 1).save()
+
+if "timeout" in WHAT:  # CommunicationOptions(timeout_seconds=...): a collective that waits longer ends the job
+    options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=1.0)
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+    strategy.reduce("SUM", tf.constant(1.0), axis=None)
+    if RANK == 0:
+        fault_time()
+    else:
+        import time
+
+        time.sleep(30)  # (killed by the abort long before)
     strategy.reduce("SUM", tf.constant(1.0), axis=None)
 
 if RANK == 0:
