@@ -153,10 +153,25 @@ class DistributedDataset:
         self._whole = auto_shard_policy(dataset) == _OFF
 
     def __iter__(self) -> Iterator:
+        # tf.data's own iterator over this object's elements (duck-typed: ``_elements`` and ``element_spec``):
+        # eagerly the tensors of this rank's part of each batch, checkpointable; inside tf.function a pass that
+        # pulls them when the function runs, and next() an op (as for any dataset)
+        return type(self._dataset).__iter__(self)
+
+    def _autograph_for_stmt(self, *args: Any) -> tuple:
+        """``for x in dist_dataset`` inside tf.function: the dataset's While loop over this rank's parts."""
+        graph_for = getattr(type(self._dataset), "_autograph_for_stmt", None)
+        if graph_for is None:
+            raise NotImplementedError("Iterating a distributed dataset inside tf.function needs a tf.data.Dataset; "
+                                      "iterate it outside the function and pass each element in.")
+        return graph_for(self, *args)
+
+    def _elements(self) -> Iterator:
+        """This rank's part of each element (raw NumPy), the strategy told its share of the global batch."""
         size, rank = self._strategy._comm.size, self._strategy._comm.rank
         share = self._strategy._set_batch_share
         if self._whole:
-            for element in self._dataset:
+            for element in self._dataset._elements():
                 n = _batch_rows(element)
                 start = 0
                 for rows in piece_sizes(n, size, rank):
@@ -164,7 +179,7 @@ class DistributedDataset:
                     yield _slice(element, start, start + rows)
                     start += rows
             return
-        for element in self._dataset:
+        for element in self._dataset._elements():
             n = _batch_rows(element)
             start, stop = split_bounds(n, size, rank)
             share(stop - start, n)
@@ -182,7 +197,18 @@ class DistributedDataset:
 
     @property
     def element_spec(self) -> Any:
-        return self._dataset.element_spec
+        """The dataset's, with the batch dimension unknown (this rank's part of a batch varies)."""
+        from tapeflow.framework.tensor_spec import TensorSpec
+
+        def part(spec: Any) -> Any:
+            if type(spec) is not TensorSpec or spec.shape.rank is None or spec.shape.rank == 0:
+                return spec
+            return TensorSpec([None] + spec.shape.as_list()[1:], spec.dtype, spec.name)
+
+        return nest.map_structure(part, self._dataset.element_spec)
+
+    def options(self) -> Any:
+        return self._dataset.options()
 
     def __repr__(self) -> str:
         return f"<DistributedDataset of {self._dataset!r}>"

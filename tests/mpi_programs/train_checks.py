@@ -248,8 +248,24 @@ if "data" in WHAT:
     sums = strategy.reduce("SUM", tf.constant([1.0, float(RANK)]), axis=None)
     means = strategy.reduce("MEAN", tf.constant([[1.0 + RANK], [3.0]]), axis=0)
     ctx_sum = strategy.run(lambda: tf.distribute.get_replica_context().all_reduce("MEAN", tf.constant(float(RANK))))
+    dist = strategy.experimental_distribute_dataset(tf.data.Dataset.range(37).batch(GLOBAL_BATCH))
+
+    @tf.function
+    def fn_epoch(dataset):  # the tutorial's distributed_train_epoch: a loop over the dataset in the function
+        total = tf.constant(0, tf.int64)
+        for x in dataset:
+            total += strategy.reduce("SUM", strategy.run(tf.reduce_sum, args=(x * x,)), axis=None)
+        return total
+
+    @tf.function
+    def fn_next(iterator):  # the CTL tutorial's train_step(iterator): next() inside the function
+        return strategy.reduce("SUM", strategy.run(tf.reduce_sum, args=(next(iterator),)), axis=None)
+
+    iterator = iter(dist)
+    in_function = [int(fn_epoch(dist)), int(fn_epoch(dist))] + [int(fn_next(iterator)) for _ in range(5)]
     save(
         "data",
+        in_function=in_function,
         seen=np.concatenate(seen),
         local=local,
         from_fn=from_fn,
