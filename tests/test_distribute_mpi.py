@@ -169,6 +169,10 @@ def test_eager_reductions_reuse_only_unheld_results(runs, n):
         np.testing.assert_array_equal(d["g3"], [3 * n * (n + 1) / 2] * 6 + [3 * n] * 2)
         np.testing.assert_array_equal(d["g64"], [n * (n + 1) / 2] * 6 + [n] * 2)
         assert str(d["g64_dtype"]) == "float64"
+        tri1 = n * (n + 1) / 2
+        np.testing.assert_array_equal(d["steps"], [tri1 * (i + 1) for i in range(6)])
+        np.testing.assert_array_equal(d["kept_np"], np.full((3, 2), 3 * tri1))
+        assert bool(d["reused"]) and not bool(d["weak_reused"])
 
 
 @pytest.mark.parametrize("n", [2, 4])

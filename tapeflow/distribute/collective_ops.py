@@ -165,33 +165,91 @@ def plain_all_reduce(values: list | tuple, reduction: str) -> list | None:
     communicator's fused allreduce of their arrays, new tensors on its results (views of its buffer). None when
     not all of ``values`` are tensors (the caller takes the general path).
 
-    The common case, a training step's gradients again, is one pass: while the communicator's last fused
-    buffer is free and each array has the shape and dtype of its view there, it is copied into its view (a
-    mismatch leaves only scratch in the free buffer and takes the general path)."""
+    The common case, a training step's gradients again, is one pass (``_eager_step``): while the
+    communicator's last fused buffer and its result tensors are free, each array of the shape and dtype of
+    its view there is copied into it, one in-place ``Allreduce``, and the buffer's own tensors come back."""
     comm = communicator._COMM or get_communicator()
-    fused, op = comm._last, comm._ops.get(reduction) if comm.is_mpi else None
-    if op is not None and fused is not None and len(values) == len(fused.views) \
-            and getrefcount(fused.buf) <= fused._buf_refs \
-            and sum(map(getrefcount, fused.views)) <= fused._view_refs:  # (fused.free(), inline)
-        dtype = fused.dtype
-        for view, v, shape in zip(fused.views, values, fused.shapes):
-            if type(v) is not Tensor:
-                return None
-            a = v._value
-            if a.dtype is not dtype or a.shape != shape:
-                break
-            view[...] = a
-        else:
-            comm._Allreduce(comm._IN_PLACE, fused.buf, op)
-            if reduction == "mean":
-                communicator._divide_in_place(fused.buf, comm.size)
-            return list(map(Tensor, fused.views))
+    fused = comm._last
+    if fused is not None:
+        step = fused.eager
+        if step is None and fused.free():  # (its baselines are taken while nobody holds its results)
+            step = fused.eager = _eager_step(fused, comm)
+        if step:
+            out = step(values, reduction)
+            if out is not None:
+                return out
     arrays = []
     for v in values:
         if type(v) is not Tensor:
             return None
         arrays.append(v._value)
     return list(map(Tensor, comm.allreduce(arrays, reduction)))
+
+
+def eager_gradient_sum(comm: Any, general: Callable) -> Callable:
+    """``aggregate(grads)``: the sum over all ranks of a step's eager dense gradients, by the communicator's last
+    fused buffer's step when it can (see ``plain_all_reduce``), else ``general(grads)``."""
+
+    def aggregate(grads: list) -> list:
+        if state.plain:
+            fused = comm._last
+            step = fused.eager if fused is not None else None
+            if step:
+                out = step(grads, "sum")
+                if out is not None:
+                    return out
+            out = plain_all_reduce(grads, "sum")
+            if out is not None:
+                return out
+        return general(grads)
+
+    return aggregate
+
+
+def _eager_step(fused: Any, comm: Any) -> Any:
+    """The eager reduction in ``fused``: ``step(values, reduction)`` -> the buffer's own result tensors (fresh
+    ids), or None (the general path) unless every value is a tensor of its view's shape and dtype and nobody
+    holds the buffer, its views or its tensors. False for a buffer it cannot serve."""
+    from weakref import getweakrefcount
+
+    from tapeflow.framework.tensor import _next_id
+
+    views = fused.views
+    if not comm.is_mpi or any(v.size == 0 for v in views):
+        return False
+    buf, dtype, n, tensors = fused.buf, fused.dtype, len(views), tuple(Tensor(v) for v in views)
+    fused.attach_tensors(tensors)  # (the baselines count this function's own references, taken just above)
+    buf_refs, view_refs, tensor_refs = fused._buf_refs, fused._view_refs, fused._tensor_refs
+    # each view's (ndim, size): an array of that ndim and size whose copy into the view succeeds (it broadcasts)
+    # has the view's shape (equal sizes, and each dim equal or 1), and is cheaper to check than the shape
+    checks = tuple((v.ndim, v.size) for v in views)
+    Allreduce, IN_PLACE, ops, size = comm._Allreduce, comm._IN_PLACE, comm._ops, comm.size
+    divide = communicator._divide_in_place
+
+    def step(values: list | tuple, reduction: str) -> list | None:
+        if len(values) != n or getrefcount(buf) > buf_refs or sum(map(getrefcount, views)) > view_refs \
+                or sum(map(getrefcount, tensors)) > tensor_refs:
+            return None
+        for view, v, (nd, sz) in zip(views, values, checks):
+            if type(v) is not Tensor:
+                return None
+            a = v._value
+            if a.dtype is not dtype or a.ndim != nd or a.size != sz:
+                return None  # (what was copied is scratch in a free buffer)
+            view[...] = a
+        op = ops.get(reduction)
+        if op is None:
+            return None
+        Allreduce(IN_PLACE, buf, op)
+        if reduction == "mean":
+            divide(buf, size)
+        if any(map(getweakrefcount, tensors)):  # (a weak reference, as a Keras mask, would follow the object)
+            return list(map(Tensor, views))
+        for r in tensors:
+            r._id = _next_id()
+        return list(tensors)  # a new list: holding it (or any of them) keeps the buffer from being reused
+
+    return step
 
 
 def eager_reducers(comm: Any, sum_op: Any, mean_op: Any, general: Callable) -> tuple:
@@ -211,15 +269,23 @@ def eager_reducers(comm: Any, sum_op: Any, mean_op: Any, general: Callable) -> t
 
     Allreduce, op_sum, size = comm._Allreduce, comm._ops["sum"], comm.size
     divide = communicator._divide_in_place
-    result = out = shape = dtype = None
+    # The kept result (its tensor and array) and what an input must be to be reduced into it: its type (an
+    # array, or the NumPy scalar a 0-d tensor holds), dtype, ndim and size; for ndim >= 2 also its shape and C
+    # order (ndim and size fix a 0-d or 1-d shape, and a strided 1-d array is mpi4py's BufferError).
+    result = out = kind = dtype = shape = None
+    ndim = nelems = -1
+    flat = True
     result_refs = out_refs = 0
 
     def reduce_one(value: Tensor, mean: bool) -> Tensor | None:
-        nonlocal result, out, shape, dtype, result_refs, out_refs
+        nonlocal result, out, kind, dtype, shape, ndim, nelems, flat, result_refs, out_refs
         a = value._value
-        if type(a) is not np.ndarray or not a.flags.c_contiguous:  # (mpi4py would send Fortran order as is)
+        k = type(a)
+        if k is not np.ndarray and not isinstance(a, np.generic):
             return None
-        if a.dtype is dtype and a.shape == shape and getrefcount(result) <= result_refs \
+        if k is np.ndarray and not a.flags.c_contiguous:  # (mpi4py would send Fortran order as is)
+            return None
+        if k is kind and a.dtype is dtype and a.shape == shape and getrefcount(result) <= result_refs \
                 and getrefcount(out) <= out_refs and not getweakrefcount(result):
             Allreduce(a, out, op_sum)
             if mean:
@@ -232,20 +298,25 @@ def eager_reducers(comm: Any, sum_op: Any, mean_op: Any, general: Callable) -> t
         Allreduce(a, o, op_sum)
         if mean:
             divide(o, size)
-        out, result, shape, dtype = o, Tensor(o if o.ndim else o[()]), a.shape, a.dtype
+        out, result, kind, dtype, shape = o, Tensor(o if o.ndim else o[()]), k, a.dtype, a.shape
+        ndim, nelems, flat = o.ndim, o.size, o.ndim < 2
         del o
         result_refs, out_refs = getrefcount(result), getrefcount(out)
         return result
 
     def reduce(reduce_op: Any, value: Any, axis: Any = None) -> Any:
         if axis is None and type(value) is Tensor and state.plain:
-            a = value._value
-            if reduce_op is sum_op:  # the common case inline: the same as reduce_one's
-                if type(a) is np.ndarray and a.dtype is dtype and a.shape == shape and a.flags.c_contiguous \
+            if reduce_op is sum_op:  # the common case inline: reduce_one's, with the cheapest checks
+                a = value._value
+                if type(a) is kind and a.dtype is dtype and a.ndim == ndim and a.size == nelems \
+                        and (flat or a.shape == shape and a.flags.c_contiguous) \
                         and getrefcount(result) <= result_refs and getrefcount(out) <= out_refs \
                         and not getweakrefcount(result):
-                    Allreduce(a, out, op_sum)
-                    if not shape:
+                    try:
+                        Allreduce(a, out, op_sum)
+                    except BufferError:  # a strided 1-d array: from a copy
+                        Allreduce(np.ascontiguousarray(a), out, op_sum)
+                    if not ndim:
                         result._value = out[()]
                     result._id = _next_id()
                     return result

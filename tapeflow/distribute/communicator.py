@@ -315,7 +315,7 @@ class _FusedBuffer:
     outside this object (NumPy views keep their owner alive, so the owner's reference count sees them).
     """
 
-    __slots__ = ("buf", "views", "shapes", "dtype", "_buf_refs", "_view_refs")
+    __slots__ = ("buf", "views", "shapes", "dtype", "_buf_refs", "_view_refs", "tensors", "_tensor_refs", "eager")
 
     def __init__(self, shapes: tuple, dtype: np.dtype) -> None:
         sizes = [int(np.prod(s)) for s in shapes]
@@ -328,12 +328,23 @@ class _FusedBuffer:
             pos += n
         self.views = tuple(views)
         del views
-        self._buf_refs = self._view_refs = -1
+        self.tensors: tuple = ()  # tensors on the views, reused by eager reductions (see attach_tensors)
+        self.eager: Any = None  # the eager reduction's step for this buffer (collective_ops.plain_all_reduce)
+        self._buf_refs = self._view_refs = self._tensor_refs = -1
         self._buf_refs, self._view_refs = getrefcount(self.buf), sum(map(getrefcount, self.views))
+        self._tensor_refs = 0
+
+    def attach_tensors(self, tensors: tuple) -> None:
+        """Keeps ``tensors`` (one on each view) as this buffer's own: while nobody else holds them they are the
+        results of the next eager reduction in it (with fresh ids), so that one allocates nothing."""
+        self.tensors = tensors
+        self._buf_refs, self._view_refs = getrefcount(self.buf), sum(map(getrefcount, self.views))
+        self._tensor_refs = sum(map(getrefcount, tensors))
 
     def free(self) -> bool:
         # (a reference count grows while someone holds a view: the sum is at most the expected one only if none is)
-        return getrefcount(self.buf) <= self._buf_refs and sum(map(getrefcount, self.views)) <= self._view_refs
+        return getrefcount(self.buf) <= self._buf_refs and sum(map(getrefcount, self.views)) <= self._view_refs \
+            and sum(map(getrefcount, self.tensors)) <= self._tensor_refs
 
 
 _SHAPE_AND_DTYPE = attrgetter("shape", "dtype")

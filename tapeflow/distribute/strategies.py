@@ -91,6 +91,7 @@ class ReplicaContext:
         self._in_run = replica_id is not None  # one of several local replicas (see local_replicas)
         # one replica per process, several processes: an eager tensor's all_reduce is one MPI Allreduce
         self._reduce_one = getattr(strategy, "_reduce_one", None) if replica_id is None else None
+        self._eager_reduce = strategy.reduce  # (under MPI: the lean eager reduce of collective_ops.eager_reducers)
 
     @property
     def num_replicas_in_sync(self) -> int:
@@ -106,11 +107,8 @@ class ReplicaContext:
 
     def all_reduce(self, reduce_op: Any, value: Any, options: Any = None) -> Any:
         """Sums or averages ``value`` (a nest of tensors) over all replicas, in one fused collective."""
-        if self._reduce_one is not None and type(value) is Tensor and state.plain:
-            out = self._reduce_one(value, False) if reduce_op is _SUM else \
-                self._reduce_one(value, True) if reduce_op is _MEAN else None
-            if out is not None:
-                return out
+        if self._reduce_one is not None and type(value) is Tensor and (reduce_op is _SUM or reduce_op is _MEAN):
+            return self._eager_reduce(reduce_op, value, None)  # one tensor over all replicas: strategy.reduce's
         how = _reduction(reduce_op)
         run = local_replicas.current_run()
         if run is not None:
@@ -470,6 +468,8 @@ class MultiWorkerMirroredStrategy(Strategy):
             # an eager tensor's reduce, as lean as raw mpi4py; the rest goes to Strategy.reduce
             self._reduce_one, self.reduce = collective_ops.eager_reducers(
                 comm, _SUM, _MEAN, super().reduce)
+            # a step's eager dense gradients: straight to the last fused buffer's step (no method layers)
+            self._aggregate_gradients = collective_ops.eager_gradient_sum(comm, self._aggregate_gradients)
             hooks.strategy = self
 
     def _set_batch_share(self, local: int, total: int) -> None:

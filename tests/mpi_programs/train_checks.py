@@ -295,8 +295,27 @@ if "reuse" in WHAT:  # eager reductions reuse their result buffers only while no
     del g2
     g3 = strategy._aggregate_gradients([kernel * 3, bias * 3])  # g2's buffer, free again
     g64 = strategy._aggregate_gradients([tf.cast(kernel, tf.float64), tf.cast(bias, tf.float64)])  # same shapes
+    # eager steps again and again: each result's tensors are the buffer's own while nobody holds them
+    import weakref
+
+    steps, kept_np, objects, ref = [], None, set(), None
+    for i in range(6):
+        out = strategy._aggregate_gradients([kernel * (i + 1), bias])
+        objects.add(id(out[0]))
+        steps.append(float(out[0].numpy()[0, 0]))
+        if i == 5:
+            weak_reused = ref() is out[0]
+        if i == 2:
+            kept_np = out[0].numpy()  # a kept view: the next steps reduce elsewhere
+        if i == 4:
+            ref = weakref.ref(out[0])  # a weakly referenced tensor is not reused (a Keras mask would follow it)
+        del out
     save(
         "reuse",
+        steps=steps,
+        kept_np=kept_np,
+        reused=len(objects) < 6,
+        weak_reused=weak_reused,
         held=held.numpy(),
         held_np=held_np,
         again=again,
