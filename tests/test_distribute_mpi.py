@@ -258,6 +258,7 @@ def test_tf_config_in_the_environment_and_auto_shard_policies(runs, n):
     ranks = _load(runs[n], "tfconfig")
     assert [d["task"].tolist() for d in ranks] == [["worker", str(r)] for r in range(n)]
     assert [bool(d["chief"]) for d in ranks] == [True] + [False] * (n - 1)
+    assert [str(d["device"]) for d in ranks] == [f"/job:worker/replica:0/task:{r}/device:CPU:0" for r in range(n)]
     assert all(json.loads(str(d["spec"])) == json.loads(_tf_config(n))["cluster"] for d in ranks)
     assert ref["task"].tolist() == ["worker", "0"] and bool(ref["chief"])
     # AutoShardPolicy.DATA: the single-process numbers with the global batch

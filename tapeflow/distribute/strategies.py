@@ -168,6 +168,9 @@ class _Extended:
 
     @property
     def worker_devices(self) -> tuple:
+        resolver = getattr(self._strategy, "cluster_resolver", None)  # (MultiWorkerMirroredStrategy's: this task)
+        if resolver is not None and resolver.task_type is not None:
+            return (f"/job:{resolver.task_type}/replica:0/task:{resolver.task_id}/device:CPU:0",)
         return ("/job:localhost/replica:0/task:0/device:CPU:0",)
 
     @property

@@ -580,6 +580,7 @@ if "tfconfig" in WHAT:  # a TF_CONFIG in the environment (the test sets the same
         "tfconfig",
         task=np.array([str(task_type), str(task_id)]),
         chief=is_chief,
+        device=strategy.extended.worker_devices[0],
         spec=json.dumps(cluster_spec.as_dict(), sort_keys=True),
         off_pieces=json.dumps(off_pieces),
         off_len=len(dist),
