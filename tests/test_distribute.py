@@ -273,6 +273,18 @@ def test_communication_options_and_cross_device_ops_as_tf():
     )
 
 
+def test_values_from_function_and_extended_flags_as_tf():
+    s = tf.distribute.MultiWorkerMirroredStrategy()
+    got = s.experimental_distribute_values_from_function(lambda ctx: (ctx.replica_id_in_sync_group,
+                                                                      ctx.num_replicas_in_sync))
+    assert got == (0, 1)
+    assert s.extended.experimental_between_graph
+    assert not tf.distribute.get_strategy().extended.experimental_between_graph
+    assert s.extended.experimental_should_init and not s.extended.experimental_require_static_shapes
+    assert str(tf.distribute.experimental.ValueContext(1, 2)) == (
+        "tf.distribute.ValueContext(replica id 1,  total replicas in sync: 2)")
+
+
 def test_dataset_options_as_tf():
     o = tf.data.Options()
     assert o.experimental_distribute.auto_shard_policy == tf.data.experimental.AutoShardPolicy.AUTO == 0

@@ -203,6 +203,7 @@ def test_each_example_once_per_epoch_and_reductions(runs, n):
         np.testing.assert_allclose(d["sums"], [n, n * (n - 1) / 2])
         np.testing.assert_allclose(d["means"], [(sum(1.0 + i for i in range(n)) + 3.0 * n) / (2 * n)])
         np.testing.assert_allclose(d["ctx"], (n - 1) / 2)
+        assert d["vff"].tolist() == [r, n]  # experimental_distribute_values_from_function: this rank's value
         # inside tf.function: a for loop over the distributed dataset (twice), then next(iterator) 5 times
         b = [list(range(37))[i : i + 8] for i in range(0, 37, 8)]
         assert d["in_function"].tolist() == [sum(i * i for i in range(37))] * 2 + [sum(x) for x in b], r

@@ -9,6 +9,7 @@ from tapeflow.distribute.collective_util import (
     CommunicationImplementation,
     CommunicationOptions,
 )
+from tapeflow.distribute.input_lib import ValueContext
 from tapeflow.distribute.strategies import MultiWorkerMirroredStrategy as _Strategy
 from tapeflow.framework.missing import module_getattr as _module_getattr
 
@@ -17,6 +18,7 @@ __all__ = [
     "CollectiveCommunication",
     "CommunicationOptions",
     "MultiWorkerMirroredStrategy",
+    "ValueContext",
 ]
 
 
@@ -33,7 +35,7 @@ __getattr__ = _module_getattr(
     frozenset(
         (
             "CentralStorageStrategy ParameterServerStrategy TPUStrategy PreemptionCheckpointHandler PreemptionWatcher "
-            "TerminationConfig ValueContext CollectiveHints coordinator partitioners rpc"
+            "TerminationConfig CollectiveHints coordinator partitioners rpc"
         ).split()
     ),
 )

@@ -20,7 +20,28 @@ import numpy as np
 from tapeflow.framework import nest
 from tapeflow.framework.tensor import Tensor
 
-__all__ = ["DistributedDataset", "split_bounds", "InputContext", "InputOptions", "InputReplicationMode"]
+__all__ = ["DistributedDataset", "split_bounds", "InputContext", "InputOptions", "InputReplicationMode", "ValueContext"]
+
+
+class ValueContext:
+    """``tf.distribute.experimental.ValueContext``: which replica ``experimental_distribute_values_from_function``
+    asks a value for."""
+
+    def __init__(self, replica_id_in_sync_group: int = 0, num_replicas_in_sync: int = 1) -> None:
+        self._replica_id_in_sync_group = replica_id_in_sync_group
+        self._num_replicas_in_sync = num_replicas_in_sync
+
+    @property
+    def replica_id_in_sync_group(self) -> int:
+        return self._replica_id_in_sync_group
+
+    @property
+    def num_replicas_in_sync(self) -> int:
+        return self._num_replicas_in_sync
+
+    def __str__(self) -> str:
+        return (f"tf.distribute.ValueContext(replica id {self._replica_id_in_sync_group},  total replicas in sync: "
+                f"{self._num_replicas_in_sync})")
 
 
 class InputReplicationMode(enum.Enum):

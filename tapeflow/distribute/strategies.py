@@ -163,6 +163,19 @@ class _Extended:
     def should_init(self) -> bool:
         return True
 
+    @property
+    def experimental_should_init(self) -> bool:
+        return True
+
+    @property
+    def experimental_between_graph(self) -> bool:
+        """True for ``MultiWorkerMirroredStrategy`` (each worker runs its own program), as TF."""
+        return isinstance(self._strategy, MultiWorkerMirroredStrategy)
+
+    @property
+    def experimental_require_static_shapes(self) -> bool:
+        return False
+
     def _in_multi_worker_mode(self) -> bool:
         return self._strategy._multi
 
@@ -274,6 +287,12 @@ class Strategy:
 
     def experimental_local_results(self, value: Any) -> tuple:
         return (value,)
+
+    def experimental_distribute_values_from_function(self, value_fn: Callable) -> Any:
+        """``value_fn(tf.distribute.experimental.ValueContext)`` for this process's replica (under MPI: its rank)."""
+        from tapeflow.distribute.input_lib import ValueContext
+
+        return value_fn(ValueContext(self._comm.rank if self._multi else 0, self.num_replicas_in_sync))
 
     def _set_batch_share(self, local: int, total: int) -> None:
         pass
@@ -390,6 +409,15 @@ class MirroredStrategy(Strategy):
         if self._local_replicas == 1:
             return (value,)
         return tuple(self._local_values(value))
+
+    def experimental_distribute_values_from_function(self, value_fn: Callable) -> Any:
+        """A ``PerReplica`` of ``value_fn(ValueContext(replica_id, n))`` for each replica (the value with one)."""
+        if self._local_replicas == 1:
+            return super().experimental_distribute_values_from_function(value_fn)
+        from tapeflow.distribute.input_lib import ValueContext
+
+        n = self._local_replicas
+        return local_replicas.regroup([value_fn(ValueContext(r, n)) for r in range(n)])
 
     def experimental_distribute_dataset(self, dataset: Any, options: Any = None) -> Any:
         if self._local_replicas == 1:

@@ -263,8 +263,11 @@ if "data" in WHAT:
 
     iterator = iter(dist)
     in_function = [int(fn_epoch(dist)), int(fn_epoch(dist))] + [int(fn_next(iterator)) for _ in range(5)]
+    vff = strategy.experimental_distribute_values_from_function(
+        lambda ctx: (ctx.replica_id_in_sync_group, ctx.num_replicas_in_sync))
     save(
         "data",
+        vff=vff,
         in_function=in_function,
         seen=np.concatenate(seen),
         local=local,
