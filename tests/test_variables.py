@@ -21,7 +21,14 @@ def test_creation_and_properties():
 
 def test_assign_ops_and_values():
     v = tf.Variable([1.0, 2.0])
-    assert v.assign([3.0, 4.0]) is v
+    # TF 2.21: an eager assign returns an _UnreadVariable, the same variable printed as 'UnreadVariable'
+    unread = v.assign([3.0, 4.0])
+    assert unread is not v and isinstance(unread, tf.Variable)
+    assert repr(unread) == ("<tf.Variable 'UnreadVariable' shape=(2,) dtype=float32, "
+                            "numpy=array([3., 4.], dtype=float32)>")
+    unread.assign_add([1.0, 1.0])
+    assert v.numpy().tolist() == [4.0, 5.0]
+    v.assign_sub([1.0, 1.0])
     assert v.assign_add([1.0, 1.0]).numpy().tolist() == [4.0, 5.0]
     assert v.assign_sub([1.0, 1.0]).numpy().tolist() == [3.0, 4.0]
     assert v.read_value().numpy().tolist() == [3.0, 4.0]

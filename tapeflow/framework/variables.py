@@ -157,7 +157,11 @@ class Variable:
         return arr
 
     def _maybe_return(self, read_value: bool):
-        return self if read_value else None
+        if not read_value:
+            return None
+        if "path" in self.__dict__:  # a Keras 3 variable: Keras's own assign semantics (the variable itself)
+            return self
+        return _UnreadVariable._of(self)
 
     def assign(self, value: Any, use_locking: Any = None, name: Any = None, read_value: bool = True):
         """Sets the value; a wrong shape or dtype raises and changes nothing."""
@@ -389,3 +393,19 @@ def _variable_to_tensor(v: Variable, dtype=None):
 
 
 register_tensor_conversion_function(Variable, _variable_to_tensor)
+
+
+class _UnreadVariable(Variable):
+    """What an eager ``assign``/``assign_add``/``assign_sub`` returns, as TF's ``_UnreadVariable``: the same
+    variable (it shares its state: reads, further assigns and gradients go to the variable), printed as
+    ``<tf.Variable 'UnreadVariable' ...>``."""
+
+    @classmethod
+    def _of(cls, var: Variable) -> _UnreadVariable:
+        alias = object.__new__(cls)
+        alias.__dict__ = var.__dict__  # one state for both objects
+        return alias
+
+    @property
+    def name(self) -> str:
+        return "UnreadVariable"
