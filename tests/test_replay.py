@@ -414,3 +414,29 @@ def test_compiler_folds_reshape_chains_and_reshapes_to_the_same_shape():
     y, z = cg(x.numpy())
     np.testing.assert_array_equal(y, np.arange(6.0).reshape(1, 6) * 2.0)
     np.testing.assert_array_equal(z, np.arange(6.0).reshape(2, 3) + 1.0)
+
+
+def test_attr_keys_tell_apart_what_a_trace_bakes_in():
+    # Values that compare equal in Python but trace differently get different keys;
+    # objects are named by identity (and kept alive), small arrays by content.
+    keep: list = []
+    k = replay._attr_key
+
+    def keys(*vs):
+        return [k({"a": v, "b": False}, keep) for v in vs]
+
+    values = [1, True, 1.0, np.float32(1), 0.0, -0.0, None, "1", (1,), [1], (True,), np.dtype("float32")]
+    distinct = keys(*values, np.array([1, 2]), np.array([1.0, 2.0]), slice(1, None))
+    assert len(set(distinct)) == len(distinct)
+    assert keys(np.array([1, 2]))[0] == keys(np.array([1, 2]))[0]
+    big = np.zeros(100)
+
+    class Fn:
+        pass
+
+    f, g = Fn(), Fn()
+    for _ in range(2):  # (the second time through the learnt identity types)
+        assert keys(f) == keys(f) and keys(f) != keys(g)
+        assert keys(big)[0] != keys(np.zeros(100))[0]
+    assert any(x is f for x in keep) and any(x is big for x in keep)
+    assert np.ndarray not in replay._ID_TYPES and Fn in replay._ID_TYPES

@@ -88,21 +88,33 @@ class _Entry:
 
 
 _BOOL_KEYS = {id(True): (bool, "True"), id(False): (bool, "False"), id(None): (type(None), "None")}
+# Types whose attrs the key names by identity (a GraphFunction, a Variable): learnt as they are met, so later
+# keys skip the checks below. Never NumPy types, whose small values are keyed by content.
+_ID_TYPES: set = set()
+_NUMPY_TYPES = (np.ndarray, np.generic, np.dtype)
 
 
 def _attr_key(v: Any, keep: list):
     t = type(v)
     if t is str or t is int:
         return v
+    if t is dict:  # (an op's attrs: a flat run of names and their keys)
+        out = [dict]
+        for k, x in v.items():
+            tx = type(x)
+            out.append(k)
+            out.append(x if tx is str or tx is int else _attr_key(x, keep))
+        return tuple(out)
     k = _BOOL_KEYS.get(id(v))  # (most attrs are flags)
     if k is not None:
         return k
+    if t in _ID_TYPES:
+        keep.append(v)
+        return ("id", id(v))
     if t in _SIMPLE:
         return (t, repr(v))  # (1, 1.0, True and -0.0/0.0 stay distinct)
     if t is tuple or t is list:
         return (t, tuple([_attr_key(x, keep) for x in v]))
-    if t is dict:
-        return (dict, tuple([(k, _attr_key(x, keep)) for k, x in v.items()]))
     if t is slice:
         return (slice, _attr_key(v.start, keep), _attr_key(v.stop, keep), _attr_key(v.step, keep))
     if isinstance(v, np.dtype):
@@ -111,6 +123,8 @@ def _attr_key(v: Any, keep: list):
         return ("scalar", v.dtype.str, v.tobytes())
     if t is np.ndarray and v.size <= 64:
         return ("array", v.dtype.str, v.shape, v.tobytes())
+    if not issubclass(t, _NUMPY_TYPES):
+        _ID_TYPES.add(t)
     keep.append(v)
     return ("id", id(v))
 
