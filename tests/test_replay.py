@@ -440,3 +440,174 @@ def test_attr_keys_tell_apart_what_a_trace_bakes_in():
         assert keys(big)[0] != keys(np.zeros(100))[0]
     assert any(x is f for x in keep) and any(x is big for x in keep)
     assert np.ndarray not in replay._ID_TYPES and Fn in replay._ID_TYPES
+
+
+@pytest.fixture
+def followed(fresh, monkeypatch):
+    """Counts gradients served by a tape that recorded along its template."""
+    calls = []
+    orig = replay._followed
+
+    def counting(*a):
+        r = orig(*a)
+        calls.append(r is not None)
+        return r
+
+    monkeypatch.setattr(replay, "_followed", counting)
+    return calls
+
+
+def test_tapes_record_along_a_template_and_depart_from_it_correctly(followed):
+    # Once a structure is compiled, new tapes record along it (no OpRecords, no key); any
+    # departure (op, shape, attr, connectivity, which tensors repeat) falls back to records.
+    x = tf.constant([0.3, -0.2, 0.5])
+    c1, c2 = tf.constant([1.5, 2.0, -1.0]), tf.constant([0.5, 0.25, 2.0])
+
+    def f(x, a, b, c, axis=0, last=tf.tanh):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = tf.sin(x) * a + tf.sin(x) * b
+            _ = tf.argmax(y)  # (an int output: not recorded, the template goes on)
+            z = tf.reduce_sum(last(y) * c, axis=axis)
+        return t.gradient(z, x)
+
+    def want(x, a, b, c, dlast=lambda y: 1 - np.tanh(y) ** 2):
+        xv, av, bv, cv = x.numpy(), a.numpy(), b.numpy(), c.numpy()
+        return dlast(np.sin(xv) * av + np.sin(xv) * bv) * cv * np.cos(xv) * (av + bv)
+
+    for _ in range(4):
+        np.testing.assert_allclose(f(x, c1, c2, c1).numpy(), want(x, c1, c2, c1), rtol=1e-6)
+    assert followed[-2:] == [True, True]
+    def dsig(y):
+        s = 1 / (1 + np.exp(-y))
+        return s * (1 - s)
+
+    short = tf.constant([0.1, 0.2])
+    cases = [
+        ((x, c1, c2, c2), {}, want(x, c1, c2, c2)),  # the last factor was a's tensor: now b's
+        ((x, c1, c1, c1), {}, want(x, c1, c1, c1)),  # a and b were two tensors: now one
+        ((x, c1, c2, c1), {"axis": -1}, want(x, c1, c2, c1)),  # an attr
+        ((x, c1, c2, c1), {"last": tf.sigmoid}, want(x, c1, c2, c1, dsig)),  # an op
+        ((short, c1[:2], c2[:2], c1[:2]), {}, want(short, c1[:2], c2[:2], c1[:2])),  # shapes
+        ((x, c1, c2, tf.constant(2.0)), {}, want(x, c1, c2, tf.constant(2.0))),  # a new input's shape
+        ((x, c1, c2, c1), {}, want(x, c1, c2, c1)),
+    ]
+    for args, kw, w in cases:
+        for _ in range(3):
+            np.testing.assert_allclose(f(*args, **kw).numpy(), w, rtol=1e-6)
+    assert followed.count(True) > 6
+
+
+def test_a_followed_tape_is_an_ordinary_tape_to_everything_else(followed):
+    x = tf.constant([0.3, -0.2])
+    w = tf.Variable([[1.0, 2.0], [0.5, -1.0]])
+
+    def step(mid=None):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            h = tf.tanh(tf.linalg.matvec(w, x))
+            if mid is not None:
+                mid(t, h)
+            loss = tf.reduce_sum(h * h)
+        return t.gradient(loss, [x, w])
+
+    want = [g.numpy() for g in step()]
+    for _ in range(3):
+        got = step()
+    assert followed[-1] is True
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.numpy(), b, rtol=1e-6)
+
+    def nested(t, h):  # another tape joins mid-way: both see ordinary records
+        with tf.GradientTape() as inner:
+            inner.watch(h)
+            u = tf.exp(h)
+        np.testing.assert_allclose(inner.gradient(u, h).numpy(), np.exp(h.numpy()), rtol=1e-6)
+
+    def stats(t, h):
+        assert tf.debugging.tape_stats(t).records > 0
+
+    def stop(t, h):
+        with t.stop_recording():
+            tf.exp(h)
+
+    for mid in (nested, stats, stop, None):
+        for _ in range(2):
+            got = step(mid)
+            for a, b in zip(got, want):
+                np.testing.assert_allclose(a.numpy(), b, rtol=1e-6)
+    with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 0.0])) as acc:
+        got = step()
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.numpy(), b, rtol=1e-6)
+    assert acc is not None
+
+
+def test_a_followed_tape_frees_its_saved_tensors_after_gradient(followed):
+    x = tf.constant(np.linspace(0.0, 1.0, 1000))
+
+    def run():
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = tf.tanh(tf.sin(x))
+            ref = weakref.ref(y)
+            loss = tf.reduce_sum(y)
+        del y
+        g = t.gradient(loss, x)
+        gc.collect()
+        return g, ref
+
+    for _ in range(4):
+        g, ref = run()
+    assert followed[-1] is True and ref() is None
+    np.testing.assert_allclose(g.numpy(), np.cos(x.numpy()) / np.cosh(np.sin(x.numpy())) ** 2, rtol=1e-12)
+
+
+def test_a_template_is_followed_only_with_the_same_attrs_and_input_shapes(followed):
+    w = tf.constant([[0.3, -0.2], [0.5, 0.1]])
+    m = tf.constant([[1.0, 2.0], [-0.5, 0.25]])
+
+    def f(c, transpose_a=False):
+        with tf.GradientTape() as t:
+            t.watch([w, c])
+            z = tf.reduce_sum(tf.tanh(tf.matmul(w, m, transpose_a=transpose_a)) * c)
+        return t.gradient(z, [w, c])
+
+    def want(c, transpose_a=False):
+        wv, mv, cv = w.numpy(), m.numpy(), c.numpy()
+        p = (wv.T if transpose_a else wv) @ mv
+        gp = (1 - np.tanh(p) ** 2) * cv
+        gw = mv @ gp.T if transpose_a else gp @ mv.T
+        return gw, np.broadcast_to(np.tanh(p), gp.shape).sum(axis=tuple(range(gp.ndim - cv.ndim))).reshape(cv.shape)
+
+    full, row = tf.constant([[1.0, -2.0], [0.5, 3.0]]), tf.constant([1.0, -2.0])
+    for args in [(full,)] * 4 + [(full, True)] * 3 + [(row,)] * 3 + [(full,)] * 2:
+        got = f(*args)
+        for a, b in zip(got, want(*args)):
+            assert a.shape == b.shape
+            np.testing.assert_allclose(a.numpy(), b, rtol=1e-6)
+    assert followed.count(True) >= 3
+
+
+def test_gradients_and_jacobians_of_one_structure_share_its_template(followed):
+    w = tf.constant([[0.3, -0.2, 0.1], [0.5, 0.1, -0.4]])
+    b = tf.constant([0.1, -0.3])
+    x = tf.constant([0.2, -0.1, 0.4])
+
+    def tape():
+        t = tf.GradientTape()
+        with t:
+            t.watch(x)
+            y = tf.tanh(tf.linalg.matvec(w, x) + b)
+        return t, y
+
+    u = np.tanh(w.numpy() @ x.numpy() + b.numpy())
+    jac = (1 - u**2)[:, None] * w.numpy()
+    for _ in range(4):
+        t, y = tape()
+        np.testing.assert_allclose(t.jacobian(y, x).numpy(), jac, rtol=1e-6)
+        t, y = tape()
+        np.testing.assert_allclose(t.gradient(y, x).numpy(), jac.sum(0), rtol=1e-6)
+    assert followed[-2:] == [True, True]
+    (tpl,) = {id(v): v for v in replay.backprop._TEMPLATES.values()}.values()
+    assert {u[0] for u in tpl.uses} == {"gradient", "jacobian"}

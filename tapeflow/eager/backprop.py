@@ -68,8 +68,13 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                 if n == 2
                 else tuple([t._id for t in inputs])
             )
+            if len(tapes) == 1 and tapes[0].tpl is not None and st._debug_hook is None and not st.accumulators \
+                    and _follow(tapes[0], spec, op.name, input_ids, inputs, attrs, outputs):
+                return
             rec = None
             for tp in tapes:
+                if tp.tpl is not None:  # (another tape, an accumulator or a hook joined: record as usual)
+                    tape_lib.materialize(tp)
                 w = tp.watched
                 for i in input_ids:
                     if i in w:
@@ -117,7 +122,7 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
         st._debug_hook(op, inputs, attrs, outputs)
 
 
-_NO_ATTRS: dict = {}  # shared: rules only read attrs
+_NO_ATTRS = tape_lib._NO_ATTRS  # shared: rules only read attrs
 # Interned record metas, keyed by (rule spec, shapes and dtypes): building the
 # key costs about what building the records' shape/dtype tuples did.
 _METAS: dict = {}
@@ -130,6 +135,115 @@ def _new_meta(key, name: str, spec, in_shapes, in_dtypes, out_shapes, out_dtypes
     m = _METAS[key] = RecordMeta(name, spec.fn, in_shapes, in_dtypes, out_shapes, out_dtypes, spec.save_inputs,
                                  spec.save_outputs)
     return m
+
+
+# Templates by their first record's (rule spec, meta): a new tape picks one at its first op.
+_TEMPLATES: dict = {}
+_UNDECIDED = tape_lib.UNDECIDED
+
+
+def _first_meta(spec, inputs, outputs):
+    """The meta of a one-output op with one or two inputs (None for others: no template then)."""
+    if len(outputs) != 1 or len(inputs) > 2:
+        return None
+    ov = outputs[0]._value
+    if type(ov) is AbstractValue:
+        return None
+    if spec is _READ_SPEC:
+        return _METAS.get((_read_grad, ov.shape, ov.dtype))
+    a = inputs[0]._value
+    if len(inputs) == 1:
+        return _METAS.get((spec, a.shape, a.dtype, ov.shape, ov.dtype))
+    b = inputs[1]._value
+    return _METAS.get((spec, a.shape, a.dtype, b.shape, b.dtype, ov.shape, ov.dtype))
+
+
+def _follow(tp, spec, name, input_ids, inputs, attrs, outputs) -> bool:
+    """Records an op on ``tp`` along its template; False when the op departs
+    from it (``tp`` then holds ordinary records and the caller records the op)."""
+    w = tp.watched
+    for i in input_ids:
+        if i in w:
+            break
+    else:
+        return True  # no watched input: not recorded
+    tpl = tp.tpl
+    if tpl is _UNDECIDED:
+        if not any(o._value.dtype.kind in _FLOAT_KINDS for o in outputs):
+            return True
+        tpl = _TEMPLATES.get((spec, _first_meta(spec, inputs, outputs)))
+        if tpl is None:
+            tp.tpl = None
+            return False
+        tp.tpl = tpl
+        tp.pos = {}
+        tp.light = []
+    k = tp.k
+    ops = tpl.ops
+    if k < len(ops):
+        espec, ename, m, akey, ein = ops[k]
+        if espec is spec and ename == name and (akey is None and not attrs or attrs and akey == replay._attr_key(
+                attrs, [])):
+            pos = tp.pos
+            if len(outputs) == 1:
+                o = outputs[0]
+                v = o._value
+                # (A recorded op's output is float: a non-float one is not recorded, below.)
+                if v.shape == m.output_shapes[0] and v.dtype == m.output_dtypes[0] and type(v) is not AbstractValue:
+                    j = 0
+                    for i in input_ids:
+                        p = pos.get(i)
+                        if p is None:  # first seen: its shape and dtype are the template's
+                            v = inputs[j]._value
+                            if type(v) is AbstractValue or v.shape != m.input_shapes[j] \
+                                    or v.dtype != m.input_dtypes[j]:
+                                break
+                            p = pos[i] = len(pos)
+                        if p != ein[j]:
+                            break
+                        j += 1
+                    else:
+                        oid = o._id
+                        pos[oid] = len(pos)
+                        w.add(oid)
+                        tp.light.append((input_ids, (oid,), inputs if spec.save_inputs else None,
+                                         outputs if spec.save_outputs else None, attrs))
+                        tp.k = k + 1
+                        return True
+            elif _follow_many(tp, spec, m, ein, input_ids, inputs, attrs, outputs):
+                tp.k = k + 1
+                return True
+    if not any(o._value.dtype.kind in _FLOAT_KINDS for o in outputs):
+        return True  # no float output: not recorded (the template goes on)
+    tape_lib.materialize(tp)
+    return False
+
+
+def _follow_many(tp, spec, m, ein, input_ids, inputs, attrs, outputs) -> bool:
+    # _follow for an op with several outputs.
+    if len(outputs) != len(m.output_shapes):
+        return False
+    for j, o in enumerate(outputs):
+        v = o._value
+        if type(v) is AbstractValue or v.shape != m.output_shapes[j] or v.dtype != m.output_dtypes[j]:
+            return False
+    pos = tp.pos
+    for j, i in enumerate(input_ids):
+        p = pos.get(i)
+        if p is None:
+            v = inputs[j]._value
+            if type(v) is AbstractValue or v.shape != m.input_shapes[j] or v.dtype != m.input_dtypes[j]:
+                return False
+            p = pos[i] = len(pos)
+        if p != ein[j]:
+            return False
+    oids = tuple([o._id for o in outputs])
+    for oid in oids:
+        pos[oid] = len(pos)
+    tp.watched.update(oids)
+    tp.light.append((input_ids, oids, inputs if spec.save_inputs else None, outputs if spec.save_outputs else None,
+                     attrs))
+    return True
 
 
 def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | None:
@@ -239,8 +353,17 @@ _READ_SPEC = registry.GradSpec(_read_grad, False, False, __name__)  # a variable
 def record_variable_read(var, value: Tensor) -> None:
     """Links a read of ``var`` to the tensor it produced on active tapes."""
     st = state
+    tapes = st.tapes
+    if len(tapes) == 1 and tapes[0].tpl is not None and st._debug_hook is None and not st.accumulators:
+        tp = tapes[0]
+        if tp.watch_accessed_variables and var.trainable and var._id not in tp.watched:
+            _watch_variable(tp, var)
+        if _follow(tp, _READ_SPEC, "ReadVariableOp", (var._id,), (var,), None, (value,)):
+            return
     rec = None
-    for tp in st.tapes:
+    for tp in tapes:
+        if tp.tpl is not None:
+            tape_lib.materialize(tp)
         if tp.watch_accessed_variables and var.trainable and var._id not in tp.watched:
             _watch_variable(tp, var)
         if var._id in tp.watched:

@@ -142,20 +142,70 @@ class RecordMeta:
         )
 
 
-class Tape:
-    """Watched ids plus the op records made while they were watched."""
+class Template:
+    """A structure whose backward is compiled (``graph/tape_replay.py``), for a
+    new tape to record along: each op is checked against the next entry and
+    keeps only what changes per call (ids, saved tensors, attrs), so no
+    ``OpRecord`` is made and the structure key is known when ``gradient`` comes.
 
-    __slots__ = ("watched", "records", "persistent", "watch_accessed_variables", "variables", "shared", "__weakref__")
+    ``ops``: per record (rule spec, op name, meta, attrs key or None, the
+    positions of its inputs), where positions number ids in order of first
+    appearance (inputs, then outputs, record by record). ``uses``: what the
+    replay compiled for this structure, by how it was asked (gradient or
+    Jacobian, targets and sources by position).
+    """
+
+    __slots__ = ("ops", "uses", "keep")
+
+    def __init__(self, ops: list, keep: list) -> None:
+        self.ops = ops
+        self.uses: dict = {}
+        self.keep = keep  # attrs objects the keys name by identity
+
+
+# A fresh non-persistent tape: it may follow a template from its first op.
+UNDECIDED = Template([], [])
+
+
+class Tape:
+    """Watched ids plus the op records made while they were watched.
+
+    While the tape follows a ``Template`` (``tpl``), its records are kept as
+    ``light`` tuples (input ids, output ids, saved inputs, saved outputs,
+    attrs) and ``pos`` maps ids to positions; reading ``records`` turns them
+    into ``OpRecord``s first, so every other reader sees an ordinary tape.
+    """
+
+    __slots__ = (
+        "watched", "_records", "persistent", "watch_accessed_variables", "variables", "shared", "tpl", "k", "pos",
+        "light", "__weakref__",
+    )
 
     def __init__(self, persistent: bool, watch_accessed_variables: bool) -> None:
         self.watched: set[int] = set()
-        self.records: list[OpRecord] = []
+        self._records: list[OpRecord] = []
         # Whether another tape holds some of these records (nested tapes share
         # one record per op); if not, dropping ``records`` frees them.
         self.shared = False
         self.persistent = persistent
         self.watch_accessed_variables = watch_accessed_variables
         self.variables: dict[int, Any] = {}  # id -> watched Variable, in watch order
+        self.tpl: Template | None = None if persistent or not templates else UNDECIDED
+        self.k = 0  # the next template entry
+        self.pos: dict[int, int] | None = None
+        self.light: list | None = None
+
+    @property
+    def records(self) -> list[OpRecord]:
+        if self.tpl is not None:
+            materialize(self)
+        return self._records
+
+    @records.setter
+    def records(self, value: list) -> None:
+        self.tpl = None
+        self.pos = self.light = None
+        self._records = value
 
     def should_record(self, input_ids: Iterable[int]) -> bool:
         w = self.watched
@@ -163,6 +213,31 @@ class Tape:
             if i in w:
                 return True
         return False
+
+
+# False: tapes never follow templates (every op makes its OpRecord).
+templates = True
+
+
+def materialize(tp: Tape) -> None:
+    """Ends ``tp``'s following of its template: its light records become
+    the ``OpRecord``s ordinary recording would have made."""
+    tpl = tp.tpl
+    tp.tpl = None
+    light = tp.light
+    if tpl is UNDECIDED or not light:
+        tp.pos = tp.light = None
+        return
+    recs = tp._records
+    for (_, name, m, _, _), (ids, oids, si, so, attrs) in zip(tpl.ops, light):
+        rec = OpRecord(name, attrs or _NO_ATTRS, ids, oids, si, so, m.input_shapes, m.input_dtypes, m.output_shapes,
+                       m.output_dtypes, m.grad_fn, m)
+        rec.holders = 1
+        recs.append(rec)
+    tp.pos = tp.light = None
+
+
+_NO_ATTRS: dict = {}  # (backprop's: rules only read attrs)
 
 
 def backward(

@@ -77,7 +77,7 @@ class _Key:
 
 
 class _Entry:
-    __slots__ = ("fn", "out_index", "keep", "size", "pick")
+    __slots__ = ("fn", "out_index", "keep", "size", "pick", "template")
 
     def __init__(self, fn, out_index: list, keep: list) -> None:
         self.size = len(fn.graph.operations)
@@ -85,6 +85,7 @@ class _Entry:
         self.out_index = out_index  # local index of the source each output belongs to
         self.keep = keep  # attrs objects the key names by id (kept alive so ids stay unique)
         self.pick = None  # takes the distinct saved tensors from the records' (see _dedup)
+        self.template = None  # for tapes to record along (tape.Template), made on first use
 
 
 _BOOL_KEYS = {id(True): (bool, "True"), id(False): (bool, "False"), id(None): (type(None), "None")}
@@ -320,6 +321,11 @@ def _inline_ops(graph, m: dict) -> dict:
 def gradient(tp, initial: dict, source_ids: set, plain: bool):
     """The sources' gradients by a compiled replay of ``tp``'s backward, or
     None when this tape is walked instead (first sightings, ineligible)."""
+    if tp.tpl is not None and tp.tpl is not tape_lib.UNDECIDED:  # (recorded along a template: no key to build)
+        grads = [g for gl in initial.values() for g in gl]
+        found = _followed(tp, lambda pos: _grad_use(initial, source_ids, pos), grads, plain, source_ids)
+        if found is not None:
+            return found
     records = tp.records
     if not records:
         return None
@@ -330,7 +336,133 @@ def gradient(tp, initial: dict, source_ids: set, plain: bool):
     entry = _entry(key, all_saved, lambda saved: _build(records, saved, grads, initial, source_ids, local, keep))
     if entry is None:
         return None
-    return _run(entry, [*_picked(entry, all_saved), *grads], plain, local, source_ids)
+    found = _run(entry, [*_picked(entry, all_saved), *grads], plain, local, source_ids)
+    if not tp.persistent:
+        _remember(entry, records, lambda pos: _grad_use(initial, source_ids, pos), local)
+    return found
+
+
+# -- recording along a template (tape.Template) ----------------------------------------
+
+
+def _sources_use(source_ids: set, pos: dict) -> tuple:
+    return tuple(sorted([p for p in map(pos.get, source_ids) if p is not None]))
+
+
+def _grad_use(initial: dict, source_ids: set, pos: dict):
+    """How a gradient is asked, by position (the key's targets and sources); None: not by a template."""
+    targets = []
+    for tid, gl in initial.items():
+        p = pos.get(tid)
+        if p is None:
+            return None
+        specs = []
+        for g in gl:
+            if type(g) is not Tensor:
+                return None
+            v = g._value
+            specs.append((v.shape, v.dtype))
+        targets.append((p, tuple(specs)))
+    return ("gradient", tuple(targets), _sources_use(source_ids, pos))
+
+
+def _jacobian_use(tid: int, cot: Tensor, diag: bool, size: int, source_ids: set, pos: dict):
+    p = pos.get(tid)
+    if p is None or tid in source_ids:
+        return None
+    v = cot._value
+    return ("jacobian", p, v.shape, v.dtype, diag, size, _sources_use(source_ids, pos))
+
+
+def _remember(entry: _Entry, records: list, use, local: dict) -> None:
+    """Lets later tapes with this structure record along it (``tape.Template``)."""
+    if not tape_lib.templates:
+        return
+    tpl = entry.template
+    if tpl is False:
+        return
+    templates = backprop._TEMPLATES
+    if tpl is None:
+        made = _template_ops(records)
+        u = None if made is None else use(made[1])
+        if u is None:
+            entry.template = False
+            return
+        ops, pos, keep = made
+        by_local = {k: i for i, k in local.items()}
+        out_pos = [pos.get(by_local[k]) for k in entry.out_index]
+        if None in out_pos:
+            entry.template = False
+            return
+        tpl = templates.get((ops[0][0], ops[0][2]))
+        if tpl is None or tpl.ops != ops:
+            tpl = tape_lib.Template(ops, keep)
+        tpl.uses[u] = (entry, out_pos)
+        entry.template = tpl
+    first = tpl.ops[0]
+    if len(templates) >= _MAX_ENTRIES:
+        templates.clear()
+    templates[(first[0], first[2])] = tpl
+
+
+def _template_ops(records: list):
+    """(template ops, positions of the ids, keep) of ``records``, or None when a tape cannot follow them."""
+    pos: dict[int, int] = {}
+    ops = []
+    keep: list = []
+    grads = backprop._GRADS
+    for rec in records:
+        spec = backprop._READ_SPEC if rec.type == "ReadVariableOp" else grads.get(rec.type)
+        if spec is None or spec.fn is not rec.grad_fn or rec.meta is None:
+            return None
+        ein = []
+        for i in rec.input_ids:
+            p = pos.get(i)
+            if p is None:
+                p = pos[i] = len(pos)
+            ein.append(p)
+        for o in rec.output_ids:
+            if o in pos:
+                return None  # (an output that is not a new tensor)
+            pos[o] = len(pos)
+        ops.append((spec, rec.type, rec.meta, _attr_key(rec.attrs, keep) if rec.attrs else None, tuple(ein)))
+    return ops, pos, keep
+
+
+_SAVED_IN_L = itemgetter(2)
+_SAVED_OUT_L = itemgetter(3)
+
+
+def _followed(tp, use, extra: list, plain: bool, source_ids: set):
+    """The compiled replay for a tape that recorded along its whole template
+    and is asked as ``use(positions)`` says, on its saved tensors and
+    ``extra`` (output gradients or cotangents); None when there is none
+    (the tape then makes its records, and the replay goes on as usual)."""
+    tpl = tp.tpl
+    if tp.k != len(tpl.ops):
+        return None
+    pos = tp.pos
+    u = use(pos)
+    got = None if u is None else tpl.uses.get(u)
+    if got is None:
+        return None
+    entry, out_pos = got
+    light = tp.light
+    saved = list(chain.from_iterable(filter(None, map(_SAVED_IN_L, light))))
+    saved += chain.from_iterable(filter(None, map(_SAVED_OUT_L, light)))
+    fn = entry.fn
+    args = [*_picked(entry, saved), *extra]
+    if plain:
+        outs = [Tensor(v) for v in fn.compiled()(*map(_VALUE, args))]
+    else:
+        outs = call_function(fn, args, saved=False)
+    by_pos = dict(zip(out_pos, outs))
+    found = {}
+    for sid in source_ids:
+        p = pos.get(sid)
+        if p is not None and p in by_pos:
+            found[sid] = by_pos[p]
+    return found
 
 
 def _entry(key, all_saved, make):
@@ -400,6 +532,11 @@ def jacobian(tp, tid: int, cot: Tensor, diag: bool, size: int, source_ids: set, 
     values of its diagonal (the one-hot stack scaled by them). Returns
     {source id: batched gradient (batch axis first)}, or None when the walk
     runs instead (first sightings, ineligible records)."""
+    if tp.tpl is not None and tp.tpl is not tape_lib.UNDECIDED:
+        found = _followed(tp, lambda pos: _jacobian_use(tid, cot, diag, size, source_ids, pos), [cot], plain,
+                          source_ids)
+        if found is not None:
+            return found
     records = tp.records
     if not records or tid in source_ids:
         return None
@@ -413,7 +550,10 @@ def jacobian(tp, tid: int, cot: Tensor, diag: bool, size: int, source_ids: set, 
                    lambda saved: _build_jacobian(records, saved, cot, tid, diag, size, source_ids, local, keep))
     if entry is None:
         return None
-    return _run(entry, _picked(entry, all_saved) + [cot], plain, local, source_ids)
+    found = _run(entry, _picked(entry, all_saved) + [cot], plain, local, source_ids)
+    if not tp.persistent:
+        _remember(entry, records, lambda pos: _jacobian_use(tid, cot, diag, size, source_ids, pos), local)
+    return found
 
 
 def _build_jacobian(records, saved, cot, tid, diag, size, source_ids, local, keep):
@@ -459,6 +599,7 @@ def clear() -> None:
     global _ops
     _SEEN.clear()
     _CACHE.clear()
+    backprop._TEMPLATES.clear()
     _ops = 0
 
 
