@@ -144,8 +144,13 @@ def test_persistent_tape_sources_targets_and_unconnected(fresh):
             t.watch([x, z])
             y = tf.reduce_sum(x * x) + tf.sin(x[0] * 0.0 + 1.0)
             u = y * 3.0
-        out = (t.gradient(u, [x, z]), t.gradient([u, y], x), t.gradient(y, y),
-               t.gradient(u, z, unconnected_gradients="zero"), t.gradient(u, x, output_gradients=tf.constant(2.0)))
+        out = (
+            t.gradient(u, [x, z]),
+            t.gradient([u, y], x),
+            t.gradient(y, y),
+            t.gradient(u, z, unconnected_gradients="zero"),
+            t.gradient(u, x, output_gradients=tf.constant(2.0)),
+        )
         del t
         return out
 
@@ -386,7 +391,7 @@ def test_forward_mode_through_tf_function_calls(fresh):
         m, xv, t1, t2 = m.numpy(), x.numpy(), v1.numpy(), v2.numpy()
         u = m @ xv
         j = np.cos(u) * (m @ t1) * xv + np.sin(u) * t1
-        h = (-np.sin(u) * (m @ t2) * (m @ t1) * xv + np.cos(u) * (m @ t1) * t2 + np.cos(u) * (m @ t2) * t1)
+        h = -np.sin(u) * (m @ t2) * (m @ t1) * xv + np.cos(u) * (m @ t1) * t2 + np.cos(u) * (m @ t2) * t1
         return j, h
 
     for fn, m in ((pure, c), (reads, w)):
@@ -478,6 +483,7 @@ def test_tapes_record_along_a_template_and_depart_from_it_correctly(followed):
     for _ in range(4):
         np.testing.assert_allclose(f(x, c1, c2, c1).numpy(), want(x, c1, c2, c1), rtol=1e-6)
     assert followed[-2:] == [True, True]
+
     def dsig(y):
         s = 1 / (1 + np.exp(-y))
         return s * (1 - s)

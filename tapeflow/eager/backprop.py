@@ -68,8 +68,13 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                 if n == 2
                 else tuple([t._id for t in inputs])
             )
-            if len(tapes) == 1 and tapes[0].tpl is not None and st._debug_hook is None and not st.accumulators \
-                    and _follow(tapes[0], spec, op.name, input_ids, inputs, attrs, outputs):
+            if (
+                len(tapes) == 1
+                and tapes[0].tpl is not None
+                and st._debug_hook is None
+                and not st.accumulators
+                and _follow(tapes[0], spec, op.name, input_ids, inputs, attrs, outputs)
+            ):
                 return
             rec = None
             for tp in tapes:
@@ -97,10 +102,20 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                                 b = inputs[1]._value
                                 m = _METAS.get((spec, a.shape, a.dtype, b.shape, b.dtype, ov.shape, odt))
                     if m is not None:
-                        rec = OpRecord(op.name, attrs or _NO_ATTRS, input_ids, (o._id,),
-                                       inputs if spec.save_inputs else None, outputs if spec.save_outputs else None,
-                                       m.input_shapes, m.input_dtypes, m.output_shapes, m.output_dtypes, spec.fn,
-                                       m if m.replayable else None)
+                        rec = OpRecord(
+                            op.name,
+                            attrs or _NO_ATTRS,
+                            input_ids,
+                            (o._id,),
+                            inputs if spec.save_inputs else None,
+                            outputs if spec.save_outputs else None,
+                            m.input_shapes,
+                            m.input_dtypes,
+                            m.output_shapes,
+                            m.output_dtypes,
+                            spec.fn,
+                            m if m.replayable else None,
+                        )
                     else:
                         rec = _make_record(op.name, attrs, input_ids, inputs, outputs, spec)
                         if rec is None:  # no float output: nothing to differentiate
@@ -132,8 +147,9 @@ _MAX_METAS = 1 << 16  # (a program with ever-new shapes: start afresh)
 def _new_meta(key, name: str, spec, in_shapes, in_dtypes, out_shapes, out_dtypes) -> RecordMeta:
     if len(_METAS) >= _MAX_METAS:
         _METAS.clear()
-    m = _METAS[key] = RecordMeta(name, spec.fn, in_shapes, in_dtypes, out_shapes, out_dtypes, spec.save_inputs,
-                                 spec.save_outputs)
+    m = _METAS[key] = RecordMeta(
+        name, spec.fn, in_shapes, in_dtypes, out_shapes, out_dtypes, spec.save_inputs, spec.save_outputs
+    )
     return m
 
 
@@ -182,8 +198,11 @@ def _follow(tp, spec, name, input_ids, inputs, attrs, outputs) -> bool:
     ops = tpl.ops
     if k < len(ops):
         espec, ename, m, akey, ein = ops[k]
-        if espec is spec and ename == name and (akey is None and not attrs or attrs and akey == replay._attr_key(
-                attrs, [])):
+        if (
+            espec is spec
+            and ename == name
+            and (akey is None and not attrs or attrs and akey == replay._attr_key(attrs, []))
+        ):
             pos = tp.pos
             if len(outputs) == 1:
                 o = outputs[0]
@@ -195,8 +214,7 @@ def _follow(tp, spec, name, input_ids, inputs, attrs, outputs) -> bool:
                         p = pos.get(i)
                         if p is None:  # first seen: its shape and dtype are the template's
                             v = inputs[j]._value
-                            if type(v) is AbstractValue or v.shape != m.input_shapes[j] \
-                                    or v.dtype != m.input_dtypes[j]:
+                            if type(v) is AbstractValue or v.shape != m.input_shapes[j] or v.dtype != m.input_dtypes[j]:
                                 break
                             p = pos[i] = len(pos)
                         if p != ein[j]:
@@ -206,8 +224,15 @@ def _follow(tp, spec, name, input_ids, inputs, attrs, outputs) -> bool:
                         oid = o._id
                         pos[oid] = len(pos)
                         w.add(oid)
-                        tp.light.append((input_ids, (oid,), inputs if spec.save_inputs else None,
-                                         outputs if spec.save_outputs else None, attrs))
+                        tp.light.append(
+                            (
+                                input_ids,
+                                (oid,),
+                                inputs if spec.save_inputs else None,
+                                outputs if spec.save_outputs else None,
+                                attrs,
+                            )
+                        )
                         tp.k = k + 1
                         return True
             elif _follow_many(tp, spec, m, ein, input_ids, inputs, attrs, outputs):
@@ -241,8 +266,9 @@ def _follow_many(tp, spec, m, ein, input_ids, inputs, attrs, outputs) -> bool:
     for oid in oids:
         pos[oid] = len(pos)
     tp.watched.update(oids)
-    tp.light.append((input_ids, oids, inputs if spec.save_inputs else None, outputs if spec.save_outputs else None,
-                     attrs))
+    tp.light.append(
+        (input_ids, oids, inputs if spec.save_inputs else None, outputs if spec.save_outputs else None, attrs)
+    )
     return True
 
 
@@ -282,8 +308,13 @@ def _make_record(name, attrs, input_ids, inputs, outputs, spec) -> OpRecord | No
         if type(outputs[0]._value) is AbstractValue:
             return _traced_record(name, attrs, input_ids, out_ids, inputs, outputs, spec)
         vals = [t._value for t in inputs]
-        key = (spec, tuple([v.shape for v in vals]), tuple([v.dtype for v in vals]),
-               tuple([o._value.shape for o in outputs]), tuple([o._value.dtype for o in outputs]))
+        key = (
+            spec,
+            tuple([v.shape for v in vals]),
+            tuple([v.dtype for v in vals]),
+            tuple([o._value.shape for o in outputs]),
+            tuple([o._value.dtype for o in outputs]),
+        )
         m = _METAS.get(key)
         if m is None:
             m = _new_meta(key, name, spec, *key[1:])
@@ -374,13 +405,24 @@ def record_variable_read(var, value: Tensor) -> None:
                     key = (_read_grad, v.shape, v.dtype)
                     m = _METAS.get(key)
                     if m is None:
-                        m = _new_meta(key, "ReadVariableOp", _READ_SPEC, (v.shape,), (v.dtype,), (v.shape,),
-                                      (v.dtype,))
+                        m = _new_meta(key, "ReadVariableOp", _READ_SPEC, (v.shape,), (v.dtype,), (v.shape,), (v.dtype,))
                     shapes, dts = m.input_shapes, m.input_dtypes
                 else:
                     shapes, dts = (v.shape,), (v.dtype,)
-                rec = OpRecord("ReadVariableOp", _NO_ATTRS, (var._id,), (value._id,), None, None, shapes, dts, shapes,
-                               dts, _read_grad, m)
+                rec = OpRecord(
+                    "ReadVariableOp",
+                    _NO_ATTRS,
+                    (var._id,),
+                    (value._id,),
+                    None,
+                    None,
+                    shapes,
+                    dts,
+                    shapes,
+                    dts,
+                    _read_grad,
+                    m,
+                )
                 first = tp
             else:
                 first.shared = tp.shared = True
@@ -840,11 +882,15 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
                 return _composite_gradient(tp, target, sources, output_gradients, unconnected, release)
         source_ids = [_source_id(s) for s in flat_sources]
     flat_targets = [target] if type(target) is Tensor else nest.flatten(target)
-    if output_gradients is None and type(target) is not Tensor and any(
-            isinstance(t, CompositeTensor) for t in flat_targets):
+    if (
+        output_gradients is None
+        and type(target) is not Tensor
+        and any(isinstance(t, CompositeTensor) for t in flat_targets)
+    ):
         # A ragged/sparse target: its values are the targets (summed, as for a tensor).
-        flat_targets = [c for t in flat_targets for c in (
-            t._trace_split()[1] if isinstance(t, CompositeTensor) else [t])]
+        flat_targets = [
+            c for t in flat_targets for c in (t._trace_split()[1] if isinstance(t, CompositeTensor) else [t])
+        ]
     if output_gradients is not None:
         flat_out = nest.flatten(output_gradients)
         if len(flat_out) != len(flat_targets):

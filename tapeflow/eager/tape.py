@@ -120,12 +120,28 @@ class RecordMeta:
     """
 
     __slots__ = (
-        "type", "grad_fn", "input_shapes", "input_dtypes", "output_shapes", "output_dtypes", "keeps_inputs",
-        "keeps_outputs", "replayable",
+        "type",
+        "grad_fn",
+        "input_shapes",
+        "input_dtypes",
+        "output_shapes",
+        "output_dtypes",
+        "keeps_inputs",
+        "keeps_outputs",
+        "replayable",
     )
 
-    def __init__(self, type, grad_fn, input_shapes, input_dtypes, output_shapes, output_dtypes, keeps_inputs: bool,
-                 keeps_outputs: bool) -> None:
+    def __init__(
+        self,
+        type,
+        grad_fn,
+        input_shapes,
+        input_dtypes,
+        output_shapes,
+        output_dtypes,
+        keeps_inputs: bool,
+        keeps_outputs: bool,
+    ) -> None:
         self.type = type
         self.grad_fn = grad_fn
         self.input_shapes = input_shapes
@@ -177,8 +193,17 @@ class Tape:
     """
 
     __slots__ = (
-        "watched", "_records", "persistent", "watch_accessed_variables", "variables", "shared", "tpl", "k", "pos",
-        "light", "__weakref__",
+        "watched",
+        "_records",
+        "persistent",
+        "watch_accessed_variables",
+        "variables",
+        "shared",
+        "tpl",
+        "k",
+        "pos",
+        "light",
+        "__weakref__",
     )
 
     def __init__(self, persistent: bool, watch_accessed_variables: bool) -> None:
@@ -230,8 +255,20 @@ def materialize(tp: Tape) -> None:
         return
     recs = tp._records
     for (_, name, m, _, _), (ids, oids, si, so, attrs) in zip(tpl.ops, light):
-        rec = OpRecord(name, attrs or _NO_ATTRS, ids, oids, si, so, m.input_shapes, m.input_dtypes, m.output_shapes,
-                       m.output_dtypes, m.grad_fn, m)
+        rec = OpRecord(
+            name,
+            attrs or _NO_ATTRS,
+            ids,
+            oids,
+            si,
+            so,
+            m.input_shapes,
+            m.input_dtypes,
+            m.output_shapes,
+            m.output_dtypes,
+            m.grad_fn,
+            m,
+        )
         rec.holders = 1
         recs.append(rec)
     tp.pos = tp.light = None
@@ -290,7 +327,6 @@ def backward(
     return _sources_grads(pending, source_ids, aggregate)
 
 
-
 def _sources_grads(pending: dict, source_ids, aggregate) -> dict:
     """Each source's gradient: its one pending gradient, or their aggregate."""
     result = {}
@@ -299,6 +335,7 @@ def _sources_grads(pending: dict, source_ids, aggregate) -> dict:
         if gl is not None:
             result[sid] = gl[0] if len(gl) == 1 else aggregate(gl)
     return result
+
 
 def _relevant(records: list[OpRecord], source_ids) -> list[OpRecord]:
     """The records on a path from a source, oldest first; sets each one's

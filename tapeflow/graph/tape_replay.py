@@ -217,8 +217,21 @@ def _symbolic_records(g, records: list, saved: list) -> tuple[dict, list]:
     for rec in records:
         ins = None if rec.inputs is None else tuple([phs[x._id] for x in rec.inputs])
         outs = None if rec.outputs is None else tuple([phs[x._id] for x in rec.outputs])
-        sym.append(OpRecord(rec.type, rec.attrs, rec.input_ids, rec.output_ids, ins, outs, rec.input_shapes,
-                            rec.input_dtypes, rec.output_shapes, rec.output_dtypes, rec.grad_fn))
+        sym.append(
+            OpRecord(
+                rec.type,
+                rec.attrs,
+                rec.input_ids,
+                rec.output_ids,
+                ins,
+                outs,
+                rec.input_shapes,
+                rec.input_dtypes,
+                rec.output_shapes,
+                rec.output_dtypes,
+                rec.grad_fn,
+            )
+        )
     return phs, sym
 
 
@@ -228,8 +241,7 @@ def _trace(g, records, saved, grads, initial, source_ids, local, keep):
         gphs = [g.add_placeholder(x._value.shape, x._value.dtype) for x in grads]
         it = iter(gphs)
         sym_initial = {tid: [next(it) for _ in gl] for tid, gl in initial.items()}
-        found = tape_lib.backward(sym, sym_initial, set(source_ids), backprop.op_gradients, backprop.aggregate,
-                                  False)
+        found = tape_lib.backward(sym, sym_initial, set(source_ids), backprop.op_gradients, backprop.aggregate, False)
         outputs, out_index = [], []
         for sid in sorted(found, key=local.__getitem__):
             v = found[sid]
@@ -524,6 +536,7 @@ def _cached(key, build):
 
 # -- vectorized Jacobians ---------------------------------------------------------
 
+
 def jacobian(tp, tid: int, cot: Tensor, diag: bool, size: int, source_ids: set, plain: bool):
     """``tape.jacobian``'s vectorized backward pass (eager/jacobians.py) by a
     compiled replay: the batching interpreter's walk over ``tp``'s records,
@@ -533,8 +546,9 @@ def jacobian(tp, tid: int, cot: Tensor, diag: bool, size: int, source_ids: set, 
     {source id: batched gradient (batch axis first)}, or None when the walk
     runs instead (first sightings, ineligible records)."""
     if tp.tpl is not None and tp.tpl is not tape_lib.UNDECIDED:
-        found = _followed(tp, lambda pos: _jacobian_use(tid, cot, diag, size, source_ids, pos), [cot], plain,
-                          source_ids)
+        found = _followed(
+            tp, lambda pos: _jacobian_use(tid, cot, diag, size, source_ids, pos), [cot], plain, source_ids
+        )
         if found is not None:
             return found
     records = tp.records
@@ -546,8 +560,9 @@ def jacobian(tp, tid: int, cot: Tensor, diag: bool, size: int, source_ids: set, 
         return None
     key, all_saved, grads, keep, local = sig
     key = _Key(("jacobian", key, diag, size))
-    entry = _entry(key, all_saved,
-                   lambda saved: _build_jacobian(records, saved, cot, tid, diag, size, source_ids, local, keep))
+    entry = _entry(
+        key, all_saved, lambda saved: _build_jacobian(records, saved, cot, tid, diag, size, source_ids, local, keep)
+    )
     if entry is None:
         return None
     found = _run(entry, _picked(entry, all_saved) + [cot], plain, local, source_ids)
@@ -567,10 +582,10 @@ def _build_jacobian(records, saved, cot, tid, diag, size, source_ids, local, kee
             cph = g.add_placeholder(cot._value.shape, cot._value.dtype)
             with batching.BatchInterpreter(size) as interp:
                 c = interp.diagonal(cph) if diag else interp.wrap(cph)
-                found = tape_lib.backward(sym, {tid: [c]}, set(source_ids), backprop.op_gradients,
-                                          backprop.aggregate, False)
-                found = {sid: convert_to_tensor(v) if isinstance(v, IndexedSlices) else v
-                         for sid, v in found.items()}
+                found = tape_lib.backward(
+                    sym, {tid: [c]}, set(source_ids), backprop.op_gradients, backprop.aggregate, False
+                )
+                found = {sid: convert_to_tensor(v) if isinstance(v, IndexedSlices) else v for sid, v in found.items()}
             outputs, out_index = [], []
             for sid in sorted(found, key=local.__getitem__):
                 v = found[sid]
