@@ -129,7 +129,7 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                     w.add(oids[0])
                 else:
                     w.update(oids)
-                tp.records.append(rec)
+                tp._records.append(rec)
     if st.accumulators:
         for acc in st.accumulators:
             acc._process(op, inputs, attrs, outputs)
@@ -194,10 +194,10 @@ def _follow(tp, spec, name, input_ids, inputs, attrs, outputs) -> bool:
         tp.tpl = tpl
         tp.pos = {}
         tp.light = []
-    k = tp.k
+    light = tp.light
     ops = tpl.ops
-    if k < len(ops):
-        espec, ename, m, akey, ein = ops[k]
+    if len(light) < len(ops):
+        espec, ename, m, akey, ein = ops[len(light)]
         if (
             espec is spec
             and ename == name
@@ -208,23 +208,29 @@ def _follow(tp, spec, name, input_ids, inputs, attrs, outputs) -> bool:
                 o = outputs[0]
                 v = o._value
                 # (A recorded op's output is float: a non-float one is not recorded, below.)
-                if v.shape == m.output_shapes[0] and v.dtype == m.output_dtypes[0] and type(v) is not AbstractValue:
-                    j = 0
-                    for i in input_ids:
-                        p = pos.get(i)
-                        if p is None:  # first seen: its shape and dtype are the template's
-                            v = inputs[j]._value
-                            if type(v) is AbstractValue or v.shape != m.input_shapes[j] or v.dtype != m.input_dtypes[j]:
-                                break
-                            p = pos[i] = len(pos)
-                        if p != ein[j]:
-                            break
-                        j += 1
+                d = v.dtype
+                if (
+                    v.shape == m.output_shapes[0]
+                    and (d is m.output_dtypes[0] or d == m.output_dtypes[0])
+                    and type(v) is not AbstractValue
+                ):
+                    n = len(input_ids)
+                    if n == 1:
+                        p = pos.get(input_ids[0])
+                        ok = (_seen(pos, input_ids, inputs, m, 0) if p is None else p) == ein[0]
+                    elif n == 2:
+                        p = pos.get(input_ids[0])
+                        ok = (_seen(pos, input_ids, inputs, m, 0) if p is None else p) == ein[0]
+                        if ok:
+                            p = pos.get(input_ids[1])
+                            ok = (_seen(pos, input_ids, inputs, m, 1) if p is None else p) == ein[1]
                     else:
+                        ok = _inputs_follow(pos, input_ids, inputs, m, ein)
+                    if ok:
                         oid = o._id
                         pos[oid] = len(pos)
                         w.add(oid)
-                        tp.light.append(
+                        light.append(
                             (
                                 input_ids,
                                 (oid,),
@@ -233,15 +239,30 @@ def _follow(tp, spec, name, input_ids, inputs, attrs, outputs) -> bool:
                                 attrs,
                             )
                         )
-                        tp.k = k + 1
                         return True
             elif _follow_many(tp, spec, m, ein, input_ids, inputs, attrs, outputs):
-                tp.k = k + 1
                 return True
     if not any(o._value.dtype.kind in _FLOAT_KINDS for o in outputs):
         return True  # no float output: not recorded (the template goes on)
     tape_lib.materialize(tp)
     return False
+
+
+def _seen(pos: dict, input_ids: tuple, inputs: tuple, m, j: int) -> int:
+    """The position of an input seen for the first time (-1 when its shape or dtype is not the template's)."""
+    v = inputs[j]._value
+    if type(v) is AbstractValue or v.shape != m.input_shapes[j] or v.dtype != m.input_dtypes[j]:
+        return -1
+    p = pos[input_ids[j]] = len(pos)
+    return p
+
+
+def _inputs_follow(pos: dict, input_ids: tuple, inputs: tuple, m, ein: tuple) -> bool:
+    for j, i in enumerate(input_ids):
+        p = pos.get(i)
+        if (_seen(pos, input_ids, inputs, m, j) if p is None else p) != ein[j]:
+            return False
+    return True
 
 
 def _follow_many(tp, spec, m, ein, input_ids, inputs, attrs, outputs) -> bool:
@@ -253,15 +274,8 @@ def _follow_many(tp, spec, m, ein, input_ids, inputs, attrs, outputs) -> bool:
         if type(v) is AbstractValue or v.shape != m.output_shapes[j] or v.dtype != m.output_dtypes[j]:
             return False
     pos = tp.pos
-    for j, i in enumerate(input_ids):
-        p = pos.get(i)
-        if p is None:
-            v = inputs[j]._value
-            if type(v) is AbstractValue or v.shape != m.input_shapes[j] or v.dtype != m.input_dtypes[j]:
-                return False
-            p = pos[i] = len(pos)
-        if p != ein[j]:
-            return False
+    if not _inputs_follow(pos, input_ids, inputs, m, ein):
+        return False
     oids = tuple([o._id for o in outputs])
     for oid in oids:
         pos[oid] = len(pos)
@@ -428,7 +442,7 @@ def record_variable_read(var, value: Tensor) -> None:
                 first.shared = tp.shared = True
             rec.holders += 1
             tp.watched.add(value._id)
-            tp.records.append(rec)
+            tp._records.append(rec)
     for acc in st.accumulators:
         acc._process_read(var, value)
     if st._debug_hook is not None:

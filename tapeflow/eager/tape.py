@@ -200,7 +200,6 @@ class Tape:
         "variables",
         "shared",
         "tpl",
-        "k",
         "pos",
         "light",
         "__weakref__",
@@ -216,7 +215,6 @@ class Tape:
         self.watch_accessed_variables = watch_accessed_variables
         self.variables: dict[int, Any] = {}  # id -> watched Variable, in watch order
         self.tpl: Template | None = None if persistent or not templates else UNDECIDED
-        self.k = 0  # the next template entry
         self.pos: dict[int, int] | None = None
         self.light: list | None = None
 

@@ -349,7 +349,7 @@ def gradient(tp, initial: dict, source_ids: set, plain: bool):
     if entry is None:
         return None
     found = _run(entry, [*_picked(entry, all_saved), *grads], plain, local, source_ids)
-    if not tp.persistent:
+    if not tp.persistent and not tp.shared:  # (nested tapes share records: they never follow templates)
         _remember(entry, records, lambda pos: _grad_use(initial, source_ids, pos), local)
     return found
 
@@ -451,7 +451,7 @@ def _followed(tp, use, extra: list, plain: bool, source_ids: set):
     ``extra`` (output gradients or cotangents); None when there is none
     (the tape then makes its records, and the replay goes on as usual)."""
     tpl = tp.tpl
-    if tp.k != len(tpl.ops):
+    if len(tp.light) != len(tpl.ops):
         return None
     pos = tp.pos
     u = use(pos)
@@ -566,7 +566,7 @@ def jacobian(tp, tid: int, cot: Tensor, diag: bool, size: int, source_ids: set, 
     if entry is None:
         return None
     found = _run(entry, _picked(entry, all_saved) + [cot], plain, local, source_ids)
-    if not tp.persistent:
+    if not tp.persistent and not tp.shared:  # (nested tapes share records: they never follow templates)
         _remember(entry, records, lambda pos: _jacobian_use(tid, cot, diag, size, source_ids, pos), local)
     return found
 
