@@ -617,3 +617,28 @@ def test_gradients_and_jacobians_of_one_structure_share_its_template(followed):
     assert followed[-2:] == [True, True]
     (tpl,) = {id(v): v for v in replay.backprop._TEMPLATES.values()}.values()
     assert {u[0] for u in tpl.uses} == {"gradient", "jacobian"}
+
+
+def test_nested_tapes_each_follow_their_own_template(followed):
+    # Nested tapes share their first ops; where a tape sits on the stack picks its template.
+    x = tf.constant(0.7, tf.float64)
+
+    def d3(f):
+        with tf.GradientTape() as t3:
+            t3.watch(x)
+            with tf.GradientTape() as t2:
+                t2.watch(x)
+                with tf.GradientTape() as t1:
+                    t1.watch(x)
+                    y = f(x)
+                d1 = t1.gradient(y, x)
+            d2 = t2.gradient(d1, x)
+        return [float(d) for d in (d1, d2, t3.gradient(d2, x))]
+
+    xv = 0.7
+    t = np.tanh(xv)
+    tanh_d = [1 - t**2, -2 * t * (1 - t**2), (6 * t**2 - 2) * (1 - t**2)]
+    sin_d = [np.cos(xv), -np.sin(xv), -np.cos(xv)]
+    for f, want in [(tf.tanh, tanh_d)] * 4 + [(tf.sin, sin_d)] * 4 + [(tf.tanh, tanh_d)] * 2:
+        np.testing.assert_allclose(d3(f), want, rtol=1e-12)
+    assert followed[-3:] == [True, True, True]

@@ -68,14 +68,16 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                 if n == 2
                 else tuple([t._id for t in inputs])
             )
-            if (
-                len(tapes) == 1
-                and tapes[0].tpl is not None
-                and st._debug_hook is None
-                and not st.accumulators
-                and _follow(tapes[0], spec, op.name, input_ids, inputs, attrs, outputs)
-            ):
-                return
+            if st._debug_hook is None and not st.accumulators:  # (tapes may record along templates)
+                if len(tapes) == 1:
+                    if tapes[0].tpl is not None and _follow(tapes[0], spec, op.name, input_ids, inputs, attrs, outputs):
+                        return
+                else:
+                    tapes = [
+                        tp
+                        for tp in tapes
+                        if tp.tpl is None or not _follow(tp, spec, op.name, input_ids, inputs, attrs, outputs)
+                    ]
             rec = None
             for tp in tapes:
                 if tp.tpl is not None:  # (another tape, an accumulator or a hook joined: record as usual)
@@ -187,7 +189,9 @@ def _follow(tp, spec, name, input_ids, inputs, attrs, outputs) -> bool:
     if tpl is _UNDECIDED:
         if not any(o._value.dtype.kind in _FLOAT_KINDS for o in outputs):
             return True
-        tpl = _TEMPLATES.get((spec, _first_meta(spec, inputs, outputs)))
+        ts = state.tapes
+        tp.ctx = (len(ts), ts.index(tp))  # (nested tapes share their first op: where a tape sits tells them apart)
+        tpl = _TEMPLATES.get((spec, _first_meta(spec, inputs, outputs), tp.ctx))
         if tpl is None:
             tp.tpl = None
             return False
@@ -399,12 +403,17 @@ def record_variable_read(var, value: Tensor) -> None:
     """Links a read of ``var`` to the tensor it produced on active tapes."""
     st = state
     tapes = st.tapes
-    if len(tapes) == 1 and tapes[0].tpl is not None and st._debug_hook is None and not st.accumulators:
-        tp = tapes[0]
-        if tp.watch_accessed_variables and var.trainable and var._id not in tp.watched:
-            _watch_variable(tp, var)
-        if _follow(tp, _READ_SPEC, "ReadVariableOp", (var._id,), (var,), None, (value,)):
-            return
+    if st._debug_hook is None and not st.accumulators:  # (tapes may record along templates)
+        following = [tp for tp in tapes if tp.tpl is not None]
+        if following:
+            for tp in following:
+                if tp.watch_accessed_variables and var.trainable and var._id not in tp.watched:
+                    _watch_variable(tp, var)
+            tapes = [
+                tp
+                for tp in tapes
+                if tp.tpl is None or not _follow(tp, _READ_SPEC, "ReadVariableOp", (var._id,), (var,), None, (value,))
+            ]
     rec = None
     for tp in tapes:
         if tp.tpl is not None:

@@ -200,6 +200,7 @@ class Tape:
         "variables",
         "shared",
         "tpl",
+        "ctx",
         "pos",
         "light",
         "__weakref__",
@@ -216,6 +217,7 @@ class Tape:
         self.variables: dict[int, Any] = {}  # id -> watched Variable, in watch order
         self.tpl: Template | None = None if persistent or not templates else UNDECIDED
         self.pos: dict[int, int] | None = None
+        self.ctx: tuple | None = None  # (tapes recording, this one's place) at the first op it followed
         self.light: list | None = None
 
     @property

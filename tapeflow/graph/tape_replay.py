@@ -104,7 +104,15 @@ def _attr_key(v: Any, keep: list):
         for k, x in v.items():
             tx = type(x)
             out.append(k)
-            out.append(x if tx is str or tx is int else _attr_key(x, keep))
+            if tx is str or tx is int:
+                out.append(x)
+            elif tx is bool:
+                out.append(_BOOL_KEYS[id(x)])
+            elif tx in _ID_TYPES:  # (a call op's function)
+                keep.append(x)
+                out.append(("id", id(x)))
+            else:
+                out.append(_attr_key(x, keep))
         return tuple(out)
     k = _BOOL_KEYS.get(id(v))  # (most attrs are flags)
     if k is not None:
@@ -349,8 +357,8 @@ def gradient(tp, initial: dict, source_ids: set, plain: bool):
     if entry is None:
         return None
     found = _run(entry, [*_picked(entry, all_saved), *grads], plain, local, source_ids)
-    if not tp.persistent and not tp.shared:  # (nested tapes share records: they never follow templates)
-        _remember(entry, records, lambda pos: _grad_use(initial, source_ids, pos), local)
+    if not tp.persistent and tp.ctx is not None:
+        _remember(tp.ctx, entry, records, lambda pos: _grad_use(initial, source_ids, pos), local)
     return found
 
 
@@ -386,7 +394,7 @@ def _jacobian_use(tid: int, cot: Tensor, diag: bool, size: int, source_ids: set,
     return ("jacobian", p, v.shape, v.dtype, diag, size, _sources_use(source_ids, pos))
 
 
-def _remember(entry: _Entry, records: list, use, local: dict) -> None:
+def _remember(ctx: tuple, entry: _Entry, records: list, use, local: dict) -> None:
     """Lets later tapes with this structure record along it (``tape.Template``)."""
     if not tape_lib.templates:
         return
@@ -406,7 +414,7 @@ def _remember(entry: _Entry, records: list, use, local: dict) -> None:
         if None in out_pos:
             entry.template = False
             return
-        tpl = templates.get((ops[0][0], ops[0][2]))
+        tpl = templates.get((ops[0][0], ops[0][2], ctx))
         if tpl is None or tpl.ops != ops:
             tpl = tape_lib.Template(ops, keep)
         tpl.uses[u] = (entry, out_pos)
@@ -414,7 +422,7 @@ def _remember(entry: _Entry, records: list, use, local: dict) -> None:
     first = tpl.ops[0]
     if len(templates) >= _MAX_ENTRIES:
         templates.clear()
-    templates[(first[0], first[2])] = tpl
+    templates[(first[0], first[2], ctx)] = tpl
 
 
 def _template_ops(records: list):
@@ -566,8 +574,8 @@ def jacobian(tp, tid: int, cot: Tensor, diag: bool, size: int, source_ids: set, 
     if entry is None:
         return None
     found = _run(entry, _picked(entry, all_saved) + [cot], plain, local, source_ids)
-    if not tp.persistent and not tp.shared:  # (nested tapes share records: they never follow templates)
-        _remember(entry, records, lambda pos: _jacobian_use(tid, cot, diag, size, source_ids, pos), local)
+    if not tp.persistent and tp.ctx is not None:
+        _remember(tp.ctx, entry, records, lambda pos: _jacobian_use(tid, cot, diag, size, source_ids, pos), local)
     return found
 
 
