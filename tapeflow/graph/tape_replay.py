@@ -539,6 +539,10 @@ def _cached(key, build):
     while len(_CACHE) > _MAX_ENTRIES or _ops > _MAX_OPS:
         _, old = _CACHE.popitem(last=False)
         _ops -= 0 if old is None else old.size
+        if old is not None and old.template:  # (a template no longer calls what the cache let go)
+            uses = old.template.uses
+            for u in [u for u, (e, _) in uses.items() if e is old]:
+                del uses[u]
     return entry
 
 
