@@ -36,6 +36,12 @@ def test_input_signature_ragged_spec_and_partition_ops():
     cf = f.get_concrete_function()
     assert [n.name for n in cf.graph.as_graph_def().node][:2] == ["x", "x_1"]  # flat values, row splits
     assert str(cf(tf.ragged.constant([[1.0], [2.0, 3.0]]))) == "<tf.RaggedTensor [[2.0], [5.0, 10.0]]>"
+    rows = tf.function(lambda x: (x.nrows(), x.row_lengths(), x.row_starts(), x.row_limits()))
+    n, lengths, starts, limits = rows.get_concrete_function(f.input_signature[0])(
+        tf.ragged.constant([[1.0, 4.0, 3.0], [], [2.0]]))
+    assert int(n) == 3 and n.dtype == tf.int64
+    assert lengths.numpy().tolist() == [3, 0, 1] and starts.numpy().tolist() == [0, 3, 3]
+    assert limits.numpy().tolist() == [3, 3, 4]
     g = tf.function(lambda x: tf.reduce_sum(x, axis=1))
     with pytest.raises(NotImplementedError, match="traced from a RaggedTensorSpec"):
         g.get_concrete_function(tf.RaggedTensorSpec(shape=[None, None], dtype=tf.float32))

@@ -35,7 +35,8 @@ def _symbolic_partition() -> NotImplementedError:
     # tapeflow's ragged ops compute on row partitions they know; a RaggedTensorSpec's are placeholders.
     return NotImplementedError(
         "tapeflow's ragged ops need the row partition's values: in a tf.function traced from a RaggedTensorSpec "
-        "only ops that keep the partition (elementwise math, tf.ragged.map_flat_values) are implemented. Call "
+        "only ops that keep the partition (elementwise math, tf.ragged.map_flat_values) and the row queries "
+        "(nrows, row_lengths, row_starts, row_limits) are implemented. Call "
         "the function with a RaggedTensor (it is traced per row partition) instead.")
 
 
@@ -358,14 +359,26 @@ class RaggedTensor(CompositeTensor):
             raise _symbolic_partition()
         return int(n) - 1
 
+    def _traced_partition(self) -> bool:
+        # Row splits that are placeholders (a tf.function traced from a RaggedTensorSpec): answered with ops.
+        return not isinstance(self._row_splits._value, np.ndarray | np.generic)
+
     def nrows(self, out_type: Any = None, name: Any = None) -> Tensor:
-        n = np.asarray(self.nrows_int(), dtype=(dtypes.as_dtype(out_type) if out_type else self.row_splits_dtype)._np)
-        return convert_to_tensor(n)
+        dtype = dtypes.as_dtype(out_type) if out_type else self.row_splits_dtype
+        if self._traced_partition():
+            from tapeflow.ops import shape_ops
+
+            return shape_ops.shape(self._row_splits, out_type=dtype)[0] - 1
+        return convert_to_tensor(np.asarray(self.nrows_int(), dtype=dtype._np))
 
     def row_starts(self, name: Any = None) -> Tensor:
+        if self._traced_partition():
+            return self._row_splits[:-1]
         return convert_to_tensor(_np(self._row_splits)[:-1])
 
     def row_limits(self, name: Any = None) -> Tensor:
+        if self._traced_partition():
+            return self._row_splits[1:]
         return convert_to_tensor(_np(self._row_splits)[1:])
 
     def value_rowids(self, name: Any = None) -> Tensor:
@@ -381,6 +394,8 @@ class RaggedTensor(CompositeTensor):
         if axis < 0:
             axis += self.shape.rank
         if axis == 1:
+            if self._traced_partition():
+                return self._row_splits[1:] - self._row_splits[:-1]
             return convert_to_tensor(np.diff(_np(self._row_splits)))
         if isinstance(self._values, RaggedTensor):
             return self.with_values(self._values.row_lengths(axis - 1))
