@@ -2,6 +2,8 @@
 (``add``, ``MatMul``, ``Greater``), the Python values ops convert (``add/y``), ``tf.constant``'s ``Const``,
 name scopes, case-insensitive uniquifying (``Add_1`` after ``add``) and an ``Identity`` per output."""
 
+import pytest
+
 import tapeflow as tf
 
 
@@ -74,10 +76,22 @@ def test_guide_graph_inputs_and_leaked_tensor_name():
     assert repr(leaked[0]) == "<tf.Tensor 'add:0' shape=() dtype=int32>"
     assert str(leaked[0]) == 'Tensor("add:0", shape=(), dtype=int32)'
 
+    @tf.function
+    def captures_leaked_tensor(b):
+        return b + leaked[0]
+
+    with pytest.raises(TypeError) as e:  # raised as it is (TF finds it after tracing), TF's text
+        captures_leaked_tensor(tf.constant(2))
+    text = str(e.value)
+    assert text.startswith(
+        "<tf.Tensor 'add:0' shape=() dtype=int32> is out of scope and cannot be used here. Use return values, "
+        "explicit Python locals or TensorFlow collections to access it.\nPlease see https://www.tensorflow.org/"
+        "guide/function#all_outputs_of_a_tffunction_must_be_return_values for more information.\n")
+    assert text.endswith("cannot be accessed from here, because it was defined in FuncGraph(name=leaky, id="
+                         f"{id(leaky.get_concrete_function(tf.constant(1)).graph)}), which is out of scope.")
+
 
 def test_errors_while_tracing_say_in_user_code_as_tf():
-    import pytest
-
     @tf.function
     def f(x):
         v = tf.Variable(1.0)

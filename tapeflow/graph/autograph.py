@@ -72,6 +72,8 @@ def in_user_code(e: BaseException) -> BaseException | None:
     ``in user code:`` with the user's frames (``  *``; library code called from them ``  **``) and then the
     original ``Type: message``; ``None`` where TF raises ``e`` unchanged (types with their own constructor)."""
     kind = type(e)
+    if getattr(e, "ag_pass_through", False):
+        return None
     if kind not in _STRING_CONSTRUCTOR_ERRORS and kind is not KeyError and kind.__init__ is not Exception.__init__:
         return None
     cause = getattr(e, "ag_error_cause", None)

@@ -358,9 +358,14 @@ class FuncGraph:
                 while isinstance(g, FuncGraph) and g is not src:
                     g = g.outer
                 if g is not src:  # a tensor leaked out of another, finished tf.function trace
-                    raise TypeError(
+                    err = TypeError(
                         f"{t!r} is out of scope and cannot be used here. Use return values, explicit Python locals "
-                        "or TensorFlow collections to access it.")
+                        "or TensorFlow collections to access it.\nPlease see https://www.tensorflow.org/guide/"
+                        "function#all_outputs_of_a_tffunction_must_be_return_values for more information.\n\n"
+                        f"The tensor {t!r} cannot be accessed from here, because it was defined in "
+                        f"FuncGraph(name={src.name}, id={id(src)}), which is out of scope.")
+                    err.ag_pass_through = True  # TF finds it after tracing: not an "in user code" error
+                    raise err
             ph = self.add_placeholder(t._value.shape, t._value.dtype)
             self._capture_ids[t._id] = ph
             self.captures.append((t, ph))
