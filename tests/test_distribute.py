@@ -285,6 +285,41 @@ def test_values_from_function_and_extended_flags_as_tf():
         "tf.distribute.ValueContext(replica id 1,  total replicas in sync: 2)")
 
 
+def test_get_next_as_optional_eager_and_in_tf_function():
+    it = iter(tf.data.Dataset.range(3))
+    first = it.get_next_as_optional()
+    assert bool(first.has_value()) and int(first.get_value()) == 0 and first.element_spec == tf.TensorSpec([], tf.int64)
+    it.get_next(), it.get_next()
+    end = it.get_next_as_optional()
+    assert not bool(end.has_value())
+    with pytest.raises(tf.errors.InvalidArgumentError, match="The optional does not have a value"):
+        end.get_value()
+    assert int(tf.experimental.Optional.from_value(tf.constant(3)).get_value()) == 3
+    assert not bool(tf.experimental.Optional.empty(tf.TensorSpec([], tf.int32)).has_value())
+
+    @tf.function
+    def total(iterator):  # the distributed input tutorial's loop: stop when the optional is empty
+        out, i = tf.constant(0, tf.int64), tf.constant(0)
+        while i < 5:
+            i += 1
+            optional = iterator.get_next_as_optional()
+            if not optional.has_value():
+                break
+            out += tf.reduce_sum(optional.get_value())
+        return out
+
+    eager_iterator = iter(tf.data.Dataset.range(9).batch(4))
+    assert [int(total(eager_iterator)), int(total(eager_iterator))] == [36, 0]  # pulled when the function runs
+
+    @tf.function
+    def first_of(dataset):
+        optional = iter(dataset).get_next_as_optional()
+        return optional.has_value(), optional.get_value()
+
+    has, value = first_of(tf.data.Dataset.range(9).batch(4))
+    assert bool(has) and value.numpy().tolist() == [0, 1, 2, 3]
+
+
 def test_dataset_options_as_tf():
     o = tf.data.Options()
     assert o.experimental_distribute.auto_shard_policy == tf.data.experimental.AutoShardPolicy.AUTO == 0

@@ -206,7 +206,7 @@ def test_each_example_once_per_epoch_and_reductions(runs, n):
         assert d["vff"].tolist() == [r, n]  # experimental_distribute_values_from_function: this rank's value
         # inside tf.function: a for loop over the distributed dataset (twice), then next(iterator) 5 times
         b = [list(range(37))[i : i + 8] for i in range(0, 37, 8)]
-        assert d["in_function"].tolist() == [sum(i * i for i in range(37))] * 2 + [sum(x) for x in b], r
+        assert d["in_function"].tolist() == [sum(i * i for i in range(37))] * 2 + [sum(x) for x in b] + [666], r
     local = np.concatenate([d["local"] for d in ranks])
     np.testing.assert_array_equal(np.sort(local), np.arange(37))  # each example on exactly one rank
     from_fn = np.concatenate([d["from_fn"] for d in ranks])

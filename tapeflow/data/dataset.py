@@ -654,6 +654,13 @@ class OwnedIterator:
             return traced_next(self, self._dataset.element_spec)
         return _to_tensors(self._next_raw())
 
+    def get_next_as_optional(self) -> Any:
+        """A ``tf.experimental.Optional`` of the next element (empty at the end); inside tf.function, taken
+        when the function runs."""
+        from tapeflow.data.iterator_ops import get_next_as_optional
+
+        return get_next_as_optional(self, self._dataset.element_spec)
+
     def get_next(self) -> Any:
         """The next element; ``tf.errors.OutOfRangeError`` at the end (TF's behaviour)."""
         from tapeflow.framework.context import state

@@ -48,15 +48,21 @@ def _np_dtype(spec: Any) -> np.dtype:
     return np.dtype(object) if spec.dtype.name == "string" else np.dtype(spec.dtype.as_numpy_dtype)
 
 
-def _get_next_kernel(handle, *, specs, flatten):
-    h = int(handle)
-    it = _LIVE.get(h)
+def _get_next_kernel(*handle, specs, flatten, source=None):
     element = None
-    if it is not None:
+    if handle:  # a pass started by AnonymousIterator
+        h = int(handle[0])
+        it = _LIVE.get(h)
+        if it is not None:
+            try:
+                element = next(it)
+            except StopIteration:
+                del _LIVE[h]
+    else:  # an eager iterator passed into the function (get_next_as_optional)
         try:
-            element = next(it)
+            element = source._next_raw()
         except StopIteration:
-            del _LIVE[h]
+            element = None
     if element is None:
         zeros = [np.zeros([d or 0 for d in (s.shape.as_list() if s.shape.rank is not None else [])], _np_dtype(s))
                  for s in specs]
@@ -65,7 +71,7 @@ def _get_next_kernel(handle, *, specs, flatten):
     return (np.asarray(True),) + tuple(np.asarray(a, dtype=_np_dtype(s)) for a, s in zip(leaves, specs))
 
 
-def _get_next_shape(in_specs, specs, flatten):
+def _get_next_shape(in_specs, specs, flatten, source=None):
     out = [((), np.dtype(bool))]
     for s in specs:
         out.append((None if s.shape.rank is None else tuple(s.shape.as_list()), _np_dtype(s)))
@@ -135,6 +141,30 @@ def traced_next(source: Any, spec: Any) -> Any:
     return _pack(spec, iter(outs))
 
 
+def get_next_as_optional(source: Any, spec: Any) -> Any:
+    """``iterator.get_next_as_optional()``: a ``tf.experimental.Optional`` of the next element. ``source``: an
+    eager iterator (``_next_raw``) or, inside tf.function, a pass handle; traced, an ``IteratorGetNextAsOptional``
+    op that pulls the element when the function runs (``has_value()`` False at the end)."""
+    from tapeflow.data.dataset import _flatten, _pack, _to_tensors
+    from tapeflow.experimental.optional import Optional
+    from tapeflow.framework.context import state
+    from tapeflow.framework.tensor import constant
+
+    if state.graph is None and hasattr(source, "_next_raw"):
+        try:
+            return Optional(constant(True), _to_tensors(source._next_raw()), spec)
+        except StopIteration:
+            return Optional(constant(False), None, spec)
+    specs = _dense_specs(spec)
+    inputs = () if hasattr(source, "_next_raw") else (source,)
+    attrs = {"specs": specs, "flatten": _flatten}
+    if not inputs:
+        attrs["source"] = source
+    outs = execute(ITERATOR_GET_NEXT, inputs, attrs)
+    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    return Optional(outs[0], _pack(spec, iter(outs[1:])), spec)
+
+
 class GraphIterator:
     """``iter(dataset)`` inside a traced function: a fresh pass each time the function runs (an
     ``AnonymousIterator`` op); ``next()`` is an ``IteratorGetNext`` op."""
@@ -156,6 +186,9 @@ class GraphIterator:
 
     def get_next(self) -> Any:
         return next(self)
+
+    def get_next_as_optional(self) -> Any:
+        return get_next_as_optional(self._handle, self._spec)
 
 
 def dataset_for_stmt(dataset: Any, body_fn: Callable, state: tuple, names: tuple, brk_index: int,

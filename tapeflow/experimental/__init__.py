@@ -1,13 +1,14 @@
-"""``tf.experimental``: the parts tapeflow has (``RowPartition``, ``DynamicRaggedShape``); any other name raises
-``NotImplementedError`` naming it."""
+"""``tf.experimental``: the parts tapeflow has (``RowPartition``, ``DynamicRaggedShape``, ``Optional``); any
+other name raises ``NotImplementedError`` naming it."""
 
 from __future__ import annotations
 
+from tapeflow.experimental.optional import Optional
 from tapeflow.framework import errors
 from tapeflow.ops import ragged as _ragged  # noqa: F401 - registers tf.reshape/zeros/ones/fill for these shapes
 from tapeflow.ops.ragged.dynamic_ragged_shape import DynamicRaggedShape, RowPartition
 
-__all__ = ["DynamicRaggedShape", "RowPartition"]
+__all__ = ["DynamicRaggedShape", "Optional", "RowPartition"]
 
 
 def __getattr__(name: str):

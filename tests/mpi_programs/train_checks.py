@@ -261,8 +261,20 @@ if "data" in WHAT:
     def fn_next(iterator):  # the CTL tutorial's train_step(iterator): next() inside the function
         return strategy.reduce("SUM", strategy.run(tf.reduce_sum, args=(next(iterator),)), axis=None)
 
+    @tf.function
+    def fn_optional(iterator):  # the distributed input tutorial's get_next_as_optional loop
+        total, i = tf.constant(0, tf.int64), tf.constant(0)
+        while i < 10:
+            i += 1
+            optional = iterator.get_next_as_optional()
+            if not optional.has_value():
+                break
+            total += strategy.reduce("SUM", strategy.run(tf.reduce_sum, args=(optional.get_value(),)), axis=None)
+        return total
+
     iterator = iter(dist)
     in_function = [int(fn_epoch(dist)), int(fn_epoch(dist))] + [int(fn_next(iterator)) for _ in range(5)]
+    in_function.append(int(fn_optional(iter(dist))))
     vff = strategy.experimental_distribute_values_from_function(
         lambda ctx: (ctx.replica_id_in_sync_group, ctx.num_replicas_in_sync))
     save(
