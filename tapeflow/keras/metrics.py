@@ -541,6 +541,7 @@ class AUC(Metric):
         self.summation_method = summation_method
         if summation_method not in ("interpolation", "minoring", "majoring"):
             raise ValueError(f"Invalid AUC summation method value: {summation_method!r}")
+        self._given_thresholds = None if thresholds is None else list(thresholds)  # Keras writes them as given
         if thresholds is not None:
             inner = sorted(float(t) for t in thresholds)
             self.num_thresholds = len(inner) + 2
@@ -562,7 +563,7 @@ class AUC(Metric):
                   "summation_method": self.summation_method, "multi_label": self.multi_label,
                   "num_labels": self.num_labels, "label_weights": self.label_weights, "from_logits": self.from_logits}
         if self._init_from_thresholds:  # Keras writes the given thresholds, without the two end points
-            config["thresholds"] = [float(t) for t in self.thresholds[1:-1]]
+            config["thresholds"] = self._given_thresholds
         return {**super().get_config(), **config}
 
     def _build_state(self) -> None:

@@ -317,13 +317,13 @@ class Layer(Module):
 
     def __init__(self, trainable: bool = True, name: str | None = None, dtype: Any = None, autocast: bool = True,
                  input_shape: Any = None, input_dim: int | None = None, batch_size: int | None = None,
-                 **kwargs: Any) -> None:
+                 activity_regularizer: Any = None, **kwargs: Any) -> None:
         if kwargs.pop("input_dtype", None) is not None:
             raise NotImplementedError("tapeflow's Keras layers do not support `input_dtype` yet")
         from tapeflow.keras import regularizers
 
         # Keras 3: each call adds activity_regularizer(output) to the layer's losses
-        self.activity_regularizer = regularizers.get(kwargs.pop("activity_regularizer", None))
+        self.activity_regularizer = regularizers.get(activity_regularizer)
         batch_input_shape = kwargs.pop("batch_input_shape", None)
         if kwargs:
             raise TypeError(f"Unrecognized keyword arguments passed to {type(self).__name__}: {kwargs}")
@@ -899,7 +899,13 @@ class InputLayer(Layer):
     """The layer behind ``tf.keras.Input``: it only holds the input's shape."""
 
     def __init__(self, shape: Any = None, batch_size: int | None = None, dtype: Any = None, name: str | None = None,
-                 input_tensor: Any = None, batch_shape: Any = None, **kwargs: Any) -> None:
+                 input_tensor: Any = None, batch_shape: Any = None, sparse: Any = None, ragged: Any = None,
+                 optional: bool = False, **kwargs: Any) -> None:
+        if optional:
+            raise NotImplementedError("InputLayer(optional=True) (an input that may be None) is not implemented "
+                                      "in tapeflow")
+        if sparse and ragged:
+            raise ValueError("You cannot create a tensor that is both sparse and ragged.")
         if "input_shape" in kwargs:
             shape = kwargs.pop("input_shape")
         if batch_shape is not None:
@@ -921,6 +927,10 @@ class InputLayer(Layer):
         self._batch_shape = (batch_size,) + tuple(shape)
         self.output_tensor = input_tensor or KerasTensor(self._batch_shape, dtype or "float32", name=name)
         self.output_tensor._keras_history = (self, None)
+        if sparse:
+            self.output_tensor.sparse = True
+        if ragged:
+            self.output_tensor.ragged = True
         self.built = True
 
     @property
@@ -944,13 +954,7 @@ def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, n
     ``sparse=True`` / ``ragged=True`` mark an input fed SparseTensors / RaggedTensors."""
     if batch_shape is not None:
         shape, batch_size = tuple(batch_shape)[1:], batch_shape[0]
-    if sparse and ragged:
-        raise ValueError("You cannot create a tensor that is both sparse and ragged.")
-    layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name)
-    if sparse:
-        layer.output_tensor.sparse = True
-    if ragged:
-        layer.output_tensor.ragged = True
+    layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name, sparse=sparse, ragged=ragged)
     return layer.output_tensor
 
 

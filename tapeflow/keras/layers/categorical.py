@@ -15,6 +15,7 @@ import numpy as np
 
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.keras.layers.base import KerasTensor, Layer
+from tapeflow.keras.saving.serialization import base_config
 from tapeflow.keras.layers.index_lookup import _validate_string_arg, adapt_batches, encode_categorical
 
 __all__ = ["CategoryEncoding", "Hashing", "Discretization"]
@@ -98,9 +99,7 @@ class CategoryEncoding(Layer):
 
     def get_config(self) -> dict:
         return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "dtype": self.dtype_policy.name,
+            **base_config(self),
             "num_tokens": self.num_tokens,
             "output_mode": self.output_mode,
         }
@@ -211,9 +210,7 @@ class Hashing(Layer):
 
     def get_config(self) -> dict:
         return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "dtype": self.dtype_policy.name,
+            **base_config(self),
             "num_bins": self.num_bins,
             "salt": self.salt,
             "mask_value": self.mask_value,

@@ -22,6 +22,7 @@ from tapeflow.framework import dtypes
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.keras.layers.base import KerasTensor, Layer
+from tapeflow.keras.saving.serialization import base_config
 from tapeflow.ops import lookup_ops
 
 __all__ = ["IndexLookup", "StringLookup", "IntegerLookup"]
@@ -538,7 +539,7 @@ class IndexLookup(Layer):
 
     # -- config and saving -------------------------------------------------------------------
     def _base_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype_policy.name}
+        return base_config(self)
 
     def get_config(self) -> dict:
         config = {

@@ -16,6 +16,7 @@ import numpy as np
 
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.keras.layers.base import KerasTensor, Layer
+from tapeflow.keras.saving.serialization import base_config
 from tapeflow.keras.layers.index_lookup import (
     StringLookup,
     _as_documents,
@@ -249,7 +250,7 @@ class TextVectorization(Layer):
             "encoding": self._encoding,
             "vocabulary_size": self.vocabulary_size(),
         }
-        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype_policy.name, **config}
+        return {**base_config(self), **config}
 
     @classmethod
     def from_config(cls, config: dict) -> TextVectorization:

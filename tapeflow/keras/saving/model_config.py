@@ -74,7 +74,7 @@ def functional_config(model: Any) -> dict:
             layers.append({
                 "module": "keras.src.ops.numpy", "class_name": layer._op_class, "config": layer.get_config(),
                 "registered_name": layer._op_class, "name": layer.name,
-                "inbound_nodes": [{"args": [_op_arg(a, tensor) for a in layer._args], "kwargs": {}}],
+                "inbound_nodes": [{"args": tuple(_op_arg(a, tensor) for a in layer._args), "kwargs": {}}],
             })
             continue
         entry = serialize_keras_object(layer)
@@ -87,7 +87,7 @@ def functional_config(model: Any) -> dict:
                 kwargs = {k: v for k, v in node.kwargs.items() if k != "training"}
                 nodes.append(
                     {
-                        "args": [nest.map_structure(tensor, a) for a in node.args],
+                        "args": tuple(nest.map_structure(tensor, a) for a in node.args),
                         "kwargs": nest.map_structure(tensor, kwargs),
                     }
                 )

@@ -160,8 +160,9 @@ def serialize_keras_object(obj: Any) -> Any:
         return obj.item()
     if isinstance(obj, np.ndarray):
         return obj.tolist()
-    if isinstance(obj, (list, tuple)):
-        return [serialize_keras_object(x) for x in obj]
+    if isinstance(obj, (list, tuple)):  # a tuple stays a tuple, as in Keras (JSON writes both as lists)
+        out = [serialize_keras_object(x) for x in obj]
+        return tuple(out) if isinstance(obj, tuple) else out
     if isinstance(obj, dict):
         return {k: serialize_keras_object(v) for k, v in obj.items()}
     from tapeflow.framework.dtypes import DType
@@ -190,7 +191,7 @@ def serialize_keras_object(obj: Any) -> Any:
     from tapeflow.keras.layers.base import Layer
 
     if isinstance(obj, Layer):
-        build = _build_config(obj)
+        build = obj.get_build_config()  # a class's own (IndexLookup's {}) or the generic one
         if build is not None:
             out["build_config"] = build
         compile_config = _compile_config(obj)
@@ -232,7 +233,7 @@ def _shape_list(shape: Any) -> Any:
         return None
     if isinstance(shape, (list, tuple)) and shape and isinstance(shape[0], (list, tuple)):
         return [_shape_list(s) for s in shape]
-    return [None if d is None else int(d) for d in shape]
+    return tuple(None if d is None else int(d) for d in shape)  # Keras's shapes are tuples (JSON: lists)
 
 
 def _shapes_dict(layer: Any) -> dict | None:
@@ -285,7 +286,7 @@ def _build_config(layer: Any) -> dict | None:
 def _compile_config(model: Any) -> dict | None:
     args = getattr(model, "_compile_args", None)
     if args is None or not getattr(model, "_compiled", False):
-        return None
+        return {} if hasattr(model, "compile") else None  # Keras writes {} for a model never compiled
     return {
         "optimizer": serialize_keras_object(model.optimizer),
         "loss": serialize_keras_object(args["loss"]),
@@ -421,7 +422,7 @@ def _drop_inert_unknown(cls: type, config: dict) -> dict:
 
 
 def _as_shape(shape: Any) -> Any:
-    if isinstance(shape, list) and shape and isinstance(shape[0], list):
+    if isinstance(shape, (list, tuple)) and shape and isinstance(shape[0], (list, tuple)):
         return [tuple(s) for s in shape]
     return tuple(shape)
 
