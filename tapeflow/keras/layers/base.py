@@ -835,6 +835,8 @@ class Layer(Module):
         return _build_config(self)
 
     def build_from_config(self, config: dict) -> None:
+        if config and not self.built:  # Keras's get_build_config then gives these shapes as they were read
+            self._loaded_build_config = config
         shapes = config.get("shapes_dict") if config else None
         if shapes and not self.built:  # Keras 3's one shape per build argument
             from tapeflow.keras.saving.serialization import _as_shape

@@ -256,6 +256,9 @@ def _build_config(layer: Any) -> dict | None:
         return None
     if getattr(type(layer), "_keras_built_at_init", False):  # Keras builds these weightless layers in __init__
         return None
+    loaded = layer.__dict__.get("_loaded_build_config")
+    if loaded is not None:
+        return loaded
     if type(layer).__name__ == "Functional":
         return {"input_shape": None}
     if hasattr(layer, "_input_layer_obj"):  # a Sequential
