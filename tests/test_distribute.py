@@ -312,6 +312,19 @@ def test_get_next_as_optional_eager_and_in_tf_function():
     assert [int(total(eager_iterator)), int(total(eager_iterator))] == [36, 0]  # pulled when the function runs
 
     @tf.function
+    def tutorial_loop(iterator, steps_per_loop=5):  # as written there: a tf.range loop with a tensor break
+        out = tf.constant(0, tf.int64)
+        for _ in tf.range(steps_per_loop):
+            optional = iterator.get_next_as_optional()
+            if not optional.has_value():
+                break
+            out += tf.reduce_sum(optional.get_value())
+        return out
+
+    assert int(tutorial_loop(iter(tf.data.Dataset.range(9).batch(4)))) == 36
+    assert int(tutorial_loop(iter(tf.data.Dataset.range(9).batch(4)), 2)) == 28
+
+    @tf.function
     def first_of(dataset):
         optional = iter(dataset).get_next_as_optional()
         return optional.has_value(), optional.get_value()

@@ -322,7 +322,13 @@ def for_stmt(iterable: Any, body_fn: Callable, state: tuple, names: tuple, brk_i
             return (i + r.delta,) + tuple(body_fn(i, *vals))
 
         return tuple(while_stmt(rtest, rbody, (r.start,) + tuple(state), ("<index>",) + tuple(names))[1:])
-    if not _symbolic(iterable):
+    # A loop over a constant tensor (`for _ in tf.range(5)` while tracing) is unrolled, unless it has a `break`:
+    # its condition is usually a tensor, so that loop is a While over the tensor's rows, as TF's always is.
+    from tapeflow.framework.context import state as ctx
+
+    breaks_in_graph = brk_index >= 0 and isinstance(iterable, Tensor) and ctx.graph is not None
+    unroll = not _symbolic(iterable) and not breaks_in_graph
+    if unroll:
         if isinstance(iterable, Tensor):
             iterable = iter(iterable)
         for x in iterable:
