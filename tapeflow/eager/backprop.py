@@ -68,19 +68,24 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                 if n == 2
                 else tuple([t._id for t in inputs])
             )
-            if st._debug_hook is None and not st.accumulators:  # (tapes may record along templates)
-                if len(tapes) == 1:
-                    if tapes[0].tpl is not None and _follow(tapes[0], spec, op.name, input_ids, inputs, attrs, outputs):
-                        return
-                else:
-                    tapes = [
-                        tp
-                        for tp in tapes
-                        if tp.tpl is None or not _follow(tp, spec, op.name, input_ids, inputs, attrs, outputs)
-                    ]
+            if len(tapes) == 1:
+                tp = tapes[0]
+                if (
+                    tp.tpl is not None
+                    and st._debug_hook is None
+                    and not st.accumulators
+                    and _follow(tp, spec, op.name, input_ids, inputs, attrs, outputs)
+                ):
+                    return
+            elif st._debug_hook is None and not st.accumulators:  # (each tape may record along its template)
+                tapes = [
+                    tp
+                    for tp in tapes
+                    if tp.tpl is None or not _follow(tp, spec, op.name, input_ids, inputs, attrs, outputs)
+                ]
             rec = None
             for tp in tapes:
-                if tp.tpl is not None:  # (another tape, an accumulator or a hook joined: record as usual)
+                if tp.tpl is not None:  # (an accumulator or a hook joined: record as usual)
                     tape_lib.materialize(tp)
                 w = tp.watched
                 for i in input_ids:
@@ -199,9 +204,11 @@ def _follow(tp, spec, name, input_ids, inputs, attrs, outputs) -> bool:
         tp.pos = {}
         tp.light = []
     light = tp.light
-    ops = tpl.ops
-    if len(light) < len(ops):
-        espec, ename, m, akey, ein = ops[len(light)]
+    try:
+        espec, ename, m, akey, ein = tpl.ops[len(light)]
+    except IndexError:  # (past the template's end)
+        espec = None
+    if espec is not None:
         if (
             espec is spec
             and ename == name
