@@ -445,6 +445,8 @@ def test_attr_keys_tell_apart_what_a_trace_bakes_in():
         assert keys(big)[0] != keys(np.zeros(100))[0]
     assert any(x is f for x in keep) and any(x is big for x in keep)
     assert np.ndarray not in replay._ID_TYPES and Fn in replay._ID_TYPES
+    for v in [(1, 64), (), None, True, (1, True), (1.0,), f]:  # an attrs dict's fast paths key values as alone
+        assert k({"a": v}, keep) == (dict, "a", k(v, keep))
 
 
 @pytest.fixture

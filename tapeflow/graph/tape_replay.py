@@ -95,6 +95,13 @@ _ID_TYPES: set = set()
 _NUMPY_TYPES = (np.ndarray, np.generic, np.dtype)
 
 
+def _all_int(t: tuple) -> bool:
+    for x in t:
+        if type(x) is not int:
+            return False
+    return True
+
+
 def _attr_key(v: Any, keep: list):
     t = type(v)
     if t is str or t is int:
@@ -106,8 +113,10 @@ def _attr_key(v: Any, keep: list):
             out.append(k)
             if tx is str or tx is int:
                 out.append(x)
-            elif tx is bool:
+            elif tx is bool or x is None:
                 out.append(_BOOL_KEYS[id(x)])
+            elif tx is tuple and _all_int(x):  # (a shape, axes): as the tuple branch below keys it
+                out.append((tuple, x))
             elif tx in _ID_TYPES:  # (a call op's function)
                 keep.append(x)
                 out.append(("id", id(x)))
