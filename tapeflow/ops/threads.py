@@ -15,9 +15,11 @@ tapeflow chooses for the user, as TF does without being asked:
   seconds and smoothed), never fewer than one;
 * a large matmul or 2-D convolution instead runs in chunks (row blocks, groups
   of images) on Python threads, each with a one-thread BLAS (``parallel_for``
-  below), so OpenBLAS's own spinning workers stay idle: the same count of
-  threads. Chunks are handed out one at a time, so a thread the machine does
-  not schedule takes none, and results do not depend on the thread count.
+  below), so OpenBLAS's own spinning workers stay idle: the intra-op count of
+  threads when set, otherwise one per CPU, however busy the machine (as TF:
+  see ``workers``). Chunks are handed out one at a time, so a thread the
+  machine does not schedule takes none, and results do not depend on the
+  thread count.
 
 Nothing changes when the user already chose: an ``OPENBLAS_NUM_THREADS``/
 ``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` environment variable disables the
@@ -274,12 +276,14 @@ def _pool(n: int) -> _Pool:
 def workers(work: float) -> int:
     """How many threads a kernel of ``work`` multiply-adds (or element passes) may run its chunks on:
     1 below SMALL_WORK, inside a chunk, under an outside BLAS limit or a user's BLAS environment
-    variable; else the intra-op count when set, otherwise the CPUs not busy with other processes
-    (free_cpus: beside busy neighbours a second thread measured 10% more CPU seconds and no shorter
-    calls, waiting for chunks its helper had started before being descheduled). A per-call-site timing
-    of one thread against two (the faster of the two, the other tried every 8th call) lost 30-50% of
-    the CNN fit's steps/s at load 8: each call that waits for a helper gives up its CPU and then
-    waits to be scheduled again."""
+    variable; else the intra-op count when set, otherwise one per CPU this process may run on, busy
+    machine or not, as TF's pools. The scheduler shares the CPUs among groups of processes (sessions)
+    and then among their threads, so a one-thread process beside a CPU-bound neighbour of its own
+    group gets little: the CNN fit ran 8-16 steps/s on one thread there and 15-54 on two (five runs,
+    load 6-7, 2026-12-02 18:17-18:31 UTC; bench_fashion's neighbour rounds 12 -> 19-20 steps/s). The
+    cost: with the load in other groups only, one thread measured 0-30% faster (load 6-9), since a
+    call that waits for a helper gives up its CPU. (Choosing per window of calls by measured time,
+    or per call site, was tried and left out: the noise of a shared machine swamped it.)"""
     b = _blas
     if not b.ready:
         b.load()
@@ -289,7 +293,7 @@ def workers(work: float) -> int:
         return 1  # an outside limit (threadpool_limits) is in force: keep to one thread
     if b.intra > 0:
         return min(b.intra, 8)
-    return min(b.free_cpus(), 8) if b.auto else 1
+    return min(b.ncpu, 8) if b.auto else 1
 
 
 def parallel_for(n: int, fn: Callable[[int], Any], work: float = float("inf")) -> None:
