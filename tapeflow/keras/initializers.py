@@ -24,7 +24,8 @@ from tapeflow.ops import random_ops
 __all__ = [
     "Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal",
     "GlorotUniform", "GlorotNormal", "HeNormal", "HeUniform", "LecunNormal", "LecunUniform",
-    "VarianceScaling", "Identity", "Orthogonal", "get", "serialize",
+    "VarianceScaling", "Identity", "Orthogonal", "IdentityInitializer", "OrthogonalInitializer", "get", "serialize",
+    "deserialize",
 ]
 
 _global_rng = np.random.default_rng()
@@ -385,4 +386,18 @@ def _snake(name: str) -> str:
 zeros, ones, constant_ = Zeros, Ones, Constant
 glorot_uniform, glorot_normal, he_normal, he_uniform = GlorotUniform, GlorotNormal, HeNormal, HeUniform
 random_normal, random_uniform, truncated_normal = RandomNormal, RandomUniform, TruncatedNormal
-orthogonal = Orthogonal
+orthogonal = OrthogonalInitializer = Orthogonal
+lecun_normal, lecun_uniform, variance_scaling = LecunNormal, LecunUniform, VarianceScaling
+identity = IdentityInitializer = Identity
+
+
+def deserialize(config: Any, custom_objects: dict | None = None) -> Initializer:
+    """The initializer a name (``"he_normal"``) or a ``serialize`` dict describes."""
+    if isinstance(config, str) and custom_objects and config in custom_objects:
+        found = custom_objects[config]
+        return found() if isinstance(found, type) else found
+    if isinstance(config, dict) and "module" in config:
+        from tapeflow.keras.saving.serialization import deserialize_keras_object
+
+        return deserialize_keras_object(config, custom_objects)
+    return get(config)

@@ -652,11 +652,55 @@ def get(identifier: Any) -> Metric:
     raise ValueError(f"Could not interpret metric identifier: {identifier!r}")
 
 
+def serialize(metric: Any) -> Any:
+    """Keras 3's ``{"module": "keras.metrics", "class_name", "config", "registered_name"}`` of a metric."""
+    from tapeflow.keras.saving.serialization import serialize_keras_object
+
+    return serialize_keras_object(metric)
+
+
+def deserialize(config: Any, custom_objects: dict | None = None) -> Any:
+    """The metric a name (a new instance, as Keras 3) or a ``serialize`` dict describes."""
+    if isinstance(config, str):
+        found = (custom_objects or {}).get(config)
+        return found if found is not None else get(config)
+    from tapeflow.keras.saving.serialization import deserialize_keras_object
+
+    return deserialize_keras_object(config, custom_objects)
+
+
+# Keras 3's tf.keras.metrics also exports these loss functions (the very same objects)
+
+_LOSS_FUNCTIONS = {
+    "MSE": "mean_squared_error", "mse": "mean_squared_error", "mean_squared_error": "mean_squared_error",
+    "MAE": "mean_absolute_error", "mae": "mean_absolute_error", "mean_absolute_error": "mean_absolute_error",
+    "MAPE": "mean_absolute_percentage_error", "mape": "mean_absolute_percentage_error",
+    "mean_absolute_percentage_error": "mean_absolute_percentage_error",
+    "MSLE": "mean_squared_logarithmic_error", "msle": "mean_squared_logarithmic_error",
+    "mean_squared_logarithmic_error": "mean_squared_logarithmic_error",
+    "KLD": "kl_divergence", "kld": "kl_divergence", "kullback_leibler_divergence": "kl_divergence",
+    "kl_divergence": "kl_divergence", "logcosh": "log_cosh", "log_cosh": "log_cosh", "hinge": "hinge",
+    "squared_hinge": "squared_hinge", "categorical_hinge": "categorical_hinge", "huber": "huber",
+    "poisson": "poisson", "binary_focal_crossentropy": "binary_focal_crossentropy",
+    "categorical_focal_crossentropy": "categorical_focal_crossentropy",
+}
+
 # Keras names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
-__getattr__ = _module_getattr("tf.keras.metrics", frozenset((
+_missing_getattr = _module_getattr("tf.keras.metrics", frozenset((
     "F1Score FBetaScore R2Score MeanIoU IoU BinaryIoU OneHotIoU OneHotMeanIoU PrecisionAtRecall "
     "RecallAtPrecision SensitivityAtSpecificity SpecificityAtSensitivity MeanRelativeError MeanTensor "
     "PearsonCorrelation ConcordanceCorrelation "
 ).split()))
+
+
+def __getattr__(name: str) -> Any:
+    # the loss functions load tf.keras.losses lazily (it imports this module's neighbours)
+    if name in _LOSS_FUNCTIONS:
+        return getattr(_losses(), _LOSS_FUNCTIONS[name])
+    return _missing_getattr(name)
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_LOSS_FUNCTIONS))

@@ -87,7 +87,8 @@ class DTypePolicy:
 
 Policy = DTypePolicy
 
-_global: list = [None]  # None: float32 (Keras's floatx)
+_global: list = [None]  # None: a policy of Keras's floatx
+_floatx: list = ["float32"]  # tf.keras.backend.set_floatx
 
 
 def as_policy(dtype: Any) -> DTypePolicy:
@@ -120,8 +121,9 @@ def set_global_policy(policy: Any) -> None:
 
 def global_policy() -> DTypePolicy:
     """The global dtype policy (``float32`` unless ``set_global_policy`` changed it)."""
-    p = _global[0]
-    return p if p is not None else DTypePolicy("float32")
+    if _global[0] is None:  # Keras fixes the policy of floatx() on first use (clear_session resets it)
+        _global[0] = DTypePolicy(_floatx[0])
+    return _global[0]
 
 
 set_dtype_policy = set_global_policy

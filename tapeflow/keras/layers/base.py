@@ -40,11 +40,14 @@ def unique_name(base: str) -> str:
 
 
 def clear_session() -> None:
-    """Resets the auto-naming counters of layers, models and optimizers (``tf.keras.backend.clear_session``)."""
+    """Resets the auto-naming counters of layers, models and optimizers and the global dtype policy
+    (``tf.keras.backend.clear_session``)."""
+    from tapeflow.keras import mixed_precision
     from tapeflow.keras.optimizers import optimizer
 
     _name_counts.clear()
     optimizer._name_counts.clear()
+    mixed_precision._global[0] = None
 
 
 def to_snake_case(name: str) -> str:
