@@ -187,3 +187,29 @@ def test_bidirectional_zeroes_masked_steps_of_sequences_as_keras():
     assert bi.get_config()["layer"]["config"]["name"] == "forward_simple_rnn"
     again = K.layers.Bidirectional.from_config(bi.get_config())
     assert (again.forward_layer.name, again.backward_layer.name) == ("forward_simple_rnn", "backward_simple_rnn")
+
+
+def test_dot_layer_is_keras_batch_dot():
+    r = np.random.default_rng(0)
+    a, b = r.standard_normal((2, 3)).astype("float32"), r.standard_normal((2, 3)).astype("float32")
+    c, d = r.standard_normal((2, 4, 3)).astype("float32"), r.standard_normal((2, 5, 3)).astype("float32")
+    e = r.standard_normal((2, 3, 5)).astype("float32")
+    np.testing.assert_allclose(K.layers.Dot(axes=1)([a, b]).numpy(), [[-0.41185], [0.21607]], atol=1e-5)
+    out = K.layers.Dot(axes=2)([c, d]).numpy()
+    assert out.shape == (2, 4, 5)
+    np.testing.assert_allclose(out[0, 0], [0.57177, -5.08301, -3.62963, -2.03143, -4.92185], atol=1e-5)
+    out = K.layers.Dot(axes=(1, 2))([a, d]).numpy()
+    np.testing.assert_allclose(out[1], [0.11301, -0.19137, 0.46804, 1.20979, -0.32174], atol=1e-5)
+    out = K.layers.Dot(axes=(2, 1), normalize=True)([c, e]).numpy()
+    np.testing.assert_allclose(out[0, 1], [-0.74132, -0.98386, -0.1671, -0.0034, 0.48172], atol=1e-5)
+    np.testing.assert_allclose(K.layers.dot([a, b], axes=-1, normalize=True).numpy(), [[-0.3517], [0.23385]],
+                               atol=1e-5)
+    i1, i2 = K.Input((4, 3)), K.Input((5, 3))
+    assert K.Model([i1, i2], K.layers.Dot(axes=-1)([i1, i2])).output_shape == (None, 4, 5)
+    with pytest.raises(ValueError, match=r"axis values 4 \(at axis 1\) != 3 \(at axis 1\)"):
+        K.layers.Dot(axes=1)([c, e])
+    x = tf.Variable(c)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(K.layers.Dot(axes=2)([x, d]))
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), np.broadcast_to(d.sum(1, keepdims=True), c.shape),
+                               rtol=1e-5)

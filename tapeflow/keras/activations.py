@@ -88,12 +88,13 @@ def gelu(x: Any, approximate: bool = False) -> Tensor:
     return 0.5 * x * (1.0 + tfmath.erf(x * 0.7071067811865476))
 
 
-def swish(x: Any) -> Tensor:
+def silu(x: Any) -> Tensor:
+    """``x * sigmoid(x)``; ``swish`` is the same function (Keras 3 serializes both as ``"silu"``)."""
     x = _t(x)
     return x * mo.sigmoid(x)
 
 
-silu = swish
+swish = silu
 
 
 def exponential(x: Any) -> Tensor:

@@ -510,10 +510,13 @@ class CategoricalCrossentropy(LossFunctionWrapper):
 
 class SparseCategoricalCrossentropy(LossFunctionWrapper):
     def __init__(self, from_logits: bool = False, ignore_class: Any = None, reduction: Any = "sum_over_batch_size",
-                 name: str = "sparse_categorical_crossentropy", dtype: Any = None) -> None:
+                 name: str = "sparse_categorical_crossentropy", dtype: Any = None, axis: int = -1) -> None:
         super().__init__(sparse_categorical_crossentropy, reduction=reduction, name=name, dtype=dtype,
-                         from_logits=from_logits, ignore_class=ignore_class)
+                         from_logits=from_logits, ignore_class=ignore_class, axis=axis)
         self.from_logits = from_logits
+
+    def get_config(self) -> dict:  # Keras 3.15 writes no axis
+        return {k: v for k, v in super().get_config().items() if k != "axis"}
 
 
 def _wrapper(fn: Callable, default_name: str) -> type:

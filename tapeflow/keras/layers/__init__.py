@@ -20,8 +20,8 @@ from tapeflow.keras.layers.reshaping import (
     ActivityRegularization, Cropping2D, Identity, Permute, RepeatVector, UpSampling2D, ZeroPadding2D,
 )
 from tapeflow.keras.layers.merge import (
-    Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average, concatenate, maximum, minimum,
-    multiply, subtract,
+    Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add, average, concatenate, dot, maximum,
+    minimum, multiply, subtract,
 )
 from tapeflow.keras.layers.normalization import BatchNormalization, LayerNormalization
 from tapeflow.keras.layers.rnn import (
@@ -52,7 +52,7 @@ __all__ = [
     "MaxPool2D", "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling2D",
     "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "Flatten", "Reshape",
     "Dropout", "BatchNormalization", "LayerNormalization", "Embedding", "Activation", "ReLU",
-    "Softmax", "Lambda", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate",
+    "Softmax", "Lambda", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot", "dot",
     "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "LeakyReLU", "Normalization",
     "Rescaling", "Permute", "RepeatVector", "ZeroPadding2D", "UpSampling2D", "Cropping2D", "Identity",
     "ActivityRegularization", "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D",
@@ -75,7 +75,7 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
     "ThresholdedReLU AlphaDropout Resizing "
     "CenterCrop "
-    "Dot GroupNormalization "
+    "GroupNormalization "
     "UnitNormalization MaxPooling3D AveragePooling3D "
     "GlobalMaxPooling3D GlobalAveragePooling3D Flatten3D ConvLSTM2D HashedCrossing TFSMLayer "
 ).split()))
