@@ -644,3 +644,23 @@ def test_nested_tapes_each_follow_their_own_template(followed):
     for f, want in [(tf.tanh, tanh_d)] * 4 + [(tf.sin, sin_d)] * 4 + [(tf.tanh, tanh_d)] * 2:
         np.testing.assert_allclose(d3(f), want, rtol=1e-12)
     assert followed[-3:] == [True, True, True]
+
+
+def test_a_tape_under_an_accumulator_follows_its_template(followed):
+    # Forward-over-backward: the accumulator still sees every op a following tape skips recording.
+    w = tf.constant([[0.5, -0.3], [0.2, 0.8]], tf.float64)
+    x, v = tf.constant([0.3, -0.7], tf.float64), tf.constant([1.0, 0.5], tf.float64)
+
+    def hvp():
+        with tf.autodiff.ForwardAccumulator(x, v) as acc:
+            with tf.GradientTape() as t:
+                t.watch(x)
+                y = tf.reduce_sum(tf.tanh(tf.linalg.matvec(w, x)) ** 2)
+            g = t.gradient(y, x)
+        return acc.jvp(g).numpy()
+
+    u = np.tanh(w.numpy() @ x.numpy())
+    want = w.numpy().T @ (2 * (1 - u**2) * (1 - 3 * u**2) * (w.numpy() @ v.numpy()))
+    for _ in range(5):
+        np.testing.assert_allclose(hvp(), want, rtol=1e-12)
+    assert followed[-2:] == [True, True]

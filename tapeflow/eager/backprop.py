@@ -73,11 +73,12 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                 if (
                     tp.tpl is not None
                     and st._debug_hook is None
-                    and not st.accumulators
                     and _follow(tp, spec, op.name, input_ids, inputs, attrs, outputs)
                 ):
-                    return
-            elif st._debug_hook is None and not st.accumulators:  # (each tape may record along its template)
+                    if not st.accumulators:
+                        return
+                    tapes = ()  # (accumulators still see the op, below)
+            elif st._debug_hook is None:  # (each tape may record along its template)
                 tapes = [
                     tp
                     for tp in tapes
@@ -85,7 +86,7 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                 ]
             rec = None
             for tp in tapes:
-                if tp.tpl is not None:  # (an accumulator or a hook joined: record as usual)
+                if tp.tpl is not None:  # (a debug hook is on: record as usual)
                     tape_lib.materialize(tp)
                 w = tp.watched
                 for i in input_ids:
@@ -410,7 +411,7 @@ def record_variable_read(var, value: Tensor) -> None:
     """Links a read of ``var`` to the tensor it produced on active tapes."""
     st = state
     tapes = st.tapes
-    if st._debug_hook is None and not st.accumulators:  # (tapes may record along templates)
+    if st._debug_hook is None:  # (tapes may record along templates)
         following = [tp for tp in tapes if tp.tpl is not None]
         if following:
             for tp in following:
