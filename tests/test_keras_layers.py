@@ -374,3 +374,23 @@ def test_dense_units_must_be_a_python_int_checked_before_naming():
     with pytest.raises(ValueError, match="units=0"):
         tf.keras.layers.Dense(0)
     assert tf.keras.layers.Dense(3).name == "dense"
+
+
+def test_weightless_layers_are_built_at_construction_as_keras():
+    # Keras 3.15: these call _build_at_init() (summary() shows "0", not "0 (unbuilt)"; no build_config)
+    built = [L.Dropout(0.1), L.SpatialDropout1D(0.1), L.GaussianNoise(0.1), L.Activation("relu"), L.ReLU(),
+             L.LeakyReLU(), L.Softmax(), L.ELU(), L.Identity(), L.Masking(), L.MaxPooling2D(), L.AveragePooling1D(2),
+             L.GlobalAveragePooling1D(), L.GlobalMaxPooling2D(), L.Reshape((2,)), L.ActivityRegularization()]
+    assert all(layer.built for layer in built)
+    unbuilt = [L.Dense(2), L.Embedding(3, 2), L.Flatten(), L.PReLU(), L.Concatenate(), L.Rescaling(1.0)]
+    assert not any(layer.built for layer in unbuilt)
+
+    class MyDropout(L.Dropout):  # a subclass with its own build() is built by its first call, as in Keras
+        def build(self, input_shape):
+            self.seen = input_shape
+
+    assert not MyDropout(0.1).built
+    inp = tf.keras.Input((4,))
+    model = tf.keras.Model(inp, L.Dropout(0.1)(L.Dense(2, kernel_initializer="zeros")(inp)))  # no RNG draws
+    layers = tf.keras.utils.serialize_keras_object(model)["config"]["layers"]
+    assert [("build_config" in c) for c in layers] == [False, True, False]

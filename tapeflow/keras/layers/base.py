@@ -351,6 +351,15 @@ class Layer(Module):
             input_shape, batch_size = tuple(batch_input_shape)[1:], batch_input_shape[0]
         # Sequential reads this to build itself from the first layer's input shape.
         self._input_shape_arg = None if input_shape is None else (batch_size,) + tuple(input_shape)
+        if self.builds_at_init():
+            self.built = True
+
+    @classmethod
+    def builds_at_init(cls) -> bool:
+        """Whether the layer is built when constructed, as Keras 3's ``_build_at_init()``: its class is one of the
+        weightless layers Keras builds in ``__init__`` (``_keras_built_at_init``) and defines no ``build``, so
+        ``summary()`` shows it built and its config has no ``build_config``."""
+        return getattr(cls, "_keras_built_at_init", False) and cls.build is Layer.build
 
     # -- attribute tracking --------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:

@@ -254,7 +254,7 @@ def _shapes_dict(layer: Any) -> dict | None:
 def _build_config(layer: Any) -> dict | None:
     if type(layer).__name__ == "InputLayer" or not getattr(layer, "built", False):
         return None
-    if getattr(type(layer), "_keras_built_at_init", False):  # Keras builds these weightless layers in __init__
+    if type(layer).builds_at_init():  # Keras builds these weightless layers in __init__ (build() never runs)
         return None
     loaded = layer.__dict__.get("_loaded_build_config")
     if loaded is not None:
