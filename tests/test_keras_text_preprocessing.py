@@ -496,3 +496,20 @@ def test_predict_on_a_python_list_of_strings_is_keras_value_error():
     with pytest.raises(ValueError, match=r"Unrecognized data type: x=\['How do you sort a list\?'\] \(of type "):
         model.predict(["How do you sort a list?"])  # the text tutorial's cell: Keras 3 wants an array or a tensor
     assert model.predict(tf.constant(["How do you sort a list?"]), verbose=0).shape == (1, 4)
+
+
+def test_saved_configs_are_keras_configs(tmp_path):
+    import json
+
+    tv = L.TextVectorization(max_tokens=20, output_sequence_length=6, name="tv")
+    tv.adapt(["a b c", "b c"])
+    inp = tf.keras.Input(shape=(1,), dtype="string", name="a")
+    path = str(tmp_path / "m.keras")
+    tf.keras.Model(inp, [tv(inp), L.StringLookup(vocabulary=["x"], name="sl")(inp)]).save(path)
+    layers = json.loads(zipfile.ZipFile(path).read("config.json"))["config"]["layers"]
+    by_name = {layer["name"]: layer for layer in layers}
+    assert by_name["tv"]["build_config"] == {"input_shape": [None, 1]}  # Keras 3.15's
+    assert by_name["sl"]["build_config"] == {}  # IndexLookup.get_build_config
+    assert by_name["sl"]["config"]["dtype"] == {"module": "keras", "class_name": "DTypePolicy",
+                                                "config": {"name": "float32"}, "registered_name": None}
+    assert by_name["tv"]["config"]["vocabulary_size"] == 5 and by_name["sl"]["config"]["vocabulary"] == ["x"]

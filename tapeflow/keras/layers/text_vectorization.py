@@ -230,7 +230,7 @@ class TextVectorization(Layer):
 
     # -- config and saving -------------------------------------------------------------------
     def get_config(self) -> dict:
-        from tapeflow.keras.saving.serialization import serialize_keras_object
+        from tapeflow.keras.saving.serialization import base_config, serialize_keras_object
 
         def fn(x: Any) -> Any:
             return x if x is None or isinstance(x, str) else serialize_keras_object(x)
@@ -265,10 +265,6 @@ class TextVectorization(Layer):
         if isinstance(config.get("dtype"), dict):
             config.pop("dtype")
         return cls(**config)
-
-    def get_build_config(self) -> dict | None:
-        shape = getattr(self, "_build_input_shape", None)
-        return {"input_shape": list(shape)} if isinstance(shape, tuple) else None
 
     def build_from_config(self, config: dict) -> None:
         self.built = True
