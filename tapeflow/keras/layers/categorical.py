@@ -98,8 +98,6 @@ class CategoryEncoding(Layer):
         )
 
     def get_config(self) -> dict:
-        from tapeflow.keras.saving.serialization import base_config
-
         return {
             **base_config(self),
             "num_tokens": self.num_tokens,
@@ -211,8 +209,6 @@ class Hashing(Layer):
         return out if hasattr(out, "flat_values") else math_ops.cast(out, self.compute_dtype)
 
     def get_config(self) -> dict:
-        from tapeflow.keras.saving.serialization import base_config
-
         return {
             **base_config(self),
             "num_bins": self.num_bins,

@@ -230,7 +230,7 @@ class TextVectorization(Layer):
 
     # -- config and saving -------------------------------------------------------------------
     def get_config(self) -> dict:
-        from tapeflow.keras.saving.serialization import base_config, serialize_keras_object
+        from tapeflow.keras.saving.serialization import serialize_keras_object
 
         def fn(x: Any) -> Any:
             return x if x is None or isinstance(x, str) else serialize_keras_object(x)
