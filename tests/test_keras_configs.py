@@ -213,3 +213,32 @@ def test_dot_layer_is_keras_batch_dot():
         loss = tf.reduce_sum(K.layers.Dot(axes=2)([x, d]))
     np.testing.assert_allclose(tape.gradient(loss, x).numpy(), np.broadcast_to(d.sum(1, keepdims=True), c.shape),
                                rtol=1e-5)
+
+
+def test_upsampling2d_bilinear_is_keras_resize():
+    x = np.arange(12, dtype="float32").reshape(2, 2, 3, 1)
+    y = K.layers.UpSampling2D((2, 3), interpolation="bilinear")(x).numpy()
+    assert y.shape == (2, 4, 9, 1)
+    np.testing.assert_allclose(y[1, :, :, 0], [
+        [6.0, 6.0, 6.33333, 6.66667, 7.0, 7.33333, 7.66667, 8.0, 8.0],
+        [6.75, 6.75, 7.08333, 7.41667, 7.75, 8.08333, 8.41667, 8.75, 8.75],
+        [8.25, 8.25, 8.58333, 8.91667, 9.25, 9.58333, 9.91667, 10.25, 10.25],
+        [9.0, 9.0, 9.33333, 9.66667, 10.0, 10.33333, 10.66667, 11.0, 11.0]], atol=1e-5)
+    m = K.Sequential([K.Input((None, None, 1)), K.layers.UpSampling2D(interpolation="bilinear")])
+    assert m.predict(x, verbose=0).shape == (2, 4, 6, 1)
+    with pytest.raises(NotImplementedError, match="bicubic"):
+        K.layers.UpSampling2D(interpolation="bicubic")
+
+
+def test_precision_recall_top_k_as_keras():
+    yt = np.array([[0, 0, 1, 1], [1, 0, 1, 0]], "float32")
+    yp = np.array([[0.1, 0.6, 0.3, 0.9], [0.8, 0.7, 0.2, 0.1]], "float32")
+    cases = [(K.metrics.Precision(top_k=2), 0.285714), (K.metrics.Recall(top_k=1), 0.285714),
+             (K.metrics.Precision(top_k=2, thresholds=0.5), 0.285714), (K.metrics.Recall(top_k=2, class_id=2), 0.0),
+             (K.metrics.Precision(top_k=3, thresholds=[0.2, 0.75]), [0.444444, 0.571429])]
+    for m, want in cases:
+        m.update_state(yt, yp)
+        m.update_state(yt[::-1], yp, sample_weight=np.array([1.0, 0.5]))
+        np.testing.assert_allclose(m.result().numpy(), want, atol=1e-6)
+    assert cases[0][0].get_config() == {"name": "precision", "dtype": "float32", "thresholds": None, "top_k": 2,
+                                        "class_id": None}

@@ -432,12 +432,15 @@ def _div(a: Any, b: Any) -> Any:
         return np.where(b > 0, a / np.where(b > 0, b, 1), 0).astype(_F)
 
 
+_NEG_INF = -1e10  # Keras's metrics_utils.NEG_INF
+
+
 class _Thresholded(Metric):
     def __init__(self, thresholds: Any = None, top_k: int | None = None, class_id: int | None = None,
                  name: str | None = None, dtype: Any = None) -> None:
-        if top_k is not None:
-            raise NotImplementedError(f"{type(self).__name__}(top_k=...) is not implemented in tapeflow")
-        t = [0.5] if thresholds is None else ([thresholds] if np.ndim(thresholds) == 0 else list(thresholds))
+        # Keras: with top_k, the default threshold is NEG_INF (every top-k prediction counts as positive)
+        default = 0.5 if top_k is None else _NEG_INF
+        t = [default] if thresholds is None else ([thresholds] if np.ndim(thresholds) == 0 else list(thresholds))
         self.thresholds = np.asarray(t, _F)
         self.init_thresholds = thresholds
         self._scalar = thresholds is None or np.ndim(thresholds) == 0
@@ -456,6 +459,13 @@ class _Thresholded(Metric):
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
         y_true, y_pred = _t(y_true), _t(y_pred)
+        if self.top_k is not None:  # Keras's _filter_top_k: all but the top_k predictions become NEG_INF
+            from tapeflow.ops import indexing_ops, special_ops
+
+            y_pred = _f32(y_pred)
+            _, idx = special_ops.top_k(y_pred, self.top_k)
+            keep = mo.reduce_sum(indexing_ops.one_hot(idx, y_pred._shape_tuple()[-1], dtype=y_pred.dtype), axis=-2)
+            y_pred = y_pred * keep + _NEG_INF * (1 - keep)
         if self.class_id is not None:
             y_true, y_pred = y_true[..., self.class_id], y_pred[..., self.class_id]
         tp, fp, _, fn = _confusion(y_true, y_pred, self.thresholds, sample_weight)

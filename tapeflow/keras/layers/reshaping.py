@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from tapeflow.framework.tensor import Tensor
 from tapeflow.keras.layers.base import Layer
 from tapeflow.keras.saving.serialization import base_config
@@ -108,9 +110,10 @@ class UpSampling2D(Layer):
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         _channels_last(data_format)
-        if interpolation != "nearest":
+        interpolation = interpolation.lower()
+        if interpolation not in ("nearest", "bilinear"):
             raise NotImplementedError(f"UpSampling2D: interpolation={interpolation!r} is not implemented in "
-                                      f"tapeflow (only 'nearest')")
+                                      f"tapeflow (only 'nearest' and 'bilinear')")
         self.size, self.interpolation = _pair(size, "size"), interpolation
 
     def get_config(self) -> dict:
@@ -120,6 +123,13 @@ class UpSampling2D(Layer):
     def call(self, inputs: Tensor) -> Tensor:
         from tapeflow.ops.indexing_ops import repeat
 
+        if self.interpolation == "bilinear":  # Keras: tf.image.resize to size times the image (no antialias)
+            from tapeflow.ops import image_transform_ops, shape_ops
+
+            h, w = inputs._shape_tuple()[1:3]
+            size = ((h * self.size[0], w * self.size[1]) if None not in (h, w)
+                    else shape_ops.shape_of(inputs)[1:3] * np.array(self.size, np.int32))
+            return mo.cast(image_transform_ops.resize(inputs, size, method="bilinear"), inputs.dtype)
         return repeat(repeat(inputs, self.size[0], axis=1), self.size[1], axis=2)
 
 
