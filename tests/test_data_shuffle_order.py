@@ -110,3 +110,91 @@ def test_list_files_shuffle_as_tf(tmp_path):
     assert names == ["g.txt", "d.txt", "e.txt", "b.txt", "c.txt", "f.txt", "a.txt"]
     a, b = tf.data.Dataset.range(5), tf.data.Dataset.range(10, 13)  # the second op seed of global seed 3
     assert _ints(tf.data.Dataset.sample_from_datasets([a, b])) == [10, 11, 12, 0, 1, 2, 3, 4]
+
+
+def _pass_number(make, use) -> int:
+    """Which pass of ``make()``'s dataset a fresh ``for`` loop sees after ``use(ds)`` (1: no pass drawn)."""
+    orders = []
+    ds = make()
+    for _ in range(6):
+        orders.append(_ints(ds))
+    ds = make()
+    use(ds)
+    return orders.index(_ints(ds)) + 1
+
+
+def _shuffled():
+    tf.random.set_seed(0)
+    return tf.data.Dataset.range(20).shuffle(5)
+
+
+def test_iter_draws_the_shuffle_seeds_when_created():
+    # TF's iterator draws a reshuffling shuffle's seeds when it is created, even if never read; it creates
+    # its inputs' iterators then too, except a shuffle's input and a concatenation's second input (pinned
+    # from TF 2.21)
+    wrappers = {"plain": lambda d: d, "repeat()": lambda d: d.repeat(), "batch.map.prefetch":
+                lambda d: d.batch(3).map(lambda v: v * 2).prefetch(2),
+                "zip second": lambda d: tf.data.Dataset.zip((tf.data.Dataset.range(3), d)),
+                "concat second": lambda d: tf.data.Dataset.range(3).concatenate(d),
+                "concat first": lambda d: d.concatenate(tf.data.Dataset.range(3)),
+                "filter": lambda d: d.filter(lambda v: v > 2), "shuffle again": lambda d: d.shuffle(3),
+                "flat_map": lambda d: d.flat_map(lambda v: tf.data.Dataset.from_tensors(v))}
+    got = {name: _pass_number(_shuffled, lambda d, w=w: iter(w(d))) for name, w in wrappers.items()}
+    assert got == {"plain": 2, "repeat()": 2, "batch.map.prefetch": 2, "zip second": 2, "concat second": 1,
+                   "concat first": 2, "filter": 2, "shuffle again": 1, "flat_map": 2}
+    ds = _shuffled()
+    first, second = _ints(ds), _ints(ds)
+    ds = _shuffled()
+    a, b = iter(ds), iter(ds)  # each drew its pass at creation: the order of reading does not matter
+    assert _ints(b) == second and _ints(a) == first
+
+
+def test_keras_fit_makes_the_next_passs_iterator_at_each_epoch_end():
+    # Keras 3's EpochIterator makes a fresh iterator per epoch and, after a pass of known length, the
+    # next one at once: fit(epochs=2) draws passes 1-4, evaluate and predict 1-2 (pinned from TF 2.21)
+    def make():
+        tf.random.set_seed(0)
+        x = tf.data.Dataset.range(20)
+        return tf.data.Dataset.zip((x.map(lambda v: tf.cast(v, tf.float32)[None]), x)).shuffle(5).batch(4)
+
+    def ints(ds):
+        return [int(v) for _, y in ds for v in y]
+
+    model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    orders = []
+    ds = make()
+    for _ in range(6):
+        orders.append(ints(ds))
+    for use, expected in ((lambda d: model.fit(d, epochs=2, verbose=0), 5),
+                          (lambda d: model.fit(d.repeat(), epochs=2, steps_per_epoch=3, verbose=0), 3),
+                          (lambda d: model.evaluate(d, verbose=0), 3),
+                          (lambda d: model.evaluate(d.repeat(), steps=3, verbose=0), 2),
+                          (lambda d: model.predict(d, verbose=0), 3)):
+        ds = make()
+        use(ds)
+        assert orders.index(ints(ds)) + 1 == expected
+
+
+def test_keras_fit_under_a_strategy_builds_on_a_batch_first():
+    # a model made in a strategy's scope: Keras 3 reads one batch of a fresh iterator before fit/evaluate
+    # (its symbolic build), so training starts on the next pass (pinned from TF 2.21, MirroredStrategy on CPU)
+    def make():
+        tf.random.set_seed(0)
+        x = tf.data.Dataset.range(20)
+        return tf.data.Dataset.zip((x.map(lambda v: tf.cast(v, tf.float32)[None]), x)).shuffle(5).batch(4)
+
+    def ints(ds):
+        return [int(v) for _, y in ds for v in y]
+
+    ds = make()
+    orders = [ints(ds) for _ in range(7)]
+    with tf.distribute.MirroredStrategy().scope():
+        model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1)])
+        model.compile("sgd", "mse")
+    for use, expected in ((lambda d: model.fit(d, epochs=1, verbose=0), 4),
+                          (lambda d: model.fit(d, epochs=2, verbose=0), 6),
+                          (lambda d: model.evaluate(d, verbose=0), 4), (lambda d: model.predict(d, verbose=0), 3)):
+        ds = make()
+        use(ds)
+        assert orders.index(ints(ds)) + 1 == expected

@@ -227,6 +227,23 @@ class Dataset:
         raise ValueError("tf.data: cannot infer the element structure of an empty dataset.")
 
     # -- iteration -----------------------------------------------------------
+    def _iterator_inputs(self) -> list:
+        """The input datasets whose iterators TF creates together with this dataset's iterator: all of them,
+        unless the dataset says otherwise (a shuffle and a concatenation's second input start later)."""
+        inputs = []
+        for v in vars(self).values():
+            if isinstance(v, Dataset):
+                inputs.append(v)
+            elif isinstance(v, (tuple, list, dict)):
+                inputs.extend(d for d in _flatten_datasets(v) if isinstance(d, Dataset))
+        return inputs
+
+    def _draw_iterator_seeds(self, seeds: dict) -> None:
+        """What TF's iterator draws when it is created (a reshuffling shuffle's seeds), into ``seeds`` by dataset
+        id: ``iter(ds)`` draws them even if the iterator is never read (Keras's fit makes such iterators)."""
+        for d in self._iterator_inputs():
+            d._draw_iterator_seeds(seeds)
+
     def __iter__(self) -> Iterator:
         from tapeflow.framework.context import state
 
@@ -625,6 +642,10 @@ class OwnedIterator:
 
     def __init__(self, dataset: Dataset) -> None:
         self._dataset = dataset
+        self._seeds: dict = {}
+        draw = getattr(dataset, "_draw_iterator_seeds", None)  # (duck-typed datasets may have none)
+        if draw is not None:
+            draw(self._seeds)
         self._stream = iter(dataset._elements())
         self._position = 0
         self._state_var: Any = None
@@ -641,7 +662,14 @@ class OwnedIterator:
         var = self._state_var
         if var is not None and var._value is not self._synced:  # restored from a checkpoint
             self._seek(int(np.asarray(var._value).reshape(-1)[0]))
-        element = next(self._stream)
+        if self._seeds:  # seeds drawn at creation, not yet taken by their datasets: visible while pulling
+            _ITERATOR_SEEDS.append(self._seeds)
+            try:
+                element = next(self._stream)
+            finally:
+                _ITERATOR_SEEDS.pop()
+        else:
+            element = next(self._stream)
         self._position += 1
         return element
 
@@ -941,6 +969,9 @@ def _flatten_datasets(ds: Any) -> list:
 
 
 _UNSET = object()
+
+# The seed dicts of the OwnedIterators being pulled (innermost last); see Dataset._draw_iterator_seeds.
+_ITERATOR_SEEDS: list = []
 
 
 class _Traced(Dataset):
@@ -1246,10 +1277,27 @@ class _Shuffle(Dataset):
     def _cardinality(self) -> int:
         return self._parent._cardinality()
 
+    def _iterator_inputs(self) -> list:
+        return []  # TF's shuffle iterator creates its input's iterator on the first element
+
+    def _draw_iterator_seeds(self, seeds: dict) -> None:
+        if self._reshuffle:
+            seeds[id(self)] = next(self._pairs)
+
+    def _pass_seeds(self) -> tuple:
+        """This pass's seeds: those its iterator drew when it was created, else the next pair (a pass that
+        starts later, as an input re-created by ``repeat``)."""
+        if not self._reshuffle:
+            return self._seeds
+        for seeds in reversed(_ITERATOR_SEEDS):
+            if id(self) in seeds:
+                return seeds.pop(id(self))
+        return next(self._pairs)
+
     def _stream(self) -> Callable[[], int]:
         from tapeflow.ops import philox
 
-        return philox.WordStream(*(next(self._pairs) if self._reshuffle else self._seeds))
+        return philox.WordStream(*self._pass_seeds())
 
     def _shuffled(self, items: Iterator, word: Callable[[], int]) -> Iterator:
         size = self._buffer
@@ -1285,7 +1333,7 @@ class _Shuffle(Dataset):
         n = self._parent._cardinality()
         if 0 <= n <= self._buffer or self._buffer == AUTOTUNE and n >= 0:
             # The buffer holds everything: the same draws are a forward Fisher-Yates on consecutive words.
-            seed, seed2 = next(self._pairs) if self._reshuffle else self._seeds
+            seed, seed2 = self._pass_seeds()
             order = philox.permutation((int(seed2) & (2**64 - 1)) << 64, seed, n)
             indices = list(plan.indices())
             yield from (indices[int(j)] for j in order)
@@ -1471,6 +1519,9 @@ class _Cache(_Passthrough):
 class _Concatenate(Dataset):
     def __init__(self, a: Dataset, b: Dataset) -> None:
         self._a, self._b = a, b
+
+    def _iterator_inputs(self) -> list:
+        return [self._a]  # TF creates the second input's iterator when the first ends
 
     def _cardinality(self) -> int:
         ca, cb = self._a._cardinality(), self._b._cardinality()

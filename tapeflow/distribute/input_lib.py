@@ -179,6 +179,12 @@ class DistributedDataset:
         # pulls them when the function runs, and next() an op (as for any dataset)
         return type(self._dataset).__iter__(self)
 
+    def _draw_iterator_seeds(self, seeds: dict) -> None:
+        """An iterator of this draws what one of the dataset's draws when it is created (shuffle seeds)."""
+        draw = getattr(self._dataset, "_draw_iterator_seeds", None)
+        if draw is not None:
+            draw(seeds)
+
     def _autograph_for_stmt(self, *args: Any) -> tuple:
         """``for x in dist_dataset`` inside tf.function: the dataset's While loop over this rank's parts."""
         graph_for = getattr(type(self._dataset), "_autograph_for_stmt", None)

@@ -1,5 +1,5 @@
-"""``tf.experimental``: the parts tapeflow has (``RowPartition``, ``DynamicRaggedShape``, ``Optional``); any
-other name raises ``NotImplementedError`` naming it."""
+"""``tf.experimental``: the parts tapeflow has (``RowPartition``, ``DynamicRaggedShape``, ``Optional``,
+``numpy``); any other name raises ``NotImplementedError`` naming it."""
 
 from __future__ import annotations
 
@@ -14,4 +14,10 @@ __all__ = ["DynamicRaggedShape", "Optional", "RowPartition"]
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
+    if name == "numpy":  # tf.experimental.numpy loads on first use
+        import importlib
+
+        mod = importlib.import_module("tapeflow.experimental.numpy")
+        globals()[name] = mod
+        return mod
     raise errors.NotImplementedInTapeflowError(f"tf.experimental.{name} is not implemented in tapeflow")

@@ -15,14 +15,14 @@ from tapeflow.keras.layers import Input, Layer
 from tapeflow.keras.models import Model, Sequential
 
 __all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metrics", "optimizers", "models",
-           "regularizers", "constraints", "utils", "backend", "saving", "mixed_precision", "datasets", "Input",
-           "Layer", "Model", "Sequential"]
+           "regularizers", "constraints", "utils", "backend", "saving", "mixed_precision", "datasets",
+           "preprocessing", "Input", "Layer", "Model", "Sequential"]
 
 
 def __getattr__(name: str):
     # optimizers (another package) and the small utility namespaces load on first use
     if name in ("optimizers", "models", "utils", "backend", "trainer", "saving", "mixed_precision", "datasets",
-                "constraints"):
+                "constraints", "preprocessing"):
         mod = _importlib.import_module(f"tapeflow.keras.{name}")
         globals()[name] = mod
         return mod
@@ -34,5 +34,5 @@ def __getattr__(name: str):
 
 
 # Keras namespaces tapeflow lacks: NotImplementedError naming them (also an AttributeError, for hasattr)
-_MISSING = frozenset(("applications", "preprocessing", "ops", "quantizers", "visualization",
+_MISSING = frozenset(("applications", "ops", "quantizers", "visualization",
                       "wrappers", "distribution", "random", "tree", "export", "dtype_policies"))

@@ -598,3 +598,14 @@ def random_bernoulli(shape: Any, p: float = 0.0, dtype: Any = None, seed: Any = 
     dtype = dtype or floatx()
     u = _tf.random.uniform(shape, dtype=dtype, seed=_seed(seed))
     return _tf.where(u <= p, _tf.ones(shape, dtype=dtype), _tf.zeros(shape, dtype=dtype))
+
+
+def standardize_data_format(data_format: str | None) -> str:
+    """``data_format`` checked and lower-cased; None is ``image_data_format()`` (Keras's helper)."""
+    if data_format is None:
+        return image_data_format()
+    data_format = str(data_format).lower()
+    if data_format not in {"channels_first", "channels_last"}:
+        raise ValueError("The `data_format` argument must be one of {'channels_first', 'channels_last'}. "
+                         f"Received: data_format={data_format}")
+    return data_format

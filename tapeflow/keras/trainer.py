@@ -26,6 +26,7 @@ from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.variables import Variable
 from tapeflow.keras import callbacks as cbks
 from tapeflow.keras.layers.base import _ctx as _layer_ctx
+from tapeflow.keras.py_dataset import PyDataset
 from tapeflow.keras import losses as losses_mod
 from tapeflow.keras import metrics as metrics_mod
 from tapeflow.ops import array_ops as ao
@@ -160,6 +161,16 @@ def _any_rank(flag: bool) -> bool:
     return bool(dist_hooks.strategy._comm.allreduce([np.array(int(flag))], "max")[0])
 
 
+def _creation_strategy() -> Any:
+    """The tf.distribute strategy whose scope is open (None outside any; tf.distribute not loaded: none)."""
+    import sys
+
+    strategies = sys.modules.get("tapeflow.distribute.strategies")
+    if strategies is None or not strategies.has_strategy():
+        return None
+    return strategies.get_strategy()
+
+
 def _unscale(loss: Any) -> Any:
     return loss if dist_hooks.strategy is None else losses_mod.unscale_loss_for_distribution(loss)
 
@@ -204,12 +215,15 @@ class _ArrayBatches:
 
 
 class _DatasetBatches:
-    """Batches from an iterable (``tf.data.Dataset``) of ``(x, y[, sw])``."""
+    """Batches from an iterable (``tf.data.Dataset``) of ``(x, y[, sw])``, read as Keras 3's ``EpochIterator``
+    reads them: a fresh iterator per epoch (one iterator on across epochs with ``steps_per_epoch``), and
+    after a pass of a known number of batches the next pass's iterator is made at once (TF draws a
+    reshuffling dataset's seeds then, so each epoch's shuffle order is TF's). Running out of data warns; a
+    dataset of unknown length learns its length from its first pass, as Keras."""
 
     def __init__(self, ds: Any, steps: int | None) -> None:
         self.ds = ds
-        self.steps = steps
-        self._explicit_steps = steps is not None
+        self._steps_per_epoch = steps
         self._it, self._seen = None, 0
         try:
             card = ds.cardinality()
@@ -220,35 +234,135 @@ class _DatasetBatches:
                 self._num_batches = len(ds)
             except TypeError:
                 self._num_batches = None
-        if steps is None:
-            self.steps = self._num_batches
+        self.steps = steps if steps is not None else self._num_batches
+
+    def build_peek(self) -> None:
+        """Keras's symbolic build under a strategy: one batch of a fresh iterator, which is then dropped."""
+        try:
+            next(iter(self.ds))
+        except StopIteration:
+            pass
+        self._it, self._seen = None, 0
 
     def epoch(self):
-        if not self._explicit_steps:
-            for i, batch in enumerate(self.ds):
-                if self.steps is not None and i >= self.steps:
-                    break
+        steps = self._steps_per_epoch or self._num_batches or -1
+        if steps <= 0:  # unknown length: read to the end
+            it, self._seen = iter(self.ds), 0
+            while True:
+                self._seen += 1
+                try:
+                    batch = next(it)
+                except StopIteration:
+                    self._ran_out()
+                    return
                 yield _unpack(batch)
-            return
-        # With steps_per_epoch (Keras 3's EpochIterator), one iterator runs on across epochs; it starts
-        # over only once the dataset is exhausted (a short dataset ends the epoch early, with a warning).
-        if self._it is None:
+        if self._it is None or self._steps_per_epoch is None:
             self._it, self._seen = iter(self.ds), 0
-        for _ in range(self.steps):
+        for _ in range(steps):
             if self._num_batches and self._seen >= self._num_batches:
-                warnings.warn(_RAN_OUT, stacklevel=2)
+                if self._steps_per_epoch:
+                    warnings.warn(_RAN_OUT, stacklevel=2)
                 break
+            self._seen += 1
             try:
                 batch = next(self._it)
             except StopIteration:
-                self._num_batches = self._num_batches or self._seen
-                warnings.warn(_RAN_OUT, stacklevel=2)
-                self._it = None
+                self._ran_out()
                 return
-            self._seen += 1
             yield _unpack(batch)
         if self._num_batches and self._seen >= self._num_batches:
             self._it, self._seen = iter(self.ds), 0
+
+    def _ran_out(self) -> None:
+        if self._num_batches is None:
+            self._num_batches = self._seen
+        warnings.warn(_RAN_OUT, stacklevel=3)
+        self._it = None
+
+
+class _PyDatasetBatches:
+    """Batches of a ``tf.keras.utils.PyDataset`` (an ``ImageDataGenerator`` iterator...), read as Keras 3's
+    TF backend reads them: ``ds[i]`` in order (``random.shuffle``d per pass when ``shuffle``),
+    ``on_epoch_begin``/``on_epoch_end`` around each epoch. Keras first reads two batches for the dataset's
+    element spec and (in fit and evaluate) ends an epoch before the first: an iterator's draws and
+    shuffles follow from that."""
+
+    def __init__(self, ds: PyDataset, steps: int | None, shuffle: bool, reset: bool = True,
+                 build_peek: bool = False) -> None:
+        self.ds, self.shuffle = ds, bool(shuffle)
+        self._num_batches = ds.num_batches
+        if self._num_batches is None and shuffle:
+            warnings.warn("`shuffle=True` was passed, but will be ignored since the data `x` was provided as an "
+                          "infinite PyDataset. The PyDataset is expected to already be shuffled.", stacklevel=3)
+        peek = 2 if self._num_batches is None else min(2, self._num_batches)
+        batches = [self._standardize(ds[i]) for i in range(peek)]
+        if not batches:
+            raise ValueError("The PyDataset has length 0")
+        self._explicit_steps = steps is not None
+        self.steps = int(steps) if steps is not None else self._num_batches
+        self._it, self._seen = None, 0
+        if build_peek:
+            self.build_peek()
+        if reset:
+            self.reset()
+
+    def reset(self) -> None:
+        self._it, self._seen = None, 0
+        self.ds.on_epoch_end()
+
+    def build_peek(self) -> None:
+        """Keras's symbolic build under a strategy: an epoch begun and one batch read (``reset`` ends it)."""
+        self.ds.on_epoch_begin()
+        next(self._pass(), None)
+
+    @staticmethod
+    def _standardize(batch: Any) -> tuple:
+        if isinstance(batch, dict):
+            return (batch,)
+        if isinstance(batch, np.ndarray):
+            batch = (batch,)
+        if isinstance(batch, list):
+            batch = tuple(batch)
+        if not isinstance(batch, tuple) or len(batch) not in {1, 2, 3}:
+            raise ValueError("PyDataset.__getitem__() must return a tuple or a dict. If a tuple, it must be ordered "
+                             "either (input,) or (inputs, targets) or (inputs, targets, sample_weights). Received: "
+                             f"{str(batch)[:100]}... of type {type(batch)}")
+        return batch
+
+    def _pass(self):
+        if self._num_batches is None:
+            i = 0
+            while True:
+                yield self._standardize(self.ds[i])
+                i += 1
+        indices = list(range(self._num_batches))
+        if self.shuffle:
+            import random
+
+            random.shuffle(indices)
+        for i in indices:
+            yield self._standardize(self.ds[i])
+
+    def epoch(self):
+        self.ds.on_epoch_begin()
+        if self._it is None or not self._explicit_steps:
+            self._it, self._seen = self._pass(), 0
+        for _ in range(self.steps) if self.steps is not None else iter(int, 1):
+            if self._num_batches and self._seen >= self._num_batches:
+                if self._explicit_steps:
+                    warnings.warn(_RAN_OUT, stacklevel=2)
+                break
+            self._seen += 1
+            try:
+                batch = next(self._it)
+            except StopIteration:
+                warnings.warn(_RAN_OUT, stacklevel=2)
+                self._it = None
+                break
+            yield _unpack(batch)
+        if self._num_batches and self._seen >= self._num_batches:
+            self._it, self._seen = self._pass(), 0
+        self.ds.on_epoch_end()
 
 
 _RAN_OUT = ("Your input ran out of data; interrupting training. Make sure that your dataset or generator can "
@@ -316,6 +430,7 @@ class Trainer:
         self._step_fns: dict = {}
         self._outputs_spec = None
         self._weighted_metrics: list = []
+        self._distribute_strategy = _creation_strategy()  # as Keras: the strategy whose scope made the model
 
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, loss_weights: Any = None, metrics: Any = None,
                 weighted_metrics: Any = None, run_eagerly: bool = False, steps_per_execution: int = 1,
@@ -628,15 +743,27 @@ class Trainer:
         self._reset_metrics()
 
     # -- fit / evaluate / predict ---------------------------------------------------
-    def _batches(self, x, y, sample_weight, batch_size, steps, shuffle):
+    def _batches(self, x, y, sample_weight, batch_size, steps, shuffle, reset=True, build_peek=False):
+        if isinstance(x, PyDataset):
+            for arg, what, v in (("y", "the targets", y), ("sample_weights", "the sample weights", sample_weight)):
+                if v is not None:
+                    raise ValueError(f"When providing `x` as a PyDataset, `{arg}` should not be passed. Instead, "
+                                     f"{what} should be included as part of the PyDataset.")
+            return _split(_PyDatasetBatches(x, steps, shuffle, reset, build_peek))
         if _is_dataset(x):
             if y is not None:
                 raise ValueError("`y` argument is not supported when using a dataset as input; the dataset "
                                  "must yield (x, y) pairs.")
             if dist_hooks.strategy is not None and dist_hooks.strategy._whole_dataset_per_rank(x):
                 # AutoShardPolicy.OFF: every rank gets all of it, a piece of each global batch per step (as TF)
-                return _DatasetBatches(dist_hooks.strategy.experimental_distribute_dataset(x), steps)
-            return _split(_DatasetBatches(x, steps))
+                data = _DatasetBatches(dist_hooks.strategy.experimental_distribute_dataset(x), steps)
+                if build_peek:
+                    data.build_peek()
+                return data
+            data = _DatasetBatches(x, steps)
+            if build_peek:
+                data.build_peek()
+            return _split(data)
         if x is None:
             raise ValueError("fit/evaluate/predict: `x` is required.")
         data = _ArrayBatches(x, y, sample_weight, batch_size or 32, shuffle)
@@ -676,7 +803,8 @@ class Trainer:
             sample_weight = None if sw_arr is None else sw_arr[tr]
         if y is None and not _is_dataset(x):
             raise ValueError("fit: `y` is required when `x` is an array (or pass a dataset of (x, y) pairs).")
-        data = self._batches(x, y, sample_weight, batch_size, steps_per_epoch, shuffle)
+        under_strategy = self._distribute_strategy is not None  # Keras then builds on one batch first
+        data = self._batches(x, y, sample_weight, batch_size, steps_per_epoch, shuffle, build_peek=under_strategy)
         verbose = 1 if verbose == "auto" else int(verbose)
         history = cbks.History()
         cb_list = list(callbacks or [])
@@ -692,6 +820,7 @@ class Trainer:
         initial_epoch = self._initial_epoch or initial_epoch  # BackupAndRestore resumes here, as in Keras
         logs: dict = {}
         first_step = True
+        val_batches = None
         for epoch in range(initial_epoch, epochs):
             self._reset_metrics()
             callbacks_.on_epoch_begin(epoch)
@@ -719,9 +848,11 @@ class Trainer:
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 vx, vy, vsw = _unpack(tuple(validation_data)) if isinstance(validation_data, (tuple, list)) \
                     else (validation_data, None, None)
+                if isinstance(vx, PyDataset) and val_batches is None:
+                    val_batches = self._batches(vx, vy, vsw, None, validation_steps, False, reset=False)
                 val = self.evaluate(vx, vy, batch_size=validation_batch_size or batch_size, sample_weight=vsw,
                                     steps=validation_steps, verbose=0, callbacks=callbacks_, return_dict=True,
-                                    _in_fit=True)
+                                    _in_fit=True, _data=val_batches)
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
                 epoch_logs = dict(sorted(epoch_logs.items()))  # Keras 3 orders all keys by name
             callbacks_.on_epoch_end(epoch, epoch_logs)
@@ -734,11 +865,18 @@ class Trainer:
     @_under_strategy
     def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None, verbose: Any = "auto",
                  sample_weight: Any = None, steps: int | None = None, callbacks: list | None = None,
-                 return_dict: bool = False, _in_fit: bool = False, **kwargs: Any) -> Any:
+                 return_dict: bool = False, _in_fit: bool = False, _data: Any = None, **kwargs: Any) -> Any:
         """Loss and metrics on the data: a scalar (loss only), a list, or a dict with ``return_dict``."""
         self._check_compiled("training/testing")
         x, y, sample_weight = _from_pandas(x), _from_pandas(y), _from_pandas(sample_weight)
-        data = self._batches(x, y, sample_weight, batch_size, steps, False)
+        under_strategy = self._distribute_strategy is not None  # Keras then builds on one batch first
+        if _data is not None:  # fit's validation PyDataset, read once for its spec (Keras caches its iterator)
+            if under_strategy:
+                _data.build_peek()
+            _data.reset()
+            data = _data
+        else:
+            data = self._batches(x, y, sample_weight, batch_size, steps, False, build_peek=under_strategy)
         step = self._step("test")
         self._reset_metrics()  # inside fit too: the epoch's training logs were read before
         # Inside fit, fit's own callbacks see the validation (on_test_*), as in Keras.
@@ -777,7 +915,7 @@ class Trainer:
     def predict(self, x: Any, batch_size: int | None = None, verbose: Any = "auto", steps: int | None = None,
                 callbacks: list | None = None) -> Any:
         """The model's outputs on ``x`` (NumPy arrays), batch by batch."""
-        data = self._batches(_from_pandas(x), None, None, batch_size, steps, False)
+        data = self._batches(_from_pandas(x), None, None, batch_size, steps, False, reset=False)
         step = self._step("predict")
         outs = []
         verbose = 1 if verbose == "auto" else int(verbose)

@@ -176,9 +176,24 @@ def _format_time(per_unit: float, unit_name: str) -> str:
 # Keras utilities tapeflow lacks: NotImplementedError naming them (also an AttributeError, for hasattr)
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
-__getattr__ = _module_getattr("tf.keras.utils", frozenset((
-    "plot_model model_to_dot get_file image_dataset_from_directory "
-    "timeseries_dataset_from_array audio_dataset_from_directory split_dataset pad_sequences load_img save_img "
-    "img_to_array array_to_img normalize PyDataset Sequence FeatureSpace get_source_inputs pack_x_y_sample_weight "
-    "unpack_x_y_sample_weight"
+_missing_getattr = _module_getattr("tf.keras.utils", frozenset((
+    "plot_model model_to_dot get_file "
+    "timeseries_dataset_from_array audio_dataset_from_directory split_dataset pad_sequences normalize "
+    "FeatureSpace get_source_inputs pack_x_y_sample_weight unpack_x_y_sample_weight"
 ).split()))
+
+# loaded on first use: the image helpers need Pillow only when called
+_LAZY = {"load_img": "tapeflow.keras.preprocessing.image", "save_img": "tapeflow.keras.preprocessing.image",
+         "img_to_array": "tapeflow.keras.preprocessing.image", "array_to_img": "tapeflow.keras.preprocessing.image",
+         "PyDataset": "tapeflow.keras.py_dataset", "Sequence": "tapeflow.keras.py_dataset",
+         "image_dataset_from_directory": "tapeflow.keras.preprocessing.image_dataset"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), "PyDataset" if name == "Sequence" else name)
+        globals()[name] = value
+        return value
+    return _missing_getattr(name)

@@ -62,9 +62,10 @@ def convert_image_dtype(image: Any, dtype: Any, saturate: bool = False, name: An
         return multiply(cast(image, dtype), cast(scale, dtype))
     if src.is_floating and dtype.is_floating:
         return cast(image, dtype)
+    # the Python scale becomes a tensor of the float dtype itself (a float32 constant would round it)
     if src.is_integer:
-        return multiply(cast(image, dtype), cast(1.0 / src.max, dtype))
-    scaled = multiply(image, cast(dtype.max + 0.5, src))
+        return multiply(cast(image, dtype), convert_to_tensor(1.0 / src.max, dtype=dtype))
+    scaled = multiply(image, convert_to_tensor(dtype.max + 0.5, dtype=src))
     return saturate_cast(scaled, dtype) if saturate else cast(scaled, dtype)
 
 
