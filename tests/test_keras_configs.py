@@ -230,7 +230,17 @@ def test_upsampling2d_bilinear_is_keras_resize():
         K.layers.UpSampling2D(interpolation="bicubic")
 
 
+def test_unnamed_metrics_take_unique_names_as_keras():
+    K.backend.clear_session()
+    assert [K.metrics.Precision().name, K.metrics.Precision().name, K.metrics.AUC().name, K.metrics.AUC().name,
+            K.metrics.TruePositives().name, K.metrics.TruePositives().name] == [
+        "precision", "precision_1", "auc", "auc_1", "true_positives", "true_positives_1"]
+    assert [K.metrics.Mean().name, K.metrics.Mean().name, K.metrics.Accuracy().name, K.metrics.Accuracy().name,
+            K.metrics.Sum().name] == ["mean", "mean", "accuracy", "accuracy", "sum"]
+
+
 def test_precision_recall_top_k_as_keras():
+    K.backend.clear_session()
     yt = np.array([[0, 0, 1, 1], [1, 0, 1, 0]], "float32")
     yp = np.array([[0.1, 0.6, 0.3, 0.9], [0.8, 0.7, 0.2, 0.1]], "float32")
     cases = [(K.metrics.Precision(top_k=2), 0.285714), (K.metrics.Recall(top_k=1), 0.285714),

@@ -65,7 +65,8 @@ class Metric:
     def __init__(self, name: str | None = None, dtype: Any = None) -> None:
         from tapeflow.keras.layers.base import to_snake_case
 
-        self.name = name or to_snake_case(type(self).__name__)
+        # Keras 3's auto_name: an unnamed metric takes a unique name (precision, precision_1, ...)
+        self.name = name or _unique_name(to_snake_case(type(self).__name__))
         self.dtype = dtype or "float32"
         if dist_hooks.on_variable_created is not None:  # made under a multi-process strategy's scope
             self._sync_replicas = True
@@ -149,6 +150,9 @@ def _weights_like(values: Tensor, sample_weight: Any) -> Tensor | None:
 class Mean(Metric):
     """The (weighted) mean of the values seen: ``total / count``."""
 
+    def __init__(self, name: str | None = "mean", dtype: Any = None) -> None:  # Keras: a fixed default name
+        super().__init__(name=name, dtype=dtype)
+
     def _build_state(self) -> None:
         self.total = self.add_variable(name="total")
         self.count = self.add_variable(name="count")
@@ -169,6 +173,9 @@ class Mean(Metric):
 
 
 class Sum(Metric):
+    def __init__(self, name: str | None = "sum", dtype: Any = None) -> None:
+        super().__init__(name=name, dtype=dtype)
+
     def _build_state(self) -> None:
         self.total = self.add_variable(name="total")
 
@@ -291,6 +298,13 @@ class RootMeanSquaredError(Mean):
 
     def result(self) -> Tensor:
         return mo.sqrt(super().result())
+
+
+def _unique_name(base: str) -> str:
+    """Keras 3's auto_name: ``auc``, ``auc_1`` ... (the counter layers use; clear_session resets it)."""
+    from tapeflow.keras.layers.base import unique_name
+
+    return unique_name(base)
 
 
 def _losses():
@@ -504,7 +518,7 @@ class _ConfusionCount(Metric):
         self.thresholds = np.asarray(t, _F)
         self.init_thresholds = thresholds
         self._scalar = thresholds is None or np.ndim(thresholds) == 0
-        super().__init__(name=name or self._default_name, dtype=dtype)
+        super().__init__(name=name or _unique_name(self._default_name), dtype=dtype)
 
     def get_config(self) -> dict:
         return {**super().get_config(), "thresholds": self.init_thresholds}
@@ -566,7 +580,7 @@ class AUC(Metric):
         self.from_logits = from_logits
         self.multi_label, self.num_labels, self.label_weights = multi_label, num_labels, label_weights
         self._init_from_thresholds = thresholds is not None
-        super().__init__(name=name or "auc", dtype=dtype)
+        super().__init__(name=name or _unique_name("auc"), dtype=dtype)
 
     def get_config(self) -> dict:
         config = {"num_thresholds": self.num_thresholds, "curve": self.curve,
