@@ -252,3 +252,18 @@ def test_precision_recall_top_k_as_keras():
         np.testing.assert_allclose(m.result().numpy(), want, atol=1e-6)
     assert cases[0][0].get_config() == {"name": "precision", "dtype": "float32", "thresholds": None, "top_k": 2,
                                         "class_id": None}
+
+
+def test_orthogonal_regularizer_as_keras():
+    w = np.array([[0.5, -2.0, 1.0], [1.5, 0.25, -3.0], [0.3, 0.2, 0.1], [1.0, 1.0, 1.0]], "float32")
+    np.testing.assert_allclose(float(K.regularizers.OrthogonalRegularizer()(w)), 0.003261842066422105, rtol=1e-6)
+    np.testing.assert_allclose(float(K.regularizers.OrthogonalRegularizer(0.3, mode="columns")(w)),
+                               0.08048562705516815, rtol=1e-6)
+    assert K.regularizers.OrthogonalRegularizer(0.1).get_config() == {"factor": 0.10000000149011612, "mode": "rows"}
+    assert K.saving.serialize_keras_object(K.regularizers.get("orthogonal_regularizer")) == {
+        "module": "keras.regularizers", "class_name": "OrthogonalRegularizer",
+        "config": {"factor": 0.009999999776482582, "mode": "rows"}, "registered_name": None}
+    layer = K.layers.Dense.from_config({"units": 2, "kernel_regularizer": {
+        "module": "keras.regularizers", "class_name": "OrthogonalRegularizer",
+        "config": {"factor": 0.5, "mode": "columns"}, "registered_name": None}})
+    assert isinstance(layer.kernel_regularizer, K.regularizers.OrthogonalRegularizer)
