@@ -27,7 +27,9 @@ __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccu
            "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "MeanAbsolutePercentageError",
            "MeanSquaredLogarithmicError", "KLDivergence", "Poisson", "LogCoshError", "Hinge", "SquaredHinge",
            "CategoricalHinge", "CosineSimilarity", "TruePositives", "FalsePositives", "TrueNegatives",
-           "FalseNegatives", "get"]
+           "FalseNegatives", "get", "serialize", "deserialize", "FBetaScore", "F1Score", "R2Score", "IoU", "BinaryIoU",
+           "MeanIoU", "OneHotIoU", "OneHotMeanIoU", "PearsonCorrelation", "ConcordanceCorrelation",
+           "pearson_correlation", "concordance_correlation"]
 
 _F = np.float32
 _F32 = dtypes.float32
@@ -647,6 +649,379 @@ class AUC(Metric):
         return float(np.sum(pr_auc_inc, dtype=_F))
 
 
+# ----------------------------------------------------------------------------
+# F-scores, R2, IoU and correlations (Keras 3.15's formulas; state built on the first update, as Keras)
+# ----------------------------------------------------------------------------
+
+_EPS = 1e-7  # keras.backend.epsilon()
+
+
+def _reduce_std(x: Tensor, axis: int) -> Tensor:
+    centered = x - mo.reduce_mean(x, axis=axis, keepdims=True)
+    return mo.sqrt(mo.reduce_mean(mo.square(centered), axis=axis, keepdims=True))
+
+
+def _reduce_var(x: Tensor, axis: int) -> Tensor:
+    centered = x - mo.reduce_mean(x, axis=axis, keepdims=True)
+    return mo.reduce_mean(mo.square(centered), axis=axis, keepdims=True)
+
+
+def _same_rank(y_true: Tensor, y_pred: Tensor) -> tuple[Tensor, Tensor]:
+    """Keras's squeeze_or_expand_to_same_rank: drops or adds a trailing size-1 axis."""
+    rt, rp = _rank(y_true), _rank(y_pred)
+    if rt == rp + 1 and y_true._shape_tuple()[-1] == 1:
+        y_true = ao.squeeze(y_true, [-1])
+    elif rp == rt + 1 and y_pred._shape_tuple()[-1] == 1:
+        y_pred = ao.squeeze(y_pred, [-1])
+    return y_true, y_pred
+
+
+class FBetaScore(Metric):
+    """F-beta = (1 + beta**2) * precision * recall / (beta**2 * precision + recall), per class of 2-D
+    (batch, classes) inputs; ``threshold=None`` takes each row's largest prediction as its positive class.
+    ``average``: None (one score per class), "micro", "macro" or "weighted" (by support)."""
+
+    def __init__(self, average: str | None = None, beta: float = 1.0, threshold: float | None = None,
+                 name: str = "fbeta_score", dtype: Any = None) -> None:
+        if average not in (None, "micro", "macro", "weighted"):
+            raise ValueError("Invalid `average` argument value. Expected one of: {None, 'micro', 'macro', "
+                             f"'weighted'}}. Received: average={average}")
+        if not isinstance(beta, float):
+            raise ValueError(f"Invalid `beta` argument value. It should be a Python float. Received: beta={beta} "
+                             f"of type '{type(beta)}'")
+        if beta <= 0.0:
+            raise ValueError(f"Invalid `beta` argument value. It should be > 0. Received: beta={beta}")
+        if threshold is not None:
+            if not isinstance(threshold, float):
+                raise ValueError(f"Invalid `threshold` argument value. It should be a Python float. Received: "
+                                 f"threshold={threshold} of type '{type(threshold)}'")
+            if threshold > 1.0 or threshold <= 0.0:
+                raise ValueError(f"Invalid `threshold` argument value. It should verify 0 < threshold <= 1. "
+                                 f"Received: threshold={threshold}")
+        self.average, self.beta, self.threshold = average, beta, threshold
+        self.axis = None if average == "micro" else 0
+        self._built = False
+        super().__init__(name=name, dtype=dtype)
+
+    def _build(self, true_shape: tuple, pred_shape: tuple) -> None:
+        kind = "FBetaScore"  # Keras's message names the base class, for F1Score too
+        if len(pred_shape) != 2 or len(true_shape) != 2:
+            raise ValueError(f"{kind} expects 2D inputs with shape (batch_size, output_dim). Received input "
+                             f"shapes: y_pred.shape={pred_shape} and y_true.shape={true_shape}.")
+        if pred_shape[-1] is None or true_shape[-1] is None:
+            raise ValueError(f"{kind} expects 2D inputs with shape (batch_size, output_dim), with output_dim "
+                             f"fully defined (not None). Received input shapes: y_pred.shape={pred_shape} and "
+                             f"y_true.shape={true_shape}.")
+        shape = () if self.average == "micro" else (pred_shape[-1],)
+        self.true_positives = self.add_variable(shape, name="true_positives")
+        self.false_positives = self.add_variable(shape, name="false_positives")
+        self.false_negatives = self.add_variable(shape, name="false_negatives")
+        self.intermediate_weights = self.add_variable(shape, name="intermediate_weights")
+        self._built = True
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        y_true, y_pred = _f32(y_true), _f32(y_pred)
+        if not self._built:
+            self._build(y_true._shape_tuple(), y_pred._shape_tuple())
+        if self.threshold is None:
+            top = mo.reduce_max(y_pred, axis=-1, keepdims=True)
+            pred = mo.logical_and(mo.greater_equal(y_pred, top), mo.greater(mo.abs(y_pred), 1e-9))
+        else:
+            pred = mo.greater(y_pred, self.threshold)
+        pred = mo.cast(pred, _F32)
+        sw = None if sample_weight is None else ao.expand_dims(_f32(sample_weight), 1)
+
+        def wsum(v: Tensor) -> Tensor:
+            return mo.reduce_sum(v if sw is None else v * sw, axis=self.axis)
+
+        self.true_positives.assign_add(wsum(pred * y_true))
+        self.false_positives.assign_add(wsum(pred * (1.0 - y_true)))
+        self.false_negatives.assign_add(wsum((1.0 - pred) * y_true))
+        self.intermediate_weights.assign_add(wsum(y_true))
+
+    def result(self) -> Tensor:
+        if not self._built:
+            raise ValueError(f"{type(self).__name__}.result() called before any update_state()")
+        tp = self.true_positives.value()
+        precision = tp / (tp + self.false_positives.value() + _EPS)
+        recall = tp / (tp + self.false_negatives.value() + _EPS)
+        b2 = self.beta ** 2
+        score = precision * recall / (b2 * precision + recall + _EPS) * (1.0 + b2)
+        if self.average == "weighted":
+            w = self.intermediate_weights.value()
+            return mo.reduce_sum(score * (w / (mo.reduce_sum(w) + _EPS)))
+        if self.average is not None:
+            return mo.reduce_mean(score)
+        return score
+
+    def reset_state(self) -> None:
+        for v in self._variables:
+            v.assign(np.zeros(v.shape.as_list(), np.float32))
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "average": self.average, "beta": self.beta, "threshold": self.threshold}
+
+
+class F1Score(FBetaScore):
+    """FBetaScore with beta = 1: the harmonic mean of precision and recall."""
+
+    def __init__(self, average: str | None = None, threshold: float | None = None, name: str = "f1_score",
+                 dtype: Any = None) -> None:
+        super().__init__(average=average, beta=1.0, threshold=threshold, name=name, dtype=dtype)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        del config["beta"]
+        return config
+
+
+class R2Score(Metric):
+    """The coefficient of determination, 1 - SS_res / SS_tot, per output of (batch, outputs) inputs,
+    aggregated by ``class_aggregation`` ("uniform_average", "variance_weighted_average" or None);
+    ``num_regressors`` > 0 gives the adjusted R2."""
+
+    def __init__(self, class_aggregation: str | None = "uniform_average", num_regressors: int = 0,
+                 name: str = "r2_score", dtype: Any = None) -> None:
+        valid = (None, "uniform_average", "variance_weighted_average")
+        if class_aggregation not in valid:
+            raise ValueError(f"Invalid value for argument `class_aggregation`. Expected one of {valid}. Received: "
+                             f"class_aggregation={class_aggregation}")
+        if num_regressors < 0:
+            raise ValueError(f"Invalid value for argument `num_regressors`. Expected a value >= 0. Received: "
+                             f"num_regressors={num_regressors}")
+        self.class_aggregation, self.num_regressors = class_aggregation, num_regressors
+        self._built = False
+        super().__init__(name=name, dtype=dtype)
+
+    def _build_state(self) -> None:
+        self.num_samples = self.add_variable(name="num_samples")
+
+    def _build(self, true_shape: tuple, pred_shape: tuple) -> None:
+        if len(pred_shape) != 2 or len(true_shape) != 2:
+            raise ValueError(f"R2Score expects 2D inputs with shape (batch_size, output_dim). Received input "
+                             f"shapes: y_pred.shape={pred_shape} and y_true.shape={true_shape}.")
+        if pred_shape[-1] is None or true_shape[-1] is None:
+            raise ValueError(f"R2Score expects 2D inputs with shape (batch_size, output_dim), with output_dim fully "
+                             f"defined (not None). Received input shapes: y_pred.shape={pred_shape} and "
+                             f"y_true.shape={true_shape}.")
+        n = pred_shape[-1]
+        self.squared_sum = self.add_variable((n,), name="squared_sum")
+        self.sum = self.add_variable((n,), name="sum")
+        self.total_mse = self.add_variable((n,), name="residual")
+        self.count = self.add_variable((n,), name="count")
+        self._built = True
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        y_true, y_pred = _same_rank(_f32(y_true), _f32(y_pred))
+        if not self._built:
+            self._build(y_true._shape_tuple(), y_pred._shape_tuple())
+        sw = constant(np.float32(1.0)) if sample_weight is None else _f32(sample_weight)
+        if _rank(sw) == 1:
+            sw = ao.expand_dims(sw, 1)
+        sw = sw * mo.ones_like_(y_true)
+        weighted = y_true * sw
+        self.sum.assign_add(mo.reduce_sum(weighted, axis=0))
+        self.squared_sum.assign_add(mo.reduce_sum(y_true * weighted, axis=0))
+        self.total_mse.assign_add(mo.reduce_sum(mo.square(y_true - y_pred) * sw, axis=0))
+        self.count.assign_add(mo.reduce_sum(sw, axis=0))
+        self.num_samples.assign_add(mo.cast(ao.size_(y_true), _F32))
+
+    def result(self) -> Tensor:
+        if not self._built:
+            raise ValueError("R2Score.result() called before any update_state()")
+        s = self.sum.value()
+        mean = s / self.count.value()
+        total = self.squared_sum.value() - s * mean
+        raw = 1.0 - self.total_mse.value() / total
+        raw = mo.where(mo.is_inf(raw), mo.zeros_like_(raw), raw)
+        if self.class_aggregation == "uniform_average":
+            r2 = mo.reduce_mean(raw)
+        elif self.class_aggregation == "variance_weighted_average":
+            r2 = mo.reduce_sum(total * raw) / mo.reduce_sum(total)
+        else:
+            r2 = raw
+        if self.num_regressors != 0:
+            import warnings
+
+            n = float(self.num_samples.numpy())
+            if self.num_regressors > n - 1:
+                warnings.warn("More independent predictors than datapoints in adjusted R2 score. Falling back to "
+                              "standard R2 score.", stacklevel=2)
+            elif self.num_regressors == n - 1:
+                warnings.warn("Division by zero in Adjusted R2 score. Falling back to standard R2 score.",
+                              stacklevel=2)
+            else:
+                r2 = 1.0 - (1.0 - r2) * (n - 1.0) / (n - float(self.num_regressors) - 1.0)
+        return r2
+
+    def reset_state(self) -> None:
+        for v in self._variables:
+            v.assign(np.zeros(v.shape.as_list(), np.float32))
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "class_aggregation": self.class_aggregation,
+                "num_regressors": self.num_regressors}
+
+
+class IoU(Metric):
+    """Intersection-over-union tp / (tp + fp + fn) from a (num_classes, num_classes) confusion matrix,
+    averaged over ``target_class_ids`` (classes absent from both labels and predictions are left out).
+    As Keras, the matrix counts in integers: float sample weights are truncated."""
+
+    def __init__(self, num_classes: int, target_class_ids: Any, name: str | None = None, dtype: Any = None,
+                 ignore_class: int | None = None, sparse_y_true: bool = True, sparse_y_pred: bool = True,
+                 axis: int = -1) -> None:
+        if max(target_class_ids) >= num_classes:
+            raise ValueError(f"Target class id {max(target_class_ids)} is out of range, which is [0, "
+                             f"{num_classes}).")
+        self.num_classes, self.ignore_class = num_classes, ignore_class
+        self.sparse_y_true, self.sparse_y_pred, self.axis = sparse_y_true, sparse_y_pred, axis
+        self.target_class_ids = list(target_class_ids)
+        super().__init__(name=name, dtype=dtype or "int64")
+
+    def _build_state(self) -> None:
+        n = self.num_classes
+        self.total_cm = self.add_variable((n, n), name="total_confusion_matrix")
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        y_true, y_pred = _t(y_true), _t(y_pred)
+        if not self.sparse_y_true:
+            y_true = ao.argmax(y_true, self.axis)
+        if not self.sparse_y_pred:
+            y_pred = ao.argmax(y_pred, self.axis)
+        # Keras converts labels and predictions to the (integer) dtype: truncation toward zero
+        y_true = ao.reshape(mo.cast(y_true, dtypes.int64), [-1])
+        y_pred = ao.reshape(mo.cast(y_pred, dtypes.int64), [-1])
+        if sample_weight is None:
+            sw = mo.ones_like_(y_true)
+        else:
+            sw = ao.reshape(mo.cast(_t(sample_weight), dtypes.int64), [-1]) * mo.ones_like_(y_true)
+        n = self.num_classes
+        ok = mo.logical_and(mo.logical_and(mo.greater_equal(y_true, 0), mo.less(y_true, n)),
+                            mo.logical_and(mo.greater_equal(y_pred, 0), mo.less(y_pred, n)))
+        if self.ignore_class is not None:
+            ok = mo.logical_and(ok, mo.not_equal(y_true, self.ignore_class))
+        zero = mo.zeros_like_(y_true)
+        y_true, y_pred, sw = mo.where(ok, y_true, zero), mo.where(ok, y_pred, zero), mo.where(ok, sw, zero)
+        cells = mo.unsorted_segment_sum(mo.cast(sw, _F32), mo.cast(y_true * n + y_pred, dtypes.int32), n * n)
+        self.total_cm.assign_add(ao.reshape(cells, (n, n)))
+
+    def result(self) -> Tensor:
+        cm = self.total_cm.value()
+        n = self.num_classes
+        rows, cols = mo.reduce_sum(cm, axis=0), mo.reduce_sum(cm, axis=1)
+        tp = ao.gather(ao.reshape(cm, [-1]), constant(np.arange(n, dtype=np.int32) * (n + 1)))
+        denom = rows + cols - tp
+        ids = constant(np.asarray(self.target_class_ids, np.int32))
+        tp, denom = ao.gather(tp, ids), ao.gather(denom, ids)
+        valid = mo.greater(denom, 1e-9)
+        iou = mo.where(valid, tp / (denom + _EPS), mo.zeros_like_(tp))
+        return mo.reduce_sum(iou, axis=self.axis) / (mo.reduce_sum(mo.cast(valid, _F32)) + _EPS)
+
+    def reset_state(self) -> None:
+        self.total_cm.assign(np.zeros((self.num_classes, self.num_classes), np.float32))
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "dtype": self.dtype, "num_classes": self.num_classes,
+                "target_class_ids": self.target_class_ids, "ignore_class": self.ignore_class,
+                "sparse_y_true": self.sparse_y_true, "sparse_y_pred": self.sparse_y_pred, "axis": self.axis}
+
+
+class BinaryIoU(IoU):
+    """IoU of the two classes of ``y_pred >= threshold`` against binary labels."""
+
+    def __init__(self, target_class_ids: Any = (0, 1), threshold: float = 0.5, name: str | None = None,
+                 dtype: Any = None) -> None:
+        super().__init__(num_classes=2, target_class_ids=target_class_ids, name=name, dtype=dtype)
+        self.threshold = threshold
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        pred = mo.cast(mo.greater_equal(_f32(y_pred), self.threshold), dtypes.int64)
+        super().update_state(y_true, pred, sample_weight)
+
+    def get_config(self) -> dict:
+        return {"target_class_ids": self.target_class_ids, "threshold": self.threshold, "name": self.name,
+                "dtype": self.dtype}
+
+
+class MeanIoU(IoU):
+    """IoU averaged over all ``num_classes`` classes."""
+
+    def __init__(self, num_classes: int, name: str | None = None, dtype: Any = None, ignore_class: int | None = None,
+                 sparse_y_true: bool = True, sparse_y_pred: bool = True, axis: int = -1) -> None:
+        super().__init__(num_classes=num_classes, target_class_ids=list(range(num_classes)), name=name, dtype=dtype,
+                         ignore_class=ignore_class, sparse_y_true=sparse_y_true, sparse_y_pred=sparse_y_pred,
+                         axis=axis)
+
+    def get_config(self) -> dict:
+        return {"num_classes": self.num_classes, "name": self.name, "dtype": self.dtype,
+                "ignore_class": self.ignore_class, "sparse_y_true": self.sparse_y_true,
+                "sparse_y_pred": self.sparse_y_pred, "axis": self.axis}
+
+
+class OneHotIoU(IoU):
+    """IoU with one-hot labels (and, unless ``sparse_y_pred``, per-class prediction scores)."""
+
+    def __init__(self, num_classes: int, target_class_ids: Any, name: str | None = None, dtype: Any = None,
+                 ignore_class: int | None = None, sparse_y_pred: bool = False, axis: int = -1) -> None:
+        super().__init__(num_classes=num_classes, target_class_ids=target_class_ids, name=name, dtype=dtype,
+                         ignore_class=ignore_class, sparse_y_true=False, sparse_y_pred=sparse_y_pred, axis=axis)
+
+    def get_config(self) -> dict:
+        return {"num_classes": self.num_classes, "target_class_ids": self.target_class_ids, "name": self.name,
+                "dtype": self.dtype, "ignore_class": self.ignore_class, "sparse_y_pred": self.sparse_y_pred,
+                "axis": self.axis}
+
+
+class OneHotMeanIoU(MeanIoU):
+    """MeanIoU with one-hot labels (and, unless ``sparse_y_pred``, per-class prediction scores)."""
+
+    def __init__(self, num_classes: int, name: str | None = None, dtype: Any = None, ignore_class: int | None = None,
+                 sparse_y_pred: bool = False, axis: int = -1) -> None:
+        super().__init__(num_classes=num_classes, name=name, dtype=dtype, ignore_class=ignore_class,
+                         sparse_y_true=False, sparse_y_pred=sparse_y_pred, axis=axis)
+
+    def get_config(self) -> dict:
+        return {"num_classes": self.num_classes, "name": self.name, "dtype": self.dtype,
+                "ignore_class": self.ignore_class, "sparse_y_pred": self.sparse_y_pred, "axis": self.axis}
+
+
+def pearson_correlation(y_true: Any, y_pred: Any, axis: int = -1) -> Tensor:
+    """Pearson's r between ``y_true`` and ``y_pred`` along ``axis``."""
+    y_pred = _t(y_pred)
+    if not y_pred.dtype.is_floating:
+        y_pred = _f32(y_pred)
+    y_true, y_pred = _same_rank(mo.cast(_t(y_true), y_pred.dtype), y_pred)
+    t = y_true - mo.reduce_mean(y_true, axis=axis, keepdims=True)
+    p = y_pred - mo.reduce_mean(y_pred, axis=axis, keepdims=True)
+    return mo.reduce_mean(t / _reduce_std(t, axis) * (p / _reduce_std(p, axis)), axis=axis)
+
+
+def concordance_correlation(y_true: Any, y_pred: Any, axis: int = -1) -> Tensor:
+    """Lin's concordance correlation along ``axis``, with Keras 3.15's covariance term
+    ``(y_true - mean(y_pred)) * (y_pred - mean(y_pred))``."""
+    y_pred = _t(y_pred)
+    if not y_pred.dtype.is_floating:
+        y_pred = _f32(y_pred)
+    y_true, y_pred = _same_rank(mo.cast(_t(y_true), y_pred.dtype), y_pred)
+    tm = mo.reduce_mean(y_true, axis=axis, keepdims=True)
+    pm = mo.reduce_mean(y_pred, axis=axis, keepdims=True)
+    norm = _reduce_var(y_true - tm, axis) + _reduce_var(y_pred - pm, axis) + mo.square(tm - pm)
+    return mo.reduce_mean(2.0 * (y_true - pm) * (y_pred - pm) / (norm + _EPS), axis=axis)
+
+
+class PearsonCorrelation(MeanMetricWrapper):
+    def __init__(self, name: str = "pearson_correlation", dtype: Any = None, axis: int = -1) -> None:
+        super().__init__(pearson_correlation, name=name, dtype=dtype, axis=axis)
+        self.axis = axis
+
+
+class ConcordanceCorrelation(MeanMetricWrapper):
+    def __init__(self, name: str = "concordance_correlation", dtype: Any = None, axis: int = -1) -> None:
+        super().__init__(concordance_correlation, name=name, dtype=dtype, axis=axis)
+        self.axis = axis
+
+
 _BY_NAME = {
     "accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccuracy,
     "categorical_accuracy": CategoricalAccuracy, "sparse_categorical_accuracy": SparseCategoricalAccuracy,
@@ -713,9 +1088,8 @@ _LOSS_FUNCTIONS = {
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 _missing_getattr = _module_getattr("tf.keras.metrics", frozenset((
-    "F1Score FBetaScore R2Score MeanIoU IoU BinaryIoU OneHotIoU OneHotMeanIoU PrecisionAtRecall "
-    "RecallAtPrecision SensitivityAtSpecificity SpecificityAtSensitivity MeanRelativeError MeanTensor "
-    "PearsonCorrelation ConcordanceCorrelation "
+    "PrecisionAtRecall RecallAtPrecision SensitivityAtSpecificity SpecificityAtSensitivity MeanRelativeError "
+    "MeanTensor"
 ).split()))
 
 
