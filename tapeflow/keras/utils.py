@@ -15,6 +15,7 @@ from tapeflow.keras.saving.serialization import (  # noqa: F401 - tf.keras.utils
 )
 
 from tapeflow.keras.dataset_utils import text_dataset_from_directory  # noqa: F401 - tf.keras.utils's
+from tapeflow.keras.file_utils import get_file  # noqa: F401 - tf.keras.utils's
 
 __all__ = ["set_random_seed", "to_categorical", "Progbar", "register_keras_serializable", "get_registered_name",
            "text_dataset_from_directory",
@@ -177,7 +178,7 @@ def _format_time(per_unit: float, unit_name: str) -> str:
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 _missing_getattr = _module_getattr("tf.keras.utils", frozenset((
-    "plot_model model_to_dot get_file "
+    "plot_model model_to_dot "
     "timeseries_dataset_from_array audio_dataset_from_directory split_dataset pad_sequences normalize "
     "FeatureSpace get_source_inputs pack_x_y_sample_weight unpack_x_y_sample_weight"
 ).split()))

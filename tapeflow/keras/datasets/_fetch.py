@@ -45,9 +45,9 @@ def urlopen(url: str, timeout: float = 60.0):
     return urllib.request.urlopen(url, timeout=timeout)  # noqa: S310 - a fixed https origin
 
 
-def download(url: str, dest: str, file_hash: str, algorithm: str) -> str:
-    """Downloads ``url`` to ``dest`` with a progress bar, checks its ``algorithm`` hash, and moves it into
-    place atomically (a partial or corrupt download never appears under ``dest``)."""
+def download(url: str, dest: str, file_hash: str | None, algorithm: str) -> str:
+    """Downloads ``url`` to ``dest`` with a progress bar, checks its ``algorithm`` hash (unless ``file_hash`` is
+    None), and moves it into place atomically (a partial or corrupt download never appears under ``dest``)."""
     folder = os.path.dirname(dest)
     os.makedirs(folder, exist_ok=True)
     print(f"Downloading data from {url}")
@@ -70,7 +70,7 @@ def download(url: str, dest: str, file_hash: str, algorithm: str) -> str:
             os.fsync(f.fileno())
         if sys.stdout.isatty():
             sys.stdout.write("\n")
-        if h.hexdigest() != file_hash:
+        if file_hash is not None and h.hexdigest() != file_hash:
             raise ValueError(f"Downloaded {url} has {algorithm} {h.hexdigest()}, expected {file_hash}: the download "
                              "is corrupt or the file changed; nothing was written, try again.")
         os.replace(tmp, dest)
