@@ -15,7 +15,11 @@ from tapeflow.keras.saving.serialization import (  # noqa: F401 - tf.keras.utils
 )
 
 from tapeflow.keras.dataset_utils import text_dataset_from_directory  # noqa: F401 - tf.keras.utils's
+from tapeflow.keras.backend import clear_session, is_keras_tensor, standardize_dtype  # noqa: F401 - as Keras's
 from tapeflow.keras.file_utils import get_file  # noqa: F401 - tf.keras.utils's
+from tapeflow.keras.sequence_utils import (  # noqa: F401 - tf.keras.utils's
+    get_source_inputs, normalize, pack_x_y_sample_weight, pad_sequences, timeseries_dataset_from_array,
+    unpack_x_y_sample_weight)
 
 __all__ = ["set_random_seed", "to_categorical", "Progbar", "register_keras_serializable", "get_registered_name",
            "text_dataset_from_directory",
@@ -179,8 +183,7 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 
 _missing_getattr = _module_getattr("tf.keras.utils", frozenset((
     "plot_model model_to_dot "
-    "timeseries_dataset_from_array audio_dataset_from_directory split_dataset pad_sequences normalize "
-    "FeatureSpace get_source_inputs pack_x_y_sample_weight unpack_x_y_sample_weight"
+    "audio_dataset_from_directory split_dataset FeatureSpace"
 ).split()))
 
 # loaded on first use: the image helpers need Pillow only when called
