@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-import tapeflow as _tf
 from tapeflow.framework import dtypes as _dtypes
+from tapeflow.framework import namespaces as _namespaces
 from tapeflow.keras.layers.base import KerasTensor as _KerasTensor
 from tapeflow.keras.layers.base import _name_counts, clear_session
 
@@ -28,6 +28,16 @@ __all__ = [
     "update_sub", "name_scope", "random_normal", "random_uniform", "truncated_normal", "random_bernoulli",
     "is_sparse", "to_dense", "temporal_padding", "spatial_2d_padding", "bias_add", "in_top_k",
 ]
+
+class _PublicTF:
+    """The public ``tf`` namespace, looked up at call time (tapeflow.keras may not import the package root; its
+    registered namespace carries tf.ragged's and tf.sparse's dispatching versions of the functions)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(_namespaces.get("tapeflow"), name)
+
+
+_tf = _PublicTF()
 
 _config = {"epsilon": 1e-7, "image_data_format": "channels_last"}
 _FLOATX_CHOICES = {"bfloat16", "float16", "float32", "float64"}

@@ -62,7 +62,9 @@ def normalize(x: Any, axis: int = -1, order: int = 2) -> Any:
         norm = np.atleast_1d(np.linalg.norm(x, order, axis))
         norm[norm == 0] = 1
         return x / np.expand_dims(norm, axis or -1)
-    import tapeflow as tf
+    from tapeflow.framework import namespaces
+
+    tf = namespaces.get("tapeflow")  # the public namespace (tapeflow.keras may not import the package root)
 
     if not isinstance(order, int) or not order >= 1:
         raise ValueError(f"Argument `order` must be an int >= 1. Received: order={order}")
@@ -117,7 +119,9 @@ def timeseries_dataset_from_array(data: Any, targets: Any, sequence_length: int,
 
         raise NotImplementedInTapeflowError("timeseries_dataset_from_array(format='grain') is not implemented in "
                                             "tapeflow")
-    import tapeflow as tf
+    from tapeflow.framework import namespaces
+
+    tf = namespaces.get("tapeflow")  # the public namespace (tapeflow.keras may not import the package root)
 
     start = start_index or 0
     end = n if end_index is None else end_index
