@@ -60,9 +60,10 @@ def test_f_scores(avg):
 
 
 def test_f_score_configs_and_errors():
-    assert M.F1Score().get_config() == {"name": "f1_score", "dtype": "float32", "average": None, "threshold": None}
-    assert M.FBetaScore(beta=0.5).get_config() == {"name": "fbeta_score", "dtype": "float32", "average": None,
-                                                   "beta": 0.5, "threshold": None}
+    assert M.F1Score(name="f1").get_config() == {"name": "f1", "dtype": "float32", "average": None,
+                                                 "threshold": None}
+    assert M.FBetaScore(beta=0.5, name="fb").get_config() == {"name": "fb", "dtype": "float32", "average": None,
+                                                              "beta": 0.5, "threshold": None}
     with pytest.raises(ValueError, match="Invalid `beta` argument value. It should be a Python float"):
         M.FBetaScore(beta=2)
     with pytest.raises(ValueError, match="Invalid `average` argument value"):
@@ -83,8 +84,8 @@ def test_r2_adjusted_config_and_rank_error():
     m = M.R2Score(num_regressors=1)
     m.update_state(RT[:, :1], RP[:, :1])
     _close(m.result(), "r2_adj")
-    assert M.R2Score().get_config() == {"name": "r2_score", "dtype": "float32", "class_aggregation": "uniform_average",
-                                        "num_regressors": 0}
+    assert M.R2Score(name="r2").get_config() == {"name": "r2", "dtype": "float32",
+                                                 "class_aggregation": "uniform_average", "num_regressors": 0}
     with pytest.raises(ValueError, match=r"R2Score expects 2D inputs with shape \(batch_size, output_dim\). Received "
                                          r"input shapes: y_pred.shape=\(4,\) and y_true.shape=\(4,\)."):
         M.R2Score().update_state(RT[:, 0], RP[:, 0])
@@ -116,11 +117,12 @@ def test_iou_family():
     _close(m.result(), "ohmiou")
     m.reset_state()
     assert float(m.result()) == 0.0
-    assert M.MeanIoU(num_classes=3).get_config() == {"num_classes": 3, "name": "mean_io_u", "dtype": "int64",
+    assert M.MeanIoU(num_classes=3, name="miou").get_config() == {"num_classes": 3, "name": "miou", "dtype": "int64",
                                                      "ignore_class": None, "sparse_y_true": True,
                                                      "sparse_y_pred": True, "axis": -1}
-    assert M.BinaryIoU().get_config() == {"target_class_ids": [0, 1], "threshold": 0.5, "name": "binary_io_u",
-                                          "dtype": "int64"}
+    assert M.BinaryIoU(name="b").get_config() == {"target_class_ids": [0, 1], "threshold": 0.5, "name": "b",
+                                                  "dtype": "int64"}
+    assert M.BinaryIoU().name.startswith("binary_io_u") and M.OneHotMeanIoU(3).name.startswith("one_hot_mean_io_u")
     with pytest.raises(ValueError, match=r"Target class id 3 is out of range, which is \[0, 3\)."):
         M.IoU(num_classes=3, target_class_ids=[3])
 
@@ -135,12 +137,13 @@ def test_correlations():
     m = M.ConcordanceCorrelation()
     m.update_state(RT.T, RP.T)
     _close(m.result(), "ccc_m")
-    assert M.PearsonCorrelation().get_config() == {"name": "pearson_correlation", "dtype": "float32", "axis": -1}
+    assert M.PearsonCorrelation(name="pc").get_config() == {"name": "pc", "dtype": "float32", "axis": -1}
 
 
 def test_scores_in_compile_and_tf_function():
     model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(3, activation="softmax")])
-    model.compile(loss="categorical_crossentropy", metrics=[M.F1Score(average="macro"), M.OneHotMeanIoU(3)])
+    model.compile(loss="categorical_crossentropy", metrics=[M.F1Score(average="macro", name="f1_score"),
+                                                               M.OneHotMeanIoU(3, name="one_hot_mean_io_u")])
     logs = model.evaluate(YT, YP, verbose=0, return_dict=True)
     assert set(logs) >= {"loss", "f1_score", "one_hot_mean_io_u"}
     m = M.R2Score()

@@ -91,39 +91,7 @@ class L1L2(Regularizer):
         return {"l1": self.l1, "l2": self.l2}
 
 
-class OrthogonalRegularizer(Regularizer):
-    """Pushes the rows (``mode="rows"``) or columns of a 2-D weight towards orthogonality:
-    ``factor * 0.5 * sum(|offdiag(n @ n.T)|) / (size * (size - 1) / 2)`` of the L2-normalized rows/columns."""
-
-    def __init__(self, factor: float = 0.01, mode: str = "rows") -> None:
-        self.factor = float(np.float32(_validate_float_arg(factor, "factor")))  # Keras keeps a float32 tensor
-        if mode not in {"rows", "columns"}:
-            raise ValueError(f'Invalid value for argument `mode`. Expected one of {{"rows", "columns"}}. '
-                             f"Received: mode={mode}")
-        self.mode = mode
-
-    def __call__(self, inputs: Any) -> Tensor:
-        from tapeflow.ops import array_ops as ao
-        from tapeflow.ops.nn.normalization import l2_normalize
-
-        x = _value(inputs)
-        if len(x._shape_tuple()) != 2:
-            raise ValueError(f"Inputs to OrthogonalRegularizer must have rank 2. Received: inputs.shape={x.shape}")
-        if self.mode == "rows":
-            x = l2_normalize(x, axis=1)
-            product, size = mo.matmul(x, ao.transpose(x)), x._shape_tuple()[0]
-        else:
-            x = l2_normalize(x, axis=0)
-            product, size = mo.matmul(ao.transpose(x), x), x._shape_tuple()[1]
-        off_diagonal = product * (1.0 - np.eye(size, dtype=x.dtype.as_numpy_dtype))
-        return self.factor * 0.5 * mo.reduce_sum(mo.abs(off_diagonal)) / (size * (size - 1.0) / 2.0)
-
-    def get_config(self) -> dict:
-        return {"factor": self.factor, "mode": self.mode}
-
-
 l1, l2 = L1, L2
-orthogonal_regularizer = OrthogonalRegularizer
 
 
 def l1_l2(l1: float = 0.01, l2: float = 0.01) -> L1L2:  # noqa: D103 - Keras' helper
