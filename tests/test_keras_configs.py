@@ -4,8 +4,9 @@ tests/fixtures/keras/configs_keras315.json holds, per constructor expression (``
 real Keras 3.15.1 gave: ``get_config()`` (a tuple written ``{"__tuple__": [...]}``, so tuple and list stay
 apart), the ``module``/``class_name``/``registered_name`` of ``serialize_keras_object`` (whose ``config`` is
 the same config as JSON), and, where it differs, ``get_config()`` of the object rebuilt from that JSON.
-It was made by running the same expressions under Keras (/opt/tfvenv) and tapeflow; each entry also
-round-trips through ``from_config`` and ``deserialize_keras_object`` here.
+It was made by running the same expressions under Keras (/opt/tfvenv) and tapeflow (tools/keras_configs:
+specs.py lists them, make_fixture.py says how to re-pin); each entry also round-trips through ``from_config``
+and ``deserialize_keras_object`` here.
 """
 
 import json
