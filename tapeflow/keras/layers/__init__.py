@@ -24,6 +24,9 @@ from tapeflow.keras.layers.merge import (
     minimum, multiply, subtract,
 )
 from tapeflow.keras.layers.normalization import BatchNormalization, LayerNormalization
+from tapeflow.keras.layers.normalization_more import (
+    GlobalAveragePooling3D, GlobalMaxPooling3D, GroupNormalization, RMSNormalization,
+)
 from tapeflow.keras.layers.rnn import (
     GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells, TimeDistributed,
 )
@@ -39,7 +42,8 @@ from tapeflow.keras.layers.image_augmentation import (
 )
 
 Convolution2D = Conv2D
-GlobalAvgPool2D = GlobalAveragePooling2D
+GlobalAvgPool2D, GlobalMaxPool2D = GlobalAveragePooling2D, GlobalMaxPooling2D
+GlobalAvgPool3D, GlobalMaxPool3D = GlobalAveragePooling3D, GlobalMaxPooling3D
 GlobalAvgPool1D, GlobalMaxPool1D = GlobalAveragePooling1D, GlobalMaxPooling1D
 Convolution1D, MaxPool1D, AvgPool1D = Conv1D, MaxPooling1D, AveragePooling1D
 Convolution3D = Conv3D
@@ -48,6 +52,8 @@ Convolution1DTranspose, Convolution2DTranspose, Convolution3DTranspose = (
 SeparableConvolution1D, SeparableConvolution2D = SeparableConv1D, SeparableConv2D
 
 __all__ = [
+    "GroupNormalization", "RMSNormalization", "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GlobalAvgPool3D",
+    "GlobalMaxPool3D", "GlobalMaxPool2D",
     "Input", "InputLayer", "InputSpec", "KerasTensor", "Layer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
     "MaxPool2D", "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling2D",
     "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "Flatten", "Reshape",
@@ -75,7 +81,6 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
     "ThresholdedReLU AlphaDropout Resizing "
     "CenterCrop "
-    "GroupNormalization "
     "UnitNormalization MaxPooling3D AveragePooling3D "
-    "GlobalMaxPooling3D GlobalAveragePooling3D Flatten3D ConvLSTM2D HashedCrossing TFSMLayer "
+    "Flatten3D ConvLSTM2D HashedCrossing TFSMLayer "
 ).split()))

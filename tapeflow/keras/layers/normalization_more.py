@@ -1,0 +1,152 @@
+"""Keras 3's GroupNormalization and RMSNormalization, and the 3-D global poolings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tapeflow.framework import dtypes
+from tapeflow.framework.tensor import Tensor
+from tapeflow import nn
+from tapeflow.keras import constraints, initializers, regularizers
+from tapeflow.keras.layers.base import Layer
+from tapeflow.keras.layers.conv import _channels_last
+from tapeflow.ops import array_ops as ao
+from tapeflow.ops import math_ops as mo
+
+__all__ = ["GroupNormalization", "RMSNormalization", "GlobalAveragePooling3D", "GlobalMaxPooling3D"]
+
+
+class GroupNormalization(Layer):
+    """Normalizes over groups of ``groups`` channels along ``axis`` (each sample's mean and variance over the
+    group's channels and all other non-batch axes), then scales by ``gamma`` and shifts by ``beta`` per channel;
+    ``groups=-1`` is instance normalization (one channel per group)."""
+
+    _supports_masking = True
+    _autocast = False  # Keras: computed in at least float32, returned in the compute dtype
+
+    def __init__(self, groups: int = 32, axis: int = -1, epsilon: float = 0.001, center: bool = True,
+                 scale: bool = True, beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
+                 beta_regularizer: Any = None, gamma_regularizer: Any = None, beta_constraint: Any = None,
+                 gamma_constraint: Any = None, **kwargs: Any) -> None:
+        if not isinstance(groups, int) or (groups <= 0 and groups != -1):
+            raise ValueError("Received an invalid value for argument `groups`, expected a positive integer (or `-1` "
+                             f"for instance normalization). Received: groups={groups}")
+        super().__init__(**kwargs)
+        self.groups, self.axis, self.epsilon, self.center, self.scale = groups, axis, epsilon, center, scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
+
+    def build(self, input_shape: Any) -> None:
+        dim = input_shape[self.axis]
+        if dim is None:
+            raise ValueError(f"Axis {self.axis} of input tensor should have a defined dimension but the layer "
+                             f"received an input with shape {tuple(input_shape)}.")
+        if self.groups == -1:
+            self.groups = dim
+        if dim < self.groups:
+            raise ValueError(f"Number of groups ({self.groups}) cannot be more than the number of channels ({dim}).")
+        if dim % self.groups != 0:
+            raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the number of channels "
+                             f"({dim}).")
+        self.gamma = self.add_weight(shape=(dim,), name="gamma", initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer, constraint=self.gamma_constraint,
+                                     autocast=False) if self.scale else None
+        self.beta = self.add_weight(shape=(dim,), name="beta", initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer, constraint=self.beta_constraint,
+                                    autocast=False) if self.center else None
+        self.built = True
+
+    def call(self, inputs: Tensor) -> Tensor:
+        shape = inputs._shape_tuple()
+        rank = len(shape)
+        axis = self.axis % rank
+        dynamic = ao.shape(inputs)
+        group_shape = [-1] + [d if d is not None else dynamic[i + 1] for i, d in enumerate(shape[1:])]
+        group_shape[axis] = shape[axis] // self.groups
+        group_shape.insert(axis, self.groups)
+        x = ao.reshape(inputs, ao.stack(group_shape) if any(isinstance(d, Tensor) for d in group_shape)
+                       else group_shape)
+        in_dtype = x.dtype
+        if in_dtype == dtypes.float16:
+            x = mo.cast(x, dtypes.float32)
+        reduce_axes = [a for a in range(1, rank + 1) if a != axis]  # every axis but the batch and the groups
+        mean, var = nn.moments(x, reduce_axes, keepdims=True)
+        inv = mo.rsqrt(var + self.epsilon)
+        bshape = [1] * (rank + 1)
+        bshape[axis], bshape[axis + 1] = self.groups, shape[axis] // self.groups
+        if self.gamma is not None:
+            inv = inv * mo.cast(ao.reshape(self.gamma.value(), bshape), x.dtype)
+        shift = -mean * inv
+        if self.beta is not None:
+            shift = shift + mo.cast(ao.reshape(self.beta.value(), bshape), x.dtype)
+        out = mo.cast(x * inv + shift, in_dtype) if x.dtype != in_dtype else x * inv + shift
+        out = ao.reshape(out, dynamic)
+        return out if out.dtype == self._compute else mo.cast(out, self._compute)
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        return input_shape
+
+
+class RMSNormalization(Layer):
+    """``x * rsqrt(mean(x**2 over axis) + epsilon) * scale`` (Zhang and Sennrich's RMSNorm)."""
+
+    def __init__(self, axis: Any = -1, epsilon: float = 1e-06, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.axis, self.epsilon = axis, epsilon
+
+    def build(self, input_shape: Any) -> None:
+        if isinstance(self.axis, (list, tuple)):
+            self.axis = sorted(self.axis)
+            shape = tuple(input_shape[a] for a in self.axis)
+        else:
+            shape = (input_shape[self.axis],)
+            self.axis = [self.axis]
+        self.scale = self.add_weight(name="scale", shape=shape, initializer="ones")
+        self.built = True
+
+    def call(self, x: Tensor) -> Tensor:
+        in_dtype = x.dtype
+        if in_dtype == dtypes.float16:
+            x = mo.cast(x, dtypes.float32)
+        rrms = mo.rsqrt(mo.reduce_mean(mo.square(x), axis=self.axis, keepdims=True) + self.epsilon)
+        out = x * rrms * mo.cast(self.scale.value(), x.dtype)
+        return out if out.dtype == in_dtype else mo.cast(out, in_dtype)
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        return input_shape
+
+
+def _check_ndim5(layer: Any, inputs: Any) -> None:
+    shape = inputs._shape_tuple()
+    if len(shape) != 5:
+        raise ValueError(f"Input 0 of layer '{layer.name}' is incompatible with the layer: expected ndim=5, "
+                         f"found ndim={len(shape)}. Full shape received: {tuple(shape)}")
+
+
+class _GlobalPool3D(Layer):
+    _keras_built_at_init = True  # Keras writes no build_config for it
+
+    def __init__(self, data_format: Any = None, keepdims: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        self.keepdims = keepdims
+
+
+class GlobalAveragePooling3D(_GlobalPool3D):
+    """The mean over the three spatial axes of (batch, d1, d2, d3, channels) inputs."""
+
+    def call(self, inputs: Tensor) -> Tensor:
+        _check_ndim5(self, inputs)
+        return mo.reduce_mean(inputs, axis=[1, 2, 3], keepdims=self.keepdims)
+
+
+class GlobalMaxPooling3D(_GlobalPool3D):
+    """The maximum over the three spatial axes of (batch, d1, d2, d3, channels) inputs."""
+
+    def call(self, inputs: Tensor) -> Tensor:
+        _check_ndim5(self, inputs)
+        return mo.reduce_max(inputs, axis=[1, 2, 3], keepdims=self.keepdims)

@@ -1,0 +1,94 @@
+"""Keras 3.15's GroupNormalization, RMSNormalization and the 3-D global poolings, forward values pinned from
+real Keras on fixed inputs and weights (tests never import TF)."""
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+L = tf.keras.layers
+X = np.random.RandomState(0).randn(2, 3, 4, 6).astype(np.float32)
+
+
+def test_group_normalization_matches_keras():
+    g = L.GroupNormalization(groups=3, name="gn")
+    g(X)
+    g.set_weights([np.linspace(0.5, 1.5, 6).astype(np.float32), np.linspace(-1, 1, 6).astype(np.float32)])
+    y = g(X).numpy()
+    np.testing.assert_allclose(y.ravel()[:12], [-0.26101, -0.44202, 0.92103, 2.98831, 2.98915, -0.6093,
+                               -0.63469, -0.79648, -0.07362, 0.93179, 0.69673, 3.12244], rtol=1e-4, atol=1e-5)
+    assert float(np.sum(y ** 2)) == pytest.approx(230.55419921875, rel=1e-5)
+    cfg = {k: v for k, v in g.get_config().items() if k != "dtype"}
+    assert cfg == {'name': 'gn',
+         'trainable': True,
+         'groups': 3,
+         'axis': -1,
+         'epsilon': 0.001,
+         'center': True,
+         'scale': True,
+         'beta_initializer': {'module': 'keras.initializers',
+                              'class_name': 'Zeros',
+                              'config': {},
+                              'registered_name': None},
+         'gamma_initializer': {'module': 'keras.initializers',
+                               'class_name': 'Ones',
+                               'config': {},
+                               'registered_name': None},
+         'beta_regularizer': None,
+         'gamma_regularizer': None,
+         'beta_constraint': None,
+         'gamma_constraint': None}
+    gi = L.GroupNormalization(groups=-1, axis=1, epsilon=0.01, center=False, name="gi")
+    weighted = float(np.sum(gi(X).numpy() * np.arange(X.size).reshape(X.shape)))
+    assert weighted == pytest.approx(-28.262440223246813, rel=2e-5)
+    assert [w.shape[0] for w in gi.weights] == [3]
+    with pytest.raises(ValueError, match=r"Number of groups \(4\) must be a multiple of the number of channels \(6\)"):
+        L.GroupNormalization(groups=4)(X)
+    with pytest.raises(ValueError, match="Received an invalid value for argument `groups`"):
+        L.GroupNormalization(groups=0)
+    with pytest.raises(ValueError, match=r"Number of groups \(12\) cannot be more than the number of channels"):
+        L.GroupNormalization(groups=12)(X)
+
+
+def test_group_normalization_gradients_numerically():
+    g = L.GroupNormalization(groups=2, dtype="float64")
+    x = tf.constant(np.random.RandomState(1).randn(2, 3, 4).astype(np.float64))
+    g.build((None, 3, 4))
+    w = tf.constant(np.random.RandomState(2).randn(2, 3, 4))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        loss = tf.reduce_sum(tf.cast(g(x), tf.float64) * w)
+    grad = tape.gradient(loss, x).numpy()
+    x0, eps, num = x.numpy(), 1e-6, np.zeros(x.shape)
+    for i in np.ndindex(*x0.shape):
+        d = np.zeros_like(x0)
+        d[i] = eps
+        num[i] = (float(tf.reduce_sum(tf.cast(g(x0 + d), tf.float64) * w))
+                  - float(tf.reduce_sum(tf.cast(g(x0 - d), tf.float64) * w))) / (2 * eps)
+    np.testing.assert_allclose(grad, num, rtol=1e-3, atol=1e-4)
+
+
+def test_rms_normalization_matches_keras():
+    r = L.RMSNormalization(name="rn")
+    r.build(X.shape)
+    r.set_weights([np.linspace(0.5, 2, 6).astype(np.float32)])
+    np.testing.assert_allclose(r(X).numpy().ravel()[:12], [0.58383, 0.2119, 0.71263, 2.0766, 2.10149, -1.29376,
+                               0.6464, -0.16476, -0.1545, 0.7822, 0.33321, 3.95773], rtol=1e-4, atol=1e-5)
+    r2 = L.RMSNormalization(axis=[2, 3], epsilon=0.1, name="rn2")
+    weighted = float(np.sum(r2(X).numpy() * np.arange(X.size).reshape(X.shape)))
+    assert weighted == pytest.approx(965.8868574909866, rel=1e-5)
+    assert list(r2.weights[0].shape) == [4, 6]
+    cfg = {k: v for k, v in r2.get_config().items() if k != "dtype"}
+    assert cfg == {"name": "rn2", "trainable": True, "axis": [2, 3], "epsilon": 0.1}
+
+
+def test_global_3d_poolings_and_aliases():
+    v = np.random.RandomState(0).randn(2, 3, 4, 5, 6).astype(np.float32)
+    np.testing.assert_allclose(L.GlobalAveragePooling3D()(v).numpy(), v.mean(axis=(1, 2, 3)), rtol=1e-5, atol=1e-6)
+    assert L.GlobalMaxPool3D(keepdims=True)(v).shape == (2, 1, 1, 1, 6)
+    assert L.GlobalAvgPool3D is L.GlobalAveragePooling3D and L.GlobalMaxPool2D is L.GlobalMaxPooling2D
+    np.testing.assert_allclose(L.GlobalMaxPool2D()(X).numpy(), X.max(axis=(1, 2)))
+    with pytest.raises(ValueError, match="expected ndim=5, found ndim=4"):
+        L.GlobalMaxPooling3D()(X)
+    m = tf.keras.Sequential([tf.keras.Input((4, 6)), L.GroupNormalization(2), L.RMSNormalization()])
+    assert m(X[0]).shape == (3, 4, 6)
