@@ -4,128 +4,22 @@ and read by a ``tf.data`` pipeline (``read_file``, ``decode_image``, ``resize``)
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 
 from tapeflow.keras import backend
+from tapeflow.keras.dataset_utils import (
+    _check_validation_split_arg,
+    _labels_to_dataset,
+    get_training_or_validation_split,
+    index_directory,
+)
 
 __all__ = ["image_dataset_from_directory"]
 
 ALLOWLIST_FORMATS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 _INTERPOLATIONS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5", "gaussian", "mitchellcubic")
-
-
-def _iter_valid_files(directory: str, follow_links: bool, formats: tuple):
-    for root, _, files in sorted(os.walk(directory, followlinks=follow_links), key=lambda x: x[0]):
-        for fname in sorted(files):
-            if fname.lower().endswith(formats):
-                yield root, fname
-
-
-def index_directory(
-    directory: str,
-    labels: Any,
-    formats: tuple,
-    class_names: Any = None,
-    shuffle: bool = True,
-    seed: int | None = None,
-    follow_links: bool = False,
-    verbose: bool = True,
-) -> tuple:
-    """Keras's ``dataset_utils.index_directory``: the file paths, their labels and the class names."""
-    if labels == "inferred":
-        subdirs = [
-            d
-            for d in sorted(os.listdir(directory))
-            if os.path.isdir(os.path.join(directory, d)) and not d.startswith(".")
-        ]
-        if class_names is not None:
-            if not set(class_names).issubset(set(subdirs)):
-                raise ValueError(
-                    "The `class_names` passed did not match the names of the subdirectories of the "
-                    f"target directory. Expected: {subdirs} (or a subset of it), but received: "
-                    f"class_names={class_names}"
-                )
-            subdirs = class_names
-    else:
-        subdirs = [""]
-        if class_names is not None:
-            if labels is None:
-                raise ValueError("When `labels=None` (no labels), argument `class_names` cannot be specified.")
-            raise ValueError(
-                "When argument `labels` is specified, argument `class_names` cannot be specified (the "
-                "`class_names` will be the sorted list of labels)."
-            )
-    class_names = subdirs
-    class_indices = dict(zip(class_names, range(len(class_names))))
-    filenames: list = []
-    found_labels: list = []
-    for subdir in subdirs:
-        dirpath = os.path.join(directory, subdir)
-        dirname = os.path.basename(dirpath)
-        for root, fname in _iter_valid_files(dirpath, follow_links, formats):
-            found_labels.append(class_indices[dirname])
-            filenames.append(os.path.join(dirname, os.path.relpath(os.path.join(root, fname), dirpath)))
-    if labels == "inferred":
-        labels = np.asarray(found_labels, dtype="int32").reshape(len(filenames))
-    elif labels is None:
-        class_names = None
-    else:
-        if len(labels) != len(filenames):
-            raise ValueError(
-                "Expected the lengths of `labels` to match the number of files in the target "
-                f"directory. len(labels) is {len(labels)} while we found {len(filenames)} files in "
-                f"directory {directory}."
-            )
-        class_names = [str(label) for label in sorted(set(labels))]
-    if verbose:
-        if labels is None:
-            print(f"Found {len(filenames)} files.")
-        else:
-            print(f"Found {len(filenames)} files belonging to {len(class_names)} classes.")
-    file_paths = [os.path.join(directory, fname) for fname in filenames]
-    if shuffle:  # one RandomState(seed) order for the paths, the same for the labels
-        if seed is None:
-            seed = np.random.randint(1e6)
-        np.random.RandomState(seed).shuffle(file_paths)
-        if labels is not None:
-            np.random.RandomState(seed).shuffle(labels)
-    return file_paths, labels, class_names
-
-
-def get_training_or_validation_split(
-    samples: list, labels: Any, validation_split: float | None, subset: str | None
-) -> tuple:
-    if not validation_split:
-        return samples, labels
-    num_val_samples = int(validation_split * len(samples))
-    if subset == "training":
-        print(f"Using {len(samples) - num_val_samples} files for training.")
-        samples = samples[:-num_val_samples]
-        labels = labels[:-num_val_samples] if labels is not None else None
-    elif subset == "validation":
-        print(f"Using {num_val_samples} files for validation.")
-        samples = samples[-num_val_samples:]
-        labels = labels[-num_val_samples:] if labels is not None else None
-    else:
-        raise ValueError(f'`subset` must be either "training" or "validation", received: {subset}')
-    return samples, labels
-
-
-def check_validation_split_arg(validation_split: Any, subset: Any, shuffle: bool, seed: Any) -> None:
-    if validation_split and not 0 < validation_split < 1:
-        raise ValueError(f"`validation_split` must be between 0 and 1, received: {validation_split}")
-    if (validation_split or subset) and not (validation_split and subset):
-        raise ValueError("If `subset` is set, `validation_split` must be set, and inversely.")
-    if subset not in ("training", "validation", "both", None):
-        raise ValueError(f'`subset` must be either "training", "validation" or "both", received: {subset}')
-    if validation_split and shuffle and seed is None:
-        raise ValueError(
-            "If using `validation_split` and shuffling the data, you must provide a `seed` argument, to "
-            "make sure that there is no overlap between the training and validation subset."
-        )
 
 
 def _load_image(
@@ -159,18 +53,6 @@ def _load_image(
     return img
 
 
-def _labels_dataset(labels: Any, label_mode: str, num_classes: int) -> Any:
-    from tapeflow.data import Dataset
-    from tapeflow.ops import array_ops, indexing_ops, math_ops
-
-    label_ds = Dataset.from_tensor_slices(labels)
-    if label_mode == "binary":
-        label_ds = label_ds.map(lambda x: array_ops.expand_dims(math_ops.cast(x, "float32"), axis=-1))
-    elif label_mode == "categorical":
-        label_ds = label_ds.map(lambda x: indexing_ops.one_hot(x, num_classes))
-    return label_ds
-
-
 def _paths_and_labels_to_dataset(
     image_paths: list,
     image_size: tuple,
@@ -189,7 +71,7 @@ def _paths_and_labels_to_dataset(
 
     ds = Dataset.from_tensor_slices(image_paths)
     if label_mode:
-        ds = Dataset.zip((ds, _labels_dataset(labels, label_mode, num_classes)))
+        ds = Dataset.zip((ds, _labels_to_dataset(labels, label_mode, num_classes)))
     if shuffle:
         ds = ds.shuffle(buffer_size=shuffle_buffer_size or 1024, seed=seed)
     args = (image_size, num_channels, interpolation, data_format, crop_to_aspect_ratio)
@@ -271,7 +153,7 @@ def image_dataset_from_directory(
             "image_dataset_from_directory(pad_to_aspect_ratio=True) (tf.image.resize_with_pad) "
             "is not implemented in tapeflow"
         )
-    check_validation_split_arg(validation_split, subset, shuffle, seed)
+    _check_validation_split_arg(validation_split, subset, shuffle, seed)
     if seed is None:
         seed = np.random.randint(1e6)
     image_paths, labels, class_names = index_directory(
