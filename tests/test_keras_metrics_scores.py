@@ -155,3 +155,51 @@ def test_scores_in_compile_and_tf_function():
     m.update_state(RT, RP)  # builds the state eagerly
     step(tf.constant(RT[:2] + 1), tf.constant(RP[:2]))
     assert np.isfinite(float(m.result()))
+
+
+_AT = {
+    "SensitivityAtSpecificity_200": 1.0,
+    "SensitivityAtSpecificity_7": 0.775375485420227,
+    "SensitivityAtSpecificity_1": 0.775375485420227,
+    "SpecificityAtSensitivity_200": 0.8138098120689392,
+    "SpecificityAtSensitivity_7": 0.5627464056015015,
+    "SpecificityAtSensitivity_1": 0.0,
+    "PrecisionAtRecall_200": 0.8084666728973389,
+    "PrecisionAtRecall_7": 0.7802680730819702,
+    "PrecisionAtRecall_1": 0.7802680730819702,
+    "RecallAtPrecision_200": 0.8244974613189697,
+    "RecallAtPrecision_7": 0.775375485420227,
+    "RecallAtPrecision_1": 0.775375485420227,
+    "cls": 0.3333333432674408,
+}
+
+
+@pytest.mark.parametrize("cls,value", [("SensitivityAtSpecificity", 0.6), ("SpecificityAtSensitivity", 0.8),
+                                       ("PrecisionAtRecall", 0.7), ("RecallAtPrecision", 0.75)])
+def test_rate_at_rate_metrics(cls, value):
+    rng = np.random.RandomState(3)
+    yt = rng.randint(0, 2, 40).astype(np.float32)
+    yp = np.clip(0.35 * yt + rng.rand(40) * 0.7, 0, 1).astype(np.float32)
+    sw = rng.rand(40).astype(np.float32)
+    for nt in (200, 7, 1):
+        m = getattr(M, cls)(value, num_thresholds=nt, name="m")
+        m.update_state(yt, yp)
+        m.update_state(yt[:10], yp[:10], sample_weight=sw[:10])
+        assert float(m.result()) == pytest.approx(_AT[f"{cls}_{nt}"], rel=1e-6, abs=1e-7)
+    key = {"SensitivityAtSpecificity": "specificity", "SpecificityAtSensitivity": "sensitivity",
+           "PrecisionAtRecall": "recall", "RecallAtPrecision": "precision"}[cls]
+    assert getattr(M, cls)(value, name="m").get_config() == {"name": "m", "dtype": "float32", "class_id": None,
+                                                              "num_thresholds": 200, key: value}
+
+
+def test_rate_at_rate_class_id_and_errors():
+    rng = np.random.RandomState(3)
+    rng.randint(0, 2, 40), rng.rand(40), rng.rand(40)  # the draws of the test above, as in the Keras run
+    yt2 = np.eye(3)[rng.randint(0, 3, 12)].astype(np.float32)
+    yp2 = rng.rand(12, 3).astype(np.float32)
+    m = M.PrecisionAtRecall(0.5, class_id=2, name="m")
+    m.update_state(yt2, yp2)
+    assert float(m.result()) == pytest.approx(0.3333333432674408, rel=1e-6)
+    with pytest.raises(ValueError, match=r"Argument `precision` must be in the range \[0, 1\]. Received: "
+                                         r"precision=1.5"):
+        M.RecallAtPrecision(1.5)

@@ -29,7 +29,8 @@ __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccu
            "CategoricalHinge", "CosineSimilarity", "TruePositives", "FalsePositives", "TrueNegatives",
            "FalseNegatives", "get", "serialize", "deserialize", "FBetaScore", "F1Score", "R2Score", "IoU", "BinaryIoU",
            "MeanIoU", "OneHotIoU", "OneHotMeanIoU", "PearsonCorrelation", "ConcordanceCorrelation",
-           "pearson_correlation", "concordance_correlation"]
+           "pearson_correlation", "concordance_correlation", "SensitivityAtSpecificity", "SpecificityAtSensitivity",
+           "PrecisionAtRecall", "RecallAtPrecision"]
 
 _F = np.float32
 _F32 = dtypes.float32
@@ -1022,6 +1023,116 @@ class ConcordanceCorrelation(MeanMetricWrapper):
         self.axis = axis
 
 
+class _SensitivitySpecificityBase(Metric):
+    """tp/fp/tn/fn at ``num_thresholds`` evenly spaced thresholds in [0, 1] (``y_pred > threshold`` is positive);
+    ``result`` is the best ``dependent`` rate among the thresholds whose ``constrained`` rate reaches ``value``."""
+
+    _value_name = ""
+
+    def __init__(self, value: float, num_thresholds: int = 200, class_id: int | None = None, name: str | None = None,
+                 dtype: Any = None) -> None:
+        if value < 0 or value > 1:
+            raise ValueError(f"Argument `{self._value_name}` must be in the range [0, 1]. Received: "
+                             f"{self._value_name}={value}")
+        if num_thresholds <= 0:
+            raise ValueError(f"Argument `num_thresholds` must be an integer > 0. Received: "
+                             f"num_thresholds={num_thresholds}")
+        self.value, self.num_thresholds, self.class_id = value, num_thresholds, class_id
+        setattr(self, self._value_name, value)
+        if num_thresholds == 1:
+            t = [0.5]
+        else:
+            t = [0.0] + [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)] + [1.0]
+        self.thresholds = np.asarray(t, _F)
+        super().__init__(name=name, dtype=dtype)
+
+    def _build_state(self) -> None:
+        n = len(self.thresholds)
+        self.true_positives = self.add_variable((n,), name="true_positives")
+        self.false_positives = self.add_variable((n,), name="false_positives")
+        self.true_negatives = self.add_variable((n,), name="true_negatives")
+        self.false_negatives = self.add_variable((n,), name="false_negatives")
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        y_true, y_pred = _t(y_true), _t(y_pred)
+        if self.class_id is not None:
+            y_true, y_pred = y_true[..., self.class_id], y_pred[..., self.class_id]
+        tp, fp, tn, fn = _confusion(y_true, y_pred, self.thresholds, sample_weight)
+        self.true_positives.assign_add(tp)
+        self.false_positives.assign_add(fp)
+        self.true_negatives.assign_add(tn)
+        self.false_negatives.assign_add(fn)
+
+    def _rates(self) -> tuple[Tensor, Tensor, Tensor]:
+        tp, fp = self.true_positives.value(), self.false_positives.value()
+        tn, fn = self.true_negatives.value(), self.false_negatives.value()
+        return _div_no_nan(tp, tp + fn), _div_no_nan(tn, tn + fp), _div_no_nan(tp, tp + fp)
+
+    def _best(self, constrained: Tensor, dependent: Tensor) -> Tensor:
+        feasible = mo.greater_equal(constrained, self.value)
+        return mo.maximum(mo.reduce_max(mo.where(feasible, dependent, mo.zeros_like_(dependent))), 0.0)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "class_id": self.class_id, "num_thresholds": self.num_thresholds,
+                self._value_name: self.value}
+
+
+class SensitivityAtSpecificity(_SensitivitySpecificityBase):
+    """The best sensitivity (recall) among the thresholds whose specificity is >= ``specificity``."""
+
+    _value_name = "specificity"
+
+    def __init__(self, specificity: float, num_thresholds: int = 200, class_id: int | None = None,
+                 name: str | None = None, dtype: Any = None) -> None:
+        super().__init__(specificity, num_thresholds, class_id, name, dtype)
+
+    def result(self) -> Tensor:
+        sens, spec, _ = self._rates()
+        return self._best(spec, sens)
+
+
+class SpecificityAtSensitivity(_SensitivitySpecificityBase):
+    """The best specificity among the thresholds whose sensitivity (recall) is >= ``sensitivity``."""
+
+    _value_name = "sensitivity"
+
+    def __init__(self, sensitivity: float, num_thresholds: int = 200, class_id: int | None = None,
+                 name: str | None = None, dtype: Any = None) -> None:
+        super().__init__(sensitivity, num_thresholds, class_id, name, dtype)
+
+    def result(self) -> Tensor:
+        sens, spec, _ = self._rates()
+        return self._best(sens, spec)
+
+
+class PrecisionAtRecall(_SensitivitySpecificityBase):
+    """The best precision among the thresholds whose recall is >= ``recall``."""
+
+    _value_name = "recall"
+
+    def __init__(self, recall: float, num_thresholds: int = 200, class_id: int | None = None,
+                 name: str | None = None, dtype: Any = None) -> None:
+        super().__init__(recall, num_thresholds, class_id, name, dtype)
+
+    def result(self) -> Tensor:
+        rec, _, prec = self._rates()
+        return self._best(rec, prec)
+
+
+class RecallAtPrecision(_SensitivitySpecificityBase):
+    """The best recall among the thresholds whose precision is >= ``precision``."""
+
+    _value_name = "precision"
+
+    def __init__(self, precision: float, num_thresholds: int = 200, class_id: int | None = None,
+                 name: str | None = None, dtype: Any = None) -> None:
+        super().__init__(precision, num_thresholds, class_id, name, dtype)
+
+    def result(self) -> Tensor:
+        rec, _, prec = self._rates()
+        return self._best(prec, rec)
+
+
 _BY_NAME = {
     "accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccuracy,
     "categorical_accuracy": CategoricalAccuracy, "sparse_categorical_accuracy": SparseCategoricalAccuracy,
@@ -1088,8 +1199,7 @@ _LOSS_FUNCTIONS = {
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 _missing_getattr = _module_getattr("tf.keras.metrics", frozenset((
-    "PrecisionAtRecall RecallAtPrecision SensitivityAtSpecificity SpecificityAtSensitivity MeanRelativeError "
-    "MeanTensor"
+    "MeanRelativeError MeanTensor"
 ).split()))
 
 
