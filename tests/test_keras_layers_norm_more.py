@@ -92,3 +92,34 @@ def test_global_3d_poolings_and_aliases():
         L.GlobalMaxPooling3D()(X)
     m = tf.keras.Sequential([tf.keras.Input((4, 6)), L.GroupNormalization(2), L.RMSNormalization()])
     assert m(X[0]).shape == (3, 4, 6)
+
+
+def test_center_crop():
+    x = np.arange(2 * 7 * 6 * 2, dtype=np.int32).reshape(2, 7, 6, 2)
+    c = L.CenterCrop(3, 4, name="cc")
+    y = c(x)
+    assert y.dtype == tf.float32 and y.shape == (2, 3, 4, 2)
+    np.testing.assert_array_equal(y.numpy(), x[:, 2:5, 1:5, :])
+    np.testing.assert_array_equal(L.CenterCrop(4, 3)(x[0].astype(np.float32)).numpy(), x[0, 1:5, 1:4, :])
+    cfg = {k: v for k, v in c.get_config().items() if k != "dtype"}
+    assert cfg == {"name": "cc", "trainable": True, "height": 3, "width": 4, "data_format": "channels_last"}
+    assert tf.keras.Sequential([tf.keras.Input((7, 6, 2)), L.CenterCrop(5, 5)]).output_shape == (None, 5, 5, 2)
+    with pytest.raises(NotImplementedError, match="smaller than the target"):
+        L.CenterCrop(9, 2)(x)
+
+
+def test_alpha_dropout():
+    x = np.random.RandomState(0).randn(4, 5).astype(np.float32)
+    a = L.AlphaDropout(0.3, seed=1, name="ad")
+    np.testing.assert_array_equal(a(x).numpy(), x)  # inference: identity
+    assert {k: v for k, v in a.get_config().items() if k != "dtype"} == {"name": "ad", "trainable": True,
+                                                                          "rate": 0.3, "seed": 1}
+    z = np.random.RandomState(0).randn(200000).astype(np.float32)
+    out = L.AlphaDropout(0.4, seed=3)(z, training=True).numpy()
+    assert abs(out.mean()) < 0.02 and abs(out.std() - 1.0) < 0.02  # SELU's fixed point kept (Keras: 0.0, 1.0)
+    rate, alpha_p = 0.4, -1.6732632423543772 * 1.0507009873554805
+    a_, b_ = ((1 - rate) * (1 + rate * alpha_p ** 2)) ** -0.5, -((1 - rate) * (1 + rate * alpha_p ** 2)) ** -0.5 \
+        * alpha_p * rate
+    dropped = np.isclose(out, a_ * alpha_p + b_)
+    assert abs(dropped.mean() - rate) < 0.01
+    np.testing.assert_allclose(out[~dropped], a_ * z[~dropped] + b_, rtol=1e-5, atol=1e-6)

@@ -25,7 +25,7 @@ from tapeflow.keras.layers.merge import (
 )
 from tapeflow.keras.layers.normalization import BatchNormalization, LayerNormalization
 from tapeflow.keras.layers.normalization_more import (
-    GlobalAveragePooling3D, GlobalMaxPooling3D, GroupNormalization, RMSNormalization,
+    AlphaDropout, CenterCrop, GlobalAveragePooling3D, GlobalMaxPooling3D, GroupNormalization, RMSNormalization,
 )
 from tapeflow.keras.layers.rnn import (
     GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells, TimeDistributed,
@@ -52,7 +52,8 @@ Convolution1DTranspose, Convolution2DTranspose, Convolution3DTranspose = (
 SeparableConvolution1D, SeparableConvolution2D = SeparableConv1D, SeparableConv2D
 
 __all__ = [
-    "GroupNormalization", "RMSNormalization", "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GlobalAvgPool3D",
+    "AlphaDropout", "CenterCrop", "GroupNormalization", "RMSNormalization", "GlobalAveragePooling3D",
+    "GlobalMaxPooling3D", "GlobalAvgPool3D",
     "GlobalMaxPool3D", "GlobalMaxPool2D",
     "Input", "InputLayer", "InputSpec", "KerasTensor", "Layer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
     "MaxPool2D", "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling2D",
@@ -79,8 +80,7 @@ __all__ = [
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
-    "ThresholdedReLU AlphaDropout Resizing "
-    "CenterCrop "
+    "ThresholdedReLU Resizing "
     "UnitNormalization MaxPooling3D AveragePooling3D "
     "Flatten3D ConvLSTM2D HashedCrossing TFSMLayer "
 ).split()))

@@ -13,7 +13,8 @@ from tapeflow.keras.layers.conv import _channels_last
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
 
-__all__ = ["GroupNormalization", "RMSNormalization", "GlobalAveragePooling3D", "GlobalMaxPooling3D"]
+__all__ = ["GroupNormalization", "RMSNormalization", "GlobalAveragePooling3D", "GlobalMaxPooling3D", "AlphaDropout",
+           "CenterCrop"]
 
 
 class GroupNormalization(Layer):
@@ -150,3 +151,84 @@ class GlobalMaxPooling3D(_GlobalPool3D):
     def call(self, inputs: Tensor) -> Tensor:
         _check_ndim5(self, inputs)
         return mo.reduce_max(inputs, axis=[1, 2, 3], keepdims=self.keepdims)
+
+
+class AlphaDropout(Layer):
+    """Dropout that keeps SELU's self-normalization: in training, dropped units become SELU's negative
+    saturation ``-alpha * scale`` and the result is rescaled by Keras's ``a * x + b`` so mean and variance stay.
+    As tf.keras's (Keras 3.15's legacy layer): ``rate`` is not validated, the config holds ``rate`` and ``seed``."""
+
+    _keras_built_at_init = True  # Keras writes no build_config for it
+    _supports_masking = True
+
+    def __init__(self, rate: float, noise_shape: Any = None, seed: int | None = None, **kwargs: Any) -> None:
+        from tapeflow.keras.layers.extra import _keras_seed_draw
+
+        super().__init__(**kwargs)
+        self.rate, self.seed, self.noise_shape = rate, seed, noise_shape
+        if seed is None:  # (its SeedGenerator draws a seed whatever the rate)
+            _keras_seed_draw()
+
+    def call(self, inputs: Tensor, training: Any = None) -> Tensor:
+        if not (training and self.rate > 0):
+            return inputs
+        from tapeflow.keras.layers.extra import _dyn_shape, _noise_draw
+
+        shape = _dyn_shape(inputs) if self.noise_shape is None else self.noise_shape
+        alpha_p = -1.6732632423543772 * 1.0507009873554805
+        kept = mo.cast(mo.greater_equal(_noise_draw("uniform", shape, inputs.dtype, self.seed), self.rate),
+                       inputs.dtype)
+        a = ((1 - self.rate) * (1 + self.rate * alpha_p ** 2)) ** -0.5
+        b = -a * alpha_p * self.rate
+        return a * (inputs * kept + alpha_p * (1.0 - kept)) + b
+
+    def get_config(self) -> dict:
+        from tapeflow.keras.saving.serialization import base_config
+
+        return {**base_config(self), "rate": self.rate, "seed": self.seed}
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        return input_shape
+
+
+class CenterCrop(Layer):
+    """The central ``height`` x ``width`` window of (batch,) height, width, channels images, in the compute dtype;
+    images smaller than the target are not implemented (Keras resizes them with ``smart_resize``)."""
+
+    _keras_built_at_init = True
+
+    def __init__(self, height: int, width: int, data_format: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        self.height, self.width, self.data_format = height, width, "channels_last"
+
+    def call(self, inputs: Tensor) -> Tensor:
+        x = mo.cast(inputs, self._compute) if inputs.dtype != self._compute else inputs
+        shape = x._shape_tuple()
+        if len(shape) not in (3, 4):
+            raise ValueError(f"CenterCrop expects 3D (unbatched) or 4D (batched) images. Received: shape={shape}")
+        h, w = shape[-3], shape[-2]
+        if h is None or w is None:
+            from tapeflow.framework.errors import NotImplementedInTapeflowError
+
+            raise NotImplementedInTapeflowError("CenterCrop of images of unknown height/width is not implemented "
+                                                "in tapeflow")
+        dh, dw = h - self.height, w - self.width
+        if dh < 0 or dw < 0:
+            from tapeflow.framework.errors import NotImplementedInTapeflowError
+
+            raise NotImplementedInTapeflowError(
+                f"CenterCrop({self.height}, {self.width}) of {h}x{w} images (smaller than the target: Keras resizes "
+                "them) is not implemented in tapeflow")
+        hs, ws = dh // 2, dw // 2
+        if len(shape) == 4:
+            return x[:, hs:hs + self.height, ws:ws + self.width, :]
+        return x[hs:hs + self.height, ws:ws + self.width, :]
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        shape = list(input_shape)
+        if len(shape) not in (3, 4):
+            raise ValueError("`input_shape` must be a non-nested tuple or list of rank-1 with size 3 (unbatched) or 4 "
+                             "(batched). ")
+        shape[-3], shape[-2] = self.height, self.width
+        return tuple(shape)
