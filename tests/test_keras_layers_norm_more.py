@@ -123,3 +123,17 @@ def test_alpha_dropout():
     dropped = np.isclose(out, a_ * alpha_p + b_)
     assert abs(dropped.mean() - rate) < 0.01
     np.testing.assert_allclose(out[~dropped], a_ * z[~dropped] + b_, rtol=1e-5, atol=1e-6)
+
+
+def test_3d_poolings_match_keras():
+    v = np.random.RandomState(0).randn(2, 5, 4, 6, 3).astype(np.float32)
+    ref = v[:, :4, :4, :6].reshape(2, 2, 2, 2, 2, 3, 2, 3).max(axis=(2, 4, 6))
+    np.testing.assert_array_equal(L.MaxPooling3D()(v).numpy(), ref)
+    assert L.MaxPooling3D((3, 2, 2), strides=(1, 2, 3), padding="same")(v).shape == (2, 5, 2, 2, 3)
+    avg = L.AveragePooling3D((2, 3, 2), strides=1, padding="same")(v).numpy()
+    assert float(np.sum(avg * np.arange(v.size).reshape(v.shape))) == pytest.approx(-29405.218238678644, rel=1e-5)
+    cfg = {k: (list(x) if isinstance(x, tuple) else x) for k, x in L.AveragePooling3D(
+        3, strides=(1, 2, 1), padding="same", name="a").get_config().items() if k != "dtype"}
+    assert cfg == {"name": "a", "trainable": True, "pool_size": [3, 3, 3], "padding": "same", "strides": [1, 2, 1],
+                   "data_format": "channels_last"}
+    assert L.MaxPool3D is L.MaxPooling3D and L.AvgPool3D is L.AveragePooling3D

@@ -25,7 +25,8 @@ from tapeflow.keras.layers.merge import (
 )
 from tapeflow.keras.layers.normalization import BatchNormalization, LayerNormalization
 from tapeflow.keras.layers.normalization_more import (
-    AlphaDropout, CenterCrop, GlobalAveragePooling3D, GlobalMaxPooling3D, GroupNormalization, RMSNormalization,
+    AlphaDropout, AveragePooling3D, CenterCrop, GlobalAveragePooling3D, GlobalMaxPooling3D, GroupNormalization,
+    MaxPooling3D, RMSNormalization,
 )
 from tapeflow.keras.layers.rnn import (
     GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells, TimeDistributed,
@@ -44,6 +45,7 @@ from tapeflow.keras.layers.image_augmentation import (
 Convolution2D = Conv2D
 GlobalAvgPool2D, GlobalMaxPool2D = GlobalAveragePooling2D, GlobalMaxPooling2D
 GlobalAvgPool3D, GlobalMaxPool3D = GlobalAveragePooling3D, GlobalMaxPooling3D
+MaxPool3D, AvgPool3D = MaxPooling3D, AveragePooling3D
 GlobalAvgPool1D, GlobalMaxPool1D = GlobalAveragePooling1D, GlobalMaxPooling1D
 Convolution1D, MaxPool1D, AvgPool1D = Conv1D, MaxPooling1D, AveragePooling1D
 Convolution3D = Conv3D
@@ -52,7 +54,8 @@ Convolution1DTranspose, Convolution2DTranspose, Convolution3DTranspose = (
 SeparableConvolution1D, SeparableConvolution2D = SeparableConv1D, SeparableConv2D
 
 __all__ = [
-    "AlphaDropout", "CenterCrop", "GroupNormalization", "RMSNormalization", "GlobalAveragePooling3D",
+    "AlphaDropout", "CenterCrop", "MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AvgPool3D",
+    "GroupNormalization", "RMSNormalization", "GlobalAveragePooling3D",
     "GlobalMaxPooling3D", "GlobalAvgPool3D",
     "GlobalMaxPool3D", "GlobalMaxPool2D",
     "Input", "InputLayer", "InputSpec", "KerasTensor", "Layer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
@@ -81,6 +84,6 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
     "ThresholdedReLU Resizing "
-    "UnitNormalization MaxPooling3D AveragePooling3D "
+    "UnitNormalization "
     "Flatten3D ConvLSTM2D HashedCrossing TFSMLayer "
 ).split()))

@@ -232,3 +232,55 @@ class CenterCrop(Layer):
                              "(batched). ")
         shape[-3], shape[-2] = self.height, self.width
         return tuple(shape)
+
+
+def _triple(v: Any, name: str) -> tuple:
+    t = (int(v),) * 3 if isinstance(v, int) else tuple(int(e) for e in v)
+    if len(t) != 3:
+        raise ValueError(f"The `{name}` argument must be a tuple of 3 integers. Received {name}={v}")
+    return t
+
+
+class _Pool3D(Layer):
+    _keras_built_at_init = True  # Keras writes no build_config for it
+    _kind = "max"
+
+    def __init__(self, pool_size: Any = (2, 2, 2), strides: Any = None, padding: str = "valid",
+                 data_format: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        self.pool_size = _triple(pool_size, "pool_size")
+        self.strides = self.pool_size if strides is None else _triple(strides, "strides")
+        padding = str(padding).lower()
+        if padding not in ("valid", "same"):
+            raise ValueError(f"The `padding` argument must be a list/tuple or one of `valid`, `same`, or `causal`. "
+                             f"Received: {padding}")
+        self.padding, self.data_format = padding, "channels_last"
+
+    def call(self, inputs: Tensor) -> Tensor:
+        _check_ndim5(self, inputs)
+        fn = nn.max_pool3d if self._kind == "max" else nn.avg_pool3d
+        return fn(inputs, ksize=self.pool_size, strides=self.strides, padding=self.padding.upper())
+
+    def get_config(self) -> dict:
+        from tapeflow.keras.saving.serialization import base_config
+
+        return {**base_config(self), "pool_size": self.pool_size, "padding": self.padding, "strides": self.strides,
+                "data_format": "channels_last"}
+
+
+class MaxPooling3D(_Pool3D):
+    """Max over ``pool_size`` windows of (batch, d1, d2, d3, channels) inputs (stride defaults to the pool size)."""
+
+    _kind = "max"
+
+
+class AveragePooling3D(_Pool3D):
+    """Mean over ``pool_size`` windows of (batch, d1, d2, d3, channels) inputs; 'same' padding averages the real
+    elements only."""
+
+    _kind = "avg"
+
+    def __init__(self, pool_size: Any, strides: Any = None, padding: str = "valid", data_format: Any = None,
+                 **kwargs: Any) -> None:  # pool_size has no default here (Keras 3)
+        super().__init__(pool_size, strides, padding, data_format, **kwargs)
