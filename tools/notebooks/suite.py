@@ -27,6 +27,8 @@ NOTEBOOKS = [
     "tutorials/generative/autoencoder", "guide/mixed_precision", "tutorials/distribute/keras",
     "tutorials/distribute/custom_training", "tutorials/keras/text_classification",
     "tutorials/structured_data/preprocessing_layers", "tutorials/load_data/text",
+    # tried as unseen programs (2026-12-02): the checkpoint and slicing guides, the beginner quickstart
+    "guide/checkpoint", "guide/tensor_slicing", "tutorials/quickstart/beginner",
 ]
 TYPES = [  # tensor types, tf.data and the tf.function surface
     "guide/ragged_tensor", "guide/sparse_tensor", "guide/function", "guide/intro_to_graphs",
