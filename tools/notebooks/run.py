@@ -67,6 +67,15 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
     "logistic_regression_core": [],
     "quickstart_core": [],
     "distribution": [("epochs = 3", "epochs = 1")],
+    # img11: the image tutorials (the stand-in datasets are small; CIFAR-10's has the real 50000 + 10000 images)
+    "cnn": [("epochs=10,", "epochs=2,"),
+            ("train_images, test_images = train_images / 255.0, test_images / 255.0",
+             "train_images, train_labels = train_images[:5000], train_labels[:5000]\n"
+             "test_images, test_labels = test_images[:1000], test_labels[:1000]\n"
+             "train_images, test_images = train_images / 255.0, test_images / 255.0")],
+    "image_classification": [("epochs=10", "epochs=2"), ("epochs = 15", "epochs = 2")],
+    "data_augmentation": [("epochs=5", "epochs=2")],
+    "pix2pix": [("steps=40000)", "steps=10)")],
 }
 
 

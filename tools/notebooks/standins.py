@@ -14,6 +14,9 @@ inputs under TensorFlow and under tapeflow. What each stand-in is:
 - ``tensorflow_datasets``: ``load`` of ``mnist`` (Fashion-MNIST again) and ``penguins/*`` (synthetic),
   ``as_dataframe``; ``seaborn``, ``sklearn`` (the few functions used), ``tensorflow_docs``, ``IPython``,
   ``imageio``, ``tensorflow_probability`` (``Normal.quantile``), ``requests.get`` (a synthetic JPEG).
+- The image tutorials: ``cifar10.load_data()`` (synthetic, CIFAR-10's shapes and dtypes), ``get_file`` of
+  ``flower_photos.tgz`` (200 JPEGs in 5 class folders), ``facades.tar.gz`` (pix2pix's 400/106/100 pairs) and the
+  sunflower photo, ``tfds.load('tf_flowers')`` (200 images of varied sizes, tfds's labels and ``ClassLabel``).
 """
 
 from __future__ import annotations
@@ -201,6 +204,8 @@ def get_file(fname=None, origin=None, *args, untar=False, cache_dir=None, cache_
             return p
     if (p := _archive(fname, origin, cache_dir, cache_subdir)) is not None:
         return p
+    if (p := _image_archive(fname, origin, cache_dir, cache_subdir)) is not None:
+        return p
     raise RuntimeError(f"no local stand-in for get_file({fname!r}, {origin!r})")
 
 
@@ -296,6 +301,8 @@ class _Info:
 
 def _tfds_load(name, split=None, batch_size=None, as_supervised=False, with_info=False, **kwargs):
     import tensorflow as tf  # the backend run.py installed
+    if name.startswith("tf_flowers"):
+        return _tfds_load_flowers(name, split, batch_size, as_supervised, with_info, **kwargs)
     if name.startswith("mnist"):
         (xa, ya), (xb, yb) = fashion_mnist_load_data()
         parts = {"train": (xa[..., None], ya.astype(np.int64)), "test": (xb[..., None], yb.astype(np.int64))}
@@ -443,3 +450,178 @@ def install(backend_tf) -> None:
         km.utils.get_file = get_file
         km.datasets.mnist.load_data = fashion_mnist_load_data
         km.datasets.fashion_mnist.load_data = fashion_mnist_load_data
+    install_images(backend_tf)
+
+
+# --- img11: the image tutorials (CIFAR-10, flower_photos, tf_flowers, facades) --------------------------------
+
+_FLOWERS = ("daisy", "dandelion", "roses", "sunflowers", "tulips")
+_FLOWER_RGB = {"daisy": (235, 235, 225), "dandelion": (245, 205, 30), "roses": (200, 30, 50),
+               "sunflowers": (240, 170, 20), "tulips": (220, 80, 150)}
+_TFDS_FLOWERS = ("dandelion", "daisy", "tulips", "sunflowers", "roses")  # tfds's label order
+
+
+def _flower(rng: np.random.Generator, label: str) -> np.ndarray:
+    """A photo-like ``uint8 [h, w, 3]`` image: a blurred green-brown background with a few petal blobs of the
+    class's colour (varied sizes, as the real photos: 240-330 high, 320-500 wide)."""
+    h, w = int(rng.integers(240, 331)), int(rng.integers(320, 501))
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    bg = np.array([60, 110, 40], np.float32) + 40 * np.sin(xx[..., None] / rng.uniform(20, 60) + np.arange(3))
+    img = bg + rng.normal(0, 12, (h, w, 3)).astype(np.float32)
+    color = np.array(_FLOWER_RGB[label], np.float32)
+    for _ in range(int(rng.integers(1, 4))):
+        cy, cx, r = rng.uniform(0.2, 0.8) * h, rng.uniform(0.2, 0.8) * w, rng.uniform(0.1, 0.3) * min(h, w)
+        ang = np.arctan2(yy - cy, xx - cx)
+        petals = r * (0.75 + 0.25 * np.cos(int(rng.integers(5, 13)) * ang))
+        inside = np.hypot(yy - cy, xx - cx) < petals
+        img[inside] = 0.8 * color + 0.2 * img[inside]
+        img[np.hypot(yy - cy, xx - cx) < 0.2 * r] = (90, 60, 20)
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def _save_jpeg(path: str, img: np.ndarray) -> None:
+    from PIL import Image
+    Image.fromarray(img).save(path, format="JPEG", quality=90)
+
+
+def _flower_photos(root: str, per_class: int = 40) -> None:
+    """``root/<class>/<n>.jpg`` per flower class, and the archive's LICENSE.txt (the real one has 3670 photos)."""
+    rng = np.random.default_rng(11)
+    for label in _FLOWERS:
+        os.makedirs(os.path.join(root, label), exist_ok=True)
+        for i in range(per_class):
+            _save_jpeg(os.path.join(root, label, f"{int(rng.integers(10**7, 10**8))}_{i}.jpg"), _flower(rng, label))
+    with open(os.path.join(root, "LICENSE.txt"), "w") as f:
+        f.write("All images in this archive are licensed under the Creative Commons By-Attribution License.\n")
+
+
+def _facade_pair(rng: np.random.Generator) -> np.ndarray:
+    """A facades pair, ``uint8 [256, 512, 3]``: the photo on the left, its label map (flat colours) on the right."""
+    label = np.zeros((256, 256, 3), np.uint8)
+    label[:] = (0, 0, 170)  # wall
+    rows, cols = int(rng.integers(3, 7)), int(rng.integers(3, 7))
+    for r in range(rows):
+        for c in range(cols):
+            y0, x0 = 20 + r * 230 // rows, 15 + c * 230 // cols
+            label[y0:y0 + 150 // rows, x0:x0 + 130 // cols] = (0, 85, 255)  # window
+    label[200:, 100:150] = (170, 255, 85)  # door
+    photo = np.where(label == (0, 0, 170), (150, 130, 110), (40, 50, 70)).astype(np.float32)
+    photo += rng.normal(0, 15, photo.shape)
+    return np.concatenate([np.clip(photo, 0, 255).astype(np.uint8), label], axis=1)
+
+
+def _facades(root: str) -> None:
+    """The pix2pix facades folders: ``train`` 400, ``test`` 106, ``val`` 100 pairs named ``1.jpg``..."""
+    rng = np.random.default_rng(12)
+    for split, n in (("train", 400), ("test", 106), ("val", 100)):
+        os.makedirs(os.path.join(root, split), exist_ok=True)
+        for i in range(1, n + 1):
+            _save_jpeg(os.path.join(root, split, f"{i}.jpg"), _facade_pair(rng))
+
+
+def _build_dir(out: str, sub: str, make) -> str:
+    """``make(out/sub)`` once: built beside ``out`` and renamed into place, so concurrent runs never read half."""
+    if not os.path.isdir(out):
+        tmp = f"{out}.{os.getpid()}.tmp"
+        make(os.path.join(tmp, sub))
+        try:
+            os.rename(tmp, out)
+        except OSError:  # another run got there first
+            import shutil
+            shutil.rmtree(tmp)
+    return out
+
+
+def _image_archive(fname: Any, origin: Any, cache_dir: Any, cache_subdir: str) -> str | None:
+    """flower_photos.tgz, facades.tar.gz and the sunflower photo, where Keras 3 would extract/save them."""
+    base = os.path.join(os.path.expanduser(cache_dir or "~/.keras"), cache_subdir)
+    url = str(origin or fname)
+    if url.endswith("flower_photos.tgz"):
+        return _build_dir(os.path.join(base, "flower_photos_extracted"), "flower_photos", _flower_photos)
+    if url.endswith("/facades.tar.gz"):
+        return _build_dir(os.path.join(base, "facades_extracted"), "facades", _facades)
+    if url.endswith("Red_sunflower.jpg"):
+        os.makedirs(base, exist_ok=True)
+        path = os.path.join(base, str(fname))
+        _save_jpeg(path + f".{os.getpid()}.tmp", _flower(np.random.default_rng(13), "sunflowers"))
+        os.replace(path + f".{os.getpid()}.tmp", path)
+        return path
+    return None
+
+
+def cifar10_load_data(*args, **kwargs):
+    """CIFAR-10's shapes and dtypes: ``uint8 (50000, 32, 32, 3)`` / ``(10000, 32, 32, 3)``, labels ``uint8 (n, 1)``;
+    each class a colour and a stripe direction under noise (learnable, not trivially)."""
+    if "c10" not in _CACHE:
+        rng = np.random.default_rng(14)
+        colors = rng.uniform(40, 215, (10, 3)).astype(np.float32)
+        angles = np.linspace(0, np.pi, 10, endpoint=False)
+        yy, xx = np.mgrid[0:32, 0:32].astype(np.float32)
+
+        def make(n):
+            y = rng.integers(0, 10, n).astype(np.uint8)
+            stripes = np.sin((np.cos(angles)[y, None, None] * xx + np.sin(angles)[y, None, None] * yy) * 0.8)
+            x = colors[y][:, None, None, :] + 30 * stripes[..., None] + rng.normal(0, 40, (n, 32, 32, 3))
+            return np.clip(x, 0, 255).astype(np.uint8), y[:, None]
+        _CACHE["c10"] = (make(50000), make(10000))
+    (a, b), (c, d) = _CACHE["c10"]
+    return (a.copy(), b.copy()), (c.copy(), d.copy())
+
+
+class _ClassLabel:
+    """tfds.features.ClassLabel: ``num_classes``, ``names``, ``int2str``, ``str2int``."""
+
+    def __init__(self, names):
+        self.names, self.num_classes = list(names), len(names)
+
+    def int2str(self, i):
+        return self.names[int(np.asarray(i))]
+
+    def str2int(self, s):
+        return self.names.index(s)
+
+    def __repr__(self):
+        return f"ClassLabel(shape=(), dtype=int64, num_classes={self.num_classes})"
+
+
+def _tfds_tf_flowers(n: int = 200):
+    """tf_flowers ``train`` (the only split; the real one has 3670 images): ``uint8 [h, w, 3]`` of varied sizes,
+    ``int64`` labels, a ``ClassLabel`` feature for the metadata."""
+    if "tf_flowers" not in _CACHE:
+        rng = np.random.default_rng(15)
+        labels = rng.integers(0, 5, n)
+        _CACHE["tf_flowers"] = ([_flower(rng, _TFDS_FLOWERS[k]) for k in labels], labels.astype(np.int64))
+    images, labels = _CACHE["tf_flowers"]
+    return images, labels, {"label": _ClassLabel(_TFDS_FLOWERS)}
+
+
+def _tfds_load_flowers(name, split=None, batch_size=None, as_supervised=False, with_info=False, **kwargs):
+    """``tfds.load('tf_flowers', ...)``: a generator dataset (the images differ in size), split specs as tfds's."""
+    import tensorflow as tf
+    images, labels, features = _tfds_tf_flowers()
+    info = _Info("tf_flowers", {"train": len(labels)}, features)
+    sig = (tf.TensorSpec([None, None, 3], tf.uint8), tf.TensorSpec([], tf.int64))
+
+    def make(spec):
+        if spec.split("[")[0] != "train":
+            raise ValueError(f"Unknown split '{spec}'. Should be one of ['train'].")
+        lo, hi = _split_range(spec, len(labels))
+
+        def gen():
+            for i in range(lo, hi):
+                yield (images[i], labels[i]) if as_supervised else {"image": images[i], "label": labels[i]}
+        out_sig = sig if as_supervised else {"image": sig[0], "label": sig[1]}
+        ds = tf.data.Dataset.from_generator(gen, output_signature=out_sig)
+        return ds.batch(batch_size) if batch_size and batch_size > 0 else ds
+
+    out = ({"train": make("train")} if split is None else
+           [make(s) for s in split] if isinstance(split, (list, tuple)) else make(split))
+    return (out, info) if with_info else out
+
+
+def install_images(backend_tf) -> None:
+    """img11's stand-ins: ``cifar10.load_data`` (in both keras entry points); the tfds and get_file hooks are in
+    ``_tfds_load`` and ``get_file``."""
+    keras_mods = [backend_tf.keras] + ([sys.modules["keras"]] if "keras" in sys.modules else [])
+    for km in keras_mods:
+        km.datasets.cifar10.load_data = cifar10_load_data
