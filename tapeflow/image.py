@@ -3,12 +3,38 @@
 from tapeflow.framework.errors import NotImplementedInTapeflowError
 from tapeflow.ops.image_decode_ops import decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png
 from tapeflow.ops.image_ops import (
-    adjust_brightness, adjust_contrast, convert_image_dtype, flip_left_right, flip_up_down,
+    adjust_brightness, adjust_contrast, adjust_gamma, adjust_hue, adjust_saturation, central_crop,
+    convert_image_dtype, crop_to_bounding_box, flip_left_right, flip_up_down, grayscale_to_rgb, pad_to_bounding_box,
+    per_image_standardization, random_brightness, random_contrast, random_crop, random_flip_left_right,
+    random_flip_up_down, random_hue, random_saturation, resize_with_crop_or_pad, rgb_to_grayscale, rot90,
+    stateless_random_brightness, stateless_random_contrast, stateless_random_crop, stateless_random_flip_left_right,
+    stateless_random_flip_up_down, stateless_random_hue, stateless_random_saturation, transpose,
 )
 from tapeflow.ops.image_transform_ops import resize
 
 __all__ = ["decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png", "adjust_brightness",
-           "adjust_contrast", "convert_image_dtype", "flip_left_right", "flip_up_down", "resize"]
+           "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_saturation", "central_crop", "convert_image_dtype",
+           "crop_to_bounding_box", "flip_left_right", "flip_up_down", "grayscale_to_rgb", "pad_to_bounding_box",
+           "per_image_standardization", "random_brightness", "random_contrast", "random_crop",
+           "random_flip_left_right", "random_flip_up_down", "random_hue", "random_saturation", "resize",
+           "resize_with_crop_or_pad", "rgb_to_grayscale", "rot90", "stateless_random_brightness",
+           "stateless_random_contrast", "stateless_random_crop", "stateless_random_flip_left_right",
+           "stateless_random_flip_up_down", "stateless_random_hue", "stateless_random_saturation", "transpose",
+           "ResizeMethod"]
+
+
+class ResizeMethod:
+    """``tf.image.ResizeMethod``: the ``method`` names of ``tf.image.resize`` (tapeflow resizes with
+    ``BILINEAR`` and ``NEAREST_NEIGHBOR``)."""
+
+    BILINEAR = "bilinear"
+    NEAREST_NEIGHBOR = "nearest"
+    BICUBIC = "bicubic"
+    AREA = "area"
+    LANCZOS3 = "lanczos3"
+    LANCZOS5 = "lanczos5"
+    GAUSSIAN = "gaussian"
+    MITCHELLCUBIC = "mitchellcubic"
 
 
 def __getattr__(name: str):

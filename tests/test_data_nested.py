@@ -190,3 +190,17 @@ def test_py_function_side_effect_runs_per_element_in_a_traced_map_and_generator_
     assert _np(D.range(4).map(mapped)) == [0, 1, 2, 3] and len(calls) == 4
     gen = D.from_generator(lambda: iter([("Open",), ("Read",)]), output_signature=tf.TensorSpec((1,), tf.string))
     assert [x.tolist() for x in gen.as_numpy_iterator()] == [[b"Open"], [b"Read"]]
+
+
+def test_zip_of_nested_datasets():
+    # data_augmentation's Dataset.zip((train, (counter, counter))): any nesting of tuples and dicts (as TF 2)
+    a, c = tf.data.Dataset.range(3), tf.data.experimental.Counter()
+    z = tf.data.Dataset.zip((a, (c, c)))
+    spec = tf.TensorSpec((), tf.int64)
+    assert z.element_spec == (spec, (spec, spec))
+    assert list(z.as_numpy_iterator()) == [(0, (0, 0)), (1, (1, 1)), (2, (2, 2))]
+    z2 = tf.data.Dataset.zip({"x": a, "y": (a, {"q": c})})
+    assert list(z2.take(1).as_numpy_iterator()) == [{"x": 0, "y": (0, {"q": 0})}]
+    assert int(z2.cardinality()) == 3
+    with pytest.raises(TypeError, match="Python `list` is not supported and you should use `tuple` instead"):
+        tf.data.Dataset.zip([a, a])

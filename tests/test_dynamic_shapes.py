@@ -585,3 +585,34 @@ def test_reduce_retracing_generalizes_to_unknown_dims_and_gradients_still_work()
         x = tf.constant(rng.uniform(size=(n, 3)))
         np.testing.assert_allclose(f(x)[1].numpy(), g(x)[1].numpy(), rtol=1e-12)
     assert f.experimental_get_tracing_count() == 2  # the second trace has shape (None, 3)
+
+
+def test_slices_with_run_time_bounds_and_dynamic_pad():
+    # pix2pix's load(): image[:, w:, :] with w = tf.shape(image)[1] // 2; tf.slice / tf.pad of run-time values
+    @tf.function(input_signature=[tf.TensorSpec([None, None, 3]), tf.TensorSpec([2], tf.int32)])
+    def f(image, off):
+        w = tf.shape(image)[1] // 2
+        return (image[:, w:, :], image[:, :w, :], image[1:-1, -w:], tf.slice(image[..., 0], off, [2, -1]),
+                tf.pad(image[..., 0], [[off[0], 1], [0, off[1]]], constant_values=9.0))
+
+    x = np.arange(2 * 6 * 3, dtype=np.float32).reshape(2, 6, 3)
+    a, b, c, s, p = f(x, tf.constant([0, 2]))
+    np.testing.assert_array_equal(a, x[:, 3:])
+    np.testing.assert_array_equal(b, x[:, :3])
+    assert c.shape == (0, 3, 3)
+    np.testing.assert_array_equal(s, x[:, 2:, 0])
+    np.testing.assert_array_equal(p, np.pad(x[..., 0], [[0, 1], [0, 2]], constant_values=9.0))
+    outs = f.get_concrete_function().structured_outputs
+    assert [o.shape.as_list() for o in outs[:3]] == [[None, None, 3]] * 3
+    assert outs[3].shape.as_list() == [2, None]
+    v = tf.Variable(x)
+    with tf.GradientTape() as tape:
+        a, b, _, s, p = f(v, tf.constant([0, 2]))
+        loss = tf.reduce_sum(a * 2) + tf.reduce_sum(b) + tf.reduce_sum(s) + tf.reduce_sum(p)
+    g = tape.gradient(loss, v).numpy()
+    expect = np.zeros_like(x)
+    expect[:, 3:] += 2
+    expect[:, :3] += 1
+    expect[:, 2:, 0] += 1
+    expect[..., 0] += 1
+    np.testing.assert_array_equal(g, expect)

@@ -461,3 +461,12 @@ def test_reduce_mean_of_inf_and_nan_warns_nothing():
         assert np.isnan(mean.numpy()).all() and np.isnan(var.numpy()).all()
         assert np.isnan(tf.reduce_mean(tf.zeros([0, 2]), axis=0).numpy()).all()
     assert [str(w.message) for w in caught] == []
+
+
+def test_float32_tanh_saturates_where_tf_does():
+    # TF's Eigen tanh is exactly 1 beyond |x| > 7.90738964 (pix2pix's generator output prints max 1.0)
+    x = np.array([7.9, 7.9074, 8.0, 9.0, -8.5, 0.5], np.float32)
+    y = tf.tanh(x).numpy()
+    assert y[1:5].tolist() == [1.0, 1.0, 1.0, -1.0]
+    np.testing.assert_allclose(y[[0, 5]], [0.9999998211860657, 0.46211713552474976], rtol=1e-6)
+    np.testing.assert_allclose(tf.tanh(x.astype(np.float64)).numpy()[2], 0.999999774929676, rtol=1e-15)

@@ -938,6 +938,10 @@ def _map_spec_zeros(sig: Any) -> Any:
 
 class _Zip(Dataset):
     def __init__(self, datasets: Any) -> None:
+        if isinstance(datasets, list):
+            raise TypeError("Invalid input to `zip`. Inputs are expected to be (nested) structures of "
+                            "`tf.data.Dataset` objects. Python `list` is not supported and you should use `tuple` "
+                            "instead.")
         for d in _flatten_datasets(datasets):
             if not isinstance(d, Dataset):
                 raise TypeError(f"Dataset.zip expects datasets (or a tuple/dict of them), got {type(d).__name__}.")
@@ -951,21 +955,27 @@ class _Zip(Dataset):
         return UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in cards else INFINITE_CARDINALITY
 
     def _elements(self) -> Iterator:
-        ds = self._datasets
-        if isinstance(ds, dict):
-            keys = list(ds)
-            for values in zip(*[ds[k]._elements() for k in keys]):
-                yield dict(zip(keys, values))
-        else:
-            yield from zip(*[d._elements() for d in ds])
+        flat = _flatten_datasets(self._datasets)
+        for values in zip(*[d._elements() for d in flat]):
+            yield _pack_datasets(self._datasets, iter(values))
 
 
 def _flatten_datasets(ds: Any) -> list:
+    """The datasets of a (nested) tuple/list/dict of datasets, in order (TF 2's zip takes any nesting)."""
     if isinstance(ds, dict):
-        return list(ds.values())
+        return [d for v in ds.values() for d in _flatten_datasets(v)]
     if isinstance(ds, (tuple, list)):
-        return list(ds)
+        return [d for v in ds for d in _flatten_datasets(v)]
     return [ds]
+
+
+def _pack_datasets(structure: Any, values: Iterator) -> Any:
+    """``values`` (one element per dataset, in ``_flatten_datasets`` order) in the datasets' nesting."""
+    if isinstance(structure, dict):
+        return {k: _pack_datasets(v, values) for k, v in structure.items()}
+    if isinstance(structure, (tuple, list)):
+        return tuple(_pack_datasets(v, values) for v in structure)
+    return next(values)
 
 
 _UNSET = object()

@@ -325,8 +325,23 @@ class Sequential(Model):
         self._input_layer_obj: InputLayer | None = None
         for layer in layers or []:
             self.add(layer, rebuild=False)
+        self._input_from_first_layer()
         if self._input_tensor is not None and self._layers:
             self._build_symbolic()
+
+    def _input_from_first_layer(self) -> None:
+        """Keras's ``_maybe_rebuild``: a first layer with an ``input_shape`` (a built Sequential or Functional,
+        e.g. a data-augmentation block made with ``input_shape=``) gives the model its input."""
+        if self._input_tensor is not None or len(self._layers) < 2:
+            return
+        try:
+            shape = self._layers[0].input_shape
+        except AttributeError:
+            return
+        dims = getattr(shape, "as_list", lambda: shape)()
+        if isinstance(dims, (list, tuple)) and all(d is None or isinstance(d, int) for d in dims):
+            self._input_layer_obj = InputLayer(batch_shape=tuple(dims))
+            self._input_tensor = self._input_layer_obj.output_tensor
 
     def get_config(self) -> dict:
         from tapeflow.keras.saving.model_config import sequential_config
@@ -359,6 +374,8 @@ class Sequential(Model):
             self._input_layer_obj = InputLayer(batch_shape=layer._input_shape_arg)
             self._input_tensor = self._input_layer_obj.output_tensor
         self._layers.append(layer)
+        if rebuild:
+            self._input_from_first_layer()
         if rebuild and self._input_tensor is not None:
             self._build_symbolic()
 

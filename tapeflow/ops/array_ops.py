@@ -717,6 +717,7 @@ def getitem(tensor: Any, key: Any) -> Tensor:
     dim = 0  # the input axis the next key item refers to
     out = 0  # the output axis it becomes
     dynamic = []  # (output axis, index tensor, input axis) of indices known only at run time
+    ranges = []  # (output axis, start, stop, input axis) of slices with bounds known only at run time
     n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
     if n_real > len(shape):
         raise _err("StridedSlice", f"Index out of range using input dim {len(shape)}; input has only "
@@ -736,6 +737,14 @@ def getitem(tensor: Any, key: Any) -> Tensor:
                     "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
                     f"tf.int32/tf.int64 tensors are valid indices, got {k!r}")
             dynamic.append((out, k, dim))
+            spec.append(("s", None, None, None))
+            dim += 1
+            out += 1
+        elif isinstance(k, slice) and any(isinstance(v, Tensor) and _dyn().is_symbolic(v) for v in (k.start, k.stop)):
+            # x[a:b] with a or b graph tensors (tf.shape(x)[1] // 2): take the axis whole, Slice it below.
+            if k.step not in (None, 1):
+                raise NotImplementedError("tapeflow graphs slice with run-time bounds only with step 1 (x[a:b])")
+            ranges.append((out, k.start, k.stop, dim))
             spec.append(("s", None, None, None))
             dim += 1
             out += 1
@@ -765,6 +774,8 @@ def getitem(tensor: Any, key: Any) -> Tensor:
                 "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
                 f"tensors are valid indices, got {k!r}")
     y = execute(STRIDED_SLICE, (x,), {"spec": tuple(spec)})
+    if ranges:
+        y = _slice_ranges(y, x, ranges, shape)
     for axis, k, d in reversed(dynamic):
         n = shape[d] if shape[d] is not None else math_ops.cast(_dyn().shape_of(x)[d], k.dtype)
         k = math_ops.where(math_ops.less(k, 0), math_ops.add(k, n), k)  # negative indices count from the end
@@ -772,8 +783,30 @@ def getitem(tensor: Any, key: Any) -> Tensor:
     return y
 
 
+def _slice_ranges(y: Tensor, x: Tensor, ranges: list, shape: tuple) -> Tensor:
+    """``y`` cut to Python's ``[start:stop]`` on each of ``ranges``' axes (negative bounds count from the end,
+    both clipped to the axis), with one ``Slice`` op."""
+    rank = len(y._shape_tuple())
+    begin, size = [0] * rank, [-1] * rank
+    for axis, start, stop, d in ranges:
+        n = shape[d] if shape[d] is not None else _dyn().shape_of(x)[d]
+
+        def bound(v, default, n=n):
+            if v is None:
+                return default
+            v = math_ops.cast(v, dtypes.int32)
+            v = math_ops.where(math_ops.less(v, 0), math_ops.add(v, n), v)
+            return math_ops.minimum(math_ops.maximum(v, 0), n)
+
+        b, e = bound(start, 0), bound(stop, n)
+        begin[axis], size[axis] = b, math_ops.maximum(math_ops.subtract(e, b), 0)
+    return _dyn().dynamic_slice(y, begin, size)
+
+
 def slice_(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:
     x = t(input_)
+    if _symbolic_dims(begin) or _symbolic_dims(size):  # known only when the graph runs: TF's Slice op
+        return _dyn().dynamic_slice(x, begin, size)
     b = as_int_tuple(begin, "begin")
     sz = as_int_tuple(size, "size")
     shape = x._shape_tuple()

@@ -127,7 +127,13 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any
         raise ValueError(f'Value of argument `mode` expected to be one of "CONSTANT", "REFLECT", or "SYMMETRIC". '
                          f"Received `mode` = {mode}")
     s = x._shape_tuple()
-    flat = as_int_tuple(paddings, "paddings")
+    try:
+        flat = as_int_tuple(paddings, "paddings")
+    except (TypeError, NotImplementedError):
+        if mode_u == "CONSTANT" and array_ops._symbolic_dims(paddings if isinstance(paddings, Tensor) else
+                                                           [d for row in paddings for d in row]):
+            return shape_ops.dynamic_pad(x, paddings, constant_values)  # paddings known when the graph runs
+        raise
     op_name = "PadV2" if mode_u == "CONSTANT" else "MirrorPad"
     if len(flat) != 2 * len(s):
         raise _err(op_name, f"The first dimension of paddings must be the rank of inputs {len(s)}, paddings "

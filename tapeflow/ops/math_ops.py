@@ -573,7 +573,18 @@ def tan(x: Any, name: str | None = None) -> Tensor:
     return _unary(TAN, x)
 
 
-TANH = defop("Tanh", np.tanh, shape=shapes.same)
+def _tanh_kernel(x):
+    y = np.tanh(x)
+    if y.dtype == np.float32:
+        # TF's float32 tanh (Eigen's rational approximation) is exactly +-1 for |x| > 7.90738964; NumPy's
+        # stays at 1 - 2**-24 up to |x| ~ 9 (so a tanh output layer's max prints 1.0 in TF)
+        big = np.abs(x) > np.float32(7.90738964080810547)
+        if big.any():
+            y = np.where(big, np.sign(x).astype(np.float32), y)
+    return y
+
+
+TANH = defop("Tanh", _tanh_kernel, shape=shapes.same)
 
 
 @defgrad("Tanh", inputs=False, outputs=True)

@@ -21,9 +21,11 @@ even in a graph.
 
 The ops: ``Shape``, ``Size``, ``Rank``, ``Range`` (not differentiable);
 ``DynamicReshape``, ``DynamicBroadcastTo``, ``DynamicFill``, ``DynamicTile``,
-``DynamicSplitV``, ``SumToShape``, ``DynamicStridedSliceGrad`` and
-``DynamicGatherGrad`` (each with a gradient rule, an OpSpec in
-tests/op_specs/shape.py and a batching rule at the end of this module).
+``DynamicSplitV``, ``SumToShape``, ``DynamicStridedSliceGrad``,
+``DynamicGatherGrad``, ``Slice`` (TF's, begin and size as inputs), ``SliceGrad``
+and ``DynamicPadV2`` (each with a gradient rule and an OpSpec in
+tests/op_specs/shape.py; all but the last three with a batching rule at the
+end of this module; those three run once per row in a vectorized jacobian).
 
 >>> f = tf.function(lambda x: tf.reshape(x, [tf.shape(x)[0], -1]),
 ...                 input_signature=[tf.TensorSpec([None, 2, 2])])
@@ -49,7 +51,7 @@ __all__ = [
     "shape", "shape_n", "size", "rank", "shape_of", "dynamic_reshape", "dynamic_broadcast_to", "dynamic_fill",
     "dynamic_tile", "dynamic_split", "sum_to_shape", "strided_slice_grad", "shape_vector", "is_symbolic",
     "reshape_keeping", "range_dynamic", "partial_value", "gather_grad",
-    "eye_dynamic",
+    "eye_dynamic", "dynamic_slice", "dynamic_pad",
 ]
 
 _INT_NP = (np.dtype(np.int32), np.dtype(np.int64))
@@ -770,3 +772,101 @@ def _batch_gather_grad_rule(size, args, batched, attrs):
 
 
 DYNAMIC_GATHER_GRAD.batch = _batch_gather_grad_rule
+
+
+# ----------------------------------------------------------------------------
+# Slice and DynamicPadV2: begin/size and paddings known only at run time
+# (a random crop's offsets, a crop or pad computed from tf.shape)
+# ----------------------------------------------------------------------------
+
+def _slice_kernel(x, begin, size, static):
+    b, s = _int_vec(begin, "Slice", "begin"), _int_vec(size, "Slice", "size")
+    if len(b) != x.ndim or len(s) != x.ndim:
+        raise _err("Slice", f"Expected begin and size arguments to be 1-D tensors of size {x.ndim}, but got shapes "
+                   f"[{len(b)}] and [{len(s)}] instead.")
+    key = []
+    for i, (bi, si) in enumerate(zip(b, s)):
+        end = x.shape[i] if si == -1 else bi + si
+        if bi < 0 or si < -1 or end > x.shape[i]:
+            raise _err("Slice", f"Expected size[{i}] in [0, {x.shape[i] - bi}], but got {si}")
+        key.append(slice(bi, end))
+    return x[tuple(key)]
+
+
+SLICE = defop("Slice", _slice_kernel, shape=lambda specs, static: [(static, specs[0][1])])
+
+
+def _slice_grad_kernel(dy, shape, begin, static):
+    out = np.zeros(_int_vec(shape, "Slice", "shape"), dtype=dy.dtype)
+    b = _int_vec(begin, "Slice", "begin")
+    out[tuple(slice(bi, bi + n) for bi, n in zip(b, dy.shape))] = dy
+    return out
+
+
+SLICE_GRAD = defop("SliceGrad", _slice_grad_kernel, shape=lambda specs, static: [(static, specs[0][1])])
+
+
+@defgrad("Slice", inputs=True)
+def _slice_grad(op, g):
+    x, begin, _ = op.inputs
+    return execute(SLICE_GRAD, (g, shape_of(x), begin), {"static": x._shape_tuple()}), None, None
+
+
+@defgrad("SliceGrad", inputs=True)
+def _slice_grad_grad(op, g):
+    dy, _, begin = op.inputs
+    return execute(SLICE, (g, begin, shape_of(dy)), {"static": dy._shape_tuple()}), None, None
+
+
+def dynamic_slice(x: Any, begin: Any, size: Any) -> Tensor:
+    """``tf.slice`` with ``begin``/``size`` as int tensors (or lists holding scalar tensors); ``size`` -1: to
+    the end."""
+    x = t(x)
+    r = _rank_of(x, "Slice")
+    bvec, bknown = shape_vector(begin, "begin")
+    svec, sknown = shape_vector(size, "size")
+    s = x._shape_tuple()
+    static = []
+    for i in range(r):
+        n = None if sknown is None or i >= len(sknown) else sknown[i]
+        if n == -1:  # to the end: known when the dim and begin are
+            bi = None if bknown is None or i >= len(bknown) else bknown[i]
+            n = None if s is None or s[i] is None or bi is None else s[i] - bi
+        static.append(n)
+    return execute(SLICE, (x, bvec, svec), {"static": tuple(static)})
+
+
+def _dyn_pad_kernel(x, paddings, constant_values, static):
+    p = np.asarray(paddings)
+    if p.shape != (x.ndim, 2):
+        raise _err("PadV2", f"The first dimension of paddings must be the rank of inputs{list(p.shape)}, "
+                   f"{list(x.shape)}")
+    if (p < 0).any():
+        raise _err("PadV2", f"Paddings must be non-negative: {p.tolist()}")
+    return np.pad(x, [(int(a), int(b)) for a, b in p], mode="constant", constant_values=constant_values)
+
+
+DYNAMIC_PAD = defop("DynamicPadV2", _dyn_pad_kernel, shape=lambda specs, static: [(static, specs[0][1])])
+
+
+@defgrad("DynamicPadV2", inputs=True)
+def _dyn_pad_grad(op, g):
+    x, paddings, _ = op.inputs
+    begin = array_ops.reshape(array_ops.slice_(math_ops.cast(paddings, dtypes.int32), [0, 0], [-1, 1]), (-1,))
+    return execute(SLICE, (g, begin, shape_of(x)), {"static": x._shape_tuple()}), None, None
+
+
+def dynamic_pad(x: Any, paddings: Any, constant_values: Any = 0) -> Tensor:
+    """``tf.pad`` (``CONSTANT``) with ``paddings`` an int tensor of shape ``[rank, 2]``."""
+    x = t(x)
+    r = _rank_of(x, "PadV2")
+    if isinstance(paddings, Tensor):
+        p, known = paddings, [(None, None)] * r
+    else:
+        rows = [shape_vector(row, "paddings") for row in paddings]
+        p, known = array_ops.stack([v for v, _ in rows]), [k or (None, None) for _, k in rows]
+    s = x._shape_tuple()
+    static = tuple(None if s[i] is None or None in known[i] else s[i] + known[i][0] + known[i][1] for i in range(r))
+    v = constant_values if isinstance(constant_values, Tensor) else _wrap(np.asarray(constant_values,
+                                                                                     x._value.dtype))
+    return execute(DYNAMIC_PAD, (x, p, math_ops.cast(v, x.dtype)), {"static": static})

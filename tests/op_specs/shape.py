@@ -4,6 +4,7 @@ with their shape arguments as int tensors (what a traced graph feeds them)."""
 import numpy as np
 
 import tapeflow as tf
+from tapeflow.framework.execute import execute
 from tapeflow.ops import shape_ops
 from tests.op_specs import Arg, OpSpec
 
@@ -34,4 +35,11 @@ SPECS = [
            [Arg((3, 2))], name="rows"),
     OpSpec("DynamicGatherGrad", lambda g: shape_ops.gather_grad(g * g, _i([[1], [0]]), tf.zeros((2, 3, 2)), 1, 0),
            [Arg((2, 2, 1, 2))], name="axis1"),
+]
+SPECS += [  # img11: Slice (run-time begin/size), its gradient op, DynamicPadV2
+    OpSpec("Slice", lambda x: shape_ops.dynamic_slice(x * x, _i([1, 0]), _i([2, -1])), [Arg((3, 4))]),
+    OpSpec("Slice", lambda x: shape_ops.dynamic_slice(x * x, [_i(1), 0], [2, _i(3)]), [Arg((3, 4))], name="list"),
+    OpSpec("SliceGrad", lambda dy: execute(shape_ops.SLICE_GRAD, (dy * dy, _i([3, 4]), _i([1, 0])),
+                                           {"static": (3, 4)}), [Arg((2, 3))]),
+    OpSpec("DynamicPadV2", lambda x: shape_ops.dynamic_pad(x * x, _i([[1, 0], [2, 1]]), 3.0), [Arg((2, 3))]),
 ]

@@ -12,7 +12,7 @@ from tapeflow.keras.layers.conv_nd import (
 from tapeflow.keras.layers.core import (
     Activation, Dense, Dropout, Embedding, Flatten, Lambda, LeakyReLU, ReLU, Reshape, Softmax,
 )
-from tapeflow.keras.layers.preprocessing import Normalization, Rescaling
+from tapeflow.keras.layers.preprocessing import Normalization, Rescaling, Resizing
 from tapeflow.keras.layers.index_lookup import IntegerLookup, StringLookup
 from tapeflow.keras.layers.text_vectorization import TextVectorization
 from tapeflow.keras.layers.categorical import CategoryEncoding, Discretization, Hashing
@@ -64,7 +64,7 @@ __all__ = [
     "Dropout", "BatchNormalization", "LayerNormalization", "Embedding", "Activation", "ReLU",
     "Softmax", "Lambda", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot", "dot",
     "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "LeakyReLU", "Normalization",
-    "Rescaling", "Permute", "RepeatVector", "ZeroPadding2D", "UpSampling2D", "Cropping2D", "Identity",
+    "Rescaling", "Resizing", "Permute", "RepeatVector", "ZeroPadding2D", "UpSampling2D", "Cropping2D", "Identity",
     "ActivityRegularization", "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D",
     "AvgPool1D", "Conv3D", "Convolution3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose",
     "Convolution1DTranspose", "Convolution2DTranspose", "Convolution3DTranspose", "DepthwiseConv1D",
@@ -83,7 +83,7 @@ __all__ = [
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
-    "ThresholdedReLU Resizing "
+    "ThresholdedReLU "
     "UnitNormalization "
     "Flatten3D ConvLSTM2D HashedCrossing TFSMLayer "
 ).split()))

@@ -1,4 +1,4 @@
-"""Preprocessing layers: Normalization (``adapt``), Rescaling."""
+"""Preprocessing layers: Normalization (``adapt``), Rescaling, Resizing."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tapeflow.keras.saving.serialization import base_config
 from tapeflow.keras.layers.base import Layer
 from tapeflow.ops import math_ops as mo
 
-__all__ = ["Normalization", "Rescaling"]
+__all__ = ["Normalization", "Rescaling", "Resizing"]
 
 _EPSILON = 1e-7  # keras.backend.epsilon()
 
@@ -162,3 +162,110 @@ class Rescaling(Layer):
         config = super().get_config()
         config.update({"scale": self.scale, "offset": self.offset})
         return config
+
+
+_RESIZE_INTERPOLATIONS = ("bilinear", "nearest", "lanczos3", "lanczos5", "bicubic", "area")
+
+
+class Resizing(Layer):
+    """Resizes ``(batch,) height, width, channels`` images to ``height`` x ``width`` with ``tf.image.resize``.
+
+    As Keras 3 (TF backend): float inputs take the layer's compute dtype, integer images keep theirs
+    (rounded, saturating); ``crop_to_aspect_ratio`` first crops the largest central window of the target's
+    aspect ratio, ``pad_to_aspect_ratio`` pads the short side evenly with ``fill_value``. ``"bilinear"`` and
+    ``"nearest"`` are implemented (the other interpolations and ``antialias=True`` raise
+    ``NotImplementedError``, from ``tf.image.resize``).
+
+    >>> tf.keras.layers.Resizing(2, 3)(tf.ones((4, 5, 1))).shape
+    TensorShape([2, 3, 1])
+    """
+
+    _allow_non_tensor_positional_args = True  # a Keras 3 TFDataLayer: NumPy arrays are fine
+
+    def __init__(self, height: int, width: int, interpolation: str = "bilinear", crop_to_aspect_ratio: bool = False,
+                 pad_to_aspect_ratio: bool = False, fill_mode: str = "constant", fill_value: float = 0.0,
+                 antialias: bool = False, data_format: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.height, self.width, self.interpolation = height, width, interpolation
+        self.data_format = "channels_last" if data_format is None else data_format
+        if self.data_format not in ("channels_last", "channels_first"):
+            raise ValueError("The `data_format` argument must be one of {'channels_first', 'channels_last'}. "
+                             f"Received: data_format={data_format}")
+        self.crop_to_aspect_ratio, self.pad_to_aspect_ratio = crop_to_aspect_ratio, pad_to_aspect_ratio
+        self.fill_mode, self.fill_value, self.antialias = fill_mode, fill_value, bool(antialias)
+
+    def call(self, inputs: Any) -> Tensor:
+        from tapeflow.ops import array_ops as ao
+        from tapeflow.ops import image_transform_ops
+
+        x = inputs if isinstance(inputs, Tensor) else convert_to_tensor(inputs)
+        if x.dtype.is_floating and x.dtype != self._compute:
+            x = mo.cast(x, self._compute)
+        if self.interpolation not in _RESIZE_INTERPOLATIONS:
+            raise ValueError(f"Invalid value for argument `interpolation`. Expected of one {_RESIZE_INTERPOLATIONS}. "
+                             f"Received: interpolation={self.interpolation}")
+        if self.fill_mode != "constant":
+            raise ValueError("Invalid value for argument `fill_mode`. Only `'constant'` is supported. Received: "
+                             f"fill_mode={self.fill_mode}")
+        if self.pad_to_aspect_ratio and self.crop_to_aspect_ratio:
+            raise ValueError("Only one of `pad_to_aspect_ratio` & `crop_to_aspect_ratio` can be `True`.")
+        rank = x.shape.rank
+        if rank not in (3, 4):
+            raise ValueError("Invalid images rank: expected rank 3 (single image) or rank 4 (batch of images). "
+                             f"Received input with shape: images.shape={x.shape}")
+        if self.data_format == "channels_first":
+            x = ao.transpose(x, (0, 2, 3, 1) if rank == 4 else (1, 2, 0))
+        if self.crop_to_aspect_ratio or self.pad_to_aspect_ratio:
+            x = self._to_aspect_ratio(x, rank)
+        out = image_transform_ops.resize(x, (self.height, self.width), method=self.interpolation,
+                                         antialias=self.antialias)
+        if self.data_format == "channels_first":
+            out = ao.transpose(out, (0, 3, 1, 2) if rank == 4 else (2, 0, 1))
+        if out.dtype == x.dtype:
+            return out
+        if x.dtype.is_integer:  # Keras's round then _saturate_cast
+            return mo.saturate_cast(mo.round(out), x.dtype)
+        return mo.cast(out, x.dtype)
+
+    def _to_aspect_ratio(self, x: Tensor, rank: int) -> Tensor:
+        """Keras's crop/pad to the target aspect ratio, in its int32/float32 arithmetic (works on unknown sizes)."""
+        from tapeflow.ops import array_ops as ao
+        from tapeflow.ops import indexing_ops
+
+        shape = ao.shape(x)
+        h, w = shape[-3], shape[-2]
+
+        def scaled(a: Tensor, num: int, den: int) -> Tensor:  # int32(float32(a * num) / den)
+            return mo.cast(mo.cast(a * num, "float32") / float(den), "int32")
+
+        def half(a: Tensor) -> Tensor:
+            return mo.cast(mo.cast(a, "float32") / 2.0, "int32")
+
+        lead = [slice(None)] * (rank - 3)
+        if self.crop_to_aspect_ratio:
+            ch = mo.maximum(mo.minimum(h, scaled(w, self.height, self.width)), 1)
+            cw = mo.maximum(mo.minimum(w, scaled(h, self.width, self.height)), 1)
+            hs, ws = half(h - ch), half(w - cw)
+            return x[tuple(lead + [slice(hs, hs + ch), slice(ws, ws + cw), slice(None)])]
+        ph = mo.maximum(h, scaled(w, self.height, self.width))
+        pw = mo.maximum(w, scaled(h, self.width, self.height))
+        hs, ws = half(ph - h), half(pw - w)
+        zero = mo.cast(0, "int32")
+        pads = ao.stack([ao.stack([zero, zero])] * (rank - 3) + [ao.stack([hs, hs]), ao.stack([ws, ws]),
+                                                                 ao.stack([zero, zero])])
+        return indexing_ops.pad(x, pads, constant_values=mo.cast(self.fill_value, x.dtype))
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        shape = list(input_shape)
+        if len(shape) == 4:
+            i = 1 if self.data_format == "channels_last" else 2
+        else:
+            i = 0 if self.data_format == "channels_last" else 1
+        shape[i], shape[i + 1] = self.height, self.width
+        return tuple(shape)
+
+    def get_config(self) -> dict:
+        return {**base_config(self), "data_format": self.data_format, "height": self.height, "width": self.width,
+                "interpolation": self.interpolation, "crop_to_aspect_ratio": self.crop_to_aspect_ratio,
+                "pad_to_aspect_ratio": self.pad_to_aspect_ratio, "fill_mode": self.fill_mode,
+                "fill_value": self.fill_value, "antialias": self.antialias}
