@@ -215,9 +215,11 @@ def run_notebook(path: str, backend: str, seed: int = 0, cell_timeout: int = 600
             fname = f"<cell-{len(results)}>"
             linecache.cache[fname] = (len(code), None, code.splitlines(True), fname)
             with _capture() as (out, err):
-                exec(compile(tree, fname, "exec"), ns)
+                # dont_inherit: the cells must not get this file's `from __future__ import annotations` (as in
+                # IPython, their annotations are evaluated; tf.ExtensionType rejects string annotations)
+                exec(compile(tree, fname, "exec", dont_inherit=True), ns)
                 if last is not None:
-                    value = eval(compile(last, fname, "eval"), ns)
+                    value = eval(compile(last, fname, "eval", dont_inherit=True), ns)
                     if value is not None:
                         print(repr(value))
         except BaseException as e:  # noqa: BLE001 - a notebook cell may raise anything, KeyboardInterrupt aside

@@ -33,6 +33,9 @@ NOTEBOOKS = [
     "tutorials/images/classification",  # img11: flower_photos, image_dataset_from_directory, augmentation layers
     "tutorials/images/data_augmentation",  # img11: tf_flowers via tfds, Keras preprocessing layers, tf.image ops
     "tutorials/generative/pix2pix",  # img11: facades U-Net GAN, 10 training steps
+    "guide/extension_type",  # ext12: tf.ExtensionType, TypeSpec, dispatch decorators
+    "guide/effective_tf2",  # ext12: TF2 idioms (tf.function, Keras fit, tf.data)
+    "guide/tf_numpy_type_promotion",  # ext12: tnp numpy behavior and TF's type-promotion lattice
 ]
 # results are named for the notebook's file; where two notebooks share one, the later gets a longer name
 NAMES = {"tutorials/images/classification": "image_classification"}
