@@ -535,3 +535,15 @@ def test_summary_shows_the_shapes_of_the_last_sequential_build(capsys):
     s.summary()
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("│")]
     assert [r.split("│")[2].strip() for r in rows] == ["(10, 9)", "?", "(7, 3)"]
+
+
+def test_layer_init_is_keyword_only_as_keras():
+    # Keras 3's Layer.__init__(self, *, ...): TF's effective_tf2 guide calls `super().__init__(self)` in a Model
+    # subclass and gets this TypeError (pinned from Keras 3.15)
+    class DynamicRNN(tf.keras.Model):
+        def __init__(self, cell):
+            super().__init__(self)
+            self.cell = cell
+
+    with pytest.raises(TypeError, match=r"^Layer\.__init__\(\) takes 1 positional argument but 2 were given$"):
+        DynamicRNN(tf.keras.layers.LSTMCell(3))

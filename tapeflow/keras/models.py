@@ -49,8 +49,10 @@ class Model(Trainer, Layer):
             Trainer.__init__(self)
             self._init_graph(inputs, outputs)
             return
+        if args:  # Keras 3's Layer.__init__ takes its arguments by keyword only
+            raise TypeError(f"Layer.__init__() takes 1 positional argument but {len(args) + 1} were given")
         name = kwargs.pop("name", None)
-        Layer.__init__(self, *args, name=name, **kwargs)
+        Layer.__init__(self, name=name, **kwargs)
         Trainer.__init__(self)
         self._functional = None
 
