@@ -128,6 +128,7 @@ _LAZY = {
     "image": "tapeflow.image",
     "strings": "tapeflow.strings",
     "lookup": "tapeflow.lookup",
+    "bitwise": "tapeflow.bitwise",
     "io": "tapeflow.io",
     "types": "tapeflow.types",
     "experimental": "tapeflow.experimental",
@@ -148,7 +149,7 @@ _LAZY_NAMES = {
 _UNSUPPORTED = frozenset({
     "signal", "audio", "lite",
     "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue",
-    "quantization", "bitwise", "sets", "Graph", "Session", "dtensor", "mlir",
+    "quantization", "sets", "Graph", "Session", "dtensor", "mlir",
     "profiler", "sysconfig",
 })
 _INITIALIZERS = {

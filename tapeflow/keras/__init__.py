@@ -16,16 +16,21 @@ from tapeflow.keras.models import Model, Sequential
 
 __all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metrics", "optimizers", "models",
            "regularizers", "constraints", "utils", "backend", "saving", "mixed_precision", "datasets",
-           "preprocessing", "Input", "Layer", "Model", "Sequential"]
+           "preprocessing", "ops", "Input", "Layer", "Model", "Sequential"]
 
 
 def __getattr__(name: str):
     # optimizers (another package) and the small utility namespaces load on first use
     if name in ("optimizers", "models", "utils", "backend", "trainer", "saving", "mixed_precision", "datasets",
-                "constraints", "preprocessing"):
+                "constraints", "preprocessing", "ops"):
         mod = _importlib.import_module(f"tapeflow.keras.{name}")
         globals()[name] = mod
         return mod
+    if name in _CLASSES:
+        module, attr = _CLASSES[name]
+        value = getattr(_importlib.import_module(f"tapeflow.keras.{module}"), attr)
+        globals()[name] = value
+        return value
     if name in _MISSING:
         from tapeflow.framework.errors import NotImplementedInTapeflowError
 
@@ -33,6 +38,14 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'tapeflow.keras' has no attribute '{name}'")
 
 
+# Keras 3's top-level classes, from the namespaces that define them
+_CLASSES = {
+    "KerasTensor": ("layers.base", "KerasTensor"), "InputSpec": ("layers", "InputSpec"), "Loss": ("losses", "Loss"),
+    "Metric": ("metrics", "Metric"), "Optimizer": ("optimizers", "Optimizer"),
+    "Initializer": ("initializers", "Initializer"), "Regularizer": ("regularizers", "Regularizer"),
+    "DTypePolicy": ("mixed_precision", "DTypePolicy"),
+}
+
 # Keras namespaces tapeflow lacks: NotImplementedError naming them (also an AttributeError, for hasattr)
-_MISSING = frozenset(("applications", "ops", "quantizers", "visualization",
+_MISSING = frozenset(("applications", "quantizers", "visualization",
                       "wrappers", "distribution", "random", "tree", "export", "dtype_policies"))

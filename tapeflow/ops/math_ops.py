@@ -784,7 +784,18 @@ def logical_xor(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 
 # Bitwise ops on integers (what ``&``, ``|``, ``^``, ``~`` mean on int tensors).
-_BITWISE = {"BitwiseAnd": np.bitwise_and, "BitwiseOr": np.bitwise_or, "BitwiseXor": np.bitwise_xor}
+def _shift(kernel):
+    # TF's shift kernels: a shift past the type's width (or negative) is defined, unlike C's: NumPy's is too
+    def k(x, y):
+        bits = x.dtype.itemsize * 8
+        y = np.clip(y, 0, bits - 1)
+        return kernel(x, y.astype(x.dtype))
+
+    return k
+
+
+_BITWISE = {"BitwiseAnd": np.bitwise_and, "BitwiseOr": np.bitwise_or, "BitwiseXor": np.bitwise_xor,
+            "LeftShift": _shift(np.left_shift), "RightShift": _shift(np.right_shift)}
 _BITWISE_OPS = {n: defop(n, k, shape=shapes.broadcast) for n, k in _BITWISE.items()}
 INVERT = defop("Invert", np.invert, shape=shapes.same)
 for _name in (*_BITWISE, "Invert"):
@@ -818,6 +829,16 @@ def bitwise_or(x: Any, y: Any, name: str | None = None) -> Tensor:
 def bitwise_xor(x: Any, y: Any, name: str | None = None) -> Tensor:
     """``tf.bitwise.bitwise_xor``."""
     return _bitwise("BitwiseXor", x, y)
+
+
+def left_shift(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``tf.bitwise.left_shift``: ``x << y`` elementwise (a shift past the width gives 0)."""
+    return _bitwise("LeftShift", x, y)
+
+
+def right_shift(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``tf.bitwise.right_shift``: ``x >> y`` elementwise, arithmetic for signed integers."""
+    return _bitwise("RightShift", x, y)
 
 
 def invert(x: Any, name: str | None = None) -> Tensor:

@@ -155,9 +155,9 @@ class KerasTensor:
         raise ValueError(  # Keras 3's text
             "A KerasTensor cannot be used as input to a TensorFlow function. A KerasTensor is a symbolic "
             "placeholder for a shape and dtype, used when constructing Keras Functional models or Keras "
-            "Functions. You can only use it as input to a Keras layer or a Python operator (tapeflow has no "
-            "`keras.ops`). You are likely doing something like:\n\n```\nx = Input(...)\n...\ntf_fn(x)  # "
-            "Invalid.\n```\n\nWhat you should do instead is wrap `tf_fn` in a layer:\n\n```\nclass "
+            "Functions. You can only use it as input to a Keras layer or a Keras operation (from the namespaces "
+            "`keras.layers` and `keras.ops`). You are likely doing something like:\n\n```\nx = Input(...)\n...\n"
+            "tf_fn(x)  # Invalid.\n```\n\nWhat you should do instead is wrap `tf_fn` in a layer:\n\n```\nclass "
             "MyLayer(Layer):\n    def call(self, x):\n        return tf_fn(x)\n\nx = MyLayer()(x)\n```\n"
         )
 
@@ -171,16 +171,24 @@ class KerasTensor:
     def __getitem__(self, key: Any) -> Any:
         if any(isinstance(k, KerasTensor) for k in nest.flatten(key)):
             return self._unsupported()
+        _keras_ops()
         return _OpLayer("get_item", (self, key))()
 
     def __round__(self, ndigits: int | None = None) -> Any:
+        _keras_ops()
         return _OpLayer("round", (self,), decimals=ndigits or 0)()
 
     __hash__ = object.__hash__
 
 
+def _keras_ops() -> None:
+    """Loads ``keras.ops``, whose functions the operators' nodes compute with (Keras's dtype promotion)."""
+    import tapeflow.keras.ops  # noqa: F401
+
+
 def _operator(op: str, reverse: bool = False) -> Any:
     def method(self: KerasTensor, other: Any = None) -> Any:
+        _keras_ops()
         if _OPS[op][1] == 1:
             return _OpLayer(op, (self,))()
         return _OpLayer(op, (other, self) if reverse else (self, other))()
@@ -218,6 +226,7 @@ _OPS: dict[str, tuple[str, int, Any]] = {
     "round": ("Round", 1, None),  # decimals: see _OpLayer.call
 }
 _BY_CLASS = {cls: op for op, (cls, _, _) in _OPS.items()}
+_OP_MODULES: dict[str, str] = {}  # op -> Keras module of its operation, where not keras.src.ops.numpy (keras.ops)
 
 for _name, _op in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "true_divide"),
                    ("floordiv", "floor_divide"), ("mod", "mod"), ("pow", "power"), ("matmul", "matmul"),
@@ -978,29 +987,53 @@ class _OpLayer(Layer):  # noqa: F811 -- defined here, after Layer
     Keras saves it (``keras.src.ops.numpy``, the operator's arguments in ``inbound_nodes``); it is
     not listed in ``model.layers``, as Keras 3 lists only layers."""
 
-    def __init__(self, op: str, args: tuple, name: str | None = None, decimals: int = 0) -> None:
-        super().__init__(name=name or unique_name(op))
+    def __init__(self, op: str, args: tuple, name: str | None = None, decimals: int = 0,
+                 config: dict | None = None, kwargs: dict | None = None) -> None:
+        cls = _OPS[op][0]
+        super().__init__(name=name or unique_name(to_snake_case(cls)))
         self._op = op
-        self._op_class = _OPS[op][0]  # Keras' operation class, as summary() shows it
+        self._op_class = cls  # Keras' operation class, as summary() shows it
+        self._op_module = _OP_MODULES.get(op, "keras.src.ops.numpy")
         self._args = args  # the operator's arguments; KerasTensors stand where the inputs go
         self._decimals = decimals
+        self._config = dict(config or {})  # a keras.ops operation's other arguments (its Keras config)
+        self._kwargs = dict(kwargs or {})  # call arguments Keras passes by keyword (average's weights)
         self._autocast = False
 
     def __call__(self, inputs: Any = None, **kwargs: Any) -> Any:
         # Built with its KerasTensor arguments; a model's run calls it again with their values.
         if inputs is None:
-            inputs = [a for a in nest.flatten(self._args) if isinstance(a, KerasTensor)]
+            inputs = [a for a in nest.flatten((self._args, self._kwargs)) if isinstance(a, KerasTensor)]
         return super().__call__(list(inputs), **kwargs)
+
+    def _symbolic_outputs(self, args: tuple, kwargs: dict) -> Any:
+        try:
+            return super()._symbolic_outputs(args, kwargs)
+        except Exception:
+            # zeros are no valid input to every operation (a Cholesky factor, an inverse): the shapes
+            # come from a trace on placeholders instead
+            try:
+                out = self._traced_outputs(args, kwargs)
+            except Exception:
+                pass
+            else:
+                return nest.map_structure(lambda t: KerasTensor(tuple(t._shape_tuple()), t.dtype), out)
+            raise
 
     def get_config(self) -> dict:
         config = {"name": self.name}
         if self._op == "round":
             config["decimals"] = self._decimals
+        config.update(self._config)
         return config
 
     def call(self, inputs: Any) -> Any:
         values = iter(inputs)
-        args = nest.map_structure(lambda a: next(values) if isinstance(a, KerasTensor) else a, self._args)
+        args, kwargs = nest.map_structure(lambda a: next(values) if isinstance(a, KerasTensor) else a,
+                                          (self._args, self._kwargs))
+        if self._config or kwargs or self._op.startswith("ops."):
+            out = _OPS[self._op][2](*args, **kwargs, **self._config)
+            return convert_to_tensor(out, dtypes.int32) if isinstance(out, int) else out  # ndim's int
         if self._op == "round":
             x = args[0]
             if not self._decimals:

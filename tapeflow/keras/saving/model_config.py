@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.framework import nest
+from tapeflow.framework.tensor import convert_to_tensor
 from tapeflow.keras.saving.serialization import (
     _dtype_policy,
     _shape_list,
@@ -72,9 +73,10 @@ def functional_config(model: Any) -> dict:
     for layer in model._summary_layers():
         if isinstance(layer, _OpLayer):  # an operator node, saved as Keras saves its keras.ops operation
             layers.append({
-                "module": "keras.src.ops.numpy", "class_name": layer._op_class, "config": layer.get_config(),
+                "module": layer._op_module, "class_name": layer._op_class, "config": layer.get_config(),
                 "registered_name": layer._op_class, "name": layer.name,
-                "inbound_nodes": [{"args": tuple(_op_arg(a, tensor) for a in layer._args), "kwargs": {}}],
+                "inbound_nodes": [{"args": tuple(_op_arg(a, tensor) for a in layer._args),
+                                   "kwargs": {k: _op_arg(v, tensor) for k, v in layer._kwargs.items()}}],
             })
             continue
         entry = serialize_keras_object(layer)
@@ -195,7 +197,7 @@ def _tensor_refs(value: Any) -> list:
 # Operator nodes (``x * 2``, ``x[:, 0]``): Keras 3 writes their arguments with these markers.
 _SPECIAL = {
     "__numpy__": lambda c, r: np.array(c["value"], dtype=c["dtype"]),
-    "__tensor__": lambda c, r: np.array(c["value"], dtype=c["dtype"]),
+    "__tensor__": lambda c, r: convert_to_tensor(np.array(c["value"], dtype=c["dtype"])),  # saved again as one
     "__slice__": lambda c, r: slice(r(c["start"]), r(c["stop"]), r(c["step"])),
     "__ellipsis__": lambda c, r: Ellipsis,
     "__bytes__": lambda c, r: c["value"].encode("utf-8"),
@@ -228,6 +230,7 @@ class _Operation:
     operator again under its saved name."""
 
     def __init__(self, entry: dict) -> None:
+        import tapeflow.keras.ops  # noqa: F401 - registers the keras.ops operations
         from tapeflow.keras.layers.base import _BY_CLASS
 
         self.name = entry.get("name") or entry["config"]["name"]
@@ -235,15 +238,18 @@ class _Operation:
         if self._op is None:
             raise NotImplementedError(
                 f"Loading a functional model that applies the Keras operation {entry['module']}."
-                f"{entry['class_name']} ('{self.name}') is not implemented in tapeflow: tapeflow rebuilds only "
-                f"the operations of Python operators on Keras tensors ({', '.join(sorted(_BY_CLASS))})."
+                f"{entry['class_name']} ('{self.name}') is not implemented in tapeflow: tapeflow rebuilds the "
+                f"operations of Python operators on Keras tensors and of the keras.ops functions it implements."
             )
-        self._decimals = entry.get("config", {}).get("decimals", 0)
+        config = {k: v for k, v in entry.get("config", {}).items() if k != "name"}
+        self._decimals = config.pop("decimals", 0) if self._op == "round" else 0
+        self._config = config or None
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from tapeflow.keras.layers.base import _OpLayer
 
         if self._op == "get_item" and isinstance(args[1], list) and any(
                 isinstance(k, slice) or k is Ellipsis or k is None for k in args[1]):
             args = (args[0], tuple(args[1]))  # Keras wrote the index tuple as a JSON list
-        return _OpLayer(self._op, tuple(args), name=self.name, decimals=self._decimals)()
+        return _OpLayer(self._op, tuple(args), name=self.name, decimals=self._decimals, config=self._config,
+                        kwargs=kwargs)()

@@ -33,6 +33,7 @@ from tapeflow.ops.nn.pooling import (
 )
 from tapeflow.ops.nn.dropout import dropout, stateless_dropout
 from tapeflow.ops.nn.embedding import embedding_lookup
+from tapeflow.ops.nn.space_depth import depth_to_space, space_to_depth
 
 __all__ = [
     "relu6", "leaky_relu", "elu", "selu", "softsign", "gelu", "silu", "swish", "log_sigmoid", "softmax", "log_softmax",
@@ -44,5 +45,5 @@ __all__ = [
     "pool", "crelu", "weighted_cross_entropy_with_logits", "log_poisson_loss", "sufficient_statistics",
     "normalize_moments", "weighted_moments", "zero_fraction", "compute_average_loss", "scale_regularization_loss",
     "in_top_k", "conv3d", "max_pool3d", "avg_pool3d", "max_pool_with_argmax", "local_response_normalization", "lrn",
-    "conv1d_transpose", "conv_transpose",
+    "conv1d_transpose", "conv_transpose", "depth_to_space", "space_to_depth",
 ]
