@@ -16,13 +16,13 @@ from tapeflow.keras.models import Model, Sequential
 
 __all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metrics", "optimizers", "models",
            "regularizers", "constraints", "utils", "backend", "saving", "mixed_precision", "datasets",
-           "preprocessing", "ops", "Input", "Layer", "Model", "Sequential"]
+           "preprocessing", "ops", "config", "Input", "Layer", "Model", "Sequential"]
 
 
 def __getattr__(name: str):
     # optimizers (another package) and the small utility namespaces load on first use
     if name in ("optimizers", "models", "utils", "backend", "trainer", "saving", "mixed_precision", "datasets",
-                "constraints", "preprocessing", "ops"):
+                "constraints", "preprocessing", "ops", "config"):
         mod = _importlib.import_module(f"tapeflow.keras.{name}")
         globals()[name] = mod
         return mod

@@ -65,9 +65,68 @@ class _CallContext(threading.local):
         self.scopes: list = []  # Keras 3's name scopes: (name, caller, parent path or None)
         self.restore_roots: list = []  # layers being called that hold deferred checkpoint values
         self.node_shapes = False  # inside a Sequential's building call: each layer records this call's shapes
+        self.inferring = 0  # > 0 while a symbolic call runs the layer on stand-ins for its KerasTensors
 
 
 _ctx = _CallContext()
+_traceback_filtering = [True]  # keras.config.enable/disable_traceback_filtering
+
+
+def _format_argument(value: Any) -> str:
+    # Keras's format_argument_value: tensors and variables in short, anything else as its repr
+    if isinstance(value, (Tensor, Variable)):
+        return f"tf.Tensor(shape={value.shape}, dtype={value.dtype.name})"
+    return repr(value)
+
+
+# Keras raises its input-spec errors before the call it annotates; tapeflow's layers raise them in call()
+_INPUT_SPEC_ERROR = re.compile(r"Input \d+ (with name '[^']*' )?of layer '.*' is incompatible with the layer")
+
+
+def _with_call_info(e: BaseException, display: str, fn: Any, args: tuple, kwargs: dict) -> BaseException | None:
+    """Keras 3's ``inject_argument_info_in_traceback``: ``e`` again (same type) with the call and its
+    arguments around its message, as Keras shows an exception raised by a layer's ``call``; None for an
+    exception to re-raise unchanged (already annotated by an inner layer, or a Keras input-spec error)."""
+    message = e.message if hasattr(e, "message") else (e.args[0] if e.args else "")
+    if (not _traceback_filtering[0] or hasattr(e, "_keras_call_info_injected")
+            or _INPUT_SPEC_ERROR.match(str(message))):
+        return None
+    try:
+        signature = inspect.signature(fn)
+        bound = signature.bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return None
+    lines = []
+    for p in signature.parameters.values():
+        value = nest.map_structure(_format_argument, bound.arguments[p.name]) if p.name in bound.arguments \
+            else p.default
+        lines.append(f"  \u2022 {p.name}={value}")
+    if not lines:
+        return None
+    text = (f"Exception encountered when calling {display}.\n\n\x1b[1m{message}\x1b[0m\n\n"
+            f"Arguments received by {display}:\n" + "\n".join(lines))
+    try:
+        new = type(e)(e.node_def, e.op, text) if hasattr(e, "node_def") else type(e)(text)
+    except Exception:  # an exception class with its own constructor arguments
+        new = RuntimeError(text)
+    new._keras_call_info_injected = True
+    return new
+
+
+def _symbolic_signature(*args: Any, **kwargs: Any) -> None:
+    """The signature Keras reports for a symbolic call (its ``symbolic_call(*args, **kwargs)``)."""
+
+
+def _user_defined_spec_missing(layer: Any) -> bool:
+    """Whether ``layer``'s ``call`` is a user's and it has no ``compute_output_shape``/``_spec`` of its
+    own: Keras then infers the output by running ``call``, and says so when that fails."""
+    cls = type(layer)
+
+    def owner(name: str) -> str:
+        return next((k.__module__ for k in cls.__mro__ if name in k.__dict__), "tapeflow.")
+
+    return not owner("call").startswith("tapeflow.") and owner("compute_output_shape").startswith("tapeflow.") \
+        and owner("compute_output_spec").startswith("tapeflow.")
 
 
 def current_path() -> str:
@@ -686,6 +745,12 @@ class Layer(Module):
                     _ctx.node_shapes = True
                 try:
                     out = call(*args, **kwargs)
+                except Exception as e:
+                    new = None if _ctx.inferring else _with_call_info(e, f"{type(self).__name__}.call()", self.call,
+                                                                      args, kwargs)
+                    if new is None:
+                        raise
+                    raise new.with_traceback(e.__traceback__) from None
                 finally:
                     _ctx.node_shapes = node_shapes
                     if pending:
@@ -805,7 +870,37 @@ class Layer(Module):
 
     def _symbolic_call(self, args: tuple, kwargs: dict) -> Any:
         kwargs = {k: v for k, v in kwargs.items() if k != "training" or v is not None}
-        outputs = self._symbolic_outputs(args, kwargs)
+        _ctx.inferring += 1
+        try:
+            outputs = self._symbolic_outputs(args, kwargs)
+        except Exception as e:
+            if _INPUT_SPEC_ERROR.match(str(e)) and any(
+                    isinstance(x, KerasTensor) and None in tuple(x.shape) for x in nest.flatten((args, kwargs))):
+                try:  # the check saw the stand-ins' shapes: again on placeholders, for Keras's shapes with None
+                    self._traced_outputs(args, kwargs)
+                except ValueError as again:
+                    if _INPUT_SPEC_ERROR.match(str(again)):
+                        raise again.with_traceback(e.__traceback__) from None
+                except Exception:
+                    pass
+                raise
+            err = e
+            if _user_defined_spec_missing(self) and not hasattr(e, "_keras_call_info_injected") \
+                    and not _INPUT_SPEC_ERROR.match(str(e)):
+                cls = type(self).__name__
+                try:  # Keras's Operation.compute_output_spec, for a layer that cannot say its output shape
+                    err = type(e)(
+                        f"Could not automatically infer the output shape / dtype of '{self.name}' (of type {cls}). "
+                        f"Either the `{cls}.call()` method is incorrect, or you need to implement the `{cls}."
+                        f"compute_output_spec() / compute_output_shape()` method. Error encountered:\n\n{e}")
+                except Exception:
+                    err = e
+            new = _with_call_info(err, f"{type(self).__name__}.call()", _symbolic_signature, args, kwargs)
+            if new is None and err is e:
+                raise
+            raise (new or err).with_traceback(e.__traceback__) from None
+        finally:
+            _ctx.inferring -= 1
         node = Node(self, args, kwargs, outputs)
         self._inbound_nodes.append(node)
         for kt in nest.flatten(outputs):

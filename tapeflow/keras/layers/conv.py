@@ -10,6 +10,7 @@ from tapeflow.framework.tensor import Tensor
 from tapeflow import nn
 from tapeflow.keras import activations, constraints, initializers, regularizers
 from tapeflow.keras.layers.base import Layer
+from tapeflow.keras.layers.conv_nd import check_ndim
 from tapeflow.keras.saving.serialization import base_config, serialize_keras_object
 from tapeflow.ops import math_ops as mo
 
@@ -38,7 +39,8 @@ def _pair(v: Any, what: str) -> tuple[int, int]:
 def _check_ndim4(layer: Any, inputs: Any) -> None:
     shape = inputs._shape_tuple()
     if len(shape) != 4:
-        raise ValueError(f"Input 0 of layer '{layer.name}' is incompatible with the layer: expected ndim=4, "
+        raise ValueError(f"Input 0 with name 'None' of layer '{layer.name}'"
+                         f" is incompatible with the layer: expected ndim=4, "
                          f"found ndim={len(shape)}. Full shape received: {tuple(shape)}")
 
 
@@ -98,9 +100,7 @@ class Conv2D(Layer):
                 "kernel_constraint": ser(self.kernel_constraint), "bias_constraint": ser(self.bias_constraint)}
 
     def build(self, input_shape: Any) -> None:
-        if len(input_shape) != 4:
-            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=4, "
-                             f"found ndim={len(input_shape)}. Full shape received: {tuple(input_shape)}")
+        check_ndim(self, input_shape, 4, minimum=True)
         cin = self._group_channels(input_shape[-1])
         self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (cin, self.filters),
                                       initializer=self.kernel_initializer, constraint=self.kernel_constraint,
@@ -132,7 +132,8 @@ class Conv2D(Layer):
         _check_ndim4(self, inputs)
         cin = self.kernel._shape_tuple()[2] * self.groups
         if inputs._shape_tuple()[-1] not in (None, cin):
-            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected axis -1 of "
+            raise ValueError(f"Input 0 with name 'None' of layer '{self.name}'"
+                             f" is incompatible with the layer: expected axis -1 of "
                              f"input shape to have value {cin}, but received input with shape {inputs.shape}")
         y = self._conv(inputs, self.kernel.value(), strides=self.strides, padding=self.padding.upper(),
                        dilations=self.dilation_rate)
@@ -161,7 +162,8 @@ class Conv1D(Conv2D):
 
     def build(self, input_shape: Any) -> None:
         if len(input_shape) != 3:
-            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=3, "
+            raise ValueError(f"Input 0 with name 'None' of layer '{self.name}'"
+                             f" is incompatible with the layer: expected ndim=3, "
                              f"found ndim={len(input_shape)}. Full shape received: {tuple(input_shape)}")
         cin = self._group_channels(input_shape[-1])
         self.kernel = self.add_weight(name="kernel", shape=(self.kernel_size[1], cin, self.filters),
@@ -176,7 +178,7 @@ class Conv1D(Conv2D):
         from tapeflow.ops.indexing_ops import pad
         from tapeflow.ops import array_ops as ao
 
-        _check_ndim3(self, inputs)
+        check_ndim(self, inputs._shape_tuple(), 3, minimum=True)
         if self.causal:
             left = self.dilation_rate[1] * (self.kernel_size[1] - 1)
             inputs = pad(inputs, [[0, 0], [left, 0], [0, 0]])
@@ -245,7 +247,8 @@ class _Pool2D(Layer):
 
     def call(self, inputs: Tensor) -> Tensor:
         if len(inputs._shape_tuple()) != 4:
-            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=4, "
+            raise ValueError(f"Input 0 with name 'None' of layer '{self.name}'"
+                             f" is incompatible with the layer: expected ndim=4, "
                              f"found ndim={len(inputs._shape_tuple())}. Full shape received: {inputs.shape}")
         fn = nn.max_pool2d if self._kind == "max" else nn.avg_pool2d
         return fn(inputs, ksize=self.pool_size, strides=self.strides, padding=self.padding.upper())
@@ -296,7 +299,8 @@ class GlobalMaxPooling2D(Layer):
 def _check_ndim3(layer: Any, inputs: Any) -> None:
     shape = inputs._shape_tuple()
     if len(shape) != 3:
-        raise ValueError(f"Input 0 of layer '{layer.name}' is incompatible with the layer: expected ndim=3, "
+        raise ValueError(f"Input 0 with name 'None' of layer '{layer.name}'"
+                         f" is incompatible with the layer: expected ndim=3, "
                          f"found ndim={len(shape)}. Full shape received: {tuple(shape)}")
 
 

@@ -64,11 +64,14 @@ def ntuple(v: Any, n: int, what: str, allow_zero: bool = False) -> tuple:
     return v
 
 
-def check_ndim(layer: Layer, shape: Any, ndim: int) -> None:
+def check_ndim(layer: Layer, shape: Any, ndim: int, minimum: bool = False) -> None:
+    """Keras's input-spec check of the rank (``minimum``: a convolution's ``min_ndim``, reported when
+    the input has fewer dimensions)."""
     shape = tuple(shape)
     if len(shape) != ndim:
+        kind = "min_ndim" if minimum and len(shape) < ndim else "ndim"
         raise ValueError(
-            f"Input 0 of layer '{layer.name}' is incompatible with the layer: expected ndim={ndim}, "
+            f"Input 0 with name 'None' of layer '{layer.name}' is incompatible with the layer: expected {kind}={ndim}, "
             f"found ndim={len(shape)}. Full shape received: {shape}"
         )
 
@@ -76,7 +79,7 @@ def check_ndim(layer: Layer, shape: Any, ndim: int) -> None:
 def _check_channels(layer: Layer, inputs: Tensor, cin: int) -> None:
     if inputs._shape_tuple()[-1] not in (None, cin):
         raise ValueError(
-            f"Input 0 of layer '{layer.name}' is incompatible with the layer: expected axis -1 of "
+            f"Input 0 with name 'None' of layer '{layer.name}' is incompatible with the layer: expected axis -1 of "
             f"input shape to have value {cin}, but received input with shape {inputs.shape}"
         )
 
@@ -203,7 +206,7 @@ class Conv3D(_BaseConv):
         self.groups = 1
 
     def build(self, input_shape: Any) -> None:
-        check_ndim(self, input_shape, 5)
+        check_ndim(self, input_shape, 5, minimum=True)
         self.kernel = self.add_weight(
             name="kernel",
             shape=self.kernel_size + (input_shape[-1], self.filters),
@@ -215,7 +218,7 @@ class Conv3D(_BaseConv):
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:
-        check_ndim(self, inputs._shape_tuple(), 5)
+        check_ndim(self, inputs._shape_tuple(), 5, minimum=True)
         _check_channels(self, inputs, self.kernel._shape_tuple()[3])
         y = nn.conv3d(
             inputs,
@@ -273,7 +276,7 @@ class _ConvTranspose(_BaseConv):
                     )
 
     def build(self, input_shape: Any) -> None:
-        check_ndim(self, input_shape, self.rank + 2)
+        check_ndim(self, input_shape, self.rank + 2, minimum=True)
         if input_shape[-1] is None:
             raise ValueError(
                 f"The channel dimension of the inputs to `{type(self).__name__}` should be defined. "
@@ -297,7 +300,7 @@ class _ConvTranspose(_BaseConv):
         )
 
     def call(self, inputs: Tensor) -> Tensor:
-        check_ndim(self, inputs._shape_tuple(), self.rank + 2)
+        check_ndim(self, inputs._shape_tuple(), self.rank + 2, minimum=True)
         _check_channels(self, inputs, self.kernel._shape_tuple()[-1])
         x, w = inputs, self.kernel.value()
         strides, dilations, ksize = self.strides, self.dilation_rate, self.kernel_size
@@ -427,7 +430,7 @@ class _DepthwiseConv(_BaseConv):
         self.depth_multiplier = int(depth_multiplier)
 
     def build(self, input_shape: Any) -> None:
-        check_ndim(self, input_shape, self.rank + 2)
+        check_ndim(self, input_shape, self.rank + 2, minimum=True)
         cin = input_shape[-1]
         self.kernel = self.add_weight(
             name="kernel",
@@ -440,7 +443,7 @@ class _DepthwiseConv(_BaseConv):
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:
-        check_ndim(self, inputs._shape_tuple(), self.rank + 2)
+        check_ndim(self, inputs._shape_tuple(), self.rank + 2, minimum=True)
         _check_channels(self, inputs, self.kernel._shape_tuple()[-2])
         x, w, strides, dil = inputs, self.kernel.value(), self.strides, self.dilation_rate
         if self.rank == 1:
@@ -549,7 +552,7 @@ class _SeparableConv(_BaseConv):
         self.pointwise_constraint = constraints.get(pointwise_constraint)
 
     def build(self, input_shape: Any) -> None:
-        check_ndim(self, input_shape, self.rank + 2)
+        check_ndim(self, input_shape, self.rank + 2, minimum=True)
         cin = input_shape[-1]
         self.depthwise_kernel = self.add_weight(
             name="depthwise_kernel",
@@ -569,7 +572,7 @@ class _SeparableConv(_BaseConv):
         self.built = True
 
     def call(self, inputs: Tensor) -> Tensor:
-        check_ndim(self, inputs._shape_tuple(), self.rank + 2)
+        check_ndim(self, inputs._shape_tuple(), self.rank + 2, minimum=True)
         _check_channels(self, inputs, self.depthwise_kernel._shape_tuple()[-2])
         x, dw, pw = inputs, self.depthwise_kernel.value(), self.pointwise_kernel.value()
         strides, dil = self.strides, self.dilation_rate

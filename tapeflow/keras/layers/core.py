@@ -56,7 +56,8 @@ class Dense(Layer):
 
     def _check_min_ndim(self, shape: Any) -> None:
         if len(shape) < 2:
-            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected min_ndim=2, "
+            raise ValueError(f"Input 0 with name 'None' of layer '{self.name}'"
+                             f" is incompatible with the layer: expected min_ndim=2, "
                              f"found ndim={len(shape)}. Full shape received: {tuple(shape)}")
 
     def build(self, input_shape: Any) -> None:
@@ -78,7 +79,8 @@ class Dense(Layer):
         self._check_min_ndim(inputs._shape_tuple())
         if inputs._shape_tuple()[-1] != self.kernel._shape_tuple()[0]:
             raise ValueError(
-                f"Input 0 of layer '{self.name}' is incompatible with the layer: expected axis -1 of input shape "
+                f"Input 0 with name 'None' of layer '{self.name}'"
+                f" is incompatible with the layer: expected axis -1 of input shape "
                 f"to have value {self.kernel._shape_tuple()[0]}, but received input with shape {inputs.shape}"
             )
         if inputs.dtype.is_integer or inputs.dtype.is_bool:  # Keras promotes them (a multi_hot TextVectorization)

@@ -96,11 +96,13 @@ class BatchNormalization(Layer):
     def _normalize(self, inputs: Tensor, training: Any) -> Tensor:
         shape = inputs._shape_tuple()
         if len(shape) != len(self._bshape):
-            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected "
+            raise ValueError(f"Input 0 with name 'None' of layer '{self.name}'"
+                             f" is incompatible with the layer: expected "
                              f"ndim={len(self._bshape)}, found ndim={len(shape)}. Full shape received: {shape}")
         for a in self._feature_axes:
             if shape[a] is not None and shape[a] != self._bshape[a]:
-                raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected axis "
+                raise ValueError(f"Input 0 with name 'None' of layer '{self.name}'"
+                                 f" is incompatible with the layer: expected axis "
                                  f"{a - len(shape)} of input shape to have value {self._bshape[a]}, but received "
                                  f"input with shape {shape}")
         if training and self.trainable:

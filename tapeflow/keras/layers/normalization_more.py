@@ -124,7 +124,8 @@ class RMSNormalization(Layer):
 def _check_ndim5(layer: Any, inputs: Any) -> None:
     shape = inputs._shape_tuple()
     if len(shape) != 5:
-        raise ValueError(f"Input 0 of layer '{layer.name}' is incompatible with the layer: expected ndim=5, "
+        raise ValueError(f"Input 0 with name 'None' of layer '{layer.name}'"
+                         f" is incompatible with the layer: expected ndim=5, "
                          f"found ndim={len(shape)}. Full shape received: {tuple(shape)}")
 
 

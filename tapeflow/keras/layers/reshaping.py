@@ -60,7 +60,8 @@ class RepeatVector(Layer):
 
     def call(self, inputs: Tensor) -> Tensor:
         if len(inputs._shape_tuple()) != 2:
-            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=2, "
+            raise ValueError(f"Input 0 with name 'None' of layer '{self.name}'"
+                             f" is incompatible with the layer: expected ndim=2, "
                              f"found ndim={len(inputs._shape_tuple())}")
         return ao.tile(ao.expand_dims(inputs, 1), [1, self.n, 1])
 

@@ -502,7 +502,7 @@ class RNN(Layer):
         sequences_shape = tuple(sequences_shape)
         if len(sequences_shape) < 3:
             raise ValueError(
-                f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=3, "
+                f"Input 0 with name 'None' of layer '{self.name}' is incompatible with the layer: expected ndim=3, "
                 f"found ndim={len(sequences_shape)}. Full shape received: {sequences_shape}"
             )
         step_shape = (sequences_shape[0],) + sequences_shape[2:]
@@ -550,7 +550,7 @@ class RNN(Layer):
         shape = sequences._shape_tuple()
         if len(shape) != 3:
             raise ValueError(
-                f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=3, "
+                f"Input 0 with name 'None' of layer '{self.name}' is incompatible with the layer: expected ndim=3, "
                 f"found ndim={len(shape)}. Full shape received: {tuple(shape)}"
             )
         steps = shape[1]

@@ -1,0 +1,99 @@
+"""How an exception raised inside a Keras layer reaches the user, pinned from Keras 3.15.1: the
+layer's ``call`` and its arguments around the message (the innermost layer only), input-spec errors
+unchanged, and the wording of those checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+K = tf.keras
+
+
+class Bad(K.layers.Layer):
+    def call(self, x, scale=2.0):
+        raise ValueError("boom")
+
+
+class Outer(K.Model):
+    def __init__(self):
+        super().__init__()
+        self.b = Bad()
+
+    def call(self, x):
+        return self.b(x)
+
+
+class Flex(K.layers.Layer):
+    def build(self, shape):
+        self.w = self.add_weight(shape=(3, 3))
+
+    def call(self, inputs, training=None):
+        return tf.matmul(inputs, self.w)
+
+
+def _message(fn):
+    with pytest.raises(Exception) as info:
+        fn()
+    return type(info.value), str(info.value)
+
+
+def test_an_error_in_call_names_the_layer_and_its_arguments():
+    kind, text = _message(lambda: Bad()(tf.ones((2,)), scale=3))
+    assert kind is ValueError
+    assert text == ("Exception encountered when calling Bad.call().\n\n\x1b[1mboom\x1b[0m\n\nArguments received by "
+                    "Bad.call():\n  \u2022 x=tf.Tensor(shape=(2,), dtype=float32)\n  \u2022 scale=3")
+    # NumPy inputs are shown converted; defaults are shown for arguments not passed
+    _, text = _message(lambda: Bad()(np.ones((2, 2), "float32")))
+    assert text.endswith("x=tf.Tensor(shape=(2, 2), dtype=float32)\n  \u2022 scale=2.0")
+    # only the innermost failing layer is named
+    _, text = _message(lambda: Outer()(tf.ones((1, 2))))
+    assert text.startswith("Exception encountered when calling Bad.call().") and text.count("Exception") == 1
+
+
+def test_an_op_error_in_call_keeps_its_type():
+    layer = Flex()
+    layer(tf.ones((1, 3)))
+    kind, text = _message(lambda: layer(tf.ones((1, 4))))
+    assert kind is tf.errors.InvalidArgumentError
+    assert text.startswith("Exception encountered when calling Flex.call().\n\n\x1b[1mMatrix size-incompatible")
+    assert text.endswith("Arguments received by Flex.call():\n  \u2022 inputs=tf.Tensor(shape=(1, 4), dtype=float32)"
+                         "\n  \u2022 training=None")
+    K.config.disable_traceback_filtering()
+    try:
+        assert not K.config.is_traceback_filtering_enabled()
+        _, text = _message(lambda: layer(tf.ones((1, 4))))
+        assert text.startswith("Matrix size-incompatible")
+    finally:
+        K.config.enable_traceback_filtering()
+
+
+def test_a_symbolic_call_that_fails_says_the_output_could_not_be_inferred():
+    kind, text = _message(lambda: Bad()(K.Input((3,), name="x")))
+    assert kind is ValueError
+    assert text.startswith("Exception encountered when calling Bad.call().\n\n\x1b[1mCould not automatically infer the "
+                           "output shape / dtype of 'bad")
+    assert "(of type Bad). Either the `Bad.call()` method is incorrect, or you need to implement the `Bad.compute_" \
+           "output_spec() / compute_output_shape()` method. Error encountered:\n\nboom\x1b[0m" in text
+    assert text.endswith("\n  \u2022 args=('<KerasTensor shape=(None, 3), dtype=float32, sparse=False, ragged=False, "
+                         "name=x>',)\n  \u2022 kwargs=<class 'inspect._empty'>")
+
+
+def test_input_spec_errors_pass_unchanged_with_keras_wording():
+    dense = K.layers.Dense(2, name="dense")
+    dense(tf.ones((1, 3)))
+    _, text = _message(lambda: dense(tf.ones((1, 4))))
+    assert text == ("Input 0 with name 'None' of layer 'dense' is incompatible with the layer: expected axis -1 of "
+                    "input shape to have value 3, but received input with shape (1, 4)")
+    _, text = _message(lambda: K.layers.Conv2D(2, 3, name="conv2d")(K.Input((3,))))
+    assert text == ("Input 0 with name 'None' of layer 'conv2d' is incompatible with the layer: expected min_ndim=4, "
+                    "found ndim=2. Full shape received: (None, 3)")
+
+
+def test_keras_config():
+    assert K.config.floatx() == "float32" and K.config.image_data_format() == "channels_last"
+    assert K.config.dtype_policy().name == "float32"
+    with pytest.raises(NotImplementedError, match="tf.keras.config.set_max_epochs"):
+        K.config.set_max_epochs
