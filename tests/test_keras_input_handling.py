@@ -126,3 +126,34 @@ def test_summary_shapes_of_preprocessing_layers_as_keras():
     m2.compile("adam", "mse")
     m2.fit(df["a"], df["b"], epochs=1, verbose=0, validation_split=0.2)
     assert _shapes(m2) == ["(None, 1)", "(None, 1)"]
+
+
+def test_model_inputs_cast_to_the_input_dtype_as_keras():
+    # Keras 3's _convert_inputs_to_tensors: a uint8 image fed to a float32 Input is cast first
+    x = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    i = keras.Input((4,))
+    m = keras.Model(i, keras.layers.Dense(2, kernel_initializer="ones")(i))
+    out = m(x)
+    assert out.dtype == tf.float32
+    np.testing.assert_array_equal(out.numpy(), [[6.0, 6.0], [22.0, 22.0], [38.0, 38.0]])
+    assert m.predict(x, verbose=0).dtype == np.float32
+    i = keras.Input((2,))
+    ident = keras.Model(i, i * 2)
+    assert ident(np.array([[True, False]])).dtype == tf.float32
+    assert ident(np.array([[1, 2]], dtype=np.int64)).dtype == tf.float32
+    i = keras.Input((2,), dtype="float16")
+    assert keras.Model(i, i + 1)(np.array([[1.5, 2.0]])).dtype == tf.float16
+    i = keras.Input((2,), dtype="int32")
+    assert keras.Model(i, keras.layers.Embedding(10, 3)(i))(np.array([[1.0, 2.0]])).dtype == tf.float32
+    # a Sequential built on its first call casts to its first layer's compute dtype
+    seq = keras.Sequential([keras.layers.Dense(2, kernel_initializer="ones")])
+    assert seq(np.arange(8).reshape(2, 4)).dtype == tf.float32
+    assert keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])(x[:2]).dtype == tf.float32
+    assert keras.Sequential([keras.layers.Dense(2, dtype="float64")])(x.astype("float32")).dtype == tf.float64
+    assert keras.Sequential([keras.layers.Embedding(10, 2)])(np.array([[1, 2]])).dtype == tf.float32
+    lookup = keras.Sequential([keras.layers.IntegerLookup(vocabulary=[5, 6, 7])])
+    got = lookup(np.array([[5, 7, 9]], dtype=np.int32))
+    assert got.dtype == tf.int64
+    np.testing.assert_array_equal(got.numpy(), [[1, 3, 0]])
+    assert keras.Sequential([keras.layers.StringLookup(vocabulary=["a", "b"])])(
+        tf.constant([["a", "c"]])).dtype == tf.int64

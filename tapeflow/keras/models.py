@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tapeflow.framework import nest
-from tapeflow.keras.layers.base import InputLayer, KerasTensor, Layer, Node, unique_name
+from tapeflow.keras.layers.base import InputLayer, KerasTensor, Layer, Node, cast_input, unique_name
 from tapeflow.keras.trainer import Trainer
 
 __all__ = ["Model", "Sequential", "Functional"]
@@ -450,6 +450,13 @@ class Sequential(Model):
         if not self._layers:
             raise ValueError(f"Sequential model '{self.name}' has no layers; add some with model.add(layer).")
         x = inputs if self._input_tensor is None else _adjust_input_rank(inputs, self._input_tensor)
+        # Keras 3 runs a built Sequential as a Functional, whose input casts to the Input's dtype; one built on its
+        # first call has an Input of the first layer's compute dtype
+        if self._input_tensor is not None:
+            x = cast_input(x, self._input_tensor.dtype)
+        else:
+            first = self._layers[0]
+            x = cast_input(x, getattr(first, "_keras_compute_dtype", first.compute_dtype))
         for layer in self._layers:
             x = layer(x, training=training)
         return x

@@ -1064,6 +1064,21 @@ class InputLayer(Layer):
     def call(self, inputs: Any) -> Any:
         return inputs
 
+    def _convert(self, x: Any) -> Any:
+        """Keras's ``_convert_inputs_to_tensors``: a model's input takes its ``Input``'s dtype (a uint8 image
+        fed to a float32 ``Input`` is cast to float32); strings are left for the model's layers to reject."""
+        return cast_input(super()._convert(x), self.output_tensor.dtype)
+
+
+def cast_input(x: Any, dtype: Any) -> Any:
+    """``x`` (a numeric or bool tensor) cast to a model input's ``dtype``; anything else unchanged."""
+    if not isinstance(x, Tensor) or x._value.dtype.kind not in "biuf":
+        return x
+    target = dtypes.as_dtype(dtype)
+    if target == dtypes.string or x.dtype == target:
+        return x
+    return mo.cast(x, target)
+
 
 def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, name: str | None = None,  # noqa: N802
           batch_shape: Any = None, tensor: Any = None, sparse: Any = None, ragged: Any = None,

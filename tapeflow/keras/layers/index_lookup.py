@@ -723,6 +723,8 @@ class IntegerLookup(IndexLookup):
     """Maps integers to indices of a vocabulary given or learned by ``adapt`` (Keras 3's
     ``IntegerLookup``, int64 vocabularies); ``invert=True`` maps indices back to the integers."""
 
+    _keras_compute_dtype = "int64"  # Keras's compute dtype: the input dtype of a Sequential it starts
+
     def __init__(
         self,
         max_tokens: int | None = None,
