@@ -1,0 +1,65 @@
+"""What Keras's application models share: argument checks, the input tensor, the classifier head and
+loading weights (ImageNet's through ``get_file``, from Keras's own URLs and file names)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tapeflow.keras import backend as _backend
+from tapeflow.keras import layers
+from tapeflow.keras.applications import imagenet_utils
+
+WEIGHTS_BASE = "https://storage.googleapis.com/tensorflow/keras-applications/"
+
+
+def check_weights(weights: Any, include_top: bool, classes: int) -> None:
+    import os
+
+    if not (weights in {"imagenet", None} or os.path.exists(str(weights))):
+        raise ValueError("The `weights` argument should be either `None` (random initialization), `imagenet` "
+                         "(pre-training on ImageNet), or the path to the weights file to be loaded.  Received "
+                         f"`weights={weights}`")
+    if weights == "imagenet" and include_top and classes != 1000:
+        raise ValueError('If using `weights="imagenet"` with `include_top` as true, `classes` should be 1000. '
+                         f"Received `classes={classes}`")
+
+
+def image_input(input_tensor: Any, input_shape: tuple) -> Any:
+    if input_tensor is None:
+        return layers.Input(shape=input_shape)
+    if not _backend.is_keras_tensor(input_tensor):
+        return layers.Input(tensor=input_tensor, shape=input_shape)
+    return input_tensor
+
+
+def head(x: Any, include_top: bool, pooling: Any, classes: int, classifier_activation: Any, weights: Any,
+         pool_names: tuple = (None, None)) -> Any:
+    """The classifier (global average pooling, then ``predictions``) or the pooling of a feature extractor."""
+    if include_top:
+        x = layers.GlobalAveragePooling2D(name=pool_names[0])(x)
+        imagenet_utils.validate_activation(classifier_activation, weights)
+        return layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
+    if pooling == "avg":
+        return layers.GlobalAveragePooling2D(name=pool_names[0])(x)
+    if pooling == "max":
+        return layers.GlobalMaxPooling2D(name=pool_names[1])(x)
+    return x
+
+
+def model_inputs(input_tensor: Any, img_input: Any) -> Any:
+    if input_tensor is None:
+        return img_input
+    from tapeflow.keras.utils import get_source_inputs
+
+    return get_source_inputs(input_tensor)
+
+
+def load(model: Any, weights: Any, file_name: str, url: str, file_hash: str | None = None) -> Any:
+    """Loads ``weights`` into ``model``: ImageNet's file (downloaded once into ``~/.keras/models``) or a path."""
+    if weights == "imagenet":
+        from tapeflow.keras.file_utils import get_file
+
+        weights = get_file(file_name, url, cache_subdir="models", file_hash=file_hash)
+    if weights is not None:
+        model.load_weights(weights)
+    return model

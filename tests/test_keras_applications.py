@@ -1,0 +1,80 @@
+"""``tf.keras.applications`` against Keras 3.15.1: each model (small configurations) has Keras's layer
+names, weight shapes and parameter count — what loading Keras's weight files relies on — and, with
+every weight set to the same pattern, Keras's predictions (fixture: tools/keras_applications/)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+K = tf.keras
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = np.load(os.path.join(ROOT, "tests", "fixtures", "keras", "applications_keras315.npz"))
+META = json.loads(str(DATA["meta"]))
+_spec = importlib.util.spec_from_file_location("apps_fixture", os.path.join(ROOT, "tools", "keras_applications",
+                                                                            "make_fixture.py"))
+FIXTURE = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(FIXTURE)
+
+
+@pytest.mark.parametrize("key", sorted(META))
+def test_application_models_match_keras(key):
+    meta = META[key]
+    K.backend.clear_session()
+    kwargs = dict(meta["kwargs"])
+    kwargs["input_shape"] = tuple(kwargs["input_shape"])
+    model = getattr(K.applications, meta["cls"])(**kwargs)
+    assert model.name == meta["name"]
+    assert [[layer.name, [list(w.shape) for w in layer.weights]] for layer in model.layers] == meta["layers"]
+    assert model.count_params() == meta["params"]
+    FIXTURE.fill(model)
+    y = model.predict(DATA[f"{key}_x"], verbose=0)
+    want = DATA[f"{key}_y"]
+    np.testing.assert_allclose(y, want, rtol=2e-4, atol=2e-4 * float(np.abs(want).max()))
+
+
+def test_weights_files_load_by_keras_names(tmp_path):
+    K.backend.clear_session()
+    model = K.applications.VGG16(include_top=False, weights=None, input_shape=(32, 32, 3), pooling="avg")
+    FIXTURE.fill(model)
+    path = str(tmp_path / "vgg.weights.h5")
+    model.save_weights(path)
+    again = K.applications.VGG16(include_top=False, weights=path, input_shape=(32, 32, 3), pooling="avg")
+    x = DATA["vgg16_x"]
+    np.testing.assert_array_equal(again.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+def test_preprocess_input_modes():
+    x = np.array([[[[0.0, 127.5, 255.0]]]], "float32")
+    np.testing.assert_allclose(K.applications.mobilenet_v2.preprocess_input(x.copy()), [[[[-1.0, 0.0, 1.0]]]])
+    # caffe: RGB -> BGR, ImageNet means subtracted; the same on tensors
+    want = [[[[255.0 - 103.939, 127.5 - 116.779, 0.0 - 123.68]]]]
+    np.testing.assert_allclose(K.applications.vgg16.preprocess_input(x.copy()), want, rtol=1e-6)
+    np.testing.assert_allclose(K.applications.resnet50.preprocess_input(tf.constant(x)).numpy(), want, rtol=1e-6)
+    torch = K.applications.imagenet_utils.preprocess_input(x.copy(), mode="torch")
+    np.testing.assert_allclose(torch, [[[[-0.485 / 0.229, (0.5 - 0.456) / 0.224, (1 - 0.406) / 0.225]]]], rtol=1e-5)
+    u8 = np.full((1, 1, 1, 3), 255, np.uint8)  # integer images become floatx first
+    assert K.applications.mobilenet_v2.preprocess_input(u8).dtype == np.float32
+    with pytest.raises(ValueError, match="Expected mode to be one of `caffe`, `tf` or `torch`"):
+        K.applications.imagenet_utils.preprocess_input(x, mode="bgr")
+
+
+def test_argument_checks_and_missing_models_say_so():
+    with pytest.raises(ValueError, match="`classes` should be 1000"):
+        K.applications.ResNet50(weights="imagenet", classes=10)
+    with pytest.raises(ValueError, match="you should specify a static `input_shape`"):
+        K.applications.VGG16(weights=None, input_shape=(None, None, 3))
+    with pytest.raises(ValueError, match="Input size must be at least 32x32"):
+        K.applications.MobileNetV2(weights=None, include_top=False, input_shape=(16, 16, 3))
+    with pytest.raises(ValueError, match="should be either `None`"):
+        K.applications.VGG19(weights="no/such/file.h5")
+    with pytest.raises(NotImplementedError, match="tf.keras.applications.InceptionV3 is not implemented"):
+        K.applications.InceptionV3
+    with pytest.raises(ValueError, match="decode_predictions` expects a batch of predictions"):
+        K.applications.mobilenet_v2.decode_predictions(np.zeros((2, 10)))

@@ -1,0 +1,68 @@
+"""Writes tests/fixtures/keras/applications_keras315.npz with real Keras 3:
+
+    /opt/tfvenv/bin/python tools/keras_applications/make_fixture.py tests/fixtures/keras/applications_keras315.npz
+
+Small configurations of each application model, every weight set to a deterministic pattern of its
+shape (moving variances positive), with the layer names, weight shapes and the predictions on a fixed
+batch, so a test can rebuild each model in tapeflow and compare (architecture, names, numbers)."""
+
+import json
+import sys
+
+import numpy as np
+
+CONFIGS = {
+    "mobilenet_v2": ("MobileNetV2", dict(input_shape=(32, 32, 3), alpha=0.35, weights=None, classes=10)),
+    "mobilenet_v2_notop": ("MobileNetV2", dict(input_shape=(48, 40, 3), include_top=False, weights=None,
+                                               pooling="avg", alpha=0.5)),
+    "vgg16": ("VGG16", dict(input_shape=(32, 32, 3), include_top=False, weights=None, pooling="avg")),
+    "vgg19": ("VGG19", dict(input_shape=(32, 32, 3), include_top=False, weights=None, pooling="max")),
+    "resnet50": ("ResNet50", dict(input_shape=(32, 32, 3), weights=None, classes=7, classifier_activation=None)),
+}
+
+
+def pattern(shape, i, name):
+    size = int(np.prod(shape))
+    v = np.sin(np.arange(size, dtype=np.float64) * 0.37 + i) / np.sqrt(max(1, shape[-2] if len(shape) > 1 else 1))
+    if "moving_variance" in name or "variance" in name:
+        v = np.abs(v) + 0.5
+    return v.reshape(shape).astype("float32")
+
+
+def fill(model):
+    i = 0
+    for layer in model.layers:
+        values = []
+        for w in layer.weights:
+            values.append(pattern(tuple(w.shape), i, w.name))
+            i += 1
+        if values:
+            layer.set_weights(values)
+
+
+def batch(shape):
+    n = int(np.prod(shape))
+    return (np.cos(np.arange(2 * n, dtype=np.float32) * 0.11).reshape((2,) + tuple(shape)) * 127.5 + 127.5)
+
+
+def main():
+    import keras
+
+    out = {}
+    meta = {}
+    for key, (cls, kwargs) in CONFIGS.items():
+        keras.backend.clear_session()
+        model = getattr(keras.applications, cls)(**kwargs)
+        fill(model)
+        x = batch(kwargs["input_shape"])
+        out[f"{key}_x"] = x
+        out[f"{key}_y"] = model.predict(x, verbose=0)
+        meta[key] = {"cls": cls, "kwargs": {k: v for k, v in kwargs.items()}, "name": model.name,
+                     "layers": [[layer.name, [list(w.shape) for w in layer.weights]] for layer in model.layers],
+                     "params": model.count_params()}
+    out["meta"] = np.array(json.dumps(meta))
+    np.savez_compressed(sys.argv[1], **out)
+
+
+if __name__ == "__main__":
+    main()
