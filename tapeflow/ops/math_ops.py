@@ -573,11 +573,22 @@ def tan(x: Any, name: str | None = None) -> Tensor:
     return _unary(TAN, x)
 
 
+_F32 = np.dtype(np.float32)
+_TANH_NEAR_1 = 0.999999  # below NumPy's float32 tanh at 7.90738964 (0.99999976): only then can an |x| be past it
+
+
 def _tanh_kernel(x):
     y = np.tanh(x)
-    if y.dtype == np.float32:
+    d = y.dtype
+    if d is _F32 or d == _F32:
         # TF's float32 tanh (Eigen's rational approximation) is exactly +-1 for |x| > 7.90738964; NumPy's
-        # stays at 1 - 2**-24 up to |x| ~ 9 (so a tanh output layer's max prints 1.0 in TF)
+        # stays at 1 - 2**-24 up to |x| ~ 9 (so a tanh output layer's max prints 1.0 in TF). The test on y
+        # first: one comparison for a scalar, two reductions without temporaries for an array.
+        if y.ndim == 0:
+            if -_TANH_NEAR_1 < y < _TANH_NEAR_1:
+                return y
+        elif not y.size or (y.max() < _TANH_NEAR_1 and y.min() > -_TANH_NEAR_1):
+            return y
         big = np.abs(x) > np.float32(7.90738964080810547)
         if big.any():
             y = np.where(big, np.sign(x).astype(np.float32), y)
