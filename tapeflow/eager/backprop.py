@@ -58,6 +58,57 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
     st = state
     tapes = st.tapes
     if tapes:
+        if len(tapes) == 1 and len(outputs) == 1:
+            # The hottest case, inline (what _follow does): one tape recording along its template, an op
+            # with one or two inputs and one output, no accumulator or debug hook. Anything else, and
+            # any departure from the template, takes the general path below.
+            tp = tapes[0]
+            tpl = tp.tpl
+            if tpl is not None and tpl is not _UNDECIDED and st._debug_hook is None and not st.accumulators:
+                light = tp.light
+                k = len(light)
+                fast = tpl.fast
+                n = len(inputs)
+                if k < len(fast) and (n == 1 or n == 2):
+                    f = fast[k]
+                    if f is not None and f[1] == op.name:
+                        espec, _, oshape, odtype, akey, tattrs, ein, save_in, save_out = f
+                        w = tp.watched
+                        a = inputs[0]._id
+                        if n == 1:
+                            if a not in w:
+                                return  # no watched input: not recorded (the template goes on)
+                            ids = (a,)
+                        else:
+                            b = inputs[1]._id
+                            if a not in w and b not in w:
+                                return
+                            ids = (a, b)
+                        if _GRADS.get(op.name) is espec and (
+                            not attrs if akey is None else attrs and _attrs_match(attrs, tattrs, akey)
+                        ):
+                            o = outputs[0]
+                            v = o._value
+                            d = v.dtype
+                            if v.shape == oshape and (d is odtype or d == odtype) and type(v) is not AbstractValue:
+                                pos = tp.pos
+                                p = pos.get(a)
+                                if p is None:
+                                    p = _seen(pos, ids, inputs, tpl.ops[k][2], 0)
+                                if p == ein[0]:
+                                    if n == 2:
+                                        p = pos.get(b)
+                                        if p is None:
+                                            p = _seen(pos, ids, inputs, tpl.ops[k][2], 1)
+                                    if n == 1 or p == ein[1]:
+                                        oid = o._id
+                                        pos[oid] = len(pos)
+                                        w.add(oid)
+                                        light.append(
+                                            (ids, (oid,), inputs if save_in else None, outputs if save_out else None,
+                                             attrs)
+                                        )
+                                        return
         spec = _GRADS.get(op.name)
         if spec is not None and spec.fn is not None:
             n = len(inputs)
@@ -205,59 +256,90 @@ def _follow(tp, spec, name, input_ids, inputs, attrs, outputs) -> bool:
         tp.pos = {}
         tp.light = []
     light = tp.light
-    try:
-        espec, ename, m, akey, ein = tpl.ops[len(light)]
-    except IndexError:  # (past the template's end)
-        espec = None
-    if espec is not None:
+    k = len(light)
+    fast = tpl.fast
+    f = fast[k] if k < len(fast) else None
+    if f is not None:
+        espec, ename, oshape, odtype, akey, tattrs, ein, save_in, save_out = f
+        if (
+            espec is spec
+            and ename == name
+            and len(outputs) == 1
+            and (not attrs if akey is None else attrs and _attrs_match(attrs, tattrs, akey))
+        ):
+            o = outputs[0]
+            v = o._value
+            # (A recorded op's output is float: a non-float one is not recorded, below.)
+            d = v.dtype
+            if v.shape == oshape and (d is odtype or d == odtype) and type(v) is not AbstractValue:
+                pos = tp.pos
+                n = len(input_ids)
+                if n == 1:
+                    p = pos.get(input_ids[0])
+                    ok = (_seen(pos, input_ids, inputs, tpl.ops[k][2], 0) if p is None else p) == ein[0]
+                elif n == 2:
+                    p = pos.get(input_ids[0])
+                    ok = (_seen(pos, input_ids, inputs, tpl.ops[k][2], 0) if p is None else p) == ein[0]
+                    if ok:
+                        p = pos.get(input_ids[1])
+                        ok = (_seen(pos, input_ids, inputs, tpl.ops[k][2], 1) if p is None else p) == ein[1]
+                else:
+                    ok = _inputs_follow(pos, input_ids, inputs, tpl.ops[k][2], ein)
+                if ok:
+                    oid = o._id
+                    pos[oid] = len(pos)
+                    w.add(oid)
+                    light.append(
+                        (input_ids, (oid,), inputs if save_in else None, outputs if save_out else None, attrs)
+                    )
+                    return True
+    elif k < len(fast):  # (an op with several outputs)
+        espec, ename, m, akey, ein = tpl.ops[k]
         if (
             espec is spec
             and ename == name
             and (akey is None and not attrs or attrs and akey == replay._attr_key(attrs, []))
+            and _follow_many(tp, spec, m, ein, input_ids, inputs, attrs, outputs)
         ):
-            pos = tp.pos
-            if len(outputs) == 1:
-                o = outputs[0]
-                v = o._value
-                # (A recorded op's output is float: a non-float one is not recorded, below.)
-                d = v.dtype
-                if (
-                    v.shape == m.output_shapes[0]
-                    and (d is m.output_dtypes[0] or d == m.output_dtypes[0])
-                    and type(v) is not AbstractValue
-                ):
-                    n = len(input_ids)
-                    if n == 1:
-                        p = pos.get(input_ids[0])
-                        ok = (_seen(pos, input_ids, inputs, m, 0) if p is None else p) == ein[0]
-                    elif n == 2:
-                        p = pos.get(input_ids[0])
-                        ok = (_seen(pos, input_ids, inputs, m, 0) if p is None else p) == ein[0]
-                        if ok:
-                            p = pos.get(input_ids[1])
-                            ok = (_seen(pos, input_ids, inputs, m, 1) if p is None else p) == ein[1]
-                    else:
-                        ok = _inputs_follow(pos, input_ids, inputs, m, ein)
-                    if ok:
-                        oid = o._id
-                        pos[oid] = len(pos)
-                        w.add(oid)
-                        light.append(
-                            (
-                                input_ids,
-                                (oid,),
-                                inputs if spec.save_inputs else None,
-                                outputs if spec.save_outputs else None,
-                                attrs,
-                            )
-                        )
-                        return True
-            elif _follow_many(tp, spec, m, ein, input_ids, inputs, attrs, outputs):
-                return True
+            return True
     if not any(o._value.dtype.kind in _FLOAT_KINDS for o in outputs):
         return True  # no float output: not recorded (the template goes on)
     tape_lib.materialize(tp)
     return False
+
+
+def _attrs_match(attrs: dict, tattrs: dict | None, akey: tuple) -> bool:
+    """Whether ``attrs`` have the attrs key ``akey`` (those of the template's record, ``tattrs``): most
+    attrs are flags, ints, strings and int tuples, compared here without building the key."""
+    if tattrs is None or len(attrs) != len(tattrs):
+        return akey == replay._attr_key(attrs, [])
+    for (k, x), (tk, y) in zip(attrs.items(), tattrs.items()):
+        if k != tk:
+            return False
+        if x is y and (x is None or x is True or x is False):
+            continue
+        tx = type(x)
+        if tx is not type(y):
+            return akey == replay._attr_key(attrs, [])
+        if tx is str or tx is int:
+            if x != y:
+                return False
+        elif tx is tuple and _all_int(x) and _all_int(y):
+            if x != y:
+                return False
+        elif tx in replay._ID_TYPES:  # (keyed by identity)
+            if x is not y:
+                return False
+        else:
+            return akey == replay._attr_key(attrs, [])
+    return True
+
+
+def _all_int(t: tuple) -> bool:
+    for x in t:
+        if type(x) is not int:
+            return False
+    return True
 
 
 def _seen(pos: dict, input_ids: tuple, inputs: tuple, m, j: int) -> int:

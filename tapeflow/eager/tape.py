@@ -171,12 +171,23 @@ class Template:
     Jacobian, targets and sources by position).
     """
 
-    __slots__ = ("ops", "uses", "keep")
+    __slots__ = ("ops", "uses", "keep", "fast")
 
-    def __init__(self, ops: list, keep: list) -> None:
+    def __init__(self, ops: list, keep: list, attrs: list | None = None) -> None:
         self.ops = ops
         self.uses: dict = {}
         self.keep = keep  # attrs objects the keys name by identity
+        # Per op, what following it checks, flat: (spec, name, output shape, output dtype, attrs key, the
+        # record's attrs, input positions, saves inputs, saves outputs); None for a several-output op.
+        fast = []
+        for j, (spec, name, m, akey, ein) in enumerate(ops):
+            if len(m.output_shapes) != 1:
+                fast.append(None)
+                continue
+            a = attrs[j] if attrs is not None else None
+            fast.append((spec, name, m.output_shapes[0], m.output_dtypes[0], akey, a if akey is not None else None,
+                         ein, spec.save_inputs, spec.save_outputs))
+        self.fast = fast
 
 
 # A fresh non-persistent tape: it may follow a template from its first op.

@@ -417,7 +417,7 @@ def _remember(ctx: tuple, entry: _Entry, records: list, use, local: dict) -> Non
         if u is None:
             entry.template = False
             return
-        ops, pos, keep = made
+        ops, pos, keep, attrs = made
         by_local = {k: i for i, k in local.items()}
         out_pos = [pos.get(by_local[k]) for k in entry.out_index]
         if None in out_pos:
@@ -425,7 +425,7 @@ def _remember(ctx: tuple, entry: _Entry, records: list, use, local: dict) -> Non
             return
         tpl = templates.get((ops[0][0], ops[0][2], ctx))
         if tpl is None or tpl.ops != ops:
-            tpl = tape_lib.Template(ops, keep)
+            tpl = tape_lib.Template(ops, keep, attrs)
         tpl.uses[u] = (entry, out_pos)
         entry.template = tpl
     first = tpl.ops[0]
@@ -439,6 +439,7 @@ def _template_ops(records: list):
     pos: dict[int, int] = {}
     ops = []
     keep: list = []
+    attrs: list = []
     grads = backprop._GRADS
     for rec in records:
         spec = backprop._READ_SPEC if rec.type == "ReadVariableOp" else grads.get(rec.type)
@@ -455,7 +456,8 @@ def _template_ops(records: list):
                 return None  # (an output that is not a new tensor)
             pos[o] = len(pos)
         ops.append((spec, rec.type, rec.meta, _attr_key(rec.attrs, keep) if rec.attrs else None, tuple(ein)))
-    return ops, pos, keep
+        attrs.append(rec.attrs)
+    return ops, pos, keep, attrs
 
 
 _SAVED_IN_L = itemgetter(2)

@@ -52,8 +52,8 @@ def stop_gradient(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
 # ----------------------------------------------------------------------------
 
 def _reshape_kernel(x, shape):
-    if type(x) is np.ndarray:
-        return x.reshape(shape)  # (np.reshape's dispatch costs more than the reshape)
+    if type(x) is np.ndarray or isinstance(x, np.generic):
+        return x.reshape(shape)  # (np.reshape's dispatch costs more than the reshape; the same method)
     return np.reshape(x, shape)
 
 

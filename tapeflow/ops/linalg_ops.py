@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.framework import dtypes
+from tapeflow.framework.context import state
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.execute import execute
 from tapeflow.framework.indexed_slices import IndexedSlices
@@ -950,6 +951,12 @@ def matvec(a: Any, b: Any, transpose_a: bool = False, adjoint_a: bool = False, a
     """Matrix-vector product ``a @ b`` over the last axes (``tf.linalg.matvec``)."""
     a = t(a)
     b = b if isinstance(b, Tensor) else convert_to_tensor(b, dtype_hint=a.dtype)
+    if state._graph is None and b._shape_tuple():
+        # Eagerly, the same three ops without expand_dims'/squeeze's argument checks (always met here).
+        sb = b._shape_tuple()
+        bx = execute(array_ops.RESHAPE, (b,), {"shape": sb + (1,)})
+        out = math_ops._matmul(a, bx, transpose_a or adjoint_a, False, False, False)
+        return execute(array_ops.RESHAPE, (out,), {"shape": out._shape_tuple()[:-1]})
     out = math_ops.matmul(a, array_ops.expand_dims(b, -1), transpose_a=transpose_a or adjoint_a)
     return array_ops.squeeze(out, axis=-1)
 

@@ -380,6 +380,20 @@ def _threaded(kernel: Callable, work: Callable, split: tuple | None = None) -> C
 
     run.__wrapped__ = kernel
     run.__name__ = getattr(kernel, "__name__", "kernel")
+    if work is _matmul_work:
+        general = run
+
+        def run(a, b, transpose_a=False, transpose_b=False):  # noqa: F811 - the matmul's own, leaner
+            # A small product with the BLAS already on one thread (what before_blas would keep): the
+            # kernel at once, without the general wrapper's keyword packing (a microsecond a call).
+            sb = b.shape
+            if a.ndim >= 2 and len(sb) >= 2 and _blas.last == 1 and _blas.ready:
+                if float(a.size) * (sb[-2] if transpose_b else sb[-1]) < SMALL_WORK:
+                    return kernel(a, b, transpose_a, transpose_b)
+            return general(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
+
+        run.__wrapped__ = kernel
+        run.__name__ = general.__name__
     return run
 
 
