@@ -986,7 +986,18 @@ def _source_id(s: Any) -> int:
 
 
 def _gradient(tp, target, sources, output_gradients, unconnected, release: bool):
-    if type(sources) is Tensor:  # (the common single source: no structure to walk)
+    if type(sources) is Tensor and type(target) is Tensor and output_gradients is None:
+        # The common call, gradient(tensor, tensor), set up in a few lines (what the general code below does).
+        flat_sources, source_ids = [sources], [sources._id]
+        v = target._value
+        if v.dtype.kind in _FLOAT_KINDS and state._graph is None and state._debug_hook is None:
+            initial = {target._id: [Tensor(v.dtype.type(1) if isinstance(v, np.generic) else np.ones_like(v))]}
+        else:
+            initial = None
+        if initial is not None:
+            sid_set = {sources._id} if sources._id in tp.watched else set()
+            return _gradient_walk(tp, flat_sources, source_ids, initial, sid_set, sources, unconnected, release)
+    if type(sources) is Tensor:  # (a single source: no structure to walk)
         flat_sources, source_ids = [sources], [sources._id]
     else:
         flat_sources = nest.flatten(sources)
@@ -1051,6 +1062,10 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
         initial.setdefault(tid, []).append(og)
     watched = tp.watched
     sid_set = {sid for s, sid in zip(flat_sources, source_ids) if sid in watched}
+    return _gradient_walk(tp, flat_sources, source_ids, initial, sid_set, sources, unconnected, release)
+
+
+def _gradient_walk(tp, flat_sources, source_ids, initial, sid_set, sources, unconnected, release):
     st = state
     found = None
     rp = replay
