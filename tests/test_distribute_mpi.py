@@ -85,7 +85,7 @@ def runs(tmp_path_factory):
     ref = str(base / "single")
     proc = subprocess.run(
         [sys.executable, PROGRAM, ref, "fit", "loop", "sparse", "data", "tail", "logsync", "tutorial", "tfconfig",
-         "crash"],
+         "crash", "syncbn"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -97,7 +97,7 @@ def runs(tmp_path_factory):
         d = str(base / f"n{n}")
         # every rank gets the same TF_CONFIG (as `mpirun -x TF_CONFIG` gives it): the ranks tell the tasks apart
         proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data", "reuse", "tail", "logsync", "tutorial",
-                       "tfconfig", TF_CONFIG=_tf_config(n))
+                       "tfconfig", "syncbn", TF_CONFIG=_tf_config(n))
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
         assert f"done {n}" in proc.stdout
         assert proc.stdout.count("Epoch 1/3\n5/5 - ") == 1  # verbose=2's epoch line, from rank 0 only
@@ -138,6 +138,19 @@ def test_custom_loop_with_compute_average_loss_and_reduce(runs, n):
     _check_equal(ref, ranks, ["loss", "accuracy"], 1e-5)
     for r, d in enumerate(ranks):  # each checkpoint, written by rank 0, was there for every rank when save() returned
         assert d["seen_ckpt"].tolist() == [True] * 3, f"rank {r} did not see the checkpoint right after save()"
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_synchronized_batch_normalization_uses_the_global_batch(runs, n):
+    # BatchNormalization(synchronized=True): mean and variance over every rank's part of the batch (Keras' TF
+    # backend all-reduces the sums), so fit and a strategy.run loop give the single-process weights, moving
+    # statistics included, on every rank
+    ref = _load(runs["single"], "syncbn")[0]
+    ranks = _load(runs[n], "syncbn")
+    weights = sorted(k for k in ref if k.startswith("w"))
+    assert len(weights) == 7  # kernel, gamma, beta, moving mean and variance, kernel, bias
+    _check_equal(ref, ranks, weights + ["loop"], 1e-12)
+    _check_equal(ref, ranks, ["loss"], 1e-6)  # (Keras 3 losses compute in float32: the ranks' sums round there)
 
 
 @pytest.mark.parametrize("n", [2, 4])

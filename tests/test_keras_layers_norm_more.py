@@ -137,3 +137,23 @@ def test_3d_poolings_match_keras():
     assert cfg == {"name": "a", "trainable": True, "pool_size": [3, 3, 3], "padding": "same", "strides": [1, 2, 1],
                    "data_format": "channels_last"}
     assert L.MaxPool3D is L.MaxPooling3D and L.AvgPool3D is L.AveragePooling3D
+
+
+def test_batch_normalization_synchronized_fits_as_keras_on_one_process():
+    # Keras' TF backend computes synchronized moments from all-reduced sums (var = E[x^2] - E[x]^2) even on one
+    # replica; values pinned from TF 2.21 / Keras 3.15 (the same program, import tensorflow as tf)
+    rng = np.random.default_rng(0)
+    x = (rng.normal(size=(64, 5)) * 3 + 2).astype("float32")
+    y = rng.normal(size=(64, 1)).astype("float32")
+    tf.keras.utils.set_random_seed(0)
+    m = tf.keras.Sequential([tf.keras.Input((5,)), tf.keras.layers.Dense(4),
+                             tf.keras.layers.BatchNormalization(synchronized=True), tf.keras.layers.Dense(1)])
+    m.compile(tf.keras.optimizers.SGD(0.1), "mse")
+    h = m.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+    bn = m.layers[1]
+    assert bn.synchronized and bn.get_config()["synchronized"] is True
+    np.testing.assert_allclose(h.history["loss"], [1.2428331, 0.845296], rtol=1e-5)
+    np.testing.assert_allclose(bn.moving_variance.numpy()[:3], [1.0803726, 1.6907942, 1.6985843], rtol=1e-5)
+    np.testing.assert_allclose(m.layers[2].kernel.numpy()[:2, 0], [-0.09576973, -0.45853904], rtol=1e-5)
+    out = bn(tf.constant(x[:8, :4]), training=True).numpy()[0]
+    np.testing.assert_allclose(out, [0.58790755, -0.20598656, 1.0028234, 0.00390017], rtol=1e-5, atol=1e-6)

@@ -13,7 +13,7 @@ import numpy as np
 import tapeflow as tf
 
 OUT = sys.argv[1]
-WHAT = sys.argv[2:] or ["fit", "loop", "sparse", "lso", "data", "tail", "logsync", "tutorial"]
+WHAT = sys.argv[2:] or ["fit", "loop", "sparse", "lso", "data", "tail", "logsync", "tutorial", "syncbn"]
 os.makedirs(OUT, exist_ok=True)
 
 strategy = tf.distribute.MultiWorkerMirroredStrategy()
@@ -681,6 +681,44 @@ if "chiefmetric" in WHAT:  # a metric read on the chief only (a collective in TF
         fault_time()
         print("accuracy", float(accuracy.result()))  # the others are not reading it
     tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(1.0)), os.path.join(OUT, "ck"), 1).save()
+
+if "syncbn" in WHAT:  # BatchNormalization(synchronized=True): the moments of the global batch, in fit and run
+    def bn_model():
+        return tf.keras.Sequential([tf.keras.Input((5,), dtype="float64"),
+                                    tf.keras.layers.Dense(6, use_bias=False, dtype="float64"),  # (BN cancels a bias)
+                                    tf.keras.layers.BatchNormalization(synchronized=True, momentum=0.5,
+                                                                       dtype="float64"),
+                                    tf.keras.layers.Dense(2, dtype="float64")])
+
+    tf.keras.utils.set_random_seed(0)
+    with strategy.scope():
+        model = bn_model()
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.1),
+                      loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(X, Y, batch_size=GLOBAL_BATCH, epochs=2, shuffle=False, verbose=0)
+    fit_weights = model.get_weights()
+    tf.keras.utils.set_random_seed(0)
+    with strategy.scope():
+        model = bn_model()
+        optimizer = tf.keras.optimizers.SGD(0.1)
+        loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
+
+    def bn_step(inputs):
+        features, labels = inputs
+        with tf.GradientTape() as tape:
+            loss = tf.nn.compute_average_loss(loss_object(labels, model(features, training=True)),
+                                              global_batch_size=GLOBAL_BATCH)
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    @tf.function
+    def bn_train(inputs):
+        return strategy.reduce("SUM", strategy.run(bn_step, args=(inputs,)), axis=None)
+
+    losses = [bn_train(b) for b in strategy.experimental_distribute_dataset(
+        tf.data.Dataset.from_tensor_slices((X, Y)).batch(GLOBAL_BATCH))]
+    save("syncbn", *fit_weights, loop=np.concatenate(
+        [np.ravel(w) for w in model.get_weights()]), loss=np.array([float(v) for v in losses]))
 
 if "timeout" in WHAT:  # CommunicationOptions(timeout_seconds=...): a collective that waits longer ends the job
     options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=1.0)

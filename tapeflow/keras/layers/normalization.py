@@ -26,6 +26,26 @@ def _axes(axis: Any, ndim: int) -> list[int]:
 
 
 
+def _synchronized_moments(x: Tensor, axes: list, ctx: Any) -> tuple:
+    """Keras' ``_compute_moments_sync``: the sums all-reduced in one fused collective (Keras makes three; the
+    same sums). ``ctx`` is the replica context, or None inside a strategy's scope (tapeflow's Keras fit)."""
+    from tapeflow.distribute import ReduceOp, collective_ops, strategies
+    from tapeflow.framework import distribution_hooks as hooks
+    from tapeflow.ops.special_ops import divide_no_nan
+
+    local = [mo.reduce_sum(x, axis=axes, keepdims=True), mo.reduce_sum(mo.square(x), axis=axes, keepdims=True),
+             mo.reduce_sum(ao.ones_like(x), axis=axes, keepdims=True)]
+    if ctx is not None:
+        total, squares, count = ctx.all_reduce(ReduceOp.SUM, local)
+    elif hooks.strategy is not None and strategies.get_strategy() is hooks.strategy:  # several processes
+        total, squares, count = collective_ops.all_reduce(local, "sum")
+    else:
+        total, squares, count = local
+    mean = divide_no_nan(total, count)
+    var = mo.maximum(divide_no_nan(squares, count) - mo.square(mean), 0.0)
+    return mean, var
+
+
 def _to(t: Tensor, dtype: dtypes.DType) -> Tensor:
     return t if t.dtype == dtype else mo.cast(t, dtype)
 
@@ -47,6 +67,7 @@ class BatchNormalization(Layer):
             raise NotImplementedError("BatchNormalization(renorm=True) (batch renormalization) is not implemented "
                                       "in tapeflow")
         self.renorm, self.renorm_clipping, self.renorm_momentum = renorm, renorm_clipping, renorm_momentum
+        self.synchronized = synchronized
         self.beta_regularizer = regularizers.get(beta_regularizer)
         self.gamma_regularizer = regularizers.get(gamma_regularizer)
         self.beta_constraint = constraints.get(beta_constraint)
@@ -81,6 +102,17 @@ class BatchNormalization(Layer):
                                                autocast=False)
         self.built = True
 
+    def _moments(self, inputs: Tensor) -> tuple:
+        """The batch's mean and variance; with ``synchronized=True``, over every replica's batch (Keras' TF
+        backend: sums of x, x**2 and counts all-reduced, variance ``max(E[x**2] - E[x]**2, 0)``)."""
+        if self.synchronized:
+            from tapeflow.distribute import strategies
+
+            ctx = strategies.get_replica_context()
+            if ctx is not None or strategies.has_strategy():  # (Keras' fit runs the step in a replica context)
+                return _synchronized_moments(inputs, self._reduce_axes, ctx)
+        return nn.moments(inputs, self._reduce_axes, keepdims=True)
+
     def _param(self, v: Any) -> Tensor:
         t = v.value()
         return t if len(self._feature_axes) == 1 and self._feature_axes[0] == len(self._bshape) - 1 \
@@ -106,7 +138,7 @@ class BatchNormalization(Layer):
                                  f"{a - len(shape)} of input shape to have value {self._bshape[a]}, but received "
                                  f"input with shape {shape}")
         if training and self.trainable:
-            mean, var = nn.moments(inputs, self._reduce_axes, keepdims=True)
+            mean, var = self._moments(inputs)
             m = self.momentum
             for moving, batch in ((self.moving_mean, mean), (self.moving_variance, var)):
                 batch = ao.reshape(ao.stop_gradient(batch), moving.shape.as_list())
