@@ -60,8 +60,9 @@ from tapeflow.eager.custom_gradient import custom_gradient, recompute_grad  # no
 from tapeflow.graph.function import TensorSpec, function, init_scope, print_ as print  # noqa: E402, A004
 from tapeflow.graph.gradients import gradients, hessians  # noqa: E402
 from tapeflow.graph.control_flow import (  # noqa: E402
-    case, cond, foldl, foldr, map_fn, scan, switch_case, vectorized_map, while_loop,
+    case, cond, foldl, foldr, map_fn, scan, switch_case, while_loop,
 )
+from tapeflow.graph.pfor import vectorized_map  # noqa: E402
 from tapeflow.graph.tensor_array import TensorArray  # noqa: E402
 from tapeflow.graph.functional_ops import numpy_function, py_function  # noqa: E402
 from tapeflow.graph import tape_replay as _tape_replay  # noqa: E402, F401 - plugs compiled tape replay into GradientTape

@@ -589,7 +589,7 @@ def _probe_fn(fn: Callable, specs: list) -> Any:
     """``fn``'s result on placeholders of ``specs`` ((shape, dtype) pairs),
     traced on a scratch graph: its structure, dtypes and shapes."""
     g = FuncGraph("probe", outer=state.graph)
-    g.is_branch = True
+    g.is_branch = state.graph is not None  # eagerly, variables are read in the probe (no graph to capture from)
     with graph_scope(g):
         return fn([g.add_placeholder(shape, dtype) for shape, dtype in specs])
 
@@ -692,21 +692,6 @@ def _map(fn: Callable, elems: Any, fn_output_signature: Any, keep_empty_shape: b
 
         stacked = [array_ops.zeros((0,), dtype=s.dtype) for s in stacked]
     return nest.pack_sequence_as(proto, stacked)
-
-
-def vectorized_map(fn: Callable, elems: Any, fallback_to_while_loop: bool = True, warn: bool = True) -> Any:
-    """``fn`` over the slices of ``elems`` along dimension 0, as
-    ``tf.vectorized_map``: the same results as ``map_fn`` (tapeflow runs it as
-    a loop rather than vectorizing ``fn``). As TF's pfor, a batch of one is
-    ``fn`` on ``gather(elems, [0])`` (its gradient is IndexedSlices)."""
-    flat, n = _elems(elems)
-    if state.graph is not None or n != 1:
-        return _map(fn, elems, None, keep_empty_shape=True)
-    from tapeflow.ops import array_ops
-
-    rows = [array_ops.reshape(array_ops.gather(e, [0]), e._shape_tuple()[1:]) for e in flat]
-    out = fn(nest.pack_sequence_as(elems, rows))
-    return nest.map_structure(lambda o: array_ops.expand_dims(convert_to_tensor(o), 0), out)
 
 
 def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations: Any = None,

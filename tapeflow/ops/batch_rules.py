@@ -433,6 +433,32 @@ def _scatter_nd_rule(size, args, batched, attrs):
     return array_ops.transpose(out, (depth,) + tuple(range(depth)) + tuple(range(depth + 1, on)))
 
 
+def _sparse_xent_rule(size, args, batched, attrs):
+    # The kernel takes logits (N, C) and labels (N,): fold the batch into N, unfold both outputs.
+    logits, labels = (materialize(a, b, size) for a, b in zip(args, batched))
+    ls = logits._shape_tuple()
+    loss, backprop = execute(registry.get_op("SparseSoftmaxCrossEntropyWithLogits"),
+                             (_reshape(logits, (size * ls[1], ls[2])), _reshape(labels, (size * ls[1],))), attrs)
+    return [_reshape(loss, (size, ls[1])), _reshape(backprop, ls)]
+
+
+def _last_axis_rule(op_name: str):
+    # Ops over the last axis of equally shaped inputs (the dense cross-entropy): every input gets the batch axis.
+    def rule(size, args, batched, attrs):
+        return execute(registry.get_op(op_name), tuple(materialize(a, b, size) for a, b in zip(args, batched)), attrs)
+
+    return rule
+
+
+# Elementwise ops also batched generically for integer inputs (batch_rule_for takes only float/bool ones, as
+# an integer input may be indices): arithmetic, comparisons, bitwise ops.
+_INTEGER_ELEMENTWISE = (
+    "AddV2", "Sub", "Mul", "FloorDiv", "FloorMod", "TruncateDiv", "TruncateMod", "Maximum", "Minimum", "Neg", "Abs",
+    "Sign", "Square", "Pow", "Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "BitwiseAnd",
+    "BitwiseOr", "BitwiseXor", "Invert", "LeftShift", "RightShift", "ZerosLike", "OnesLike", "Identity",
+)
+
+
 def install() -> None:
     """Sets the rules below on their ops (keeping any an op family set itself)."""
     rules = {
@@ -457,6 +483,8 @@ def install() -> None:
         "GatherNd": _gather_nd_rule, "ScatterNd": _scatter_nd_rule,
         "DepthwiseConv2dNative": _fold_n_rule("DepthwiseConv2dNative", 0),
         "DepthwiseConv2dNativeBackpropInput": _fold_n_rule("DepthwiseConv2dNativeBackpropInput", 1, "input_sizes"),
+        "SparseSoftmaxCrossEntropyWithLogits": _sparse_xent_rule,
+        "SoftmaxCrossEntropyWithLogits": _last_axis_rule("SoftmaxCrossEntropyWithLogits"),
     })
     for name in ("MatrixBandPart", "MatrixDiagPartV3", "MatrixDiagV3", "MatrixSetDiagV3", "MatrixSolve",
                  "MatrixTriangularSolve"):
@@ -469,7 +497,7 @@ def install() -> None:
         if op.batch is None:
             op.batch = rule
     # Elementwise ops whose shape rule is not one of the generic ones.
-    for name in ("Cast", "IsNan", "IsInf", "IsFinite", "SelectV2"):
+    for name in ("Cast", "IsNan", "IsInf", "IsFinite", "SelectV2") + _INTEGER_ELEMENTWISE:
         try:
             op = registry.get_op(name)
         except LookupError:
