@@ -66,11 +66,12 @@ def call_function(f, inputs: list, saved: bool | None = None) -> list:
 _INLINE_TYPES = frozenset({"Placeholder", "ReadVariableOp"})
 
 
-def _batch_inline(op, inputs: tuple, attrs: dict):
+def _batch_inline(op, inputs: tuple, attrs: dict, special: dict | None = None):
     """The vectorizing interpreter (eager/batching.py) on a call with a batched input: run its graph's ops one
     by one (through the interpreter, so each is batched by its own rule)
     instead of looping over rows. None if the graph holds ops that cannot
-    be replayed so (assignments, prints): the caller then falls back."""
+    be replayed so (assignments, prints): the caller then falls back. ``special``: op type ->
+    ``run(graph_op, inputs)`` for ops replayed otherwise (``vectorized_map``'s random draws, one per row)."""
     f = attrs.get("f")
     graph = getattr(f, "graph", None)
     if graph is None:
@@ -98,7 +99,8 @@ def _batch_inline(op, inputs: tuple, attrs: dict):
         ins = tuple(env.get(t._id, t) if isinstance(t, SymbolicTensor) else t for t in gop.inputs)
         if any(isinstance(t, SymbolicTensor) and t._id not in env for t in gop.inputs):
             return None
-        out = execute(gop.opdef, ins, gop.attrs)
+        run = special.get(gop.type) if special else None
+        out = execute(gop.opdef, ins, gop.attrs) if run is None else run(gop, ins)
         outs = out if isinstance(out, list) else [out]
         for sym, val in zip(gop.outputs, outs):
             env[sym._id] = val

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from tapeflow.framework import nest
 from tapeflow.framework.composite_tensor import CompositeTensor
 from tapeflow.framework.context import state
-from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.framework.tensor import convert_to_tensor
 from tapeflow.framework.tensor_spec import TensorSpec
 from tapeflow.graph.control_flow import _elems, _map
 from tapeflow.graph.graph import SymbolicTensor
@@ -37,9 +37,12 @@ __all__ = ["vectorized_map"]
 
 # Graph node types the replay handles itself (graph/functional_ops.py's _batch_inline).
 _REPLAYED = frozenset({"Placeholder", "ReadVariableOp"})
+# Stateful random ops of a static shape: as TF's pfor converters, one draw of shape ``(B,) + shape`` gives
+# every row its own values (Generator ops, whose state is a variable, fall back to the loop as in TF).
+_RANDOM = frozenset({"RandomStandardNormal", "RandomUniform", "TruncatedNormal", "RandomUniformInt"})
 
 
-class _NoConverter(Exception):
+class _NoConverterError(Exception):
     """An op of ``fn``'s graph that cannot be vectorized: its type and why (TF's wording)."""
 
     def __init__(self, op_type: str, cause: str, op: Any = None) -> None:
@@ -49,17 +52,21 @@ class _NoConverter(Exception):
         self.op = op
 
 
-def _unconvertible(graph: Any, stacked: set) -> None:
-    """Raises :class:`_NoConverter` for the first op of ``graph`` that varies with the row (an input id
-    in ``stacked``, or stateful) and has no batching rule; adds the ids of varying outputs to ``stacked``."""
+def _unconvertible(graph: Any, stacked: set, top: bool = True) -> None:
+    """Raises :class:`_NoConverterError` for the first op of ``graph`` that varies with the row (an input id
+    in ``stacked``, or stateful) and has no batching rule; adds the ids of varying outputs to ``stacked``.
+    ``top``: ``graph`` is ``fn``'s own (random draws are batched there only)."""
     from tapeflow.eager.batching import batch_rule_for
 
     for op in graph.operations:
         if op.type in _REPLAYED:
             continue
         if op.opdef is None:  # assignments, prints: side effects the replay cannot batch
-            raise _NoConverter(op.type, "there is no registered converter for this op.", op)
+            raise _NoConverterError(op.type, "there is no registered converter for this op.", op)
         varies = any(isinstance(t, SymbolicTensor) and t._id in stacked for t in op.inputs)
+        if op.type in _RANDOM and top and not varies and not op.attrs.get("dynamic"):
+            stacked.add(op.outputs[0]._id)
+            continue
         if op.stateful and "batch_inline" not in op.opdef.extra:
             varies = True  # a random draw (or another side effect) per row
         if not varies:
@@ -70,21 +77,21 @@ def _unconvertible(graph: Any, stacked: set) -> None:
             # A nested tf.function call is replayed op by op: its ops need rules.
             inner = {ph._id for ph, x in zip(f.inputs, op.inputs[: f.num_inputs])
                      if isinstance(x, SymbolicTensor) and x._id in stacked}
-            _unconvertible(f.graph, inner)
+            _unconvertible(f.graph, inner, top=False)
             if len(op.outputs) > f.num_outputs:
-                raise _NoConverter(op.type, "there is no registered converter for this op.", op)
+                raise _NoConverterError(op.type, "there is no registered converter for this op.", op)
         elif op.opdef.batch is None and batch_rule_for(op.opdef, op.attrs, tuple(op.inputs)) is None:
-            raise _NoConverter(op.type, "there is no registered converter for this op.", op)
+            raise _NoConverterError(op.type, "there is no registered converter for this op.", op)
         for t in op.outputs:
             stacked.add(t._id)
 
 
-def _describe(e: _NoConverter) -> str:
+def _describe(e: _NoConverterError) -> str:
     """The unconvertible op and its inputs, for the error (TF prints the node)."""
     if e.op is None:
         return f" cause: {e.cause}"
     ins = [t.name if isinstance(t, SymbolicTensor) else "<constant>" for t in e.op.inputs]
-    return f"{e.op.node_def}\n inputs: {ins}."
+    return f"{e.op.node_def}\n inputs: {ins}."  # TF: no line break before "Consider"
 
 
 def _trace(fn: Callable, elems: Any, flat: list) -> Any:
@@ -101,14 +108,19 @@ def _trace(fn: Callable, elems: Any, flat: list) -> Any:
 def _run_batched(cf: Any, flat: list, n: int) -> Any:
     """``cf``'s graph replayed on the whole batch: the stacked results in ``fn``'s output structure."""
     from tapeflow.eager import batching
+    from tapeflow.framework.execute import execute
     from tapeflow.graph.functional_ops import _batch_inline
     from tapeflow.ops import array_ops, batch_rules
 
     gf = cf._gf
     with batching.BatchInterpreter(n) as interp:
+        def draw(gop, ins):  # one draw for all rows (the interpreter runs an op without batched inputs as is)
+            attrs = dict(gop.attrs, shape=(n,) + tuple(gop.attrs["shape"]))
+            return interp.wrap(execute(gop.opdef, ins, attrs))
+
         rows = [interp.wrap(e) if e._shape_tuple()[0] == n else array_ops.reshape(e, e._shape_tuple()[1:])
                 for e in flat]  # a first dimension of 1 broadcasts, as TF's
-        outs = _batch_inline(None, tuple(rows), {"f": gf, "saved": False})
+        outs = _batch_inline(None, tuple(rows), {"f": gf, "saved": False}, dict.fromkeys(_RANDOM, draw))
     stacked = []
     for o in outs:
         if type(o) is batching.BatchedTensor and o._interp is interp:
@@ -145,17 +157,24 @@ def vectorized_map(fn: Callable, elems: Any, fallback_to_while_loop: bool = True
         out = fn(nest.pack_sequence_as(elems, rows))
         return nest.map_structure(lambda o: array_ops.expand_dims(convert_to_tensor(o), 0), out)
     n = max((d for d in firsts if d is not None), default=None)
+    if n is not None and None not in firsts:
+        short = [d for d in firsts if d not in (1, n)]
+        if short:  # TF gathers row i of every element: the first missing row fails
+            from tapeflow.framework.errors import InvalidArgumentError
+
+            d = min(short)
+            raise InvalidArgumentError(None, None, f"indices[{d}] = {d} is not in [0, {d}) [Op:GatherV2]")
     if n is None or None in firsts or n == 0 or any(d not in (1, n) for d in firsts) \
             or any(isinstance(e, CompositeTensor) for e in nest.flatten(elems)):
         return _map(fn, elems, None, keep_empty_shape=True)
     cf = _trace(fn, elems, flat)
     try:
         if any(isinstance(x, CompositeTensor) for x in nest.flatten(cf._out_template)):
-            raise _NoConverter("fn", "its results hold composite tensors (IndexedSlices, sparse, ragged).")
+            raise _NoConverterError("fn", "its results hold composite tensors (IndexedSlices, sparse, ragged).")
         _unconvertible(cf._gf.graph, {ph._id for ph, d in zip(cf._gf.inputs, firsts) if d == n})
-    except _NoConverter as e:
+    except _NoConverterError as e:
         if not fallback_to_while_loop:
-            raise ValueError(f"No pfor vectorization defined for {e.op_type}\n{_describe(e)}\nConsider enabling the "
+            raise ValueError(f"No pfor vectorization defined for {e.op_type}\n{_describe(e)}Consider enabling the "
                              "fallback_to_while_loop option to pfor, which may run slower.") from None
         (_log.warning if warn else _log.debug)(f"Using a while_loop for converting {e.op_type} cause {e.cause}")
         if n != 1 and 1 in firsts:  # the loop takes rows of equal-length elements

@@ -450,6 +450,15 @@ def _last_axis_rule(op_name: str):
     return rule
 
 
+def _softmax_rule(op_name: str):
+    # (Log)Softmax over its ``axis`` attr: a non-negative axis shifts past the batch axis.
+    def rule(size, args, batched, attrs):
+        axis = attrs["axis"]
+        return execute(registry.get_op(op_name), (args[0],), dict(attrs, axis=axis + 1 if axis >= 0 else axis))
+
+    return rule
+
+
 # Elementwise ops also batched generically for integer inputs (batch_rule_for takes only float/bool ones, as
 # an integer input may be indices): arithmetic, comparisons, bitwise ops.
 _INTEGER_ELEMENTWISE = (
@@ -485,6 +494,7 @@ def install() -> None:
         "DepthwiseConv2dNativeBackpropInput": _fold_n_rule("DepthwiseConv2dNativeBackpropInput", 1, "input_sizes"),
         "SparseSoftmaxCrossEntropyWithLogits": _sparse_xent_rule,
         "SoftmaxCrossEntropyWithLogits": _last_axis_rule("SoftmaxCrossEntropyWithLogits"),
+        "Softmax": _softmax_rule("Softmax"), "LogSoftmax": _softmax_rule("LogSoftmax"),
     })
     for name in ("MatrixBandPart", "MatrixDiagPartV3", "MatrixDiagV3", "MatrixSetDiagV3", "MatrixSolve",
                  "MatrixTriangularSolve"):
