@@ -78,3 +78,25 @@ def test_argument_checks_and_missing_models_say_so():
         K.applications.InceptionV3
     with pytest.raises(ValueError, match="decode_predictions` expects a batch of predictions"):
         K.applications.mobilenet_v2.decode_predictions(np.zeros((2, 10)))
+
+
+def test_keras2_weight_files_like_the_imagenet_downloads_load(tmp_path):
+    # Keras's ImageNet files are Keras 2 weight files: root attribute layer_names (every layer), one group per
+    # layer whose weight_names attribute lists 'layer/kernel:0'-style datasets, loaded layer by layer in order
+    h5py = pytest.importorskip("h5py")
+    K.backend.clear_session()
+    model = K.applications.MobileNetV2(input_shape=(32, 32, 3), alpha=0.35, include_top=False, weights=None)
+    FIXTURE.fill(model)
+    path = str(tmp_path / "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_0.35_96_no_top.h5")
+    with h5py.File(path, "w") as f:
+        f.attrs["layer_names"] = np.array([layer.name.encode() for layer in model.layers])
+        f.attrs["backend"], f.attrs["keras_version"] = b"tensorflow", b"2.2.4"
+        for layer in model.layers:
+            g = f.create_group(layer.name)
+            names = [f"{layer.name}/{w.name}:0".encode() for w in layer.weights]
+            g.attrs["weight_names"] = np.array(names)
+            for n, w in zip(names, layer.weights):
+                g.create_dataset(n.decode(), data=w.numpy())
+    again = K.applications.MobileNetV2(input_shape=(32, 32, 3), alpha=0.35, include_top=False, weights=path)
+    x = DATA["mobilenet_v2_x"]
+    np.testing.assert_array_equal(again.predict(x, verbose=0), model.predict(x, verbose=0))
