@@ -97,3 +97,14 @@ def test_keras_config():
     assert K.config.dtype_policy().name == "float32"
     with pytest.raises(NotImplementedError, match="tf.keras.config.set_max_epochs"):
         K.config.set_max_epochs
+
+
+def test_merge_layers_promote_mixed_dtypes_as_keras():
+    # Keras 3.15: floating inputs are autocast to the layer's float32 first, then keras.ops promotes
+    for d1, d2, want in (("int64", "float64", "float32"), ("int64", "float32", "float32"),
+                         ("int32", "float16", "float32"), ("bool", "int32", "int32")):
+        a, b = tf.ones((1, 1), d1), tf.ones((1, 2), d2)
+        assert K.layers.Concatenate(axis=1)([a, b]).dtype == want, (d1, d2)
+    assert K.layers.Add()([tf.ones((1, 2), "int64"), tf.ones((1, 2))]).dtype == "float32"
+    with pytest.raises(ValueError, match="dtype='string' is not a valid dtype for Keras type promotion"):
+        K.layers.Concatenate()([tf.constant([["a"]]), tf.ones((1, 1))])

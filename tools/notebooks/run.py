@@ -76,6 +76,9 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
     "image_classification": [("epochs=10", "epochs=2"), ("epochs = 15", "epochs = 2")],
     "data_augmentation": [("epochs=5", "epochs=2")],
     "pix2pix": [("steps=40000)", "steps=10)")],
+    "advanced": [("EPOCHS = 5", "EPOCHS = 2")],  # lead: quickstart/advanced
+    "numpy": [("epochs=10)", "epochs=2)")],  # lead: load_data/numpy
+    "pandas_dataframe": [("epochs=15", "epochs=3")],  # lead: load_data/pandas_dataframe
 }
 
 

@@ -625,3 +625,33 @@ def install_images(backend_tf) -> None:
     keras_mods = [backend_tf.keras] + ([sys.modules["keras"]] if "keras" in sys.modules else [])
     for km in keras_mods:
         km.datasets.cifar10.load_data = cifar10_load_data
+
+
+# --- lead (2026-12-03): load_data/numpy's mnist.npz and load_data/pandas_dataframe's heart.csv -------------------
+
+
+def _mnist_npz(path: str) -> None:
+    (a, b), (c, d) = fashion_mnist_load_data()
+    with open(path, "wb") as f:
+        np.savez(f, x_train=a, y_train=b, x_test=c, y_test=d)
+
+
+def _heart(path: str) -> None:
+    # the Cleveland heart-disease table's columns and kinds (303 rows; thal a string column)
+    rng = np.random.default_rng(5)
+    cols = "age,sex,cp,trestbps,chol,fbs,restecg,thalach,exang,oldpeak,slope,ca,thal,target"
+    with open(path, "w") as f:
+        f.write(cols + "\n")
+        for _ in range(303):
+            sick = rng.random() < 0.27
+            age = int(rng.integers(29, 78))
+            row = [age, int(rng.random() < 0.68), int(rng.integers(0, 5)), int(rng.normal(131, 17)),
+                   int(rng.normal(246, 50)), int(rng.random() < 0.15), int(rng.integers(0, 3)),
+                   int(rng.normal(150 - 15 * sick, 20)), int(rng.random() < 0.2 + 0.3 * sick),
+                   round(float(abs(rng.normal(1.0 + sick, 1.1))), 1), int(rng.integers(1, 4)), int(rng.integers(0, 4)),
+                   str(rng.choice(["normal", "fixed", "reversible"], p=[0.55, 0.07, 0.38])), int(sick)]
+            f.write(",".join(str(v) for v in row) + "\n")
+
+
+URLS["mnist.npz"] = ("mnist.npz", _mnist_npz)
+URLS["heart.csv"] = ("heart.csv", _heart)

@@ -36,9 +36,13 @@ NOTEBOOKS = [
     "guide/extension_type",  # ext12: tf.ExtensionType, TypeSpec, dispatch decorators
     "guide/effective_tf2",  # ext12: TF2 idioms (tf.function, Keras fit, tf.data)
     "guide/tf_numpy_type_promotion",  # ext12: tnp numpy behavior and TF's type-promotion lattice
+    "tutorials/quickstart/advanced",  # lead 2026-12-03: subclassed model, GradientTape loop, metrics
+    "tutorials/load_data/numpy",  # lead 2026-12-03: from_tensor_slices of an .npz
+    "tutorials/load_data/pandas_dataframe",  # lead 2026-12-03: DataFrames into Keras and tf.data
+    "guide/basics",  # lead 2026-12-03: TF basics tour
 ]
 # results are named for the notebook's file; where two notebooks share one, the later gets a longer name
-NAMES = {"tutorials/images/classification": "image_classification"}
+NAMES = {"tutorials/images/classification": "image_classification", "guide/basics": "guide_basics"}
 TYPES = [  # tensor types, tf.data and the tf.function surface
     "guide/ragged_tensor", "guide/sparse_tensor", "guide/function", "guide/intro_to_graphs",
     "guide/random_numbers", "guide/data", "guide/migrate/tf1_vs_tf2",

@@ -16,6 +16,14 @@ from tapeflow.ops import math_ops as mo
 __all__ = ["Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot", "dot"]
 
 
+def _ops() -> Any:
+    # keras.ops, whose functions promote mixed dtypes as Keras's merge layers do (int64 and float32 give
+    # float32); imported on first use, as keras.ops builds on this package
+    from tapeflow.keras import ops
+
+    return ops
+
+
 class _Merge(Layer):
     _min_inputs = 2
 
@@ -36,7 +44,7 @@ class Add(_Merge):
     def _merge(self, xs):
         out = xs[0]
         for x in xs[1:]:
-            out = mo.add(out, x)
+            out = _ops().add(out, x)
         return out
 
 
@@ -44,14 +52,14 @@ class Subtract(_Merge):
     def _merge(self, xs):
         if len(xs) != 2:
             raise ValueError(f"A `Subtract` layer should be called on exactly 2 inputs. Received {len(xs)}")
-        return mo.subtract(xs[0], xs[1])
+        return _ops().subtract(xs[0], xs[1])
 
 
 class Multiply(_Merge):
     def _merge(self, xs):
         out = xs[0]
         for x in xs[1:]:
-            out = mo.multiply(out, x)
+            out = _ops().multiply(out, x)
         return out
 
 
@@ -64,7 +72,7 @@ class Maximum(_Merge):
     def _merge(self, xs):
         out = xs[0]
         for x in xs[1:]:
-            out = mo.maximum(out, x)
+            out = _ops().maximum(out, x)
         return out
 
 
@@ -72,7 +80,7 @@ class Minimum(_Merge):
     def _merge(self, xs):
         out = xs[0]
         for x in xs[1:]:
-            out = mo.minimum(out, x)
+            out = _ops().minimum(out, x)
         return out
 
 
@@ -82,7 +90,7 @@ class Concatenate(_Merge):
         self.axis = axis
 
     def _merge(self, xs):
-        return ao.concat(xs, axis=self.axis)
+        return _ops().concatenate(xs, axis=self.axis)
 
 
 class Dot(_Merge):

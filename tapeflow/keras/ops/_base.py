@@ -67,6 +67,9 @@ def _name(d: Any) -> tuple[str, bool]:
 @functools.lru_cache(1024)
 def _result_type_cached(args: tuple, floatx: str) -> str:
     names, weak = zip(*(_name(a) for a in args))
+    for n in names:
+        if n not in _LATTICE:
+            raise ValueError(f"dtype='{n}' is not a valid dtype for Keras type promotion.")
     if len(names) == 1:
         out, out_weak = names[0], weak[0]
     elif len(set(names)) == 1 and not all(weak):
