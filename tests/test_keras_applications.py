@@ -100,3 +100,24 @@ def test_keras2_weight_files_like_the_imagenet_downloads_load(tmp_path):
     again = K.applications.MobileNetV2(input_shape=(32, 32, 3), alpha=0.35, include_top=False, weights=path)
     x = DATA["mobilenet_v2_x"]
     np.testing.assert_array_equal(again.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+def test_transfer_learning_assembly_as_tfs_tutorial():
+    # TF's transfer_learning tutorial's model (checked against TF 2.21 + Keras 3.15 at 96x96): a frozen base,
+    # an augmentation Sequential without an Input (its summary row keeps the batch None), preprocess_input on
+    # a Keras tensor (true_divide and subtract nodes), then fine-tuning from layer 100
+    K.backend.clear_session()
+    augment = K.Sequential([K.layers.RandomFlip("horizontal"), K.layers.RandomRotation(0.2)])
+    base = K.applications.MobileNetV2(input_shape=(32, 32, 3), alpha=0.35, include_top=False, weights=None)
+    base.trainable = False
+    inputs = K.Input(shape=(32, 32, 3))
+    x = base(K.applications.mobilenet_v2.preprocess_input(augment(inputs)), training=False)
+    x = K.layers.Dropout(0.2)(K.layers.GlobalAveragePooling2D()(x))
+    model = K.Model(inputs, K.layers.Dense(1, activation="sigmoid")(x))
+    assert augment.output_shape == (None, 32, 32, 3)
+    assert [layer.name for layer in model._summary_layers()][1:4] == ["sequential", "true_divide", "subtract"]
+    assert len(model.trainable_variables) == 2
+    base.trainable = True
+    for layer in base.layers[:100]:
+        layer.trainable = False
+    assert len(base.layers) == 154 and len(model.trainable_variables) == 56

@@ -809,9 +809,13 @@ class Layer(Module):
         # from tracing the (built) layer on placeholders with those dims None.
         unknown_inner = any(isinstance(x, KerasTensor) and None in tuple(x.shape)[1:]
                             for x in nest.flatten((args, kwargs)))
-        saved_tapes, saved_acc = state.tapes, state.accumulators
+        first = next((x for x in nest.flatten(args) if isinstance(x, KerasTensor)), None)
+        unknown_batch = first is not None and first.shape and first.shape[0] is None
+        saved_tapes, saved_acc, saved_batch = state.tapes, state.accumulators, _ctx.unknown_batch
         state.tapes, state.accumulators = [], []  # building a model is never recorded
         state.update_recording()
+        if unknown_batch:  # the shapes layers record on the stand-ins (summary's) keep the batch unknown
+            _ctx.unknown_batch = True
         try:
             try:
                 out = Layer.__call__(self, *nest.map_structure(dummy, args), **nest.map_structure(dummy, kwargs))
@@ -827,9 +831,8 @@ class Layer(Module):
                         raise
         finally:
             state.tapes, state.accumulators = saved_tapes, saved_acc
+            _ctx.unknown_batch = saved_batch
             state.update_recording()
-        first = next((x for x in nest.flatten(args) if isinstance(x, KerasTensor)), None)
-        unknown_batch = first is not None and first.shape and first.shape[0] is None
 
         def spec(t):
             shape = tuple(t._shape_tuple())
