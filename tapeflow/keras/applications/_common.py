@@ -24,6 +24,17 @@ def check_weights(weights: Any, include_top: bool, classes: int) -> None:
                          f"Received `classes={classes}`")
 
 
+def model_input(weights: Any, include_top: bool, classes: int, input_tensor: Any, input_shape: Any,
+                default_size: int = 224) -> Any:
+    """The checks every model starts with, then its image input (``Input`` of the checked shape, or
+    ``input_tensor``)."""
+    check_weights(weights, include_top, classes)
+    input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=default_size, min_size=32,
+                                                    data_format=_backend.image_data_format(),
+                                                    require_flatten=include_top, weights=weights)
+    return image_input(input_tensor, input_shape)
+
+
 def image_input(input_tensor: Any, input_shape: tuple) -> Any:
     if input_tensor is None:
         return layers.Input(shape=input_shape)

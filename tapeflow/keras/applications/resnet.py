@@ -53,11 +53,7 @@ def _resnet(key: str, include_top: bool, weights: Any, input_tensor: Any, input_
             classes: int, classifier_activation: Any, name: str) -> Any:
     from tapeflow.keras.models import Model
 
-    _common.check_weights(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=224, min_size=32,
-                                                    data_format=_backend.image_data_format(),
-                                                    require_flatten=include_top, weights=weights)
-    img_input = _common.image_input(input_tensor, input_shape)
+    img_input = _common.model_input(weights, include_top, classes, input_tensor, input_shape)
     x = layers.ZeroPadding2D(padding=((3, 3), (3, 3)), name="conv1_pad")(img_input)
     x = layers.Conv2D(64, 7, strides=2, use_bias=True, name="conv1_conv")(x)
     x = layers.Activation("relu", name="conv1_relu")(_bn(x, "conv1_bn"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tapeflow.keras import backend as _backend
 from tapeflow.keras import layers
 from tapeflow.keras.applications import _common, imagenet_utils
 
@@ -17,11 +16,7 @@ def _vgg(depth: int, include_top: bool, weights: Any, input_tensor: Any, input_s
          classes: int, classifier_activation: Any, name: str) -> Any:
     from tapeflow.keras.models import Model
 
-    _common.check_weights(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=224, min_size=32,
-                                                    data_format=_backend.image_data_format(),
-                                                    require_flatten=include_top, weights=weights)
-    img_input = _common.image_input(input_tensor, input_shape)
+    img_input = _common.model_input(weights, include_top, classes, input_tensor, input_shape)
     x = img_input
     convs = (2, 2, 3, 3, 3) if depth == 16 else (2, 2, 4, 4, 4)
     for block, (n, filters) in enumerate(zip(convs, (64, 128, 256, 512, 512)), start=1):
