@@ -75,6 +75,8 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
              "train_images, test_images = train_images / 255.0, test_images / 255.0")],
     "image_classification": [("epochs=10", "epochs=2"), ("epochs = 15", "epochs = 2")],
     "data_augmentation": [("epochs=5", "epochs=2")],
+    "imbalanced_data": [("EPOCHS = 100", "EPOCHS = 2"), ("epochs=20,", "epochs=2,")],  # img11: 182k rows per epoch
+    "time_series": [("MAX_EPOCHS = 20", "MAX_EPOCHS = 1")],  # img11: 12 fits over 50k hourly windows
     "pix2pix": [("steps=40000)", "steps=10)")],
     "advanced": [("EPOCHS = 5", "EPOCHS = 2")],  # lead: quickstart/advanced
     "numpy": [("epochs=10)", "epochs=2)")],  # lead: load_data/numpy

@@ -206,6 +206,8 @@ def get_file(fname=None, origin=None, *args, untar=False, cache_dir=None, cache_
         return p
     if (p := _image_archive(fname, origin, cache_dir, cache_subdir)) is not None:
         return p
+    if str(origin or fname).endswith("jena_climate_2009_2016.csv.zip"):
+        return jena_csv_dir(os.path.join(os.path.expanduser(cache_dir or "~/.keras"), cache_subdir))
     raise RuntimeError(f"no local stand-in for get_file({fname!r}, {origin!r})")
 
 
@@ -235,7 +237,9 @@ def _module(name: str, **attrs) -> types.ModuleType:
 def _train_test_split(*arrays, test_size=0.25, random_state=None, **kwargs):
     n = len(arrays[0])
     n_test = int(np.ceil(test_size * n)) if isinstance(test_size, float) else int(test_size)
-    perm = np.random.RandomState(random_state).permutation(n)
+    # sklearn's check_random_state(None) is NumPy's global generator (which run.py seeds)
+    rs = np.random.mtrand._rand if random_state is None else np.random.RandomState(random_state)
+    perm = rs.permutation(n)
     test, train = perm[:n_test], perm[n_test:]
     out = []
     for a in arrays:
@@ -451,6 +455,7 @@ def install(backend_tf) -> None:
         km.datasets.mnist.load_data = fashion_mnist_load_data
         km.datasets.fashion_mnist.load_data = fashion_mnist_load_data
     install_images(backend_tf)
+    install_imbalanced()
 
 
 # --- img11: the image tutorials (CIFAR-10, flower_photos, tf_flowers, facades) --------------------------------
@@ -655,3 +660,136 @@ def _heart(path: str) -> None:
 
 URLS["mnist.npz"] = ("mnist.npz", _mnist_npz)
 URLS["heart.csv"] = ("heart.csv", _heart)
+
+
+# --- img11: the recurrent tutorials (Jena climate) ------------------------------------------------------------
+
+_JENA_COLS = ["p (mbar)", "T (degC)", "Tpot (K)", "Tdew (degC)", "rh (%)", "VPmax (mbar)", "VPact (mbar)",
+              "VPdef (mbar)", "sh (g/kg)", "H2OC (mmol/mol)", "rho (g/m**3)", "wv (m/s)", "max. wv (m/s)", "wd (deg)"]
+
+
+def _ar1(rng: np.random.Generator, n: int, phi: float, scale: float) -> np.ndarray:
+    """An AR(1) series (weather wanders smoothly): noise convolved (by FFT) with phi**k, cut where it is e**-8."""
+    k = int(8 / -np.log(phi))
+    size = 1 << int(np.ceil(np.log2(n + k)))
+    out = np.fft.irfft(np.fft.rfft(rng.normal(size=n), size) * np.fft.rfft(phi ** np.arange(k), size), size)
+    return scale * out[:n]
+
+
+def _jena_csv(path: str, n: int = 420551) -> None:
+    """jena_climate_2009_2016.csv's 15 columns and row count, every 10 minutes from 01.01.2009 00:10:00: temperature
+    with yearly and daily cycles, pressure and humidity wandering, the rest derived physically (Magnus formula,
+    ideal gas), wind speeds gamma-distributed with the real file's few -9999.0 errors."""
+    import pandas as pd
+    rng = np.random.default_rng(16)
+    t = np.arange(1, n + 1) * 600.0  # seconds since 2009-01-01 00:00
+    year, day = 365.2425 * 86400, 86400.0
+    temp = 9.5 - 9.0 * np.cos(2 * np.pi * (t - 20 * day) / year) - 3.5 * np.cos(2 * np.pi * (t - 0.6 * day) / day)
+    temp += _ar1(rng, n, 0.999, 0.12) + 0.1 * rng.normal(size=n)
+    p = 989.0 + _ar1(rng, n, 0.9995, 0.25)
+    rh = np.clip(76 + 12 * np.cos(2 * np.pi * (t - 0.6 * day) / day) + _ar1(rng, n, 0.998, 0.6), 13, 100)
+    vpmax = 6.1078 * np.exp(17.27 * temp / (temp + 237.3))
+    vpact = vpmax * rh / 100
+    lg = np.log(vpact / 6.1078)
+    tdew = 237.3 * lg / (17.27 - lg)
+    sh = 622 * vpact / (p - 0.378 * vpact)
+    wv = rng.gamma(2.0, 1.1, n)
+    wv[rng.choice(n, 3, replace=False)] = -9999.0
+    max_wv = np.where(wv < 0, -9999.0, wv * rng.uniform(1.2, 2.2, n))
+    max_wv[rng.choice(n, 2, replace=False)] = -9999.0
+    dates = pd.date_range("2009-01-01 00:10:00", periods=n, freq="10min").strftime("%d.%m.%Y %H:%M:%S")
+    cols = [p, temp, (temp + 273.15) * (1000 / p) ** 0.286, tdew, rh, vpmax, vpact, vpmax - vpact, sh,
+            vpact / p * 1000, p * 100 / (287.05 * (temp + 273.15)) * 1000, wv, max_wv,
+            rng.uniform(0, 360, n)]
+    df = pd.DataFrame({"Date Time": dates, **{c: np.round(v, 2) for c, v in zip(_JENA_COLS, cols)}})
+    df.to_csv(path, index=False)
+
+
+# the notebook reads os.path.splitext(get_file(..., extract=True))[0], which under Keras 3 is the folder (Keras 2
+# returned the CSV's path): the stand-in reads the CSV inside it, so the rest of the tutorial runs
+URLS["jena_climate_2009_2016_extracted"] = ("jena_climate_2009_2016.csv", _jena_csv)
+
+
+def jena_csv_dir(base: str) -> str:
+    """Where Keras 3's get_file(..., extract=True) leaves the zip's contents: a folder holding the CSV."""
+    out = os.path.join(base, "jena_climate_2009_2016_extracted")
+    os.makedirs(out, exist_ok=True)
+    src = _write_once("jena_climate_2009_2016.csv", _jena_csv)
+    dst = os.path.join(out, "jena_climate_2009_2016.csv")
+    if not os.path.exists(dst):
+        try:
+            os.symlink(src, dst)
+        except FileExistsError:  # a concurrent run made it
+            pass
+    return out
+
+
+# --- img11: imbalanced_data (credit-card fraud CSV, sklearn's StandardScaler and curves) -------------------------
+
+def _creditcard_csv(path: str, n: int = 284807, n_pos: int = 492) -> None:
+    """creditcard.csv's columns and counts: Time (seconds over two days), V1..V28 (PCA-like, unit scale), Amount
+    (log-normal), Class with 492 frauds whose V's are shifted (separable, not trivially)."""
+    import pandas as pd
+    rng = np.random.default_rng(17)
+    y = np.zeros(n, np.int64)
+    y[rng.choice(n, n_pos, replace=False)] = 1
+    scales = np.geomspace(1.9, 0.3, 28)
+    v = rng.normal(size=(n, 28)) * scales
+    shift = rng.normal(0, 1.5, 28) * scales
+    v[y == 1] = v[y == 1] * 1.8 + shift * 2.5
+    df = pd.DataFrame({"Time": np.sort(rng.uniform(0, 172792, n)).round(0)})
+    for i in range(28):
+        df[f"V{i + 1}"] = v[:, i]
+    df["Amount"] = np.round(np.exp(rng.normal(3.0, 1.5, n)) * (rng.random(n) > 0.006), 2)
+    df["Class"] = y
+    df.to_csv(path, index=False)
+
+
+URLS["creditcard.csv"] = ("creditcard.csv", _creditcard_csv)
+
+
+class _StandardScaler:
+    """sklearn.preprocessing.StandardScaler: per-column mean and population std (a zero std scales by 1)."""
+
+    def fit(self, x, y=None):
+        x = np.asarray(x, np.float64)
+        self.mean_, self.scale_ = x.mean(0), x.std(0)
+        self.scale_[self.scale_ == 0] = 1.0
+        return self
+
+    def transform(self, x):
+        return (np.asarray(x, np.float64) - self.mean_) / self.scale_
+
+    def fit_transform(self, x, y=None):
+        return self.fit(x).transform(x)
+
+
+def _binary_clf_curve(y_true, y_score):
+    """sklearn's _binary_clf_curve: false/true positive counts at each distinct score, highest first."""
+    y, s = np.asarray(y_true).ravel() == 1, np.asarray(y_score, np.float64).ravel()
+    order = np.argsort(s, kind="mergesort")[::-1]
+    y, s = y[order], s[order]
+    last = np.r_[np.where(np.diff(s))[0], y.size - 1]
+    tps = np.cumsum(y)[last]
+    return 1 + last - tps, tps, s[last]
+
+
+def _roc_curve(y_true, y_score, **kwargs):
+    fps, tps, thr = _binary_clf_curve(y_true, y_score)
+    fps, tps, thr = np.r_[0, fps], np.r_[0, tps], np.r_[np.inf, thr]
+    return fps / max(fps[-1], 1), tps / max(tps[-1], 1), thr
+
+
+def _precision_recall_curve(y_true, y_score, **kwargs):
+    fps, tps, thr = _binary_clf_curve(y_true, y_score)
+    precision = tps / np.maximum(tps + fps, 1)
+    recall = tps / max(tps[-1], 1)
+    return np.r_[precision[::-1], 1.0], np.r_[recall[::-1], 0.0], thr[::-1]
+
+
+def install_imbalanced() -> None:
+    """sklearn.preprocessing and the two curves (added to install()'s sklearn stand-in)."""
+    skp = _module("sklearn.preprocessing", StandardScaler=_StandardScaler)
+    sys.modules["sklearn"].preprocessing = skp
+    skm = sys.modules["sklearn.metrics"]
+    skm.roc_curve, skm.precision_recall_curve = _roc_curve, _precision_recall_curve

@@ -33,6 +33,8 @@ NOTEBOOKS = [
     "tutorials/images/classification",  # img11: flower_photos, image_dataset_from_directory, augmentation layers
     "tutorials/images/data_augmentation",  # img11: tf_flowers via tfds, Keras preprocessing layers, tf.image ops
     "tutorials/generative/pix2pix",  # img11: facades U-Net GAN, 10 training steps
+    "tutorials/structured_data/imbalanced_data",  # img11: credit-card fraud (stand-in CSV), class weights, resampling
+    "tutorials/structured_data/time_series",  # img11: Jena climate (stand-in CSV), windows, Dense/Conv/LSTM models
     "guide/extension_type",  # ext12: tf.ExtensionType, TypeSpec, dispatch decorators
     "guide/effective_tf2",  # ext12: TF2 idioms (tf.function, Keras fit, tf.data)
     "guide/tf_numpy_type_promotion",  # ext12: tnp numpy behavior and TF's type-promotion lattice
