@@ -117,7 +117,7 @@ _LAZY = {
     "distribute": "tapeflow.distribute",
     "config": "tapeflow.config",
     "autograph": "tapeflow.graph.autograph",
-    "initializers": "tapeflow.initializers",
+    "initializers": "tapeflow.keras.initializers",  # TF 2.21: tf.initializers is keras.initializers
     "datasets": "tapeflow.datasets",
     "summary": "tapeflow.summary",
     "saved_model": "tapeflow.saved_model",

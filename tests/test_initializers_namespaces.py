@@ -28,3 +28,11 @@ def test_unsupported_namespaces_say_so():
         tf.signal  # noqa: B018
     with pytest.raises(AttributeError):
         tf.not_a_tf_name  # noqa: B018
+
+
+def test_tf_initializers_is_keras_initializers():
+    # TF 2.21's tf.initializers is Keras 3's keras.initializers (time_series uses tf.initializers.zeros())
+    assert tf.initializers.zeros is tf.keras.initializers.Zeros
+    assert tf.initializers.zeros()(shape=(2,)).numpy().tolist() == [0.0, 0.0]
+    assert tf.initializers.zeros().get_config() == {}
+    assert tf.initializers.GlorotUniform is tf.keras.initializers.GlorotUniform
