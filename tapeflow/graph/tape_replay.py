@@ -380,6 +380,19 @@ def _sources_use(source_ids: set, pos: dict) -> tuple:
 
 def _grad_use(initial: dict, source_ids: set, pos: dict):
     """How a gradient is asked, by position (the key's targets and sources); None: not by a template."""
+    if len(initial) == 1 and len(source_ids) == 1:  # (one target and one source: the same key, fewer steps)
+        ((tid, gl),) = initial.items()
+        p = pos.get(tid)
+        if p is None:
+            return None
+        if len(gl) == 1:
+            g = gl[0]
+            if type(g) is not Tensor:
+                return None
+            v = g._value
+            (sid,) = source_ids
+            sp = pos.get(sid)
+            return ("gradient", ((p, ((v.shape, v.dtype),)),), () if sp is None else (sp,))
     targets = []
     for tid, gl in initial.items():
         p = pos.get(tid)
