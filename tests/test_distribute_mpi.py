@@ -85,7 +85,7 @@ def runs(tmp_path_factory):
     ref = str(base / "single")
     proc = subprocess.run(
         [sys.executable, PROGRAM, ref, "fit", "loop", "sparse", "data", "tail", "logsync", "tutorial", "tfconfig",
-         "crash", "syncbn"],
+         "crash", "syncbn", "metrics"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -97,7 +97,7 @@ def runs(tmp_path_factory):
         d = str(base / f"n{n}")
         # every rank gets the same TF_CONFIG (as `mpirun -x TF_CONFIG` gives it): the ranks tell the tasks apart
         proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data", "reuse", "tail", "logsync", "tutorial",
-                       "tfconfig", "syncbn", TF_CONFIG=_tf_config(n))
+                       "tfconfig", "syncbn", "metrics", TF_CONFIG=_tf_config(n))
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
         assert f"done {n}" in proc.stdout
         assert proc.stdout.count("Epoch 1/3\n5/5 - ") == 1  # verbose=2's epoch line, from rank 0 only
@@ -234,6 +234,16 @@ def test_batch_logs_over_all_ranks_in_one_collective_a_batch(runs, n):
     for d in ranks:  # 4 batches: their 3 metrics in one allreduce each (the gradients go by the step's own buffer)
         # (+ at most one to agree on per-batch logs and one for the epoch's logs)
         assert len(d["reductions"]) <= 4 + 2 and (d["reductions"] == 6).sum() >= 4, d["reductions"]
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_confusion_metrics_with_a_1d_sample_weight_agree_over_all_ranks(runs, n):
+    # AUC / Precision / Recall / TruePositives / SensitivityAtSpecificity on a (batch, 1) output with a 1-D
+    # sample_weight, in compile's metrics and weighted_metrics: fit's history and evaluate as one process
+    ref = _load(runs["single"], "metrics")[0]
+    ranks = _load(runs[n], "metrics")
+    assert [str(k) for k in ref["keys"]] == ["auc", "loss", "p", "r", "wacc", "wauc", "wp", "wpr", "wr", "wsas", "wtp"]
+    _check_equal(ref, ranks, ["w0", "w1", "fit", "eval"], 1e-5)
 
 
 @pytest.mark.parametrize("n", [2, 4])

@@ -138,16 +138,49 @@ def _synced_result(result):
     return synced
 
 
-def _weights_like(values: Tensor, sample_weight: Any) -> Tensor | None:
-    """``sample_weight`` as float32, squeezed/expanded and broadcast to ``values``."""
-    if sample_weight is None:
-        return None
-    sw = _f32(sample_weight)
-    if _rank(sw) == _rank(values) + 1 and sw._shape_tuple()[-1] == 1:
-        sw = ao.squeeze(sw, [-1])
-    while 0 < _rank(sw) < _rank(values):
-        sw = ao.expand_dims(sw, -1)
-    return sw * mo.ones_like_(values)
+def _same_rank_keras(x1: Tensor, x2: Tensor, expand_rank_1: bool = True) -> tuple[Tensor, Tensor]:
+    """Keras 3's ``squeeze_or_expand_to_same_rank``: where the ranks differ by one and the longer one ends in
+    a size-1 axis, a rank-1 other side gains that axis (``expand_rank_1``), else the size-1 axis goes."""
+    r1, r2 = _rank(x1), _rank(x2)
+    if r1 == r2 + 1 and x1._shape_tuple()[-1] == 1:
+        if r2 == 1 and expand_rank_1:
+            x2 = ao.expand_dims(x2, -1)
+        else:
+            x1 = ao.squeeze(x1, [-1])
+    if r2 == r1 + 1 and x2._shape_tuple()[-1] == 1:
+        if r1 == 1 and expand_rank_1:
+            x1 = ao.expand_dims(x1, -1)
+        else:
+            x2 = ao.squeeze(x2, [-1])
+    return x1, x2
+
+
+def _broadcast_like(x: Tensor, like: Tensor) -> Tensor:
+    """``broadcast_to(x, shape(like))`` (an error where Keras's is one: ``x`` of a higher rank, say)."""
+    target = like._shape_tuple()
+    if x._shape_tuple() == target and None not in target:
+        return x
+    return ao.broadcast_to(x, target if None not in target else ao.shape(like))
+
+
+def _samplewise(values: Any, sample_weight: Any, reduce_fn: Any) -> tuple[Tensor, Tensor | None]:
+    """Keras 3's ``reduce_to_samplewise_values``: the values reduced (``reduce_fn``) to one per sample, times
+    ``sample_weight`` (squeezed or expanded to the values' rank, the values first reduced to its rank, then
+    broadcast to them), and the weights reduced to one per sample."""
+    values = _f32(values)
+    sw = None
+    if sample_weight is not None:
+        values, sw = _same_rank_keras(values, _f32(sample_weight))
+        wn, vn = _rank(sw), _rank(values)
+        if vn > wn:
+            values = reduce_fn(values, axis=list(range(wn, vn)))
+        sw = _broadcast_like(sw, values)
+        values = values * sw
+        if wn > 1:
+            sw = reduce_fn(sw, axis=list(range(1, wn)))
+    if _rank(values) > 1:
+        values = reduce_fn(values, axis=list(range(1, _rank(values))))
+    return values, sw
 
 
 class Mean(Metric):
@@ -161,15 +194,14 @@ class Mean(Metric):
         self.count = self.add_variable(name="count")
 
     def update_state(self, values: Any, sample_weight: Any = None) -> None:
-        v = _f32(values)
-        sw = _weights_like(v, sample_weight)
-        if sw is None:
-            self.total.assign_add(mo.reduce_sum(v))
-            n = v._shape_tuple()
-            self.count.assign_add(float(np.prod(n)) if None not in n else mo.cast(ao.size_(v), _F32))
-        else:
-            self.total.assign_add(mo.reduce_sum(v * sw))
+        v, sw = _samplewise(values, sample_weight, mo.reduce_mean)
+        self.total.assign_add(mo.reduce_sum(v))
+        if sw is not None:
             self.count.assign_add(mo.reduce_sum(sw))
+        else:  # one per sample
+            n = v._shape_tuple()
+            self.count.assign_add(1.0 if not n else float(n[0]) if n[0] is not None
+                                  else mo.cast(ao.shape(v)[0], _F32))
 
     def result(self) -> Tensor:
         return _div_no_nan(self.total.value(), self.count.value())
@@ -183,9 +215,7 @@ class Sum(Metric):
         self.total = self.add_variable(name="total")
 
     def update_state(self, values: Any, sample_weight: Any = None) -> None:
-        v = _f32(values)
-        sw = _weights_like(v, sample_weight)
-        self.total.assign_add(mo.reduce_sum(v if sw is None else v * sw))
+        self.total.assign_add(mo.reduce_sum(_samplewise(values, sample_weight, mo.reduce_sum)[0]))
 
     def result(self) -> Tensor:
         return self.total.value()
@@ -205,27 +235,19 @@ class MeanMetricWrapper(Mean):
         return {**super().get_config(), **self._fn_kwargs}  # e.g. BinaryAccuracy's threshold
 
 
-def _squeeze_like(y_true: Tensor, y_pred: Tensor) -> Tensor:
-    if _rank(y_true) == _rank(y_pred) + 1 and y_true._shape_tuple()[-1] == 1:
-        return ao.squeeze(y_true, [-1])
-    return y_true
-
-
 def accuracy(y_true: Any, y_pred: Any) -> Tensor:
     """1.0 where ``y_pred == y_true`` exactly."""
-    y_true, y_pred = _t(y_true), _t(y_pred)
-    y_true = _squeeze_like(y_true, y_pred)
+    y_true, y_pred = _same_rank_keras(_t(y_true), _t(y_pred))
     if y_true.dtype != y_pred.dtype:
         y_true, y_pred = _f32(y_true), _f32(y_pred)
     return mo.cast(mo.equal(y_true, y_pred), _F32)
 
 
 def binary_accuracy(y_true: Any, y_pred: Any, threshold: float = 0.5) -> Tensor:
-    """Mean over the last axis of ``(y_pred > threshold) == y_true``."""
-    y_true, y_pred = _f32(y_true), _f32(y_pred)
-    y_true = _squeeze_like(y_true, y_pred)
+    """1.0 where ``(y_pred > threshold) == y_true``, elementwise (Keras 3 no longer averages the last axis)."""
+    y_true, y_pred = _same_rank_keras(_f32(y_true), _f32(y_pred))
     pred = mo.cast(mo.greater(y_pred, threshold), _F32)
-    return mo.reduce_mean(mo.cast(mo.equal(y_true, pred), _F32), axis=-1)
+    return mo.cast(mo.equal(y_true, pred), _F32)
 
 
 def categorical_accuracy(y_true: Any, y_pred: Any) -> Tensor:
@@ -270,13 +292,13 @@ class SparseCategoricalAccuracy(MeanMetricWrapper):
 
 
 def _mse(y_true, y_pred):
-    y_true, y_pred = _f32(y_true), _f32(y_pred)
-    return mo.reduce_mean(mo.square(_squeeze_like(y_true, y_pred) - y_pred), axis=-1)
+    y_true, y_pred = _same_rank_keras(_f32(y_true), _f32(y_pred))
+    return mo.reduce_mean(mo.square(y_true - y_pred), axis=-1)
 
 
 def _mae(y_true, y_pred):
-    y_true, y_pred = _f32(y_true), _f32(y_pred)
-    return mo.reduce_mean(mo.abs(_squeeze_like(y_true, y_pred) - y_pred), axis=-1)
+    y_true, y_pred = _same_rank_keras(_f32(y_true), _f32(y_pred))
+    return mo.reduce_mean(mo.abs(y_true - y_pred), axis=-1)
 
 
 class MeanSquaredError(MeanMetricWrapper):
@@ -296,8 +318,8 @@ class RootMeanSquaredError(Mean):
         super().__init__(name=name, dtype=dtype)
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        y_true, y_pred = _f32(y_true), _f32(y_pred)
-        super().update_state(mo.square(y_pred - _squeeze_like(y_true, y_pred)), sample_weight)
+        y_true, y_pred = _same_rank_keras(_f32(y_true), _f32(y_pred))
+        super().update_state(mo.square(y_pred - y_true), sample_weight)
 
     def result(self) -> Tensor:
         return mo.sqrt(super().result())
@@ -428,20 +450,55 @@ class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
 # Confusion-matrix metrics
 # ----------------------------------------------------------------------------
 
-def _confusion(y_true: Any, y_pred: Any, thresholds: np.ndarray, sample_weight: Any) -> tuple:
-    """tp, fp, tn, fn per threshold (``y_pred > threshold`` is positive; a
-    nonzero label is positive), as tapeflow ops."""
-    y_pred = _f32(y_pred)
-    y_true = _squeeze_like(_t(y_true), y_pred)
-    pos = mo.cast(mo.not_equal(_f32(y_true), 0.0), _F32) * mo.ones_like_(y_pred)
-    w = mo.ones_like_(y_pred) if sample_weight is None else _weights_like(y_pred, sample_weight)
+def _evenly_spaced(thresholds: Any) -> bool:
+    """Keras's ``is_evenly_distributed_thresholds``: 3 or more thresholds at ``i / (n - 1)``."""
+    n = len(thresholds)
+    return n >= 3 and bool(np.allclose(thresholds, np.arange(n, dtype=_F) / (n - 1), atol=_EPS))
+
+
+def _confusion(y_true: Any, y_pred: Any, thresholds: np.ndarray, sample_weight: Any, top_k: int | None = None,
+               class_id: int | None = None, evenly: bool = False) -> tuple:
+    """tp, fp, tn, fn per threshold (``y_pred > threshold`` is positive; a nonzero label is positive), as
+    tapeflow ops, with Keras 3.15's ``update_confusion_matrix_variables``' shapes: labels and predictions
+    squeezed or expanded to one rank, ``sample_weight`` expanded by a trailing axis, squeezed or expanded to
+    the labels' rank and broadcast to the predictions (after ``top_k`` and ``class_id``). ``evenly``
+    (thresholds at ``i / (n - 1)``) is Keras's bucketed path: predictions clipped to [0, 1], bucket
+    ``ceil(p * (n - 1)) - 1`` (at least 0 where the end thresholds lie outside [0, 1])."""
+    y_pred, y_true = _same_rank_keras(_f32(y_pred), _f32(y_true))
+    sw = None
+    if sample_weight is not None:
+        sw = ao.expand_dims(_f32(sample_weight), -1)
+        _, sw = _same_rank_keras(y_true, sw, expand_rank_1=False)
+    if top_k is not None:  # Keras's _filter_top_k: all but the top_k predictions become NEG_INF
+        from tapeflow.ops import indexing_ops, special_ops
+
+        _, idx = special_ops.top_k(y_pred, top_k)
+        keep = mo.reduce_sum(indexing_ops.one_hot(idx, y_pred._shape_tuple()[-1], dtype=y_pred.dtype), axis=-2)
+        y_pred = y_pred * keep + _NEG_INF * (1 - keep)
+    if class_id is not None:
+        if _rank(y_pred) == 1:
+            raise ValueError("When class_id is provided, y_pred must be a 2D array with shape (num_samples, "
+                             f"num_classes), found shape: {tuple(y_pred._shape_tuple())}")
+        y_true = y_true[..., class_id:class_id + 1]  # Keras keeps the axis, to line up with sample_weight
+        y_pred = y_pred[..., class_id:class_id + 1]
+    w = None if sw is None else ao.reshape(_broadcast_like(sw, y_pred), (1, -1))
+    pos = ao.reshape(mo.cast(mo.not_equal(y_true, 0.0), _F32), (1, -1))
     pred = ao.reshape(y_pred, (1, -1))
-    pos, w = ao.reshape(pos, (1, -1)), ao.reshape(w, (1, -1))
-    above = mo.cast(mo.greater(pred, constant(thresholds.reshape(-1, 1))), _F32)  # (thresholds, samples)
+    n = len(thresholds)
+    if evenly:
+        bucket = mo.ceil(mo.clip_by_value(pred, 0.0, 1.0) * _F(n - 1)) - 1.0
+        if thresholds[0] < 0.0 or thresholds[-1] > 1.0:  # AUC's -eps and 1 + eps: [0, 1] lies within
+            bucket = mo.maximum(bucket, 0.0)
+        above = mo.cast(mo.greater_equal(bucket, constant(np.arange(n, dtype=_F).reshape(-1, 1))), _F32)
+    else:
+        above = mo.cast(mo.greater(pred, constant(thresholds.reshape(-1, 1))), _F32)  # (thresholds, samples)
+    wp = pos if w is None else w * pos
+    wn = 1.0 - pos if w is None else w * (1.0 - pos)
+    tp, fp = mo.reduce_sum(above * wp, axis=1), mo.reduce_sum(above * wn, axis=1)
+    if evenly:  # Keras: fn and tn as the totals less tp and fp
+        return tp, fp, mo.reduce_sum(wn) - fp, mo.reduce_sum(wp) - tp
     below = 1.0 - above
-    wp, wn = w * pos, w * (1.0 - pos)
-    return (mo.reduce_sum(above * wp, axis=1), mo.reduce_sum(above * wn, axis=1),
-            mo.reduce_sum(below * wn, axis=1), mo.reduce_sum(below * wp, axis=1))
+    return tp, fp, mo.reduce_sum(below * wn, axis=1), mo.reduce_sum(below * wp, axis=1)
 
 
 def _div(a: Any, b: Any) -> Any:
@@ -475,17 +532,8 @@ class _Thresholded(Metric):
         self.false_negatives = self.add_variable((n,), name="false_negatives")
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        y_true, y_pred = _t(y_true), _t(y_pred)
-        if self.top_k is not None:  # Keras's _filter_top_k: all but the top_k predictions become NEG_INF
-            from tapeflow.ops import indexing_ops, special_ops
-
-            y_pred = _f32(y_pred)
-            _, idx = special_ops.top_k(y_pred, self.top_k)
-            keep = mo.reduce_sum(indexing_ops.one_hot(idx, y_pred._shape_tuple()[-1], dtype=y_pred.dtype), axis=-2)
-            y_pred = y_pred * keep + _NEG_INF * (1 - keep)
-        if self.class_id is not None:
-            y_true, y_pred = y_true[..., self.class_id], y_pred[..., self.class_id]
-        tp, fp, _, fn = _confusion(y_true, y_pred, self.thresholds, sample_weight)
+        tp, fp, _, fn = _confusion(y_true, y_pred, self.thresholds, sample_weight, self.top_k, self.class_id,
+                                   _evenly_spaced(self.thresholds))
         self.true_positives.assign_add(tp)
         self.false_positives.assign_add(fp)
         self.false_negatives.assign_add(fn)
@@ -530,7 +578,8 @@ class _ConfusionCount(Metric):
         self.accumulator = self.add_variable((len(self.thresholds),), name="accumulator")
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        self.accumulator.assign_add(_confusion(_t(y_true), _t(y_pred), self.thresholds, sample_weight)[self._cell])
+        self.accumulator.assign_add(_confusion(y_true, y_pred, self.thresholds, sample_weight,
+                                               evenly=_evenly_spaced(self.thresholds))[self._cell])
 
     def result(self) -> Tensor:
         v = self.accumulator.value()
@@ -604,7 +653,9 @@ class AUC(Metric):
         y_pred = _f32(y_pred)
         if self.from_logits:
             y_pred = mo.sigmoid(y_pred)
-        tp, fp, tn, fn = _confusion(y_true, y_pred, self.thresholds, sample_weight)
+        # Keras buckets evenly spaced thresholds (the default ones, or given ones that are evenly spaced)
+        evenly = not self._init_from_thresholds or _evenly_spaced(np.r_[0.0, self.thresholds[1:-1], 1.0])
+        tp, fp, tn, fn = _confusion(y_true, y_pred, self.thresholds, sample_weight, evenly=evenly)
         self.true_positives.assign_add(tp)
         self.false_positives.assign_add(fp)
         self.true_negatives.assign_add(tn)
@@ -1054,10 +1105,8 @@ class _SensitivitySpecificityBase(Metric):
         self.false_negatives = self.add_variable((n,), name="false_negatives")
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        y_true, y_pred = _t(y_true), _t(y_pred)
-        if self.class_id is not None:
-            y_true, y_pred = y_true[..., self.class_id], y_pred[..., self.class_id]
-        tp, fp, tn, fn = _confusion(y_true, y_pred, self.thresholds, sample_weight)
+        tp, fp, tn, fn = _confusion(y_true, y_pred, self.thresholds, sample_weight, class_id=self.class_id,
+                                    evenly=self.num_thresholds > 1)
         self.true_positives.assign_add(tp)
         self.false_positives.assign_add(fp)
         self.true_negatives.assign_add(tn)

@@ -720,6 +720,24 @@ if "syncbn" in WHAT:  # BatchNormalization(synchronized=True): the moments of th
     save("syncbn", *fit_weights, loop=np.concatenate(
         [np.ravel(w) for w in model.get_weights()]), loss=np.array([float(v) for v in losses]))
 
+if "metrics" in WHAT:  # confusion-matrix metrics with a 1-D sample_weight on a (batch, 1) output, in fit and evaluate
+    tf.keras.utils.set_random_seed(0)
+    sw = np.random.default_rng(5).random(37).astype(np.float32)
+    M = tf.keras.metrics
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.Input((5,)), tf.keras.layers.Dense(1, activation="sigmoid")])
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="binary_crossentropy",
+                      metrics=[M.AUC(name="auc"), M.Precision(name="p"), M.Recall(name="r", thresholds=0.3)],
+                      weighted_metrics=[M.AUC(name="wauc"), M.AUC(curve="PR", name="wpr"), M.Precision(name="wp"),
+                                        M.Recall(name="wr"), M.TruePositives(name="wtp"), M.BinaryAccuracy(name="wacc"),
+                                        M.SensitivityAtSpecificity(0.5, name="wsas")])
+    x, y = X.astype(np.float32), Y.astype(np.float32)
+    history = model.fit(x, y, sample_weight=sw, batch_size=GLOBAL_BATCH, epochs=2, shuffle=False, verbose=0)
+    ev = model.evaluate(x, y, sample_weight=sw, batch_size=GLOBAL_BATCH, verbose=0, return_dict=True)
+    keys = sorted(ev)
+    save("metrics", *model.get_weights(), keys=np.array(keys), fit=np.array([history.history[k] for k in keys]),
+         eval=np.array([ev[k] for k in keys]))
+
 if "timeout" in WHAT:  # CommunicationOptions(timeout_seconds=...): a collective that waits longer ends the job
     options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=1.0)
     strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
