@@ -547,3 +547,30 @@ def test_layer_init_is_keyword_only_as_keras():
 
     with pytest.raises(TypeError, match=r"^Layer\.__init__\(\) takes 1 positional argument but 2 were given$"):
         DynamicRNN(tf.keras.layers.LSTMCell(3))
+
+
+def test_per_output_losses_weigh_batches_as_keras_traced_step():
+    # Keras weights each output's loss by the batch dimension of the data's spec: with a partial last batch (or a
+    # dataset of unknown batch size) each batch counts once in `<output>_loss`; the total loss is weighted by size.
+    # Literals from TF 2.21 / Keras 3.15.
+    inp = tf.keras.Input((3,))
+    m = tf.keras.Model(inp, [tf.keras.layers.Dense(1, name="r")(inp), tf.keras.layers.Dense(2, name="c")(inp)])
+    assert m.output_names == ["r", "c"]
+    m.set_weights([np.array([[0.1], [-0.2], [0.3]], "float32"), np.array([0.05], "float32"),
+                   np.array([[0.2, -0.1], [0.0, 0.3], [-0.4, 0.1]], "float32"), np.array([0.0, 0.1], "float32")])
+    m.compile("sgd", loss=["mse", "mse"])
+    x = np.linspace(-1, 1, 30, dtype="float32").reshape(10, 3)
+    y1 = np.linspace(0, 1, 10, dtype="float32").reshape(10, 1)
+    y2 = np.cos(np.arange(20, dtype="float32")).reshape(10, 2)
+    ds = tf.data.Dataset.from_tensor_slices((x, (y1, y2)))
+    got = {"eval4": m.evaluate(x, [y1, y2], batch_size=4, verbose=0),
+           "eval5": m.evaluate(x, [y1, y2], batch_size=5, verbose=0),
+           "eval_ds": m.evaluate(ds.batch(4), verbose=0),
+           "eval_ds_drop": m.evaluate(ds.batch(4, drop_remainder=True), verbose=0)}
+    h = m.fit(x, [y1, y2], batch_size=4, epochs=1, shuffle=False, verbose=0)
+    got["fit4"] = [h.history[k][0] for k in sorted(h.history)]
+    want = {"eval4": [0.759477, 0.277432, 0.528642], "eval5": [0.759477, 0.230392, 0.529084],
+            "eval_ds": [0.759477, 0.277432, 0.528642], "eval_ds_drop": [0.68958, 0.159832, 0.529747],
+            "fit4": [0.528938, 0.754513, 0.269549]}
+    for k, w in want.items():
+        np.testing.assert_allclose(got[k], w, rtol=2e-5, err_msg=k)

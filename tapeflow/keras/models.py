@@ -96,6 +96,7 @@ class Model(Trainer, Layer):
         for layer in layers:
             if not any(layer is x for x in self._layers):
                 self._layers.append(layer)
+        self.output_names = self._output_names()  # Keras 3's Functional: its output layers' names
         self.built = True
 
     @property

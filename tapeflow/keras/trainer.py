@@ -37,6 +37,7 @@ __all__ = ["Trainer", "USE_TF_FUNCTION", "format_summary"]
 
 # Global switch: compile the train/test steps with tf.function when available.
 USE_TF_FUNCTION = True
+_ACTUAL = object()  # a step's batch dimension is the batch's own (run eagerly, train_on_batch)
 
 
 def _to_numpy(x: Any) -> Any:
@@ -154,6 +155,15 @@ def _split(data: Any) -> Any:
     return data if dist_hooks.strategy is None else dist_hooks.strategy._split_batches(data)
 
 
+def _spec_batch(ds: Any) -> int | None:
+    """The batch dimension of a dataset's ``element_spec`` (its first component's), None when unknown."""
+    try:
+        spec = nest.flatten(ds.element_spec)[0]
+        return spec.shape[0] if spec.shape.rank else None
+    except (AttributeError, IndexError, TypeError, ValueError):
+        return None
+
+
 def _any_rank(flag: bool) -> bool:
     """Whether any rank wants per-batch logs (reading them is a collective: all ranks must, or none)."""
     if dist_hooks.strategy is None:
@@ -192,6 +202,8 @@ class _ArrayBatches:
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
         self.steps = math.ceil(self.n / self.batch_size)
+        # the batch dimension Keras's dataset of these arrays declares: None when the last batch is partial
+        self.static_batch = self.batch_size if self.n % self.batch_size == 0 else None
 
     def epoch(self):
         order = None
@@ -235,6 +247,7 @@ class _DatasetBatches:
             except TypeError:
                 self._num_batches = None
         self.steps = steps if steps is not None else self._num_batches
+        self.static_batch = _spec_batch(ds)
 
     def build_peek(self) -> None:
         """Keras's symbolic build under a strategy: one batch of a fresh iterator, which is then dropped."""
@@ -428,6 +441,7 @@ class Trainer:
         self.run_eagerly = False
         self._compiled = False
         self._step_fns: dict = {}
+        self._spec_batch: Any = _ACTUAL
         self._outputs_spec = None
         self._weighted_metrics: list = []
         self._distribute_strategy = _creation_strategy()  # as Keras: the strategy whose scope made the model
@@ -636,26 +650,39 @@ class Trainer:
             m.update_state(y, y_pred, sample_weight=sample_weight)
         return {m.name: m.result() for m in self.metrics}
 
-    def _step(self, kind: str):
-        """The step callable for ``kind``, under tf.function when enabled."""
-        fn = self._step_fns.get(kind)
+    def _step(self, kind: str, data: Any = None):
+        """The step callable for ``kind``, under tf.function when enabled; one per batch spec of ``data``
+        (Keras traces its steps on the dataset's element spec, whose batch dimension a step can read)."""
+        spec = getattr(data, "static_batch", _ACTUAL)
+        fn = self._step_fns.get((kind, spec))
         if fn is not None:
             return fn
-        eager = {"train": self.train_step, "test": self.test_step, "predict": self.predict_step}[kind]
-        fn = eager
+        step = {"train": self.train_step, "test": self.test_step, "predict": self.predict_step}[kind]
+        fn = eager = self._with_spec(step, _ACTUAL)
         if USE_TF_FUNCTION and not self.run_eagerly:
             try:
                 from tapeflow.graph.function import function
 
-                compiled = function(eager)
+                compiled = function(self._with_spec(step, spec))
             except (ImportError, AttributeError):
                 compiled = None
             if compiled is not None:
-                fn = self._guarded(kind, compiled, eager)
-        self._step_fns[kind] = fn
+                fn = self._guarded((kind, spec), compiled, eager)
+        self._step_fns[(kind, spec)] = fn
         return fn
 
-    def _guarded(self, kind: str, compiled: Any, eager: Any):
+    def _with_spec(self, step: Any, spec: Any):
+        def run(data):
+            prev, self._spec_batch = self._spec_batch, spec
+            try:
+                return step(data)
+            finally:
+                self._spec_batch = prev
+
+        return run
+
+    def _guarded(self, key: tuple, compiled: Any, eager: Any):
+        kind = key[0]
         state = {"ok": None}
 
         def run(*args):
@@ -670,7 +697,7 @@ class Trainer:
                 state["ok"] = False
                 warnings.warn(f"{kind} step could not run under tf.function ({type(e).__name__}: {e}); "
                               f"running it eagerly instead.", stacklevel=3)
-                self._step_fns[kind] = eager
+                self._step_fns[key] = eager
                 return out
             state["ok"] = True
             return out
@@ -718,7 +745,11 @@ class Trainer:
             ys, preds = self._split_outputs(y, y_pred)
             for tracker, value, ms, yt, yp in zip(spec[4], per_output or [None] * len(ys), spec[3], ys, preds):
                 if tracker is not None and value is not None:
-                    tracker.update_state(_unscale(value), sample_weight=batch_size)
+                    # Keras weights each output's loss by its batch dimension as the traced step knows it, from
+                    # the data's spec: None (each batch counts once) when the last batch of arrays is partial and
+                    # for datasets of unknown batch size; run eagerly, the batch's size
+                    n = self._spec_batch if self._spec_batch is not _ACTUAL else nest.flatten(yp)[0]._shape_tuple()[0]
+                    tracker.update_state(_unscale(value), sample_weight=None if n is None else float(n))
                 if yt is not None:
                     for m in ms:
                         m.update_state(yt, yp)
@@ -813,7 +844,7 @@ class Trainer:
         cb_list.append(history)
         callbacks_ = cbks.CallbackList(cb_list, model=self, epochs=epochs, steps=data.steps, verbose=verbose)
         self.stop_training = False
-        step = self._step("train")
+        step = self._step("train", data)
         batch_logs = _any_rank(_wants_batch_logs(cb_list, "on_train_batch_end"))
         self._initial_epoch = None
         callbacks_.on_train_begin()
@@ -877,7 +908,7 @@ class Trainer:
             data = _data
         else:
             data = self._batches(x, y, sample_weight, batch_size, steps, False, build_peek=under_strategy)
-        step = self._step("test")
+        step = self._step("test", data)
         self._reset_metrics()  # inside fit too: the epoch's training logs were read before
         # Inside fit, fit's own callbacks see the validation (on_test_*), as in Keras.
         verbose = 1 if verbose == "auto" else int(verbose)
@@ -916,7 +947,7 @@ class Trainer:
                 callbacks: list | None = None) -> Any:
         """The model's outputs on ``x`` (NumPy arrays), batch by batch."""
         data = self._batches(_from_pandas(x), None, None, batch_size, steps, False, reset=False)
-        step = self._step("predict")
+        step = self._step("predict", data)
         outs = []
         verbose = 1 if verbose == "auto" else int(verbose)
         cb_list = list(callbacks or [])
