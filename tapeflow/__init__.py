@@ -47,6 +47,7 @@ from tapeflow.ops.math_ops import (  # noqa: E402
     reduce_min, reduce_prod, reduce_sum, round, saturate_cast, sigmoid, sign, sin, sqrt, square, squared_difference,
     subtract, tan, tanh, truediv, where,
 )
+from tapeflow.ops.math_ops import complex  # noqa: E402, A004 - tf.complex(real, imag)
 from tapeflow import linalg, math, nn  # noqa: E402
 from tapeflow.framework import namespaces as _namespaces  # noqa: E402
 
@@ -133,6 +134,7 @@ _LAZY = {
     "io": "tapeflow.io",
     "types": "tapeflow.types",
     "experimental": "tapeflow.experimental",
+    "signal": "tapeflow.signal",
 }
 # Composite tensor types, loaded with their namespace on first use (which also
 # gives tf.add, tf.concat ... their ragged/sparse versions).
@@ -148,7 +150,7 @@ _LAZY_NAMES = {
 # TensorFlow namespaces and names tapeflow does not implement: looking one up
 # says so (NotImplementedError) and is still an AttributeError for hasattr().
 _UNSUPPORTED = frozenset({
-    "signal", "audio", "lite",
+    "audio", "lite",
     "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue",
     "quantization", "sets", "Graph", "Session", "dtensor", "mlir",
     "profiler", "sysconfig",

@@ -10,6 +10,7 @@ from tapeflow.ops.math_ops import (  # noqa: F401
     truediv, unsorted_segment_sum,
 )
 from tapeflow.ops.math_ops import floor_div  # noqa: F401
+from tapeflow.ops.math_ops import angle, conj, imag, real  # noqa: F401 - complex numbers
 from tapeflow.ops.special_ops import (  # noqa: F401
     accumulate_n, acos, acosh, asin, asinh, atan, atan2, atanh, bincount, confusion_matrix, cosh, count_nonzero,
     cumulative_logsumexp, digamma, divide_no_nan, erf, erfc, erfcinv, erfinv, in_top_k, invert_permutation,

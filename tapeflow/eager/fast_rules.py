@@ -73,6 +73,8 @@ def _sub(rec, g):
 
 @_twin("Mul")
 def _mul(rec, g):
+    if g.dtype.kind == "c":  # the rule conjugates
+        return NotImplemented
     x, y = rec.inputs
     skip = rec.skip_input_indices
     return (None if 0 in skip else _MUL(g, y._value)), (None if 1 in skip else _MUL(x._value, g))
@@ -81,7 +83,7 @@ def _mul(rec, g):
 @_twin("RealDiv")
 def _realdiv(rec, g):
     x, y = rec.inputs
-    if x._value.dtype.kind not in "fc":
+    if x._value.dtype.kind != "f":
         return NotImplemented
     skip = rec.skip_input_indices
     yv = y._value
@@ -100,33 +102,45 @@ def _identity(rec, g):
 
 @_twin("Sin")
 def _sin(rec, g):
+    if g.dtype.kind == "c":
+        return NotImplemented
     return _MUL(g, _COS(rec.inputs[0]._value))
 
 
 @_twin("Cos")
 def _cos(rec, g):
+    if g.dtype.kind == "c":
+        return NotImplemented
     return _NEG(_MUL(g, _SIN(rec.inputs[0]._value)))
 
 
 @_twin("Tanh")
 def _tanh(rec, g):
+    if g.dtype.kind == "c":
+        return NotImplemented
     y = rec.outputs[0]._value
     return _MUL(g, _SUB(_one(y.dtype), _MUL(y, y)))
 
 
 @_twin("Sigmoid")
 def _sigmoid(rec, g):
+    if g.dtype.kind == "c":
+        return NotImplemented
     y = rec.outputs[0]._value
     return _MUL(g, _MUL(y, _SUB(_one(y.dtype), y)))
 
 
 @_twin("Exp")
 def _exp(rec, g):
+    if g.dtype.kind == "c":
+        return NotImplemented
     return _MUL(g, rec.outputs[0]._value)
 
 
 @_twin("Log")
 def _log(rec, g):
+    if g.dtype.kind == "c":
+        return NotImplemented
     return _MUL(g, _RECIP(rec.inputs[0]._value))
 
 
@@ -145,6 +159,8 @@ def _relu(rec, g):
 
 @_twin("BatchMatMulV2")
 def _matmul(rec, g):
+    if g.dtype.kind == "c":
+        return NotImplemented
     a, b = rec.inputs
     a, b = a._value, b._value
     attrs = rec.attrs

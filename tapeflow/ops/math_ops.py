@@ -111,11 +111,17 @@ def _skip(op) -> tuple:
     return getattr(op, "skip_input_indices", None) or ()
 
 
+def _c(x: Tensor) -> Tensor:
+    """``conj(x)`` for a complex ``x``, else ``x``: TF's gradient w.r.t. a complex input is
+    dL/dre + i dL/dim, so a holomorphic op's rule multiplies by the conjugate of its derivative."""
+    return execute1(CONJ, x) if x.dtype.is_complex else x
+
+
 @defgrad("Mul", inputs=True)
 def _mul_grad(op, g):
     x, y = op.inputs
     skip = _skip(op)
-    return (None if 0 in skip else multiply(g, y)), (None if 1 in skip else multiply(x, g))
+    return (None if 0 in skip else multiply(g, _c(y))), (None if 1 in skip else multiply(_c(x), g))
 
 
 def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -136,6 +142,7 @@ REALDIV = defop("RealDiv", _realdiv_kernel, shape=shapes.broadcast)
 @defgrad("RealDiv", inputs=True)
 def _realdiv_grad(op, g):
     x, y = op.inputs
+    x, y = _c(x), _c(y)
     skip = _skip(op)
     return (None if 0 in skip else divide_(g, y)), \
         (None if 1 in skip else multiply(g, divide_(divide_(negative(x), y), y)))
@@ -243,11 +250,12 @@ POW = defop("Pow", _pow_kernel, shape=shapes.broadcast)
 
 @defgrad("Pow", inputs=True, outputs=True)
 def _pow_grad(op, g):
-    x, y = op.inputs
-    z = op.outputs[0]
+    x, y = _c(op.inputs[0]), _c(op.inputs[1])
+    z = _c(op.outputs[0])
     # TF's order of multiplication ((g * y) * x^(y-1)): it decides inf * 0 in the second order
     gx = multiply(multiply(g, y), pow(x, subtract(y, 1)))
-    safe_log = where(greater(x, 0), log(where(greater(x, 0), x, ones_like_(x))), zeros_like_(x))
+    mask = not_equal(x, 0) if x.dtype.is_complex else greater(x, 0)  # (real(x) < 0 is fine for complex x)
+    safe_log = where(mask, log(where(mask, x, ones_like_(x))), zeros_like_(x))
     gy = multiply(multiply(g, z), safe_log)
     return gx, gy
 
@@ -398,8 +406,128 @@ def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
     return execute(ABS, (x,))
 
 
+# ----------------------------------------------------------------------------
+# Complex numbers (tf.complex, tf.math.real / imag / conj / angle, |z|)
+# ----------------------------------------------------------------------------
+
+_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
+
+
+def _complex_kernel(re, im, Tout):
+    re, im = np.broadcast_arrays(re, im)
+    out = np.empty(re.shape, Tout)
+    out.real, out.imag = re, im  # (not re + 1j * im: inf * 1j would be nan + inf j)
+    return out
+
+
+def _complex_shape(specs, Tout):
+    return [(shapes.broadcast_shape(specs[0][0], specs[1][0], "Complex"), Tout)]
+
+
+COMPLEX = defop("Complex", _complex_kernel, shape=_complex_shape)
+
+
+@defgrad("Complex", inputs=False)
+def _complex_grad(op, g):
+    return real(g), imag(g)
+
+
+def complex(real: Any, imag: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
+    """``tf.complex(real, imag)``: float32 parts give complex64, float64 parts complex128 (broadcasting)."""
+    re, im = t(real), t(imag)
+    rd, idt = re._value.dtype, im._value.dtype
+    if rd != idt or rd not in _COMPLEX_OF:
+        raise TypeError(f"The `real` and `imag` components have incorrect types: {re.dtype.name} {im.dtype.name}. "
+                        "They must be consistent, and one of [tf.float32, tf.float64]")
+    shapes.broadcast_shape(re._shape_tuple(), im._shape_tuple(), "Complex")
+    return execute(COMPLEX, (re, im), {"Tout": _COMPLEX_OF[rd]})
+
+
+def _part_shape(specs, **attrs):
+    shape, dt = specs[0]
+    return [(shape, np.dtype(dt).type(0).real.dtype)]
+
+
+REAL = defop("Real", lambda x: np.real(x).copy(), shape=_part_shape)
+IMAG = defop("Imag", lambda x: np.imag(x).copy(), shape=_part_shape)
+CONJ = defop("Conj", np.conj, shape=shapes.same)
+ANGLE = defop("Angle", np.angle, shape=_part_shape)
+COMPLEX_ABS = defop("ComplexAbs", np.abs, shape=_part_shape)
+
+
+@defgrad("Real", inputs=False)
+def _real_grad(op, g):
+    return complex(g, zeros_like_(g))
+
+
+@defgrad("Imag", inputs=False)
+def _imag_grad(op, g):
+    return complex(zeros_like_(g), g)
+
+
+@defgrad("Conj", inputs=False)
+def _conj_grad(op, g):
+    return conj(g)
+
+
+@defgrad("Angle", inputs=True)
+def _angle_grad(op, g):
+    # d angle = (x dy - y dx) / |z|^2: as TF, -g / (im + i re)
+    x = op.inputs[0]
+    return negative(multiply(complex(g, zeros_like_(g)), reciprocal(complex(imag(x), real(x)))))
+
+
+@defgrad("ComplexAbs", inputs=True, outputs=True)
+def _complex_abs_grad(op, g):
+    # g * z / |z|, and 0 at z == 0 (TF's div_no_nan)
+    from tapeflow.ops.special_ops import divide_no_nan
+
+    s = divide_no_nan(g, op.outputs[0])  # (real: TF's complex div_no_nan, with a rule that holds for reals)
+    return multiply(complex(s, zeros_like_(s)), op.inputs[0])
+
+
+def _numeric_or_type_error(x: Tensor, what: str) -> None:
+    if x._value.dtype.kind not in "iufc":
+        raise TypeError(f"{what}, but got tensor with dtype {x.dtype!r}")
+
+
+def real(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
+    """``tf.math.real``: the real part (float32 of complex64, float64 of complex128); a real input is
+    returned as it is."""
+    x = t(input)
+    _numeric_or_type_error(x, "input must be a numeric tensor")
+    return execute1(REAL, x) if x._value.dtype.kind == "c" else x
+
+
+def imag(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
+    """``tf.math.imag``: the imaginary part; zeros of a real input's dtype."""
+    x = t(input)
+    _numeric_or_type_error(x, "input must be a numeric tensor")
+    return execute1(IMAG, x) if x._value.dtype.kind == "c" else zeros_like_(x)
+
+
+def conj(x: Any, name: str | None = None) -> Tensor:
+    """``tf.math.conj``: the complex conjugate; a real input is returned as it is."""
+    x = t(x)
+    if x._value.dtype.kind not in "iufc":
+        raise TypeError(f"Expected numeric or variant tensor, got dtype {x.dtype!r}.")
+    return execute1(CONJ, x) if x._value.dtype.kind == "c" else x
+
+
+def angle(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
+    """``tf.math.angle``: the argument of a complex number, in (-pi, pi]; of a real input, 0 where it is
+    >= 0 and pi where it is negative (as TF)."""
+    x = t(input)
+    if x._value.dtype.kind == "c":
+        return execute1(ANGLE, x)
+    if x._value.dtype.kind != "f":
+        raise TypeError(f"Cannot convert {np.pi!r} to EagerTensor of dtype {x.dtype.name}")
+    return where(less(x, 0), multiply(ones_like_(x), np.pi), zeros_like_(x))
+
+
 def complex_abs(x: Any) -> Tensor:
-    raise NotImplementedError("tf.abs of complex tensors (ComplexAbs) is not implemented in tapeflow yet.")
+    """``|z|`` of a complex tensor (TF's ComplexAbs): float32 of complex64, float64 of complex128."""
+    return execute1(COMPLEX_ABS, t(x))
 
 
 SIGN = defop("Sign", np.sign, shape=shapes.same)
@@ -419,7 +547,7 @@ RECIPROCAL = defop("Reciprocal", np.reciprocal, shape=shapes.same)
 
 @defgrad("Reciprocal", inputs=False, outputs=True)
 def _reciprocal_grad(op, g):
-    y = op.outputs[0]
+    y = _c(op.outputs[0])
     return multiply(negative(g), multiply(y, y))
 
 
@@ -432,7 +560,7 @@ SQUARE = defop("Square", np.square, shape=shapes.same)
 
 @defgrad("Square", inputs=True)
 def _square_grad(op, g):
-    x = op.inputs[0]
+    x = _c(op.inputs[0])
     return multiply(g, multiply(x, 2.0 if x.dtype.is_floating else 2))
 
 
@@ -454,6 +582,8 @@ def sqrt(x: Any, name: str | None = None) -> Tensor:
 
 def _sqrt_grad_kernel(y, dy):
     # TF's SqrtGrad: 0.5 * dy / y, and exactly 0 where dy is 0 (even at y == 0).
+    if y.dtype.kind == "c":  # 0.5 * dy / conj(y), as TF's complex kernel
+        y = np.conj(y)
     out = np.where(dy == 0, np.zeros_like(dy), 0.5 * dy / np.where(dy == 0, np.ones_like(y), y))
     return out.astype(y.dtype, copy=False)
 
@@ -464,7 +594,10 @@ SQRT_GRAD = defop("SqrtGrad", _sqrt_grad_kernel, shape=shapes.broadcast)
 @defgrad("SqrtGrad", inputs=True, outputs=True)
 def _sqrt_grad_grad(op, g):
     y, dy = op.inputs
-    z = op.outputs[0]  # 0.5 * dy / y
+    z = op.outputs[0]  # 0.5 * dy / conj(y)
+    if y.dtype.is_complex:  # TF's rule: the output is antiholomorphic in y
+        gy = divide_(g, y)
+        return negative(multiply(_c(gy), z)), multiply(0.5, gy)
     gy = negative(multiply(g, divide_(z, y)))
     gdy = multiply(g, divide_(0.5, y))
     return gy, gdy
@@ -480,7 +613,7 @@ RSQRT = defop("Rsqrt", lambda x: 1 / np.sqrt(x), shape=shapes.same)
 
 @defgrad("Rsqrt", inputs=False, outputs=True)
 def _rsqrt_grad(op, g):
-    y = op.outputs[0]
+    y = _c(op.outputs[0])
     return multiply(multiply(g, -0.5), multiply(y, multiply(y, y)))
 
 
@@ -493,7 +626,7 @@ EXP = defop("Exp", np.exp, shape=shapes.same)
 
 @defgrad("Exp", inputs=False, outputs=True)
 def _exp_grad(op, g):
-    return multiply(g, op.outputs[0])
+    return multiply(g, _c(op.outputs[0]))
 
 
 def exp(x: Any, name: str | None = None) -> Tensor:
@@ -505,7 +638,7 @@ EXPM1 = defop("Expm1", np.expm1, shape=shapes.same)
 
 @defgrad("Expm1", inputs=True)
 def _expm1_grad(op, g):
-    return multiply(g, exp(op.inputs[0]))
+    return multiply(g, exp(_c(op.inputs[0])))
 
 
 def expm1(x: Any, name: str | None = None) -> Tensor:
@@ -517,7 +650,7 @@ LOG = defop("Log", np.log, shape=shapes.same)
 
 @defgrad("Log", inputs=True)
 def _log_grad(op, g):
-    return multiply(g, reciprocal(op.inputs[0]))
+    return multiply(g, reciprocal(_c(op.inputs[0])))
 
 
 def log(x: Any, name: str | None = None) -> Tensor:
@@ -529,7 +662,7 @@ LOG1P = defop("Log1p", np.log1p, shape=shapes.same)
 
 @defgrad("Log1p", inputs=True)
 def _log1p_grad(op, g):
-    return multiply(g, reciprocal(add(op.inputs[0], 1.0)))
+    return multiply(g, reciprocal(add(_c(op.inputs[0]), 1.0)))
 
 
 def log1p(x: Any, name: str | None = None) -> Tensor:
@@ -541,7 +674,7 @@ SIN = defop("Sin", np.sin, shape=shapes.same)
 
 @defgrad("Sin", inputs=True)
 def _sin_grad(op, g):
-    return multiply(g, cos(op.inputs[0]))
+    return multiply(g, cos(_c(op.inputs[0])))
 
 
 def sin(x: Any, name: str | None = None) -> Tensor:
@@ -553,7 +686,7 @@ COS = defop("Cos", np.cos, shape=shapes.same)
 
 @defgrad("Cos", inputs=True)
 def _cos_grad(op, g):
-    return negative(multiply(g, sin(op.inputs[0])))
+    return negative(multiply(g, sin(_c(op.inputs[0]))))
 
 
 def cos(x: Any, name: str | None = None) -> Tensor:
@@ -565,7 +698,7 @@ TAN = defop("Tan", np.tan, shape=shapes.same)
 
 @defgrad("Tan", inputs=True)
 def _tan_grad(op, g):
-    secx = reciprocal(cos(op.inputs[0]))
+    secx = reciprocal(cos(_c(op.inputs[0])))
     return multiply(g, multiply(secx, secx))
 
 
@@ -600,7 +733,7 @@ TANH = defop("Tanh", _tanh_kernel, shape=shapes.same)
 
 @defgrad("Tanh", inputs=False, outputs=True)
 def _tanh_grad(op, g):
-    y = op.outputs[0]
+    y = _c(op.outputs[0])
     return multiply(g, subtract(1.0, multiply(y, y)))
 
 
@@ -609,6 +742,8 @@ def tanh(x: Any, name: str | None = None) -> Tensor:
 
 
 def _sigmoid_kernel(x):
+    if x.dtype.kind == "c":
+        return 1 / (1 + np.exp(-x))
     # Stable on both tails: exp of a non-positive number only.
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
@@ -619,7 +754,7 @@ SIGMOID = defop("Sigmoid", _sigmoid_kernel, shape=shapes.same)
 
 @defgrad("Sigmoid", inputs=False, outputs=True)
 def _sigmoid_grad(op, g):
-    y = op.outputs[0]
+    y = _c(op.outputs[0])
     return multiply(g, multiply(y, subtract(1.0, y)))
 
 
@@ -1294,7 +1429,7 @@ def _prod_grad(op, g):
     # so zeros in the input are handled without dividing by them (as TF).
     from tapeflow.ops import array_ops
 
-    x = op.inputs[0]
+    x = _c(op.inputs[0])
     in_shape = op.input_shapes[0]
     nd = len(in_shape)
     axis = op.get_attr("axis")
@@ -1388,8 +1523,8 @@ def _cumsum_grad(op, g):
 
 @defgrad("Cumprod", inputs=True, outputs=True)
 def _cumprod_grad(op, g):
-    x = op.inputs[0]
-    prod = op.outputs[0]
+    x = _c(op.inputs[0])  # (TF 2.21 forgets the conjugates: its complex gradient is wrong)
+    prod = _c(op.outputs[0])
     out = cumsum(multiply(prod, g), axis=op.get_attr("axis"), exclusive=op.get_attr("exclusive"),
                  reverse=not op.get_attr("reverse"))
     from tapeflow.ops import special_ops
@@ -1446,6 +1581,7 @@ MATMUL = defop("BatchMatMulV2", _matmul_kernel, shape=_matmul_shape)
 @defgrad("BatchMatMulV2", inputs=True)
 def _matmul_grad(op, g):
     a, b = op.inputs
+    a, b = _c(a), _c(b)  # complex: the adjoints
     ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
     skip = _skip(op)
     if not ta and not tb:
@@ -1473,8 +1609,10 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
 
 def _matmul(a: Any, b: Any, transpose_a: bool, transpose_b: bool, adjoint_a: bool, adjoint_b: bool) -> Tensor:
     a, b = pair(a, b, "MatMul")
-    if (adjoint_a or adjoint_b) and a.dtype.is_complex:
-        raise NotImplementedError("adjoint_a/adjoint_b on complex matrices is not implemented in tapeflow yet.")
+    if adjoint_a and a.dtype.is_complex:
+        a = conj(a)
+    if adjoint_b and b.dtype.is_complex:
+        b = conj(b)
     transpose_a = transpose_a or adjoint_a
     transpose_b = transpose_b or adjoint_b
     sa, sb = a._shape_tuple(), b._shape_tuple()

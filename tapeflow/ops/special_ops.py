@@ -445,7 +445,7 @@ ATAN = defop("Atan", np.arctan, shape=shapes.same)
 
 @defgrad("Atan", inputs=True)
 def _atan_grad(op, g):
-    x = op.inputs[0]
+    x = m._c(op.inputs[0])
     return m.divide_(g, m.add(m.square(x), 1.0))
 
 
@@ -458,7 +458,7 @@ ASIN = defop("Asin", np.arcsin, shape=shapes.same)
 
 @defgrad("Asin", inputs=True)
 def _asin_grad(op, g):
-    x = op.inputs[0]
+    x = m._c(op.inputs[0])
     return m.multiply(g, m.rsqrt(m.subtract(1.0, m.square(x))))
 
 
@@ -471,7 +471,7 @@ ACOS = defop("Acos", np.arccos, shape=shapes.same)
 
 @defgrad("Acos", inputs=True)
 def _acos_grad(op, g):
-    x = op.inputs[0]
+    x = m._c(op.inputs[0])
     return m.negative(m.multiply(g, m.rsqrt(m.subtract(1.0, m.square(x)))))
 
 
@@ -484,7 +484,7 @@ SINH = defop("Sinh", np.sinh, shape=shapes.same)
 
 @defgrad("Sinh", inputs=True)
 def _sinh_grad(op, g):
-    return m.multiply(g, cosh(op.inputs[0]))
+    return m.multiply(g, cosh(m._c(op.inputs[0])))
 
 
 def sinh(x: Any, name: str | None = None) -> Tensor:
@@ -496,7 +496,7 @@ COSH = defop("Cosh", np.cosh, shape=shapes.same)
 
 @defgrad("Cosh", inputs=True)
 def _cosh_grad(op, g):
-    return m.multiply(g, sinh(op.inputs[0]))
+    return m.multiply(g, sinh(m._c(op.inputs[0])))
 
 
 def cosh(x: Any, name: str | None = None) -> Tensor:
@@ -508,7 +508,7 @@ ASINH = defop("Asinh", np.arcsinh, shape=shapes.same)
 
 @defgrad("Asinh", inputs=False, outputs=True)
 def _asinh_grad(op, g):
-    return m.divide_(g, cosh(op.outputs[0]))
+    return m.divide_(g, cosh(m._c(op.outputs[0])))
 
 
 def asinh(x: Any, name: str | None = None) -> Tensor:
@@ -520,7 +520,7 @@ ACOSH = defop("Acosh", np.arccosh, shape=shapes.same)
 
 @defgrad("Acosh", inputs=False, outputs=True)
 def _acosh_grad(op, g):
-    return m.divide_(g, sinh(op.outputs[0]))
+    return m.divide_(g, sinh(m._c(op.outputs[0])))
 
 
 def acosh(x: Any, name: str | None = None) -> Tensor:
@@ -532,7 +532,7 @@ ATANH = defop("Atanh", np.arctanh, shape=shapes.same)
 
 @defgrad("Atanh", inputs=True)
 def _atanh_grad(op, g):
-    x = op.inputs[0]
+    x = m._c(op.inputs[0])
     return m.divide_(g, m.subtract(1.0, m.square(x)))
 
 
@@ -657,7 +657,7 @@ DIV_NO_NAN = defop("DivNoNan", _div_no_nan_kernel, shape=shapes.broadcast)
 
 @defgrad("DivNoNan", inputs=True)
 def _div_no_nan_grad(op, g):
-    x, y = op.inputs
+    x, y = m._c(op.inputs[0]), m._c(op.inputs[1])
     return divide_no_nan(g, y), m.multiply(g, divide_no_nan(divide_no_nan(m.negative(x), y), y))
 
 
