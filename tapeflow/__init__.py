@@ -135,6 +135,7 @@ _LAZY = {
     "types": "tapeflow.types",
     "experimental": "tapeflow.experimental",
     "signal": "tapeflow.signal",
+    "audio": "tapeflow.audio",
 }
 # Composite tensor types, loaded with their namespace on first use (which also
 # gives tf.add, tf.concat ... their ragged/sparse versions).
@@ -150,7 +151,7 @@ _LAZY_NAMES = {
 # TensorFlow namespaces and names tapeflow does not implement: looking one up
 # says so (NotImplementedError) and is still an AttributeError for hasattr().
 _UNSUPPORTED = frozenset({
-    "audio", "lite",
+    "lite",
     "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue",
     "quantization", "sets", "Graph", "Session", "dtensor", "mlir",
     "profiler", "sysconfig",
