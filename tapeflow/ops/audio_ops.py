@@ -107,8 +107,8 @@ def _encode_wav_kernel(audio, sample_rate):
     rounded = np.sign(scaled) * np.floor(np.abs(scaled) + np.float32(0.5))  # roundf: halves away from zero
     pcm = np.clip(rounded, -32768, 32767).astype("<i2").tobytes()
     rate = int(sample_rate)
-    header = b"RIFF" + struct.pack("<I", 36 + len(pcm)) + b"WAVE" + b"fmt " + struct.pack(
-        "<IHHIIHH", 16, 1, channels, rate, rate * channels * 2, channels * 2, 16) + b"data" + struct.pack("<I", len(pcm))
+    fmt = struct.pack("<IHHIIHH", 16, 1, channels, rate, rate * channels * 2, channels * 2, 16)
+    header = b"RIFF" + struct.pack("<I", 36 + len(pcm)) + b"WAVE" + b"fmt " + fmt + b"data" + struct.pack("<I", len(pcm))
     return np.asarray(header + pcm, dtype=_OBJ)
 
 
