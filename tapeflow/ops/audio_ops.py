@@ -108,7 +108,8 @@ def _encode_wav_kernel(audio, sample_rate):
     pcm = np.clip(rounded, -32768, 32767).astype("<i2").tobytes()
     rate = int(sample_rate)
     fmt = struct.pack("<IHHIIHH", 16, 1, channels, rate, rate * channels * 2, channels * 2, 16)
-    header = b"RIFF" + struct.pack("<I", 36 + len(pcm)) + b"WAVE" + b"fmt " + fmt + b"data" + struct.pack("<I", len(pcm))
+    header = b"RIFF" + struct.pack("<I", 36 + len(pcm)) + b"WAVE"
+    header += b"fmt " + fmt + b"data" + struct.pack("<I", len(pcm))
     return np.asarray(header + pcm, dtype=_OBJ)
 
 
