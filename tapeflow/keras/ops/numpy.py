@@ -1160,3 +1160,522 @@ def select(condlist: list, choicelist: list, default: Any = 0) -> Any:
     for cond, choice in zip(reversed(condlist), reversed(choicelist)):
         out = tf().where(tf().cast(convert(cond), "bool"), convert(choice, dtype), out)
     return out
+
+
+# ---- NaN-aware reductions, window functions and the other NumPy names of Keras 3.15 (kops11, issue 11),
+# each computed as Keras's TensorFlow backend does it (so its dtypes and its edge cases come out alike)
+
+
+def _where_nan(x: Any, value: float) -> Any:
+    return tf().where(_m().is_nan(x), tf().cast(value, x.dtype), x)
+
+
+@keras_op("Nansum")
+def nansum(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``keras.ops.nansum``: the sum treating NaNs as zero (small integers sum in int32/uint32)."""
+    x = convert(x)
+    name = _std(x.dtype)
+    if "float" in name:
+        x = _where_nan(x, 0.0)
+    return tf().reduce_sum(tf().cast(x, _sum_dtype(name)), axis=_axes(axis), keepdims=keepdims)
+
+
+@keras_op("Nanprod")
+def nanprod(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``keras.ops.nanprod``: the product treating NaNs as one."""
+    x = convert(x)
+    if "float" in _std(x.dtype):
+        x = _where_nan(x, 1.0)
+    return prod(x, axis=axis, keepdims=keepdims)
+
+
+@keras_op("Nanmean")
+def nanmean(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``keras.ops.nanmean``: the mean of the values that are not NaN (all NaN: NaN)."""
+    x = convert(x)
+    if axis == () or axis == []:
+        return x
+    if "float" not in _std(x.dtype):
+        return tf().reduce_mean(tf().cast(x, "float32"), axis=_axes(axis), keepdims=keepdims)
+    dtype = result_type(_std(x.dtype), float)
+    total = tf().cast(nansum(x, axis=axis, keepdims=keepdims), dtype)
+    count = tf().reduce_sum(tf().cast(_m().logical_not(_m().is_nan(x)), dtype), axis=_axes(axis), keepdims=keepdims)
+    return total / count
+
+
+@keras_op("Nanvar")
+def nanvar(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``keras.ops.nanvar``: the (population) variance of the values that are not NaN."""
+    x = convert(x)
+    x = tf().cast(x, result_type(_std(x.dtype), float))
+    valid = _m().logical_not(_m().is_nan(x))
+    centered = tf().where(valid, x - nanmean(x, axis=axis, keepdims=True), tf().zeros_like(x))
+    count = tf().reduce_sum(tf().cast(valid, x.dtype), axis=_axes(axis), keepdims=keepdims)
+    return tf().reduce_sum(_m().square(centered), axis=_axes(axis), keepdims=keepdims) / count
+
+
+@keras_op("Nanstd")
+def nanstd(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``keras.ops.nanstd``: the standard deviation of the values that are not NaN."""
+    return _m().sqrt(nanvar(x, axis=axis, keepdims=keepdims))
+
+
+def _nan_extreme(x: Any, axis: Any, keepdims: bool, high: bool) -> Any:
+    x = convert(x)
+    name = _std(x.dtype)
+    reduce = tf().reduce_max if high else tf().reduce_min
+    if "float" not in name:
+        if name == "bool":
+            return (tf().reduce_any if high else tf().reduce_all)(x, axis=_axes(axis), keepdims=keepdims)
+        return reduce(x, axis=_axes(axis), keepdims=keepdims)
+    nan = _m().is_nan(x)
+    clean = _where_nan(x, -np.inf if high else np.inf)
+    return tf().where(tf().reduce_all(nan, axis=_axes(axis), keepdims=keepdims), tf().cast(np.nan, x.dtype),
+                      reduce(clean, axis=_axes(axis), keepdims=keepdims))
+
+
+@keras_op("Nanmax")
+def nanmax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``keras.ops.nanmax``: the maximum ignoring NaNs (all NaN: NaN)."""
+    return _nan_extreme(x, axis, keepdims, True)
+
+
+@keras_op("Nanmin")
+def nanmin(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``keras.ops.nanmin``: the minimum ignoring NaNs (all NaN: NaN)."""
+    return _nan_extreme(x, axis, keepdims, False)
+
+
+def _nan_arg(x: Any, axis: Any, keepdims: bool, high: bool) -> Any:
+    x = convert(x)
+    pick = argmax if high else argmin
+    if "float" not in _std(x.dtype):
+        return pick(x, axis=axis, keepdims=keepdims)
+    nan = _m().is_nan(x)
+    all_nan = tf().reduce_all(nan, axis=axis, keepdims=keepdims)
+    if keepdims and axis is None:
+        all_nan = tf().reshape(all_nan, [1] * x.shape.rank)
+    return tf().where(all_nan, tf().constant(-1, "int32"),
+                      pick(_where_nan(x, -np.inf if high else np.inf), axis=axis, keepdims=keepdims))
+
+
+@keras_op("Nanargmax")
+def nanargmax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``keras.ops.nanargmax``: the index of the maximum ignoring NaNs (all NaN: -1)."""
+    return _nan_arg(x, axis, keepdims, True)
+
+
+@keras_op("Nanargmin")
+def nanargmin(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``keras.ops.nanargmin``: the index of the minimum ignoring NaNs (all NaN: -1)."""
+    return _nan_arg(x, axis, keepdims, False)
+
+
+@keras_op("Nancumsum")
+def nancumsum(x: Any, axis: Any = None, dtype: Any = None) -> Any:
+    """``keras.ops.nancumsum``: the running sum with NaNs as zero (as Keras: infinities become the
+    dtype's largest values, through ``nan_to_num``)."""
+    return cumsum(nan_to_num(x), axis=axis, dtype=dtype)
+
+
+@keras_op("Nancumprod")
+def nancumprod(x: Any, axis: Any = None, dtype: Any = None) -> Any:
+    """``keras.ops.nancumprod``: the running product with NaNs as one."""
+    return cumprod(nan_to_num(x, nan=1.0), axis=axis, dtype=dtype)
+
+
+@keras_op("Nanquantile", tensors=2)
+def nanquantile(x: Any, q: Any, axis: Any = None, method: str = "linear", keepdims: bool = False) -> Any:
+    """``keras.ops.nanquantile``: ``quantile`` of the values that are not NaN (all NaN: NaN)."""
+    import warnings
+
+    from tapeflow.framework.errors import InvalidArgumentError
+
+    x = convert(x)
+    dtype = result_type(_std(x.dtype), float)
+    q_np = np.asarray(q.numpy() if hasattr(q, "numpy") else q, dtype=np.float64)
+    # Keras's TensorFlow backend maps its 1-D nanquantile over the kept axes, declaring x's dtype and
+    # q's shape for each result: integer inputs and (q a vector) an all-NaN slice fail there
+    if axis is not None and "float" not in _std(x.dtype):
+        raise InvalidArgumentError(None, None, f"TensorArray dtype is {_std(x.dtype)} but Op is trying to write "
+                                   f"dtype {dtype}")
+    if axis is not None and q_np.ndim and np.isnan(x.numpy()).all(axis=axis).any():
+        raise ValueError(f"Incompatible shape for value (()), expected ({q_np.shape})")
+    with warnings.catch_warnings():  # an all-NaN slice is NaN, as in Keras, without NumPy's warning
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out = np.nanquantile(x.numpy().astype(np.float64), q_np, axis=tuple(axis) if isinstance(axis, (list, tuple))
+                             else axis, method=method, keepdims=keepdims)
+    return convert(np.asarray(out), dtype)
+
+
+@keras_op("Nanpercentile", tensors=2)
+def nanpercentile(x: Any, q: Any, axis: Any = None, method: str = "linear", keepdims: bool = False) -> Any:
+    """``keras.ops.nanpercentile``: ``nanquantile`` at ``q / 100``."""
+    q = np.asarray(q.numpy() if hasattr(q, "numpy") else q, dtype=np.float32) / np.float32(100.0)
+    return nanquantile(x, q, axis=axis, method=method, keepdims=keepdims)
+
+
+@keras_op("Nanmedian")
+def nanmedian(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``keras.ops.nanmedian``: the median of the values that are not NaN."""
+    if axis == () or axis == []:
+        return convert(x)
+    return nanquantile(x, 0.5, axis=axis, keepdims=keepdims)
+
+
+def _window_length(x: Any) -> int:
+    n = convert(x).numpy()
+    if n.ndim != 0:
+        raise ValueError(f"A window length must be a scalar. Received: x with shape {n.shape}")
+    return int(n)
+
+
+def bartlett(x: Any) -> Any:
+    """``keras.ops.bartlett``: the triangular window of ``x`` points, in ``floatx()``."""
+    n = _window_length(x)
+    if n == 0:
+        return tf().constant([], "float32")
+    if n == 1:
+        return tf().ones([1])
+    k = tf().range(n, dtype=_backend.floatx())
+    half = (n - 1) / 2
+    return tf().where(k <= half, 2.0 * k / (n - 1), 2.0 - 2.0 * k / (n - 1))
+
+
+def _cosine_window(n: int, coeffs: tuple, dtype: str) -> Any:
+    # sum_i (-1)^i a_i cos(2 pi i k / (n - 1)), k = 0..n-1 (a symmetric window); one point gives 1
+    if n <= 1:
+        return tf().ones([n], dtype)
+    k = tf().range(n, dtype=dtype)
+    out = tf().zeros([n], dtype) + coeffs[0]
+    for i, a in enumerate(coeffs[1:], 1):
+        out = out + ((-1) ** i * a) * _m().cos(k * tf().cast(2.0 * np.pi * i / (n - 1), dtype))
+    return out
+
+
+def hamming(x: Any) -> Any:
+    """``keras.ops.hamming``: the symmetric Hamming window (TF's ``hamming_window``, float32)."""
+    return _cosine_window(_window_length(x), (0.54, 0.46), "float32")
+
+
+def hanning(x: Any) -> Any:
+    """``keras.ops.hanning``: the symmetric Hann window (TF's ``hann_window``, float32)."""
+    return _cosine_window(_window_length(x), (0.5, 0.5), "float32")
+
+
+def blackman(x: Any) -> Any:
+    """``keras.ops.blackman``: the Blackman window, in ``floatx()``."""
+    return _cosine_window(_window_length(x), (0.42, 0.5, 0.08), _backend.floatx())
+
+
+def kaiser(x: Any, beta: Any) -> Any:
+    """``keras.ops.kaiser``: the Kaiser window (TF's ``kaiser_window``: ``i0(beta sqrt(1 - r^2)) / i0(beta)``,
+    float32)."""
+    n = _window_length(x)
+    if n == 0:  # TF's kaiser_window ranges over [-(n-1)/2, (n-1)/2]
+        from tapeflow.framework.errors import InvalidArgumentError
+
+        raise InvalidArgumentError(None, None, "Requires start <= limit when delta > 0: 0.5/-0.4 [Op:Range]")
+    if n == 1:
+        return tf().ones([1], "float32")
+    beta = tf().cast(convert(beta), "float32")
+    r = 2.0 * tf().range(n, dtype="float32") / float(n - 1) - 1.0
+    arg = beta * _m().sqrt(_m().maximum(1.0 - r * r, 0.0))
+    return _bessel_i0e(arg) * _m().exp(arg - _m().abs(beta)) / _bessel_i0e(beta)
+
+
+# Cephes's Chebyshev coefficients for exp(-|x|) I0(x) (as NumPy's and Eigen's i0): |x| <= 8, then 8 < |x|
+_I0_A = (-4.4153416464793395e-18, 3.3307945188222384e-17, -2.431279846547955e-16, 1.715391285555133e-15,
+         -1.1685332877993451e-14, 7.676185498604936e-14, -4.856446783111929e-13, 2.95505266312964e-12,
+         -1.726826291441556e-11, 9.675809035373237e-11, -5.189795601635263e-10, 2.6598237246823866e-09,
+         -1.300025009986248e-08, 6.046995022541919e-08, -2.670793853940612e-07, 1.1173875391201037e-06,
+         -4.4167383584587505e-06, 1.6448448070728896e-05, -5.754195010082104e-05, 0.00018850288509584165,
+         -0.0005763755745385824, 0.0016394756169413357, -0.004324309995050576, 0.010546460394594998,
+         -0.02373741480589947, 0.04930528423967071, -0.09490109704804764, 0.17162090152220877,
+         -0.3046826723431984, 0.6767952744094761)
+_I0_B = (-7.233180487874754e-18, -4.830504485944182e-18, 4.46562142029676e-17, 3.461222867697461e-17,
+         -2.8276239805165836e-16, -3.425485619677219e-16, 1.7725601330565263e-15, 3.8116806693526224e-15,
+         -9.554846698828307e-15, -4.150569347287222e-14, 1.54008621752141e-14, 3.8527783827421426e-13,
+         7.180124451383666e-13, -1.7941785315068062e-12, -1.3215811840447713e-11, -3.1499165279632416e-11,
+         1.1889147107846439e-11, 4.94060238822497e-10, 3.3962320257083865e-09, 2.266668990498178e-08,
+         2.0489185894690638e-07, 2.8913705208347567e-06, 6.889758346916825e-05, 0.0033691164782556943,
+         0.8044904110141088)
+
+
+def _chebyshev(x: Any, coeffs: tuple) -> Any:
+    b0, b1, b2 = tf().zeros_like(x) + coeffs[0], tf().zeros_like(x), tf().zeros_like(x)
+    for c in coeffs[1:]:
+        b2, b1 = b1, b0
+        b0 = x * b1 - b2 + c
+    return 0.5 * (b0 - b2)
+
+
+def _bessel_i0e(x: Any) -> Any:
+    """exp(-|x|) I0(x), built from tapeflow ops (so it differentiates)."""
+    a = _m().abs(x)
+    small = _chebyshev(a / 2.0 - 2.0, _I0_A)
+    safe = _m().maximum(a, 8.0)  # keeps the unused branch finite (and its gradient)
+    large = _chebyshev(32.0 / safe - 2.0, _I0_B) / _m().sqrt(safe)
+    return tf().where(a <= 8.0, small, large)
+
+
+@keras_op("I0")
+def i0(x: Any) -> Any:
+    """``keras.ops.i0``: the modified Bessel function of the first kind, order 0 (int64/float64: float64,
+    float16/bfloat16 kept, others ``floatx()``)."""
+    x = convert(x)
+    name = _std(x.dtype)
+    dtype = "float64" if name in ("int64", "float64") else name if name in ("bfloat16", "float16") \
+        else _backend.floatx()
+    compute = "float64" if dtype == "float64" else "float32"
+    x = tf().cast(x, compute)
+    return tf().cast(_bessel_i0e(x) * _m().exp(_m().abs(x)), dtype)
+
+
+@keras_op("Fmax", tensors=2)
+def fmax(x1: Any, x2: Any) -> Any:
+    """``keras.ops.fmax``: the elementwise maximum, a NaN losing to a number."""
+    a, b, dtype = _promoted(x1, x2)
+    out = _m().maximum(a, b)
+    if "float" not in dtype:
+        return out
+    na, nb = _m().is_nan(a), _m().is_nan(b)
+    out = tf().where(_m().logical_and(na, _m().logical_not(nb)), b, out)
+    return tf().where(_m().logical_and(nb, _m().logical_not(na)), a, out)
+
+
+@keras_op("Fmin", tensors=2)
+def fmin(x1: Any, x2: Any) -> Any:
+    """``keras.ops.fmin``: the elementwise minimum, a NaN losing to a number."""
+    a, b, dtype = _promoted(x1, x2)
+    out = _m().minimum(a, b)
+    if "float" not in dtype:
+        return out
+    na, nb = _m().is_nan(a), _m().is_nan(b)
+    out = tf().where(_m().logical_and(na, _m().logical_not(nb)), b, out)
+    return tf().where(_m().logical_and(nb, _m().logical_not(na)), a, out)
+
+
+@keras_op("Fmod", tensors=2)
+def fmod(x1: Any, x2: Any) -> Any:
+    """``keras.ops.fmod``: the remainder with the sign of the dividend (C's ``fmod``)."""
+    dtype = result_type(dtype_of(x1), dtype_of(x2))
+    dtype = "int32" if dtype == "bool" else dtype
+    compute = "int32" if dtype in ("uint8", "uint16", "uint32") else dtype
+    a, b = convert(x1, compute), convert(x2, compute)
+    return tf().cast(_m().sign(a) * _m().floormod(_m().abs(a), _m().abs(b)), dtype)
+
+
+def _integer_pair(x1: Any, x2: Any) -> tuple:
+    a, b = convert(x1), convert(x2)
+    dtype = result_type(_std(a.dtype), _std(b.dtype))
+    return tf().cast(a, dtype), tf().cast(b, dtype), dtype
+
+
+@keras_op("Gcd", tensors=2)
+def gcd(x1: Any, x2: Any) -> Any:
+    """``keras.ops.gcd``: the elementwise greatest common divisor of integers (Euclid's algorithm)."""
+    a, b, dtype = _integer_pair(x1, x2)
+    if not _is_int(dtype):
+        raise TypeError("Arguments to gcd must be integers.")
+    shape = np.broadcast_shapes(tuple(a.shape.as_list()), tuple(b.shape.as_list()))
+    a, b = tf().broadcast_to(a, shape), tf().broadcast_to(b, shape)
+    if not dtype.startswith("uint"):
+        a, b = _m().abs(a), _m().abs(b)
+
+    def body(a: Any, b: Any) -> tuple:
+        nonzero = _m().not_equal(b, 0)
+        rem = _m().floormod(a, tf().where(nonzero, b, tf().ones_like(b)))
+        return tf().where(nonzero, b, a), tf().where(nonzero, rem, tf().zeros_like(b))
+
+    out, _ = tf().while_loop(lambda a, b: tf().reduce_any(_m().not_equal(b, 0)), body, [a, b])
+    return out
+
+
+def _is_int(dtype: str) -> bool:
+    return "int" in dtype
+
+
+@keras_op("Lcm", tensors=2)
+def lcm(x1: Any, x2: Any) -> Any:
+    """``keras.ops.lcm``: the elementwise least common multiple of integers (0 where either is 0)."""
+    a, b = convert(x1), convert(x2)
+    if not (_is_int(_std(a.dtype)) and _is_int(_std(b.dtype))):
+        raise TypeError(f"Arguments to lcm must be integers. Received: x1.dtype={_std(a.dtype)}, "
+                        f"x2.dtype={_std(b.dtype)}")
+    a, b, dtype = _integer_pair(a, b)
+    if not dtype.startswith("uint"):
+        a, b = _m().abs(a), _m().abs(b)
+    divisor = gcd(a, b)
+    zero = _m().equal(divisor, 0)
+    out = a * _m().floordiv(b, tf().where(zero, tf().ones_like(divisor), divisor))
+    return tf().where(zero, tf().zeros_like(out), out)
+
+
+@keras_op("Ldexp", tensors=2)
+def ldexp(x1: Any, x2: Any) -> Any:
+    """``keras.ops.ldexp``: ``x1 * 2**x2`` for integer ``x2``."""
+    a, b = convert(x1), convert(x2)
+    dtype = result_type(_std(a.dtype), _std(b.dtype), float)
+    if not _is_int(_std(b.dtype)):
+        raise TypeError(f"ldexp exponent must be an integer type. Received: x2 dtype={b.dtype!r}")
+    a = tf().cast(a, dtype)
+    out = a * _m().pow(tf().cast(2.0, dtype), tf().cast(b, dtype))
+    return tf().where(_m().logical_or(_m().is_inf(a), _m().equal(a, 0)), a, out)
+
+
+@keras_op("Logaddexp2", tensors=2)
+def logaddexp2(x1: Any, x2: Any) -> Any:
+    """``keras.ops.logaddexp2``: ``log2(2**x1 + 2**x2)``, computed stably."""
+    a, b = convert(x1), convert(x2)
+    dtype = result_type(_std(a.dtype), _std(b.dtype), float)
+    a, b = tf().cast(a, dtype), tf().cast(b, dtype)
+    delta = a - b
+    log2 = tf().cast(_math.log(2.0), dtype)
+    return tf().where(_m().is_nan(delta), a + b,
+                      _m().maximum(a, b) + _m().log1p(_m().exp(-_m().abs(delta) * log2)) / log2)
+
+
+@keras_op("Nextafter", tensors=2)
+def nextafter(x1: Any, x2: Any) -> Any:
+    """``keras.ops.nextafter``: the next float64 after ``x1`` towards ``x2``, cast to the promoted dtype."""
+    a, b = convert(x1), convert(x2)
+    dtype = result_type(_std(a.dtype), _std(b.dtype), float)
+    return tf().cast(_m().nextafter(tf().cast(a, "float64"), tf().cast(b, "float64")), dtype)
+
+
+@keras_op("Geomspace", tensors=2)
+def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None, axis: int = 0) -> Any:
+    """``keras.ops.geomspace``: ``num`` numbers from ``start`` to ``stop`` spaced evenly on a log scale."""
+    start, stop = convert(start), convert(stop)
+    compute = _std(dtype) if dtype is not None else _backend.floatx()
+    log_start = _m().log(tf().cast(_m().abs(start), compute))
+    log_stop = _m().log(tf().cast(_m().abs(stop), compute))
+    log_base = _m().log(tf().constant(10.0, log_start.dtype))
+    out = logspace(log_start / log_base, log_stop / log_base, num=num, endpoint=endpoint, base=10, dtype=dtype,
+                   axis=axis)
+    return out * tf().cast(_m().sign(tf().cast(start, log_start.dtype)), out.dtype)
+
+
+@keras_op("Diagflat")
+def diagflat(x: Any, k: int = 0) -> Any:
+    """``keras.ops.diagflat``: a matrix with the flattened ``x`` on its ``k``-th diagonal."""
+    x = convert(x)
+    return tf().linalg.diag(tf().reshape(x, [-1]), k=k)
+
+
+@keras_op("Trapezoid")
+def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
+    """``keras.ops.trapezoid``: the integral of ``y`` along ``axis`` by the trapezoidal rule."""
+    y = convert(y)
+    dtype = result_type(_std(y.dtype), float)
+    y = tf().cast(y, dtype)
+    if x is None:
+        step = tf().cast(dx, dtype)
+    else:
+        step = moveaxis(diff(convert(x, dtype), axis=axis), axis, -1)
+    y = moveaxis(y, axis, -1)
+    return tf().reduce_sum(0.5 * (y[..., 1:] + y[..., :-1]) * step, axis=-1)
+
+
+@keras_op("Vander")
+def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:  # noqa: N803 - Keras's name
+    """``keras.ops.vander``: the Vandermonde matrix of the 1-D ``x``, ``N`` columns."""
+    x = convert(x)
+    if x.shape.rank != 1:
+        raise ValueError(f"`x` must be a 1-D tensor. Received: x.shape={tuple(x.shape.as_list())}")
+    n = x.shape[0] if N is None else N
+    powers = tf().range(n) if increasing else tf().range(n - 1, -1, -1)
+    compute = result_type(_std(x.dtype), "float32")
+    out = _m().pow(tf().cast(tf().expand_dims(x, -1), compute), tf().cast(powers, compute))
+    return tf().cast(out, x.dtype)
+
+
+@keras_op("Corrcoef")
+def corrcoef(x: Any) -> Any:
+    """``keras.ops.corrcoef``: the Pearson correlation matrix of the rows of ``x``, clipped to [-1, 1]."""
+    x = convert(x)
+    name = _std(x.dtype)
+    if name in ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32"):
+        x = tf().cast(x, _backend.floatx())
+    elif name == "int64":
+        x = tf().cast(x, "float64")
+    if x.shape.rank == 0:
+        return tf().constant(np.nan, _backend.floatx())
+    centered = x - tf().reduce_mean(x, axis=-1, keepdims=True)
+    n = tf().cast(tf().shape(x)[-1], x.dtype)
+    cov = tf().matmul(centered, centered, transpose_b=True) / (n - 1)
+    std = _m().sqrt(tf().linalg.diag_part(cov))
+    return tf().clip_by_value(cov / (std[:, None] * std[None, :]), -1.0, 1.0)
+
+
+@keras_op("Slogdet")
+def slogdet(x: Any) -> Any:
+    """``keras.ops.slogdet``: (sign, log |det|) of square matrices."""
+    return tuple(tf().linalg.slogdet(convert(x)))
+
+
+@keras_op("UnravelIndex")
+def unravel_index(indices: Any, shape: Any) -> Any:
+    """``keras.ops.unravel_index``: flat indices as a tuple of coordinate arrays in ``shape``."""
+    indices = convert(indices)
+    if None in tuple(shape):
+        raise ValueError(f"`shape` argument cannot contain `None`. Received: shape={shape}")
+    coords = []
+    if indices.shape.rank == 1:
+        for dim in reversed(tuple(shape)):
+            coords.append(tf().cast(_m().floormod(indices, dim), indices.dtype))
+            indices = _m().floordiv(indices, dim)
+        return tuple(reversed(coords))
+    # other ranks: as Keras's TensorFlow backend, which divides by the dimensions first to last here
+    # (so its coordinates differ from NumPy's unless the shape reads the same both ways)
+    for dim in tuple(shape):
+        coords.append(tf().cast(_m().floormod(indices, dim), indices.dtype))
+        indices = _m().floordiv(indices, dim)
+    return tuple(reversed(coords))
+
+
+@keras_op("Argpartition")
+def argpartition(x: Any, kth: int, axis: int = -1) -> Any:
+    """``keras.ops.argpartition``: indices that partition ``x`` around its ``kth`` smallest value, by the
+    TensorFlow backend's algorithm: it computes on ``x`` cast to int32, and puts the ``kth + 1``
+    smallest first (by ``top_k``), then the largest of the rest after zeroing those (so, as in Keras,
+    negative inputs and several rows give indices that differ from NumPy's)."""
+    x = convert(x, "int32")
+    kth = int(kth)
+    if axis is None:
+        x, axis, flat = tf().reshape(x, [-1]), 0, True
+    else:
+        flat = False
+    x = swapaxes(x, axis, -1)
+    n = x.shape[-1]
+    k = builtins.min(builtins.max(kth, 0), n - 1)
+    bottom = tf().math.top_k(-x, k + 1).indices
+    mask = tf().reduce_sum(tf().one_hot(bottom, n, dtype="int32"), axis=0)
+    where = tf().where(mask)
+    masked = tf().tensor_scatter_nd_update(x, where, tf().zeros([where.shape[0]], "int32"))
+    out = tf().concat([bottom, tf().math.top_k(masked, n - k - 1).indices], axis=-1)
+    return out if flat else swapaxes(out, -1, axis)
+
+
+@keras_op("Histogram")
+def histogram(x: Any, bins: int = 10, range: Any = None) -> tuple:  # noqa: A002 - Keras's name
+    """``keras.ops.histogram``: (counts, bin edges) of the 1-D ``x``, both in ``x``'s dtype."""
+    if not isinstance(bins, int):
+        raise TypeError(f"Argument `bins` must be of type `int`. Received: bins={bins}")
+    if bins < 0:
+        raise ValueError(f"Argument `bins` should be a non-negative integer. Received: bins={bins}")
+    if range:
+        if len(range) < 2 or not isinstance(range, tuple):
+            raise ValueError(f"Argument `range` must be a tuple of two elements. Received: range={range}")
+        if range[1] < range[0]:
+            raise ValueError(f"The second element of `range` must be greater than the first. Received: range={range}")
+    x = convert(x)
+    if x.shape.rank is not None and x.shape.rank > 1:
+        raise ValueError("Input tensor must be 1-dimensional")
+    low, high = (tf().reduce_min(x), tf().reduce_max(x)) if range is None else range
+    x = tf().boolean_mask(x, _m().logical_and(x >= low, x <= high))
+    edges = tf().cast(tf().linspace(low, high, bins + 1), x.dtype)
+    index = searchsorted(edges[1:-1], x, side="right")
+    counts = tf().scatter_nd(tf().expand_dims(index, -1), tf().ones_like(index, dtype=x.dtype), [bins])
+    return counts, edges
