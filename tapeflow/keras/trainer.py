@@ -138,7 +138,7 @@ def _under_strategy(method):
     def run(self, *args, **kwargs):
         if dist_hooks.strategy is None:
             return method(self, *args, **kwargs)
-        for m in self.metrics if getattr(self, "_compiled", False) else ():
+        for m in self._flat_metrics():
             m._sync_replicas = True  # the logs every rank sees are the metrics over all ranks
         with dist_hooks.strategy.scope():
             return method(self, *args, **kwargs)
@@ -420,6 +420,37 @@ class _AutoAccuracy(metrics_mod.Metric):
         return self._inner.variables if self._inner is not None else []
 
 
+class CompileMetrics(metrics_mod.Metric):
+    """Keras 3's holder of the metrics ``compile`` made: ``model.metrics`` is
+    ``[<Mean name=loss>, <CompileMetrics name=compile_metrics>]`` and this
+    one's ``metrics`` lists them (empty until the first batch, as Keras);
+    its ``result()`` is a dict of theirs."""
+
+    def __init__(self, members: list) -> None:
+        self._members = members  # every metric, built or not (the trainer updates, resets and syncs these)
+        self.built = False
+        super().__init__(name="compile_metrics")
+
+    @property
+    def metrics(self) -> list:
+        return list(self._members) if self.built else []
+
+    @property
+    def variables(self) -> list:
+        return [v for m in self.metrics for v in m.variables]
+
+    def reset_state(self) -> None:
+        for m in self._members:
+            m.reset_state()
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        raise NotImplementedError("CompileMetrics.update_state: the model updates its compiled metrics in its "
+                                  "train/test step; call update_state on the metrics in `.metrics`")
+
+    def result(self) -> dict:
+        return {m.name: m.result() for m in self.metrics}
+
+
 def _resolve_metric(m: Any, loss: Any) -> metrics_mod.Metric:
     if isinstance(m, str) and m in ("accuracy", "acc"):
         return _AutoAccuracy(m, loss)
@@ -444,6 +475,7 @@ class Trainer:
         self._spec_batch: Any = _ACTUAL
         self._outputs_spec = None
         self._weighted_metrics: list = []
+        self._compile_metrics = None
         self._distribute_strategy = _creation_strategy()  # as Keras: the strategy whose scope made the model
 
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, loss_weights: Any = None, metrics: Any = None,
@@ -471,6 +503,7 @@ class Trainer:
             if loss_weights is not None:
                 raise ValueError("compile(loss_weights=...) needs a model with several outputs.")
             self._loss_fn = losses_mod.get(loss)
+        given = metrics is not None or weighted_metrics is not None
         metrics = metrics or []
         if isinstance(metrics, dict):
             raise ValueError("compile(metrics=<dict>) needs a model with several (named) outputs; pass a list")
@@ -481,6 +514,9 @@ class Trainer:
         for m in self._weighted_metrics:
             if m.name in names:
                 m.name = "weighted_" + m.name
+        per_output = [m for ms in self._outputs_spec[3] for m in ms] if self._outputs_spec is not None else []
+        self._compile_metrics = (CompileMetrics(per_output + self.compiled_metrics + self._weighted_metrics)
+                                 if given else None)
         self.run_eagerly = run_eagerly
         self._loss_tracker = metrics_mod.Mean(name="loss")
         self._compiled = True
@@ -552,15 +588,37 @@ class Trainer:
 
     @property
     def metrics(self) -> list:
-        out = [self._loss_tracker] if self._compiled else []
+        """Keras 3's order: the loss tracker, the ``CompileMetrics`` holding
+        compile's metrics, each output's loss tracker."""
+        if not self._compiled:
+            return []
+        out = [self._loss_tracker]
+        compiled = getattr(self, "_compile_metrics", None)
+        if compiled is not None:
+            out.append(compiled)
         spec = getattr(self, "_outputs_spec", None)
         if spec is not None:
-            out += [t for t in spec[4] if t is not None] + [m for ms in spec[3] for m in ms]
-        return out + list(self.compiled_metrics) + list(getattr(self, "_weighted_metrics", []))
+            out += [t for t in spec[4] if t is not None]
+        return out
+
+    def _flat_metrics(self) -> list:
+        """``self.metrics`` (a subclass may override it) with each ``CompileMetrics`` replaced by its metrics."""
+        out = []
+        for m in self.metrics:
+            out.extend(m._members if isinstance(m, CompileMetrics) else [m])
+        return out
 
     @property
     def metrics_names(self) -> list:
         return [m.name for m in self.metrics]
+
+    def get_metrics_result(self) -> dict:
+        """Every metric's result by name (a ``CompileMetrics``' dict merged in), as Keras 3."""
+        out = {}
+        for m in self.metrics:
+            r = m.result()
+            out.update(r) if isinstance(r, dict) else out.__setitem__(m.name, r)
+        return out
 
     def _check_compiled(self, what: str) -> None:
         if not self._compiled:
@@ -648,7 +706,9 @@ class Trainer:
             m.update_state(y, y_pred)
         for m in self._weighted_metrics:
             m.update_state(y, y_pred, sample_weight=sample_weight)
-        return {m.name: m.result() for m in self.metrics}
+        if getattr(self, "_compile_metrics", None) is not None:
+            self._compile_metrics.built = True
+        return {m.name: m.result() for m in self._flat_metrics()}
 
     def _step(self, kind: str, data: Any = None):
         """The step callable for ``kind``, under tf.function when enabled; one per batch spec of ``data``
@@ -723,7 +783,7 @@ class Trainer:
         if isinstance(out, dict):
             logs = {k: float(np.asarray(_to_numpy(v))) for k, v in out.items()}
             if dist_hooks.strategy is not None:  # the same logs on every rank: metrics synced, the rest averaged
-                ms = [m for m in self.metrics if m.name in logs]
+                ms = [m for m in self._flat_metrics() if m.name in logs]
                 synced = {m.name: float(r.numpy()) for m, r in zip(ms, dist_hooks.strategy._synced_results(ms))}
                 rest = [k for k in logs if k not in synced]
                 means = dist_hooks.strategy._comm.allreduce([np.array([logs[k] for k in rest])], "mean")[0]
@@ -754,6 +814,8 @@ class Trainer:
                     for m in ms:
                         m.update_state(yt, yp)
         if y is not None:
+            if self._compile_metrics is not None:
+                self._compile_metrics.built = True
             for m in self.compiled_metrics:
                 m.update_state(y, y_pred)  # compile(metrics=...) are unweighted in Keras 3 (weighted_metrics are not)
             for m in self._weighted_metrics:
@@ -761,13 +823,13 @@ class Trainer:
 
     def _logs(self) -> dict:
         # Keras 3 reports the logs sorted by name
+        ms = self._flat_metrics()
         if dist_hooks.strategy is not None:  # every metric over all ranks, in one collective
-            ms = self.metrics
             return dict(sorted((m.name, float(r.numpy())) for m, r in zip(ms, dist_hooks.strategy._synced_results(ms))))
-        return dict(sorted((m.name, float(m.result().numpy())) for m in self.metrics))
+        return dict(sorted((m.name, float(m.result().numpy())) for m in ms))
 
     def _reset_metrics(self) -> None:
-        for m in self.metrics:
+        for m in self._flat_metrics():
             m.reset_state()
 
     def reset_metrics(self) -> None:
@@ -937,8 +999,9 @@ class Trainer:
         if self._outputs_spec is not None:
             first = ["loss"] + [t.name for t in self._outputs_spec[4] if t is not None]
             keys = first + sorted(k for k in logs if k not in first)
-        else:
-            keys = [m.name for m in self.metrics]
+        else:  # Keras's _flatten_metrics_in_order: the metrics' names, then any other logs by name
+            names = [m.name for m in self._flat_metrics()]
+            keys = [k for k in names if k in logs] + sorted(k for k in logs if k not in names)
         values = [logs[k] for k in keys]
         return values[0] if len(values) == 1 else values
 
