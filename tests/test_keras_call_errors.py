@@ -92,6 +92,32 @@ def test_input_spec_errors_pass_unchanged_with_keras_wording():
                     "found ndim=2. Full shape received: (None, 3)")
 
 
+def test_a_sequential_names_itself_around_an_inner_layers_input_spec_error():
+    # Keras raises the input-spec error before Dense's call, inside Sequential.call (TF's time_series tutorial)
+    model = K.Sequential([K.layers.Flatten(), K.layers.Dense(3, name="dense"), K.layers.Dense(1, name="out")])
+    model(np.zeros((2, 3, 4), "float32"))
+    kind, text = _message(lambda: model(np.zeros((2, 5, 4), "float32")))
+    assert kind is ValueError
+    assert text == ("Exception encountered when calling Sequential.call().\n\n\x1b[1mInput 0 with name 'None' of layer "
+                    "'dense' is incompatible with the layer: expected axis -1 of input shape to have value 12, but "
+                    "received input with shape (2, 20)\x1b[0m\n\nArguments received by Sequential.call():\n"
+                    "  \u2022 inputs=tf.Tensor(shape=(2, 5, 4), dtype=float32)\n  \u2022 training=None\n"
+                    "  \u2022 mask=None\n  \u2022 kwargs=<class 'inspect._empty'>")
+
+
+def test_a_functional_model_checks_its_inputs_shapes_first():
+    # a Sequential built on its first call makes an InputLayer and a Functional, which take Keras's auto-names
+    K.backend.clear_session()
+    K.Sequential([K.layers.Dense(2)])(np.zeros((1, 3), "float32"))
+    x = K.Input((4,))
+    model = K.Model(x, K.layers.Dense(2)(x))
+    kind, text = _message(lambda: model(np.zeros((2, 5), "float32")))
+    assert kind is ValueError
+    assert text == ("Input 0 with name 'input_layer_1' of layer 'functional_1' is incompatible with the layer: "
+                    "expected shape=(None, 4), found shape=(2, 5)")
+    assert model(np.zeros((2, 4, 1), "float32")).shape == (2, 2)  # a trailing axis of 1 is squeezed
+
+
 def test_keras_config():
     assert K.config.floatx() == "float32" and K.config.image_data_format() == "channels_last"
     assert K.config.dtype_policy().name == "float32"
@@ -108,3 +134,14 @@ def test_merge_layers_promote_mixed_dtypes_as_keras():
     assert K.layers.Add()([tf.ones((1, 2), "int64"), tf.ones((1, 2))]).dtype == "float32"
     with pytest.raises(ValueError, match="dtype='string' is not a valid dtype for Keras type promotion"):
         K.layers.Concatenate()([tf.constant([["a"]]), tf.ones((1, 1))])
+
+
+def test_plot_model_checks_as_keras():
+    # TF's tutorials call it: without pydot Keras 3.15 raises ImportError (an unbuilt model: ValueError first)
+    with pytest.raises(ValueError, match="This model has not yet been built"):
+        K.utils.plot_model(K.Sequential([K.layers.Dense(1)]))
+    try:
+        import pydot  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match=r"You must install pydot \(`pip install pydot`\) for `plot_model`"):
+            K.utils.plot_model(K.Sequential([K.Input((2,)), K.layers.Dense(1)]), show_shapes=True)

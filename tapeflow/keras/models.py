@@ -148,6 +148,8 @@ class Model(Trainer, Layer):
                 flat = [inputs[n] for n in names]
         if len(flat) != len(self._input_tensors):
             raise ValueError(f"Model '{self.name}' expects {len(self._input_tensors)} input(s), got {len(flat)}.")
+        for i, (v, k) in enumerate(zip(flat, self._input_tensors)):
+            _check_input_shape(self.name, i, v, k)
         flat = [_adjust_input_rank(v, k) for v, k in zip(flat, self._input_tensors)]
         values = {id(k): self._input_tensors[i]._keras_history[0]._convert(v) if self._input_tensors[i]._keras_history
                   else v for i, (k, v) in enumerate(zip(self._input_tensors, flat))}
@@ -165,7 +167,7 @@ class Model(Trainer, Layer):
                 values[id(kt)] = v
         return nest.map_structure(sub, self._outputs_struct)
 
-    def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
+    def call(self, inputs: Any, training: Any = None, mask: Any = None, **kwargs: Any) -> Any:
         if self._functional is not None:
             return self._run_graph(inputs, training)
         raise NotImplementedError(
@@ -410,7 +412,8 @@ class Sequential(Model):
 
     def _maybe_build(self, inputs: Any) -> None:
         if not self.built and self._input_tensor is None:
-            unique_name("functional")  # Keras 3 builds a Functional on the first call (see _build_symbolic)
+            unique_name("input_layer")  # Keras 3 builds an InputLayer and a Functional on the first call
+            unique_name("functional")
             shape = getattr(inputs, "shape", None)
             # Keras 3 builds for the first call's shape, batch size included: input_shape (4, 3)
             self._called_input_shape = None if shape is None else tuple(shape)
@@ -447,7 +450,7 @@ class Sequential(Model):
             raise AttributeError(f"Sequential model '{self.name}' has no defined output shape yet.")
         return nest.map_structure(lambda k: k.shape, out)
 
-    def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
+    def call(self, inputs: Any, training: Any = None, mask: Any = None, **kwargs: Any) -> Any:
         if not self._layers:
             raise ValueError(f"Sequential model '{self.name}' has no layers; add some with model.add(layer).")
         x = inputs if self._input_tensor is None else _adjust_input_rank(inputs, self._input_tensor)
@@ -461,6 +464,20 @@ class Sequential(Model):
         for layer in self._layers:
             x = layer(x, training=training)
         return x
+
+
+def _check_input_shape(model: str, index: int, x: Any, ref: Any) -> None:
+    """Keras 3's input spec of a functional model: each known dim of the input must be its ``Input``'s (a
+    trailing axis of 1 on either side ignored), else the ValueError Keras raises before the call."""
+    shape, spec = getattr(x, "shape", None), getattr(ref, "shape", None)
+    if shape is None or spec is None or getattr(shape, "rank", 0) is None:
+        return
+    found, expected = tuple(shape), (None,) + tuple(spec)[1:]
+    a, b = found[:-1] if found and found[-1] == 1 else found, expected[:-1] if expected[-1:] == (1,) else expected
+    if any(e is not None and d is not None and e != d for e, d in zip(b, a)):
+        name = ref._keras_history[0].name if ref._keras_history else None
+        raise ValueError(f"Input {index} with name '{name}' of layer '{model}' is incompatible with the layer: "
+                         f"expected shape={expected}, found shape={a}")
 
 
 def _adjust_input_rank(x: Any, ref: Any) -> Any:

@@ -88,8 +88,12 @@ def _with_call_info(e: BaseException, display: str, fn: Any, args: tuple, kwargs
     arguments around its message, as Keras shows an exception raised by a layer's ``call``; None for an
     exception to re-raise unchanged (already annotated by an inner layer, or a Keras input-spec error)."""
     message = e.message if hasattr(e, "message") else (e.args[0] if e.args else "")
-    if (not _traceback_filtering[0] or hasattr(e, "_keras_call_info_injected")
-            or _INPUT_SPEC_ERROR.match(str(message))):
+    if not _traceback_filtering[0] or hasattr(e, "_keras_call_info_injected"):
+        return None
+    if _INPUT_SPEC_ERROR.match(str(message)) and not hasattr(e, "_keras_input_spec_error"):
+        # the layer that checks its input spec leaves the error alone; the layer calling it (a Sequential's
+        # call) annotates it, as in Keras
+        e._keras_input_spec_error = True
         return None
     try:
         signature = inspect.signature(fn)
