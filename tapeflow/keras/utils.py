@@ -178,11 +178,32 @@ def _format_time(per_unit: float, unit_name: str) -> str:
     return f" {per_unit * 1000000.0:.0f}us/{unit_name}"
 
 
+def plot_model(model: Any, to_file: str = "model.png", show_shapes: bool = False, show_dtype: bool = False,
+               show_layer_names: bool = False, rankdir: str = "TB", expand_nested: bool = False, dpi: int = 200,
+               show_layer_activations: bool = False, show_trainable: bool = False, splines: str = "ortho",
+               **kwargs: Any) -> Any:
+    """Keras 3's checks before drawing: an unbuilt model is a ValueError, a missing pydot an ImportError
+    (in IPython a printed message, as Keras). The drawing itself (pydot/graphviz) is not implemented."""
+    if not model.built:
+        raise ValueError("This model has not yet been built. Build the model first by calling `build()` or by "
+                         "calling the model on a batch of data.")
+    try:
+        import pydot  # noqa: F401
+    except ImportError:
+        message = "You must install pydot (`pip install pydot`) for `plot_model` to work."
+        if "IPython.core.magics.namespace" in sys.modules:
+            print(message)
+            return None
+        raise ImportError(message) from None
+    raise NotImplementedError("tf.keras.utils.plot_model: drawing the model with pydot/graphviz is not implemented "
+                              "in tapeflow; model.summary() prints its layers")
+
+
 # Keras utilities tapeflow lacks: NotImplementedError naming them (also an AttributeError, for hasattr)
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 _missing_getattr = _module_getattr("tf.keras.utils", frozenset((
-    "plot_model model_to_dot "
+    "model_to_dot "
     "audio_dataset_from_directory split_dataset FeatureSpace"
 ).split()))
 
