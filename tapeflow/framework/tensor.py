@@ -110,10 +110,11 @@ class Tensor:
         return bool(v)
 
     def __float__(self) -> float:
-        return float(_scalar(self._value))
+        # TF's float(self._numpy()): NumPy decides (NumPy 2.4 rejects a shape-(1,) tensor with a TypeError)
+        return float(self._value)
 
     def __int__(self) -> int:
-        return int(_scalar(self._value))
+        return int(_scalar(self._value))  # op arguments given as one-element tensors (axis=[1]) use it
 
     def __index__(self) -> int:
         if self._value.ndim != 0 or self._value.dtype.kind not in "iu":
@@ -163,7 +164,7 @@ class Tensor:
 
 
 def _scalar(v):
-    """The single element of ``v`` (TF allows float()/int() on size-1 tensors)."""
+    """The single element of ``v`` (tapeflow's ops take one-element tensors where TF takes a single value)."""
     if v.ndim == 0:
         return v
     if v.size != 1:
