@@ -574,3 +574,20 @@ def test_per_output_losses_weigh_batches_as_keras_traced_step():
             "fit4": [0.528938, 0.754513, 0.269549]}
     for k, w in want.items():
         np.testing.assert_allclose(got[k], w, rtol=2e-5, err_msg=k)
+
+
+def test_rnn_states_are_tuples_and_dataset_shuffle_warns_as_keras():
+    i = tf.keras.Input((5, 3))
+    out = tf.keras.layers.GRU(4, return_state=True, return_sequences=True)(i)
+    assert isinstance(out, tuple) and len(out) == 2
+    bi = tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(2, return_state=True), merge_mode=None)(i)
+    assert isinstance(bi, tuple) and len(bi) == 6
+    lines = []
+    tf.keras.Model(i, out).summary(print_fn=lines.append)
+    assert "[(None, 5, 4), (None," in "\n".join(lines)  # a called layer's shapes: its node's listed outputs
+    m = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+    m.compile("sgd", "mse")
+    ds = tf.data.Dataset.from_tensor_slices((np.ones((4, 2), "float32"), np.ones((4, 1), "float32"))).batch(2)
+    with pytest.warns(UserWarning, match="`shuffle=True` was passed, but will be ignored since the data `x` was "
+                                         "provided as a tf.data.Dataset"):
+        m.fit(ds, epochs=1, verbose=0)

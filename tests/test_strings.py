@@ -225,3 +225,16 @@ def test_explicit_string_dtype_holds_bytes():
     assert tf.convert_to_tensor("x", dtype=tf.string).numpy() == b"x"
     assert _v(tf.constant(["a", "b"], dtype=tf.string)) == [b"a", b"b"]
     assert _v(tf.constant(np.array(["a"], dtype=object), dtype=tf.string)) == [b"a"]
+
+
+def test_reduce_join_of_ragged_rows():
+    # TF 2.21's ragged dispatch of tf.strings.reduce_join (text-generation tutorials join unicode_split chars back)
+    r = tf.strings.unicode_split(["abc", "ed"], "UTF-8")
+    assert tf.strings.reduce_join(r, axis=-1).numpy().tolist() == [b"abc", b"ed"]
+    assert tf.strings.reduce_join(r, axis=1, separator="-").numpy().tolist() == [b"a-b-c", b"e-d"]
+    assert tf.strings.reduce_join(r).numpy() == b"abced"
+    assert tf.strings.reduce_join(r, axis=0).numpy().tolist() == [b"ae", b"bd", b"c"]
+    kept = tf.strings.reduce_join(r, axis=-1, keepdims=True)
+    assert kept.shape == (2, 1) and kept.numpy().tolist() == [[b"abc"], [b"ed"]]
+    inner = tf.ragged.constant([[["a", "b"]], [["c", "d"], ["e", "f"]]], inner_shape=(2,))
+    assert tf.strings.reduce_join(inner, axis=1).numpy().tolist() == [[b"a", b"b"], [b"ce", b"df"]]

@@ -847,6 +847,10 @@ class Trainer:
             if y is not None:
                 raise ValueError("`y` argument is not supported when using a dataset as input; the dataset "
                                  "must yield (x, y) pairs.")
+            if shuffle:
+                warnings.warn("`shuffle=True` was passed, but will be ignored since the data `x` was provided as a "
+                              "tf.data.Dataset. The Dataset is expected to already be shuffled (via "
+                              "`.shuffle(buffer_size)`).", stacklevel=3)
             if dist_hooks.strategy is not None and dist_hooks.strategy._whole_dataset_per_rank(x):
                 # AutoShardPolicy.OFF: every rank gets all of it, a piece of each global batch per step (as TF)
                 data = _DatasetBatches(dist_hooks.strategy.experimental_distribute_dataset(x), steps)
@@ -1163,6 +1167,8 @@ def format_summary(model: Any) -> str:
                 shape = layer.output_shape
             except AttributeError:
                 shape = "?"
+            if isinstance(shape, tuple) and shape and isinstance(shape[0], (tuple, list)) and layer._inbound_nodes:
+                shape = list(shape)  # Keras reads a called layer's shapes off its node's (flat, listed) outputs
         n = int(sum(np.prod(v.shape.as_list(), dtype=np.int64) for v in layer.weights)) if layer.built else 0
         kind = getattr(layer, "_op_class", None) or type(layer).__name__
         rows.append((f"{layer.name} ({kind})", str(shape), f"{n:,}" if layer.built else "0 (unbuilt)"))

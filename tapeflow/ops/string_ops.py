@@ -311,6 +311,12 @@ NotDifferentiable("ReduceJoin")
 
 def reduce_join(inputs: Any, axis: Any = None, keepdims: bool = False, separator: str = "", name: Any = None) -> Tensor:
     """``tf.strings.reduce_join``: joins strings across ``axis`` (all axes when ``None``)."""
+    from tapeflow.ops.ragged import RaggedTensor
+
+    if isinstance(inputs, RaggedTensor):
+        from tapeflow.ops.ragged import ragged_ops
+
+        return ragged_ops.reduce_join(inputs, axis, keepdims, separator)
     t = _strings(inputs, "ReduceJoin")
     axes = None
     if axis is not None:

@@ -590,7 +590,7 @@ class RNN(Layer):
                 v.assign(s)
         output = outputs if self.return_sequences else last
         if self.return_state:
-            return [output, *states]
+            return (output, *states)  # a tuple, as Keras 3
         return output
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
@@ -910,9 +910,9 @@ class Bidirectional(Layer):
         elif self.merge_mode == "mul":
             out = y * y_rev
         else:
-            out = [y, y_rev]
+            out = (y, y_rev)
         if self.return_state:
-            return (out if isinstance(out, list) else [out]) + states
+            return (out if isinstance(out, tuple) else (out,)) + tuple(states)  # tuples, as Keras 3
         return out
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:

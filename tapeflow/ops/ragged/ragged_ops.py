@@ -497,6 +497,18 @@ def _segment(kind: str, data: Tensor, ids: np.ndarray, n: int) -> Tensor:
         as_int = math_ops.cast(math_ops.logical_not(data) if kind == "all" else data, dtypes.int32)
         counts = math_ops.unsorted_segment_sum(as_int, ids_t, n)
         return math_ops.equal(counts, 0) if kind == "all" else math_ops.greater(counts, 0)
+    if kind.startswith("join:"):  # tf.strings.reduce_join: each segment's strings in order, separated
+        sep = kind[5:].encode("utf-8", "surrogateescape")
+        flat = np.asarray(data._value, dtype=object)
+        rows = flat.reshape(flat.shape[0], -1) if flat.ndim else flat.reshape(1, 1)
+        parts: list = [[] for _ in range(n)]
+        for i, row in zip(ids.tolist(), rows):
+            parts[i].append(row)
+        out = np.empty((n, rows.shape[1]), dtype=object)
+        for i, p in enumerate(parts):
+            for j in range(rows.shape[1]):
+                out[i, j] = sep.join(bytes(r[j]) for r in p)
+        return convert_to_tensor(out.reshape((n,) + flat.shape[1:]), dtype=dtypes.string)
     raise NotImplementedError(f"ragged reduction {kind!r}")
 
 
@@ -511,6 +523,11 @@ _DENSE_REDUCE = {}
 
 def _dense_reduce(kind: str) -> Callable:
     from tapeflow.ops import math_ops
+
+    if kind.startswith("join:"):
+        from tapeflow.ops import string_ops
+
+        return lambda x, axis=None: string_ops.reduce_join(x, axis=axis, separator=kind[5:])
 
     return {
         "sum": math_ops.reduce_sum,
@@ -566,6 +583,23 @@ def _reducer(kind: str) -> Callable:
 
     reduce.__name__ = f"reduce_{kind}"
     return reduce
+
+
+def reduce_join(inputs: RaggedTensor, axis: Any, keepdims: bool, separator: str) -> Any:
+    """``tf.strings.reduce_join`` of a RaggedTensor, as TF's ragged dispatch: rows joined in order."""
+    sep = separator.decode("utf-8", "surrogateescape") if isinstance(separator, bytes) else str(separator)
+    out = _reducer("join:" + sep)(inputs, axis=axis)
+    if keepdims:
+        if isinstance(out, RaggedTensor):
+            raise NotImplementedError("tf.strings.reduce_join(keepdims=True) with a ragged result in tapeflow")
+        from tapeflow.ops import array_ops
+
+        rank = inputs.shape.rank
+        axes = range(rank) if axis is None else sorted(
+            int(a) + (rank if int(a) < 0 else 0) for a in np.asarray(_np(axis)).reshape(-1))
+        for a in axes:
+            out = array_ops.expand_dims(out, a)
+    return out
 
 
 # -- map_fn, range, boolean_mask ---------------------------------------------------
