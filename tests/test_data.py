@@ -185,3 +185,18 @@ def test_padded_batch_as_tf():
     assert int(ds.padded_batch(2).cardinality()) == 3
     with pytest.raises(tf.errors.DataLossError, match="smaller size"):
         list(ds.padded_batch(2, padded_shapes=[2]))
+
+
+def test_ragged_batch_keeps_fully_defined_components_dense_as_tf():
+    # TF's dense_to_ragged: scalars and fixed shapes batch densely; an unknown dimension makes a RaggedTensor
+    ds = tf.data.Dataset.range(5)
+    got = list(ds.apply(tf.data.experimental.dense_to_ragged_batch(2)))
+    assert [g.numpy().tolist() for g in got] == [[0, 1], [2, 3], [4]] and isinstance(got[0], tf.Tensor)
+    rows = tf.data.Dataset.from_tensor_slices([[1, 2], [3, 4], [5, 6]]).ragged_batch(2)
+    assert rows.element_spec == tf.TensorSpec([None, 2], tf.int32)
+    assert [r.numpy().tolist() for r in rows] == [[[1, 2], [3, 4]], [[5, 6]]]
+    mixed = tf.data.Dataset.range(4).map(lambda x: (x, tf.range(x))).ragged_batch(2, drop_remainder=True)
+    assert mixed.element_spec == (tf.TensorSpec([2], tf.int64), tf.RaggedTensorSpec([2, None], tf.int64, 1))
+    nested = tf.data.Dataset.range(4).map(lambda x: tf.range(x)).ragged_batch(2).batch(2)
+    assert nested.element_spec == tf.RaggedTensorSpec([None, None, None], tf.int64, 2)
+    assert next(iter(nested)).to_list() == [[[], [0]], [[0, 1], [0, 1, 2]]]

@@ -1028,9 +1028,23 @@ class _Map(_Traced):
             yield from map(traced, self._parent._elements())
             return
         fn = self._fn
+        flags = self._ragged_flags() if self._ragged else None
         for e in self._parent._elements():
             out = _from_user(_call(fn, _to_tensors(e)))
-            yield _map(composite.to_ragged_row, out) if self._ragged else out
+            if flags is not None:
+                out = _pack(out, iter([composite.to_ragged_row(v) if f else v for v, f in zip(_flatten(out), flags)]))
+            yield out
+
+    def _ragged_flags(self) -> list:
+        # TF's dense_to_ragged: a component whose spec is fully defined (scalars too) or of unknown rank stays dense
+        from tapeflow.framework.tensor_spec import TensorSpec
+
+        def ragged(spec: Any) -> bool:
+            if not isinstance(spec, TensorSpec):
+                return True
+            return spec.shape.rank is not None and not spec.shape.is_fully_defined()
+
+        return [ragged(spec) for spec in _flatten(self._parent.element_spec)]
 
     @property
     def element_spec(self) -> Any:
@@ -1103,8 +1117,19 @@ class _Batch(Dataset):
     @property
     def element_spec(self) -> Any:
         parent = self._parent.element_spec
+        n = self._size if self._drop else None
         if _all_tensor_specs(parent):
-            return _map(lambda s: _prepend_dim(s, self._size if self._drop else None), parent)
+            return _map(lambda s: _prepend_dim(s, n), parent)
+        from tapeflow.framework.tensor_spec import TensorSpec
+        from tapeflow.ops.ragged.ragged_tensor import RaggedTensorSpec
+
+        leaves = _flatten(parent)
+        if all(type(x) in (TensorSpec, RaggedTensorSpec) and x.shape.rank is not None for x in leaves):
+            # a ragged component batches into one more ragged dimension (TF's RaggedTensorSpec._batch)
+            return _pack(parent, iter([
+                _prepend_dim(x, n) if type(x) is TensorSpec else
+                RaggedTensorSpec([n] + x.shape.as_list(), x.dtype, x.ragged_rank + 1, x.row_splits_dtype)
+                for x in leaves]))
         spec = _spec_of(self._template(), batch_unknown=True)
         if self._drop:
             return _map(lambda s: type(s)([self._size] + s.shape.as_list()[1:], s.dtype), spec)
