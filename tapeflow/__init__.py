@@ -152,7 +152,7 @@ _LAZY_NAMES = {
 # says so (NotImplementedError) and is still an AttributeError for hasattr().
 _UNSUPPORTED = frozenset({
     "lite",
-    "feature_column", "estimator", "raw_ops", "xla", "tpu", "queue",
+    "feature_column", "raw_ops", "xla", "tpu", "queue",
     "quantization", "sets", "Graph", "Session", "dtensor", "mlir",
     "profiler", "sysconfig",
 })
@@ -181,6 +181,9 @@ def __getattr__(name: str):
             return value
         if name in _UNSUPPORTED:
             raise errors.NotImplementedInTapeflowError(f"tf.{name} is not implemented in tapeflow")
+        if name == "estimator":  # TF 2.16 removed it: TF 2.21 raises this AttributeError too
+            raise AttributeError("module 'tensorflow' has no attribute 'estimator' (TensorFlow 2.16 removed "
+                                 "tf.estimator; use tf.keras)")
         raise AttributeError(f"module 'tapeflow' has no attribute '{name}'")
     import importlib
 

@@ -77,4 +77,11 @@ class Session:
 def __getattr__(name: str):
     from tapeflow.framework.errors import NotImplementedInTapeflowError
 
+    if name == "keras":  # in TF 2.21 tf.compat.v1.keras is Keras 3, as tf.keras
+        import tapeflow.keras
+
+        return tapeflow.keras
+    if name == "estimator":  # TF 2.16 removed it: TF 2.21 raises this AttributeError too
+        raise AttributeError("module 'tensorflow.compat.v1' has no attribute 'estimator' (TensorFlow 2.16 "
+                             "removed tf.estimator; use tf.keras)")
     raise NotImplementedInTapeflowError(f"tf.compat.v1.{name} is not implemented in tapeflow")

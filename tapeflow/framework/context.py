@@ -21,6 +21,9 @@ class _State(threading.local):
         self._debug_hook = None  # tapeflow.debugging: called per op when set
         self.recording = False  # tapes or accumulators is non-empty, or debug_hook is set
         self.plain = True  # not recording and no graph: the fast eager path
+        # > 0 while Keras runs a layer on stand-in values only to learn its output shapes (a functional model's
+        # symbolic call): output-only side effects (tf.print) are skipped, as in Keras's scratch graph
+        self.dry_run = 0
 
     @property
     def graph(self):

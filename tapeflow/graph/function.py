@@ -1411,7 +1411,8 @@ def print_(*inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str
 
     g = state.graph
     if g is None:
-        print_fn(*[np.asarray(t._value) for t in tensors])
+        if not state.dry_run:
+            print_fn(*[np.asarray(t._value) for t in tensors])
         return None
     g._new_op(None, "PrintV2", tuple(g._own(t) for t in tensors), {"print_fn": print_fn}, [])
     return None

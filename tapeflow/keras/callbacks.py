@@ -58,9 +58,21 @@ class CallbackList:
         if not hook.startswith("on_"):
             raise AttributeError(hook)
 
-        def call(*args: Any) -> None:
+        # As Keras's CallbackList: ``logs`` is always passed (``{}`` when there are none), positionally to the
+        # train/test/predict/epoch hooks and as ``logs=`` to the batch hooks (a user's ``on_train_begin(self,
+        # logs)`` without a default works).
+        batch_hook = hook.endswith(("_batch_begin", "_batch_end"))
+        lead = 1 if batch_hook or hook.startswith("on_epoch_") else 0  # the batch or epoch number
+
+        def call(*args: Any, logs: dict | None = None) -> None:
+            head, rest = args[:lead], args[lead:]
+            given = rest[0] if rest else logs
+            logs = {} if given is None else given
             for cb in self.callbacks:
-                getattr(cb, hook)(*args)
+                if batch_hook:
+                    getattr(cb, hook)(*head, logs=logs)
+                else:
+                    getattr(cb, hook)(*head, logs)
 
         return call
 

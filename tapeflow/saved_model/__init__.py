@@ -26,7 +26,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["save", "load", "SaveOptions", "LoadOptions", "contains_saved_model"]
+__all__ = ["save", "load", "SaveOptions", "LoadOptions", "contains_saved_model",
+           "DEFAULT_SERVING_SIGNATURE_DEF_KEY", "SERVING", "TRAINING", "GPU", "TPU"]
+
+# TF's signature and tag constants (tf.saved_model.signature_constants / tag_constants)
+DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
+CLASSIFY_INPUTS, CLASSIFY_OUTPUT_CLASSES, CLASSIFY_OUTPUT_SCORES = "inputs", "classes", "scores"
+CLASSIFY_METHOD_NAME = "tensorflow/serving/classify"
+PREDICT_INPUTS, PREDICT_OUTPUTS, PREDICT_METHOD_NAME = "inputs", "outputs", "tensorflow/serving/predict"
+REGRESS_INPUTS, REGRESS_OUTPUTS, REGRESS_METHOD_NAME = "inputs", "outputs", "tensorflow/serving/regress"
+SERVING, TRAINING, GPU, TPU = "serve", "train", "gpu", "tpu"
 
 _GRAPH_FILE = "saved_model.tapeflow"
 _VARIABLES = os.path.join("variables", "variables.safetensors")

@@ -3,7 +3,8 @@ cell printed as JSON (a developer tool, not part of the tests).
 
     python tools/notebooks/run.py NOTEBOOK.ipynb --backend {tensorflow,tapeflow} --out cells.json [--seed 0]
 
-- One namespace for all cells, like a kernel. Lines starting with ``!`` or ``%`` are dropped.
+- One namespace for all cells, like a kernel. Lines starting with ``!`` or ``%`` are dropped; a cell starting
+  with ``%%writefile NAME`` writes its body to NAME, as IPython.
 - Under ``--backend tapeflow`` the modules ``tensorflow``/``tensorflow.*`` resolve to ``tapeflow``/``tapeflow.*``
   and ``keras``/``keras.*`` to ``tapeflow.keras``/``tapeflow.keras.*`` (nothing else is changed).
 - Downloads and packages absent here are replaced by the local stand-ins of ``standins.py`` in both backends.
@@ -209,6 +210,10 @@ def run_notebook(path: str, backend: str, seed: int = 0, cell_timeout: int = 600
                 src = src.replace(old, new)
                 used.add(i)
         code = "\n".join(line for line in src.splitlines() if not line.lstrip().startswith(("!", "%")))
+        if src.startswith("%%writefile "):  # nb12: IPython's cell magic writes the cell's body to the file
+            head, _, body = src.partition("\n")
+            name = head.split(None, 1)[1].strip()
+            code = f"with open({name!r}, 'w') as _f:\n    _f.write({body!r})\nprint(\"Writing {name}\")\n"
         error = None
         logs.lines = []
         start = time.time()

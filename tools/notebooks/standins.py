@@ -417,7 +417,8 @@ def install(backend_tf) -> None:
     tfdv = _module("tensorflow_docs.vis", embed=anything, __path__=[])
     _module("tensorflow_docs.vis.embed", embed_file=anything)
     _module("tensorflow_docs", modeling=tfdm, plots=tfdp, vis=tfdv, __path__=[])
-    ipd = _module("IPython.display", display=lambda *a, **k: None, clear_output=lambda *a, **k: None, Image=anything)
+    ipd = _module("IPython.display", display=lambda *a, **k: None, clear_output=lambda *a, **k: None, Image=anything,
+                  HTML=anything)
     _module("IPython", display=ipd, get_ipython=lambda: None, version_info=(8, 20, 0), __version__="8.20.0",
             __path__=[])
     _module("imageio", get_writer=lambda *a, **k: _Writer(), imread=_imread)
@@ -793,3 +794,140 @@ def install_imbalanced() -> None:
     sys.modules["sklearn"].preprocessing = skp
     skm = sys.modules["sklearn.metrics"]
     skm.roc_curve, skm.precision_recall_curve = _roc_curve, _precision_recall_curve
+
+
+# --- nb12 (2026-12-03): the data/tfrecord guides' titanic CSV, Iliad texts, FSNS TFRecord file, photos -----------
+
+
+def _titanic(path: str) -> None:
+    # the titanic train.csv's columns and kinds (627 rows; the real file's first row is a 22-year-old man)
+    rng = np.random.default_rng(6)
+    decks = ["unknown"] * 6 + list("ABCDEFG")
+    with open(path, "w") as f:
+        f.write("survived,sex,age,n_siblings_spouses,parch,fare,class,deck,embark_town,alone\n")
+        for i in range(627):
+            cls = str(rng.choice(["First", "Second", "Third"], p=[0.24, 0.21, 0.55]))
+            sex = "male" if rng.random() < 0.65 else "female"
+            surv = int(rng.random() < (0.74 if sex == "female" else 0.19) + (0.15 if cls == "First" else 0.0))
+            sib, parch = int(rng.poisson(0.5)), int(rng.poisson(0.4))
+            age = 22.0 if i == 0 else float(round(max(0.42, rng.normal(29.6, 13.0)), 1))
+            fare = round(float(rng.lognormal(2.7 + 0.9 * (cls == "First"), 0.7)), 4)
+            town = str(rng.choice(["Southampton", "Cherbourg", "Queenstown", "unknown"], p=[0.72, 0.19, 0.08, 0.01]))
+            alone = "y" if sib + parch == 0 else "n"
+            f.write(f"{surv},{sex},{age},{sib},{parch},{fare},{cls},{rng.choice(decks)},{town},{alone}\n")
+
+
+_ILIAD = ("Achilles sing O Goddess Peleus son his wrath pernicious who ten thousand woes caused to Achaia host sent "
+          "many a soul illustrious into Hades premature and heroes gave so stood the will of Jove to dogs and to all "
+          "ravening fowls a prey when fierce dispute had separated once the noble chief Atrides from the son of Jove "
+          "Achilles which of the gods put strife between them").split()
+
+
+def _iliad(seed: int):
+    def make(path: str) -> None:
+        rng = np.random.default_rng(seed)
+        with open(path, "w") as f:
+            for _ in range(400):
+                words = rng.choice(_ILIAD, size=int(rng.integers(4, 10)))
+                f.write(" ".join(words).capitalize() + rng.choice([",", ";", ".", ""]) + "\n")
+    return make
+
+
+def _crc32c(data: bytes) -> int:
+    table = _CACHE.get("crc32c")
+    if table is None:
+        table = []
+        for n in range(256):
+            c = n
+            for _ in range(8):
+                c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+            table.append(c)
+        _CACHE["crc32c"] = table
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def _masked_crc(data: bytes) -> bytes:
+    crc = _crc32c(data)
+    return ((((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF).to_bytes(4, "little")
+
+
+def _varint(n: int) -> bytes:
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _field(num: int, payload: bytes) -> bytes:  # a length-delimited protobuf field
+    return _varint(num << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _example(features: dict) -> bytes:
+    """A serialized tf.train.Example, written by hand (the stand-in must not depend on either backend)."""
+    entries = b""
+    for key, value in features.items():
+        if isinstance(value[0], bytes):
+            feat = _field(1, b"".join(_field(1, v) for v in value))
+        else:
+            feat = _field(3, _field(1, b"".join(_varint(v) for v in value)))
+        entries += _field(1, _field(1, key.encode()) + _field(2, feat))
+    return _field(1, entries)
+
+
+def _tfrecord(records: list) -> bytes:
+    out = b""
+    for r in records:
+        n = len(r).to_bytes(8, "little")
+        out += n + _masked_crc(n) + r + _masked_crc(r)
+    return out
+
+
+def _fsns(path: str) -> None:
+    # FSNS street-name records: a 600x150 PNG of four views and its text (the real test file has 200 records)
+    import io
+
+    from PIL import Image
+    rng = np.random.default_rng(9)
+    names = ["Rue Perreyon", "Avenue Anatole France", "Rue de la Gare", "Impasse du Moulin", "Rue Victor Hugo"]
+    records = []
+    for i in range(20):
+        img = np.clip(rng.normal(150, 40, size=(150, 600, 3)), 0, 255).astype(np.uint8)
+        img[60:90, 40:560] = (30, 30 * (i % 5), 200)
+        buf = io.BytesIO()
+        Image.fromarray(img).save(buf, format="PNG")
+        text = names[i % len(names)]
+        records.append(_example({"image/encoded": [buf.getvalue()], "image/format": [b"PNG"],
+                                 "image/text": [text.encode()], "image/class": [len(w) for w in text.split()],
+                                 "image/width": [600], "image/orig_width": [150]}))
+    with open(path, "wb") as f:
+        f.write(_tfrecord(records))
+
+
+def _photo(seed: int, size: tuple):
+    def make(path: str) -> None:  # a photo-like JPEG of the real one's size (height, width)
+        from PIL import Image
+        img = Image.fromarray(_flower(np.random.default_rng(seed), "daisy")).resize((size[1], size[0]))
+        img.save(path, format="JPEG", quality=90)
+    return make
+
+
+def _imagenet_labels(path: str) -> None:
+    with open(path, "w") as f:
+        f.write("\n".join(["background"] + [f"class_{i}" for i in range(1000)]) + "\n")
+
+
+URLS["titanic/train.csv"] = ("titanic_train.csv", _titanic)
+for _i, _book in enumerate(("cowper", "derby", "butler")):
+    URLS[f"illiad/{_book}.txt"] = (f"{_book}.txt", _iliad(20 + _i))
+URLS["fsns-00000-of-00001"] = ("fsns-00000-of-00001", _fsns)
+URLS["320px-Felis_catus-cat_on_snow.jpg"] = ("320px-Felis_catus-cat_on_snow.jpg", _photo(31, (213, 320)))
+URLS["194px-New_East_River_Bridge_from_Brooklyn_det.4a09796u.jpg"] = (
+    "194px-New_East_River_Bridge_from_Brooklyn_det.4a09796u.jpg", _photo(32, (240, 194)))
+URLS["grace_hopper.jpg"] = ("grace_hopper.jpg", _photo(33, (606, 517)))
+URLS["ImageNetLabels.txt"] = ("ImageNetLabels.txt", _imagenet_labels)

@@ -44,10 +44,21 @@ NOTEBOOKS = [
     "guide/basics",  # lead 2026-12-03: TF basics tour
 ]
 # results are named for the notebook's file; where two notebooks share one, the later gets a longer name
-NAMES = {"tutorials/images/classification": "image_classification", "guide/basics": "guide_basics"}
+NAMES = {"tutorials/images/classification": "image_classification", "guide/basics": "guide_basics",
+         "guide/migrate/saved_model": "migrate_saved_model"}  # nb12
 TYPES = [  # tensor types, tf.data and the tf.function surface
     "guide/ragged_tensor", "guide/sparse_tensor", "guide/function", "guide/intro_to_graphs",
     "guide/random_numbers", "guide/data", "guide/migrate/tf1_vs_tf2",
+    "guide/tf_numpy",  # nb12: tf.experimental.numpy
+    "guide/data_performance",  # nb12: prefetch, interleave, parallel map, cache
+    "guide/saved_model",  # nb12: tf.saved_model save/load, signatures
+    "tutorials/load_data/tfrecord",  # nb12: tf.train.Example, TFRecordWriter, TFRecordDataset
+    "guide/migrate/migrating_checkpoints",  # nb12: TF1 -> TF2 checkpoints (Estimator parts raise)
+    "guide/migrate/metrics_optimizers",  # nb12: Keras metrics and optimizers in custom loops
+    "guide/migrate/early_stopping",  # nb12: EarlyStopping callback and a custom loop's equivalent
+    "guide/migrate/tensorboard",  # nb12: tf.summary, TensorBoard callback
+    "guide/migrate/saved_model",  # nb12: SavedModel from TF1 and TF2 (as migrate_saved_model)
+    "guide/migrate/migration_debugging",  # nb12: validating a TF2 migration numerically
 ]
 SETS = {"models": NOTEBOOKS, "types": TYPES, "all": NOTEBOOKS + [n for n in TYPES if n not in NOTEBOOKS]}
 

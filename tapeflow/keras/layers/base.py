@@ -818,6 +818,7 @@ class Layer(Module):
         saved_tapes, saved_acc, saved_batch = state.tapes, state.accumulators, _ctx.unknown_batch
         state.tapes, state.accumulators = [], []  # building a model is never recorded
         state.update_recording()
+        state.dry_run += 1
         if unknown_batch:  # the shapes layers record on the stand-ins (summary's) keep the batch unknown
             _ctx.unknown_batch = True
         try:
@@ -834,6 +835,7 @@ class Layer(Module):
                     if out is None:
                         raise
         finally:
+            state.dry_run -= 1
             state.tapes, state.accumulators = saved_tapes, saved_acc
             _ctx.unknown_batch = saved_batch
             state.update_recording()
