@@ -77,3 +77,44 @@ def test_tf_print_in_a_layer_prints_nothing_while_the_functional_model_is_built(
     assert capfd.readouterr().err == ""  # Keras traces the symbolic call in a scratch graph: nothing runs
     model(tf.constant([[2.0]]))
     assert capfd.readouterr().err == "[[2]]\n"
+
+
+def test_checkpoint_reader_lists_keys_in_tfs_order(tmp_path):
+    # TF 2.21, the checkpoint-migration guide: the reader's maps come in its C++ unordered_map's order
+    a, b = tf.Variable(5.0, name="a"), tf.Variable(6.0, name="b")
+    with tf.name_scope("scoped"):
+        c = tf.Variable(7.0, name="c")
+    path = tf.train.Checkpoint(variables=[a, b, c]).save(str(tmp_path / "tf2-ckpt"))
+    reader = tf.train.load_checkpoint(path)
+    v = "/.ATTRIBUTES/VARIABLE_VALUE"
+    want = ["variables/2" + v, "variables/1" + v, "variables/0" + v, "save_counter" + v, "_CHECKPOINTABLE_OBJECT_GRAPH"]
+    assert list(reader.get_variable_to_shape_map()) == want
+    assert list(reader.get_variable_to_dtype_map()) == want
+
+
+def test_unordered_map_order_matches_tf():
+    from tapeflow.train._map_order import unordered_map_order
+
+    v = "/.ATTRIBUTES/VARIABLE_VALUE"
+    tf_order = ["x10" + v, "x1" + v, "save_counter" + v, "b" + v, "aa" + v, "a" + v, "zeta" + v, "_u" + v, "x2" + v,
+                "_CHECKPOINTABLE_OBJECT_GRAPH", "B" + v, "Ab" + v]
+    assert unordered_map_order(sorted(tf_order)) == tf_order
+    assert unordered_map_order(["a", "b", "scoped/c"]) == ["scoped/c", "b", "a"]  # a TF1 Saver's checkpoint
+
+
+def test_unordered_map_order_through_rehashes_matches_tf():
+    # a TF 2.21 checkpoint of 140 variables v{i}_{'x' * (i % 7)} (buckets grow 13 -> 29 -> 59 -> 127 -> 257):
+    # the reader's order, as positions in the sorted keys
+    from tapeflow.train._map_order import unordered_map_order
+
+    v = "/.ATTRIBUTES/VARIABLE_VALUE"
+    keys = [f"v{i}_{'x' * (i % 7)}{v}" for i in range(140)]
+    keys = sorted(keys + ["save_counter" + v, "_CHECKPOINTABLE_OBJECT_GRAPH"])
+    tf_positions = [
+        141, 139, 137, 136, 132, 131, 129, 127, 50, 6, 20, 46, 106, 51, 5, 85, 133, 44, 55, 138, 40, 57, 78, 36, 54, 14,
+        61, 33, 24, 32, 39, 27, 15, 118, 29, 9, 26, 42, 8, 140, 13, 11, 47, 62, 2, 111, 31, 134, 59, 108, 48, 3, 21, 7,
+        121, 123, 35, 22, 43, 58, 65, 76, 77, 52, 112, 45, 17, 37, 18, 41, 96, 30, 0, 90, 16, 84, 19, 130, 128, 38, 23,
+        109, 60, 101, 56, 63, 64, 68, 86, 69, 49, 87, 70, 71, 12, 72, 94, 119, 113, 73, 74, 75, 79, 80, 117, 81, 25, 10,
+        105, 92, 1, 83, 103, 82, 115, 28, 88, 89, 91, 93, 98, 99, 34, 4, 100, 95, 102, 125, 104, 135, 53, 67, 97, 107,
+        122, 110, 114, 116, 66, 120, 124, 126]
+    assert unordered_map_order(keys) == [keys[i] for i in tf_positions]

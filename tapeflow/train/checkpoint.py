@@ -47,6 +47,7 @@ from tapeflow.framework import distribution_hooks as dist_hooks
 from tapeflow.framework import errors
 from tapeflow.framework.variables import Variable
 from tapeflow.module import _attached, wrap_container
+from tapeflow.train._map_order import unordered_map_order
 
 __all__ = [
     "Checkpoint", "CheckpointManager", "latest_checkpoint", "list_variables", "load_variable",
@@ -878,15 +879,20 @@ class CheckpointReader:
             return _object_graph(self._arrays)
         return np.array(self._arrays[self._key(name)], copy=True)
 
+    def _tf_order(self, values: dict) -> dict:
+        # TF's reader hands over a C++ unordered_map: its keys come in that map's order, which programs print
+        return {k: values[k] for k in unordered_map_order(sorted(values))}
+
     def get_variable_to_shape_map(self) -> dict[str, list[int]]:
-        """TF's names (see ``list_variables``) -> shapes."""
-        return {_OBJECT_GRAPH: [], **{_tf_name(k): list(a.shape) for k, a in self._arrays.items()}}
+        """TF's names (see ``list_variables``) -> shapes, in the order TF's reader lists them."""
+        return self._tf_order({_OBJECT_GRAPH: [], **{_tf_name(k): list(a.shape) for k, a in self._arrays.items()}})
 
     def get_variable_to_dtype_map(self) -> dict[str, Any]:
+        """TF's names -> dtypes, in the order TF's reader lists them."""
         from tapeflow.framework import dtypes
 
-        return {_OBJECT_GRAPH: dtypes.string,
-                **{_tf_name(k): dtypes.as_dtype(a.dtype) for k, a in self._arrays.items()}}
+        return self._tf_order({_OBJECT_GRAPH: dtypes.string,
+                               **{_tf_name(k): dtypes.as_dtype(a.dtype) for k, a in self._arrays.items()}})
 
     def debug_string(self) -> bytes:
         return "".join(f"{k} ({self._arrays[k].dtype}) {list(self._arrays[k].shape)}\n"
