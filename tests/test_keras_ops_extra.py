@@ -59,3 +59,53 @@ def test_bad_inputs_raise_keras_errors():
         OPS.histogram(tf.ones((2, 2)))
     with pytest.raises(tf.errors.InvalidArgumentError):
         OPS.nanmedian(tf.constant([[1, 2]]), axis=0)
+
+
+def test_unfold_and_fold_are_adjoint_and_differentiate():
+    rng = np.random.default_rng(0)
+    x = tf.Variable(rng.normal(size=(2, 3, 7, 6)))
+    y = tf.constant(rng.normal(size=(2, 3 * 3 * 2, 4 * 6)))
+    args = dict(kernel_size=(3, 2), dilation=(1, 2), padding=1, stride=(2, 1))
+    with tf.GradientTape() as tape:
+        inner = OPS.sum(OPS.unfold(x, **args) * y)
+    # d<unfold(x), y>/dx = fold(y): the gradient of one is the other
+    np.testing.assert_allclose(tape.gradient(inner, x).numpy(), OPS.fold(y, (7, 6), **args).numpy(), rtol=1e-12)
+
+
+def test_conv_transpose_is_the_adjoint_of_conv():
+    rng = np.random.default_rng(1)
+    for x_shape, k_shape, kw in (((2, 4, 4, 3), (3, 3, 2, 3), dict(strides=2, padding="same")),
+                                 ((1, 5, 3), (3, 4, 3), dict(strides=2)),
+                                 ((1, 3, 4, 3, 2), (2, 2, 3, 3, 2), dict(strides=(2, 1, 2), padding="same"))):
+        x = tf.Variable(rng.normal(size=x_shape))
+        w = tf.constant(rng.normal(size=k_shape))
+        with tf.GradientTape() as tape:
+            out = OPS.conv_transpose(x, w, **kw)
+            y = tf.constant(rng.normal(size=out.shape))
+            inner = OPS.sum(out * y)
+        # <conv_transpose(x, w), y> = <x, conv(y, w)>
+        np.testing.assert_allclose(tape.gradient(inner, x).numpy(), OPS.conv(y, w, **kw).numpy(), rtol=1e-10)
+
+
+def test_ctc_loss_gradient_is_tfs():
+    # TF 2.21 / Keras 3.15: keras.ops.ctc_loss and its gradient (TF's custom one) for these logits
+    logits = tf.Variable((np.sin(np.arange(2 * 4 * 3) * 0.9) * 1.5).reshape(2, 4, 3).astype("float32"))
+    with tf.GradientTape() as tape:
+        loss = OPS.ctc_loss(np.array([[1, 2], [2, 0]]), logits, np.array([2, 1]), np.array([4, 3]))
+    np.testing.assert_allclose(loss.numpy(), [1.5509386, 1.4014276], rtol=1e-6)
+    want = [[[0.052965, -0.557128, 0.504163], [0.047835, -0.048442, 0.000607], [0.052047, 0.207294, -0.259341],
+             [-0.229888, 0.279334, -0.049445]],
+            [[-0.008397, 0.199268, -0.190871], [-0.155501, 0.452408, -0.296907], [-0.27035, 0.218683, 0.051667],
+             [0.0, 0.0, 0.0]]]
+    np.testing.assert_allclose(tape.gradient(loss, logits).numpy(), want, atol=2e-6)
+
+
+def test_ctc_decode_runs_inside_tf_function():
+    logits = np.sin(np.arange(2 * 5 * 4) * 1.7).reshape(2, 5, 4).astype("float32")
+    lengths = np.array([5, 3], "int32")
+    eager = OPS.ctc_decode(logits, lengths, strategy="beam_search", beam_width=3, top_paths=2)
+    traced = tf.function(lambda x, n: OPS.ctc_decode(x, n, strategy="beam_search", beam_width=3, top_paths=2))(
+        tf.constant(logits), tf.constant(lengths))
+    for e, g in zip(eager, traced):
+        np.testing.assert_array_equal(e.numpy(), g.numpy())
+    assert traced[0].shape == (2, 2, 5) and traced[1].shape == (2, 2)

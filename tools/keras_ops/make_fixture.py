@@ -389,11 +389,84 @@ case("histogram range list", "histogram", V, range=L(0.0, 1.0))
 case("histogram range reversed", "histogram", V, range=T(2.0, 1.0))
 case("histogram 2d", "histogram", F)
 
+# kops11 (issue 11): transposed convolutions, adaptive pooling, fold / unfold
+def A(shape, dt="float32", f=np.sin, tensor=False):  # an array argument of this shape with varied values
+    out = {"a": f(np.arange(int(np.prod(shape)), dtype=np.float64) * 0.7).reshape(shape).astype(dt).tolist(),
+           "dt": dt}
+    return {**out, "tensor": True} if tensor else out  # tensor: passed as a tensor (Keras's adaptive pools need one)
+
+
+X3 = A((2, 5, 3))
+X5 = A((1, 3, 4, 3, 2))
+case("conv_transpose 2d", "conv_transpose", X4, A((3, 3, 2, 3), f=np.cos))
+case("conv_transpose 2d same strided", "conv_transpose", X4, A((3, 3, 2, 3), f=np.cos), strides=2, padding="same")
+case("conv_transpose 2d valid strided", "conv_transpose", X4, A((2, 3, 4, 3), f=np.cos), strides=(3, 2))
+case("conv_transpose 2d output_padding", "conv_transpose", X4, A((3, 3, 2, 3), f=np.cos), strides=2,
+     padding="same", output_padding=1)
+case("conv_transpose 2d valid output_padding", "conv_transpose", X4, A((3, 3, 2, 3), f=np.cos), strides=3,
+     output_padding=(1, 2))
+case("conv_transpose 2d dilated", "conv_transpose", X4, A((2, 2, 2, 3), f=np.cos), dilation_rate=2)
+case("conv_transpose 2d channels_first", "conv_transpose", A((2, 3, 4, 5)), A((3, 2, 2, 3), f=np.cos), strides=2,
+     data_format="channels_first")
+case("conv_transpose 1d", "conv_transpose", X3, A((3, 4, 3), f=np.cos), strides=2)
+case("conv_transpose 1d same", "conv_transpose", X3, A((4, 2, 3), f=np.cos), strides=3, padding="same")
+case("conv_transpose 3d", "conv_transpose", X5, A((2, 2, 3, 3, 2), f=np.cos), strides=(2, 1, 2), padding="same")
+case("conv_transpose 3d valid", "conv_transpose", X5, A((2, 3, 2, 2, 2), f=np.cos))
+case("conv_transpose channels mismatch", "conv_transpose", X4, A((3, 3, 2, 4), f=np.cos))
+case("conv_transpose bad padding", "conv_transpose", X4, A((3, 3, 2, 3), f=np.cos), padding="causal")
+for fn in ("adaptive_average_pool", "adaptive_max_pool"):
+    case(f"{fn} 1d", fn, A((2, 7, 3), tensor=True), 3, data_format="channels_last")
+    case(f"{fn} 1d up", fn, A((2, 3, 2), tensor=True), 5, data_format="channels_last")
+    case(f"{fn} 1d first", fn, A((2, 3, 8), tensor=True), 3, data_format="channels_first")
+    case(f"{fn} 2d", fn, A((2, 7, 5, 3), tensor=True), (3, 2), data_format="channels_last")
+    case(f"{fn} 2d first", fn, A((1, 2, 10, 6)), 4, data_format="channels_first")
+    case(f"{fn} 2d default", fn, A((1, 2, 6, 6), tensor=True), 3)
+    case(f"{fn} 2d up", fn, A((1, 3, 2, 1), tensor=True), (5, 4))
+    case(f"{fn} 3d", fn, A((1, 5, 4, 7, 2), tensor=True), (2, 3, 3), data_format="channels_last")
+    case(f"{fn} 3d first", fn, A((1, 2, 5, 4, 3), tensor=True), 2, data_format="channels_first")
+    case(f"{fn} 4d error", fn, A((1, 2, 2, 2, 2, 2)), 1)
+case("unfold", "unfold", A((2, 3, 5, 4)), 2)
+case("unfold args", "unfold", A((1, 2, 7, 6)), (3, 2), dilation=(1, 2), padding=1, stride=(2, 1))
+case("unfold 3d error", "unfold", A((2, 5, 4)), 2)
+case("fold", "fold", A((2, 12, 12)), (5, 4), 2)
+case("fold args", "fold", A((1, 12, 24)), (7, 6), (3, 2), dilation=(1, 2), padding=1, stride=(2, 1))
+case("fold blocks error", "fold", A((1, 12, 16)), (7, 6), (3, 2), dilation=(1, 2), padding=1, stride=(2, 1))
+case("fold stride 2", "fold", A((1, 8, 6)), (4, 6), 2, stride=2)
+case("fold 4d error", "fold", A((1, 8, 6, 1)), 4, 2)
+case("fold channels error", "fold", A((1, 7, 6)), 4, 2)
+
+# kops11 (issue 11): CTC loss and decoding
+LOGITS = A((3, 7, 5), f=lambda v: 2.0 * np.sin(v * 1.3) + np.cos(v * 0.37))
+CTC_T = {"a": [[1, 2, 2], [3, 0, 0], [4, 1, 3]], "dt": "int32"}
+case("ctc_loss", "ctc_loss", CTC_T, LOGITS, {"a": [3, 1, 2], "dt": "int32"}, {"a": [7, 7, 5], "dt": "int32"})
+case("ctc_loss short output", "ctc_loss", CTC_T, LOGITS, {"a": [3, 1, 3], "dt": "int32"},
+     {"a": [3, 7, 2], "dt": "int32"})
+case("ctc_loss mask_index", "ctc_loss", {"a": [[1, 2, 2], [3, 4, 4], [0, 1, 3]], "dt": "int32"}, LOGITS,
+     {"a": [3, 1, 3], "dt": "int32"}, {"a": [7, 6, 7], "dt": "int32"}, mask_index=4)
+case("ctc_loss mask_index middle", "ctc_loss", {"a": [[1, 3, 3], [4, 0, 0], [0, 1, 3]], "dt": "int64"},
+     A((3, 7, 5), "float64"), {"a": [3, 1, 0], "dt": "int32"}, {"a": [7, 6, 7], "dt": "int32"}, mask_index=2)
+case("ctc_loss f16", "ctc_loss", CTC_T, A((3, 7, 5), "float16"), {"a": [3, 1, 2], "dt": "int32"},
+     {"a": [7, 7, 5], "dt": "int32"})
+LENS = {"a": [7, 5, 2], "dt": "int32"}
+case("ctc_decode greedy", "ctc_decode", LOGITS, LENS)
+case("ctc_decode greedy no merge", "ctc_decode", LOGITS, LENS, merge_repeated=False)
+case("ctc_decode greedy mask_index", "ctc_decode", LOGITS, LENS, mask_index=2)
+case("ctc_decode greedy f64", "ctc_decode", A((2, 4, 3), "float64"), {"a": [4, 3], "dt": "int32"}, mask_index=-1)
+case("ctc_decode beam", "ctc_decode", LOGITS, LENS, strategy="beam_search")
+case("ctc_decode beam top_paths", "ctc_decode", LOGITS, LENS, strategy="beam_search", beam_width=4, top_paths=3)
+case("ctc_decode beam narrow", "ctc_decode", LOGITS, LENS, strategy="beam_search", beam_width=1)
+case("ctc_decode beam mask_index", "ctc_decode", LOGITS, LENS, strategy="beam_search", beam_width=3,
+     mask_index=4, top_paths=2)
+case("ctc_decode beam too many paths", "ctc_decode", LOGITS, LENS, strategy="beam_search", beam_width=2,
+     top_paths=3)
+case("ctc_decode bad strategy", "ctc_decode", LOGITS, LENS, strategy="best")
+
 
 def decode(v, ops):
     if isinstance(v, dict):
         if "a" in v:
-            return np.array(v["a"], dtype=v["dt"])
+            a = np.array(v["a"], dtype=v["dt"])
+            return ops.convert_to_tensor(a) if v.get("tensor") else a
         if "t" in v:
             return tuple(decode(x, ops) for x in v["t"])
         if "l" in v:

@@ -407,3 +407,412 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
 
 _UNSUPPORTED = ("polar", "adaptive_average_pool", "adaptive_max_pool", "conv_transpose", "ctc_loss", "ctc_decode",
                 "fold", "unfold")
+
+
+# ---- transposed convolutions, adaptive pooling, fold / unfold and CTC (kops11, issue 11), as Keras 3.15's
+# TensorFlow backend computes them
+
+
+def _per_dim(value: Any, n: int) -> tuple:
+    return (value,) * n if isinstance(value, int) else tuple(value)
+
+
+def _conv_transpose_length(size: int, k: int, stride: int, padding: str, output_padding: Any, dilation: int) -> int:
+    # Keras's compute_conv_transpose_output_shape, one spatial dimension
+    k = (k - 1) * dilation + 1
+    if padding == "valid":
+        return (size - 1) * stride + k + (max(k, stride) - k if output_padding is None else output_padding)
+    return size * stride if output_padding is None else (size - 1) * stride + k % 2 + output_padding
+
+
+@keras_op("ConvTranspose", "nn", tensors=2)
+def conv_transpose(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "valid", output_padding: Any = None,
+                   data_format: Any = None, dilation_rate: Any = 1) -> Any:
+    """``keras.ops.conv_transpose``: the transpose of ``conv`` (1-D, 2-D or 3-D), kernel
+    ``spatial + (out_channels, in_channels)``; the output size follows Keras's rule from ``padding``
+    and ``output_padding``."""
+    from tapeflow.framework.execute import execute
+    from tapeflow.ops.nn import conv as nn_conv
+
+    x, first = _channels_last(convert(inputs), data_format)
+    w = convert(kernel)
+    shape, kshape = tuple(x.shape), tuple(w.shape)
+    n = len(shape) - 2
+    if n not in (1, 2, 3) or len(kshape) != n + 2:
+        raise ValueError(f"conv_transpose takes 3-D, 4-D or 5-D inputs and a kernel of the same rank. Received: "
+                         f"inputs.shape={tuple(convert(inputs).shape)}, kernel.shape={kshape}")
+    if shape[-1] is not None and kshape[-1] != shape[-1]:
+        raise ValueError(f"The number of input channels must match the kernel's input channels. Received: input "
+                         f"channels={shape[-1]}, kernel input channels={kshape[-1]}, "
+                         f"data_format='{_backend.standardize_data_format(data_format)}'.")
+    padding = padding.lower()
+    if padding not in ("valid", "same"):
+        raise ValueError(f"The `padding` argument must be one of 'valid', 'same'. Received: padding={padding}")
+    st, dl = _per_dim(strides, n), _per_dim(dilation_rate, n)
+    op = (None,) * n if output_padding is None else _per_dim(output_padding, n)
+    if None in shape[1:-1]:
+        raise NotImplementedError(f"keras.ops.conv_transpose: inputs of unknown spatial size {shape} are not "
+                                  "supported in tapeflow (only the batch may be unknown)")
+    out_sp = tuple(_conv_transpose_length(s, k, a, padding, p, d)
+                   for s, k, a, p, d in zip(shape[1:-1], kshape[:n], st, op, dl))
+    if n == 1:  # as a 2-D transposed convolution of height 1
+        x, w = tf().expand_dims(x, 1), tf().expand_dims(w, 0)
+        st, dl, out_sp = (1,) + st, (1,) + dl, (1,) + out_sp
+    y = execute(nn_conv.CONV2D_BACKPROP_INPUT if len(out_sp) == 2 else nn_conv.CONV3D_BACKPROP_INPUT, (w, x),
+                {"input_sizes": (-1,) + out_sp + (kshape[-2],), "strides": st, "dilations": dl,
+                 "padding": padding.upper()})
+    if n == 1:
+        y = tf().squeeze(y, [1])
+    return _back(y, first)
+
+
+def _adaptive_pool(kind: str, inputs: Any, output_size: Any, data_format: Any) -> Any:
+    # Keras's "two-pool gather": per spatial axis, pool with the small and the big window (stride 1) and
+    # gather, for each output position, the pool whose window starts where PyTorch's adaptive window does
+    x = convert(inputs)
+    n = len(x.shape) - 2
+    if n not in (1, 2, 3):
+        raise ValueError(f"adaptive_{'average' if kind == 'AVG' else 'max'}_pool supports 1D, 2D, or 3D inputs only.")
+    x, first = _channels_last(x, data_format)
+    out = _per_dim(output_size, n)
+    spatial = tuple(x.shape)[1:-1]
+    if None in spatial:
+        raise ValueError("Input spatial dimensions must be statically known for adaptive pooling")
+    import math
+
+    import numpy as np
+
+    for axis, (size, o) in enumerate(zip(spatial, out), 1):
+        small = math.ceil(size / o)
+        big = small + 1
+        pos = np.arange(o, dtype=np.float32)
+        starts = np.floor(pos * np.float32(size) / np.float32(o)).astype(np.int32)
+        ends = np.ceil((pos + 1) * np.float32(size) / np.float32(o)).astype(np.int32)
+        ends, starts = np.minimum(ends, size), np.minimum(starts, size - 1)
+        index = np.where(ends - starts == big, starts + max(1, size - small + 1), starts).astype(np.int32)
+        pools = []
+        for window in (small, big):
+            shape = [1] * n
+            shape[axis - 1] = window
+            pools.append(tf().nn.pool(x, shape, kind, strides=[1] * n, padding="VALID"))
+        x = tf().gather(tf().concat(pools, axis=axis), index, axis=axis)
+    return _back(x, first)
+
+
+@keras_op("AdaptiveAveragePool", "nn")
+def adaptive_average_pool(inputs: Any, output_size: Any, data_format: Any = None) -> Any:
+    """``keras.ops.adaptive_average_pool``: average pooling to a fixed ``output_size`` (1-D, 2-D, 3-D)."""
+    return _adaptive_pool("AVG", inputs, output_size, data_format)
+
+
+@keras_op("AdaptiveMaxPool", "nn")
+def adaptive_max_pool(inputs: Any, output_size: Any, data_format: Any = None) -> Any:
+    """``keras.ops.adaptive_max_pool``: max pooling to a fixed ``output_size`` (1-D, 2-D, 3-D)."""
+    return _adaptive_pool("MAX", inputs, output_size, data_format)
+
+
+def _fold_geometry(size: tuple, k: tuple, d: tuple, p: tuple, s: tuple) -> tuple:
+    return tuple((size[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(2))
+
+
+@keras_op("Unfold", "nn")
+def unfold(x: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Any:
+    """``keras.ops.unfold`` (PyTorch's, im2col): the sliding ``kernel_size`` blocks of an ``(N, C, H, W)``
+    image as ``(N, C * kH * kW, L)``."""
+    x = convert(x)
+    if len(x.shape) != 4:
+        raise ValueError(f"Input must be a 4D tensor. Received: input.shape={tuple(x.shape)}")
+    k, d, p, s = (_per_dim(v, 2) for v in (kernel_size, dilation, padding, stride))
+    n, c, h, w = tuple(x.shape)
+    if p[0] > 0 or p[1] > 0:
+        x = tf().pad(x, [[0, 0], [0, 0], [p[0], p[0]], [p[1], p[1]]])
+    nh, nw = _fold_geometry((h, w), k, d, p, s)
+    blocks = [x[:, :, i * d[0]: i * d[0] + (nh - 1) * s[0] + 1: s[0], j * d[1]: j * d[1] + (nw - 1) * s[1] + 1: s[1]]
+              for i in range(k[0]) for j in range(k[1])]
+    out = tf().stack(blocks, axis=2)  # (N, C, kH * kW, nH, nW)
+    return tf().reshape(out, [-1 if n is None else n, c * k[0] * k[1], nh * nw])
+
+
+@keras_op("Fold", "nn")
+def fold(x: Any, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Any:
+    """``keras.ops.fold`` (PyTorch's, col2im): the inverse arrangement of ``unfold``, overlapping blocks
+    summed, ``(N, C * kH * kW, L)`` to ``(N, C, oH, oW)``."""
+    import numpy as np
+
+    x = convert(x)
+    if len(x.shape) != 3:
+        raise ValueError(f"Input must be a 3D tensor. Received: input.shape={tuple(x.shape)}")
+    k, o, d, p, s = (_per_dim(v, 2) for v in (kernel_size, output_size, dilation, padding, stride))
+    from tapeflow.framework.errors import InvalidArgumentError
+
+    ckk = x.shape[1]
+    if ckk % (k[0] * k[1]) != 0:  # Keras's TensorFlow backend fails in its reshape here: the same error type
+        raise InvalidArgumentError(None, None, f"fold: the second dimension of the input ({ckk}) must be divisible "
+                                   f"by kernel_size product ({k[0] * k[1]}).")
+    c = ckk // (k[0] * k[1])
+    nh, nw = _fold_geometry(o, k, d, p, s)
+    if nh * nw != x.shape[2]:
+        raise InvalidArgumentError(None, None, f"fold: the input's last dimension ({x.shape[2]}) must be the number "
+                                   f"of blocks {nh} * {nw} that output_size={o}, kernel_size={k}, dilation={d}, "
+                                   f"padding={p} and stride={s} give.")
+    n = tf().shape(x)[0]
+    # (N, C, kH, kW, nH, nW) -> (kH, kW, nH, nW, N, C), scattered (and summed) into the padded output's rows/cols
+    blocks = tf().transpose(tf().reshape(x, [n, c, k[0], k[1], nh, nw]), [2, 3, 4, 5, 0, 1])
+    i, j, a, b = np.meshgrid(np.arange(k[0]), np.arange(k[1]), np.arange(nh), np.arange(nw), indexing="ij")
+    index = np.stack([(i * d[0] + a * s[0]).ravel(), (j * d[1] + b * s[1]).ravel()], axis=1).astype(np.int32)
+    padded = tf().scatter_nd(index, tf().reshape(blocks, [-1, n, c]),
+                             tf().stack([o[0] + 2 * p[0], o[1] + 2 * p[1], n, c]))
+    out = tf().transpose(padded, [2, 3, 0, 1])
+    return out[:, :, p[0]: p[0] + o[0], p[1]: p[1] + o[1]]
+
+
+def _ctc_transitions(labels: Any, max_label: int) -> Any:
+    """TF's ``_ctc_state_trans``: the log transition matrix [batch, to, from] between the CTC states
+    (label states 0..L, 0 the start; blank states L+1..2L+1), label to next label only between differing labels."""
+    import numpy as np
+
+    t = tf()
+    n_label = max_label + 1
+    n = 2 * n_label
+    trans = np.eye(n, dtype=np.float32)
+    trans[1, 0] = 1.0  # start -> first label
+    for k in range(1, n_label):
+        trans[k, n_label + k - 1] = 1.0  # blank k-1 -> label k
+    for k in range(n_label):
+        trans[n_label + k, k] = 1.0  # label k -> blank k
+    out = t.expand_dims(t.constant(trans), 0)
+    if max_label > 1:
+        skips = np.zeros((max_label - 1, n, n), np.float32)
+        for k in range(2, n_label):
+            skips[k - 2, k, k - 1] = 1.0  # label k-1 -> label k
+        differ = 1.0 - t.cast(t.equal(labels[:, :-1], labels[:, 1:]), "float32")
+        out = out + t.tensordot(differ, t.constant(skips), axes=1)
+    return t.math.log(out)
+
+
+def _ctc_neg_log_likelihood(labels: Any, logits: Any, label_length: Any, logit_length: Any) -> Any:
+    """TF's ``ctc_loss_dense`` loss (blank 0, logits [time, batch, classes], float32): the backward pass of its
+    batched forward-backward algorithm in the log domain, with its finite log(0) (log 1e-307), step by step."""
+    import numpy as np
+
+    t = tf()
+    steps, classes, max_label = logits.shape[0], logits.shape[2], labels.shape[1]
+    if steps is None:
+        raise NotImplementedError("keras.ops.ctc_loss: outputs of unknown length are not supported in tapeflow")
+    log_0 = float(np.float32(np.log(1e-307)))
+    n_label = max_label + 1
+    log_probs = t.nn.log_softmax(logits)
+    # each state's observation log probability: label states by their label, blank states by the blank
+    picked = t.reduce_sum(t.expand_dims(log_probs, 2) * t.expand_dims(t.one_hot(labels, classes), 0), axis=3)
+    blank = t.tile(log_probs[:, :, :1], [1, 1, n_label])
+    observed = t.pad(t.concat([picked, blank], axis=2), [[0, 0], [0, 0], [1, 0]], constant_values=-np.inf)
+    backward_trans = t.transpose(_ctc_transitions(labels, max_label), [0, 2, 1])
+    final_mask = t.one_hot(label_length, n_label, dtype="float32")
+    final = (1.0 - t.concat([final_mask, final_mask], axis=1)) * log_0
+    mask = t.sequence_mask(logit_length, steps, "float32")
+    state, total = final, t.zeros_like(final[:, 0])
+    for step in range(steps - 1, -1, -1):
+        s = t.expand_dims(state + observed[step], 1) + backward_trans
+        s = t.math.reduce_logsumexp(s, axis=-1)
+        norm = t.math.reduce_logsumexp(s, axis=-1, keepdims=True)
+        m = mask[:, step]
+        total = total + norm[:, 0] * m
+        state = (s - norm) * m[:, None] + final * (1.0 - m[:, None])
+    return -(state[:, 0] + total)
+
+
+@keras_op("CTCLoss", "nn", tensors=4)
+def ctc_loss(target: Any, output: Any, target_length: Any, output_length: Any, mask_index: int = 0) -> Any:
+    """``keras.ops.ctc_loss``: the CTC loss of ``output`` logits ``(batch, time, classes)`` against the
+    dense ``target`` labels ``(batch, max_length)`` (lengths given), blank ``mask_index``; as TF's
+    ``tf.nn.ctc_loss`` with dense labels computes it (float32; float64 in and out, computed in float32)."""
+    t = tf()
+    target = t.cast(convert(target), "int32")
+    output = convert(output)
+    result = _result_type(_backend.standardize_dtype(output.dtype), "float32")
+    logits = t.transpose(t.cast(output, "float32"), [1, 0, 2])
+    if len(target.shape) != 2 or len(logits.shape) != 3:
+        raise ValueError(f"ctc_loss takes target of shape (batch, max_length) and output of shape (batch, time, "
+                         f"classes). Received: target.shape={tuple(target.shape)}, output.shape={tuple(output.shape)}")
+    blank = mask_index + logits.shape[2] if mask_index < 0 else mask_index
+    if blank != 0:  # TF moves the blank class to the front and renumbers the labels below it
+        logits = t.concat([logits[:, :, blank:blank + 1], logits[:, :, :blank], logits[:, :, blank + 1:]], axis=2)
+        target = t.where(target < blank, target + 1, target)
+    loss = _ctc_neg_log_likelihood(target, logits, t.cast(convert(target_length), "int32"),
+                                   t.cast(convert(output_length), "int32"))
+    return t.cast(loss, result)
+
+
+def _ctc_greedy(logits: Any, lengths: Any, merge_repeated: bool, blank: int) -> tuple:
+    """TF's CTCGreedyDecoder kernel: per step the first best class; blanks dropped, repeats merged (NumPy)."""
+    import numpy as np
+
+    batch, steps, _ = logits.shape
+    paths = [[] for _ in range(batch)]
+    scores = np.zeros((batch, 1), np.float32)
+    for b in range(batch):
+        prev = -1
+        for step in range(int(lengths[b])):
+            k = int(np.argmax(logits[b, step]))
+            scores[b, 0] -= logits[b, step, k]
+            if k != blank and not (merge_repeated and k == prev):
+                paths[b].append(k)
+            prev = k
+    return [paths], scores
+
+
+def _log_sum_exp(a: Any, b: Any) -> Any:
+    # TF's ctc LogSumExp, in float32: log(0) operands are skipped
+    import numpy as np
+
+    if a == -np.inf:
+        return b
+    if b == -np.inf:
+        return a
+    hi, lo = (a, b) if a > b else (b, a)
+    return np.float32(hi + np.log1p(np.exp(np.float32(lo - hi))))
+
+
+class _Beam:
+    """A prefix in TF's CTC beam search tree, its log probabilities at the last step (``old``) and this one
+    (``new``): total, ending in a blank, ending in its label."""
+
+    __slots__ = ("parent", "label", "children", "new", "old")
+
+    def __init__(self, parent: Any, label: int) -> None:
+        import numpy as np
+
+        self.parent, self.label, self.children = parent, label, {}
+        self.new = [np.float32(-np.inf)] * 3  # total, blank, label
+        self.old = list(self.new)
+
+    def active(self) -> bool:
+        import numpy as np
+
+        return self.new[0] != -np.inf
+
+    def labels(self) -> list:
+        out, node = [], self
+        while node.parent is not None:
+            out.append(node.label)
+            node = node.parent
+        return out[::-1]
+
+
+def _beam_bottom(leaves: list) -> Any:
+    return min(leaves, key=lambda e: e.new[0])
+
+
+def _beam_candidate(p: Any, leaves: list, beam_width: int) -> bool:
+    # TF's is_candidate: a non-zero probability, and room in the beam or better than its worst
+    return p > -float("inf") and (len(leaves) < beam_width or p > _beam_bottom(leaves).new[0])
+
+
+def _ctc_beam_search(logits: Any, lengths: Any, beam_width: int, top_paths: int) -> tuple:
+    """TF's CTCBeamSearchDecoder (util/ctc/ctc_beam_search.h, the default scorer, blank = the last class,
+    no merging of repeats): per step the classes' log softmax, beams kept in a top-``beam_width`` set."""
+    import numpy as np
+
+    from tapeflow.framework.errors import InvalidArgumentError
+
+    if top_paths > beam_width:
+        raise InvalidArgumentError(None, None, "requested more paths than the beam width.")
+    neg_inf = np.float32(-np.inf)
+    batch, _, classes = logits.shape
+    blank = classes - 1
+    paths = [[] for _ in range(top_paths)]
+    scores = np.zeros((batch, top_paths), np.float32)
+    for b in range(batch):
+        root = _Beam(None, -1)
+        root.new = [np.float32(0.0), np.float32(0.0), neg_inf]
+        leaves = [root]
+        for step in range(int(lengths[b])):
+            x = logits[b, step].astype(np.float32)
+            x = x - x.max()
+            x = (x - np.log(np.exp(x).sum(dtype=np.float32))).astype(np.float32)  # log softmax
+            branches = sorted(leaves, key=lambda e: -e.new[0])
+            for e in branches:
+                e.old = list(e.new)
+            leaves = []
+            for e in branches:
+                if e.parent is not None:
+                    if e.parent.active():
+                        prev = e.parent.old[1] if e.label == e.parent.label else e.parent.old[0]
+                        e.new[2] = _log_sum_exp(e.new[2], prev)
+                    e.new[2] = np.float32(e.new[2] + x[e.label])
+                e.new[1] = np.float32(e.old[0] + x[blank])
+                e.new[0] = _log_sum_exp(e.new[1], e.new[2])
+                leaves.append(e)
+
+            for e in branches:
+                if not _beam_candidate(e.old[0], leaves, beam_width):
+                    continue
+                for label in range(classes - 1):
+                    c = e.children.get(label)
+                    if c is None:
+                        c = e.children[label] = _Beam(e, label)
+                    if c.active():
+                        continue
+                    prev = e.old[1] if c.label == e.label else e.old[0]
+                    c.new = [neg_inf, neg_inf, np.float32(x[label] + prev)]
+                    c.new[0] = c.new[2]
+                    if _beam_candidate(c.new[0], leaves, beam_width):
+                        if len(leaves) == beam_width:
+                            low = _beam_bottom(leaves)
+                            low.new = [neg_inf] * 3
+                            leaves.remove(low)
+                        leaves.append(c)
+                    else:
+                        c.old, c.new = [neg_inf] * 3, [neg_inf] * 3
+        if top_paths > len(leaves):
+            raise InvalidArgumentError(None, None, "Less leaves in the beam search than requested.")
+        best = sorted(leaves, key=lambda e: -e.new[0])[:top_paths]
+        for i, e in enumerate(best):
+            paths[i].append(e.labels())
+            scores[b, i] = e.new[0]
+    return paths, scores
+
+
+@keras_op("CTCDecode", "nn", tensors=2)
+def ctc_decode(inputs: Any, sequence_lengths: Any, strategy: str = "greedy", beam_width: int = 100,
+               top_paths: int = 1, merge_repeated: bool = True, mask_index: int = 0) -> tuple:
+    """``keras.ops.ctc_decode``: the best label sequences of ``inputs`` ``(batch, time, classes)``, greedy
+    or by beam search, as ``(decoded (paths, batch, time) int32 padded with -1, scores)``: the greedy
+    scores are minus the sum of the best logits (``(batch, 1)``), the beam search's the paths' log
+    probabilities (``(batch, top_paths)``), as TF's ``ctc_greedy_decoder`` / ``ctc_beam_search_decoder``."""
+    import numpy as np
+
+    t = tf()
+    x = convert(inputs)
+    dtype = _result_type(_backend.standardize_dtype(x.dtype), "float32")
+    if strategy not in ("greedy", "beam_search"):
+        raise ValueError(f"Invalid strategy {strategy}. Supported values are 'greedy' and 'beam_search'.")
+    if len(x.shape) != 3:
+        raise ValueError(f"ctc_decode takes inputs of shape (batch, time, classes). Received: {tuple(x.shape)}")
+
+    def decode(logits: Any, lengths: Any) -> tuple:
+        logits, lengths = np.asarray(logits), np.asarray(lengths).reshape(-1)
+        batch, steps, classes = logits.shape
+        if strategy == "greedy":
+            paths, scores = _ctc_greedy(logits, lengths, merge_repeated,
+                                        classes - 1 if mask_index is None else mask_index % classes)
+        else:
+            if mask_index is not None:  # TF's beam search takes the blank last
+                mask = mask_index % classes
+                logits = np.concatenate([logits[..., :mask], logits[..., mask + 1:], logits[..., mask:mask + 1]], -1)
+            paths, scores = _ctc_beam_search(logits, lengths, beam_width, top_paths)
+            if mask_index is not None:
+                paths = [[[v + 1 if v >= mask else v for v in p] for p in beams] for beams in paths]
+        dense = np.full((len(paths), batch, steps), -1, np.int32)
+        for i, beams in enumerate(paths):
+            for b, p in enumerate(beams):
+                dense[i, b, :len(p)] = p
+        return dense, scores.astype(dtype)
+
+    # the search runs in NumPy, at run time inside tf.function (TF's decoders are CPU kernels too)
+    decoded, scores = t.numpy_function(decode, [t.cast(x, dtype), t.cast(convert(sequence_lengths), "int32")],
+                                       ["int32", dtype])
+    paths = 1 if strategy == "greedy" else top_paths
+    decoded.set_shape((paths,) + tuple(x.shape[:2]))
+    scores.set_shape((x.shape[0], paths))
+    return decoded, scores
