@@ -85,7 +85,7 @@ def runs(tmp_path_factory):
     ref = str(base / "single")
     proc = subprocess.run(
         [sys.executable, PROGRAM, ref, "fit", "loop", "sparse", "data", "tail", "logsync", "tutorial", "tfconfig",
-         "crash", "syncbn", "metrics"],
+         "crash", "syncbn", "metrics", "tfdocs"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -97,7 +97,7 @@ def runs(tmp_path_factory):
         d = str(base / f"n{n}")
         # every rank gets the same TF_CONFIG (as `mpirun -x TF_CONFIG` gives it): the ranks tell the tasks apart
         proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data", "reuse", "tail", "logsync", "tutorial",
-                       "tfconfig", "syncbn", "metrics", TF_CONFIG=_tf_config(n))
+                       "tfconfig", "syncbn", "metrics", "tfdocs", TF_CONFIG=_tf_config(n))
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
         assert f"done {n}" in proc.stdout
         assert proc.stdout.count("Epoch 1/3\n5/5 - ") == 1  # verbose=2's epoch line, from rank 0 only
@@ -272,6 +272,27 @@ def test_tf_multi_worker_tutorials_as_written(runs, n):
     model = tf.keras.models.load_model(os.path.join(out, "tutorial_model", "model.keras"))
     for i, w in enumerate(model.get_weights()):
         np.testing.assert_array_equal(w, ranks[0][f"w{i}"])
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_tf_tutorials_programs_as_written_run_under_mpirun(runs, n):
+    # tests/mpi_programs/tf_tutorial_keras.py and tf_tutorial_ctl.py: the main.py of TF's two multi-worker tutorials
+    # (and the Keras one's saving, checkpoint and BackupAndRestore cells), TF_CONFIG from `mpirun -x`
+    ref = _load(runs["single"], "tfdocs")[0]
+    ranks = _load(runs[n], "tfdocs")
+    assert len(ranks) == n
+    for r, d in enumerate(ranks[1:], 1):
+        for k in sorted(ref):
+            np.testing.assert_array_equal(d[k], ranks[0][k], err_msg=f"{k}: rank {r} differs from rank 0")
+    # the global batch is 16 per worker in main.py, 16 in all in the later cells: there, one process's numbers
+    np.testing.assert_allclose(ranks[0]["loss"][2:], ref["loss"][2:], rtol=1e-5)
+    assert not np.allclose(ranks[0]["ctl"], ref["ctl"])  # (main.py's global batch grows with the workers)
+    np.testing.assert_array_equal(ranks[0]["restored"], ranks[0]["ctl"])  # the chief's last checkpoint
+    assert int(ranks[0]["restored_epoch"]) == 1
+    temp = [f"workertemp_{r}" for r in range(1, n)]  # non-chief workers: files removed, folders left (as in TF)
+    assert ranks[0]["keras_files"].tolist() == sorted([".", "ckpt", "ckpt/checkpoint", "ckpt/ckpt-1.safetensors",
+                                                       "keras-model.keras"] + temp)
+    assert ranks[0]["ctl_files"].tolist() == sorted([".", "ckpt", "ckpt/checkpoint", "ckpt/ckpt-2.safetensors"] + temp)
 
 
 @pytest.mark.parametrize("n", [2, 4])

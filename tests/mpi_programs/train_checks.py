@@ -738,6 +738,37 @@ if "metrics" in WHAT:  # confusion-matrix metrics with a 1-D sample_weight on a 
     save("metrics", *model.get_weights(), keys=np.array(keys), fit=np.array([history.history[k] for k in keys]),
          eval=np.array([ev[k] for k in keys]))
 
+if "tfdocs" in WHAT:  # TF's two multi-worker tutorials' programs as written (tf_tutorial_keras.py, tf_tutorial_ctl.py)
+    import runpy
+
+    here = os.path.dirname(os.path.abspath(__file__))
+
+    def run_tutorial(name):
+        os.environ["TUTORIAL_DIR"] = os.path.join(OUT, name)
+        return runpy.run_path(os.path.join(here, f"{name}.py"))
+
+    def files(name):
+        top = os.path.join(OUT, name)
+        return np.array(sorted(os.path.relpath(os.path.join(d, f), top) for d, _, fs in os.walk(top)
+                               for f in fs + [""]))
+
+    tf.keras.utils.set_random_seed(0)  # (every process shuffles alike: the tutorials' shuffle has no seed)
+    keras_run = run_tutorial("tf_tutorial_keras")
+    ctl_run = run_tutorial("tf_tutorial_ctl")
+    # (run again, the tutorial's program restores epoch 1 and step 2 of 2 and divides by zero batches, on TF too)
+    import mnist
+
+    restored = mnist.build_cnn_model()
+    epoch, step_in_epoch = tf.Variable(0, dtype=tf.int64), tf.Variable(0, dtype=tf.int64)
+    tf.train.Checkpoint(model=restored, epoch=epoch, step_in_epoch=step_in_epoch).restore(
+        tf.train.latest_checkpoint(os.path.join(OUT, "tf_tutorial_ctl", "ckpt")))
+    save("tfdocs", *keras_run["multi_worker_model"].get_weights(),
+         loss=np.array(keras_run["history"].history["loss"] + keras_run["backup_history"].history["loss"]),
+         ctl=np.concatenate([np.ravel(w) for w in ctl_run["multi_worker_model"].get_weights()]),
+         ctl_loss=float(ctl_run["train_loss"]), restored_epoch=int(epoch.numpy()),
+         restored=np.concatenate([np.ravel(w) for w in restored.get_weights()]),
+         keras_files=files("tf_tutorial_keras"), ctl_files=files("tf_tutorial_ctl"))
+
 if "timeout" in WHAT:  # CommunicationOptions(timeout_seconds=...): a collective that waits longer ends the job
     options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=1.0)
     strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
