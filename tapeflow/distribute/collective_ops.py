@@ -218,26 +218,26 @@ def _eager_step(fused: Any, comm: Any) -> Any:
     if not comm.is_mpi or any(v.size == 0 for v in views):
         return False
     buf, dtype, n, tensors = fused.buf, fused.dtype, len(views), tuple(Tensor(v) for v in views)
+    # Everything a result could be held through, in one tuple: one sum of reference counts per step tells
+    # whether nobody holds any of them (each count only grows above its baseline while someone does).
+    held = (buf, *views, *tensors)
     fused.attach_tensors(tensors)  # (the baselines count this function's own references, taken just above)
-    buf_refs, view_refs, tensor_refs = fused._buf_refs, fused._view_refs, fused._tensor_refs
+    held_refs = sum(map(getrefcount, held))
     # each view's (ndim, size): an array of that ndim and size whose copy into the view succeeds (it broadcasts)
     # has the view's shape (equal sizes, and each dim equal or 1), and is cheaper to check than the shape
     checks = tuple((v.ndim, v.size) for v in views)
     Allreduce, IN_PLACE, ops, size = comm._Allreduce, comm._IN_PLACE, comm._ops, comm.size
+    op_sum = ops["sum"]
     divide = communicator._divide_in_place
 
     def step(values: list | tuple, reduction: str) -> list | None:
-        if len(values) != n or getrefcount(buf) > buf_refs or sum(map(getrefcount, views)) > view_refs \
-                or sum(map(getrefcount, tensors)) > tensor_refs:
+        if len(values) != n or sum(map(getrefcount, held)) > held_refs:
             return None
         for view, v, (nd, sz) in zip(views, values, checks):
-            if type(v) is not Tensor:
-                return None
-            a = v._value
-            if a.dtype is not dtype or a.ndim != nd or a.size != sz:
+            if type(v) is not Tensor or (a := v._value).dtype is not dtype or a.ndim != nd or a.size != sz:
                 return None  # (what was copied is scratch in a free buffer)
             view[...] = a
-        op = ops.get(reduction)
+        op = op_sum if reduction == "sum" else ops.get(reduction)
         if op is None:
             return None
         Allreduce(IN_PLACE, buf, op)
