@@ -118,3 +118,48 @@ def test_unordered_map_order_through_rehashes_matches_tf():
         105, 92, 1, 83, 103, 82, 115, 28, 88, 89, 91, 93, 98, 99, 34, 4, 100, 95, 102, 125, 104, 135, 53, 67, 97, 107,
         122, 110, 114, 116, 66, 120, 124, 126]
     assert unordered_map_order(keys) == [keys[i] for i in tf_positions]
+
+
+def _raise(exc):
+    raise exc
+
+
+@pytest.mark.parametrize("exc, want", [
+    (TypeError("t"), tf.errors.InvalidArgumentError), (ValueError("v"), tf.errors.InvalidArgumentError),
+    (AttributeError("a"), tf.errors.UnknownError), (StopIteration(), tf.errors.OutOfRangeError),
+    (NotImplementedError("n"), tf.errors.UnimplementedError), (KeyError("k"), tf.errors.UnknownError),
+    (tf.errors.NotFoundError(None, None, "nf"), tf.errors.UnknownError)])
+def test_py_function_reports_python_exceptions_as_tf(exc, want):
+    # TF 2.21's py_func kernel, eagerly and inside tf.function alike
+    with pytest.raises(want, match=type(exc).__name__ + ": "):
+        tf.py_function(lambda x: _raise(exc), [1.0], tf.float32)
+    with pytest.raises(want):
+        tf.function(lambda: tf.py_function(lambda x: _raise(exc), [1.0], tf.float32))()
+
+
+def test_py_function_passes_tensors_eagerly():
+    seen = []
+
+    def f(a, b, c):
+        seen.extend([(type(a), a.dtype), (type(b), b.dtype), (type(c), c.dtype)])
+        return a
+
+    tf.py_function(f, [False, 4, tf.Variable(2.0)], tf.bool)  # TF: three EagerTensors, bool/int32/float32
+    assert seen == [(tf.Tensor, tf.bool), (tf.Tensor, tf.int32), (tf.Tensor, tf.float32)]
+
+
+def test_tensor_index_errors_are_numpys_as_in_tf():
+    import operator
+
+    with pytest.raises(AttributeError, match="'numpy.bool' object has no attribute '__index__'"):
+        operator.index(tf.constant(True))
+    with pytest.raises(AttributeError, match="'numpy.float32' object has no attribute '__index__'"):
+        operator.index(tf.constant(1.5))
+    with pytest.raises(TypeError, match="only integer scalar arrays can be converted to a scalar index"):
+        operator.index(tf.constant([3]))
+    assert operator.index(tf.constant(3)) == 3
+
+
+def test_read_file_of_a_directory_is_failed_precondition(tmp_path):
+    with pytest.raises(tf.errors.FailedPreconditionError, match="; Is a directory"):
+        tf.io.read_file(str(tmp_path))

@@ -115,6 +115,27 @@ DATA_LOSS = 15
 UNAUTHENTICATED = 16
 
 
+def from_py_func_exception(e: Exception, op: str) -> OpError:
+    """A Python exception raised inside ``tf.py_function`` as TF's py_func kernel reports it: ``TypeError`` and
+    ``ValueError`` become ``InvalidArgumentError``, ``StopIteration`` ``OutOfRangeError``, ``MemoryError``
+    ``ResourceExhaustedError``, ``NotImplementedError`` ``UnimplementedError``, anything else (tf.errors too)
+    ``UnknownError``; the message is ``"ExceptionType: message"`` and the Python traceback."""
+    import traceback
+
+    if isinstance(e, (TypeError, ValueError)):
+        cls = InvalidArgumentError
+    elif isinstance(e, StopIteration):
+        cls = OutOfRangeError
+    elif isinstance(e, MemoryError):
+        cls = ResourceExhaustedError
+    elif isinstance(e, NotImplementedError):
+        cls = UnimplementedError
+    else:
+        cls = UnknownError
+    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    return cls(None, None, f"{type(e).__name__}: {e}\n{tb}\n [Op:{op}]")
+
+
 class NotImplementedInTapeflowError(AttributeError, NotImplementedError):
     """A TensorFlow name tapeflow does not implement. Both a NotImplementedError
     (it says what is missing) and an AttributeError (so ``hasattr`` and

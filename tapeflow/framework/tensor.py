@@ -117,10 +117,11 @@ class Tensor:
         return int(_scalar(self._value))  # op arguments given as one-element tensors (axis=[1]) use it
 
     def __index__(self) -> int:
-        if self._value.ndim != 0 or self._value.dtype.kind not in "iu":
-            raise TypeError(
-                f"Only integer scalar tensors can be converted to an index, got {self.shape} {self.dtype.name}."
-            )
+        # TF's errors (it calls NumPy's __index__ on the value): a non-integer scalar's NumPy type has none
+        if self._value.ndim != 0:
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        if self._value.dtype.kind not in "iu":
+            raise AttributeError(f"'numpy.{type(self._value[()]).__name__}' object has no attribute '__index__'")
         return int(self._value)
 
     def __complex__(self) -> complex:

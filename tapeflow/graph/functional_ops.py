@@ -23,8 +23,9 @@ import numpy as np
 
 from tapeflow.framework import execute as execute_mod
 from tapeflow.framework.context import state
+from tapeflow.framework.errors import from_py_func_exception
 from tapeflow.framework.execute import execute
-from tapeflow.framework.tensor import _wrap
+from tapeflow.framework.tensor import Tensor, _wrap
 from tapeflow.graph.graph import SymbolicTensor
 from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
 
@@ -232,7 +233,11 @@ def _eager_py_kernel(*arrays, func, touts):
     from tapeflow.framework.tensor import _wrap
 
     with _eager():
-        return _as_outputs(func(*[_wrap(a) for a in arrays]), touts, "tf.py_function")
+        try:
+            result = func(*[_wrap(a) for a in arrays])
+        except Exception as e:  # as TF's kernel: a tf.errors class by the exception's type
+            raise from_py_func_exception(e, "EagerPyFunc") from e
+        return _as_outputs(result, touts, "tf.py_function")
 
 
 def _eager():
@@ -300,7 +305,12 @@ def py_function(func=None, inp=None, Tout=None, name=None):  # noqa: N803 - TF's
 
     touts, single = _tout_list(Tout)
     if state.graph is None:
-        out = func(*inp)  # eagerly: just Python, recorded op by op on tapes
+        # eagerly: just Python on tensors (as TF, the inputs are converted first), recorded op by op on tapes
+        args = [x if isinstance(x, Tensor) else convert_to_tensor(x) for x in inp]
+        try:
+            out = func(*args)
+        except Exception as e:  # as TF's kernel: a tf.errors class by the exception's type
+            raise from_py_func_exception(e, "EagerPyFunc") from e
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
         outs = [convert_to_tensor(o, dtype=t) for o, t in zip(outs, touts)]
         return outs[0] if single else outs

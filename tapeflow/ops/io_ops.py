@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.framework import dtypes
-from tapeflow.framework.errors import InvalidArgumentError, NotFoundError
+from tapeflow.framework.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops.registry import NotDifferentiable, defop
@@ -44,7 +44,7 @@ def _read_kernel(filename):
     except FileNotFoundError:
         raise NotFoundError(None, None, f"{path}; No such file or directory [Op:ReadFile]") from None
     except IsADirectoryError:
-        raise InvalidArgumentError(None, None, f"{path} is a directory [Op:ReadFile]") from None
+        raise FailedPreconditionError(None, None, f"{path}; Is a directory [Op:ReadFile]") from None
 
 
 def _write_kernel(filename, contents):
