@@ -163,3 +163,39 @@ def test_tensor_index_errors_are_numpys_as_in_tf():
 def test_read_file_of_a_directory_is_failed_precondition(tmp_path):
     with pytest.raises(tf.errors.FailedPreconditionError, match="; Is a directory"):
         tf.io.read_file(str(tmp_path))
+
+
+def test_saved_model_without_signatures_skips_a_signature_function_with_no_outputs(tmp_path):
+    # TF's saved_model guide: the only input_signature function (mutate) returns nothing, so no signature
+    class CustomModule(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = tf.Variable(1.0)
+
+        @tf.function
+        def __call__(self, x):
+            return x * self.v
+
+        @tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
+        def mutate(self, new_v):
+            self.v.assign(new_v)
+
+    module = CustomModule()
+    module(tf.constant(0.0))
+    tf.saved_model.save(module, str(tmp_path / "m"))
+    imported = tf.saved_model.load(str(tmp_path / "m"))
+    assert len(imported.signatures) == 0
+    assert "RestoredFunction object at 0x" in repr(imported.__call__)  # TF's default object repr
+
+
+def test_loaded_signature_structured_outputs_are_named_specs(tmp_path):
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec(None, tf.float32)])
+        def __call__(self, x):
+            return {"custom_output_name": x * 2}
+
+    m = M()
+    tf.saved_model.save(m, str(tmp_path / "m"), signatures={"serving_default": m.__call__.get_concrete_function()})
+    outputs = tf.saved_model.load(str(tmp_path / "m")).signatures["serving_default"].structured_outputs
+    assert repr(outputs) == ("{'custom_output_name': TensorSpec(shape=<unknown>, dtype=tf.float32, "
+                             "name='custom_output_name')}")

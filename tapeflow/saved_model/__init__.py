@@ -280,7 +280,9 @@ def save(obj: Any, export_dir: Any, signatures: Any = None, options: Any = None)
     tree = describe(obj, {})
     sigs: dict[str, Any] = {}
     if signatures is None:
-        with_sig = [fn for fn in _functions_of(obj).values() if fn.input_signature is not None]
+        # as TF's find_function_to_export: the one tf.function with an input_signature that has outputs
+        with_sig = [fn for fn in _functions_of(obj).values()
+                    if fn.input_signature is not None and fn.get_concrete_function().outputs]
         if len(with_sig) == 1:
             signatures = with_sig[0]
         elif not with_sig:
@@ -389,9 +391,6 @@ class RestoredFunction:
     def __get__(self, instance: Any, owner: Any = None) -> RestoredFunction:
         return self
 
-    def __repr__(self) -> str:
-        return f"<RestoredFunction {self._name} ({len(self.concrete_functions)} concrete function(s))>"
-
 
 class SignatureFunction:
     """A serving signature: keyword tensors in, a dict of named tensors out (TF's ``signatures[...]``)."""
@@ -403,7 +402,11 @@ class SignatureFunction:
 
     @property
     def structured_outputs(self) -> dict:
-        return _signature_outputs(self._cf.structured_outputs)
+        """As TF's loaded signatures: a ``TensorSpec`` per output, named by its key."""
+        from tapeflow.framework.tensor_spec import TensorSpec
+
+        outputs = _signature_outputs(self._cf.structured_outputs)
+        return {k: TensorSpec(t.shape, t.dtype, name=k) for k, t in outputs.items()}
 
     def __call__(self, *args: Any, **kwargs: Any) -> dict:
         if args:
