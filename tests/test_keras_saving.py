@@ -759,3 +759,57 @@ def test_legacy_h5_functional_uncompiled_and_overwrite(tmp_path):
         with h5py.File(str(tmp_path / "empty.h5"), "w"):
             pass
         K.models.load_model(str(tmp_path / "empty.h5"))
+
+
+def test_lambda_layers_save_their_bytecode_and_load_only_outside_safe_mode(tmp_path):
+    # Keras 3 writes a Lambda's Python lambda as marshalled bytecode ("__lambda__") and refuses it in safe mode
+    inp = tf.keras.Input((3,))
+    m = tf.keras.Model(inp, tf.keras.layers.Lambda(lambda t, s=2.0: t * s + 1.0, name="lam")(inp))
+    path = str(tmp_path / "lam.keras")
+    m.save(path)
+    cfg = m.get_layer("lam").get_config()["function"]
+    assert cfg["class_name"] == "__lambda__" and set(cfg["config"]) == {"code", "defaults", "closure"}
+    with pytest.raises(ValueError, match="Requested the deserialization of a `Lambda` layer whose `function` is a "
+                                         "Python lambda. This carries a potential risk"):
+        tf.keras.models.load_model(path)
+    with pytest.raises(ValueError, match="safe_mode=False"):
+        tf.keras.models.model_from_json(m.to_json())
+    loaded = tf.keras.models.load_model(path, safe_mode=False)
+    np.testing.assert_array_equal(loaded.predict(np.ones((1, 3), "float32"), verbose=0), [[3.0, 3.0, 3.0]])
+    # a function that names `mask` gets the call's mask (Keras files record mask=None in the node's kwargs)
+    seen = []
+    layer = tf.keras.layers.Lambda(lambda t, mask=None: seen.append(mask) or t)
+    layer(tf.ones((1, 2)), mask=None)
+    assert seen == [None]
+    with pytest.warns(UserWarning, match="The object being serialized includes a `lambda`"):
+        entry = tf.keras.saving.serialize_keras_object(lambda x: x + 1)
+    assert entry["class_name"] == "__lambda__"
+    with pytest.raises(ValueError, match="Requested the deserialization of a Python lambda"):
+        tf.keras.saving.deserialize_keras_object(entry)
+    assert tf.keras.saving.deserialize_keras_object(entry, safe_mode=False)(1) == 2
+
+
+def test_metric_add_weight_losses_get_and_layers_serialize_as_keras():
+    class Total(tf.keras.metrics.Metric):  # a Keras 2-style metric: add_weight with an initializer
+        def __init__(self, **kw):
+            super().__init__(name="total", **kw)
+            self.t = self.add_weight(name="t", initializer="ones")
+            self.v = self.add_weight(shape=(2,), name="v", initializer=tf.keras.initializers.Constant(3.0))
+
+        def update_state(self, x):
+            self.t.assign_add(tf.reduce_sum(x))
+
+        def result(self):
+            return self.t
+
+    m = Total()
+    assert float(m.t.numpy()) == 1.0 and m.v.numpy().tolist() == [3.0, 3.0] and m.t.trainable is False
+    m.update_state(tf.constant([2.0, 3.0]))
+    assert float(m.result()) == 6.0
+    assert tf.keras.losses.get("mse") is tf.keras.losses.mean_squared_error
+    assert isinstance(tf.keras.losses.get("MeanSquaredError"), tf.keras.losses.MeanSquaredError)
+    d = tf.keras.layers.serialize(tf.keras.layers.Dense(2, name="d"))
+    assert d["class_name"] == "Dense" and d["config"]["units"] == 2
+    assert isinstance(tf.keras.layers.deserialize(d), tf.keras.layers.Dense)
+    with pytest.raises(ValueError, match="not a `keras.layers.Layer`"):
+        tf.keras.layers.deserialize(tf.keras.losses.serialize(tf.keras.losses.MeanSquaredError()))

@@ -31,7 +31,14 @@ def is_traceback_filtering_enabled() -> bool:
     return _base._traceback_filtering[0]
 
 
-_UNSUPPORTED = frozenset(("enable_unsafe_deserialization", "enable_interactive_logging", "disable_interactive_logging",
+def enable_unsafe_deserialization() -> None:
+    """Lets ``load_model`` and ``from_config`` read serialized Python lambdas (Keras's safe mode off)."""
+    from tapeflow.keras.saving import serialization
+
+    serialization.enable_unsafe_deserialization()
+
+
+_UNSUPPORTED = frozenset(("enable_interactive_logging", "disable_interactive_logging",
                           "is_interactive_logging_enabled", "set_max_epochs", "max_epochs", "set_max_steps_per_epoch",
                           "max_steps_per_epoch", "enable_flash_attention", "disable_flash_attention",
                           "is_flash_attention_enabled", "set_backend", "is_nnx_enabled"))

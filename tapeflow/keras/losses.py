@@ -644,7 +644,17 @@ _BY_NAME = {
 
 
 def get(identifier: Any) -> Any:
-    """A loss from a name (``"mse"``, ``"sparse_categorical_crossentropy"``), an instance or a callable."""
+    """A loss from a name, an instance or a callable, as Keras's ``losses.get``: a function's name
+    (``"mse"``, ``"sparse_categorical_crossentropy"``) gives the function, a class name an instance."""
+    if isinstance(identifier, str):
+        fn = globals().get(identifier)
+        if callable(fn) and not isinstance(fn, type) and identifier in _BY_NAME:
+            return fn
+    return _loss_object(identifier)
+
+
+def _loss_object(identifier: Any) -> Any:
+    """A ``Loss`` for a name or class (what ``compile(loss=...)`` holds); instances and callables as given."""
     if identifier is None or isinstance(identifier, Loss):
         return identifier
     if isinstance(identifier, str):

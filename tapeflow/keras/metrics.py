@@ -79,14 +79,29 @@ class Metric:
     def _build_state(self) -> None:  # subclasses create their variables here
         pass
 
-    def add_variable(self, shape: Any = (), initializer: Any = "zeros", dtype: Any = None,
+    def add_variable(self, shape: Any = (), initializer: Any = "zeros", dtype: Any = None, aggregation: str = "sum",
                      name: str | None = None) -> Variable:
-        init = np.zeros(shape, _F) if initializer == "zeros" else np.full(shape, initializer, _F)
-        v = Variable(init, trainable=False, name=f"{self.name}/{name or 'variable'}:0", dtype=dtype or "float32")
+        """A state variable (not trainable), as Keras's ``Metric.add_variable``: ``initializer`` a name,
+        an initializer or a value."""
+        dtype = dtypes.as_dtype(dtype or "float32")
+        if initializer is None or initializer == "zeros":
+            init = np.zeros(shape, dtype.as_numpy_dtype)
+        elif isinstance(initializer, (str, dict)) or callable(initializer):
+            from tapeflow.keras import initializers
+
+            init = initializers.get(initializer)(tuple(shape), dtype=dtype)
+        else:
+            init = np.full(shape, initializer, dtype.as_numpy_dtype)
+        v = Variable(init, trainable=False, name=f"{self.name}/{name or 'variable'}:0", dtype=dtype)
         v._keras_name = v._name = name or "variable"  # Keras 3 names it "total"; the full path is .path
         v.path = f"{self.name}/{v._keras_name}"
         self._variables.append(v)
         return v
+
+    def add_weight(self, shape: Any = (), initializer: Any = None, dtype: Any = None,
+                   name: str | None = None) -> Variable:
+        """Keras 3's alias of ``add_variable`` (Keras 2 metrics call it)."""
+        return self.add_variable(shape=shape, initializer=initializer, dtype=dtype, name=name)
 
     def reset_state(self) -> None:
         """Zeroes every state variable."""

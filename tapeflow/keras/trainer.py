@@ -502,7 +502,7 @@ class Trainer:
         else:
             if loss_weights is not None:
                 raise ValueError("compile(loss_weights=...) needs a model with several outputs.")
-            self._loss_fn = losses_mod.get(loss)
+            self._loss_fn = losses_mod._loss_object(loss)
         given = metrics is not None or weighted_metrics is not None
         metrics = metrics or []
         if isinstance(metrics, dict):
@@ -569,7 +569,7 @@ class Trainer:
                 metric.name = f"{name}_{metric.name}"
                 resolved.append(metric)
             out_metrics.append(resolved)
-        fns = [None if lo is None else losses_mod.get(lo) for lo in losses]
+        fns = [None if lo is None else losses_mod._loss_object(lo) for lo in losses]
         trackers = [metrics_mod.Mean(name=f"{n}_loss") if fn is not None else None for n, fn in zip(names, fns)]
         self._outputs_spec = (names, fns, weights, out_metrics, trackers)
 

@@ -79,6 +79,27 @@ __all__ = [
 ]
 
 
+
+def serialize(layer: Layer) -> dict:
+    """``tf.keras.layers.serialize``: Keras 3's config dict of a layer."""
+    from tapeflow.keras.saving.serialization import serialize_keras_object
+
+    return serialize_keras_object(layer)
+
+
+def deserialize(config: dict, custom_objects: dict | None = None) -> Layer:
+    """``tf.keras.layers.deserialize``: the layer a ``serialize`` dict describes."""
+    from tapeflow.keras.saving.serialization import deserialize_keras_object
+
+    obj = deserialize_keras_object(config, custom_objects=custom_objects)
+    if not isinstance(obj, Layer):
+        raise ValueError("`keras.layers.deserialize` was passed a `config` object that is not a "
+                         f"`keras.layers.Layer`. Received: {config}")
+    return obj
+
+
+__all__ += ["serialize", "deserialize"]
+
 # Keras names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 

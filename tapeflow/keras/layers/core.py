@@ -310,6 +310,15 @@ class Embedding(Layer):
         return mo.not_equal(inputs, 0) if self.mask_zero else None
 
 
+def _parameters(fn: Any) -> tuple:
+    import inspect
+
+    try:
+        return tuple(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return ()
+
+
 class Lambda(Layer):
     """Wraps a function of tensors as a layer (``Lambda(lambda t: t * 2)``)."""
 
@@ -320,14 +329,51 @@ class Lambda(Layer):
         self._output_shape, self.mask = output_shape, mask
 
     def get_config(self) -> dict:
-        # Keras's keys: output_shape and mask only when given
-        ser = serialize_keras_object
+        # Keras's keys: output_shape and mask only when given; a Python lambda as its bytecode
+        def ser(fn: Any) -> Any:
+            if callable(fn) and getattr(fn, "__name__", None) == "<lambda>":
+                from tapeflow.keras.saving.serialization import func_dump
+
+                code, defaults, closure = func_dump(fn)
+                return {"class_name": "__lambda__", "config": {"code": code, "defaults": defaults, "closure": closure}}
+            return serialize_keras_object(fn)
+
         config: dict = {"function": ser(self.function)}
         if self._output_shape is not None:
             config["output_shape"] = ser(self._output_shape)
         if self.mask is not None:
             config["mask"] = ser(self.mask)
-        return {**base_config(self), **config, "arguments": ser(self.arguments)}
+        return {**base_config(self), **config, "arguments": serialize_keras_object(self.arguments)}
 
-    def call(self, inputs: Any) -> Any:
-        return self.function(inputs, **self.arguments)
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: dict | None = None, safe_mode: bool | None = None) -> Lambda:
+        from tapeflow.keras.saving import serialization
+
+        config = dict(config)
+        mode = safe_mode if safe_mode is not None else serialization.in_safe_mode()
+        for key in ("function", "output_shape", "mask"):
+            entry = config.get(key)
+            if isinstance(entry, dict) and entry.get("class_name") == "__lambda__":
+                if mode is not False:  # unset counts as safe, as Keras (fails closed)
+                    raise ValueError("Requested the deserialization of a `Lambda` layer whose `function` is a "
+                                     f"Python lambda. {serialization._LAMBDA_UNSAFE}")
+                config[key] = serialization.func_load(entry["config"]["code"], entry["config"].get("defaults"),
+                                                      entry["config"].get("closure"))
+            elif entry is not None:
+                value = serialization.deserialize_keras_object(entry, custom_objects)
+                if key == "output_shape" and isinstance(value, list) and all(
+                        isinstance(e, (int, type(None))) for e in value):
+                    value = tuple(value)
+                config[key] = value
+        if "arguments" in config:
+            config["arguments"] = serialization.deserialize_keras_object(config["arguments"], custom_objects)
+        return cls(**config)
+
+    def call(self, inputs: Any, mask: Any = None, training: Any = None) -> Any:
+        kwargs = dict(self.arguments)
+        params = _parameters(self.function)  # Keras passes mask / training to a function that names them
+        if "mask" in params:
+            kwargs["mask"] = mask
+        if "training" in params:
+            kwargs["training"] = training
+        return self.function(inputs, **kwargs)

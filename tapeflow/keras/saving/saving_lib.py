@@ -96,7 +96,10 @@ def load_model(
                 )
             config = json.loads(z.read("config.json"))
             weights = z.read("model.weights.h5") if "model.weights.h5" in names else None
-            model = _model_from_archive(config, weights, filepath, custom_objects, compile)
+            from tapeflow.keras.saving.serialization import SafeModeScope
+
+            with SafeModeScope(safe_mode):
+                model = _model_from_archive(config, weights, filepath, custom_objects, compile)
             _read_assets(model, z)
         return model
     if filepath.endswith((".h5", ".hdf5")):

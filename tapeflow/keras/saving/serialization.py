@@ -32,10 +32,88 @@ __all__ = [
     "CustomObjectScope",
     "serialize_keras_object",
     "deserialize_keras_object",
+    "SafeModeScope",
 ]
 
 _GLOBAL_CUSTOM_OBJECTS: dict[str, Any] = {}  # "Package>Name" -> class or function
 _GLOBAL_CUSTOM_NAMES: dict[Any, str] = {}
+
+# -- Python lambdas: Keras writes their bytecode and reads it back only outside safe mode -----------------
+_safe_modes: list = []  # the SafeModeScope stack
+_unsafe = [False]  # keras.config.enable_unsafe_deserialization()
+_LAMBDA_UNSAFE = ("This carries a potential risk of arbitrary code execution and thus it is disallowed by default. "
+                  "If you trust the source of the artifact, you can override this error by passing "
+                  "`safe_mode=False` to the loading function, or calling "
+                  "`keras.config.enable_unsafe_deserialization().")
+
+
+class SafeModeScope:
+    """Keras's safe-mode scope: inside ``SafeModeScope(True)`` serialized lambdas are refused."""
+
+    def __init__(self, safe_mode: bool = True) -> None:
+        self.safe_mode = safe_mode
+
+    def __enter__(self) -> SafeModeScope:
+        _safe_modes.append(self.safe_mode)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _safe_modes.pop()
+
+
+def in_safe_mode() -> bool | None:
+    """False after ``enable_unsafe_deserialization()``; else the innermost scope's mode (None outside any)."""
+    if _unsafe[0]:
+        return False
+    return _safe_modes[-1] if _safe_modes else None
+
+
+def enable_unsafe_deserialization() -> None:
+    _unsafe[0] = True
+
+
+def func_dump(fn: Any) -> tuple:
+    """Keras's ``(code, defaults, closure)`` of a function: its marshalled bytecode in base64."""
+    import base64
+    import marshal
+
+    code = base64.encodebytes(marshal.dumps(fn.__code__)).decode("ascii")
+    closure = tuple(c.cell_contents for c in fn.__closure__) if fn.__closure__ else None
+    return code, fn.__defaults__, closure
+
+
+def func_load(code: Any, defaults: Any = None, closure: Any = None) -> Any:
+    """The function ``func_dump`` wrote (the same Python version's bytecode only)."""
+    import base64
+    import builtins
+    import marshal
+    import types
+
+    if isinstance(code, (tuple, list)):
+        code, defaults, closure = code
+    try:
+        fn_code = marshal.loads(base64.decodebytes(code.encode("ascii")))
+    except (ValueError, EOFError, TypeError) as e:
+        raise ValueError(f"Cannot load a serialized Python lambda ({e}): it was written by another Python version "
+                         "or is corrupt; define a named function and register it instead.") from None
+    cells = None
+    if closure is not None:
+        cells = tuple(types.CellType(v) for v in closure)
+    from tapeflow.framework import namespaces
+
+    tf = namespaces.get("tapeflow")
+    globs = {"__builtins__": builtins, "tf": tf, "keras": tf.keras, "np": np}  # names lambdas commonly use
+    return types.FunctionType(fn_code, globs, fn_code.co_name, tuple(defaults) if defaults else None, cells)
+
+
+def load_lambda(config: dict, what: str = "a Python lambda") -> Any:
+    """A ``{"class_name": "__lambda__"}`` entry's function, refused in safe mode (Keras's default)."""
+    if in_safe_mode() is not False:
+        raise ValueError(f"Requested the deserialization of {what}. {_LAMBDA_UNSAFE}")
+    inner = config["config"]
+    if "value" in inner:
+        return func_load(inner["value"])
+    return func_load(inner["code"], inner.get("defaults"), inner.get("closure"))
 
 
 class _Scope(threading.local):
@@ -210,10 +288,17 @@ def _serialize_function(fn: Any) -> Any:
     if registered is None and getattr(fn, "__module__", "").startswith("tapeflow."):
         return name
     if name == "<lambda>":
-        raise ValueError(
-            "Cannot serialize a lambda: define a named function and register it with "
-            "@tf.keras.saving.register_keras_serializable()."
-        )
+        import warnings
+
+        try:
+            source = inspect.getsource(fn)
+        except (OSError, TypeError):
+            source = "<source unavailable>"
+        warnings.warn("The object being serialized includes a `lambda`. This is unsafe. In order to reload the "
+                      "object, you will have to pass `safe_mode=False` to the loading function. Please avoid using "
+                      "`lambda` in the future, and use named Python functions instead. This is the `lambda` being "
+                      f"serialized: {source}", stacklevel=3)
+        return {"class_name": "__lambda__", "config": {"value": func_dump(fn)}}
     return {
         "module": "builtins",  # Keras 3 writes the class of a plain function (builtins.function)
         "class_name": "function",
@@ -341,8 +426,12 @@ def _find_class(config: dict, custom_objects: dict | None) -> Any:
     )
 
 
-def deserialize_keras_object(config: Any, custom_objects: dict | None = None, **kwargs: Any) -> Any:
+def deserialize_keras_object(config: Any, custom_objects: dict | None = None, safe_mode: bool = True,
+                             **kwargs: Any) -> Any:
     """Rebuilds the object a ``serialize_keras_object`` dict (or Keras' own config.json entry) describes."""
+    if not _safe_modes and isinstance(config, dict):  # the outermost call: its safe_mode holds for what it reads
+        with SafeModeScope(safe_mode):
+            return deserialize_keras_object(config, custom_objects, **kwargs)
     if config is None or isinstance(config, (bool, int, float)):
         return config
     if isinstance(config, str):
@@ -355,6 +444,8 @@ def deserialize_keras_object(config: Any, custom_objects: dict | None = None, **
     if not _is_serialized(config):
         return {k: deserialize_keras_object(v, custom_objects) for k, v in config.items()}
     class_name, inner = config["class_name"], config["config"]
+    if class_name == "__lambda__":
+        return load_lambda(config)
     if class_name == "__keras_tensor__":
         raise ValueError("A KerasTensor config can only be deserialized inside a functional model's config.")
     if class_name == "DTypePolicy":
