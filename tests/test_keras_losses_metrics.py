@@ -283,3 +283,20 @@ def test_confusion_metrics_in_fit_with_a_1d_sample_weight_on_a_batch_by_1_output
     for k in want_fit:
         np.testing.assert_allclose(history[k], want_fit[k], rtol=2e-6, err_msg=k)
         np.testing.assert_allclose(ev[k], want_eval[k], rtol=2e-6, err_msg=k)
+
+
+def test_a_metric_of_several_thresholds_logs_its_array_as_keras():
+    # Keras keeps Recall(thresholds=[0.3, 0.6])'s array in history and evaluate's dict (values from TF 2.21)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(16, 3)).astype("f4"), (rng.random(16) > 0.5).astype("f4")
+    model = K.Sequential([K.Input((3,)), K.layers.Dense(1, activation="sigmoid", bias_initializer="zeros",
+                          kernel_initializer=K.initializers.Constant(np.array([[0.5], [-0.3], [0.2]], "f4")))])
+    model.compile(K.optimizers.SGD(0.5), "binary_crossentropy",
+                  metrics=[K.metrics.Recall(thresholds=[0.3, 0.6], name="r")])
+    history = model.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False).history
+    ev = model.evaluate(x, y, verbose=0, return_dict=True)
+    assert isinstance(history["r"][0], np.ndarray) and isinstance(history["loss"][0], float)
+    np.testing.assert_allclose(history["r"], [[0.8, 0.0], [1.0, 0.0]], rtol=1e-6)
+    np.testing.assert_allclose(history["loss"], [0.8186811, 0.7137168], rtol=1e-6)
+    np.testing.assert_allclose(ev["r"], [1.0, 0.0])
+    np.testing.assert_allclose(ev["loss"], 0.6599997, rtol=1e-6)

@@ -46,6 +46,13 @@ def _to_numpy(x: Any) -> Any:
     return x
 
 
+def _log_value(result: Any) -> Any:
+    """A metric's result in the logs: a float, or a NumPy array for a metric of several thresholds (Keras keeps
+    ``Recall(thresholds=[0.3, 0.6])``'s array in ``history``; the progress bar prints its mean)."""
+    v = np.asarray(result.numpy())
+    return float(v) if v.ndim == 0 else v
+
+
 def _is_sparse(v: Any) -> bool:
     from tapeflow.framework.sparse_tensor import SparseTensor
 
@@ -784,7 +791,7 @@ class Trainer:
             logs = {k: float(np.asarray(_to_numpy(v))) for k, v in out.items()}
             if dist_hooks.strategy is not None:  # the same logs on every rank: metrics synced, the rest averaged
                 ms = [m for m in self._flat_metrics() if m.name in logs]
-                synced = {m.name: float(r.numpy()) for m, r in zip(ms, dist_hooks.strategy._synced_results(ms))}
+                synced = {m.name: _log_value(r) for m, r in zip(ms, dist_hooks.strategy._synced_results(ms))}
                 rest = [k for k in logs if k not in synced]
                 means = dist_hooks.strategy._comm.allreduce([np.array([logs[k] for k in rest])], "mean")[0]
                 logs.update(zip(rest, means.tolist()), **synced)
@@ -825,8 +832,8 @@ class Trainer:
         # Keras 3 reports the logs sorted by name
         ms = self._flat_metrics()
         if dist_hooks.strategy is not None:  # every metric over all ranks, in one collective
-            return dict(sorted((m.name, float(r.numpy())) for m, r in zip(ms, dist_hooks.strategy._synced_results(ms))))
-        return dict(sorted((m.name, float(m.result().numpy())) for m in ms))
+            return dict(sorted((m.name, _log_value(r)) for m, r in zip(ms, dist_hooks.strategy._synced_results(ms))))
+        return dict(sorted((m.name, _log_value(m.result())) for m in ms))
 
     def _reset_metrics(self) -> None:
         for m in self._flat_metrics():

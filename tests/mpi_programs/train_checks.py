@@ -727,7 +727,7 @@ if "metrics" in WHAT:  # confusion-matrix metrics with a 1-D sample_weight on a 
     with strategy.scope():
         model = tf.keras.Sequential([tf.keras.Input((5,)), tf.keras.layers.Dense(1, activation="sigmoid")])
         model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="binary_crossentropy",
-                      metrics=[M.AUC(name="auc"), M.Precision(name="p"), M.Recall(name="r", thresholds=0.3)],
+                      metrics=[M.AUC(name="auc"), M.Precision(name="p"), M.Recall(name="r", thresholds=[0.3, 0.6])],
                       weighted_metrics=[M.AUC(name="wauc"), M.AUC(curve="PR", name="wpr"), M.Precision(name="wp"),
                                         M.Recall(name="wr"), M.TruePositives(name="wtp"), M.BinaryAccuracy(name="wacc"),
                                         M.SensitivityAtSpecificity(0.5, name="wsas")])
@@ -735,8 +735,9 @@ if "metrics" in WHAT:  # confusion-matrix metrics with a 1-D sample_weight on a 
     history = model.fit(x, y, sample_weight=sw, batch_size=GLOBAL_BATCH, epochs=2, shuffle=False, verbose=0)
     ev = model.evaluate(x, y, sample_weight=sw, batch_size=GLOBAL_BATCH, verbose=0, return_dict=True)
     keys = sorted(ev)
-    save("metrics", *model.get_weights(), keys=np.array(keys), fit=np.array([history.history[k] for k in keys]),
-         eval=np.array([ev[k] for k in keys]))
+    save("metrics", *model.get_weights(), keys=np.array(keys),  # ("r" of two thresholds: an array each epoch)
+         fit=np.concatenate([np.ravel(np.array(history.history[k], np.float64)) for k in keys]),
+         eval=np.concatenate([np.ravel(np.array(ev[k], np.float64)) for k in keys]))
 
 if "tfdocs" in WHAT:  # TF's two multi-worker tutorials' programs as written (tf_tutorial_keras.py, tf_tutorial_ctl.py)
     import runpy
