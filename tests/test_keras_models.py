@@ -591,3 +591,32 @@ def test_rnn_states_are_tuples_and_dataset_shuffle_warns_as_keras():
     with pytest.warns(UserWarning, match="`shuffle=True` was passed, but will be ignored since the data `x` was "
                                          "provided as a tf.data.Dataset"):
         m.fit(ds, epochs=1, verbose=0)
+
+
+def test_summary_expand_nested_and_on_batch_steps_as_keras():
+    inner2 = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(3, name="deep")], name="inner2")
+    inner = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(4, name="d1"), inner2], name="inner")
+    outer = tf.keras.Sequential([tf.keras.Input((3,)), inner, tf.keras.layers.Dense(2, name="d2")], name="outer")
+    lines: list = []
+    outer.summary(expand_nested=True, print_fn=lines.append)
+    text = "\n".join(lines)
+    assert "│    └ d1 (Dense)                 │ (None, 4)" in text and "│       └ deep (Dense)" in text
+    lines.clear()
+    outer.summary(print_fn=lines.append)
+    assert "d1" not in "\n".join(lines)
+
+    class C(tf.keras.Model):
+        def test_step(self, data):
+            seen.append((len(data), data[2] is None))
+            return super().test_step(data)
+
+    seen: list = []
+    i = tf.keras.Input((2,))
+    c = C(i, tf.keras.layers.Dense(2, kernel_initializer="ones")(i))
+    c.compile("sgd", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    x, y = np.array([[1., 2.], [0., -1.], [3., 1.]], "float32"), np.array([0, 1, 1])
+    assert np.allclose(c.train_on_batch(x, y), [0.6931471824645996, 0.3333333432674408])  # TF 2.21
+    logs = c.train_on_batch(x, y, class_weight={0: 2.0, 1: 0.5}, return_dict=True)
+    assert np.isclose(logs["loss"], 0.6898226737976074, rtol=1e-6) and logs["accuracy"] == 1.0
+    assert np.allclose(c.test_on_batch(x, y), [0.6849003434181213, 0.6666666865348816])
+    assert seen[-1] == (3, True)  # the step gets (x, y, None), as Keras's test_on_batch passes it

@@ -250,7 +250,7 @@ class Model(Trainer, Layer):
         """Prints the layers, their output shapes and parameter counts."""
         from tapeflow.keras.trainer import format_summary
 
-        text = format_summary(self)
+        text = format_summary(self, expand_nested=expand_nested)
         if print_fn is None:
             print(text)
         else:

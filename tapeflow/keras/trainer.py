@@ -1047,16 +1047,25 @@ class Trainer:
 
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, class_weight: Any = None,
                        return_dict: bool = False) -> Any:
+        """One optimisation step on one batch; the metrics start afresh (Keras 3)."""
         self._check_compiled("training/testing")
+        if class_weight is not None:
+            sample_weight = _class_weights_to_sample_weights(y, class_weight, sample_weight)
+        return self._on_batch("train", x, y, sample_weight, return_dict)
+
+    def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, return_dict: bool = False) -> Any:
+        """Loss and metrics of one batch; the metrics start afresh (Keras 3)."""
+        self._check_compiled("training/testing")
+        return self._on_batch("test", x, y, sample_weight, return_dict)
+
+    def _on_batch(self, kind: str, x: Any, y: Any, sample_weight: Any, return_dict: bool) -> Any:
         self._reset_metrics()
-        logs = self._batch_logs(self._step("train")(self._convert_batch(x, y, sample_weight)))
+        data = self._convert_batch(x, y, sample_weight)
+        data += (None,) * (3 - len(data))  # a step gets (x, y, sample_weight), as Keras's *_on_batch pass it
+        logs = self._batch_logs(self._step(kind)(data))
         if return_dict:
             return logs
         return self._ordered(logs)
-
-    def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, return_dict: bool = False) -> Any:
-        return self.evaluate(x, y, batch_size=_num_samples(_as_arrays(x)), sample_weight=sample_weight, verbose=0,
-                             return_dict=return_dict)
 
     def predict_on_batch(self, x: Any) -> Any:
         return nest.map_structure(_to_numpy, self(x, training=False))
@@ -1161,12 +1170,21 @@ def _connections(model: Any, layer: Any) -> str:
     return ", ".join(cells) or "-"
 
 
-def format_summary(model: Any) -> str:
-    """Keras 3's table: layer (type), output shape, parameter count, totals with sizes."""
+def format_summary(model: Any, expand_nested: bool = False) -> str:
+    """Keras 3's table: layer (type), output shape, parameter count, totals with sizes; with ``expand_nested``
+    a nested model's layers follow it, each level indented by three spaces and "└ "."""
     rows: list = []
     layers = model._summary_layers() if hasattr(model, "_summary_layers") else model.layers
     chain = getattr(model, "_functional", None) is None or getattr(model, "_sequential_like", True)
-    for layer in layers:
+
+    def levels(layer: Any, level: int) -> list:
+        out = [(layer, level)]
+        inner = getattr(layer, "layers", None) if expand_nested else None
+        for sub in inner or ():
+            out += levels(sub, level + 1)
+        return out
+
+    for layer, level in [x for top in layers for x in levels(top, 0)]:
         if type(layer).__name__ == "InputLayer":
             shape: Any = layer.batch_shape
         else:
@@ -1178,7 +1196,8 @@ def format_summary(model: Any) -> str:
                 shape = list(shape)  # Keras reads a called layer's shapes off its node's (flat, listed) outputs
         n = int(sum(np.prod(v.shape.as_list(), dtype=np.int64) for v in layer.weights)) if layer.built else 0
         kind = getattr(layer, "_op_class", None) or type(layer).__name__
-        rows.append((f"{layer.name} ({kind})", str(shape), f"{n:,}" if layer.built else "0 (unbuilt)"))
+        prefix = "   " * level + "└ " if level else ""
+        rows.append((f"{prefix}{layer.name} ({kind})", str(shape), f"{n:,}" if layer.built else "0 (unbuilt)"))
         if not chain:
             rows[-1] += (_connections(model, layer),)
     # Keras' column widths (an 80-column console); longer cells wrap onto more lines (as rich does)
@@ -1190,7 +1209,10 @@ def format_summary(model: Any) -> str:
     def wrap(text: str, width: int) -> list:
         # rich's wrapping: words fill lines greedily; a word longer than the column is cut with "…"
         lines: list = []
+        lead = text[:len(text) - len(text.lstrip(" "))]  # a nested row's indent stays (rich keeps it)
         for word in text.split():
+            if lead:
+                word, lead = lead + word, ""
             if len(word) > width:
                 word = word[:width - 1] + "…"
             if lines and len(lines[-1]) + 1 + len(word) <= width:
