@@ -25,7 +25,7 @@ swish, hard_swish = nn.swish, nn.hard_swish
 
 # Keras 3.15's keras.ops names tapeflow does not implement: NotImplementedError naming them
 _UNSUPPORTED = frozenset(
-    ("angle", "argpartition", "bartlett", "blackman", "corrcoef", "diagflat", "fmax", "fmin", "fmod", "gcd",
+    ("argpartition", "bartlett", "blackman", "corrcoef", "diagflat", "fmax", "fmin", "fmod", "gcd",
      "geomspace", "hamming", "hanning", "histogram", "i0", "kaiser", "lcm", "ldexp", "logaddexp2", "nanargmax",
      "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmean", "nanmedian", "nanmin", "nanpercentile", "nanprod",
      "nanquantile", "nanstd", "nansum", "nanvar", "nextafter", "slogdet", "trapezoid", "unravel_index", "vander",

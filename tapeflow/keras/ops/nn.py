@@ -405,7 +405,7 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
     return t.einsum("BNTS,BSNH->BTNH", probs, v)
 
 
-_UNSUPPORTED = ("polar", "adaptive_average_pool", "adaptive_max_pool", "conv_transpose", "ctc_loss", "ctc_decode",
+_UNSUPPORTED = ("adaptive_average_pool", "adaptive_max_pool", "conv_transpose", "ctc_loss", "ctc_decode",
                 "fold", "unfold")
 
 
@@ -816,3 +816,12 @@ def ctc_decode(inputs: Any, sequence_lengths: Any, strategy: str = "greedy", bea
     decoded.set_shape((paths,) + tuple(x.shape[:2]))
     scores.set_shape((x.shape[0], paths))
     return decoded, scores
+
+
+@keras_op("Polar", "nn", tensors=2)
+def polar(abs_: Any, angle: Any) -> Any:
+    """``keras.ops.polar``: the complex numbers ``abs_ * (cos(angle) + i sin(angle))`` (sig11)."""
+    from tapeflow.keras.ops.math import _complex_from_tuple
+
+    abs_, angle = convert(abs_), convert(angle)
+    return _complex_from_tuple((abs_ * tf().cos(angle), abs_ * tf().sin(angle)))

@@ -1679,3 +1679,9 @@ def histogram(x: Any, bins: int = 10, range: Any = None) -> tuple:  # noqa: A002
     index = searchsorted(edges[1:-1], x, side="right")
     counts = tf().scatter_nd(tf().expand_dims(index, -1), tf().ones_like(index, dtype=x.dtype), [bins])
     return counts, edges
+@keras_op("Angle")
+def angle(x: Any) -> Any:
+    """``keras.ops.angle``: the argument of complex numbers (0 or pi for reals), as Keras's TF backend (sig11)."""
+    x = convert(x)
+    dtype = _backend.floatx() if _backend.standardize_dtype(x.dtype) == "int64" else result_type(x.dtype, float)
+    return tf().math.angle(tf().cast(x, dtype))
