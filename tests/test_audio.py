@@ -58,3 +58,30 @@ def test_decode_wav_errors_and_tracing():
     out = fn.get_concrete_function(tf.TensorSpec([], tf.string)).structured_outputs
     assert out.audio.shape.as_list() == [16000, 1] and out.sample_rate.shape.as_list() == []
     assert fn(tf.constant(WAV)).audio.shape == (16000, 1)
+
+
+def test_audio_dataset_from_directory_as_keras(tmp_path, capsys):
+    r = np.random.default_rng(0)
+    for c in ["no", "yes", "up"]:
+        (tmp_path / c).mkdir()
+        for i in range(5):
+            x = (r.standard_normal(int(r.integers(800, 1600))) * 3000).astype(np.int16)
+            with wave.open(str(tmp_path / c / f"f{i}.wav"), "wb") as f:
+                f.setnchannels(1)
+                f.setsampwidth(2)
+                f.setframerate(16000)
+                f.writeframes(x.tobytes())
+    train, val = tf.keras.utils.audio_dataset_from_directory(tmp_path, batch_size=4, validation_split=0.2, seed=0,
+                                                             output_sequence_length=1000, subset="both")
+    assert capsys.readouterr().out.splitlines() == ["Found 15 files belonging to 3 classes.",
+                                                    "Using 12 files for training.", "Using 3 files for validation."]
+    assert train.class_names == ["no", "up", "yes"]
+    assert train.element_spec[0].shape.as_list() == [None, 1000, None]
+    audio, labels = next(iter(train))  # Keras 3.15: shape (4, 1000, 1), labels [0 1 2 0], sum -4.26763916015625
+    assert audio.shape == (4, 1000, 1) and labels.numpy().tolist() == [0, 1, 2, 0]
+    assert float(tf.reduce_sum(audio)) == -4.26763916015625
+    ds = tf.keras.utils.audio_dataset_from_directory(tmp_path, batch_size=4, shuffle=False)
+    shapes = [(a.shape, float(tf.reduce_sum(a))) for a, _ in ds.take(2)]  # padded to each batch's longest file
+    assert shapes == [((4, 1480, 1), -1.579010009765625), ((4, 1492, 1), 0.504730224609375)]
+    with pytest.raises(ValueError, match="Cannot set both `ragged` and `output_sequence_length`"):
+        tf.keras.utils.audio_dataset_from_directory(tmp_path, ragged=True, output_sequence_length=10)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["text_dataset_from_directory"]
+__all__ = ["text_dataset_from_directory", "audio_dataset_from_directory"]
 
 
 def _check_validation_split_arg(validation_split: Any, subset: Any, shuffle: bool, seed: Any) -> None:
@@ -262,3 +262,127 @@ def text_dataset_from_directory(
             file_paths, labels, label_mode, num_classes, max_length, shuffle, shuffle_buffer_size, seed
         )
     )
+
+
+# -- audio (sig11) -------------------------------------------------------------------------------------------
+
+def _audio_dataset(file_paths: list, labels: Any, label_mode: Any, num_classes: int, output_sequence_length: Any,
+                   ragged: bool, shuffle: bool = False, shuffle_buffer_size: Any = None, seed: Any = None) -> Any:
+    from tapeflow.data.dataset import AUTOTUNE, Dataset
+    from tapeflow.ops.audio_ops import decode_wav
+    from tapeflow.ops.io_ops import read_file
+
+    def read(path: Any) -> Any:
+        audio, _ = decode_wav(read_file(path), desired_samples=-1 if output_sequence_length is None
+                              else output_sequence_length)
+        if ragged:
+            from tapeflow.ops.ragged import RaggedTensor
+
+            return RaggedTensor.from_tensor(audio)
+        return audio
+
+    ds = Dataset.from_tensor_slices(file_paths)
+    if label_mode:
+        ds = Dataset.zip((ds, _labels_to_dataset(labels, label_mode, num_classes)))
+    if shuffle:
+        ds = ds.shuffle(buffer_size=shuffle_buffer_size or 1024, seed=seed)
+    if label_mode:
+        return ds.map(lambda x, y: (read(x), y), num_parallel_calls=AUTOTUNE)
+    return ds.map(read, num_parallel_calls=AUTOTUNE)
+
+
+def audio_dataset_from_directory(
+    directory: Any,
+    labels: Any = "inferred",
+    label_mode: Any = "int",
+    class_names: Any = None,
+    batch_size: Any = 32,
+    sampling_rate: Any = None,
+    output_sequence_length: Any = None,
+    ragged: bool = False,
+    shuffle: bool = True,
+    seed: Any = None,
+    validation_split: Any = None,
+    subset: Any = None,
+    follow_links: bool = False,
+    verbose: bool = True,
+) -> Any:
+    """A ``tf.data.Dataset`` of (audio, label) batches from ``directory/<class name>/*.wav`` (Keras 3's
+    ``audio_dataset_from_directory``): each file decoded with ``tf.audio.decode_wav`` to float32
+    ``[samples, channels]``, cut or zero-padded to ``output_sequence_length`` (else batches are padded to
+    their longest file, or ``ragged``); labels and ``validation_split``/``subset`` as
+    ``text_dataset_from_directory``. ``sampling_rate`` (resampling, tensorflow-io in Keras) raises
+    ``NotImplementedError``."""
+    from tapeflow.data.dataset import AUTOTUNE
+
+    directory = os.fspath(directory)
+    if labels not in ("inferred", None):
+        if not isinstance(labels, (list, tuple)):
+            raise ValueError(
+                "The `labels` argument should be a list/tuple of integer labels, of the same size as the number of "
+                "audio files in the target directory. If you wish to infer the labels from the subdirectory names in "
+                'the target directory, pass `labels="inferred"`. If you wish to get a dataset that only contains '
+                f"audio samples (no labels), pass `labels=None`. Received: labels={labels}"
+            )
+        if class_names:
+            raise ValueError(
+                'You can only pass `class_names` if `labels="inferred"`. '
+                f"Received: labels={labels}, and class_names={class_names}"
+            )
+    if label_mode not in {"int", "categorical", "binary", None}:
+        raise ValueError(
+            '`label_mode` argument must be one of "int", "categorical", "binary", or None. '
+            f"Received: label_mode={label_mode}"
+        )
+    if ragged and output_sequence_length is not None:
+        raise ValueError("Cannot set both `ragged` and `output_sequence_length`")
+    if sampling_rate is not None:
+        if not isinstance(sampling_rate, int):
+            raise ValueError(f"`sampling_rate` should have an integer value. Received: sampling_rate={sampling_rate}")
+        if sampling_rate <= 0:
+            raise ValueError(f"`sampling_rate` should be higher than 0. Received: sampling_rate={sampling_rate}")
+        raise NotImplementedError("audio_dataset_from_directory(sampling_rate=...) (resampling) is not implemented "
+                                  "in tapeflow")
+    if labels is None or label_mode is None:
+        labels = label_mode = None
+    _check_validation_split_arg(validation_split, subset, shuffle, seed)
+    if seed is None:
+        seed = np.random.randint(1e6)
+    shuffle_buffer_size = batch_size * 8 if batch_size is not None else 1024
+    file_paths, labels, class_names = index_directory(
+        directory, labels, formats=(".wav",), class_names=class_names, shuffle=shuffle, seed=seed,
+        follow_links=follow_links, verbose=verbose,
+    )
+    if label_mode == "binary" and len(class_names) != 2:
+        raise ValueError(
+            'When passing `label_mode="binary"`, there must be exactly 2 class_names. '
+            f"Received: class_names={class_names}"
+        )
+    num_classes = len(class_names) if class_names else 0
+    allowed = "('.wav',)"
+
+    def finish(ds: Any) -> Any:
+        ds = ds.prefetch(AUTOTUNE)
+        if batch_size is not None:
+            ds = ds.padded_batch(batch_size) if output_sequence_length is None and not ragged else ds.batch(batch_size)
+        ds.class_names = class_names
+        return ds
+
+    if subset == "both":
+        train = get_training_or_validation_split(file_paths, labels, validation_split, "training")
+        if not train[0]:
+            raise ValueError(f"No training audio files found in directory {directory}. Allowed format(s): {allowed}")
+        val = get_training_or_validation_split(file_paths, labels, validation_split, "validation")
+        if not val[0]:
+            raise ValueError(f"No validation audio files found in directory {directory}. "
+                             f"Allowed format(s): {allowed}")
+        return (
+            finish(_audio_dataset(*train, label_mode, num_classes, output_sequence_length, ragged, shuffle,
+                                  shuffle_buffer_size, seed)),
+            finish(_audio_dataset(*val, label_mode, num_classes, output_sequence_length, ragged, False)),
+        )
+    file_paths, labels = get_training_or_validation_split(file_paths, labels, validation_split, subset)
+    if not file_paths:
+        raise ValueError(f"No audio files found in directory {directory}. Allowed format(s): {allowed}")
+    return finish(_audio_dataset(file_paths, labels, label_mode, num_classes, output_sequence_length, ragged, shuffle,
+                                 shuffle_buffer_size, seed))
