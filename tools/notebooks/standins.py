@@ -206,6 +206,8 @@ def get_file(fname=None, origin=None, *args, untar=False, cache_dir=None, cache_
         return p
     if (p := _image_archive(fname, origin, cache_dir, cache_subdir)) is not None:
         return p
+    if (p := _speech_archive(fname, origin, cache_dir, cache_subdir)) is not None:
+        return p
     if str(origin or fname).endswith("jena_climate_2009_2016.csv.zip"):
         return jena_csv_dir(os.path.join(os.path.expanduser(cache_dir or "~/.keras"), cache_subdir))
     raise RuntimeError(f"no local stand-in for get_file({fname!r}, {origin!r})")
@@ -457,6 +459,7 @@ def install(backend_tf) -> None:
         km.datasets.fashion_mnist.load_data = fashion_mnist_load_data
     install_images(backend_tf)
     install_imbalanced()
+    install_audio()
 
 
 # --- img11: the image tutorials (CIFAR-10, flower_photos, tf_flowers, facades) --------------------------------
@@ -931,3 +934,53 @@ URLS["194px-New_East_River_Bridge_from_Brooklyn_det.4a09796u.jpg"] = (
     "194px-New_East_River_Bridge_from_Brooklyn_det.4a09796u.jpg", _photo(32, (240, 194)))
 URLS["grace_hopper.jpg"] = ("grace_hopper.jpg", _photo(33, (606, 517)))
 URLS["ImageNetLabels.txt"] = ("ImageNetLabels.txt", _imagenet_labels)
+
+
+# --- sig11: audio/simple_audio's mini_speech_commands.zip and IPython.display.Audio ------------------------------
+
+_SPEECH_CLASSES = ("down", "go", "left", "no", "right", "stop", "up", "yes")
+
+
+def _speech_commands(root: str, per_class: int = 40) -> None:
+    """mini_speech_commands' layout: a folder per command of 16 kHz mono 16-bit WAVs named like the real ones
+    (``no/01bb6a2a_nohash_0.wav`` among them) and a README.md; each class a tone of its own pitch with a second
+    harmonic under noise, clips of 0.6 to 1 s (the real set has short ones too)."""
+    import wave
+    rng = np.random.default_rng(11)
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "README.md"), "w") as f:
+        f.write("Synthetic stand-in for mini_speech_commands (tools/notebooks/standins.py)\n")
+    for k, cls in enumerate(_SPEECH_CLASSES):
+        os.makedirs(os.path.join(root, cls))
+        names = [f"{h:08x}_nohash_{i % 3}.wav" for i, h in enumerate(rng.integers(0, 2 ** 32, per_class))]
+        if cls == "no":
+            names[0] = "01bb6a2a_nohash_0.wav"
+        for name in names:
+            n = int(rng.integers(9600, 16001))
+            t = np.arange(n) / 16000.0
+            f0 = 220.0 * 2 ** (k / 4) * rng.uniform(0.97, 1.03)
+            x = np.sin(2 * np.pi * f0 * t) + 0.4 * np.sin(4 * np.pi * f0 * t + rng.uniform(0, 6))
+            x = 0.3 * x * np.hanning(n) + rng.normal(0, 0.05, n)
+            with wave.open(os.path.join(root, cls, name), "wb") as w:
+                w.setnchannels(1)
+                w.setsampwidth(2)
+                w.setframerate(16000)
+                w.writeframes((np.clip(x, -1, 1) * 32767).astype("<i2").tobytes())
+
+
+def _speech_archive(fname: Any, origin: Any, cache_dir: Any, cache_subdir: str) -> str | None:
+    """mini_speech_commands.zip: extracted where Keras 3 puts it (``data/mini_speech_commands_extracted``), and
+    linked where the tutorial (written for Keras 2's get_file) reads it, ``data/mini_speech_commands``."""
+    if not str(origin or fname).endswith("mini_speech_commands.zip"):
+        return None
+    base = os.path.join(os.path.expanduser(cache_dir or "~/.keras"), cache_subdir)
+    out = _build_dir(os.path.join(base, "mini_speech_commands_extracted"), "mini_speech_commands", _speech_commands)
+    link = os.path.join(base, "mini_speech_commands")
+    if not os.path.exists(link):
+        os.symlink(os.path.join(os.path.abspath(out), "mini_speech_commands"), link)
+    return out
+
+
+def install_audio() -> None:
+    """``IPython.display.Audio`` (the audio tutorial displays clips)."""
+    sys.modules["IPython.display"].Audio = _Anything()

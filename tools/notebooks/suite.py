@@ -42,6 +42,7 @@ NOTEBOOKS = [
     "tutorials/load_data/numpy",  # lead 2026-12-03: from_tensor_slices of an .npz
     "tutorials/load_data/pandas_dataframe",  # lead 2026-12-03: DataFrames into Keras and tf.data
     "guide/basics",  # lead 2026-12-03: TF basics tour
+    "tutorials/audio/simple_audio",  # sig11: mini_speech_commands (stand-in WAVs), tf.signal.stft, tf.audio
 ]
 # results are named for the notebook's file; where two notebooks share one, the later gets a longer name
 NAMES = {"tutorials/images/classification": "image_classification", "guide/basics": "guide_basics",
