@@ -911,7 +911,7 @@ class Trainer:
         data = self._batches(x, y, sample_weight, batch_size, steps_per_epoch, shuffle, build_peek=under_strategy)
         verbose = 1 if verbose == "auto" else int(verbose)
         history = cbks.History()
-        cb_list = list(callbacks or [])
+        cb_list = _callback_list(callbacks)
         if verbose and _is_chief():
             cb_list.append(cbks.ProgbarLogger(verbose))
         cb_list.append(history)
@@ -988,7 +988,7 @@ class Trainer:
         if isinstance(callbacks, cbks.CallbackList):
             cb = callbacks
         else:
-            cb_list = list(callbacks or [])
+            cb_list = _callback_list(callbacks)
             if verbose and not _in_fit and _is_chief():
                 cb_list.append(cbks.ProgbarLogger(verbose))
             cb = cbks.CallbackList(cb_list, model=self, steps=data.steps, verbose=verbose, epochs=1)
@@ -1024,7 +1024,7 @@ class Trainer:
         step = self._step("predict", data)
         outs = []
         verbose = 1 if verbose == "auto" else int(verbose)
-        cb_list = list(callbacks or [])
+        cb_list = _callback_list(callbacks)
         if verbose and _is_chief():
             cb_list.append(cbks.ProgbarLogger(verbose))
         cb = cbks.CallbackList(cb_list, model=self, steps=data.steps, verbose=verbose, epochs=1)
@@ -1135,6 +1135,16 @@ def _class_weights_to_sample_weights(y: Any, class_weight: dict, sample_weight: 
     if sample_weight is not None:
         weights = weights * np.asarray(_to_numpy(sample_weight), np.float32).reshape(len(weights))
     return weights
+
+
+def _callback_list(callbacks: Any) -> list:
+    """``callbacks=`` as Keras's CallbackList takes it: a list (nested lists flattened), or one callback."""
+    if not callbacks:
+        return []
+    if isinstance(callbacks, (list, tuple)):
+        return [c for item in callbacks for c in _callback_list(item)] if any(
+            isinstance(c, (list, tuple)) for c in callbacks) else list(callbacks)
+    return [callbacks]
 
 
 def _wants_batch_logs(callbacks: list, hook: str) -> bool:
