@@ -994,15 +994,16 @@ class Trainer:
             cb = cbks.CallbackList(cb_list, model=self, steps=data.steps, verbose=verbose, epochs=1)
         cb.on_test_begin()
         batch_logs = _any_rank(_wants_batch_logs(cb.callbacks, "on_test_batch_end"))
+        out = None
         for i, (xb, yb, swb) in enumerate(data.epoch()):
             cb.on_test_batch_begin(i)
             out = step(self._convert_batch(xb, yb, swb))
             cb.on_test_batch_end(i, self._batch_logs(out) if batch_logs else {})
-        logs = self._batch_logs(out)
+        logs = {} if out is None else self._batch_logs(out)  # no batch (an empty dataset): no logs, as Keras
         cb.on_test_end(logs)
         if return_dict:
             return logs
-        return self._ordered(logs)
+        return self._ordered(logs) if logs else []
 
     def _ordered(self, logs: dict) -> Any:
         """Keras' list order: the loss, each output's loss, then the metrics
