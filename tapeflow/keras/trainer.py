@@ -265,8 +265,8 @@ class _DatasetBatches:
         self._it, self._seen = None, 0
 
     def epoch(self):
-        steps = self._steps_per_epoch or self._num_batches or -1
-        if steps <= 0:  # unknown length: read to the end
+        steps = self._steps_per_epoch or self._num_batches
+        if steps is None or steps < 0:  # unknown length: read to the end (0: an empty dataset, no batch)
             it, self._seen = iter(self.ds), 0
             while True:
                 self._seen += 1
@@ -994,12 +994,13 @@ class Trainer:
             cb = cbks.CallbackList(cb_list, model=self, steps=data.steps, verbose=verbose, epochs=1)
         cb.on_test_begin()
         batch_logs = _any_rank(_wants_batch_logs(cb.callbacks, "on_test_batch_end"))
-        out = None
+        out, ran = None, False
         for i, (xb, yb, swb) in enumerate(data.epoch()):
             cb.on_test_batch_begin(i)
             out = step(self._convert_batch(xb, yb, swb))
+            ran = True
             cb.on_test_batch_end(i, self._batch_logs(out) if batch_logs else {})
-        logs = {} if out is None else self._batch_logs(out)  # no batch (an empty dataset): no logs, as Keras
+        logs = self._batch_logs(out) if ran else {}  # no batch (an empty dataset): no logs, as Keras
         cb.on_test_end(logs)
         if return_dict:
             return logs
