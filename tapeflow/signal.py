@@ -6,16 +6,16 @@ from tapeflow.ops.fft_ops import (
     fft, fft2d, fft3d, ifft, ifft2d, ifft3d, irfft, irfft2d, irfft3d, rfft, rfft2d, rfft3d,
 )
 from tapeflow.ops.signal_ops import (
-    dct, fftshift, frame, hamming_window, hann_window, idct, ifftshift, inverse_stft, inverse_stft_window_fn,
-    linear_to_mel_weight_matrix, mfccs_from_log_mel_spectrograms, overlap_and_add, stft,
+    dct, fftshift, frame, hamming_window, hann_window, idct, ifftshift, inverse_mdct, inverse_stft,
+    inverse_stft_window_fn, linear_to_mel_weight_matrix, mdct, mfccs_from_log_mel_spectrograms, overlap_and_add, stft,
+    vorbis_window,
 )
 
 __all__ = ["fft", "fft2d", "fft3d", "ifft", "ifft2d", "ifft3d", "irfft", "irfft2d", "irfft3d", "rfft", "rfft2d",
            "rfft3d", "dct", "fftshift", "frame", "hamming_window", "hann_window", "idct", "ifftshift",
            "inverse_stft", "inverse_stft_window_fn", "linear_to_mel_weight_matrix", "mfccs_from_log_mel_spectrograms",
-           "overlap_and_add", "stft"]
+           "overlap_and_add", "stft", "vorbis_window", "mdct", "inverse_mdct"]
 
 __getattr__ = module_getattr("tf.signal", frozenset({
-    "fftnd", "ifftnd", "rfftnd", "irfftnd", "mdct", "inverse_mdct", "kaiser_window", "kaiser_bessel_derived_window",
-    "vorbis_window",
+    "fftnd", "ifftnd", "rfftnd", "irfftnd", "kaiser_window", "kaiser_bessel_derived_window",
 }))

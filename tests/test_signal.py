@@ -222,3 +222,22 @@ def test_spectrogram_in_tf_function_with_unknown_batch():
     assert s.shape == (3, 7, 9, 1)
     np.testing.assert_allclose(s.numpy()[1], np.abs(tf.signal.stft(tf.constant(_SIG[:32].tolist() * 2), 16, 8)
                                                     .numpy())[..., None], rtol=1e-6)
+
+
+def test_vorbis_window_and_mdct_pinned_from_tf():
+    np.testing.assert_allclose(tf.signal.vorbis_window(8).numpy(), [
+        0.05974927544593811, 0.46606624126434326, 0.8847498893737793, 0.9982134103775024, 0.9982134103775024,
+        0.8847497701644897, 0.4660661518573761, 0.059749264270067215], atol=1e-7)
+    x = tf.constant(np.sin(np.arange(32) * 0.37).astype(np.float32))
+    m = tf.signal.mdct(x, 8)
+    assert m.shape == (7, 4)
+    np.testing.assert_allclose(m.numpy()[:2], [[-5.262209892272949, 0.5978654026985168, -0.4067687690258026,
+                                                0.01547667384147644], [-0.026099249720573425, 1.932552695274353,
+                                                                       0.11045056581497192, 0.04083355516195297]],
+                               atol=1e-6)
+    back = tf.signal.inverse_mdct(tf.signal.mdct(x, 8, norm="ortho"), norm="ortho")
+    np.testing.assert_allclose(back.numpy()[4:28], x.numpy()[4:28], atol=1e-6)  # perfect reconstruction inside
+    with pytest.raises(ValueError, match="multiple of 4"):
+        tf.signal.mdct(x, 6)
+    with pytest.raises(NotImplementedError, match="tf.signal.kaiser_window is not implemented"):
+        tf.signal.kaiser_window  # noqa: B018

@@ -15,7 +15,8 @@ from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops import array_ops, fft_ops, indexing_ops, math_ops
 
-__all__ = ["fftshift", "ifftshift", "frame", "overlap_and_add", "hann_window", "hamming_window", "stft",
+__all__ = ["fftshift", "ifftshift", "frame", "overlap_and_add", "hann_window", "hamming_window", "vorbis_window",
+           "mdct", "inverse_mdct", "stft",
            "inverse_stft", "inverse_stft_window_fn", "linear_to_mel_weight_matrix",
            "mfccs_from_log_mel_spectrograms", "dct", "idct"]
 
@@ -195,6 +196,19 @@ def hamming_window(window_length: Any, periodic: Any = True, dtype: Any = dtypes
     return _raised_cosine_window(window_length, periodic, dtype, 0.54, 0.46)
 
 
+def vorbis_window(window_length: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    """``tf.signal.vorbis_window``: ``sin(pi / 2 * sin(pi (n + 1/2) / N)^2)``, the power-complementary window
+    of ``mdct``."""
+    dtype = dtypes.as_dtype(dtype)
+    if not dtype.is_floating:
+        raise ValueError(f"dtype must be a floating point type. Found {dtype!r}")
+    n = _static_int(window_length, "window_length")
+    arg = math_ops.cast(array_ops.range_(n), dtype)
+    inner = math_ops.sin(math_ops.multiply(math_ops.divide_(np.pi, convert_to_tensor(float(n), dtype=dtype)),
+                                           math_ops.add(arg, 0.5)))
+    return math_ops.sin(math_ops.multiply(np.pi / 2.0, math_ops.pow(inner, 2.0)))
+
+
 # ----------------------------------------------------------------------------
 # STFT
 # ----------------------------------------------------------------------------
@@ -263,6 +277,51 @@ def inverse_stft(stfts: Any, frame_length: Any, frame_step: Any, fft_length: Any
     if window_fn is not None:
         real_frames = math_ops.multiply(real_frames, window_fn(frame_length, dtype=z.dtype.real_dtype))
     return overlap_and_add(real_frames, frame_step)
+
+
+def mdct(signals: Any, frame_length: Any, window_fn: Callable | None = vorbis_window, pad_end: bool = False,
+         norm: Any = None, name: str | None = None) -> Tensor:
+    """``tf.signal.mdct``: the modified DCT of frames of ``frame_length`` (a multiple of 4) every
+    ``frame_length // 2`` samples: ``[..., frames, frame_length // 2]``."""
+    x = convert_to_tensor(signals)
+    if x._shape_tuple() is None or len(x._shape_tuple()) < 1:
+        raise ValueError(f"Shape {tuple(x._shape_tuple() or ())} must have rank at least 1")
+    length = _static_int(frame_length, "frame_length")
+    if length % 4 != 0:
+        raise ValueError("The frame length must be a multiple of 4.")
+    framed = frame(x, length, length // 2, pad_end=pad_end)
+    if window_fn is not None:
+        framed = math_ops.multiply(framed, window_fn(length, dtype=framed.dtype))
+    else:
+        framed = math_ops.multiply(framed, 1.0 / np.sqrt(2))
+    q = array_ops.split(framed, 4, axis=-1)
+    first = math_ops.subtract(math_ops.negative(indexing_ops.reverse(q[2], [-1])), q[3])
+    second = math_ops.subtract(q[0], indexing_ops.reverse(q[1], [-1]))
+    return dct(array_ops.concat((first, second), axis=-1), type=4, norm=norm)
+
+
+def inverse_mdct(mdcts: Any, window_fn: Callable | None = vorbis_window, norm: Any = None,
+                 name: str | None = None) -> Tensor:
+    """``tf.signal.inverse_mdct``: the signal whose ``mdct`` is ``mdcts`` (with the same window and norm)."""
+    z = convert_to_tensor(mdcts)
+    if z._shape_tuple() is None or len(z._shape_tuple()) < 2:
+        raise ValueError(f"Shape {tuple(z._shape_tuple() or ())} must have rank at least 2")
+    half_len = z._shape_tuple()[-1]
+    if norm is None:
+        result = math_ops.multiply(math_ops.divide_(0.5, convert_to_tensor(float(half_len), dtype=z.dtype)),
+                                   dct(z, type=4))
+    elif norm == "ortho":
+        result = dct(z, type=4, norm="ortho")
+    else:
+        raise ValueError(f"Unknown normalization. Expected None or 'ortho', got: {norm}")
+    a, b = array_ops.split(result, 2, axis=-1)
+    real_frames = array_ops.concat((b, math_ops.negative(indexing_ops.reverse(b, [-1])),
+                                    math_ops.negative(indexing_ops.reverse(a, [-1])), math_ops.negative(a)), axis=-1)
+    if window_fn is not None:
+        real_frames = math_ops.multiply(real_frames, window_fn(2 * half_len, dtype=z.dtype))
+    else:
+        real_frames = math_ops.multiply(real_frames, 1.0 / np.sqrt(2))
+    return overlap_and_add(real_frames, half_len)
 
 
 # ----------------------------------------------------------------------------
