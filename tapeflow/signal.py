@@ -3,7 +3,8 @@
 
 from tapeflow.framework.missing import module_getattr
 from tapeflow.ops.fft_ops import (
-    fft, fft2d, fft3d, ifft, ifft2d, ifft3d, irfft, irfft2d, irfft3d, rfft, rfft2d, rfft3d,
+    fft, fft2d, fft3d, fftnd, ifft, ifft2d, ifft3d, ifftnd, irfft, irfft2d, irfft3d, irfftnd, rfft, rfft2d, rfft3d,
+    rfftnd,
 )
 from tapeflow.ops.signal_ops import (
     dct, fftshift, frame, hamming_window, hann_window, idct, ifftshift, inverse_mdct, inverse_stft,
@@ -14,8 +15,8 @@ from tapeflow.ops.signal_ops import (
 __all__ = ["fft", "fft2d", "fft3d", "ifft", "ifft2d", "ifft3d", "irfft", "irfft2d", "irfft3d", "rfft", "rfft2d",
            "rfft3d", "dct", "fftshift", "frame", "hamming_window", "hann_window", "idct", "ifftshift",
            "inverse_stft", "inverse_stft_window_fn", "linear_to_mel_weight_matrix", "mfccs_from_log_mel_spectrograms",
-           "overlap_and_add", "stft", "vorbis_window", "mdct", "inverse_mdct"]
+           "overlap_and_add", "stft", "vorbis_window", "mdct", "inverse_mdct", "fftnd", "ifftnd", "rfftnd", "irfftnd"]
 
 __getattr__ = module_getattr("tf.signal", frozenset({
-    "fftnd", "ifftnd", "rfftnd", "irfftnd", "kaiser_window", "kaiser_bessel_derived_window",
+    "kaiser_window", "kaiser_bessel_derived_window",
 }))

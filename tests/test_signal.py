@@ -241,3 +241,14 @@ def test_vorbis_window_and_mdct_pinned_from_tf():
         tf.signal.mdct(x, 6)
     with pytest.raises(NotImplementedError, match="tf.signal.kaiser_window is not implemented"):
         tf.signal.kaiser_window  # noqa: B018
+
+
+def test_fftnd_family_raises_as_tf_on_cpu():
+    z = tf.complex(tf.reshape(tf.range(12.0), (3, 4)), 1.0)
+    for fn in (tf.signal.fftnd, tf.signal.ifftnd, tf.signal.irfftnd):
+        with pytest.raises(tf.errors.NotFoundError, match="no registered kernels"):
+            fn(z)
+    with pytest.raises(tf.errors.NotFoundError, match="RFFTND"):
+        tf.signal.rfftnd(tf.ones((2, 2)))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="attr 'Tcomplex' of float"):
+        tf.signal.fftnd(tf.ones((2, 2)))

@@ -26,7 +26,7 @@ from tapeflow.ops import array_ops, math_ops
 from tapeflow.ops.registry import defgrad, defop
 
 __all__ = ["fft", "ifft", "fft2d", "ifft2d", "fft3d", "ifft3d", "rfft", "irfft", "rfft2d", "irfft2d", "rfft3d",
-           "irfft3d"]
+           "irfft3d", "fftnd", "ifftnd", "rfftnd", "irfftnd"]
 
 _RANK_NAME = {1: "", 2: "2D", 3: "3D"}
 _COMPLEX_OF = {np.dtype(np.float32): dtypes.complex64, np.dtype(np.float64): dtypes.complex128}
@@ -340,3 +340,36 @@ rfft2d = _rfft_public(2)
 irfft2d = _irfft_public(2)
 rfft3d = _rfft_public(3)
 irfft3d = _irfft_public(3)
+
+
+# ----------------------------------------------------------------------------
+# fftnd / ifftnd / rfftnd / irfftnd: TF 2.21's CPU build registers no kernel for them (GPU only), so there
+# they raise NotFoundError; so do they here.
+# ----------------------------------------------------------------------------
+
+def _nd_public(op_name: str, real_input: bool):
+    def fn(input_tensor: Any, fft_length: Any = None, axes: Any = None, norm: Any = None,
+           name: str | None = None) -> Tensor:
+        from tapeflow.framework.errors import NotFoundError
+
+        x = convert_to_tensor(input_tensor, dtype_hint=dtypes.float32 if real_input else dtypes.complex64)
+        if real_input and x._value.dtype not in _COMPLEX_OF:
+            raise ValueError(f"RFFT requires tf.float32 or tf.float64 inputs, got: {x!r}")
+        if not real_input and op_name != "IRFFTND" and not x.dtype.is_complex:
+            raise _err(op_name, f"Value for attr 'Tcomplex' of {_tf_type(x)} is not in the list of allowed values: "
+                       "complex64, complex128")
+        raise NotFoundError(None, None, f"Could not find device for node: {{{{node {op_name}}}}} = {op_name}: All "
+                            f"kernels registered for op {op_name}: <no registered kernels> (TF 2.21 has {op_name} "
+                            f"on GPUs only; use tf.signal.{op_name[:-2].lower()}2d/3d or transpose the axes inner) "
+                            f"[Op:{op_name}]")
+
+    fn.__name__ = fn.__qualname__ = op_name.lower()
+    fn.__doc__ = (f"``tf.signal.{fn.__name__}``: raises NotFoundError, as TF 2.21 on a CPU (its {op_name} kernel is "
+                  "GPU-only).")
+    return fn
+
+
+fftnd = _nd_public("FFTND", False)
+ifftnd = _nd_public("IFFTND", False)
+rfftnd = _nd_public("RFFTND", True)
+irfftnd = _nd_public("IRFFTND", False)
