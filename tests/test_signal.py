@@ -239,8 +239,17 @@ def test_vorbis_window_and_mdct_pinned_from_tf():
     np.testing.assert_allclose(back.numpy()[4:28], x.numpy()[4:28], atol=1e-6)  # perfect reconstruction inside
     with pytest.raises(ValueError, match="multiple of 4"):
         tf.signal.mdct(x, 6)
-    with pytest.raises(NotImplementedError, match="tf.signal.kaiser_window is not implemented"):
-        tf.signal.kaiser_window  # noqa: B018
+
+
+def test_kaiser_windows_pinned_from_tf():
+    np.testing.assert_allclose(tf.signal.kaiser_window(8).numpy(), [
+        5.2773448260268196e-05, 0.032768286764621735, 0.3308985233306885, 0.888868510723114, 0.888868510723114,
+        0.3308985233306885, 0.032768286764621735, 5.2773448260268196e-05], rtol=3e-6)
+    np.testing.assert_allclose(tf.signal.kaiser_bessel_derived_window(8).numpy(), [
+        0.00607182877138257, 0.3882061839103699, 0.9215725660324097, 0.9999815225601196, 0.9999815225601196,
+        0.9215725660324097, 0.3882061839103699, 0.00607182877138257], rtol=1e-6)
+    assert tf.signal.kaiser_window(9, dtype=tf.float64).dtype == tf.float64
+    assert tf.signal.kaiser_window(1).numpy().tolist() == [1.0]
 
 
 def test_fftnd_family_raises_as_tf_on_cpu():

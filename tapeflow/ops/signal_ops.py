@@ -16,7 +16,7 @@ from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops import array_ops, fft_ops, indexing_ops, math_ops
 
 __all__ = ["fftshift", "ifftshift", "frame", "overlap_and_add", "hann_window", "hamming_window", "vorbis_window",
-           "mdct", "inverse_mdct", "stft",
+           "mdct", "inverse_mdct", "kaiser_window", "kaiser_bessel_derived_window", "stft",
            "inverse_stft", "inverse_stft_window_fn", "linear_to_mel_weight_matrix",
            "mfccs_from_log_mel_spectrograms", "dct", "idct"]
 
@@ -207,6 +207,36 @@ def vorbis_window(window_length: Any, dtype: Any = dtypes.float32, name: str | N
     inner = math_ops.sin(math_ops.multiply(math_ops.divide_(np.pi, convert_to_tensor(float(n), dtype=dtype)),
                                            math_ops.add(arg, 0.5)))
     return math_ops.sin(math_ops.multiply(np.pi / 2.0, math_ops.pow(inner, 2.0)))
+
+
+def kaiser_window(window_length: Any, beta: Any = 12.0, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    """``tf.signal.kaiser_window``: ``I0(beta sqrt(1 - (2n / (N - 1) - 1)^2)) / I0(beta)``. Computed in float64
+    with NumPy's ``i0`` and cast (TF computes in ``dtype`` with Eigen's ``bessel_i0e``: the last bits can differ);
+    a constant, so not differentiable w.r.t. ``beta``."""
+    dtype = dtypes.as_dtype(dtype)
+    if not dtype.is_floating:
+        raise ValueError(f"dtype must be a floating point type. Found {dtype!r}")
+    n = _static_int(window_length, "window_length")
+    if n == 1:
+        return array_ops.ones([1], dtype=dtype)
+    b = float(beta.numpy() if isinstance(beta, Tensor) else beta)
+    half = np.float32(n - 1.0) / np.float32(2.0)
+    arg = np.arange(-half, half + np.float32(0.1), dtype=np.float32).astype(np.float64)  # TF's float32 range
+    num = b * np.sqrt(np.maximum(0.0, 1.0 - np.square(arg / float(half))))
+    with np.errstate(over="ignore", invalid="ignore"):
+        window = np.i0(num) / np.i0(b)
+    return convert_to_tensor(window.astype(dtype._np))
+
+
+def kaiser_bessel_derived_window(window_length: Any, beta: Any = 12.0, dtype: Any = dtypes.float32,
+                                 name: str | None = None) -> Tensor:
+    """``tf.signal.kaiser_bessel_derived_window``: the square root of the normalised cumulative sum of a
+    ``window_length // 2 + 1`` Kaiser window, mirrored (for ``mdct``)."""
+    n = _static_int(window_length, "window_length")
+    kaiserw = kaiser_window(n // 2 + 1, beta, dtype=dtype)
+    csum = math_ops.cumsum(kaiserw)
+    halfw = math_ops.sqrt(math_ops.divide_(csum[:-1], csum[-1]))
+    return array_ops.concat((halfw, halfw[::-1]), axis=0)
 
 
 # ----------------------------------------------------------------------------
