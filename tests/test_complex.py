@@ -139,3 +139,28 @@ def test_matmul_adjoint_of_complex():
     b = tf.constant([[1j, 1], [2, 1 - 1j]])
     np.testing.assert_array_equal(tf.matmul(a, b, adjoint_a=True, adjoint_b=True).numpy(),
                                   np.conj(a.numpy()).T @ np.conj(b.numpy()).T)
+
+
+def test_einsum_tensordot_and_conjugate_transposes_pinned_from_tf():
+    z = tf.Variable([[1 + 2j, -0.5 + 0.3j], [0.2 - 1j, 2 + 0j]], dtype=tf.complex128)
+    w = tf.constant([[0.7 - 1.1j, 2 + 0.5j], [1j, -1]], dtype=tf.complex128)
+    for f in (lambda: tf.einsum("ij,jk->ik", z, w), lambda: tf.tensordot(z, w, 1)):
+        with tf.GradientTape() as tape:
+            y = f()
+            loss = tf.reduce_sum(tf.math.real(y) * 0.3 + tf.math.imag(y) * 0.7)
+        np.testing.assert_allclose(tape.gradient(loss, z).numpy(),
+                                   [[0.39 + 2.07j, 0.4 - 1j], [0.39 + 2.07j, 0.4 - 1j]])
+    zt = tf.transpose(z, conjugate=True)
+    np.testing.assert_array_equal(zt.numpy(), np.conj(z.numpy()).T)
+    np.testing.assert_array_equal(tf.linalg.adjoint(z).numpy(), zt.numpy())
+    with tf.GradientTape() as tape:
+        y = tf.transpose(z, conjugate=True) * w
+        loss = tf.reduce_sum(tf.math.real(y) * 0.3 + tf.math.imag(y) * 0.7)
+    np.testing.assert_allclose(tape.gradient(loss, z).numpy(),
+                               [[-0.56 - 0.82j, 0.7 + 0.3j], [0.95 - 1.25j, -0.3 + 0.7j]])
+    # cumprod: the true gradient (TF 2.21's misses the conjugates: [[-0.06+0.44j, -1.1+1.3j], ...])
+    with tf.GradientTape() as tape:
+        y = tf.math.cumprod(z, axis=1)
+        loss = tf.reduce_sum(tf.math.real(y) * 0.3 + tf.math.imag(y) * 0.7)
+    np.testing.assert_allclose(tape.gradient(loss, z).numpy(),
+                               [[0.36 + 0.26j, 1.7 + 0.1j], [0.9 + 2.1j, -0.64 + 0.44j]])

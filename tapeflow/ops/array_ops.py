@@ -169,7 +169,12 @@ def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str | Non
             raise _err("Transpose", f"transpose expects a permutation of 0..{nd - 1} for an input of shape "
                        f"{list(x._shape_tuple())}, got perm {list(perm)}")
         perm = tuple(p % nd for p in perm)
-    return execute(TRANSPOSE, (x,), {"perm": perm})
+    out = execute(TRANSPOSE, (x,), {"perm": perm})
+    if conjugate and x.dtype.is_complex:
+        from tapeflow.ops.math_ops import conj
+
+        out = conj(out)
+    return out
 
 
 def expand_dims(input: Any, axis: Any, name: str | None = None) -> Tensor:  # noqa: A002

@@ -654,7 +654,7 @@ def _einsum_grad(op, g):
             grads.append(None)
             continue
         others = [s for j, s in enumerate(subs) if j != i]
-        other_ops = [x for j, x in enumerate(op.inputs) if j != i]
+        other_ops = [math_ops._c(x) for j, x in enumerate(op.inputs) if j != i]  # complex: conjugates, as TF
         available = set(out).union(*others) if others else set(out)
         unique = "".join(dict.fromkeys(s_i))
         keep = "".join(c for c in unique if c in available)

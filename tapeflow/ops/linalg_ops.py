@@ -100,10 +100,8 @@ def matrix_transpose(a: Any, name: str | None = None, conjugate: bool = False) -
     nd = len(x._shape_tuple())
     if nd < 2:
         raise ValueError(f"Argument 'a' should be a (batch) matrix with rank >= 2.  Received: {x.shape}")
-    if conjugate and x._value.dtype.kind == "c":
-        raise NotImplementedError("matrix_transpose(conjugate=True) of complex matrices is not implemented in tapeflow")
     perm = list(range(nd - 2)) + [nd - 1, nd - 2]
-    return array_ops.transpose(x, perm)
+    return array_ops.transpose(x, perm, conjugate=conjugate)
 
 
 def adjoint(matrix: Any, name: str | None = None) -> Tensor:
