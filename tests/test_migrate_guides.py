@@ -199,3 +199,32 @@ def test_loaded_signature_structured_outputs_are_named_specs(tmp_path):
     outputs = tf.saved_model.load(str(tmp_path / "m")).signatures["serving_default"].structured_outputs
     assert repr(outputs) == ("{'custom_output_name': TensorSpec(shape=<unknown>, dtype=tf.float32, "
                              "name='custom_output_name')}")
+
+
+def test_saving_traces_each_concrete_function_once_more_as_tf(tmp_path, capsys):
+    # TF 2.21's saved_model guide: save traces the Python function again (once per concrete function: a
+    # later save reuses that trace); a compatible concrete function asked for later is not traced at all
+    class CustomModule(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = tf.Variable(1.0)
+
+        @tf.function
+        def __call__(self, x):
+            print("Tracing with", x)
+            return x * self.v
+
+    module = CustomModule()
+    module(tf.constant(0.0))
+    print("Saving model...")
+    tf.saved_model.save(module, str(tmp_path / "a"))
+    assert capsys.readouterr().out == ('Tracing with Tensor("x:0", shape=(), dtype=float32)\nSaving model...\n'
+                                       'Tracing with Tensor("x:0", shape=(), dtype=float32)\n')
+    call = module.__call__.get_concrete_function(tf.TensorSpec(None, tf.float32))
+    tf.saved_model.save(module, str(tmp_path / "b"), signatures=call)
+    assert capsys.readouterr().out == 'Tracing with Tensor("x:0", dtype=float32)\n' * 2
+    signatures = {"serving_default": call,
+                  "array_input": module.__call__.get_concrete_function(tf.TensorSpec([None], tf.float32))}
+    tf.saved_model.save(module, str(tmp_path / "c"), signatures=signatures)
+    assert capsys.readouterr().out == ""
+    assert tf.saved_model.load(str(tmp_path / "c"))(tf.constant(3.0)).numpy() == 3.0

@@ -174,7 +174,31 @@ def _concrete_functions(fn: Any) -> list:
     for cf in fn._cache.values():
         if not any(cf is x for x in out):
             out.append(cf)
+    for cf in out:
+        _retrace_for_save(fn, cf)
     return out
+
+
+def _retrace_for_save(fn: Any, cf: Any) -> None:
+    """As TF, saving traces each concrete function's Python function once more (TF keys traces by the save
+    context too), so its Python side effects (a ``print``) run again; the graph saved is the one traced before,
+    which this trace equals, and a later save does not trace it again. Only signatures of tensors and Python
+    constants are traced again."""
+    from tapeflow.framework import nest
+    from tapeflow.framework.tensor_spec import TensorSpec
+    from tapeflow.graph.function import _key
+
+    args, kwargs = cf.structured_input_signature
+    leaves = nest.flatten((args, kwargs))
+    if not all(isinstance(x, (TensorSpec, bool, int, float, str, bytes, type(None))) for x in leaves):
+        return
+    specs = [TensorSpec(x.shape, x.dtype) if isinstance(x, TensorSpec) else x for x in leaves]
+    args, kwargs = nest.pack_sequence_as((args, kwargs), specs)
+    key = _key((tuple(args), kwargs), [])
+    if ("save", key) in fn._cache:  # traced for an earlier save already: as TF, that trace is cached
+        return
+    fn._trace(tuple(args), kwargs, key)
+    fn._cache[("save", key)] = cf
 
 
 def _functions_of(obj: Any) -> dict[str, Any]:
