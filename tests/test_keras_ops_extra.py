@@ -109,3 +109,36 @@ def test_ctc_decode_runs_inside_tf_function():
     for e, g in zip(eager, traced):
         np.testing.assert_array_equal(e.numpy(), g.numpy())
     assert traced[0].shape == (2, 2, 5) and traced[1].shape == (2, 2)
+
+
+def test_jvp_as_keras():
+    # values from Keras 3.15 (TF backend) for the same calls on tensors
+    c = tf.constant
+    p, t = OPS.jvp(lambda x, y: OPS.sin(x) * y, (c([0.1, 0.5]), c([2.0, 3.0])), (c([1.0, 0.0]), c([0.5, 1.0])))
+    np.testing.assert_allclose(p.numpy(), [0.19966684, 1.4382766], rtol=1e-6)
+    np.testing.assert_allclose(t.numpy(), [2.039925, 0.47942555], rtol=1e-6)
+    p, t, aux = OPS.jvp(lambda x: ({"a": x * x, "b": OPS.exp(x)}, x + 1), (c([1.0, 2.0]),), (c([1, 1]),),
+                        has_aux=True)
+    np.testing.assert_allclose(t["a"].numpy(), [2.0, 4.0])
+    np.testing.assert_allclose(t["b"].numpy(), [2.7182817, 7.389056], rtol=1e-6)
+    np.testing.assert_allclose(aux.numpy(), [2.0, 3.0])
+
+
+def test_associative_scan_differentiates_and_lu_factor_matches_finite_differences():
+    x = tf.Variable([1.0, 2.0, 0.5, -1.0, 3.0], dtype="float64")
+    with tf.GradientTape() as tape:
+        y = OPS.sum(OPS.associative_scan(lambda a, b: a * b, x))
+    # d/dx_i of sum_k prod_{j<=k} x_j
+    xs, eps = x.numpy(), 1e-6
+    f = lambda v: np.cumprod(v).sum()  # noqa: E731
+    fd = [(f(xs + eps * np.eye(5)[i]) - f(xs - eps * np.eye(5)[i])) / (2 * eps) for i in range(5)]
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), fd, rtol=1e-7)
+    a = np.array([[2.0, 1.0, 0.5], [4.0, -1.0, 2.0], [1.0, 3.0, 1.0]])
+    w = np.arange(9.0).reshape(3, 3)
+    v = tf.Variable(a)
+    with tf.GradientTape() as tape:
+        y = OPS.sum(OPS.lu_factor(v)[0] * w)
+    h = lambda m: float(np.sum(OPS.lu_factor(m)[0].numpy() * w))  # noqa: E731
+    fd = np.array([[(h(a + eps * np.eye(9)[3 * i + j].reshape(3, 3)) - h(a - eps * np.eye(9)[3 * i + j].reshape(3, 3)))
+                    / (2 * eps) for j in range(3)] for i in range(3)])
+    np.testing.assert_allclose(tape.gradient(y, v).numpy(), fd, rtol=1e-6, atol=1e-8)

@@ -461,6 +461,26 @@ case("ctc_decode beam too many paths", "ctc_decode", LOGITS, LENS, strategy="bea
      top_paths=3)
 case("ctc_decode bad strategy", "ctc_decode", LOGITS, LENS, strategy="best")
 
+# kops11 (issue 11): lu_factor, lstsq
+LU4 = {"a": [[2.0, 1.0, 0.0, 3.0], [4.0, -1.0, 2.0, 0.0], [1.0, 1.0, 1.0, 1.0], [0.0, 5.0, -2.0, 1.0]], "dt": "float32"}
+case("lu_factor", "lu_factor", {"a": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0]], "dt": "float32"})
+case("lu_factor 4", "lu_factor", LU4)
+case("lu_factor f64", "lu_factor", A((5, 5), "float64", f=lambda v: np.sin(v * v * 0.37)))
+case("lu_factor ties", "lu_factor", {"a": [[1.0, 2.0], [-1.0, 3.0]], "dt": "float64"})
+case("lu_factor singular", "lu_factor", {"a": [[0.0, 1.0], [0.0, 2.0]], "dt": "float32"})
+case("lu_factor int", "lu_factor", {"a": [[1, 2], [3, 4]], "dt": "int32"})
+case("lu_factor non-square", "lu_factor", M)
+case("lu_factor 1d", "lu_factor", V)
+case("lu_factor batched", "lu_factor", A((2, 3, 3)))
+case("lstsq", "lstsq", M, {"a": [1.0, 2.0, 3.0], "dt": "float32"})
+case("lstsq matrix", "lstsq", A((5, 3), "float64", f=lambda v: np.sin(v * v * 0.37)), A((5, 2), "float64", f=np.cos))
+case("lstsq rank deficient", "lstsq", {"a": [[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]], "dt": "float32"},
+     {"a": [1.0, 2.0, 3.5], "dt": "float32"})
+case("lstsq rcond", "lstsq", A((4, 3), f=lambda v: np.sin(v * v * 0.37)), A((4, 2), f=np.cos), rcond=0.5)
+case("lstsq wide", "lstsq", A((2, 4), "float64"), {"a": [1.0, -1.0], "dt": "float64"})
+case("lstsq mismatch", "lstsq", M, V)
+case("lstsq 3d", "lstsq", A((3, 2, 2)), A((3, 2)))
+
 
 def decode(v, ops):
     if isinstance(v, dict):

@@ -3,6 +3,7 @@ scatters, as Keras 3's TensorFlow backend does them."""
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from typing import Any
 
@@ -207,3 +208,59 @@ def custom_gradient(f: Callable) -> Callable:
 
 
 _UNSUPPORTED = ("associative_scan",)
+
+
+def associative_scan(f: Callable, elems: Any, reverse: bool = False, axis: int = 0) -> Any:
+    """``keras.ops.associative_scan``: the inclusive scan of ``elems`` (a nest of tensors) along
+    ``axis`` under the associative ``f(a, b)``, by the parallel odd/even recursion of Keras's
+    TensorFlow backend (so its floating-point rounding is Keras's)."""
+    if not callable(f):
+        raise TypeError(f"`f` should be a callable. Received: f={f}")
+    t = tf()
+    flat = [convert(e) for e in nest.flatten(elems)]
+    if reverse:
+        flat = [t.reverse(e, [axis]) for e in flat]
+    lengths = [e.shape[axis] for e in flat]
+    if len(set(lengths)) != 1:
+        raise ValueError("Array inputs to associative_scan must have the same first dimension. "
+                         f"(saw: {[tuple(e.shape) for e in flat]})")
+    if lengths[0] is None:
+        raise NotImplementedError("keras.ops.associative_scan along an axis of unknown length is not implemented "
+                                  "in tapeflow")
+
+    def sl(x: Any, start: int = 0, stop: Any = None, step: int = 1) -> Any:
+        key = [builtins.slice(None)] * len(x.shape)
+        key[axis] = builtins.slice(start, stop, step)
+        return x[tuple(key)]
+
+    def combine(a: list, b: list) -> list:
+        return nest.flatten(f(nest.pack_sequence_as(elems, a), nest.pack_sequence_as(elems, b)))
+
+    def interleave(a: Any, b: Any) -> Any:
+        ax = axis % len(a.shape)
+        n_a, n_b = a.shape[ax], b.shape[ax]
+        head = sl(a, 0, n_a - 1) if n_a == n_b + 1 else a
+        shape = list(head.shape)
+        shape[ax] = 2 * n_b
+        out = t.reshape(t.concat([t.expand_dims(head, ax + 1), t.expand_dims(b, ax + 1)], axis=ax + 1), shape)
+        return t.concat([out, sl(a, n_a - 1, n_a)], axis=ax) if n_a == n_b + 1 else out
+
+    def scan(level: list) -> list:
+        n = level[0].shape[axis]
+        if n < 2:
+            return level
+        reduced = combine([sl(e, 0, -1, 2) for e in level], [sl(e, 1, None, 2) for e in level])
+        if n == 2:
+            return [t.concat([sl(e, 0, 1), r], axis=axis) for e, r in zip(level, reduced)]
+        if n == 3:
+            twice = combine(reduced, [sl(e, 2, 3) for e in level])
+            return [t.concat([sl(e, 0, 1), r, r2], axis=axis) for e, r, r2 in zip(level, reduced, twice)]
+        odd = scan(reduced)
+        evens = combine([sl(o, 0, -1) for o in odd] if n % 2 == 0 else odd, [sl(e, 2, None, 2) for e in level])
+        return [interleave(t.concat([sl(e, 0, 1), r], axis=axis), o) for e, r, o in zip(level, evens, odd)]
+
+    out = scan(flat)
+    if reverse:
+        out = [t.reverse(e, [axis]) for e in out]
+    return nest.pack_sequence_as(elems, out)
+

@@ -145,3 +145,92 @@ def pinv(x: Any, rcond: Any = None) -> Any:
 
 
 _UNSUPPORTED = ("eig", "lu_factor", "lstsq", "jvp")
+
+
+# ---- lu_factor, lstsq and jvp (kops11, issue 11), as Keras 3.15's TensorFlow backend computes them
+
+
+@keras_op("LuFactor", "linalg")
+def lu_factor(x: Any) -> tuple:
+    """``keras.ops.lu_factor``: ``(lu, pivots)`` of a square matrix by partial pivoting (TF's ``Lu``:
+    unit-diagonal L below, U on and above the diagonal; ``pivots`` the inverse of its row permutation),
+    built from tapeflow ops so that it differentiates."""
+    from tapeflow.framework.errors import InvalidArgumentError
+
+    t = tf()
+    x = convert(x)
+    shape = tuple(x.shape)
+    if len(shape) < 2:
+        raise ValueError(f"Expected input to have rank >= 2. Received input with shape {shape}.")
+    if shape[-2] != shape[-1]:
+        raise ValueError(f"LU decomposition failed: Expected a square matrix. Received non-square input with shape "
+                         f"{shape}. LU decomposition is only supported for square matrices in Tensorflow.")
+    name = x.dtype.name
+    if name not in ("float16", "float32", "float64"):
+        raise InvalidArgumentError(None, None, f"Value for attr 'T' of {name} is not in the list of allowed values: "
+                                   "double, float, half, complex64, complex128")
+    if len(shape) > 2:  # Keras inverts TF's batched permutations with invert_permutation, which takes one
+        raise InvalidArgumentError(None, None, "invert_permutation expects a 1D vector.")
+    n = shape[0]
+    eye = t.eye(n, dtype=x.dtype)
+    rows = t.eye(n, dtype=x.dtype)  # the row permutation so far, as a matrix
+    a = x
+    for k in range(n - 1):
+        piv = t.argmax(t.abs(a[k:, k]), output_type="int32") + k
+        ek, ep = t.one_hot(k, n, dtype=x.dtype), t.one_hot(piv, n, dtype=x.dtype)
+        swap = eye - t.tensordot(ek - ep, ek - ep, axes=0)  # exchanges rows k and piv (identity if equal)
+        a, rows = t.matmul(swap, a), t.matmul(swap, rows)
+        low = t.math.divide_no_nan(a[k + 1:, k], a[k, k])
+        rest = a[k + 1:, k + 1:] - t.tensordot(low, a[k, k + 1:], axes=0)
+        a = t.concat([a[:k + 1], t.concat([a[k + 1:, :k], low[:, None], rest], axis=1)], axis=0)
+    if t.executing_eagerly() and bool(t.reduce_any(t.equal(t.linalg.diag_part(a), 0)).numpy()):
+        raise InvalidArgumentError(None, None, "Input is not invertible. [Op:Lu]")
+    perm = t.argmax(rows, axis=1, output_type="int32")
+    return a, t.math.invert_permutation(perm)
+
+
+@keras_op("Lstsq", "linalg", tensors=2)
+def lstsq(a: Any, b: Any, rcond: Any = None) -> Any:
+    """``keras.ops.lstsq``: the least-squares solution x of ``a x = b`` (the smallest-norm one), through
+    the SVD, singular values below ``rcond`` times the largest counted as zero."""
+    import numpy as np
+
+    t = tf()
+    a, b = convert(a), convert(b)
+    if a.shape[0] != b.shape[0]:
+        raise ValueError("Leading dimensions of input arrays must match")
+    vector = len(b.shape) == 1
+    if vector:
+        b = b[:, None]
+    if len(a.shape) != 2:
+        raise TypeError(f"{len(a.shape)}-dimensional array given. Array must be two-dimensional")
+    if len(b.shape) != 2:
+        raise TypeError(f"{len(b.shape)}-dimensional array given. Array must be one or two-dimensional")
+    m, n = a.shape
+    eps = float(np.finfo(a.dtype.name).eps)
+    rcond = eps * max(n, m) if rcond is None else t.where(rcond < 0, eps, rcond)
+    s, u, v = t.linalg.svd(a, full_matrices=False)
+    mask = s >= t.cast(rcond, s.dtype) * s[0]
+    s_inv = t.where(mask, 1 / t.where(mask, s, t.ones_like(s)), t.zeros_like(s))[:, None]
+    x = t.matmul(v, s_inv * t.matmul(u, b, transpose_a=True))
+    return t.reshape(x, [-1]) if vector else x
+
+
+@keras_op("JVP", "linalg", tensors=3)
+def jvp(fun: Any, primals: Any, tangents: Any, has_aux: bool = False) -> tuple:
+    """``keras.ops.jvp``: ``(fun(*primals), J tangents)`` (and ``fun``'s auxiliary output with
+    ``has_aux``), forward mode through ``tf.autodiff.ForwardAccumulator``."""
+    from tapeflow.framework import nest
+
+    t = tf()
+    primal_flat = [convert(p) for p in nest.flatten(primals)]
+    tangent_flat = [t.cast(convert(v), p.dtype) for v, p in zip(nest.flatten(tangents), primal_flat)]
+    primals = nest.pack_sequence_as(primals, primal_flat)
+    with t.autodiff.ForwardAccumulator(primal_flat, tangent_flat) as acc:
+        if has_aux:
+            out, aux = fun(*primals)
+        else:
+            out = fun(*primals)
+        tangents_out = [acc.jvp(o) for o in nest.flatten(out)]
+    tangents_out = nest.pack_sequence_as(out, tangents_out)
+    return (out, tangents_out, aux) if has_aux else (out, tangents_out)
