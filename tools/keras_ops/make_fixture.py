@@ -481,6 +481,21 @@ case("lstsq wide", "lstsq", A((2, 4), "float64"), {"a": [1.0, -1.0], "dt": "floa
 case("lstsq mismatch", "lstsq", M, V)
 case("lstsq 3d", "lstsq", A((3, 2, 2)), A((3, 2)))
 
+# kops11 (issue 11): rearrange (einops)
+case("rearrange transpose", "rearrange", X4, "b h w c -> b c h w")
+case("rearrange merge", "rearrange", X4, "b h w c -> b (h w c)")
+case("rearrange split", "rearrange", X4, "b (h h1) (w w1) c -> b h w (c h1 w1)", h1=2, w1=2)
+case("rearrange split batch", "rearrange", X4, "b (h1 h) (w1 w) c -> (b h1 w1) h w c", h1=2, w1=2)
+
+# kops11 (issue 11): view (bitcast)
+case("view int32", "view", F, "int32")
+case("view uint8", "view", F, "uint8")
+case("view float64", "view", {"a": [[1.0, 2.0, -3.0, 0.5]], "dt": "float32"}, "float64")
+case("view same", "view", I32)
+case("view f16 i16", "view", H, "int16")
+case("view bad size", "view", F, "float64")
+case("view scalar", "view", {"a": 1.5, "dt": "float32"}, "float16")
+
 
 def decode(v, ops):
     if isinstance(v, dict):

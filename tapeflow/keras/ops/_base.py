@@ -195,8 +195,11 @@ def keras_op(cls_name: str, module: str = "numpy", tensors: int | tuple = 1, kw:
                 values = bound.arguments
                 call = tuple(v for n in call_names for v in (values[n] if n == star else (values[n],)))
                 config = {p.name: values[p.name] for p in params if p.name not in call_names and p.name not in kw}
-                return _layers._OpLayer(op, call, config=_recorded(config, floatx_dtype),
-                                        kwargs={n: values[n] for n in kw})()
+                kwargs = {}
+                for n in kw:  # a **kwargs parameter among them: its entries, as Keras records them
+                    kwargs.update(values[n] if sig.parameters[n].kind is inspect.Parameter.VAR_KEYWORD
+                                  else {n: values[n]})
+                return _layers._OpLayer(op, call, config=_recorded(config, floatx_dtype), kwargs=kwargs)()
             return impl(*args, **kwargs)
 
         fn.__name__ = fn.__qualname__ = impl.__name__.rstrip("_")

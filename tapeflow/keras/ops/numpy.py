@@ -1685,3 +1685,69 @@ def angle(x: Any) -> Any:
     x = convert(x)
     dtype = _backend.floatx() if _backend.standardize_dtype(x.dtype) == "int64" else result_type(x.dtype, float)
     return tf().math.angle(tf().cast(x, dtype))
+
+
+def _einops_axes(pattern: str) -> tuple:
+    import re
+
+    source, target = re.split(r"\s*->\s*", pattern)
+    return re.findall(r"\w+|\(.*?\)", source), re.findall(r"\w+|\(.*?\)", target)
+
+
+def _einops_groups(axes: list) -> list:
+    import re
+
+    out = []
+    for axis in axes:
+        group = re.match(r"\(([\w\s]+)\)", axis)
+        out.append(group.group(1).split() if group else [axis])
+    return out
+
+
+@keras_op("Rearrange", "einops", tensors=("tensor", "pattern"), kw=("axes_lengths",))
+def rearrange(tensor: Any, pattern: str, **axes_lengths: Any) -> Any:
+    """``keras.ops.rearrange`` (einops's): reorder, split and merge axes by a pattern such as
+    ``"b (h h1) w c -> b h (w h1) c"``, ``h1=2``; as Keras's (reshape, transpose, reshape)."""
+    x = convert(tensor)
+    source, target = _einops_axes(pattern)
+    sizes, lengths = {}, dict(axes_lengths)
+    for axis, dim, group in zip(source, tuple(x.shape), _einops_groups(source)):
+        if axis.startswith("("):
+            inferred = [a for a in group if a not in lengths]
+            if inferred:
+                known = int(np.prod([lengths[a] for a in group if a in lengths]))
+                lengths[inferred[0]] = dim // known
+            sizes.update({a: lengths[a] for a in group})
+        else:
+            sizes[axis] = dim
+    split = [sizes[a] for group in _einops_groups(source) for a in group]
+    if split != list(x.shape):
+        x = tf().reshape(x, split)
+    flat_source = [a for group in _einops_groups(source) for a in group]
+    groups = _einops_groups(target)
+    x = tf().transpose(x, [flat_source.index(a) for group in groups for a in group])
+    return tf().reshape(x, [int(np.prod([sizes[a] for a in group])) for group in groups])
+
+
+@keras_op("View")
+def view(x: Any, dtype: Any = None) -> Any:
+    """``keras.ops.view``: the same bytes read as ``dtype`` (TF's ``bitcast``; a smaller item size grows
+    the last axis, a larger one shrinks it). Not differentiable, as TF's ``Bitcast``."""
+    x = convert(x)
+    old = np.dtype(_std(x.dtype))
+    new = np.dtype(_std(dtype if dtype else x.dtype))
+    shape = list(x.shape)
+    last = shape[-1] if shape else -1
+    if old.itemsize != new.itemsize and (last == -1 or last * old.itemsize % new.itemsize != 0):
+        raise ValueError(f"Cannot view array of shape {tuple(shape)} and dtype {x.dtype!r} as dtype "
+                         f"{_backend_dtype(new)!r} because the total number of bytes is not divisible by the new "
+                         "itemsize.")
+    if shape:
+        shape[-1] = last * old.itemsize // new.itemsize
+    out = tf().numpy_function(lambda a: np.ascontiguousarray(a).view(new), [x], [new.name])[0]
+    out.set_shape(shape)
+    return out
+
+
+def _backend_dtype(d: Any) -> Any:
+    return tf().as_dtype(d.name)
