@@ -142,3 +142,12 @@ def test_associative_scan_differentiates_and_lu_factor_matches_finite_difference
     fd = np.array([[(h(a + eps * np.eye(9)[3 * i + j].reshape(3, 3)) - h(a - eps * np.eye(9)[3 * i + j].reshape(3, 3)))
                     / (2 * eps) for j in range(3)] for i in range(3)])
     np.testing.assert_allclose(tape.gradient(y, v).numpy(), fd, rtol=1e-6, atol=1e-8)
+
+
+def test_keras_ctc_loss_class_as_keras():
+    # Keras 3.15 (TF backend): CTC()(y, p), reduction None, and the function
+    y = np.array([[1, 2, 2, 0], [3, 0, 0, 0]])
+    p = (np.sin(np.arange(2 * 6 * 5) * 0.7) * 2).reshape(2, 6, 5).astype("float32")
+    np.testing.assert_allclose(tf.keras.losses.CTC()(y, p).numpy(), 7.8544083, rtol=1e-6)
+    np.testing.assert_allclose(tf.keras.losses.get("ctc")(y, p).numpy(), [8.829721, 6.8790946], rtol=1e-6)
+    assert tf.keras.losses.CTC().get_config() == {"name": "ctc", "reduction": "sum_over_batch_size"}

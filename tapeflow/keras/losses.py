@@ -698,5 +698,33 @@ def _snake(name: str) -> str:
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr("tf.keras.losses", frozenset((
-    "CTC Circle ctc circle"
+    "Circle circle"
 ).split()))
+
+
+def ctc(y_true: Any, y_pred: Any) -> Tensor:
+    """Keras's ``ctc`` loss: ``keras.ops.ctc_loss`` of the logits ``y_pred`` (batch, time, classes) for the
+    integer labels ``y_true`` (batch, max_length), 0 the blank and padding, every output step used."""
+    from tapeflow.keras import ops  # keras.ops uses the losses module itself: imported when first called
+
+    y_true, y_pred = ops.convert_to_tensor(y_true), ops.convert_to_tensor(y_pred)
+    if len(y_true.shape) != 2:
+        raise ValueError("Targets `y_true` are expected to be a tensor of shape `(batch_size, max_length)` in "
+                         f"integer format. Received: y_true.shape={tuple(y_true.shape)}")
+    if len(y_pred.shape) != 3:
+        raise ValueError("Logits `y_pred` are expected to be a tensor of shape `(batch_size, max_length, "
+                         f"num_classes)`. Received: y_pred.shape={tuple(y_pred.shape)}")
+    batch = ops.shape(y_pred)[0]
+    input_length = ops.shape(y_pred)[1] * ops.ones((batch,), dtype="int32")
+    label_length = ops.cast(ops.sum(ops.not_equal(y_true, 0), axis=-1), dtype="int32")
+    return ops.ctc_loss(y_true, y_pred, label_length, input_length, mask_index=0)
+
+
+class CTC(LossFunctionWrapper):
+    """Keras's CTC loss (``ctc``), averaged over the batch by default."""
+
+    __init__ = _wrapper(ctc, "ctc")
+
+
+__all__ += ["CTC", "ctc"]
+_BY_NAME.update({"ctc": CTC, "CTC": CTC})
