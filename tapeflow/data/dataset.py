@@ -260,10 +260,13 @@ class Dataset:
 
         return dataset_for_stmt(self, body_fn, state, names, brk_index, while_stmt, as_bool)
 
-    def as_numpy_iterator(self) -> Iterator:
-        """Iterates elements as NumPy arrays (same structure)."""
-        for e in self._elements():
-            yield _map(lambda a: a[()] if a.ndim == 0 else a, e)
+    def as_numpy_iterator(self) -> NumpyIterator:
+        """Iterates elements as NumPy arrays (same structure; read-only, as TF's)."""
+        from tapeflow.framework.context import state
+
+        if state.graph is not None:
+            raise RuntimeError("`tf.data.Dataset.as_numpy_iterator()` is only supported in eager mode.")
+        return NumpyIterator(self)
 
     def __len__(self) -> int:
         n = self._cardinality()
@@ -719,6 +722,39 @@ class OwnedIterator:
         var._value = arr
         self._synced = var._value
         return {"_iterator_state": var}
+
+
+def _read_only_numpy(a: Any) -> Any:
+    if type(a) is np.ndarray:
+        if a.ndim == 0:
+            return a[()]
+        a = a.view()  # the dataset's own arrays (cache(), from_tensor_slices' rows) stay writable
+        a.setflags(write=False)
+        return a
+    if isinstance(a, CompositeLeaf):  # a RaggedTensor row: its numpy() (a dense row when it has no ragged dim)
+        return a.value.numpy()
+    return a
+
+
+class NumpyIterator:
+    """What ``Dataset.as_numpy_iterator()`` returns (TF's ``NumpyIterator``): the elements as read-only
+    NumPy arrays (0-d ones as NumPy scalars), with ``next()`` beside ``__next__``."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self._dataset = dataset
+        self._iterator = OwnedIterator(dataset)  # its seeds and position, as iter(dataset)
+
+    def __repr__(self) -> str:
+        return f"NumpyIterator(iterator={self._iterator})"
+
+    def __iter__(self) -> NumpyIterator:
+        return self
+
+    def __next__(self) -> Any:
+        return _map(_read_only_numpy, self._iterator._next_raw())
+
+    def next(self) -> Any:
+        return self.__next__()
 
 
 class _Plan:
