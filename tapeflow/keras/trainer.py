@@ -1199,6 +1199,8 @@ def format_summary(model: Any, expand_nested: bool = False) -> str:
     for layer, level in [x for top in layers for x in levels(top, 0)]:
         if type(layer).__name__ == "InputLayer":
             shape: Any = layer.batch_shape
+        elif getattr(layer, "_inbound_nodes", None):  # Keras's format_layer_shape: its last symbolic call's
+            shape = nest.map_structure(lambda k: k.shape, layer._inbound_nodes[-1].outputs)
         else:
             try:
                 shape = layer.output_shape
