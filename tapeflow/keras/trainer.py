@@ -447,6 +447,8 @@ class CompileMetrics(metrics_mod.Metric):
         return [v for m in self.metrics for v in m.variables]
 
     def reset_state(self) -> None:
+        if not self.built:  # as Keras: a metric object shared with a model evaluated before keeps its state
+            return  # until this model's first batch (TF's imbalanced_data tutorial shows it in epoch 1's logs)
         for m in self._members:
             m.reset_state()
 
@@ -836,7 +838,7 @@ class Trainer:
         return dict(sorted((m.name, _log_value(m.result())) for m in ms))
 
     def _reset_metrics(self) -> None:
-        for m in self._flat_metrics():
+        for m in self.metrics:
             m.reset_state()
 
     def reset_metrics(self) -> None:
