@@ -79,6 +79,12 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
     "imbalanced_data": [("EPOCHS = 100", "EPOCHS = 2"), ("epochs=20,", "epochs=2,")],  # img11: 182k rows per epoch
     "time_series": [("MAX_EPOCHS = 20", "MAX_EPOCHS = 1")],  # img11: 12 fits over 50k hourly windows
     "pix2pix": [("steps=40000)", "steps=10)")],
+    "transfer_learning": [("initial_epochs = 10", "initial_epochs = 2"),  # nb11: MobileNetV2 at 160x160
+                          ("fine_tune_epochs = 10", "fine_tune_epochs = 2")],
+    "distribute_save_and_load": [  # nb11: 2560 + 640 of the 60000 + 10000 images; files in the work folder
+        ("mnist_train, mnist_test = datasets['train'], datasets['test']",
+         "mnist_train, mnist_test = datasets['train'].take(2560), datasets['test'].take(640)"),
+        ("'/tmp/keras_save.keras'", "'keras_save.keras'"), ("'/tmp/tf_save'", "'tf_save'")],
     "advanced": [("EPOCHS = 5", "EPOCHS = 2")],  # lead: quickstart/advanced
     "numpy": [("epochs=10)", "epochs=2)")],  # lead: load_data/numpy
     "pandas_dataframe": [("epochs=15", "epochs=3")],  # lead: load_data/pandas_dataframe

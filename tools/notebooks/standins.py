@@ -460,6 +460,7 @@ def install(backend_tf) -> None:
     install_images(backend_tf)
     install_imbalanced()
     install_audio()
+    install_nb11(backend_tf)
 
 
 # --- img11: the image tutorials (CIFAR-10, flower_photos, tf_flowers, facades) --------------------------------
@@ -984,3 +985,92 @@ def _speech_archive(fname: Any, origin: Any, cache_dir: Any, cache_subdir: str) 
 def install_audio() -> None:
     """``IPython.display.Audio`` (the audio tutorial displays clips)."""
     sys.modules["IPython.display"].Audio = _Anything()
+# --- nb11: images/transfer_learning (cats_and_dogs_filtered, MobileNetV2's ImageNet weight file) ----------------
+
+def _pet(rng: np.random.Generator, label: str) -> np.ndarray:
+    """A ``uint8 [h, w, 3]`` photo-like picture (180-300 px a side): a noisy room-coloured background and an
+    animal-sized blob, a cat's orange with stripes, a dog's brown with spots."""
+    h, w = int(rng.integers(180, 301)), int(rng.integers(180, 301))
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    img = np.array(rng.uniform(90, 200, 3), np.float32) + rng.normal(0, 18, (h, w, 3)).astype(np.float32)
+    cy, cx = rng.uniform(0.35, 0.65) * h, rng.uniform(0.35, 0.65) * w
+    ry, rx = rng.uniform(0.2, 0.35) * h, rng.uniform(0.2, 0.35) * w
+    inside = ((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2 < 1
+    if label == "cats":
+        fur = np.array([215, 130, 50], np.float32) * (0.75 + 0.25 * np.sin(yy / rng.uniform(4, 9)))[..., None]
+    else:
+        spots = np.sin(xx / rng.uniform(6, 12)) * np.sin(yy / rng.uniform(6, 12)) > 0.5
+        fur = np.where(spots[..., None], (60, 40, 25), (150, 110, 70)).astype(np.float32)
+    img[inside] = 0.85 * fur[inside] + 0.15 * img[inside]
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def _cats_and_dogs(root: str, train: int = 32, validation: int = 80) -> None:
+    """``root/{train,validation}/{cats,dogs}/<kind>.<n>.jpg`` (the real archive: 1000 and 500 per class): 2 training
+    batches of 32, 5 validation batches (the tutorial takes a fifth of them as its test set)."""
+    rng = np.random.default_rng(21)
+    for split, n in (("train", train), ("validation", validation)):
+        for label in ("cats", "dogs"):
+            os.makedirs(os.path.join(root, split, label), exist_ok=True)
+            for i in range(n):
+                _save_jpeg(os.path.join(root, split, label, f"{label[:-1]}.{i}.jpg"), _pet(rng, label))
+
+
+# MobileNetV2's ImageNet file, laid out as Keras's downloads (Keras 2 weight file): written by the real Keras (the TF
+# venv's) from a seeded model, its batch-norm statistics moved off the identity so the features vary as a trained
+# net's. Used under both backends.
+_KERAS_WEIGHTS_SCRIPT = r"""
+import sys
+import h5py, keras, numpy as np
+from keras.src.legacy.saving import legacy_h5_format
+path, alpha, rows, top = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "top"
+keras.utils.set_random_seed(22)
+model = keras.applications.MobileNetV2(input_shape=(rows, rows, 3), alpha=alpha, include_top=top, weights=None)
+rng = np.random.default_rng(22)
+for layer in model.layers:
+    if isinstance(layer, keras.layers.BatchNormalization):
+        g, b, m, v = layer.get_weights()
+        layer.set_weights([rng.uniform(0.5, 1.5, g.shape), rng.normal(0, 0.2, b.shape), rng.normal(0, 0.2, m.shape),
+                           rng.uniform(0.5, 2.0, v.shape)])
+with h5py.File(path, "w") as f:
+    legacy_h5_format.save_weights_to_hdf5_group(f, model)
+"""
+
+
+def _mobilenet_v2_weights(name: str):
+    def make(path: str) -> None:
+        import re
+        import subprocess
+        alpha, rows, top = re.match(r"mobilenet_v2_weights_tf_dim_ordering_tf_kernels_([\d.]+)_(\d+)(_no_top)?\.h5",
+                                    name).groups()
+        python = os.environ.get("NB_KERAS_PYTHON", "/opt/tfvenv/bin/python")
+        subprocess.run([python, "-c", _KERAS_WEIGHTS_SCRIPT, path + ".tmp", alpha, rows, "no_top" if top else "top"],
+                       check=True, capture_output=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+        os.replace(path + ".tmp", path)
+    return make
+
+
+for _rows in (96, 128, 160, 192, 224):
+    for _top in ("", "_no_top"):
+        _w = f"mobilenet_v2_weights_tf_dim_ordering_tf_kernels_1.0_{_rows}{_top}.h5"
+        URLS[_w] = (_w, _mobilenet_v2_weights(_w))
+
+
+def _nb11_get_file(fname=None, origin=None, *args, untar=False, cache_dir=None, cache_subdir="datasets", **kwargs):
+    if str(origin or fname).endswith("cats_and_dogs_filtered.zip"):
+        # the tutorial reads os.path.dirname(get_file(...)) + 'cats_and_dogs_filtered' (Keras 2's extraction place;
+        # Keras 3 extracts into cats_and_dogs_extracted/): the stand-in folder is where the tutorial looks
+        base = os.path.join(os.path.expanduser(cache_dir or "~/.keras"), cache_subdir)
+        _build_dir(os.path.join(base, "cats_and_dogs_filtered"), "", _cats_and_dogs)
+        return os.path.join(base, "cats_and_dogs_extracted")
+    return get_file(fname, origin, *args, untar=untar, cache_dir=cache_dir, cache_subdir=cache_subdir, **kwargs)
+
+
+def install_nb11(backend_tf) -> None:
+    """get_file also where keras.applications calls it (Keras's file_utils module, tapeflow's)."""
+    keras_mods = [backend_tf.keras] + ([sys.modules["keras"]] if "keras" in sys.modules else [])
+    for km in keras_mods:
+        km.utils.get_file = _nb11_get_file
+    for name in ("keras.src.utils.file_utils", "tapeflow.keras.file_utils"):
+        if name in sys.modules:
+            sys.modules[name].get_file = _nb11_get_file

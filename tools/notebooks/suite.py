@@ -43,10 +43,14 @@ NOTEBOOKS = [
     "tutorials/load_data/pandas_dataframe",  # lead 2026-12-03: DataFrames into Keras and tf.data
     "guide/basics",  # lead 2026-12-03: TF basics tour
     "tutorials/audio/simple_audio",  # sig11: mini_speech_commands (stand-in WAVs), tf.signal.stft, tf.audio
+    "tutorials/images/transfer_learning",  # nb11: MobileNetV2 (stand-in weight file by real Keras), cats vs dogs
+    "tutorials/load_data/images",  # nb11: flower_photos and tf_flowers again, tf.data from files, a small CNN
+    "tutorials/distribute/save_and_load",  # nb11: MirroredStrategy, .keras and SavedModel round trips
 ]
 # results are named for the notebook's file; where two notebooks share one, the later gets a longer name
 NAMES = {"tutorials/images/classification": "image_classification", "guide/basics": "guide_basics",
-         "guide/migrate/saved_model": "migrate_saved_model"}  # nb12
+         "guide/migrate/saved_model": "migrate_saved_model",  # nb12
+         "tutorials/distribute/save_and_load": "distribute_save_and_load"}
 TYPES = [  # tensor types, tf.data and the tf.function surface
     "guide/ragged_tensor", "guide/sparse_tensor", "guide/function", "guide/intro_to_graphs",
     "guide/random_numbers", "guide/data", "guide/migrate/tf1_vs_tf2",
