@@ -1202,14 +1202,13 @@ def format_summary(model: Any, expand_nested: bool = False) -> str:
         if type(layer).__name__ == "InputLayer":
             shape: Any = layer.batch_shape
         elif getattr(layer, "_inbound_nodes", None):  # Keras's format_layer_shape: its last symbolic call's
-            shape = nest.map_structure(lambda k: k.shape, layer._inbound_nodes[-1].outputs)
+            shapes = [k.shape for k in nest.flatten(layer._inbound_nodes[-1].outputs)]  # the node's flat list
+            shape = shapes[0] if len(shapes) == 1 else shapes
         else:
             try:
                 shape = layer.output_shape
             except AttributeError:
                 shape = "?"
-            if isinstance(shape, tuple) and shape and isinstance(shape[0], (tuple, list)) and layer._inbound_nodes:
-                shape = list(shape)  # Keras reads a called layer's shapes off its node's (flat, listed) outputs
         n = int(sum(np.prod(v.shape.as_list(), dtype=np.int64) for v in layer.weights)) if layer.built else 0
         kind = getattr(layer, "_op_class", None) or type(layer).__name__
         prefix = "   " * level + "└ " if level else ""
