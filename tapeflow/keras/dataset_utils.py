@@ -165,6 +165,29 @@ def _paths_and_labels_to_dataset(
     return ds.map(contents)
 
 
+def _check_label_args(labels: Any, class_names: Any, label_mode: Any, kind: str, lead: str) -> None:
+    """Keras's checks of ``labels``/``class_names``/``label_mode`` for the ``*_dataset_from_directory`` functions
+    (``kind`` names the files; Keras's text starts "The" for some of them: ``lead``)."""
+    if labels not in ("inferred", None):
+        if not isinstance(labels, (list, tuple)):
+            raise ValueError(
+                f"{lead}`labels` argument should be a list/tuple of integer labels, of the same size as the number of "
+                f"{kind} files in the target directory. If you wish to infer the labels from the subdirectory names "
+                'in the target directory, pass `labels="inferred"`. If you wish to get a dataset that only contains '
+                f"{kind} samples (no labels), pass `labels=None`. Received: labels={labels}"
+            )
+        if class_names:
+            raise ValueError(
+                'You can only pass `class_names` if `labels="inferred"`. '
+                f"Received: labels={labels}, and class_names={class_names}"
+            )
+    if label_mode not in {"int", "categorical", "binary", None}:
+        raise ValueError(
+            '`label_mode` argument must be one of "int", "categorical", "binary", or None. '
+            f"Received: label_mode={label_mode}"
+        )
+
+
 def text_dataset_from_directory(
     directory: Any,
     labels: Any = "inferred",
@@ -187,24 +210,7 @@ def text_dataset_from_directory(
     from tapeflow.data.dataset import AUTOTUNE
 
     directory = os.fspath(directory)
-    if labels not in ("inferred", None):
-        if not isinstance(labels, (list, tuple)):
-            raise ValueError(
-                "`labels` argument should be a list/tuple of integer labels, of the same size as the number of text "
-                "files in the target directory. If you wish to infer the labels from the subdirectory names in the "
-                'target directory, pass `labels="inferred"`. If you wish to get a dataset that only contains text '
-                f"samples (no labels), pass `labels=None`. Received: labels={labels}"
-            )
-        if class_names:
-            raise ValueError(
-                'You can only pass `class_names` if `labels="inferred"`. '
-                f"Received: labels={labels}, and class_names={class_names}"
-            )
-    if label_mode not in {"int", "categorical", "binary", None}:
-        raise ValueError(
-            '`label_mode` argument must be one of "int", "categorical", "binary", or None. '
-            f"Received: label_mode={label_mode}"
-        )
+    _check_label_args(labels, class_names, label_mode, "text", "")
     if format != "tf":
         if format == "grain":
             raise NotImplementedError('text_dataset_from_directory(format="grain") in tapeflow')
@@ -316,24 +322,7 @@ def audio_dataset_from_directory(
     from tapeflow.data.dataset import AUTOTUNE
 
     directory = os.fspath(directory)
-    if labels not in ("inferred", None):
-        if not isinstance(labels, (list, tuple)):
-            raise ValueError(
-                "The `labels` argument should be a list/tuple of integer labels, of the same size as the number of "
-                "audio files in the target directory. If you wish to infer the labels from the subdirectory names in "
-                'the target directory, pass `labels="inferred"`. If you wish to get a dataset that only contains '
-                f"audio samples (no labels), pass `labels=None`. Received: labels={labels}"
-            )
-        if class_names:
-            raise ValueError(
-                'You can only pass `class_names` if `labels="inferred"`. '
-                f"Received: labels={labels}, and class_names={class_names}"
-            )
-    if label_mode not in {"int", "categorical", "binary", None}:
-        raise ValueError(
-            '`label_mode` argument must be one of "int", "categorical", "binary", or None. '
-            f"Received: label_mode={label_mode}"
-        )
+    _check_label_args(labels, class_names, label_mode, "audio", "The ")
     if ragged and output_sequence_length is not None:
         raise ValueError("Cannot set both `ragged` and `output_sequence_length`")
     if sampling_rate is not None:
