@@ -233,6 +233,19 @@ class _ArrayBatches:
                 _take(self.sw, idx) if self.sw is not None else None
 
 
+class _ArrayPasses:
+    """``_ArrayBatches`` as an iterable of known length: each ``iter()`` is one (reshuffled) pass."""
+
+    def __init__(self, data: _ArrayBatches) -> None:
+        self._data = data
+
+    def __len__(self) -> int:
+        return self._data.steps
+
+    def __iter__(self):
+        return iter(self._data.epoch())
+
+
 class _DatasetBatches:
     """Batches from an iterable (``tf.data.Dataset``) of ``(x, y[, sw])``, read as Keras 3's ``EpochIterator``
     reads them: a fresh iterator per epoch (one iterator on across epochs with ``steps_per_epoch``), and
@@ -873,8 +886,10 @@ class Trainer:
         if x is None:
             raise ValueError("fit/evaluate/predict: `x` is required.")
         data = _ArrayBatches(x, y, sample_weight, batch_size or 32, shuffle)
-        if steps is not None:
-            data.steps = min(data.steps, int(steps))
+        if steps is not None:  # as Keras's EpochIterator: one pass over the arrays goes on across epochs
+            passes = _DatasetBatches(_ArrayPasses(data), int(steps))
+            passes.static_batch = data.static_batch
+            return _split(passes)
         return _split(data)
 
     @_under_strategy
@@ -1153,7 +1168,8 @@ def _callback_list(callbacks: Any) -> list:
 
 def _wants_batch_logs(callbacks: list, hook: str) -> bool:
     """Whether a callback overrides ``hook`` (so per-batch logs must be computed)."""
-    return any(getattr(type(c), hook, None) is not getattr(cbks.Callback, hook) for c in callbacks)
+    hooks = (hook, "on_batch_end") if hook == "on_train_batch_end" else (hook,)  # (Keras's alias of it)
+    return any(getattr(type(c), h, None) is not getattr(cbks.Callback, h) for c in callbacks for h in hooks)
 
 
 def _readable_size(n_bytes: float) -> str:
