@@ -123,3 +123,53 @@ def test_list_files_shuffles_by_default_and_sorts_without(tmp_path):
     assert sorted(_np(D.list_files(pattern))) == want
     with pytest.raises(tf.errors.InvalidArgumentError, match="No files matched pattern"):
         D.list_files(str(tmp_path / "*.nope"))
+
+
+# -- ignore_errors (TF 2.21's results pinned) ----------------------------------------------------------------------
+
+
+def _failing_map():
+    ds = tf.data.Dataset.from_tensor_slices([1.0, 2.0, 0.0, 4.0])
+    return ds.map(lambda x: tf.debugging.check_numerics(1.0 / x, "error"))
+
+
+def test_ignore_errors_drops_failed_elements_and_goes_on_where_tf_does():
+    ds = _failing_map()
+    assert [float(v) for v in ds.ignore_errors()] == [1.0, 0.5, 0.25]
+    assert [float(v) for v in ds.shuffle(1).ignore_errors()] == [1.0, 0.5, 0.25]
+    assert [float(v) for v in ds.take(3).ignore_errors()] == [1.0, 0.5, 0.25]  # an error does not count
+    assert [v.tolist() for v in ds.ignore_errors().batch(2).as_numpy_iterator()] == [[1.0, 0.5], [0.25]]
+    # a batch holding a failed element fails, and TF's batch ends there
+    assert [v.tolist() for v in ds.batch(2).ignore_errors().as_numpy_iterator()] == [[1.0, 0.5]]
+    assert ds.ignore_errors().cardinality().numpy() == tf.data.UNKNOWN_CARDINALITY
+    assert ds.apply(tf.data.experimental.ignore_errors()).element_spec == tf.TensorSpec((), tf.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        list(ds)
+
+
+def test_ignore_errors_of_a_generator_ends_with_it(capsys):
+    def gen():
+        yield 1
+        yield 2
+        raise ValueError("x")
+
+    g = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec((), tf.int32))
+    assert [int(v) for v in g.ignore_errors(log_warning=True)] == [1, 2]
+    assert "Error raised with error message" in capsys.readouterr().err
+
+
+def test_ignore_errors_skips_bad_csv_records(tmp_path):
+    path = str(tmp_path / "bad.csv")
+    with open(path, "w") as f:
+        f.write("a,b\n1,2\n3\nx,4\n5,6\n")
+    rows = tf.data.experimental.CsvDataset(path, [tf.int32, tf.int32], header=True)
+    assert [tuple(int(v) for v in r) for r in rows.ignore_errors()] == [(1, 2), (5, 6)]
+    both = tf.data.Dataset.from_tensor_slices([path, path]).interleave(
+        lambda f: tf.data.experimental.CsvDataset(f, [tf.int32, tf.int32], header=True), cycle_length=2)
+    assert [tuple(int(v) for v in r) for r in both.ignore_errors()] == [(1, 2), (1, 2), (5, 6), (5, 6)]
+    m = tf.data.experimental.make_csv_dataset(path, 2, column_defaults=[tf.int32, tf.int32], num_epochs=1,
+                                              shuffle=False, ignore_errors=True)
+    (batch,) = list(m)
+    assert batch["a"].numpy().tolist() == [1, 5] and batch["b"].numpy().tolist() == [2, 6]
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        list(rows)

@@ -57,3 +57,15 @@ def test_loss_reduction_names_and_no_metric_reset_states():
     loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=r.NONE)
     assert loss(tf.constant([0, 1]), tf.constant([[1.0, 2.0], [3.0, 1.0]])).shape == (2,)
     assert not hasattr(tf.keras.metrics.Mean(), "reset_states")
+
+
+def test_sequential_built_by_its_first_call_numbers_keras_tensors_as_keras_3():
+    # Keras 3 builds an InputLayer and a Functional on a Sequential's first call (fit on arrays here), taking an
+    # auto-name for the input and for each layer's output: names of KerasTensors made later follow TF 2.21's
+    tf.keras.backend.clear_session()
+    model = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="relu"), tf.keras.layers.Dense(1)])
+    model.compile(loss="mse", optimizer="sgd")
+    model.fit(np.ones((4, 3), "float32"), np.ones(4), epochs=1, verbose=0)
+    assert tf.keras.Input(shape=()).name == "keras_tensor_3"
+    model.predict(np.ones((4, 3), "float32"), verbose=0)
+    assert tf.keras.Input(shape=()).name == "keras_tensor_4"

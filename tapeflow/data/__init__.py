@@ -44,6 +44,7 @@ experimental = SimpleNamespace(
     rejection_resample=_transformation("rejection_resample"), group_by_window=_transformation("group_by_window"),
     bucket_by_sequence_length=_transformation("bucket_by_sequence_length"), scan=_transformation("scan"),
     unbatch=_transformation("unbatch"), unique=_transformation("unique"), take_while=_transformation("take_while"),
+    ignore_errors=_transformation("ignore_errors"),
     get_single_element=lambda dataset: dataset.get_single_element(),
     AutoShardPolicy=AutoShardPolicy, ExternalStatePolicy=ExternalStatePolicy,
 )

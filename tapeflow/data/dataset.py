@@ -200,6 +200,15 @@ def _same_structure_str(s: Any) -> str:
 
 
 # -- the base class --------------------------------------------------------------
+class _Failed:
+    """An element whose making raised, in an ``_elements_or_errors`` stream."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
 class Dataset:
     """A sequence of elements, built with ``from_tensor_slices``, ``range``
     ... and transformed with ``map``, ``shuffle``, ``batch``:
@@ -212,6 +221,15 @@ class Dataset:
     # -- what subclasses provide ------------------------------------------
     def _elements(self) -> Iterator:
         raise NotImplementedError
+
+    def _elements_or_errors(self) -> Iterator:
+        """The elements, with a ``_Failed`` in place of one whose making raised: the stream ``ignore_errors``
+        reads. A dataset ends at its first error, as TF's batch and generator datasets do; those that go on
+        after one, as TF's do (map, filter, shuffle, take, interleave, the CSV reader), override this."""
+        try:
+            yield from self._elements()
+        except Exception as e:  # TF turns every failure into an error status, which ignore_errors drops
+            yield _Failed(e)
 
     def _cardinality(self) -> int:
         return UNKNOWN_CARDINALITY
@@ -535,6 +553,13 @@ class Dataset:
         from tapeflow.data import nested
 
         return nested._TakeWhile(self, predicate)
+
+    def ignore_errors(self, log_warning: bool = False, name: str | None = None) -> Dataset:
+        """The elements, dropping those whose making raised (a failing ``map`` function, a bad CSV record),
+        as ``tf.data.Dataset.ignore_errors``; ``log_warning`` prints each dropped error to stderr."""
+        from tapeflow.data import nested
+
+        return nested._IgnoreErrors(self, bool(log_warning))
 
     def unique(self, name: str | None = None) -> Dataset:
         """Each distinct element once, in first-seen order (int32/int64/string elements)."""
@@ -1058,18 +1083,33 @@ class _Map(_Traced):
     def _cardinality(self) -> int:
         return self._parent._cardinality()
 
-    def _elements(self) -> Iterator:
+    def _mapper(self) -> Callable:
         traced = self._tracer()
         if traced is not None:  # the compiled graph gives arrays in the element's structure already
-            yield from map(traced, self._parent._elements())
-            return
+            return traced
         fn = self._fn
         flags = self._ragged_flags() if self._ragged else None
-        for e in self._parent._elements():
+
+        def apply(e: Any) -> Any:
             out = _from_user(_call(fn, _to_tensors(e)))
             if flags is not None:
                 out = _pack(out, iter([composite.to_ragged_row(v) if f else v for v, f in zip(_flatten(out), flags)]))
-            yield out
+            return out
+
+        return apply
+
+    def _elements(self) -> Iterator:
+        yield from map(self._mapper(), self._parent._elements())
+
+    def _elements_or_errors(self) -> Iterator:
+        apply = self._mapper()
+        for e in self._parent._elements_or_errors():
+            if type(e) is not _Failed:
+                try:
+                    e = apply(e)
+                except Exception as x:
+                    e = _Failed(x)
+            yield e
 
     def _ragged_flags(self) -> list:
         # TF's dense_to_ragged: a component whose spec is fully defined (scalars too) or of unknown rank stays dense
@@ -1097,18 +1137,28 @@ class _Filter(_Traced):
     def _cardinality(self) -> int:
         return UNKNOWN_CARDINALITY  # even over an infinite input, as TF
 
+    def _keep(self, e: Any) -> bool:
+        keep = self._apply(e)
+        arr = np.asarray(keep._value if hasattr(keep, "_value") else keep)
+        if arr.shape != () or arr.dtype != np.bool_:
+            raise ValueError(
+                "Invalid `predicate`. `predicate` must return a `tf.bool` scalar tensor, but its return type "
+                f"is TensorSpec(shape={arr.shape}, dtype=tf.{dtypes.as_dtype(arr.dtype).name}, name=None)."
+            )
+        return bool(arr)
+
     def _elements(self) -> Iterator:
-        apply = self._apply
-        for e in self._parent._elements():
-            keep = apply(e)
-            arr = np.asarray(keep._value if hasattr(keep, "_value") else keep)
-            if arr.shape != () or arr.dtype != np.bool_:
-                raise ValueError(
-                    "Invalid `predicate`. `predicate` must return a `tf.bool` scalar tensor, but its return type "
-                    f"is TensorSpec(shape={arr.shape}, dtype=tf.{dtypes.as_dtype(arr.dtype).name}, name=None)."
-                )
-            if arr:
-                yield e
+        return filter(self._keep, self._parent._elements())
+
+    def _elements_or_errors(self) -> Iterator:
+        for e in self._parent._elements_or_errors():
+            if type(e) is not _Failed:
+                try:
+                    if not self._keep(e):
+                        continue
+                except Exception as x:
+                    e = _Failed(x)
+            yield e
 
     def _template(self) -> Any:
         return self._parent._template()
@@ -1378,6 +1428,9 @@ class _Shuffle(Dataset):
         start = end = 0
         items = iter(items)
         for x in items:  # fill the buffer
+            if type(x) is _Failed:  # an input's error passes at once (an _elements_or_errors stream)
+                yield x
+                continue
             ring[end] = x
             end += 1
             if end == size:
@@ -1388,6 +1441,9 @@ class _Shuffle(Dataset):
             ring[i] = ring[start % size]
             start += 1
             for x in items:  # refill the freed slot (lazily, on the next call, as TF)
+                if type(x) is _Failed:
+                    yield x
+                    continue
                 ring[end % size] = x
                 end += 1
                 break
@@ -1418,6 +1474,11 @@ class _Shuffle(Dataset):
                 yield plan.row(i)
             return
         yield from self._shuffled(self._parent._elements(), self._stream())
+
+    def _elements_or_errors(self) -> Iterator:
+        if self._plan() is not None:  # rows of arrays: nothing to fail
+            return self._elements()
+        return self._shuffled(self._parent._elements_or_errors(), self._stream())
 
     def _template(self) -> Any:
         return self._parent._template()
@@ -1497,6 +1558,17 @@ class _Take(Dataset):
         it = self._parent._elements()
         return it if self._count < 0 else itertools.islice(it, self._count)
 
+    def _elements_or_errors(self) -> Iterator:
+        left = self._count
+        if left == 0:
+            return
+        for e in self._parent._elements_or_errors():
+            yield e
+            if type(e) is not _Failed:  # as TF: an input's error does not count
+                left -= 1
+                if left == 0:
+                    return
+
     def _template(self) -> Any:
         return self._parent._template()
 
@@ -1548,6 +1620,9 @@ class _Passthrough(Dataset):
 
     def _elements(self) -> Iterator:
         return self._parent._elements()
+
+    def _elements_or_errors(self) -> Iterator:
+        return self._parent._elements_or_errors()
 
     def _template(self) -> Any:
         return self._parent._template()

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from tapeflow.data.dataset import (
-    INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, _call, _flatten, _from_user, _map, _pack, _spec_of,
-    _to_arrays, _to_tensors,
+    INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, _call, _Failed, _flatten, _from_user, _map, _pack,
+    _spec_of, _to_arrays, _to_tensors,
 )
 from tapeflow.framework import dtypes, errors
 from tapeflow.framework.tensor import Tensor
@@ -158,9 +159,16 @@ class _Interleave(Dataset):
         self._parent, self._fn, self._cycle, self._block, self._parallel = parent, fn, cycle, block, parallel
 
     def _elements(self) -> Iterator:
+        return self._interleaved(False)
+
+    def _elements_or_errors(self) -> Iterator:
+        return self._interleaved(True)
+
+    def _interleaved(self, with_errors: bool) -> Iterator:
         # TF's InterleaveDatasetOp: `cycle` open iterators, `block` elements from each in turn; an exhausted
-        # slot is refilled from the input the next time the cycle reaches it.
-        inputs = self._parent._elements()
+        # slot is refilled from the input the next time the cycle reaches it. With errors, an input's or an
+        # inner dataset's failed element passes on and the interleave goes on, as TF's.
+        inputs = self._parent._elements_or_errors() if with_errors else self._parent._elements()
         slots: list = [None] * self._cycle
         i, block, n_open, end = 0, 0, 0, False
         while not end or n_open > 0:
@@ -183,7 +191,18 @@ class _Interleave(Dataset):
                 except StopIteration:
                     end = True
                     continue
-                slots[i] = iter(_as_dataset(_call(self._fn, _to_tensors(e)), "interleave")._elements())
+                if not with_errors:
+                    slots[i] = iter(_as_dataset(_call(self._fn, _to_tensors(e)), "interleave")._elements())
+                elif type(e) is _Failed:
+                    yield e
+                    continue
+                else:
+                    try:
+                        slots[i] = iter(_as_dataset(_call(self._fn, _to_tensors(e)), "interleave")
+                                        ._elements_or_errors())
+                    except Exception as x:
+                        yield _Failed(x)
+                        continue
                 n_open += 1
             else:
                 i, block = (i + 1) % self._cycle, 0
@@ -350,6 +369,25 @@ class _TakeWhile(Dataset):
                                  "name=None).")
             if not keep:
                 return
+            yield e
+
+    @property
+    def element_spec(self) -> Any:
+        return self._parent.element_spec
+
+
+class _IgnoreErrors(Dataset):
+    """TF's IgnoreErrorsDataset: the input's elements, less those whose making raised."""
+
+    def __init__(self, parent: Dataset, log_warning: bool) -> None:
+        self._parent, self._log = parent, log_warning
+
+    def _elements(self) -> Iterator:
+        for e in self._parent._elements_or_errors():
+            if type(e) is _Failed:
+                if self._log:
+                    print(f"Error raised with error message {e.error}", file=sys.stderr)
+                continue
             yield e
 
     @property

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from tapeflow.data.dataset import Dataset, _spec_of
+from tapeflow.data.dataset import Dataset, _Failed, _spec_of
 from tapeflow.framework import dtypes, errors
 
 _OBJ = np.dtype(object)
@@ -202,20 +202,29 @@ class CsvDataset(Dataset):
                     first = False
                     yield fields if fields else [""]
 
-    def _elements(self) -> Iterator:
+    def _record(self, fields: list) -> tuple:
         n = len(self._defaults)
-        for fields in self._rows():
-            if self._select is not None:
-                if len(fields) <= self._select[-1]:
-                    raise errors.InvalidArgumentError(
-                        f"Expect {n} fields but have {len(fields)} in record [Op:IteratorGetNext]")
-                fields = [fields[c] for c in self._select]
-            elif self._exclude is not None:
-                fields = [v for c, v in enumerate(fields) if c not in self._exclude]
-            if len(fields) != n:
+        if self._select is not None:
+            if len(fields) <= self._select[-1]:
                 raise errors.InvalidArgumentError(
                     f"Expect {n} fields but have {len(fields)} in record [Op:IteratorGetNext]")
-            yield tuple(self._field(i, txt) for i, txt in enumerate(fields))
+            fields = [fields[c] for c in self._select]
+        elif self._exclude is not None:
+            fields = [v for c, v in enumerate(fields) if c not in self._exclude]
+        if len(fields) != n:
+            raise errors.InvalidArgumentError(
+                f"Expect {n} fields but have {len(fields)} in record [Op:IteratorGetNext]")
+        return tuple(self._field(i, txt) for i, txt in enumerate(fields))
+
+    def _elements(self) -> Iterator:
+        return map(self._record, self._rows())
+
+    def _elements_or_errors(self) -> Iterator:
+        for fields in self._rows():  # a bad record fails alone, as TF's reader goes on to the next line
+            try:
+                yield self._record(fields)
+            except errors.InvalidArgumentError as e:
+                yield _Failed(e)
 
     def _field(self, i: int, txt: str) -> np.ndarray:
         from tapeflow.ops.io_ops import _csv_field

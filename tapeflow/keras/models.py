@@ -412,7 +412,11 @@ class Sequential(Model):
 
     def _maybe_build(self, inputs: Any) -> None:
         if not self.built and self._input_tensor is None:
-            unique_name("input_layer")  # Keras 3 builds an InputLayer and a Functional on the first call
+            # Keras 3 builds an InputLayer and a Functional on the first call, calling each layer on a KerasTensor:
+            # the auto-names they take (KerasTensors printed later are numbered after them)
+            unique_name("input_layer")
+            for _ in range(1 + len(self._layers)):
+                unique_name("keras_tensor")
             unique_name("functional")
             shape = getattr(inputs, "shape", None)
             # Keras 3 builds for the first call's shape, batch size included: input_shape (4, 3)

@@ -208,6 +208,8 @@ def get_file(fname=None, origin=None, *args, untar=False, cache_dir=None, cache_
         return p
     if (p := _speech_archive(fname, origin, cache_dir, cache_subdir)) is not None:
         return p
+    if (p := _csv_archive(fname, origin, cache_dir, cache_subdir)) is not None:
+        return p
     if str(origin or fname).endswith("jena_climate_2009_2016.csv.zip"):
         return jena_csv_dir(os.path.join(os.path.expanduser(cache_dir or "~/.keras"), cache_subdir))
     raise RuntimeError(f"no local stand-in for get_file({fname!r}, {origin!r})")
@@ -1074,3 +1076,80 @@ def install_nb11(backend_tf) -> None:
     for name in ("keras.src.utils.file_utils", "tapeflow.keras.file_utils"):
         if name in sys.modules:
             sys.modules[name].get_file = _nb11_get_file
+
+
+# --- lead (2026-12-03): tutorials/load_data/csv's abalone, traffic-volume and fonts files ---------------------------
+
+
+def _abalone(path: str) -> None:
+    # abalone_train.csv: no header, 7 float measurements and the integer age, 3320 rows
+    rng = np.random.default_rng(41)
+    with open(path, "w") as f:
+        for _ in range(3320):
+            length = float(np.clip(rng.normal(0.52, 0.12), 0.08, 0.8))
+            dims = [length, length * 0.79, length * 0.27] + [length ** 3 * k * rng.uniform(0.8, 1.2)
+                                                             for k in (5.6, 2.4, 1.2, 1.6)]
+            age = int(np.clip(round(4 + 14 * length + rng.normal(0, 2.5)), 1, 29))
+            f.write(",".join(f"{v:.4f}" for v in dims) + f",{age}\n")
+
+
+def _traffic(path: str) -> None:
+    # Metro_Interstate_Traffic_Volume.csv.gz: its 9 columns, hourly from 2012-10-02 09:00 (48204 rows)
+    import datetime
+
+    rng = np.random.default_rng(42)
+    t0 = datetime.datetime(2012, 10, 2, 9)
+    weather = [("Clouds", "scattered clouds"), ("Clear", "sky is clear"), ("Rain", "light rain"),
+               ("Mist", "mist"), ("Snow", "light snow")]
+    with gzip.open(path, "wt") as f:
+        f.write("holiday,temp,rain_1h,snow_1h,clouds_all,weather_main,weather_description,date_time,traffic_volume\n")
+        for i in range(48204):
+            t = t0 + datetime.timedelta(hours=i)
+            main, desc = weather[int(rng.integers(len(weather)))]
+            temp = 281.0 + 12 * np.sin(2 * np.pi * i / 8766) + rng.normal(0, 3)
+            vol = int(max(0, 3300 + 2500 * np.sin(2 * np.pi * (t.hour - 9) / 24) + rng.normal(0, 400)))
+            rain = round(float(rng.exponential(0.5)), 2) if main == "Rain" else 0.0
+            f.write(f"None,{temp:.2f},{rain},0.0,{int(rng.integers(0, 100))},{main},{desc},"
+                    f"{t:%Y-%m-%d %H:%M:%S},{vol}\n")
+
+
+_FONTS = ("AGENCY", "ARIAL", "BAITI", "BANKGOTHIC", "BASKERVILLE", "BAUHAUS", "BELL", "BERLIN", "BERNARD",
+          "BITSTREAMVERA", "BLACKADDER", "BODONI")
+
+
+def _fonts(root: str) -> None:
+    """``root/<FONT>.csv`` in the fonts dataset's layout: 12 header fields, then the 20x20 pixels r0c0..r19c19."""
+    os.makedirs(root, exist_ok=True)
+    rng = np.random.default_rng(43)
+    head = ["font", "fontVariant", "m_label", "strength", "italic", "orientation", "m_top", "m_left",
+            "originalH", "originalW", "h", "w"] + [f"r{r}c{c}" for r in range(20) for c in range(20)]
+    for font in _FONTS:
+        with open(os.path.join(root, f"{font}.csv"), "w") as f:
+            f.write(",".join(head) + "\n")
+            for _ in range(int(rng.integers(40, 120))):
+                px = rng.integers(1, 256, 400) * (rng.random(400) < 0.4)
+                vals = [font, "scanned", int(rng.integers(33, 1000)), 0.4, int(rng.integers(0, 2)), 0.0,
+                        int(rng.integers(20, 60)), int(rng.integers(0, 40)), int(rng.integers(10, 90)),
+                        int(rng.integers(10, 90)), 20, 20] + [int(v) for v in px]
+                f.write(",".join(str(v) for v in vals) + "\n")
+
+
+def _csv_archive(fname: Any, origin: Any, cache_dir: Any, cache_subdir: str) -> str | None:
+    """fonts.zip as Keras 3 leaves it: the zip in ``cache_subdir`` and its CSVs in ``fonts_extracted/`` beside it
+    (the tutorial globs ``fonts/*.csv``, written for Keras 2's extraction place)."""
+    if not str(origin or fname).endswith("fonts.zip"):
+        return None
+    import zipfile
+
+    base = os.path.join(os.path.expanduser(cache_dir or "~/.keras"), cache_subdir)
+    out = _build_dir(os.path.join(base, "fonts_extracted"), "", _fonts)
+    zpath = os.path.join(base, "fonts.zip")
+    if not os.path.exists(zpath):
+        with zipfile.ZipFile(zpath, "w") as z:
+            for font in _FONTS:
+                z.write(os.path.join(out, f"{font}.csv"), f"{font}.csv")
+    return os.path.join(base, "fonts_extracted")
+
+
+URLS["data/abalone_train.csv"] = ("abalone_train.csv", _abalone)
+URLS["Metro_Interstate_Traffic_Volume.csv.gz"] = ("Metro_Interstate_Traffic_Volume.csv.gz", _traffic)
