@@ -1153,3 +1153,17 @@ def _csv_archive(fname: Any, origin: Any, cache_dir: Any, cache_subdir: str) -> 
 
 URLS["data/abalone_train.csv"] = ("abalone_train.csv", _abalone)
 URLS["Metro_Interstate_Traffic_Volume.csv.gz"] = ("Metro_Interstate_Traffic_Volume.csv.gz", _traffic)
+
+
+# --- lead (2026-12-03): tutorials/generative/adversarial_fgsm's photo and ImageNet class index ---------------------
+
+
+def _imagenet_class_index(path: str) -> None:
+    import json
+
+    with open(path, "w") as f:  # the real file's layout: {"0": ["n01440764", "tench"], ...}
+        json.dump({str(i): [f"n{i:08d}", "Labrador_retriever" if i == 208 else f"class_{i}"] for i in range(1000)}, f)
+
+
+URLS["imagenet_class_index.json"] = ("imagenet_class_index.json", _imagenet_class_index)
+URLS["YellowLabradorLooking_new.jpg"] = ("YellowLabradorLooking_new.jpg", _photo(33, (577, 700)))

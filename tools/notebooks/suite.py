@@ -46,6 +46,7 @@ NOTEBOOKS = [
     "tutorials/images/transfer_learning",  # nb11: MobileNetV2 (stand-in weight file by real Keras), cats vs dogs
     "tutorials/load_data/images",  # nb11: flower_photos and tf_flowers again, tf.data from files, a small CNN
     "tutorials/distribute/save_and_load",  # nb11: MirroredStrategy, .keras and SavedModel round trips
+    "tutorials/generative/adversarial_fgsm",  # lead 2026-12-03: MobileNetV2 with its top, input gradients (FGSM)
     "tutorials/load_data/csv",  # lead 2026-12-03: pandas, make_csv_dataset (gzip), CsvDataset, decode_csv, fonts
 ]
 # results are named for the notebook's file; where two notebooks share one, the later gets a longer name
