@@ -94,8 +94,6 @@ def test_sequential_built_by_its_first_call_has_that_calls_shapes():
 
 def test_dataset_methods_tapeflow_lacks_raise_not_implemented():
     ds = tf.data.Dataset.range(4)
-    with pytest.raises(NotImplementedError, match="ignore_errors"):
-        ds.ignore_errors()
     with pytest.raises(NotImplementedError, match="fingerprint"):
         ds.fingerprint()
 
