@@ -664,3 +664,113 @@ def test_a_tape_under_an_accumulator_follows_its_template(followed):
     for _ in range(5):
         np.testing.assert_allclose(hvp(), want, rtol=1e-12)
     assert followed[-2:] == [True, True]
+
+
+def _lazy(t) -> bool:
+    return bool(t._tape is not None and t._tape.lazy)
+
+
+def test_a_lazily_followed_tape_departing_only_at_gradient_time_gets_ordinary_gradients(followed):
+    # A tape following a small template lazily checks its ops only when gradient() comes: a departure at
+    # one op (an input's shape, an attr, a dtype, which tensors repeat, an extra or a missing recorded op, an
+    # output shape an input's value decides) must fall back to ordinary records and give the walk's gradients.
+    from tapeflow.eager import tape as tape_lib
+
+    def f(x, c, d, alpha=0.2, shape=(6, 1), watch_c=False, square=False, d_is_s=False, wide=False):
+        with tf.GradientTape() as t:
+            t.watch([x, d])  # (d is watched, not a source: its ops are recorded, the gradient is x's)
+            if watch_c:
+                t.watch(c)
+            u = c * c
+            s = tf.sin(x)
+            y = s * u
+            y = y * (s if d_is_s else d)
+            y = tf.nn.leaky_relu(y, alpha)
+            y = tf.cast(y, tf.float64 if wide else tf.float32)
+            if shape is not None:
+                y = tf.reshape(y, tf.constant(shape))
+            y = y + tf.zeros(6, y.dtype)
+            z = tf.reduce_sum(tf.tanh(y * y if square else y))
+            lazy = _lazy(t)
+        return [t.gradient(z, x)], lazy
+
+    def walk(*args, **kw):
+        tape_lib.templates = False
+        replay.enabled = False
+        try:
+            return f(*args, **kw)[0]
+        finally:
+            tape_lib.templates = True
+            replay.enabled = True
+
+    x = tf.constant(np.linspace(-1.0, 1.0, 6), tf.float32)
+    c, d = tf.constant(np.linspace(0.5, 1.5, 6), tf.float32), tf.constant(np.linspace(2.0, 1.0, 6), tf.float32)
+    for _ in range(4):
+        first, lazy = f(x, c, d)
+    assert lazy and followed[-1] is True
+    cases = [
+        ((x, c, tf.constant([0.5])), {}),  # a new input's shape
+        ((x, c, d), {"alpha": 0.3}),  # an attr
+        ((x, c, d), {"wide": True}),  # a dtype (and an attr)
+        ((x, c, d), {"shape": (1, 6)}),  # an output shape an input's value decides
+        ((x, c, d), {"d_is_s": True}),  # d was a tensor of its own: now sin(x)
+        ((x, c, c), {}),  # two tensors are one
+        ((x, c, d), {"square": True}),  # an extra op (y * y)
+        ((x, c, d), {"watch_c": True}),  # c * c is recorded now
+        ((x, c, d), {"shape": None}),  # one op fewer
+    ]
+    departed_late = 0
+    for args, kw in cases:
+        want = walk(*args, **kw)
+        for i in range(3):
+            got, lazy = f(*args, **kw)
+            departed_late += i == 0 and lazy  # (recorded along the first template: checked at gradient time)
+            for a, b in zip(got, want):
+                assert (a is None) == (b is None)
+                if b is not None:
+                    assert a.dtype == b.dtype and a.shape == b.shape
+                    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+        f(x, c, d)
+        f(x, c, d)  # (the first structure's template again)
+    assert departed_late >= 7
+    got, lazy = f(x, c, d)
+    assert lazy and followed[-1] is True
+    for a, b in zip(got, first):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_a_lazily_followed_tape_read_mid_way_or_watching_more_is_an_ordinary_tape(followed):
+    x = tf.constant([0.3, -0.2, 0.5])
+    c = tf.constant([1.5, 2.0, -1.0])
+    v = tf.Variable([0.5, 0.25, 2.0])
+
+    def f(mid=None):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = tf.sin(x) * c
+            if mid is not None:
+                mid(t, y)
+            z = tf.reduce_sum(tf.tanh(y) * c)
+        return t.gradient(z, x)
+
+    for _ in range(4):
+        want = f()
+    assert followed[-1] is True
+
+    def records(t, y):
+        assert _lazy(t)
+        assert [r.type for r in t._tape.records] == ["Sin", "Mul"]
+        assert not _lazy(t)
+
+    def watch(t, y):
+        t.watch(c)
+        assert not _lazy(t)
+
+    def read(t, y):
+        assert _lazy(t)
+        v.read_value()
+
+    for mid in (records, watch, read):
+        np.testing.assert_array_equal(f(mid).numpy(), want.numpy())
+    np.testing.assert_array_equal(f().numpy(), want.numpy())
+    assert followed[-1] is True

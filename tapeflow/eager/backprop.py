@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import enum
 import logging
-from operator import attrgetter
+from itertools import chain, compress, count
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,28 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
             # with one or two inputs and one output, no accumulator or debug hook. Anything else, and
             # any departure from the template, takes the general path below.
             tp = tapes[0]
+            lazy = tp.lazy
+            if lazy and op in lazy and 0 < len(inputs) <= 2 and st._debug_hook is None:
+                # Following lazily (tape.Lane): keep the op, check it at gradient time.
+                w = tp.watched
+                a = inputs[0]._id
+                if len(inputs) == 1:
+                    ids = None if a not in w else (a,)
+                else:
+                    b = inputs[1]._id
+                    ids = None if a not in w and b not in w else (a, b)
+                if ids is not None:
+                    o = outputs[0]
+                    if not attrs or o._value.dtype.kind in _FLOAT_KINDS:  # (else not recorded)
+                        oid = o._id
+                        w.add(oid)
+                        tp.light.append((op, inputs, o, attrs, (*ids, oid)))
+                if st.accumulators:
+                    for acc in st.accumulators:
+                        acc._process(op, inputs, attrs, outputs)
+                elif st._graph is None:
+                    st.lane = tp  # (execute1/execute2 hand it their ops directly from now on)
+                return
             tpl = tp.tpl
             if tpl is not None and tpl is not _UNDECIDED and st._debug_hook is None and not st.accumulators:
                 light = tp.light
@@ -124,7 +147,7 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                 if (
                     tp.tpl is not None
                     and st._debug_hook is None
-                    and _follow(tp, spec, op.name, input_ids, inputs, attrs, outputs)
+                    and _follow_any(tp, op, spec, input_ids, inputs, attrs, outputs)
                 ):
                     if not st.accumulators:
                         return
@@ -133,7 +156,7 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                 tapes = [
                     tp
                     for tp in tapes
-                    if tp.tpl is None or not _follow(tp, spec, op.name, input_ids, inputs, attrs, outputs)
+                    if tp.tpl is None or not _follow_any(tp, op, spec, input_ids, inputs, attrs, outputs)
                 ]
             rec = None
             for tp in tapes:
@@ -233,7 +256,14 @@ def _first_meta(spec, inputs, outputs):
     return _METAS.get((spec, a.shape, a.dtype, b.shape, b.dtype, ov.shape, ov.dtype))
 
 
-def _follow(tp, spec, name, input_ids, inputs, attrs, outputs) -> bool:
+def _follow_any(tp, op, spec, input_ids, inputs, attrs, outputs) -> bool:
+    # _follow, or _follow_lazy for a tape that follows its template lazily.
+    if tp.lazy and _follow_lazy(tp, op, input_ids, inputs, attrs, outputs):
+        return True
+    return tp.tpl is not None and _follow(tp, spec, op.name, input_ids, inputs, attrs, outputs, op)
+
+
+def _follow(tp, spec, name, input_ids, inputs, attrs, outputs, op=None) -> bool:
     """Records an op on ``tp`` along its template; False when the op departs
     from it (``tp`` then holds ordinary records and the caller records the op)."""
     w = tp.watched
@@ -253,8 +283,16 @@ def _follow(tp, spec, name, input_ids, inputs, attrs, outputs) -> bool:
             tp.tpl = None
             return False
         tp.tpl = tpl
-        tp.pos = {}
         tp.light = []
+        if tpl.lane is not None and op is not None:
+            tp.lazy = tpl.lane.ops
+            if _follow_lazy(tp, op, input_ids, inputs, attrs, outputs):
+                return True
+            if tp.tpl is None:
+                return False
+            tpl = tp.tpl  # (checking op by op from here)
+        else:
+            tp.pos = {}
     light = tp.light
     k = len(light)
     fast = tpl.fast
@@ -305,6 +343,246 @@ def _follow(tp, spec, name, input_ids, inputs, attrs, outputs) -> bool:
     if not any(o._value.dtype.kind in _FLOAT_KINDS for o in outputs):
         return True  # no float output: not recorded (the template goes on)
     tape_lib.materialize(tp)
+    return False
+
+
+# -- following a template lazily (tape.Lane) ------------------------------------------
+
+# Templates whose records' tensors (outputs, and inputs of rules that save none) exceed this many bytes are
+# followed with checks per op: a lazy tape keeps every op's inputs and output until gradient(), ordinary
+# recording only what the rules save.
+LAZY_MAX_BYTES = 1 << 18
+_E0, _E1, _E2, _E3, _E4 = (itemgetter(i) for i in range(5))
+_SHAPE = attrgetter("shape")
+_DTYPE = attrgetter("dtype")
+
+
+def make_lane(ops: list, attrs: list) -> tape_lib.Lane | None:
+    """The lane of a template's ``ops`` (``tape.Template``) and its records' ``attrs``; None when its tapes
+    check as they go (several-output ops, variable reads, an op not in the registry, large tensors)."""
+    opdefs, rules, shapes, dtypes, with_attrs, canon, first_seen, save_in, save_out, arity = ([] for _ in range(10))
+    out_flat, fs_flat = [], []
+    first: dict = {}  # template position -> first index in the ids order
+    nbytes = 0
+    f = 0
+    for k, (spec, name, m, akey, ein) in enumerate(ops):
+        op = registry._OPS.get(name)
+        if op is None or spec is _READ_SPEC or len(m.output_shapes) != 1 or _GRADS.get(name) is not spec:
+            return None
+        opdefs.append(op)
+        rules.append((name, spec))
+        shapes.append(m.output_shapes[0])
+        dtypes.append(m.output_dtypes[0])
+        if akey is not None:
+            with_attrs.append((k, attrs[k], akey))
+        for j, p in enumerate(ein):
+            if p == len(first):
+                first[p] = f
+                first_seen.append((k, j, m.input_shapes[j], m.input_dtypes[j]))
+                fs_flat.append(f)
+            canon.append(first[p])
+            f += 1
+            if not spec.save_inputs:
+                nbytes += int(np.prod(m.input_shapes[j])) * m.input_dtypes[j].itemsize
+        first[len(first)] = f
+        canon.append(f)
+        out_flat.append(f)
+        f += 1
+        nbytes += int(np.prod(m.output_shapes[0])) * m.output_dtypes[0].itemsize
+        save_in.append(spec.save_inputs)
+        save_out.append(spec.save_outputs)
+        arity.append(len(ein) + 1)
+    if nbytes > LAZY_MAX_BYTES:
+        return None
+    # (A rank-0 value is a NumPy scalar, whose type says its dtype; an array's dtype is compared on its own.)
+    arrays = [s != () for s in shapes]
+    return tape_lib.Lane(
+        ops=frozenset(opdefs), opdefs=opdefs, rules=tuple(set(rules)), shapes=shapes,
+        types=[np.ndarray if a else d.type for a, d in zip(arrays, dtypes)], arrays=arrays if any(arrays) else None,
+        array_dtypes=[d for a, d in zip(arrays, dtypes) if a], attrs=with_attrs, canon=np.array(canon, np.intp),
+        out_flat=np.array(out_flat, np.intp), fs_flat=fs_flat, dense={i: p for p, i in first.items()},
+        first_seen=first_seen, save_in=save_in, save_out=save_out, arity=arity,
+    )
+
+
+class _LanePos:
+    """A lazily followed tape's positions of ids (what ``tp.pos`` is to a tape that checks as it goes): its
+    outputs' ids (growing) and where they occur first, the first occurrences of the other ids, and the
+    template's position of each first occurrence."""
+
+    __slots__ = ("outs", "out_flat", "others", "dense")
+
+    def __init__(self, outs, out_flat, others: dict, dense: dict) -> None:
+        self.outs = outs
+        self.out_flat = out_flat
+        self.others = others
+        self.dense = dense
+
+    def get(self, i, default=None):
+        f = self.others.get(i)
+        if f is None:
+            outs = self.outs
+            at = int(np.searchsorted(outs, i))
+            if at == len(outs) or outs[at] != i:
+                return default
+            f = int(self.out_flat[at])
+        return self.dense.get(f, default)
+
+    def items(self) -> dict:
+        """{id: position} of every id."""
+        got = {i: self.dense[f] for i, f in self.others.items()}
+        got.update(zip(self.outs.tolist(), [self.dense[f] for f in self.out_flat[: len(self.outs)].tolist()]))
+        return got
+
+
+def lazy_check(tp, whole: bool = True):
+    """Whether ``tp``'s lazy entries are its template's records (all of them, or with ``whole=False`` the
+    first ones): the positions of their ids (``_LanePos``), or None when they depart from it.
+
+    Everything per record is compared by C-level ``map``s and list or array comparisons: the ops, their
+    output values' types (a NumPy scalar's type is its dtype; an array's dtype is compared too) and shapes,
+    the rules, the attrs, and how records connect: each id equals the id at the first occurrence the
+    template has for it, outputs are new tensors (their ids grow), and no input the template has as new
+    is one seen before.
+    """
+    light = tp.light
+    lane = tp.tpl.lane
+    n = len(light)
+    if n != len(lane.opdefs):
+        if whole or n > len(lane.opdefs):
+            return None
+        whole = False
+    cut = (lambda xs: xs) if whole else (lambda xs: xs[:n])
+    if list(map(_E0, light)) != cut(lane.opdefs):
+        return None
+    vals = list(map(_VALUE_OF, map(_E2, light)))
+    if list(map(type, vals)) != cut(lane.types):
+        return None
+    if list(map(_SHAPE, vals)) != cut(lane.shapes):
+        return None
+    if lane.arrays and list(map(_DTYPE, compress(vals, cut(lane.arrays)))) != cut(lane.array_dtypes)[
+        : sum(cut(lane.arrays))
+    ]:
+        return None
+    for name, spec in lane.rules:
+        if _GRADS.get(name) is not spec:
+            return None
+    attrs = list(map(_E3, light))
+    for k, tattrs, akey in lane.attrs:
+        if k >= n:
+            break
+        a = attrs[k]
+        if not a or not _attrs_match(a, tattrs, akey):
+            return None
+        attrs[k] = None
+    if any(attrs):
+        return None
+    id_runs = list(map(_E4, light))
+    if list(map(len, id_runs)) != cut(lane.arity):
+        return None
+    canon = lane.canon
+    m = len(canon) if whole else sum(lane.arity[:n])
+    ids = np.fromiter(chain.from_iterable(id_runs), np.int64, m)
+    if not whole:
+        canon = canon[:m]
+    if not np.array_equal(ids[canon], ids):
+        return None
+    outs = ids[lane.out_flat if whole else lane.out_flat[lane.out_flat < m]]
+    if len(outs) > 1 and not (outs[1:] > outs[:-1]).all():
+        return None
+    fs = {}
+    for (k, j, shape, dtype), f in zip(lane.first_seen, lane.fs_flat):
+        if k >= n:
+            break
+        v = light[k][1][j]._value
+        if type(v) is AbstractValue or v.shape != shape or v.dtype != dtype:
+            return None
+        i = int(ids[f])
+        if i in fs:
+            return None
+        fs[i] = f
+        at = int(np.searchsorted(outs, i))
+        if at < len(outs) and outs[at] == i:
+            return None
+    return _LanePos(outs, lane.out_flat, fs, lane.dense)
+
+
+def lazy_saved(tp) -> list:
+    """The tensors a lazily followed tape's rules save, in the order ordinary records give them."""
+    light = tp.light
+    lane = tp.tpl.lane
+    saved = list(chain.from_iterable(compress(map(_E1, light), lane.save_in)))
+    saved += compress(map(_E2, light), lane.save_out)
+    return saved
+
+
+def _promote(tp) -> None:
+    """A lazily followed tape meets what its lane does not take (a variable read, an op with several
+    outputs, another tape...): it checks what it kept so far and goes on checking op by op (or, if what it
+    kept departs from the template, makes its records)."""
+    pos = lazy_check(tp, whole=False)
+    if pos is None:
+        tape_lib.materialize(tp)
+        return
+    tpl = tp.tpl
+    tp.pos = pos.items()
+    tp.light = [
+        (ids[:-1], ids[-1:], inputs if tpl.lane.save_in[k] else None, (out,) if tpl.lane.save_out[k] else None,
+         attrs)
+        for k, (_, inputs, out, attrs, ids) in enumerate(tp.light)
+    ]
+    tp.lazy = False
+
+
+def _rebuild_lazy(tp, light: list) -> None:
+    # tape.materialize of a lazy tape: ordinary recording, op by op, over what the tape kept. A lazy tape
+    # watched each output it kept, some of which ordinary recording would not have recorded (no rule, no
+    # float output): the watched ids are worked out again from those the tape had at the start.
+    w = tp.watched
+    w.difference_update(map(_E4_LAST, light))
+    recs = tp._records
+    for op, inputs, out, attrs, ids in light:
+        spec = _GRADS.get(op.name)
+        if spec is None or spec.fn is None:
+            continue
+        input_ids = ids[:-1]
+        for i in input_ids:
+            if i in w:
+                break
+        else:
+            continue
+        rec = _make_record(op.name, attrs, input_ids, inputs, (out,), spec)
+        if rec is None:
+            continue
+        rec.holders = 1
+        recs.append(rec)
+        w.add(ids[-1])
+
+
+def _E4_LAST(e):
+    return e[4][-1]
+
+
+_VALUE_OF = attrgetter("_value")
+tape_lib.rebuild_lazy = _rebuild_lazy
+
+
+def _follow_lazy(tp, op, input_ids, inputs, attrs, outputs) -> bool:
+    """Records an op on a lazily following ``tp`` (False: ``tp`` now checks op by op, or holds records)."""
+    w = tp.watched
+    for i in input_ids:
+        if i in w:
+            break
+    else:
+        return True  # no watched input: not recorded
+    if not any(o._value.dtype.kind in _FLOAT_KINDS for o in outputs):
+        return True  # no float output: not recorded (the template goes on)
+    if len(outputs) == 1 and op in tp.lazy:
+        o = outputs[0]
+        w.add(o._id)
+        tp.light.append((op, inputs, o, attrs, (*input_ids, o._id)))
+        return True
+    _promote(tp)
     return False
 
 
@@ -496,6 +774,9 @@ def record_variable_read(var, value: Tensor) -> None:
     if st._debug_hook is None:  # (tapes may record along templates)
         following = [tp for tp in tapes if tp.tpl is not None]
         if following:
+            for tp in following:
+                if tp.lazy:
+                    _promote(tp)
             for tp in following:
                 if tp.watch_accessed_variables and var.trainable and var._id not in tp.watched:
                     _watch_variable(tp, var)
@@ -827,6 +1108,7 @@ class GradientTape:
         st.tapes.append(self._tape)
         st.recording = True  # (what update_recording gives with a tape on the stack)
         st.plain = False
+        st.lane = None
         self._recording = True
 
     def _pop_tape(self) -> None:
@@ -848,6 +1130,8 @@ class GradientTape:
         """Ensures ``tensor`` (any nested structure of tensors/variables) is traced."""
         if self._tape is None:
             self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
+        elif self._tape.lazy and self._tape.light:  # (its watched ids are worked out from those it started with)
+            tape_lib.materialize(self._tape)
         if type(tensor) is Tensor and tensor._value.dtype.kind in "fc":  # (the common case, without nest)
             self._tape.watched.add(tensor._id)
             return

@@ -174,6 +174,7 @@ def _set_graph(st, g) -> None:
     # Cheaper than the ``graph`` property (no flag recomputation per op).
     st._graph = g
     st.plain = g is None and not st.recording
+    st.lane = None
 
 
 def _lowered(interp, fn, *args):

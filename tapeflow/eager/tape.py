@@ -171,12 +171,13 @@ class Template:
     Jacobian, targets and sources by position).
     """
 
-    __slots__ = ("ops", "uses", "keep", "fast")
+    __slots__ = ("ops", "uses", "keep", "fast", "lane")
 
     def __init__(self, ops: list, keep: list, attrs: list | None = None) -> None:
         self.ops = ops
         self.uses: dict = {}
         self.keep = keep  # attrs objects the keys name by identity
+        self.lane: Lane | None = None  # set by backprop when a tape may follow this template lazily
         # Per op, what following it checks, flat: (spec, name, output shape, output dtype, attrs key, the
         # record's attrs, input positions, saves inputs, saves outputs); None for a several-output op.
         fast = []
@@ -192,6 +193,30 @@ class Template:
 
 # A fresh non-persistent tape: it may follow a template from its first op.
 UNDECIDED = Template([], [])
+
+
+class Lane:
+    """A template's checks, precomputed for a tape that follows it *lazily*: such a tape keeps one
+    tuple per op, ``(op, inputs, output, attrs, ids)`` (``ids``: the inputs' then the output's), and
+    checks nothing while recording beyond what ordinary recording checks (a watched input); the
+    whole sequence is compared with the template when ``gradient``/``jacobian`` comes, by C-level
+    list comparisons over these fields (``backprop._lazy_check``).
+
+    ``ops``: the op objects the lane takes (others make the tape check as it goes); ``opdefs``: the
+    op of each record; ``rules``: (op name, gradient spec) pairs the records used; ``shapes`` /
+    ``dtypes``: each record's output shape and dtype; ``attrs``: (record index, its attrs, attrs
+    key) for records with attrs; ``canon``: for each id in ``ids`` order, the index of its first
+    occurrence; ``dense``: that index -> the template's position of the id; ``first_seen``:
+    (record, input, shape, dtype) of inputs no earlier record produced; ``save_in`` / ``save_out``:
+    per record, whether its rule saves its inputs / output; ``arity``: per record, the length of its ``ids``.
+    """
+
+    __slots__ = ("ops", "opdefs", "rules", "shapes", "types", "arrays", "array_dtypes", "attrs", "canon", "out_flat",
+                 "fs_flat", "dense", "first_seen", "save_in", "save_out", "arity")
+
+    def __init__(self, **fields) -> None:
+        for k, v in fields.items():
+            setattr(self, k, v)
 
 
 class Tape:
@@ -214,6 +239,7 @@ class Tape:
         "ctx",
         "pos",
         "light",
+        "lazy",
         "__weakref__",
     )
 
@@ -230,6 +256,9 @@ class Tape:
         self.pos: dict[int, int] | None = None
         self.ctx: tuple | None = None  # (tapes recording, this one's place) at the first op it followed
         self.light: list | None = None
+        # While following lazily (see Lane): the ops its lane takes (light holds lazy entries, checked only at
+        # gradient time); False otherwise.
+        self.lazy: frozenset | bool = False
 
     @property
     def records(self) -> list[OpRecord]:
@@ -241,6 +270,7 @@ class Tape:
     def records(self, value: list) -> None:
         self.tpl = None
         self.pos = self.light = None
+        self.lazy = False
         self._records = value
 
     def should_record(self, input_ids: Iterable[int]) -> bool:
@@ -261,6 +291,11 @@ def materialize(tp: Tape) -> None:
     tpl = tp.tpl
     tp.tpl = None
     light = tp.light
+    if tp.lazy:
+        tp.lazy = False
+        tp.pos = tp.light = None
+        rebuild_lazy(tp, light)
+        return
     if tpl is UNDECIDED or not light:
         tp.pos = tp.light = None
         return
@@ -286,6 +321,9 @@ def materialize(tp: Tape) -> None:
 
 
 _NO_ATTRS: dict = {}  # (backprop's: rules only read attrs)
+# Set by backprop: ``rebuild_lazy(tp, light)`` appends the OpRecords ordinary recording would have made
+# from a lazily followed tape's entries (and corrects ``tp.watched``).
+rebuild_lazy = None
 
 
 def backward(

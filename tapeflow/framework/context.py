@@ -21,6 +21,10 @@ class _State(threading.local):
         self._debug_hook = None  # tapeflow.debugging: called per op when set
         self.recording = False  # tapes or accumulators is non-empty, or debug_hook is set
         self.plain = True  # not recording and no graph: the fast eager path
+        # The one recorder that takes ops straight from ``execute1``/``execute2``, when nothing else records
+        # or traces: a tape following a template lazily (eager/backprop.py; ``lazy``: the ops it takes, or
+        # falsy once it stopped; ``watched``: ids; ``light``: its list). Any change of what records clears it.
+        self.lane = None
         # > 0 while Keras runs a layer on stand-in values only to learn its output shapes (a functional model's
         # symbolic call): output-only side effects (tf.print) are skipped, as in Keras's scratch graph
         self.dry_run = 0
@@ -48,6 +52,7 @@ class _State(threading.local):
         # only on tape push/pop, so the per-op path stays one flag test.
         self.recording = bool(self.tapes or self.accumulators or self._debug_hook is not None)
         self.plain = not self.recording and self._graph is None
+        self.lane = None
 
 
 state = _State()

@@ -52,15 +52,32 @@ def execute(op, inputs: tuple, attrs: dict | None = None):
 def execute1(op, x):
     """``execute`` for a one-input, one-output op without attrs (hot path)."""
     st = state
-    if st.plain or st._graph is None:
+    if st.plain:
+        try:
+            return Tensor(op.kernel(x._value))
+        except errors.OpError:
+            raise
+        except _KERNEL_ERRORS as e:
+            raise kernel_error(op, (x,), None, e) from None
+    lane = st.lane
+    if lane is not None or st._graph is None:  # (eager, and recording)
         try:
             result = Tensor(op.kernel(x._value))
         except errors.OpError:
             raise
         except _KERNEL_ERRORS as e:
             raise kernel_error(op, (x,), None, e) from None
-        if st.recording:
-            record_hook(op, (x,), None, (result,))
+        if lane is not None:
+            ops = lane.lazy
+            if ops and op in ops:
+                a = x._id
+                w = lane.watched
+                if a in w:
+                    oid = result._id
+                    w.add(oid)
+                    lane.light.append((op, (x,), result, None, (a, oid)))
+                return result
+        record_hook(op, (x,), None, (result,))
         return result
     return execute(op, (x,))
 
@@ -68,15 +85,33 @@ def execute1(op, x):
 def execute2(op, x, y):
     """``execute`` for a two-input, one-output op without attrs (hot path)."""
     st = state
-    if st.plain or st._graph is None:
+    if st.plain:
+        try:
+            return Tensor(op.kernel(x._value, y._value))
+        except errors.OpError:
+            raise
+        except _KERNEL_ERRORS as e:
+            raise kernel_error(op, (x, y), None, e) from None
+    lane = st.lane
+    if lane is not None or st._graph is None:  # (eager, and recording)
         try:
             result = Tensor(op.kernel(x._value, y._value))
         except errors.OpError:
             raise
         except _KERNEL_ERRORS as e:
             raise kernel_error(op, (x, y), None, e) from None
-        if st.recording:
-            record_hook(op, (x, y), None, (result,))
+        if lane is not None:
+            ops = lane.lazy
+            if ops and op in ops:
+                a = x._id
+                b = y._id
+                w = lane.watched
+                if a in w or b in w:
+                    oid = result._id
+                    w.add(oid)
+                    lane.light.append((op, (x, y), result, None, (a, b, oid)))
+                return result
+        record_hook(op, (x, y), None, (result,))
         return result
     return execute(op, (x, y))
 

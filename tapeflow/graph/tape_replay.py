@@ -439,6 +439,7 @@ def _remember(ctx: tuple, entry: _Entry, records: list, use, local: dict) -> Non
         tpl = templates.get((ops[0][0], ops[0][2], ctx))
         if tpl is None or tpl.ops != ops:
             tpl = tape_lib.Template(ops, keep, attrs)
+            tpl.lane = backprop.make_lane(ops, attrs)
         tpl.uses[u] = (entry, out_pos)
         entry.template = tpl
     first = tpl.ops[0]
@@ -485,15 +486,23 @@ def _followed(tp, use, extra: list, plain: bool, source_ids: set):
     tpl = tp.tpl
     if len(tp.light) != len(tpl.ops):
         return None
-    pos = tp.pos
+    if tp.lazy:  # (nothing checked yet: all of it now)
+        pos = backprop.lazy_check(tp)
+        if pos is None:
+            return None
+    else:
+        pos = tp.pos
     u = use(pos)
     got = None if u is None else tpl.uses.get(u)
     if got is None:
         return None
     entry, out_pos = got
-    light = tp.light
-    saved = list(chain.from_iterable(filter(None, map(_SAVED_IN_L, light))))
-    saved += chain.from_iterable(filter(None, map(_SAVED_OUT_L, light)))
+    if tp.lazy:
+        saved = backprop.lazy_saved(tp)
+    else:
+        light = tp.light
+        saved = list(chain.from_iterable(filter(None, map(_SAVED_IN_L, light))))
+        saved += chain.from_iterable(filter(None, map(_SAVED_OUT_L, light)))
     fn = entry.fn
     args = [*_picked(entry, saved), *extra]
     if plain:
