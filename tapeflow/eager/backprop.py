@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import logging
-from itertools import chain, compress, count
+from itertools import chain, compress
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -460,9 +460,10 @@ def lazy_check(tp, whole: bool = True):
         return None
     if list(map(_SHAPE, vals)) != cut(lane.shapes):
         return None
-    if lane.arrays and list(map(_DTYPE, compress(vals, cut(lane.arrays)))) != cut(lane.array_dtypes)[
-        : sum(cut(lane.arrays))
-    ]:
+    arrays = lane.arrays
+    if arrays and list(map(_DTYPE, compress(vals, arrays))) != (
+        lane.array_dtypes if whole else lane.array_dtypes[: sum(arrays[:n])]
+    ):
         return None
     for name, spec in lane.rules:
         if _GRADS.get(name) is not spec:

@@ -204,11 +204,14 @@ class Lane:
 
     ``ops``: the op objects the lane takes (others make the tape check as it goes); ``opdefs``: the
     op of each record; ``rules``: (op name, gradient spec) pairs the records used; ``shapes`` /
-    ``dtypes``: each record's output shape and dtype; ``attrs``: (record index, its attrs, attrs
-    key) for records with attrs; ``canon``: for each id in ``ids`` order, the index of its first
-    occurrence; ``dense``: that index -> the template's position of the id; ``first_seen``:
-    (record, input, shape, dtype) of inputs no earlier record produced; ``save_in`` / ``save_out``:
-    per record, whether its rule saves its inputs / output; ``arity``: per record, the length of its ``ids``.
+    ``types``: each record's output shape and value type (a NumPy scalar type for rank 0, else
+    ``np.ndarray``); ``arrays`` / ``array_dtypes``: which outputs are arrays (None: none is) and their
+    dtypes; ``attrs``: (record index, its attrs, attrs key) for records with attrs; ``canon``: for
+    each id in ``ids`` order, the index of its first occurrence (an array); ``out_flat`` /
+    ``fs_flat``: the indices of the outputs / of the inputs no earlier record produced, whose
+    (record, input, shape, dtype) ``first_seen`` lists; ``dense``: first-occurrence index -> the
+    template's position of the id; ``save_in`` / ``save_out``: per record, whether its rule saves its
+    inputs / output; ``arity``: per record, the length of its ``ids``.
     """
 
     __slots__ = ("ops", "opdefs", "rules", "shapes", "types", "arrays", "array_dtypes", "attrs", "canon", "out_flat",
