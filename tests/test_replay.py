@@ -670,11 +670,13 @@ def _lazy(t) -> bool:
     return bool(t._tape is not None and t._tape.lazy)
 
 
-def test_a_lazily_followed_tape_departing_only_at_gradient_time_gets_ordinary_gradients(followed):
+def test_a_lazily_followed_tape_departing_only_at_gradient_time_gets_ordinary_gradients(followed, monkeypatch):
     # A tape following a small template lazily checks its ops only when gradient() comes: a departure at
     # one op (an input's shape, an attr, a dtype, which tensors repeat, an extra or a missing recorded op, an
     # output shape an input's value decides) must fall back to ordinary records and give the walk's gradients.
     from tapeflow.eager import tape as tape_lib
+
+    monkeypatch.setattr(replay.backprop, "LAZY_MIN_OPS", 1)  # (short templates are checked op by op)
 
     def f(x, c, d, alpha=0.2, shape=(6, 1), watch_c=False, square=False, d_is_s=False, wide=False):
         with tf.GradientTape() as t:
@@ -739,7 +741,8 @@ def test_a_lazily_followed_tape_departing_only_at_gradient_time_gets_ordinary_gr
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
-def test_a_lazily_followed_tape_read_mid_way_or_watching_more_is_an_ordinary_tape(followed):
+def test_a_lazily_followed_tape_read_mid_way_or_watching_more_is_an_ordinary_tape(followed, monkeypatch):
+    monkeypatch.setattr(replay.backprop, "LAZY_MIN_OPS", 1)
     x = tf.constant([0.3, -0.2, 0.5])
     c = tf.constant([1.5, 2.0, -1.0])
     v = tf.Variable([0.5, 0.25, 2.0])
@@ -774,3 +777,33 @@ def test_a_lazily_followed_tape_read_mid_way_or_watching_more_is_an_ordinary_tap
         np.testing.assert_array_equal(f(mid).numpy(), want.numpy())
     np.testing.assert_array_equal(f().numpy(), want.numpy())
     assert followed[-1] is True
+
+
+def test_long_chains_of_small_tensors_follow_lazily_and_large_tensors_do_not(followed):
+    def chain(x0, c, n=12):
+        with tf.GradientTape() as t:
+            t.watch(x0)
+            x = x0
+            for _ in range(n):
+                x = tf.tanh(tf.sin(x) * c + c)
+            lazy = _lazy(t)
+        return t.gradient(x, x0), lazy
+
+    def want(x0, c, n=12):
+        x, g = x0.numpy(), np.ones_like(x0.numpy())
+        for _ in range(n):
+            s = np.sin(x)
+            u = np.tanh(s * c.numpy() + c.numpy())
+            g = g * (1 - u * u) * c.numpy() * np.cos(x)
+            x = u
+        return g
+
+    for x0 in (tf.constant(0.3, tf.float64), tf.constant(np.linspace(0.0, 1.0, 20000))):
+        c = tf.constant(0.9, tf.float64)
+        lazies = []
+        for _ in range(4):
+            g, lazy = chain(x0, c)
+            lazies.append(lazy)
+            np.testing.assert_allclose(g.numpy(), want(x0, c), rtol=1e-12)
+        assert followed[-1] is True
+        assert lazies[-1] == (x0.shape == ())  # (a lazy tape keeps every op's tensors: small ones only)

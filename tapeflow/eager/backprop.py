@@ -352,6 +352,9 @@ def _follow(tp, spec, name, input_ids, inputs, attrs, outputs, op=None) -> bool:
 # followed with checks per op: a lazy tape keeps every op's inputs and output until gradient(), ordinary
 # recording only what the rules save.
 LAZY_MAX_BYTES = 1 << 18
+# ... and templates of fewer records too: the check at gradient time costs ~15 us however short the tape, about
+# what checking this many ops as they come costs.
+LAZY_MIN_OPS = 24
 _E0, _E1, _E2, _E3, _E4 = (itemgetter(i) for i in range(5))
 _SHAPE = attrgetter("shape")
 _DTYPE = attrgetter("dtype")
@@ -362,6 +365,8 @@ def make_lane(ops: list, attrs: list) -> tape_lib.Lane | None:
     check as they go (several-output ops, variable reads, an op not in the registry, large tensors)."""
     opdefs, rules, shapes, dtypes, with_attrs, canon, first_seen, save_in, save_out, arity = ([] for _ in range(10))
     out_flat, fs_flat = [], []
+    if len(ops) < LAZY_MIN_OPS:
+        return None
     first: dict = {}  # template position -> first index in the ids order
     nbytes = 0
     f = 0
