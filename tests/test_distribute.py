@@ -70,6 +70,19 @@ def test_compute_average_loss_and_scale_regularization_loss():
         assert float(s.run(lambda: tf.nn.scale_regularization_loss(tf.constant(3.0)))) == 3.0
 
 
+def test_compute_average_loss_of_no_example_is_zero_and_the_batch_size_is_checked():
+    # TF's div_no_nan: a replica left without examples by a short last batch adds 0 to the summed loss
+    assert float(tf.nn.compute_average_loss(tf.zeros([0]))) == 0.0
+    assert float(tf.function(tf.nn.compute_average_loss)(tf.zeros([0]))) == 0.0
+    assert float(tf.nn.compute_average_loss(tf.zeros([0]), global_batch_size=0)) == 0.0
+    assert float(tf.function(lambda x, n: tf.nn.compute_average_loss(x, global_batch_size=n))(
+        tf.ones([3]), tf.constant(4))) == 0.75
+    with pytest.raises(TypeError, match="global_batch_size must be an integer"):
+        tf.nn.compute_average_loss(tf.ones([3]), global_batch_size=2.0)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="global_batch_size must be non-negative"):
+        tf.nn.compute_average_loss(tf.ones([3]), global_batch_size=-2)
+
+
 def test_input_context_and_datasets_from_function():
     ic = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=1, num_replicas_in_sync=4)
     assert (ic.num_input_pipelines, ic.input_pipeline_id, ic.num_replicas_in_sync) == (2, 1, 4)

@@ -85,7 +85,7 @@ def runs(tmp_path_factory):
     ref = str(base / "single")
     proc = subprocess.run(
         [sys.executable, PROGRAM, ref, "fit", "loop", "sparse", "data", "tail", "logsync", "tutorial", "tfconfig",
-         "crash", "syncbn", "metrics", "tfdocs"],
+         "crash", "syncbn", "metrics", "tfdocs", "dropout"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -97,7 +97,7 @@ def runs(tmp_path_factory):
         d = str(base / f"n{n}")
         # every rank gets the same TF_CONFIG (as `mpirun -x TF_CONFIG` gives it): the ranks tell the tasks apart
         proc = _launch(n, d, "fit", "loop", "sparse", "lso", "data", "reuse", "tail", "logsync", "tutorial",
-                       "tfconfig", "syncbn", "metrics", "tfdocs", TF_CONFIG=_tf_config(n))
+                       "tfconfig", "syncbn", "metrics", "tfdocs", "dropout", TF_CONFIG=_tf_config(n))
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
         assert f"done {n}" in proc.stdout
         assert proc.stdout.count("Epoch 1/3\n5/5 - ") == 1  # verbose=2's epoch line, from rank 0 only
@@ -186,6 +186,13 @@ def test_eager_reductions_reuse_only_unheld_results(runs, n):
         np.testing.assert_array_equal(d["steps"], [tri1 * (i + 1) for i in range(6)])
         np.testing.assert_array_equal(d["kept_np"], np.full((3, 2), 3 * tri1))
         assert bool(d["reused"]) and not bool(d["weak_reused"])
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_dropout_masks_are_the_single_process_ones(runs, n):
+    ref = _load(runs["single"], "dropout")[0]
+    ranks = _load(runs[n], "dropout")
+    _check_equal(ref, ranks, sorted(k for k in ref if k.startswith("w")) + ["loss", "loop_loss"], 1e-5)
 
 
 @pytest.mark.parametrize("n", [2, 4])

@@ -209,7 +209,7 @@ class DistributedDataset:
         for element in self._dataset._elements():
             n = _batch_rows(element)
             start, stop = split_bounds(n, size, rank)
-            share(stop - start, n)
+            share(stop - start, n, start)
             yield _slice(element, start, stop)
 
     def __len__(self) -> int:
@@ -261,5 +261,5 @@ class SplitBatches:
         for xb, yb, swb in self._data.epoch():
             n = _batch_rows(xb)
             start, stop = split_bounds(n, size, rank)
-            self._strategy._set_batch_share(stop - start, n)
+            self._strategy._set_batch_share(stop - start, n, start)
             yield tuple(None if v is None else _slice(v, start, stop) for v in (xb, yb, swb))

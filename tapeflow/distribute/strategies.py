@@ -294,7 +294,7 @@ class Strategy:
 
         return value_fn(ValueContext(self._comm.rank if self._multi else 0, self.num_replicas_in_sync))
 
-    def _set_batch_share(self, local: int, total: int) -> None:
+    def _set_batch_share(self, local: int, total: int, start: int | None = None) -> None:
         pass
 
 
@@ -496,6 +496,9 @@ class MultiWorkerMirroredStrategy(Strategy):
 
             # This rank's share of the current global batch (Keras' mean losses scale by it).
             self._share = Variable(np.float64(1.0 / comm.size), trainable=False, name="replica_batch_share")
+            # The rows [start, stop) of the current global batch of `total` this rank holds: Keras's Dropout
+            # draws the global batch's mask and keeps these rows (the single-process masks)
+            self._rows = Variable(np.zeros(3, np.int64), trainable=False, name="replica_batch_rows")
             # an eager tensor's reduce, as lean as raw mpi4py; the rest goes to Strategy.reduce
             self._reduce_one, self.reduce = collective_ops.eager_reducers(
                 comm, _SUM, _MEAN, super().reduce)
@@ -503,9 +506,13 @@ class MultiWorkerMirroredStrategy(Strategy):
             self._aggregate_gradients = collective_ops.eager_gradient_sum(comm, self._aggregate_gradients)
             hooks.strategy = self
 
-    def _set_batch_share(self, local: int, total: int) -> None:
+    def _set_batch_share(self, local: int, total: int, start: int | None = None) -> None:
+        """This rank holds ``local`` of the global batch's ``total`` examples: rows ``start`` on of it (None: a
+        piece trained on as a batch of its own)."""
         if self._multi:
             self._share._value = np.asarray(local / total if total else 0.0, np.float64)
+            self._rows._value = np.array([0, local, local] if start is None else [start, start + local, total],
+                                         np.int64)
 
     def _broadcast_initial_value(self, value: np.ndarray) -> np.ndarray:
         return self._comm.broadcast([value], root=0)[0]

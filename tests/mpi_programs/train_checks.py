@@ -381,6 +381,40 @@ if "tail" in WHAT:  # 33 examples, global batch 8: the last batch has one exampl
     losses = [float(tail_step(b)) for b in dist]
     save("tail", *fit_weights, *model.get_weights(), loss=history.history["loss"], loop_loss=losses, rows=rows)
 
+if "dropout" in WHAT:  # Keras Dropout draws the global batch's mask and keeps each rank's rows: one process's masks
+    def dropout_model():
+        tf.keras.utils.set_random_seed(0)
+        with strategy.scope():
+            model = tf.keras.Sequential([tf.keras.Input((5,)), tf.keras.layers.Dense(16, activation="relu"),
+                                         tf.keras.layers.Dropout(0.5), tf.keras.layers.Dense(2)])
+            model.compile(optimizer=tf.keras.optimizers.SGD(0.1),
+                          loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return model
+
+    XD = X.astype("float32")
+    model = dropout_model()
+    history = model.fit(XD, Y, batch_size=GLOBAL_BATCH, epochs=2, verbose=0)  # (37: an uneven last batch)
+    fit_weights = model.get_weights()
+    model = dropout_model()
+    loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
+
+    @tf.function
+    def dropout_step(batch):
+        def step(batch):
+            x, y = batch
+            with tf.GradientTape() as tape:
+                loss = tf.nn.compute_average_loss(loss_object(y, model(x, training=True)),
+                                                  global_batch_size=GLOBAL_BATCH)
+            grads = tape.gradient(loss, model.trainable_variables)
+            model.optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        return strategy.reduce("SUM", strategy.run(step, args=(batch,)), axis=None)
+
+    dist = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((XD, Y)).batch(GLOBAL_BATCH))
+    losses = [float(dropout_step(b)) for b in dist]
+    save("dropout", *fit_weights, *model.get_weights(), loss=history.history["loss"], loop_loss=losses)
+
 if "logsync" in WHAT:  # per-batch logs (a callback reads them): all metrics over all ranks in one collective a batch
     tf.keras.utils.set_random_seed(0)
     with strategy.scope():

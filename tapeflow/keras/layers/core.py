@@ -195,10 +195,36 @@ class Dropout(Layer):
         if self.noise_shape is not None:
             full = ao.shape(inputs)
             noise_shape = ao.stack([full[i] if n is None else n for i, n in enumerate(self.noise_shape)])
+        from tapeflow.framework import distribution_hooks
+
+        strategy = distribution_hooks.strategy
+        if strategy is not None and (self.noise_shape is None or self.noise_shape[0] is None):
+            return _dropout_rows_of_global_batch(inputs, self.rate, seed, noise_shape, strategy._rows.value())
         return stateless_dropout(inputs, self.rate, seed=seed, noise_shape=noise_shape)
 
     def get_config(self) -> dict:
         return {**base_config(self), "rate": self.rate, "seed": self.seed, "noise_shape": self.noise_shape}
+
+
+def _dropout_rows_of_global_batch(inputs: Tensor, rate: float, seed: Tensor, noise_shape: Any, rows: Tensor) -> Tensor:
+    """Dropout of this process's rows of a global batch split over processes (``rows``: its ``[start, stop)`` of
+    the global batch of ``rows[2]``): the global batch's mask is drawn and this process's rows kept, so training
+    gets the single-process masks. Inputs of another batch size (a dataset the program shards itself) get
+    their own mask."""
+    from tapeflow.ops import random_ops
+
+    full = ao.shape(inputs, out_type="int64")
+    local = full[0]
+    ours = mo.equal(rows[1] - rows[0], local)
+    total, start = mo.where(ours, rows[2], local), mo.where(ours, rows[0], ao.zeros_like(local))
+    shape = full if noise_shape is None else mo.cast(noise_shape, "int64")
+    global_shape = ao.concat([ao.reshape(total, [1]), shape[1:]], 0)
+    rnd = random_ops.stateless_uniform(global_shape, seed=seed, dtype=inputs.dtype, alg="auto_select")
+    begin = ao.concat([ao.reshape(start, [1]), ao.zeros_like(shape[1:])], 0)
+    size = ao.concat([ao.reshape(local, [1]), -ao.ones_like(shape[1:])], 0)
+    keep = mo.greater_equal(ao.slice_(rnd, begin, size), mo.cast(rate, inputs.dtype))
+    scaled = mo.multiply(inputs, convert_to_tensor(1 / (1 - float(rate)), dtype=inputs.dtype))
+    return mo.where(keep, scaled, ao.zeros_like(inputs))
 
 
 class Activation(Layer):

@@ -259,14 +259,28 @@ def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, globa
     loss = t(per_example_loss)
     if sample_weight is not None:
         loss = multiply(loss, convert_to_tensor(sample_weight, dtype_hint=loss.dtype))
+    # (TF's div_no_nan: a replica holding no example of a short last batch adds 0, not NaN)
+    from tapeflow.ops.special_ops import divide_no_nan
+
     if global_batch_size is None:
         shape = loss._shape_tuple()
         n = shape[0] if shape else 1
         if n is None:
             n = math_ops.cast(array_ops.shape(loss)[0], loss.dtype)
-            return math_ops.divide_(reduce_sum(loss), n * float(num_replicas))
+            return divide_no_nan(reduce_sum(loss), n * float(num_replicas))
         global_batch_size = n * num_replicas
-    return math_ops.divide_(reduce_sum(loss), convert_to_tensor(float(global_batch_size), dtype=loss.dtype))
+    size = convert_to_tensor(global_batch_size)
+    if not size.dtype.is_integer:
+        raise TypeError("global_batch_size must be an integer..  Expected \"x\" to be integer type.  Found: tensor "
+                        f"of dtype <dtype: '{size.dtype.name}'>")
+    if size._shape_tuple() != ():
+        raise ValueError(f"global_batch_size must be scalar..  Tensor {size!r} must be scalar: its shape is "
+                         f"{list(size._shape_tuple() or [])}")
+    value = getattr(size, "_value", None)
+    if isinstance(value, (np.ndarray, np.generic)) and int(value) < 0:
+        raise InvalidArgumentError(None, None, "global_batch_size must be non-negative..  \nCondition x >= 0 did not "
+                                   f"hold element-wise:\nx (shape=() dtype={size.dtype.name}) = \n{int(value)}")
+    return divide_no_nan(reduce_sum(loss), cast(size, loss.dtype))
 
 
 def scale_regularization_loss(regularization_loss: Any) -> Tensor:
