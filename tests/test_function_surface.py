@@ -196,3 +196,22 @@ def test_input_signature_cast_error_is_tf_text():
     with pytest.raises(TypeError, match=r"for signature: \(a: TensorSpec\(shape=\(2,\), dtype=tf.float32, "
                                          r"name=None\), b: TensorSpec\(shape=\(\), dtype=tf.int32, name=None\)\)\.$"):
         two(tf.constant([1.0, 2.0]), tf.constant(1.0))
+
+
+def test_outputs_are_the_identity_nodes_outputs():
+    # TF copies each output through an Identity node: structured_outputs/outputs show those (TF 2.21's text)
+    @tf.function
+    def f(x, y=2):
+        i = tf.constant(0)
+        while i < 3:
+            i += 1
+        return {"a": x * y, "b": i, "c": 1}
+
+    cf = f.get_concrete_function(tf.TensorSpec([None, 3], tf.float32), 3)
+    assert str(cf.structured_outputs) == ("{'a': <tf.Tensor 'Identity:0' shape=(None, 3) dtype=float32>, "
+                                          "'b': <tf.Tensor 'Identity_1:0' shape=() dtype=int32>, "
+                                          "'c': <tf.Tensor 'Identity_2:0' shape=() dtype=int32>}")
+    assert str(cf.outputs[:2]) == ("[<tf.Tensor 'Identity:0' shape=(None, 3) dtype=float32>, "
+                                   "<tf.Tensor 'Identity_1:0' shape=() dtype=int32>]")
+    assert cf.outputs[0].op.type == "Identity" and cf.outputs[0].op.inputs[0].name == "mul:0"
+    assert cf(tf.ones([1, 3]))["a"].numpy().tolist() == [[3.0, 3.0, 3.0]]

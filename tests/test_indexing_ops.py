@@ -345,3 +345,14 @@ def test_einsum_unknown_dim_broadcasting_against_one_gives_right_gradient():
 
     a = np.arange(12, dtype=np.float32).reshape(4, 3)
     np.testing.assert_allclose(f(a, np.ones((1, 3), np.float32)).numpy(), a.sum(0, keepdims=True))
+
+
+def test_gather_out_of_range_error_is_tfs_eager_text():
+    # TF 2.21's eager message: the first bad entry in row-major order, with its index
+    prefix = "{{function_node __wrapped__GatherV2_device_/job:localhost/replica:0/task:0/device:CPU:0}} "
+    for params, indices, want in [([0.0], [1], "indices[0] = 1 is not in [0, 1)"),
+                                  ([[1.0, 2.0], [3.0, 4.0]], [0, 2, -1], "indices[1] = 2 is not in [0, 2)"),
+                                  ([1.0, 2.0, 3.0], [[0, 5], [7, 1]], "indices[0,1] = 5 is not in [0, 3)")]:
+        with pytest.raises(tf.errors.InvalidArgumentError) as e:
+            tf.gather(tf.constant(params), indices)
+        assert str(e.value) == prefix + want + " [Op:GatherV2]"

@@ -490,7 +490,7 @@ def test_embedding_lookup_max_norm_shards_and_errors():
     np.testing.assert_allclose(tf.nn.embedding_lookup(params, [1], max_norm=1.0).numpy(),
                                [[0.42426407, 0.56568545, 0.70710677]], rtol=1e-6)
     np.testing.assert_array_equal(tf.nn.embedding_lookup([params, params], [1, 5]).numpy(), [[3, 4, 5], [3, 4, 5]])
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices contains 7, which is not in \[0, 4\)"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[0\] = 7 is not in \[0, 4\)"):
         tf.nn.embedding_lookup(params, [7])
 
 

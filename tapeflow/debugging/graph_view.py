@@ -78,7 +78,7 @@ def graph_to_dot(fn: Any, *args: Any, backward: bool = False, **kwargs: Any) -> 
     graph, cf = _graph_of(fn, args, kwargs)
     lines = ["digraph function {", "  rankdir=TB;", '  node [fontname="Helvetica", fontsize=10];',
              '  edge [fontname="Helvetica", fontsize=9];']
-    lines += _graph_lines(graph, "f", f"forward: {graph.name}", cf.outputs if cf is not None else None)
+    lines += _graph_lines(graph, "f", f"forward: {graph.name}", cf.graph.outputs if cf is not None else None)
     if backward:
         if cf is None:
             raise ValueError("backward=True needs a tf.function or ConcreteFunction (a FuncGraph has no gradient "

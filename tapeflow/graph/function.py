@@ -376,11 +376,35 @@ class ConcreteFunction:
 
     @property
     def outputs(self) -> list:
-        return list(self._gf.outputs)
+        """The flat outputs as TF shows them: each the output of its ``Identity`` node (``Identity:0``)."""
+        return list(self._output_views())
 
     @property
     def structured_outputs(self) -> Any:
-        return self._out_template
+        """What the function returned while tracing, its tensors as the graph's ``Identity`` outputs (TF's)."""
+        views = self._output_views()
+        if views is self._gf.outputs:
+            return self._out_template
+        leaves = nest.flatten(self._out_template, expand_composites=True)
+        if len(leaves) != len(self._out_slots) or any(isinstance(x, CompositeTensor) for x in nest.flatten(
+                self._out_template)):
+            return self._out_template
+        return nest.pack_sequence_as(self._out_template, [
+            views[s] if s >= 0 else leaf for s, leaf in zip(self._out_slots, leaves)], expand_composites=True)
+
+    def _output_views(self) -> list:
+        # TF copies each output through an Identity node; tapeflow's graph returns the tensors themselves and
+        # shows the Identity nodes as views (FuncGraph.get_operations), so these are views too.
+        views = self.__dict__.get("_views")
+        if views is None:
+            g, outs = self._gf.graph, self._gf.outputs
+            views = outs
+            if outs and len(g.output_names) == len(outs) == len(g.outputs) and all(
+                    a is b for a, b in zip(outs, g.outputs)):
+                views = [g._view_op("Identity", n, (t,), None).outputs[0] if isinstance(t, Tensor) else t
+                         for n, t in zip(g.output_names, outs)]
+            self.__dict__["_views"] = views
+        return views
 
     @property
     def structured_input_signature(self) -> Any:
@@ -431,6 +455,7 @@ class ConcreteFunction:
         # the Python function (for parameter names) is not part of a saved function
         state_ = dict(self.__dict__)
         state_.pop("_python_function", None)
+        state_.pop("_views", None)
         return state_
 
     @property

@@ -524,10 +524,12 @@ def _gather_kernel(params, indices, axis, batch_dims):
     n = params.shape[axis]
     idx = np.asarray(indices)
     if idx.size and (idx.min() < 0 or idx.max() >= n):
-        bad = idx[(idx < 0) | (idx >= n)].reshape(-1)[0]
+        # TF's eager text: the first bad entry (row-major), with its index
+        at = int(np.flatnonzero((idx < 0) | (idx >= n))[0])
+        where = ",".join(str(int(i)) for i in np.unravel_index(at, idx.shape))
         raise InvalidArgumentError(
-            None, None, f"indices contains {int(bad)}, which is not in [0, {n}) (gather on axis {axis} of a "
-            f"params tensor of shape {list(params.shape)}) [Op:GatherV2]")
+            None, None, "{{function_node __wrapped__GatherV2_device_/job:localhost/replica:0/task:0/device:CPU:0}} "
+            f"indices[{where}] = {int(idx.reshape(-1)[at])} is not in [0, {n}) [Op:GatherV2]")
     if batch_dims == 0:
         return np.take(params, idx, axis=axis)
     # Batched: gather within each of the leading batch_dims entries.
