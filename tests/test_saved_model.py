@@ -68,8 +68,8 @@ def test_loaded_functions_call_differentiate_and_count(tmp_path):
     assert float(gb.numpy()) == 3.0
     assert int(loaded.step.numpy()) == 3  # the stateful assign_add ran in each call
     assert [v.name for v in loaded.trainable_variables] == ["w:0", "b:0", "Variable:0"]
-    with pytest.raises(TypeError, match="keyword arguments only"):
-        loaded.signatures["serving_default"](x)
+    # one input: TF's flat signature takes it positionally too
+    assert list(loaded.signatures["serving_default"](x)) == ["y"]
 
 
 def test_loaded_object_restores_a_checkpoint_of_the_original(tmp_path):
@@ -144,8 +144,10 @@ def test_keras_model_gets_tfs_default_signature(tmp_path):
         def call(self, x):
             return x
 
+    sub = Sub()
+    sub(x)  # built by a call: tapeflow does not know its input spec (TF traces it from the call)
     with pytest.raises(NotImplementedError, match="without known inputs"):
-        tf.saved_model.save(Sub(), str(tmp_path / "s"))
+        tf.saved_model.save(sub, str(tmp_path / "s"))
 
 
 def test_save_after_the_function_ran_under_a_tape(tmp_path):
@@ -214,3 +216,57 @@ def test_custom_gradient_is_saved_and_used_after_loading(tmp_path):
 
     with pytest.raises(NotImplementedError, match="reads tensors of the forward pass"):
         tf.saved_model.save(Reads(), str(tmp_path / "r"))
+
+
+def test_loaded_signature_takes_its_one_input_positionally_as_tf(tmp_path):
+    # TF 2.21 (tutorials/distribute/save_and_load): a one-input signature falls back to its flat signature,
+    # which takes one positional tensor; more positionals, a non-tensor or two inputs are TF's TypeErrors
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="b_in")])
+        def f(self, b_in):
+            return {"out": b_in * 2}
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="b_in"),
+                                      tf.TensorSpec([None], tf.float32, name="a_in")])
+        def g(self, b_in, a_in):
+            return {"out": b_in - a_in}
+
+    m = M()
+    tf.saved_model.save(m, str(tmp_path / "one"), signatures=m.f)
+    tf.saved_model.save(m, str(tmp_path / "two"), signatures=m.g)
+    s = tf.saved_model.load(str(tmp_path / "one")).signatures["serving_default"]
+    assert s(tf.constant([1.0]))["out"].numpy().tolist() == [2.0]
+    assert repr(s).startswith("<ConcreteFunction (*, b_in: TensorSpec(shape=(None,), dtype=tf.float32, "
+                              "name='b_in')) -> Dict[['out', TensorSpec(shape=(None,), dtype=tf.float32, "
+                              "name='out')]] at 0x")
+    for args, kwargs, why in [
+            (([1.0],), {}, "signature_wrapper_f(b_in): expected argument #0(zero-based) to be a Tensor; got list "
+                           "([1.0])."),
+            ((tf.constant([1.0]),), {"b_in": tf.constant([1.0])}, "signature_wrapper_f(b_in) got two values for "
+                                                                  "'b_in'."),
+            ((tf.constant([1.0]), tf.constant([1.0])), {}, "signature_wrapper_f(b_in) takes 1 positional "
+                                                           "arguments, got 2.")]:
+        with pytest.raises(TypeError) as e:
+            s(*args, **kwargs)
+        assert str(e.value).startswith("Binding inputs to tf.function failed due to `too many positional arguments`")
+        assert str(e.value).splitlines()[-1] == "Fallback to flat signature also failed due to: " + why
+    s2 = tf.saved_model.load(str(tmp_path / "two")).signatures["serving_default"]
+    with pytest.raises(TypeError, match=r"for signature: \(\*, a_in: TensorSpec.*, b_in: .*\nFallback to flat "
+                                        r"signature also failed due to: signature_wrapper_g\(a_in, b_in\) takes 0 "
+                                        r"positional arguments, got 2\.$"):
+        s2(tf.constant([1.0]), tf.constant([5.0]))
+    assert s2(b_in=tf.constant([1.0]), a_in=tf.constant([5.0]))["out"].numpy().tolist() == [-4.0]
+
+
+def test_saving_a_keras_model_never_called_saves_no_signature(tmp_path):
+    # TF 2.21: a subclassed model with no known inputs is saved without a serving signature
+    class SubclassedModel(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(5)
+
+        def call(self, inputs):
+            return self.dense(inputs)
+
+    tf.saved_model.save(SubclassedModel(), str(tmp_path / "m"))
+    assert repr(tf.saved_model.load(str(tmp_path / "m")).signatures) == "_SignatureMap({})"

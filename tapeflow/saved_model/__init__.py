@@ -223,6 +223,8 @@ def _keras_serving_function(model: Any) -> Any:
     inputs = model.inputs if model._functional is not None or hasattr(model, "_input_tensor") else None
     if hasattr(model, "_input_tensor") and model._input_tensor is not None:
         inputs = [model._input_tensor]
+    if not inputs and not model.built:
+        return None  # TF: a model never called has no input signature, so no serving signature is saved
     if not inputs:
         raise NotImplementedError(
             f"tf.saved_model.save of Keras model '{model.name}' without known inputs: start "
@@ -432,12 +434,36 @@ class SignatureFunction:
         outputs = _signature_outputs(self._cf.structured_outputs)
         return {k: TensorSpec(t.shape, t.dtype, name=k) for k, t in outputs.items()}
 
+    def _signature_text(self) -> str:
+        from tapeflow.graph.function import _type_str
+
+        specs = self.structured_input_signature[1]
+        sig = ", ".join(f"{n}: {specs[n]!r}" for n in sorted(self._names))
+        return f"(*, {sig}) -> {_type_str(self.structured_outputs)}"
+
+    def __repr__(self) -> str:
+        return f"<ConcreteFunction {self._signature_text()} at 0x{id(self):X}>"
+
     def __call__(self, *args: Any, **kwargs: Any) -> dict:
+        from tapeflow.framework.tensor import Tensor
+
         if args:
-            raise TypeError(
-                f"signature_wrapper(*, {', '.join(f'{n}' for n in self._names)}) takes keyword "
-                f"arguments only (got {len(args)} positional)"
-            )
+            # TF binds keywords only, then falls back to the flat signature, which takes one positional tensor
+            # when the signature has one input
+            if len(args) == 1 and len(self._names) == 1 and not kwargs and isinstance(args[0], Tensor):
+                kwargs = {self._names[0]: args[0]}
+            else:
+                flat = f"signature_wrapper_{self._cf.name}({', '.join(sorted(self._names))})"
+                if len(args) > 1 or len(self._names) != 1:
+                    why = f"{flat} takes {int(len(self._names) == 1)} positional arguments, got {len(args)}."
+                elif kwargs:
+                    why = f"{flat} got two values for '{self._names[0]}'."
+                else:
+                    why = (f"{flat}: expected argument #0(zero-based) to be a Tensor; got "
+                           f"{type(args[0]).__name__} ({args[0]!r}).")
+                raise TypeError(
+                    f"Binding inputs to tf.function failed due to `too many positional arguments`. Received args: "
+                    f"{args!r} and kwargs: {kwargs!r} for signature: {self._signature_text()}.\nFallback to flat signature also failed due to: {why}")
         missing = [n for n in self._names if n not in kwargs]
         extra = [k for k in kwargs if k not in self._names]
         if missing or extra:
@@ -448,6 +474,13 @@ class SignatureFunction:
         flat = [kwargs[n] for n in self._names]
         packed = nest.pack_sequence_as((args, kw), flat)
         return _signature_outputs(self._cf(*packed[0], **packed[1]))
+
+
+class _SignatureMap(dict):
+    """``loaded.signatures``: signature key -> function, printed as TF's ``_SignatureMap({...})``."""
+
+    def __repr__(self) -> str:
+        return f"_SignatureMap({dict.__repr__(self)})"
 
 
 class _Restored:
@@ -525,7 +558,8 @@ def load(export_dir: Any, tags: Any = None, options: Any = None) -> Any:
         return node
 
     root = build(payload["tree"])
-    root.signatures = {k: SignatureFunction(cf, names) for k, (cf, names) in payload["signatures"].items()}
+    root.signatures = _SignatureMap(
+        {k: SignatureFunction(cf, names) for k, (cf, names) in payload["signatures"].items()})
     return root
 
 
