@@ -463,7 +463,8 @@ class SignatureFunction:
                            f"{type(args[0]).__name__} ({args[0]!r}).")
                 raise TypeError(
                     f"Binding inputs to tf.function failed due to `too many positional arguments`. Received args: "
-                    f"{args!r} and kwargs: {kwargs!r} for signature: {self._signature_text()}.\nFallback to flat signature also failed due to: {why}")
+                    f"{args!r} and kwargs: {kwargs!r} for signature: {self._signature_text()}.\n"
+                    f"Fallback to flat signature also failed due to: {why}")
         missing = [n for n in self._names if n not in kwargs]
         extra = [k for k in kwargs if k not in self._names]
         if missing or extra:
