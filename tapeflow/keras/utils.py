@@ -45,15 +45,26 @@ def set_random_seed(seed: int) -> None:
         pass
 
 
-def to_categorical(x: Any, num_classes: int | None = None) -> np.ndarray:
-    """One-hot encodes integer labels (float32, as Keras)."""
-    x = np.asarray(x.numpy() if hasattr(x, "numpy") else x).astype("int64")
+def to_categorical(x: Any, num_classes: int | None = None) -> Any:
+    """One-hot encodes integer labels, as Keras 3: NumPy labels (or lists) give a float64 NumPy array, a
+    tensor gives a float32 tensor (``one_hot``); a trailing dimension of 1 is dropped."""
+    from tapeflow.framework.tensor import Tensor
+
+    if isinstance(x, Tensor):
+        if len(x.shape) > 1 and x.shape[-1] == 1:
+            from tapeflow.ops import array_ops
+
+            x = array_ops.reshape(x, tuple(x.shape)[:-1])
+        from tapeflow.ops.indexing_ops import one_hot
+
+        return one_hot(x, num_classes)
+    x = np.array(x, dtype="int64")
     shape = x.shape
     if shape and shape[-1] == 1 and len(shape) > 1:
         shape = shape[:-1]
     x = x.reshape(-1)
     n = num_classes or int(x.max()) + 1
-    out = np.zeros((x.size, n), np.float32)
+    out = np.zeros((x.size, n))
     out[np.arange(x.size), x] = 1
     return out.reshape(shape + (n,))
 

@@ -1064,6 +1064,16 @@ class InputLayer(Layer):
     def batch_shape(self) -> tuple:
         return self._batch_shape
 
+    # Keras 3 gives an InputLayer one node with no inputs whose output is the Input's tensor
+    # (``[layer.output for layer in vgg19.layers]`` starts with it).
+    @property
+    def input(self) -> Any:
+        return []
+
+    @property
+    def output(self) -> Any:
+        return self.output_tensor
+
     def get_config(self) -> dict:
         return {"batch_shape": tuple(self._batch_shape), "dtype": self.output_tensor.dtype
                 if isinstance(self.output_tensor.dtype, str) else self.output_tensor.dtype.name,

@@ -115,7 +115,7 @@ def functional_from_config(cls: type, config: dict, custom_objects: dict | None 
 
     created: dict[str, Any] = {}
     outputs_of: dict[tuple, list] = {}  # (layer name, node index) -> flat outputs
-    pending: list[tuple[Any, list]] = []
+    pending: list[tuple[str, Any, list]] = []
     for entry in config["layers"]:
         if str(entry.get("module", "")).startswith("keras.src.ops"):
             layer = _Operation(entry)
@@ -128,7 +128,9 @@ def functional_from_config(cls: type, config: dict, custom_objects: dict | None 
         if isinstance(layer, InputLayer):
             outputs_of[(name, 0)] = [layer.output_tensor]
         else:
-            pending.append((layer, list(entry.get("inbound_nodes", []))))
+            # keyed by the config's name: a custom layer whose get_config() drops `name` is renamed when
+            # rebuilt, but the nodes still refer to it by the saved name (as Keras's created_layers)
+            pending.append((name, layer, list(entry.get("inbound_nodes", []))))
 
     def ready(value: Any) -> bool:
         return all(
@@ -151,21 +153,21 @@ def functional_from_config(cls: type, config: dict, custom_objects: dict | None 
     while pending:
         progressed = False
         for item in list(pending):
-            layer, nodes = item
+            name, layer, nodes = item
             while nodes and ready(nodes[0]):
                 node = nodes.pop(0)
                 args = [resolve(a) for a in node.get("args", [])]
                 kwargs = {k: resolve(v) for k, v in node.get("kwargs", {}).items()}
                 out = layer(*args, **kwargs)
-                index = sum(1 for k in outputs_of if k[0] == layer.name and k != (layer.name, -1))
-                outputs_of[(layer.name, index)] = nest.flatten(out)
+                index = sum(1 for k in outputs_of if k[0] == name and k != (name, -1))
+                outputs_of[(name, index)] = nest.flatten(out)
                 progressed = True
             if not nodes:
                 pending.remove(item)
         if not progressed:
             raise ValueError(
                 f"The functional config of '{config.get('name')}' cannot be rebuilt: the inputs of "
-                f"{[x[0].name for x in pending]} are never produced."
+                f"{[x[0] for x in pending]} are never produced."
             )
 
     def io(spec: Any) -> Any:

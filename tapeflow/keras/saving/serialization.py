@@ -258,6 +258,8 @@ def serialize_keras_object(obj: Any) -> Any:
         raise TypeError(f"Cannot serialize {obj!r} of type {type(obj).__name__}: it has no get_config().")
     cls = type(obj)
     registered = _GLOBAL_CUSTOM_NAMES.get(cls)
+    if registered is None and not cls.__module__.startswith(("tapeflow.", "builtins")):
+        registered = cls.__name__  # Keras names a class it does not export (a user's) by its __name__
     out = {
         "module": _keras_module(cls),
         "class_name": cls.__name__,
