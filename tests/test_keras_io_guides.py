@@ -50,3 +50,80 @@ def test_custom_layer_config_and_from_config_without_name():
     new = K.Model.from_config(model.get_config(), custom_objects={"_CustomDense": _CustomDense})
     assert [type(la).__name__ for la in new.layers] == ["InputLayer", "_CustomDense"]
     assert new.output_shape == (None, 10)
+
+
+def test_keras_random_draws_keras3_numbers():
+    # making_new_layers_and_models_via_subclassing: the VAE's Sampling layer draws keras.random.normal
+    K.utils.set_random_seed(3)
+    g = K.random.SeedGenerator(42)
+    np.testing.assert_allclose(K.random.normal((2,), seed=g).numpy(), [0.015817075967788696, -1.5900869369506836],
+                               rtol=1e-6)
+    np.testing.assert_allclose(K.random.uniform((2,), seed=g).numpy(), [0.5280030965805054, 0.24338412284851074],
+                               rtol=1e-6)
+    assert g.state.numpy().tolist() == [42, 2] and g.state.path.endswith("/seed_generator_state")
+    # unseeded: the global SeedGenerator, seeded from Python's random after set_random_seed
+    np.testing.assert_allclose(K.random.normal((2,)).numpy(), [0.11797960102558136, 1.1750175952911377], rtol=1e-6)
+    np.testing.assert_allclose(K.random.normal((2,)).numpy(), [-0.7138811945915222, 1.0599169731140137], rtol=1e-6)
+    assert K.random.randint((4,), 0, 10, seed=1).numpy().tolist() == [9, 4, 0, 6]
+    assert K.random.shuffle(tf.range(6), seed=3).numpy().tolist() == [5, 4, 0, 2, 3, 1]
+    assert K.random.categorical(tf.math.log([[0.1, 0.9]]), 5, seed=1).numpy().tolist() == [[0, 1, 0, 1, 1]]
+    f = tf.function(lambda: K.random.normal((2,), seed=g))
+    assert not np.array_equal(f().numpy(), f().numpy())  # the state advances inside a function too
+
+
+def test_dtype_enum_values_and_unnamed_weights():
+    assert tf.zeros(1, 1).dtype == tf.float32  # the guide's tf.zeros(1, 1): dtype=1 is DT_FLOAT
+    assert tf.as_dtype(9) == tf.int64
+
+    class Linear(layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1], 2))
+            self.b = self.add_weight(shape=(2,), initializer="zeros")
+
+    K.backend.clear_session()
+    la = Linear()
+    la(tf.ones((1, 3)))
+    assert [w.path for w in la.weights] == ["linear/variable", "linear/variable_1"]  # Keras's auto-names
+
+
+def test_compile_without_loss_keeps_the_earlier_loss_and_metrics():
+    class AddLoss(layers.Layer):
+        def call(self, inputs):
+            self.add_loss(1e-2 * tf.reduce_mean(inputs))
+            return inputs
+
+    inputs = K.Input(shape=(3,))
+    model = K.Model(inputs, AddLoss()(inputs))
+    x, y = np.full((2, 3), 0.5), np.zeros((2, 3))
+    model.compile(optimizer="adam")  # only add_loss(): that is the loss
+    assert model.fit(x, y, verbose=0).history["loss"] == [np.float32(0.005).item()]
+    model.compile(optimizer="adam", loss="mse", metrics=["mae"])
+    model.compile(optimizer="sgd")  # TF 2.21: still mse, still mae
+    assert model.fit(x, y, verbose=0).history == {"loss": [0.2549999952316284], "mae": [0.5]}
+
+
+def test_summary_shows_question_mark_for_user_layers_without_output_shape(capsys):
+    class Block(layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.dense = layers.Dense(4)
+
+        def call(self, x):
+            return self.dense(x)
+
+    class Net(K.Model):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+            self.out = layers.Dense(2)
+
+        def call(self, x):
+            return self.out(self.block(x))
+
+    K.backend.clear_session()
+    net = Net()
+    net(np.zeros((5, 3), "float32"))
+    net.summary()
+    rows = [r.split("│")[1:3] for r in capsys.readouterr().out.splitlines() if r.startswith("│")]
+    assert [c.strip() for c in rows[0]] == ["block (Block)", "?"]
+    assert [c.strip() for c in rows[1]] == ["dense_1 (Dense)", "(5, 2)"]

@@ -138,6 +138,12 @@ _BY_NAME = {d._name: d for d in _ALL}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32})
 
 
+_ENUM_NAMES = {1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6: "int8", 7: "string",
+               8: "complex64", 9: "int64", 10: "bool", 11: "qint8", 12: "quint8", 13: "qint32", 14: "bfloat16",
+               15: "qint16", 16: "quint16", 17: "uint16", 18: "complex128", 19: "float16", 20: "resource",
+               21: "variant", 22: "uint32", 23: "uint64"}
+
+
 def as_dtype(type_value: Any) -> DType:
     """Converts ``type_value`` (a DType, NumPy dtype/type or name) to a DType."""
     if isinstance(type_value, DType):
@@ -149,6 +155,12 @@ def as_dtype(type_value: Any) -> DType:
             return _BY_NAME[type_value]
         except KeyError:
             raise TypeError(f"Cannot convert value {type_value!r} to a TensorFlow DType.") from None
+    if isinstance(type_value, (int, np.integer)) and not isinstance(type_value, _builtins.bool):
+        # TF's DataType enum values (types.proto): tf.zeros(1, 1) is tf.zeros(shape=1, dtype=tf.float32)
+        name = _ENUM_NAMES.get(int(type_value))
+        if name is None or name not in _BY_NAME:
+            raise TypeError(f"Cannot convert the argument `type_value`: {type_value!r} to a TensorFlow DType.")
+        return _BY_NAME[name]
     if type_value is float:
         return float32
     if type_value is int:

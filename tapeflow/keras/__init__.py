@@ -22,7 +22,7 @@ __all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metr
 def __getattr__(name: str):
     # optimizers (another package) and the small utility namespaces load on first use
     if name in ("optimizers", "models", "utils", "backend", "trainer", "saving", "mixed_precision", "datasets",
-                "constraints", "preprocessing", "ops", "config", "applications"):
+                "constraints", "preprocessing", "ops", "config", "applications", "random"):
         mod = _importlib.import_module(f"tapeflow.keras.{name}")
         globals()[name] = mod
         return mod
@@ -48,4 +48,4 @@ _CLASSES = {
 
 # Keras namespaces tapeflow lacks: NotImplementedError naming them (also an AttributeError, for hasattr)
 _MISSING = frozenset(("quantizers", "visualization",
-                      "wrappers", "distribution", "random", "tree", "export", "dtype_policies"))
+                      "wrappers", "distribution", "tree", "export", "dtype_policies"))

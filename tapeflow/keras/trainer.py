@@ -507,9 +507,18 @@ class Trainer:
         or name) and the metrics for ``fit``/``evaluate``."""
         from tapeflow.keras import optimizers
 
+        keep_metrics = None
+        if self._compiled:  # Keras 3: what a later compile() leaves None stays as the earlier compile() set it
+            prev = self._compile_args
+            if loss is None:
+                loss, loss_weights = prev["loss"], prev["loss_weights"] if loss_weights is None else loss_weights
+            if metrics is None and weighted_metrics is None and self._outputs_spec is None:
+                keep_metrics = (self.compiled_metrics, self._weighted_metrics, self._compile_metrics)
         self._compile_args = {"loss": loss, "loss_weights": loss_weights, "metrics": metrics,  # for model.save
                               "weighted_metrics": weighted_metrics, "run_eagerly": run_eagerly,
                               "steps_per_execution": steps_per_execution}
+        if keep_metrics is not None:
+            self._compile_args.update(metrics=prev["metrics"], weighted_metrics=prev["weighted_metrics"])
         self.optimizer = optimizers.get(optimizer)
         if auto_scale_loss and self.optimizer is not None and self.dtype_policy.name == "mixed_float16" and \
                 not isinstance(self.optimizer, optimizers.LossScaleOptimizer):
@@ -539,6 +548,8 @@ class Trainer:
         per_output = [m for ms in self._outputs_spec[3] for m in ms] if self._outputs_spec is not None else []
         self._compile_metrics = (CompileMetrics(per_output + self.compiled_metrics + self._weighted_metrics)
                                  if given else None)
+        if keep_metrics is not None:  # the same metric objects, as Keras keeps them
+            self.compiled_metrics, self._weighted_metrics, self._compile_metrics = keep_metrics
         self.run_eagerly = run_eagerly
         self._loss_tracker = metrics_mod.Mean(name="loss")
         self._compiled = True
@@ -674,19 +685,19 @@ class Trainer:
                 value = self._apply_loss(fn, yt, yp, sample_weight)
                 per_output.append(value)
                 terms.append(value if w == 1.0 else value * w)
-            if not terms:
-                raise ValueError("No loss to compute: compile() gave no loss for any output that has a target.")
-            loss = terms[0] if len(terms) == 1 else mo.add_n(terms)
+            loss = None if not terms else terms[0] if len(terms) == 1 else mo.add_n(terms)
         else:
-            if self._loss_fn is None:
-                raise ValueError("No loss to compute: pass `loss=` to compile().")
-            loss = self._apply_loss(self._loss_fn, y, y_pred, sample_weight)
+            loss = None if self._loss_fn is None else self._apply_loss(self._loss_fn, y, y_pred, sample_weight)
         extra = self.losses
-        if extra:
-            extra = [mo.cast(convert_to_tensor(v), loss.dtype) for v in extra]
+        if loss is None and not extra:
+            raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+        if extra:  # add_loss() values: with no compiled loss they are the whole loss, as in Keras
+            dtype = loss.dtype if loss is not None else convert_to_tensor(extra[0]).dtype
+            extra = [mo.cast(convert_to_tensor(v), dtype) for v in extra]
             if dist_hooks.strategy is not None:  # counted once over all replicas
                 extra = [losses_mod.scale_loss_for_distribution(v) for v in extra]
-            loss = mo.add_n([loss] + extra)
+            terms = extra if loss is None else [loss] + extra
+            loss = terms[0] if len(terms) == 1 else mo.add_n(terms)
         return loss, per_output
 
     def train_step(self, data: Any) -> Any:
@@ -1200,6 +1211,15 @@ def _connections(model: Any, layer: Any) -> str:
     return ", ".join(cells) or "-"
 
 
+def _user_layer_without_output_shape(layer: Any) -> bool:
+    """A user's layer class (not a functional or Sequential model) that inherits ``compute_output_shape`` from
+    Keras's base Layer/Model: Keras 3's summary shows its shape as "?" unless it has a symbolic node."""
+    if type(layer).__module__.startswith("tapeflow.") or getattr(layer, "_functional", None) is not None:
+        return False
+    owner = next(c for c in type(layer).__mro__ if "compute_output_shape" in c.__dict__)
+    return owner.__module__.startswith("tapeflow.") and owner.__name__ in ("Layer", "Model")
+
+
 def format_summary(model: Any, expand_nested: bool = False) -> str:
     """Keras 3's table: layer (type), output shape, parameter count, totals with sizes; with ``expand_nested``
     a nested model's layers follow it, each level indented by three spaces and "└ "."""
@@ -1220,6 +1240,8 @@ def format_summary(model: Any, expand_nested: bool = False) -> str:
         elif getattr(layer, "_inbound_nodes", None):  # Keras's format_layer_shape: its last symbolic call's
             shapes = [k.shape for k in nest.flatten(layer._inbound_nodes[-1].outputs)]  # the node's flat list
             shape = shapes[0] if len(shapes) == 1 else shapes
+        elif _user_layer_without_output_shape(layer):
+            shape = "?"  # Keras's compute_output_shape of a layer that does not implement it
         else:
             try:
                 shape = layer.output_shape

@@ -34,6 +34,9 @@ def set_random_seed(seed: int) -> None:
 
     from tapeflow.keras import initializers
 
+    from tapeflow.keras.random import reset_global_seed_generator
+
+    reset_global_seed_generator()  # as Keras: the next unseeded keras.random draw makes a new one from `seed`
     random.seed(seed)
     np.random.seed(seed)
     initializers.set_seed(seed)

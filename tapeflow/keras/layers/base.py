@@ -46,6 +46,9 @@ def clear_session() -> None:
     from tapeflow.keras.optimizers import optimizer
 
     _name_counts.clear()
+    from tapeflow.keras.random import reset_global_seed_generator
+
+    reset_global_seed_generator()  # Keras's global state holds it
     optimizer._name_counts.clear()
     mixed_precision._global[0] = None
 
@@ -523,9 +526,10 @@ class Layer(Module):
             initializer = "glorot_uniform" if dtype.is_floating else "zeros"
         init = _init.get(initializer)
         value = init(shape, dtype=dtype)
-        var = Variable(value, trainable=trainable, name=f"{self._name}/{name or 'variable'}:0", dtype=dtype,
+        name = name or unique_name("variable")  # Keras 3 auto-names an unnamed weight: variable, variable_1 ...
+        var = Variable(value, trainable=trainable, name=f"{self._name}/{name}:0", dtype=dtype,
                        constraint=constraint)
-        var._keras_name = name or "variable"
+        var._keras_name = name
         var._name = var._keras_name  # Keras 3 names weights "kernel", "bias" ...; the full path is .path
         with name_scope(self._name, self):
             parent = current_path()
