@@ -79,7 +79,7 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                     if not attrs or o._value.dtype.kind in _FLOAT_KINDS:  # (else not recorded)
                         oid = o._id
                         w.add(oid)
-                        tp.light.append((op, inputs, o, attrs, (*ids, oid)))
+                        tp.light.append((op, inputs, o, attrs, (a, oid) if len(ids) == 1 else (a, b, oid)))
                 if st.accumulators:
                     for acc in st.accumulators:
                         acc._process(op, inputs, attrs, outputs)
@@ -147,7 +147,11 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                 if (
                     tp.tpl is not None
                     and st._debug_hook is None
-                    and _follow_any(tp, op, spec, input_ids, inputs, attrs, outputs)
+                    and (
+                        _follow_any(tp, op, spec, input_ids, inputs, attrs, outputs)
+                        if tp.lazy
+                        else _follow(tp, spec, op.name, input_ids, inputs, attrs, outputs, op)
+                    )
                 ):
                     if not st.accumulators:
                         return
@@ -156,7 +160,12 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                 tapes = [
                     tp
                     for tp in tapes
-                    if tp.tpl is None or not _follow_any(tp, op, spec, input_ids, inputs, attrs, outputs)
+                    if tp.tpl is None
+                    or not (
+                        _follow_any(tp, op, spec, input_ids, inputs, attrs, outputs)
+                        if tp.lazy
+                        else _follow(tp, spec, op.name, input_ids, inputs, attrs, outputs, op)
+                    )
                 ]
             rec = None
             for tp in tapes:
