@@ -186,6 +186,9 @@ def test_eager_reductions_reuse_only_unheld_results(runs, n):
         np.testing.assert_array_equal(d["steps"], [tri1 * (i + 1) for i in range(6)])
         np.testing.assert_array_equal(d["kept_np"], np.full((3, 2), 3 * tri1))
         assert bool(d["reused"]) and not bool(d["weak_reused"])
+        np.testing.assert_array_equal(d["sgd"], [-6 * tri1] * 6 + [-3 * n] * 2)  # eager apply_gradients, 3 steps
+        assert bool(d["array_reused"])
+        np.testing.assert_array_equal(d["array_held"], [2 * tri1, 3 * tri1, 0])
 
 
 @pytest.mark.parametrize("n", [2, 4])

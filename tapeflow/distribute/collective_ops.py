@@ -206,6 +206,52 @@ def eager_gradient_sum(comm: Any, general: Callable) -> Callable:
     return aggregate
 
 
+def eager_gradient_arrays(comm: Any) -> Callable:
+    """``total(arrays, variables)``: the sum over all ranks of a step's dense gradient arrays, as the optimizer's
+    eager update takes them (already checked against ``variables``: each array has its variable's shape).
+
+    The gradients of the same variables again (the common case) are copied into one flat buffer kept for those
+    variables, reduced in place by one ``Allreduce``, and come back as the buffer's views: per call a reference
+    count (is a previous step's result still held?), a dtype check and a copy per array, nothing
+    allocated. Other variables, several dtypes or a held buffer take a new buffer (the communicator's
+    ``allreduce`` for several dtypes); variables whose shape may change (``shape=None``) always the latter."""
+    from tapeflow.distribute.communicator import _FusedBuffer
+
+    Allreduce, IN_PLACE, op_sum = comm._Allreduce, comm._IN_PLACE, comm._ops["sum"]
+    key: list = []
+    buf = dtype = None
+    views: tuple = ()
+    held: tuple = ()
+    held_refs = 0
+
+    def total(arrays: list, variables: list) -> list:
+        nonlocal key, buf, dtype, views, held, held_refs
+        # (a list compare: the same variable objects in the same order; each array has its variable's shape)
+        if variables == key and sum(map(getrefcount, held)) <= held_refs:
+            for view, a in zip(views, arrays):
+                if a.dtype is not dtype:  # (an array or a NumPy scalar: the optimizer's checked gradients)
+                    break  # (what was copied is scratch in a free buffer)
+                view[...] = a
+            else:
+                Allreduce(IN_PLACE, buf, op_sum)
+                return list(views)  # a new list: holding it (or a view) keeps the buffer from being reused
+        arrays = [np.asarray(a) for a in arrays]
+        if not arrays or any(a.dtype != arrays[0].dtype for a in arrays) or any(
+                None in v._shape_tuple() for v in variables):
+            return comm.allreduce(arrays, "sum")
+        fused = _FusedBuffer(tuple(a.shape for a in arrays), arrays[0].dtype)
+        for view, a in zip(fused.views, arrays):
+            view[...] = a
+        Allreduce(IN_PLACE, fused.buf, op_sum)
+        key, buf, dtype, views = list(variables), fused.buf, fused.dtype, fused.views
+        del fused
+        held = (buf, *views)  # (the tuple of views never leaves this function)
+        held_refs = sum(map(getrefcount, held))
+        return list(views)
+
+    return total
+
+
 def _eager_step(fused: Any, comm: Any) -> Any:
     """The eager reduction in ``fused``: ``step(values, reduction)`` -> the buffer's own result tensors (fresh
     ids), or None (the general path) unless every value is a tensor of its view's shape and dtype and nobody

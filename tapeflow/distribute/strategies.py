@@ -504,6 +504,8 @@ class MultiWorkerMirroredStrategy(Strategy):
                 comm, _SUM, _MEAN, super().reduce)
             # a step's eager dense gradients: straight to the last fused buffer's step (no method layers)
             self._aggregate_gradients = collective_ops.eager_gradient_sum(comm, self._aggregate_gradients)
+            # the optimizer's eager update: its checked dense gradient arrays, one fused allreduce, no tensors
+            self._sum_gradient_arrays = collective_ops.eager_gradient_arrays(comm)
             hooks.strategy = self
 
     def _set_batch_share(self, local: int, total: int, start: int | None = None) -> None:

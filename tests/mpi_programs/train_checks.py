@@ -325,8 +325,25 @@ if "reuse" in WHAT:  # eager reductions reuse their result buffers only while no
         if i == 4:
             ref = weakref.ref(out[0])  # a weakly referenced tensor is not reused (a Keras mask would follow it)
         del out
+    # an eager apply_gradients: the optimizer's checked gradient arrays, one fused allreduce in a kept buffer
+    sgd_vars = [tf.Variable(np.zeros((3, 2), np.float32)), tf.Variable(np.zeros(2, np.float32))]
+    sgd = tf.keras.optimizers.SGD(1.0)
+    for i in range(3):
+        sgd.apply_gradients(zip([kernel * (i + 1), bias], sgd_vars))
+    total = strategy._sum_gradient_arrays
+    first = total([kernel.numpy(), bias.numpy()], sgd_vars)
+    was = first[0]
+    del first
+    second = total([kernel.numpy() * 2, bias.numpy()], sgd_vars)  # the same buffer: nobody held the first
+    array_reused = np.shares_memory(second[0], was)
+    del was
+    third = total([kernel.numpy() * 3, bias.numpy()], sgd_vars)  # `second` is held: elsewhere
+    array_held = [float(second[0][0, 0]), float(third[0][0, 0]), bool(np.shares_memory(second[0], third[0]))]
     save(
         "reuse",
+        sgd=np.concatenate([v.numpy().ravel() for v in sgd_vars]),
+        array_reused=array_reused,
+        array_held=array_held,
         steps=steps,
         kept_np=kept_np,
         reused=len(objects) < 6,

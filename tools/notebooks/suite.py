@@ -48,6 +48,10 @@ NOTEBOOKS = [
     "tutorials/distribute/save_and_load",  # nb11: MirroredStrategy, .keras and SavedModel round trips
     "tutorials/generative/adversarial_fgsm",  # lead 2026-12-03: MobileNetV2 with its top, input gradients (FGSM)
     "tutorials/load_data/csv",  # lead 2026-12-03: pandas, make_csv_dataset (gzip), CsvDataset, decode_csv, fonts
+    "tutorials/distribute/input",  # dist16c: distributed input (experimental_distribute_dataset, ..._from_function)
+    "tutorials/distribute/multi_worker_with_keras",  # dist16c: MultiWorkerMirroredStrategy, Keras fit, one process
+    "tutorials/distribute/multi_worker_with_ctl",  # dist16c: MultiWorkerMirroredStrategy, custom loop, one process
+    "guide/distributed_training",  # dist16c: the tf.distribute guide's strategies, Keras and a custom loop
 ]
 # results are named for the notebook's file; where two notebooks share one, the later gets a longer name
 NAMES = {"tutorials/images/classification": "image_classification", "guide/basics": "guide_basics",

@@ -701,8 +701,11 @@ class Optimizer:
         multi-process strategy the gradients are first summed over all
         replicas (one fused allreduce; ``IndexedSlices`` by all-gather)."""
         grads = list(grads)
-        if dist_hooks.strategy is not None and _aggregate:
-            grads = dist_hooks.strategy._aggregate_gradients(grads)
+        strategy = dist_hooks.strategy if _aggregate else None
+        if strategy is not None and (state.graph is not None or not self._fast_arrays or trainable_variables is None
+                                     or any(isinstance(g, IndexedSlices) for g in grads)):
+            grads, strategy = strategy._aggregate_gradients(grads), None
+        # (else, eagerly with dense gradients: the checked gradient arrays are summed over the processes below)
         from tapeflow.distribute import local_replicas
 
         run = local_replicas.current_run()
@@ -758,6 +761,8 @@ class Optimizer:
                             "it with tf.convert_to_tensor first or drop loss_scale_factor.")
         K = _ArrayOps if (state.graph is None and self._fast_arrays) else _TensorOps
         grads = [self._prepare_gradient(g, v, K) for g, v in zip(grads, trainable_variables)]
+        if strategy is not None:  # one fused allreduce of the arrays just checked against their variables
+            grads = strategy._sum_gradient_arrays(grads, trainable_variables)
         if self.loss_scale_factor is not None:
             grads = [_scale(g, 1.0 / self.loss_scale_factor, K) for g in grads]
         if self.gradient_accumulation_steps:
