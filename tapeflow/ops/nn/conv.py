@@ -156,9 +156,22 @@ def _conv2d_backprop_input_kernel(w, dy, input_sizes, strides, dilations, paddin
     # where it came from (clipped to the real input: no padded buffer, no crop). Faster than the
     # flipped-filter correlation of the padded dy, whose im2col matrix is KH*KW*Co wide.
     # (A few images at a time, so each block of the product is still in cache when it is added.)
-    wt = w.reshape(kh * kw * ci, co).astype(cdt, copy=False).T
     dy2 = dy.reshape(n, oh * ow, co)
     dx = np.empty(in_shape, dtype=cdt)
+    shifts = _flat_shift_plan((kh, kw), in_shape, (oh, ow), strides, dilations, pads)
+    if shifts is not None:
+        w9 = w.reshape(kh * kw * ci, co).astype(cdt, copy=False)
+        bounds = _chunks(n, oh * ow * kh * kw * ci * np.dtype(cdt).itemsize)
+        dx2 = dx.reshape(n, oh * ow, ci)
+
+        def flat_chunk(k):
+            a, b = bounds[k]
+            _flat_shift_taps(w9, dy2[a:b].astype(cdt, copy=False).reshape(-1, co), shifts, (kh, kw, ci),
+                             (b - a, oh, ow), dx2[a:b].reshape(-1, ci))
+
+        threads.parallel_for(len(bounds), flat_chunk, float(dy.size) * w9.shape[0])
+        return dx.astype(dy.dtype, copy=False)
+    wt = w.reshape(kh * kw * ci, co).astype(cdt, copy=False).T
     plan = _tap_plan((kh, kw), in_shape, (oh, ow), strides, dilations, pads)
     bounds = _chunks(n, oh * ow * kh * kw * ci * np.dtype(cdt).itemsize)
 
@@ -169,6 +182,54 @@ def _conv2d_backprop_input_kernel(w, dy, input_sizes, strides, dilations, paddin
 
     threads.parallel_for(len(bounds), chunk, float(dy.size) * wt.shape[1])
     return dx.astype(dy.dtype, copy=False)
+
+
+def _flat_shift_plan(k_hw, in_shape, out_hw, strides, dilations, pads):
+    """For a stride-1 convolution whose output grid is its input's (SAME), the plan of _flat_shift_taps:
+    (first tap, [(tap, flat shift)], [(i, rows to zero)], [(j, columns to zero)]), or None where the
+    geometry does not fit (a tap of shift 0 that reads every position must exist, every tap's offset
+    smaller than the image)."""
+    if tuple(strides) != (1, 1) or tuple(out_hw) != tuple(in_shape[1:3]):
+        return None
+    (oh, ow), (t0, l0) = out_hw, (pads[0][0], pads[1][0])
+    off_h = [t0 - i * dilations[0] for i in range(k_hw[0])]  # output row = input row + off
+    off_w = [l0 - j * dilations[1] for j in range(k_hw[1])]
+    if any(abs(o) >= oh for o in off_h) or any(abs(o) >= ow for o in off_w) or 0 not in off_h or 0 not in off_w:
+        return None
+    first = (off_h.index(0), off_w.index(0))
+    taps = [((i, j), off_h[i] * ow + off_w[j]) for i in range(k_hw[0]) for j in range(k_hw[1]) if (i, j) != first]
+    # Output positions whose input position (row - off) lies outside the image: zeroed before the shifted adds.
+    rows = [(i, (max(0, o), min(oh, oh + o))) for i, o in enumerate(off_h) if o]
+    cols = [(j, (max(0, o), min(ow, ow + o))) for j, o in enumerate(off_w) if o]
+    return first, taps, rows, cols
+
+
+def _flat_shift_taps(w9, dy, plan, k_shape, grid, dx):
+    """dx (N*H*W, Ci) of a stride-1 SAME convolution from dy (N*OH*OW, Co) and the (KH*KW*Ci, Co) filter:
+    the product is taken channel-major, ``P = w9 @ dy.T`` (KH*KW*Ci, N*OH*OW), so that each tap's block,
+    flattened, meets dx at one constant flat offset: the tap adds are nine 1-D adds of whole blocks (NumPy's
+    fastest loop; a 2-D slice of the same elements runs ~3x slower) into the first tap's block, which is then
+    transposed into dx. The positions whose flat shift would wrap into another row, image or channel are the
+    ones outside the tap's real input: they are zeroed first. Same products and order of sums as _add_taps."""
+    kh, kw, ci = k_shape
+    nb, oh, ow = grid
+    m = nb * oh * ow
+    p = np.matmul(w9, dy.T)
+    first, taps, rows, cols = plan
+    p6 = p.reshape(kh, kw, ci, nb, oh, ow)
+    for i, (lo, hi) in rows:  # valid rows are [lo, hi): zero the rest
+        p6[i, :, :, :, :lo, :] = 0
+        p6[i, :, :, :, hi:, :] = 0
+    for j, (lo, hi) in cols:
+        p6[:, j, :, :, :, :lo] = 0
+        p6[:, j, :, :, :, hi:] = 0
+    flat = p.reshape(kh, kw, ci * m)
+    acc = flat[first]
+    size = ci * m
+    for (i, j), s in taps:
+        lo, hi = max(0, s), min(size, size + s)  # acc[f - s] += tap[f]
+        acc[lo - s:hi - s] += flat[i, j, lo:hi]
+    np.copyto(dx, acc.reshape(ci, m).T)
 
 
 def _tap_plan(k_hw, in_shape, out_hw, strides, dilations, pads):
