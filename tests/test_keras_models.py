@@ -456,8 +456,56 @@ def test_class_weight_weights_the_loss_not_the_metrics_as_in_tf():
             "val_loss": [1.308795, 1.291581]}  # TF 2.21 / Keras 3.15
     for k, v in want.items():
         np.testing.assert_allclose(h.history[k], v, atol=1e-6, err_msg=k)
-    with pytest.raises(ValueError, match="no entry for class"):
-        m.fit(x, y, verbose=0, class_weight={0: 1.0})
+    with pytest.raises(ValueError, match="You cannot `class_weight` and `sample_weight` at the same time."):
+        m.fit(x, y, verbose=0, class_weight={0: 1.0}, sample_weight=np.ones(30))
+
+
+def _cw_model(loss):
+    K.utils.set_random_seed(0)
+    m = K.Sequential([K.Input((2,)), L.Dense(3)])
+    m.set_weights([np.random.default_rng(1).normal(0, 0.5, w.shape).astype("float32") for w in m.get_weights()])
+    m.compile(optimizer="sgd", loss=loss)
+    return m
+
+
+def test_class_weight_as_keras_3_on_arrays_and_datasets():
+    x = np.linspace(-1, 1, 24).reshape(12, 2).astype("float32")
+    y = np.array([0, 1, 2] * 4)
+    sparse = K.losses.SparseCategoricalCrossentropy(from_logits=True)
+    # a class without a weight weighs 1.0 (Keras 3; Keras 2 raised)
+    arrays = _cw_model(sparse).fit(x, y, batch_size=4, class_weight={0: 2.0, 1: 0.5}, verbose=0,
+                                   shuffle=False).history["loss"]
+    full = _cw_model(sparse).fit(x, y, batch_size=4, class_weight={0: 2.0, 1: 0.5, 2: 1.0}, verbose=0, shuffle=False)
+    np.testing.assert_allclose(arrays, full.history["loss"], rtol=1e-6)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(4)
+    on_ds = _cw_model(sparse).fit(ds, class_weight={0: 2.0, 1: 0.5, 2: 1.0}, verbose=0).history["loss"]
+    np.testing.assert_allclose(on_ds, full.history["loss"], rtol=1e-6)
+    onehot = tf.data.Dataset.from_tensor_slices((x, tf.one_hot(y, 3))).batch(4)
+    m = _cw_model(K.losses.CategoricalCrossentropy(from_logits=True))
+    np.testing.assert_allclose(m.fit(onehot, class_weight={0: 2.0, 1: 0.5, 2: 1.0}, verbose=0).history["loss"],
+                               on_ds, rtol=1e-6)
+    with pytest.raises(ValueError, match="You cannot `class_weight` and `sample_weight` at the same time."):
+        _cw_model(sparse).fit(tf.data.Dataset.from_tensor_slices((x, y, np.ones(12))).batch(4),
+                              class_weight={0: 1.0}, verbose=0)
+    with pytest.raises(tf.errors.InvalidArgumentError):  # label 2 past the table, as TF's gather
+        _cw_model(sparse).fit(ds, class_weight={0: 1.0, 1: 1.0}, verbose=0)
+    with pytest.raises(ValueError, match="Arguments `sample_weight` and `class_weight` cannot be specified"):
+        _cw_model(sparse).train_on_batch(x, y, sample_weight=np.ones(12), class_weight={0: 1.0})
+
+
+def test_class_weight_of_a_dataset_of_masks_weighs_each_pixel():
+    xi = np.random.RandomState(0).rand(8, 4, 4, 1).astype("float32")
+    yi = (xi > 0.5).astype("int64")
+    K.utils.set_random_seed(0)
+    s = K.Sequential([K.Input((4, 4, 1)), L.Conv2D(2, 1)])
+    s.compile(optimizer="sgd", loss=K.losses.SparseCategoricalCrossentropy(from_logits=True))
+    w = s.get_weights()
+    got = s.fit(tf.data.Dataset.from_tensor_slices((xi, yi)).batch(4), class_weight={0: 3.0, 1: 1.0}, verbose=0)
+    s.set_weights(w)
+    s.compile(optimizer="sgd", loss=K.losses.SparseCategoricalCrossentropy(from_logits=True))
+    sw = np.where(yi[..., 0] == 0, 3.0, 1.0).astype("float32")
+    want = s.fit(tf.data.Dataset.from_tensor_slices((xi, yi, sw)).batch(4), verbose=0)
+    np.testing.assert_allclose(got.history["loss"], want.history["loss"], rtol=1e-6)
 
 
 def test_weighted_metrics_see_the_class_weights():

@@ -916,9 +916,11 @@ class Trainer:
             validation_data = tuple(_from_pandas(v) for v in validation_data)
         if class_weight is not None:
             if _is_dataset(x):
-                raise NotImplementedError("fit(class_weight=...) with a dataset is not implemented in tapeflow; "
-                                          "yield (x, y, sample_weight) from the dataset instead")
-            sample_weight = _class_weights_to_sample_weights(y, class_weight, sample_weight)
+                x = x.map(_class_weight_map_fn(class_weight))
+            elif sample_weight is not None:
+                raise ValueError("You cannot `class_weight` and `sample_weight` at the same time.")
+            else:
+                sample_weight = _class_weights_to_sample_weights(y, class_weight)
         if validation_split and validation_data is None:
             if _is_dataset(x):
                 raise ValueError("`validation_split` is only supported for arrays, not datasets.")
@@ -1080,7 +1082,10 @@ class Trainer:
         """One optimisation step on one batch; the metrics start afresh (Keras 3)."""
         self._check_compiled("training/testing")
         if class_weight is not None:
-            sample_weight = _class_weights_to_sample_weights(y, class_weight, sample_weight)
+            if sample_weight is not None:
+                raise ValueError("Arguments `sample_weight` and `class_weight` cannot be specified at the same time. "
+                                 f"Received: sample_weight={sample_weight}, class_weight={class_weight}")
+            sample_weight = _class_weights_to_sample_weights(y, class_weight)
         return self._on_batch("train", x, y, sample_weight, return_dict)
 
     def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, return_dict: bool = False) -> Any:
@@ -1152,19 +1157,43 @@ def _is_hdf5(path: str) -> bool:
         return False
 
 
-def _class_weights_to_sample_weights(y: Any, class_weight: dict, sample_weight: Any) -> np.ndarray:
-    """Per-sample weights ``class_weight[label]`` (labels: integers, or one-hot rows), times any sample weights."""
+def _class_weights_to_sample_weights(y: Any, class_weight: dict) -> np.ndarray:
+    """Keras 3's class_weight_to_sample_weights: per-sample ``class_weight.get(label, 1.0)``; labels are
+    integers, one-hot rows (argmax) or ``(n, 1)`` columns (rounded)."""
+    if nest.is_nested(y):
+        raise ValueError("`class_weight` is only supported for Models with a single output.")
     labels = np.asarray(_to_numpy(y))
-    if labels.ndim > 1 and labels.shape[-1] > 1:
-        labels = labels.argmax(-1)
-    labels = labels.reshape(len(labels), -1)[:, 0].astype(np.int64)
-    missing = sorted(set(np.unique(labels).tolist()) - set(int(k) for k in class_weight))
-    if missing:
-        raise ValueError(f"class_weight has no entry for class(es) {missing}; give every class a weight.")
-    weights = np.asarray([class_weight[int(c)] for c in labels], np.float32)
-    if sample_weight is not None:
-        weights = weights * np.asarray(_to_numpy(sample_weight), np.float32).reshape(len(weights))
-    return weights
+    if labels.ndim > 1:
+        labels = labels.argmax(-1) if labels.shape[-1] != 1 else labels.squeeze(-1)
+    labels = np.round(labels).astype(np.int32)
+    return np.asarray([class_weight.get(int(c), 1.0) for c in labels], np.float32)
+
+
+def _class_weight_map_fn(class_weight: dict) -> Any:
+    """Keras 3's make_class_weight_map_fn: a ``Dataset.map`` function adding ``class_weight[label]`` as the sample
+    weights (per pixel for dense targets); a label past the largest key fails the element, as TF's gather."""
+    from tapeflow.keras.sequence_utils import unpack_x_y_sample_weight
+
+    table = convert_to_tensor(np.asarray([class_weight.get(c, 1.0) for c in range(max(class_weight) + 1)],
+                                         np.float32))
+
+    def add_weights(*data: Any) -> tuple:
+        x, y, sw = unpack_x_y_sample_weight(data)
+        if sw is not None:
+            raise ValueError("You cannot `class_weight` and `sample_weight` at the same time.")
+        if nest.is_nested(y):
+            raise ValueError("`class_weight` is only supported for Models with a single output.")
+        y = convert_to_tensor(y)
+        if y.shape.rank is not None and y.shape.rank >= 2:
+            if y.shape[-1] is None:
+                raise NotImplementedError("class_weight with a dataset whose targets' last dimension is unknown")
+            classes = (ao.argmax(y, axis=-1, output_type="int32") if y.shape[-1] > 1 else
+                       mo.cast(mo.round(ao.squeeze(y, axis=-1)), "int32"))
+        else:
+            classes = mo.cast(mo.round(y), "int32")
+        return x, y, ao.gather(table, classes)
+
+    return add_weights
 
 
 def _callback_list(callbacks: Any) -> list:

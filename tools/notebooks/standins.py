@@ -311,6 +311,8 @@ def _tfds_load(name, split=None, batch_size=None, as_supervised=False, with_info
     import tensorflow as tf  # the backend run.py installed
     if name.startswith("tf_flowers"):
         return _tfds_load_flowers(name, split, batch_size, as_supervised, with_info, **kwargs)
+    if name.startswith("oxford_iiit_pet"):
+        return _tfds_load_pets(split, with_info)
     if name.startswith("mnist"):
         (xa, ya), (xb, yb) = fashion_mnist_load_data()
         parts = {"train": (xa[..., None], ya.astype(np.int64)), "test": (xb[..., None], yb.astype(np.int64))}
@@ -463,6 +465,7 @@ def install(backend_tf) -> None:
     install_imbalanced()
     install_audio()
     install_nb11(backend_tf)
+    install_segmentation(backend_tf)
 
 
 # --- img11: the image tutorials (CIFAR-10, flower_photos, tf_flowers, facades) --------------------------------
@@ -1167,3 +1170,69 @@ def _imagenet_class_index(path: str) -> None:
 
 URLS["imagenet_class_index.json"] = ("imagenet_class_index.json", _imagenet_class_index)
 URLS["YellowLabradorLooking_new.jpg"] = ("YellowLabradorLooking_new.jpg", _photo(33, (577, 700)))
+
+
+# --- lead (2026-12-03): tutorials/images/segmentation's pets and tensorflow_examples' pix2pix.upsample ------------
+
+
+def _pet_and_trimap(rng: np.random.Generator) -> tuple:
+    """A photo-like pet image ``uint8 [h, w, 3]`` and its trimap ``uint8 [h, w, 1]`` (1 pet, 2 background, 3 border)."""
+    h, w = (int(v) for v in rng.integers(96, 200, 2))
+    yy, xx = np.mgrid[0:h, 0:w]
+    cy, cx = h * rng.uniform(0.35, 0.65), w * rng.uniform(0.35, 0.65)
+    ry, rx = h * rng.uniform(0.2, 0.4), w * rng.uniform(0.2, 0.4)
+    r = ((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2
+    mask = np.where(r < 0.8, 1, np.where(r < 1.2, 3, 2)).astype(np.uint8)
+    back = rng.uniform(40, 200, 3)
+    fur = rng.uniform(60, 255, 3)
+    img = np.where((r < 1.0)[..., None], fur, back) + rng.normal(0, 12, (h, w, 3))
+    return np.clip(img, 0, 255).astype(np.uint8), mask[..., None]
+
+
+def _tfds_load_pets(split=None, with_info=False):
+    """``tfds.load('oxford_iiit_pet:3.*.*')`` (the real one has 3680 train and 3669 test images): dict elements with
+    tfds's feature names, images of varied sizes; 128 train and 320 test pets."""
+    import tensorflow as tf
+
+    if "pets" not in _CACHE:
+        rng = np.random.default_rng(51)
+        _CACHE["pets"] = {k: [_pet_and_trimap(rng) + (int(rng.integers(37)),) for _ in range(n)]
+                          for k, n in (("train", 128), ("test", 320))}
+    sig = {"file_name": tf.TensorSpec([], tf.string), "image": tf.TensorSpec([None, None, 3], tf.uint8),
+           "label": tf.TensorSpec([], tf.int64), "segmentation_mask": tf.TensorSpec([None, None, 1], tf.uint8),
+           "species": tf.TensorSpec([], tf.int64)}
+
+    def make(part):
+        def gen():
+            for i, (img, mask, label) in enumerate(_CACHE["pets"][part]):
+                yield {"file_name": f"pet_{i}.jpg", "image": img, "label": label, "segmentation_mask": mask,
+                       "species": label % 2}
+        return tf.data.Dataset.from_generator(gen, output_signature=sig)
+
+    out = {k: make(k) for k in ("train", "test")} if split is None else make(split)
+    info = _Info("oxford_iiit_pet", {"train": 128, "test": 320})
+    return (out, info) if with_info else out
+
+
+def _upsample(filters, size, norm_type="batchnorm", apply_dropout=False):
+    """tensorflow_examples' pix2pix.upsample: a stride-2 transposed convolution (N(0, 0.02) kernel, no bias),
+    batch normalisation, optional dropout, ReLU."""
+    import tensorflow as tf
+
+    if norm_type != "batchnorm":
+        raise NotImplementedError("the stand-in pix2pix.upsample has norm_type='batchnorm' only")
+    block = tf.keras.Sequential()
+    block.add(tf.keras.layers.Conv2DTranspose(filters, size, strides=2, padding="same", use_bias=False,
+                                              kernel_initializer=tf.random_normal_initializer(0.0, 0.02)))
+    block.add(tf.keras.layers.BatchNormalization())
+    if apply_dropout:
+        block.add(tf.keras.layers.Dropout(0.5))
+    block.add(tf.keras.layers.ReLU())
+    return block
+
+
+def install_segmentation(backend_tf) -> None:
+    inner = _module("tensorflow_examples.models.pix2pix.pix2pix", upsample=_upsample)
+    outer = _module("tensorflow_examples.models.pix2pix", pix2pix=inner)
+    models = _module("tensorflow_examples.models", pix2pix=outer)
+    _module("tensorflow_examples", models=models)
