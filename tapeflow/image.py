@@ -9,6 +9,7 @@ from tapeflow.ops.image_ops import (
     random_flip_up_down, random_hue, random_saturation, resize_with_crop_or_pad, rgb_to_grayscale, rot90,
     stateless_random_brightness, stateless_random_contrast, stateless_random_crop, stateless_random_flip_left_right,
     stateless_random_flip_up_down, stateless_random_hue, stateless_random_saturation, transpose,
+    total_variation, image_gradients, sobel_edges, rgb_to_yuv, yuv_to_rgb, rgb_to_yiq, yiq_to_rgb, psnr, ssim,
 )
 from tapeflow.ops.image_transform_ops import resize
 
@@ -20,7 +21,8 @@ __all__ = ["decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_pn
            "resize_with_crop_or_pad", "rgb_to_grayscale", "rot90", "stateless_random_brightness",
            "stateless_random_contrast", "stateless_random_crop", "stateless_random_flip_left_right",
            "stateless_random_flip_up_down", "stateless_random_hue", "stateless_random_saturation", "transpose",
-           "ResizeMethod"]
+           "total_variation", "image_gradients", "sobel_edges", "rgb_to_yuv", "yuv_to_rgb", "rgb_to_yiq",
+           "yiq_to_rgb", "psnr", "ssim", "ResizeMethod"]
 
 
 class ResizeMethod:

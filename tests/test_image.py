@@ -46,3 +46,57 @@ def test_brightness_convert_dtype_flips():
         tf.image.flip_left_right(tf.zeros([2, 2]))
     with pytest.raises(NotImplementedError, match="tf.image.rgb_to_hsv is not implemented in tapeflow"):
         tf.image.rgb_to_hsv
+
+
+# -- total_variation, image_gradients, sobel_edges, psnr, ssim, YUV/YIQ (TF 2.21's values pinned) -----------------
+
+
+def _pair():
+    r = np.random.RandomState(0)
+    a = r.rand(2, 16, 14, 3).astype("float32")
+    b = np.clip(a + 0.1 * r.randn(*a.shape), 0, 1).astype("float32")
+    return tf.constant(a), tf.constant(b)
+
+
+def test_image_variation_edges_and_quality_as_tf():
+    a, b = _pair()
+    np.testing.assert_allclose(tf.image.total_variation(a).numpy(), [432.37222, 432.57092], rtol=1e-6)
+    assert tf.image.total_variation(a[0]).shape == ()
+    dy, dx = tf.image.image_gradients(a)
+    assert dy.shape == dx.shape == (2, 16, 14, 3) and not np.any(dy.numpy()[:, -1]) and not np.any(dx.numpy()[:, :, -1])
+    np.testing.assert_allclose([float(tf.reduce_sum(dy)), float(tf.reduce_sum(dx * dx))], [3.663966, 224.80138],
+                               rtol=1e-5)
+    s = tf.image.sobel_edges(a)
+    assert s.shape == (2, 16, 14, 3, 2)
+    np.testing.assert_allclose([float(tf.reduce_sum(s[..., 0] ** 2)), float(tf.reduce_sum(s[..., 1] ** 2))],
+                               [1308.2036, 1313.2046], rtol=1e-6)
+    np.testing.assert_allclose(tf.image.psnr(a, b, 1.0).numpy(), [20.650442, 20.658684], rtol=1e-6)
+    a8, b8 = tf.cast(a * 255, tf.uint8), tf.cast(b * 255, tf.uint8)
+    np.testing.assert_allclose(tf.image.psnr(a8, b8, 255).numpy(), [20.644804, 20.654348], rtol=1e-6)
+    np.testing.assert_allclose(tf.image.ssim(a, b, 1.0).numpy(), [0.954092, 0.950013], rtol=1e-5)
+    np.testing.assert_allclose(tf.image.ssim(a, b, 1.0, filter_size=5).numpy(), [0.948458, 0.949236], rtol=1e-5)
+    np.testing.assert_allclose(tf.image.ssim(a8, b8, 255).numpy(), [0.954007, 0.949935], rtol=1e-5)
+    assert tf.image.ssim(a, b, 1.0, return_index_map=True).shape == (2, 6, 4)
+    for fn, want in ((tf.image.rgb_to_yuv, [0.652626, -0.024538, -0.091073]),
+                     (tf.image.yuv_to_rgb, [1.235893, -0.083408, 2.002122]),
+                     (tf.image.rgb_to_yiq, [0.652626, -0.063016, -0.070202]),
+                     (tf.image.yiq_to_rgb, [1.606735, -0.035838, 0.784532])):
+        np.testing.assert_allclose(fn(a).numpy()[0, 0, 0], want, rtol=1e-5, atol=1e-6, err_msg=fn.__name__)
+
+
+def test_image_quality_gradients_and_errors():
+    a, b = _pair()
+    x = tf.Variable(a)
+    with tf.GradientTape() as tape:
+        loss = (tf.reduce_sum(tf.image.total_variation(x)) + tf.reduce_sum(tf.image.ssim(x, b, 1.0))
+                + tf.reduce_sum(tf.image.sobel_edges(x) ** 2))
+    g = tape.gradient(loss, x)
+    np.testing.assert_allclose(float(tf.reduce_sum(g * g)), 511458.56, rtol=1e-5)  # TF 2.21
+    with pytest.raises(ValueError, match="'images' must be either 3 or 4-dimensional."):
+        tf.image.total_variation(a[0, 0])
+    with pytest.raises(ValueError, match=r"image_gradients expects a 4D tensor \[batch_size, h, w, d\], not"):
+        tf.image.image_gradients(a[0])
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.image.psnr(a, b[:, :8], 1.0)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.image.ssim(a[:, :8], b[:, :8], 1.0)

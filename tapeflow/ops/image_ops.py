@@ -558,3 +558,147 @@ def stateless_random_crop(value: Any, size: Any, seed: Any, name: Any = None) ->
     """``tf.image.stateless_random_crop``: the window TF crops for ``seed`` (shape [2])."""
     return _crop(value, size, lambda shape: random_ops.stateless_uniform(shape, seed, 0, dtypes.int32.max,
                                                                          dtype=dtypes.int32), "StatelessRandomCrop")
+
+
+# -- edges, variation and image quality: compositions of differentiable ops, as TF builds them -------------------
+
+
+def total_variation(images: Any, name: Any = None) -> Tensor:
+    """Sum of absolute differences of neighbouring pixels: a scalar for one ``[h, w, c]`` image, one per image
+    for a ``[batch, h, w, c]`` batch (``tf.image.total_variation``)."""
+    images = convert_to_tensor(images)
+    ndims = images.shape.rank
+    if ndims == 3:
+        dif1, dif2, axis = images[1:, :, :] - images[:-1, :, :], images[:, 1:, :] - images[:, :-1, :], None
+    elif ndims == 4:
+        dif1, dif2 = images[:, 1:, :, :] - images[:, :-1, :, :], images[:, :, 1:, :] - images[:, :, :-1, :]
+        axis = [1, 2, 3]
+    else:
+        raise ValueError("'images' must be either 3 or 4-dimensional.")
+    return math_ops.reduce_sum(math_ops.abs(dif1), axis=axis) + math_ops.reduce_sum(math_ops.abs(dif2), axis=axis)
+
+
+def image_gradients(image: Any) -> tuple:
+    """``(dy, dx)``: forward differences along height and width of a ``[batch, h, w, d]`` batch, the last row /
+    column zero (``tf.image.image_gradients``)."""
+    image = convert_to_tensor(image)
+    if image.shape.rank != 4:
+        raise ValueError(f"image_gradients expects a 4D tensor [batch_size, h, w, d], not {image.shape}.")
+    b, h, w, d = (int(v) for v in image.shape.as_list()) if image.shape.is_fully_defined() else ao.unstack(
+        shape_ops.shape(image))
+    dy = ao.concat([image[:, 1:, :, :] - image[:, :-1, :, :], ao.zeros(ao.stack([b, 1, w, d]), image.dtype)], 1)
+    dx = ao.concat([image[:, :, 1:, :] - image[:, :, :-1, :], ao.zeros(ao.stack([b, h, 1, d]), image.dtype)], 2)
+    return dy, dx
+
+
+def sobel_edges(image: Any) -> Tensor:
+    """``[batch, h, w, d, 2]``: each channel's Sobel responses (dy, dx) with reflected borders
+    (``tf.image.sobel_edges``)."""
+    from tapeflow.ops.nn.conv import depthwise_conv2d
+
+    image = convert_to_tensor(image)
+    kernels = np.transpose(np.asarray([[[-1, -2, -1], [0, 0, 0], [1, 2, 1]], [[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]]),
+                           (1, 2, 0))[:, :, None, :]
+    kernels = ao.tile(convert_to_tensor(kernels.astype(image.dtype.as_numpy_dtype)), [1, 1, image.shape[-1], 1])
+    padded = pad(image, [[0, 0], [1, 1], [1, 1], [0, 0]], mode="REFLECT")
+    out = depthwise_conv2d(padded, kernels, [1, 1, 1, 1], "VALID")
+    return ao.reshape(out, image.shape.as_list() + [2])
+
+
+def _yuv_like(images: Any, kernel: list) -> Tensor:
+    images = convert_to_tensor(images)
+    k = convert_to_tensor(np.asarray(kernel, images.dtype.as_numpy_dtype))
+    return tensordot(images, k, axes=[[images.shape.rank - 1], [0]])
+
+
+def rgb_to_yuv(images: Any) -> Tensor:
+    """RGB in [0, 1] to YUV (``tf.image.rgb_to_yuv``)."""
+    return _yuv_like(images, [[0.299, -0.14714119, 0.61497538], [0.587, -0.28886916, -0.51496512],
+                              [0.114, 0.43601035, -0.10001026]])
+
+
+def yuv_to_rgb(images: Any) -> Tensor:
+    """YUV to RGB (``tf.image.yuv_to_rgb``)."""
+    return _yuv_like(images, [[1, 1, 1], [0, -0.394642334, 2.03206185], [1.13988303, -0.58062185, 0]])
+
+
+def rgb_to_yiq(images: Any) -> Tensor:
+    """RGB in [0, 1] to YIQ (``tf.image.rgb_to_yiq``)."""
+    return _yuv_like(images, [[0.299, 0.59590059, 0.2115], [0.587, -0.27455667, -0.52273617],
+                              [0.114, -0.32134392, 0.31119955]])
+
+
+def yiq_to_rgb(images: Any) -> Tensor:
+    """YIQ to RGB (``tf.image.yiq_to_rgb``)."""
+    return _yuv_like(images, [[1, 1, 1], [0.95598634, -0.27201283, -1.10674021],
+                              [0.6208248, -0.64720424, 1.70423049]])
+
+
+def _check_compatible(a: Tensor, b: Tensor) -> None:
+    # TF's _verify_compatible_image_shapes, on static shapes
+    s1, s2 = a.shape, b.shape
+    for s in (s1, s2):
+        if s.rank is not None and s.rank < 3:
+            raise ValueError(f"Shape {s} must have rank at least 3")
+    if not s1[-3:].is_compatible_with(s2[-3:]):
+        raise ValueError(f"Shapes {s1[-3:]} and {s2[-3:]} are incompatible")
+    for d1, d2 in zip(reversed(s1.as_list()[:-3]), reversed(s2.as_list()[:-3])):
+        if not (d1 == 1 or d2 == 1 or d1 is None or d2 is None or d1 == d2):
+            raise ValueError(f"Two images are not compatible: {s1} and {s2}")
+
+
+def psnr(a: Any, b: Any, max_val: Any, name: Any = None) -> Tensor:
+    """Peak signal-to-noise ratio over the last three axes, in dB (``tf.image.psnr``)."""
+    a, b = convert_to_tensor(a), convert_to_tensor(b)
+    max_val = convert_image_dtype(cast(max_val, a.dtype), dtypes.float32)
+    a, b = convert_image_dtype(a, dtypes.float32), convert_image_dtype(b, dtypes.float32)
+    mse = math_ops.reduce_mean(math_ops.squared_difference(a, b), [-3, -2, -1])
+    _check_compatible(a, b)  # after the difference, as TF (whose broadcasting error comes first)
+    return math_ops.subtract(20 * math_ops.log(max_val) / math_ops.log(10.0),
+                             np.float32(10 / np.log(10)) * math_ops.log(mse))
+
+
+def _ssim_per_channel(img1: Tensor, img2: Tensor, max_val: Tensor, filter_size: int, filter_sigma: float, k1: float,
+                      k2: float, return_index_map: bool) -> tuple:
+    from tapeflow.ops.nn.activations import softmax
+    from tapeflow.ops.nn.conv import depthwise_conv2d
+
+    for img in (img1, img2):
+        hw = img.shape.as_list()[-3:-1]
+        if any(d is not None and d < filter_size for d in hw):
+            raise InvalidArgumentError(f"ssim: the images' height and width {hw} must be at least filter_size "
+                                       f"{filter_size}.")
+    sigma = convert_to_tensor(filter_sigma, img1.dtype)
+    coords = cast(ao.range_(filter_size), img1.dtype) - (filter_size - 1) / 2.0
+    g = math_ops.square(coords) * (-0.5 / math_ops.square(sigma))
+    g = ao.reshape(ao.reshape(g, [1, -1]) + ao.reshape(g, [-1, 1]), [1, -1])
+    kernel = ao.tile(ao.reshape(softmax(g), [filter_size, filter_size, 1, 1]), [1, 1, img1.shape[-1], 1])
+
+    def reducer(x: Tensor) -> Tensor:
+        lead = x.shape.as_list()[:-3]
+        y = depthwise_conv2d(ao.reshape(x, [-1] + x.shape.as_list()[-3:]), kernel, [1, 1, 1, 1], "VALID")
+        return ao.reshape(y, (lead if None not in lead else [-1]) + y.shape.as_list()[1:])
+
+    c1, c2 = (k1 * max_val) ** 2, (k2 * max_val) ** 2
+    mean0, mean1 = reducer(img1), reducer(img2)
+    num0 = mean0 * mean1 * 2.0
+    den0 = math_ops.square(mean0) + math_ops.square(mean1)
+    luminance = (num0 + c1) / (den0 + c1)
+    num1 = reducer(img1 * img2) * 2.0
+    den1 = reducer(math_ops.square(img1) + math_ops.square(img2))
+    cs = (num1 - num0 + c2) / (den1 - den0 + c2)
+    if return_index_map:
+        return luminance * cs, cs
+    return math_ops.reduce_mean(luminance * cs, [-3, -2]), math_ops.reduce_mean(cs, [-3, -2])
+
+
+def ssim(img1: Any, img2: Any, max_val: Any, filter_size: int = 11, filter_sigma: float = 1.5, k1: float = 0.01,
+         k2: float = 0.03, return_index_map: bool = False) -> Tensor:
+    """Structural similarity of two images or batches (11x11 Gaussian window of width 1.5), one value per image
+    (``tf.image.ssim``)."""
+    img1, img2 = convert_to_tensor(img1), convert_to_tensor(img2)
+    _check_compatible(img1, img2)
+    max_val = convert_image_dtype(cast(max_val, img1.dtype), dtypes.float32)
+    img1, img2 = convert_image_dtype(img1, dtypes.float32), convert_image_dtype(img2, dtypes.float32)
+    per_channel, _ = _ssim_per_channel(img1, img2, max_val, int(filter_size), filter_sigma, k1, k2, return_index_map)
+    return math_ops.reduce_mean(per_channel, [-1])

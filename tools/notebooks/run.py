@@ -88,6 +88,9 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
     "advanced": [("EPOCHS = 5", "EPOCHS = 2")],  # lead: quickstart/advanced
     "numpy": [("epochs=10)", "epochs=2)")],  # lead: load_data/numpy
     "pandas_dataframe": [("epochs=15", "epochs=3")],  # lead: load_data/pandas_dataframe
+    "segmentation": [("EPOCHS = 20", "EPOCHS = 3")],  # lead: images/segmentation (128 stand-in pets)
+    "style_transfer": [("max_dim = 512", "max_dim = 128"), ("epochs = 10", "epochs = 2"),  # lead: VGG19 on CPU
+                       ("steps_per_epoch = 100", "steps_per_epoch = 5")],
 }
 
 

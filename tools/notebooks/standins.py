@@ -1236,3 +1236,31 @@ def install_segmentation(backend_tf) -> None:
     outer = _module("tensorflow_examples.models.pix2pix", pix2pix=inner)
     models = _module("tensorflow_examples.models", pix2pix=outer)
     _module("tensorflow_examples", models=models)
+
+
+# --- lead (2026-12-03): tutorials/generative/style_transfer's style photo and VGG19 weight file (no top) -----------
+
+_KERAS_VGG19_SCRIPT = r"""
+import sys
+import h5py, keras
+from keras.src.legacy.saving import legacy_h5_format
+keras.utils.set_random_seed(23)
+model = keras.applications.VGG19(include_top=False, weights=None)
+with h5py.File(sys.argv[1], "w") as f:
+    legacy_h5_format.save_weights_to_hdf5_group(f, model)
+"""
+
+
+def _vgg19_notop(path: str) -> None:
+    # a seeded VGG19 written by the real Keras (the real file is ImageNet's; the top one, 548 MB, has no stand-in)
+    import subprocess
+
+    python = os.environ.get("NB_KERAS_PYTHON", "/opt/tfvenv/bin/python")
+    subprocess.run([python, "-c", _KERAS_VGG19_SCRIPT, path + ".tmp"], check=True, capture_output=True,
+                   env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    os.replace(path + ".tmp", path)
+
+
+URLS["vgg19_weights_tf_dim_ordering_tf_kernels_notop.h5"] = ("vgg19_weights_tf_dim_ordering_tf_kernels_notop.h5",
+                                                             _vgg19_notop)
+URLS["Vassily_Kandinsky%2C_1913_-_Composition_7.jpg"] = ("kandinsky5.jpg", _photo(34, (464, 512)))

@@ -48,6 +48,7 @@ NOTEBOOKS = [
     "tutorials/distribute/save_and_load",  # nb11: MirroredStrategy, .keras and SavedModel round trips
     "tutorials/generative/adversarial_fgsm",  # lead 2026-12-03: MobileNetV2 with its top, input gradients (FGSM)
     "tutorials/images/segmentation",  # lead 2026-12-03: MobileNetV2 U-Net on stand-in pets, per-pixel weights
+    "tutorials/generative/style_transfer",  # lead 2026-12-03: VGG19 features, gradients w.r.t. an image variable
     "tutorials/load_data/csv",  # lead 2026-12-03: pandas, make_csv_dataset (gzip), CsvDataset, decode_csv, fonts
     "tutorials/distribute/input",  # dist16c: distributed input (experimental_distribute_dataset, ..._from_function)
     "tutorials/distribute/multi_worker_with_keras",  # dist16c: MultiWorkerMirroredStrategy, Keras fit, one process
