@@ -670,13 +670,17 @@ def _lazy(t) -> bool:
     return bool(t._tape is not None and t._tape.lazy)
 
 
-def test_a_lazily_followed_tape_departing_only_at_gradient_time_gets_ordinary_gradients(followed, monkeypatch):
+@pytest.mark.parametrize("dict_ids", [0, 1 << 20])  # (how records connect: checked with arrays, or a dict)
+def test_a_lazily_followed_tape_departing_only_at_gradient_time_gets_ordinary_gradients(
+    followed, monkeypatch, dict_ids
+):
     # A tape following a small template lazily checks its ops only when gradient() comes: a departure at
     # one op (an input's shape, an attr, a dtype, which tensors repeat, an extra or a missing recorded op, an
     # output shape an input's value decides) must fall back to ordinary records and give the walk's gradients.
     from tapeflow.eager import tape as tape_lib
 
     monkeypatch.setattr(replay.backprop, "LAZY_MIN_OPS", 1)  # (short templates are checked op by op)
+    monkeypatch.setattr(replay.backprop, "LAZY_DICT_IDS", dict_ids)
 
     def f(x, c, d, alpha=0.2, shape=(6, 1), watch_c=False, square=False, d_is_s=False, wide=False):
         with tf.GradientTape() as t:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import logging
-from itertools import chain, compress
+from itertools import chain, compress, count
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -361,9 +361,12 @@ def _follow(tp, spec, name, input_ids, inputs, attrs, outputs, op=None) -> bool:
 # followed with checks per op: a lazy tape keeps every op's inputs and output until gradient(), ordinary
 # recording only what the rules save.
 LAZY_MAX_BYTES = 1 << 18
-# ... and templates of fewer records too: the check at gradient time costs ~15 us however short the tape, about
-# what checking this many ops as they come costs.
-LAZY_MIN_OPS = 24
+# ... and templates of fewer records too: the check at gradient time costs a few microseconds however short the
+# tape (more with attrs to compare), about what checking this many ops as they come costs.
+LAZY_MIN_OPS = 16
+# How records connect is checked with NumPy arrays for longer tapes (a fixed ~15 us, then ~60 ns an id), with a
+# dict for shorter ones (~60 ns an id, no fixed cost).
+LAZY_DICT_IDS = 160
 _E0, _E1, _E2, _E3, _E4 = (itemgetter(i) for i in range(5))
 _SHAPE = attrgetter("shape")
 _DTYPE = attrgetter("dtype")
@@ -414,9 +417,29 @@ def make_lane(ops: list, attrs: list) -> tape_lib.Lane | None:
         ops=frozenset(opdefs), opdefs=opdefs, rules=tuple(set(rules)), shapes=shapes,
         types=[np.ndarray if a else d.type for a, d in zip(arrays, dtypes)], arrays=arrays if any(arrays) else None,
         array_dtypes=[d for a, d in zip(arrays, dtypes) if a], attrs=with_attrs, canon=np.array(canon, np.intp),
+        canon_list=canon, by_dict=len(canon) <= LAZY_DICT_IDS,
         out_flat=np.array(out_flat, np.intp), fs_flat=fs_flat, dense={i: p for p, i in first.items()},
         first_seen=first_seen, save_in=save_in, save_out=save_out, arity=arity,
     )
+
+
+class _DictPos:
+    """``_LanePos`` of a short tape: a dict of each id's first occurrence."""
+
+    __slots__ = ("first", "dense")
+
+    def __init__(self, first: dict, dense: dict) -> None:
+        self.first = first
+        self.dense = dense
+
+    def get(self, i, default=None):
+        f = self.first.get(i)
+        return default if f is None else self.dense.get(f, default)
+
+    def items(self) -> dict:
+        """{id: position} of every id."""
+        dense = self.dense
+        return {i: dense[f] for i, f in self.first.items() if f in dense}
 
 
 class _LanePos:
@@ -495,6 +518,18 @@ def lazy_check(tp, whole: bool = True):
     id_runs = list(map(_E4, light))
     if list(map(len, id_runs)) != cut(lane.arity):
         return None
+    if lane.by_dict:  # (a short tape: the exact pattern of repeats, by a dict of first occurrences)
+        first: dict = {}
+        got = list(map(first.setdefault, chain.from_iterable(id_runs), count()))
+        if got != (lane.canon_list if whole else lane.canon_list[: len(got)]):
+            return None
+        for k, j, shape, dtype in lane.first_seen:
+            if k >= n:
+                break
+            v = light[k][1][j]._value
+            if type(v) is AbstractValue or v.shape != shape or v.dtype != dtype:
+                return None
+        return _DictPos(first, lane.dense)
     canon = lane.canon
     m = len(canon) if whole else sum(lane.arity[:n])
     ids = np.fromiter(chain.from_iterable(id_runs), np.int64, m)
@@ -590,10 +625,13 @@ def _follow_lazy(tp, op, input_ids, inputs, attrs, outputs) -> bool:
             break
     else:
         return True  # no watched input: not recorded
-    if not any(o._value.dtype.kind in _FLOAT_KINDS for o in outputs):
-        return True  # no float output: not recorded (the template goes on)
-    if len(outputs) == 1 and op in tp.lazy:
+    if len(outputs) == 1:
         o = outputs[0]
+        if o._value.dtype.kind not in _FLOAT_KINDS:
+            return True  # no float output: not recorded (the template goes on)
+    elif not any(o._value.dtype.kind in _FLOAT_KINDS for o in outputs):
+        return True
+    if len(outputs) == 1 and op in tp.lazy:
         w.add(o._id)
         tp.light.append((op, inputs, o, attrs, (*input_ids, o._id)))
         return True

@@ -215,7 +215,7 @@ class Lane:
     """
 
     __slots__ = ("ops", "opdefs", "rules", "shapes", "types", "arrays", "array_dtypes", "attrs", "canon", "out_flat",
-                 "fs_flat", "dense", "first_seen", "save_in", "save_out", "arity")
+                 "fs_flat", "dense", "first_seen", "save_in", "save_out", "arity", "canon_list", "by_dict")
 
     def __init__(self, **fields) -> None:
         for k, v in fields.items():
