@@ -503,3 +503,20 @@ def test_collectives_in_tf_function_run_in_program_order_even_when_unused(monkey
     for _ in range(2):
         f(tf.ones([2]))
     assert log == [(3,), (5,), (2, 2)] * 2
+
+
+def test_default_strategy_reduce_gives_the_value_back_and_central_storage_strategy():
+    default = tf.distribute.get_strategy()
+    assert default.reduce("SUM", 1.0, axis=None) == 1.0 and type(default.reduce("SUM", 1.0, axis=None)) is float
+    assert default.reduce("SUM", {"a": 1.0}, axis=None) == {"a": 1.0}
+    assert float(tf.distribute.MirroredStrategy().reduce("SUM", 1.0, axis=None).numpy()) == 1.0  # a tensor there
+    central = tf.distribute.experimental.CentralStorageStrategy()
+    assert central.num_replicas_in_sync == 1
+    assert central.extended.worker_devices == ["/job:localhost/replica:0/task:0/device:CPU:0"]
+    assert central.extended.parameter_devices == ("/job:localhost/replica:0/task:0/device:CPU:0",)
+    with central.scope():
+        v = tf.Variable(2.0)
+    assert float(central.run(lambda: v * 2).numpy()) == 4.0
+    assert float(central.reduce("SUM", 1.0, axis=None).numpy()) == 1.0
+    with pytest.raises(NotImplementedError, match="several compute devices"):
+        tf.distribute.experimental.CentralStorageStrategy(["/cpu:0", "/cpu:1"])

@@ -236,6 +236,8 @@ class Strategy:
         if axis is None and type(value) is Tensor and self._multi:  # the common case, kept short
             return collective_ops.all_reduce_one(value, _reduction(reduce_op))
         op = _op(reduce_op)
+        if axis is None and self is _DEFAULT:  # TF's default strategy gives the value back as it is
+            return value
         from tapeflow.framework.tensor import convert_to_tensor
         from tapeflow.ops import array_ops, math_ops
 
