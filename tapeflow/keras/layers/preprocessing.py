@@ -167,6 +167,71 @@ class Rescaling(Layer):
 _RESIZE_INTERPOLATIONS = ("bilinear", "nearest", "lanczos3", "lanczos5", "bicubic", "area")
 
 
+def resize_images(x: Tensor, size: tuple, interpolation: str = "bilinear", antialias: bool = False,
+                  crop_to_aspect_ratio: bool = False, pad_to_aspect_ratio: bool = False, fill_mode: str = "constant",
+                  fill_value: float = 0.0, data_format: str = "channels_last") -> Tensor:
+    """Keras 3's image resize (TF backend), shared by ``Resizing`` and ``keras.ops.image.resize``: an optional
+    central crop or even pad to the target's aspect ratio, ``tf.image.resize``, and integer images rounded and
+    saturated back to their dtype."""
+    from tapeflow.ops import array_ops as ao
+    from tapeflow.ops import image_transform_ops
+
+    if interpolation not in _RESIZE_INTERPOLATIONS:
+        raise ValueError(f"Invalid value for argument `interpolation`. Expected of one {_RESIZE_INTERPOLATIONS}. "
+                         f"Received: interpolation={interpolation}")
+    if fill_mode != "constant":
+        raise ValueError("Invalid value for argument `fill_mode`. Only `'constant'` is supported. Received: "
+                         f"fill_mode={fill_mode}")
+    if pad_to_aspect_ratio and crop_to_aspect_ratio:
+        raise ValueError("Only one of `pad_to_aspect_ratio` & `crop_to_aspect_ratio` can be `True`.")
+    rank = x.shape.rank
+    if rank not in (3, 4):
+        raise ValueError("Invalid images rank: expected rank 3 (single image) or rank 4 (batch of images). "
+                         f"Received input with shape: images.shape={x.shape}")
+    if data_format == "channels_first":
+        x = ao.transpose(x, (0, 2, 3, 1) if rank == 4 else (1, 2, 0))
+    if crop_to_aspect_ratio or pad_to_aspect_ratio:
+        x = _to_aspect_ratio(x, rank, size, crop_to_aspect_ratio, fill_value)
+    out = image_transform_ops.resize(x, tuple(size), method=interpolation, antialias=antialias)
+    if data_format == "channels_first":
+        out = ao.transpose(out, (0, 3, 1, 2) if rank == 4 else (2, 0, 1))
+    if out.dtype == x.dtype:
+        return out
+    if x.dtype.is_integer:  # Keras's round then _saturate_cast
+        return mo.saturate_cast(mo.round(out), x.dtype)
+    return mo.cast(out, x.dtype)
+
+
+def _to_aspect_ratio(x: Tensor, rank: int, size: tuple, crop: bool, fill_value: float) -> Tensor:
+    """Keras's crop/pad to the target aspect ratio, in its int32/float32 arithmetic (works on unknown sizes)."""
+    from tapeflow.ops import array_ops as ao
+    from tapeflow.ops import indexing_ops
+
+    height, width = size
+    shape = ao.shape(x)
+    h, w = shape[-3], shape[-2]
+
+    def scaled(a: Tensor, num: int, den: int) -> Tensor:  # int32(float32(a * num) / den)
+        return mo.cast(mo.cast(a * num, "float32") / float(den), "int32")
+
+    def half(a: Tensor) -> Tensor:
+        return mo.cast(mo.cast(a, "float32") / 2.0, "int32")
+
+    lead = [slice(None)] * (rank - 3)
+    if crop:
+        ch = mo.maximum(mo.minimum(h, scaled(w, height, width)), 1)
+        cw = mo.maximum(mo.minimum(w, scaled(h, width, height)), 1)
+        hs, ws = half(h - ch), half(w - cw)
+        return x[tuple(lead + [slice(hs, hs + ch), slice(ws, ws + cw), slice(None)])]
+    ph = mo.maximum(h, scaled(w, height, width))
+    pw = mo.maximum(w, scaled(h, width, height))
+    hs, ws = half(ph - h), half(pw - w)
+    zero = mo.cast(0, "int32")
+    pads = ao.stack([ao.stack([zero, zero])] * (rank - 3) + [ao.stack([hs, hs]), ao.stack([ws, ws]),
+                                                             ao.stack([zero, zero])])
+    return indexing_ops.pad(x, pads, constant_values=mo.cast(fill_value, x.dtype))
+
+
 class Resizing(Layer):
     """Resizes ``(batch,) height, width, channels`` images to ``height`` x ``width`` with ``tf.image.resize``.
 
@@ -195,65 +260,12 @@ class Resizing(Layer):
         self.fill_mode, self.fill_value, self.antialias = fill_mode, fill_value, bool(antialias)
 
     def call(self, inputs: Any) -> Tensor:
-        from tapeflow.ops import array_ops as ao
-        from tapeflow.ops import image_transform_ops
-
         x = inputs if isinstance(inputs, Tensor) else convert_to_tensor(inputs)
         if x.dtype.is_floating and x.dtype != self._compute:
             x = mo.cast(x, self._compute)
-        if self.interpolation not in _RESIZE_INTERPOLATIONS:
-            raise ValueError(f"Invalid value for argument `interpolation`. Expected of one {_RESIZE_INTERPOLATIONS}. "
-                             f"Received: interpolation={self.interpolation}")
-        if self.fill_mode != "constant":
-            raise ValueError("Invalid value for argument `fill_mode`. Only `'constant'` is supported. Received: "
-                             f"fill_mode={self.fill_mode}")
-        if self.pad_to_aspect_ratio and self.crop_to_aspect_ratio:
-            raise ValueError("Only one of `pad_to_aspect_ratio` & `crop_to_aspect_ratio` can be `True`.")
-        rank = x.shape.rank
-        if rank not in (3, 4):
-            raise ValueError("Invalid images rank: expected rank 3 (single image) or rank 4 (batch of images). "
-                             f"Received input with shape: images.shape={x.shape}")
-        if self.data_format == "channels_first":
-            x = ao.transpose(x, (0, 2, 3, 1) if rank == 4 else (1, 2, 0))
-        if self.crop_to_aspect_ratio or self.pad_to_aspect_ratio:
-            x = self._to_aspect_ratio(x, rank)
-        out = image_transform_ops.resize(x, (self.height, self.width), method=self.interpolation,
-                                         antialias=self.antialias)
-        if self.data_format == "channels_first":
-            out = ao.transpose(out, (0, 3, 1, 2) if rank == 4 else (2, 0, 1))
-        if out.dtype == x.dtype:
-            return out
-        if x.dtype.is_integer:  # Keras's round then _saturate_cast
-            return mo.saturate_cast(mo.round(out), x.dtype)
-        return mo.cast(out, x.dtype)
-
-    def _to_aspect_ratio(self, x: Tensor, rank: int) -> Tensor:
-        """Keras's crop/pad to the target aspect ratio, in its int32/float32 arithmetic (works on unknown sizes)."""
-        from tapeflow.ops import array_ops as ao
-        from tapeflow.ops import indexing_ops
-
-        shape = ao.shape(x)
-        h, w = shape[-3], shape[-2]
-
-        def scaled(a: Tensor, num: int, den: int) -> Tensor:  # int32(float32(a * num) / den)
-            return mo.cast(mo.cast(a * num, "float32") / float(den), "int32")
-
-        def half(a: Tensor) -> Tensor:
-            return mo.cast(mo.cast(a, "float32") / 2.0, "int32")
-
-        lead = [slice(None)] * (rank - 3)
-        if self.crop_to_aspect_ratio:
-            ch = mo.maximum(mo.minimum(h, scaled(w, self.height, self.width)), 1)
-            cw = mo.maximum(mo.minimum(w, scaled(h, self.width, self.height)), 1)
-            hs, ws = half(h - ch), half(w - cw)
-            return x[tuple(lead + [slice(hs, hs + ch), slice(ws, ws + cw), slice(None)])]
-        ph = mo.maximum(h, scaled(w, self.height, self.width))
-        pw = mo.maximum(w, scaled(h, self.width, self.height))
-        hs, ws = half(ph - h), half(pw - w)
-        zero = mo.cast(0, "int32")
-        pads = ao.stack([ao.stack([zero, zero])] * (rank - 3) + [ao.stack([hs, hs]), ao.stack([ws, ws]),
-                                                                 ao.stack([zero, zero])])
-        return indexing_ops.pad(x, pads, constant_values=mo.cast(self.fill_value, x.dtype))
+        return resize_images(x, (self.height, self.width), self.interpolation, self.antialias,
+                             self.crop_to_aspect_ratio, self.pad_to_aspect_ratio, self.fill_mode, self.fill_value,
+                             self.data_format)
 
     def compute_output_shape(self, input_shape: Any) -> Any:
         shape = list(input_shape)

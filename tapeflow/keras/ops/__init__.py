@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tapeflow.keras.ops import core, linalg, math, nn, numpy
+from tapeflow.keras.ops import image  # noqa: F401 - keras.ops.image, a namespace of its own
 
 _MODULES = (numpy, nn, core, math, linalg)
 
@@ -29,7 +30,7 @@ _UNSUPPORTED = frozenset(
      "geomspace", "hamming", "hanning", "histogram", "i0", "kaiser", "lcm", "ldexp", "logaddexp2", "nanargmax",
      "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmean", "nanmedian", "nanmin", "nanpercentile", "nanprod",
      "nanquantile", "nanstd", "nansum", "nanvar", "nextafter", "slogdet", "trapezoid", "unravel_index", "vander",
-     "vectorize", "view", "image", "rearrange")
+     "vectorize", "view", "rearrange")
     + nn._UNSUPPORTED + core._UNSUPPORTED + math._UNSUPPORTED + linalg._UNSUPPORTED
 ) - frozenset(globals())
 

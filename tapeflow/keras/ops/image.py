@@ -1,0 +1,99 @@
+"""``keras.ops.image``: Keras 3's image functions (TF backend's arithmetic): ``resize``, ``extract_patches``
+(2-D) and ``rgb_to_grayscale``; the others raise ``NotImplementedError`` naming themselves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tapeflow.keras import backend as _backend
+from tapeflow.keras.ops._base import convert, keras_op, tf
+
+
+def _rank_check(images: Any, what: str = "Received input with shape: ") -> None:
+    if len(images.shape) not in (3, 4):
+        raise ValueError("Invalid images rank: expected rank 3 (single image) or rank 4 (batch of images). "
+                         f"{what}images.shape={images.shape}")
+
+
+@keras_op("Resize", "image")
+def resize(images: Any, size: Any, interpolation: str = "bilinear", antialias: bool = False,
+           crop_to_aspect_ratio: bool = False, pad_to_aspect_ratio: bool = False, fill_mode: str = "constant",
+           fill_value: float = 0.0, data_format: str | None = None) -> Any:
+    """Resizes images to ``size`` (height, width), optionally cropping or padding to its aspect ratio first;
+    integer images come back rounded in their dtype (``keras.ops.image.resize``)."""
+    from tapeflow.keras.layers.preprocessing import resize_images
+
+    if len(size) != 2:
+        raise ValueError(f"Expected `size` to be a tuple of 2 integers. Received: size={size}")
+    if size[0] <= 0 or size[1] <= 0:
+        raise ValueError(f"`size` must have positive height and width. Received: size={size}")
+    images = convert(images)
+    _rank_check(images)
+    if pad_to_aspect_ratio and crop_to_aspect_ratio:
+        raise ValueError("Only one of `pad_to_aspect_ratio` & `crop_to_aspect_ratio` can be `True`.")
+    return resize_images(images, tuple(size), interpolation, antialias, crop_to_aspect_ratio, pad_to_aspect_ratio,
+                         fill_mode, fill_value, _backend.standardize_data_format(data_format))
+
+
+@keras_op("ExtractPatches", "image")
+def extract_patches(images: Any, size: Any, strides: Any = None, dilation_rate: Any = 1, padding: str = "valid",
+                    data_format: str | None = None) -> Any:
+    """Each ``size`` patch flattened (row, column, channel) into the channel axis: Keras's convolution with an
+    identity kernel (``keras.ops.image.extract_patches``; 2-D patches)."""
+    from tapeflow.keras.ops.nn import conv
+
+    if not isinstance(size, int):
+        if not isinstance(size, (tuple, list)):
+            raise TypeError("Invalid `size` argument. Expected an int or a tuple. "
+                            f"Received: size={size} of type {type(size).__name__}")
+        if len(size) not in (2, 3):
+            raise ValueError(f"Invalid `size` argument. Expected a tuple of length 2 or 3. Received: size={size} "
+                             f"with length {len(size)}")
+        if len(size) == 3:
+            raise NotImplementedError("keras.ops.image.extract_patches of 3-D patches is not implemented in tapeflow")
+    images = convert(images)
+    ph, pw = (size, size) if isinstance(size, int) else (size[0], size[1])
+    data_format = _backend.standardize_data_format(data_format)
+    channels = images.shape[-1] if data_format == "channels_last" else images.shape[-3]
+    out_dim = ph * pw * channels
+    kernel = np.eye(out_dim, dtype=images.dtype.as_numpy_dtype).reshape(ph, pw, channels, out_dim)
+    unbatched = len(images.shape) == 3
+    if unbatched:
+        images = tf().expand_dims(images, 0)
+    patches = conv(images, kernel, strides=strides or size, padding=padding, data_format=data_format,
+                   dilation_rate=dilation_rate)
+    return tf().squeeze(patches, 0) if unbatched else patches
+
+
+@keras_op("RGBToGrayscale", "image")
+def rgb_to_grayscale(images: Any, data_format: str | None = None) -> Any:
+    """Luma ``0.2989 R + 0.5870 G + 0.1140 B`` in one channel, in the images' dtype
+    (``keras.ops.image.rgb_to_grayscale``)."""
+    t = tf()
+    images = convert(images)
+    axis = -1 if _backend.standardize_data_format(data_format) == "channels_last" else -3
+    _rank_check(images)
+    if images.shape[axis] not in (1, 3):
+        raise ValueError("Invalid channel size: expected 3 (RGB) or 1 (Grayscale). Received input with shape: "
+                         f"images.shape={images.shape}")
+    if images.shape[axis] == 1:
+        return t.identity(images)
+    dtype = images.dtype
+    x = t.cast(images, _backend.result_type(dtype.name, float))
+    x = t.tensordot(x, t.constant([0.2989, 0.5870, 0.1140], dtype=x.dtype), axes=(axis % len(x.shape), 0))
+    return t.cast(t.expand_dims(x, axis), dtype)
+
+
+_UNSUPPORTED = frozenset(("affine_transform", "crop_images", "elastic_transform", "extract_patches_3d",
+                          "gaussian_blur", "hsv_to_rgb", "map_coordinates", "pad_images", "perspective_transform",
+                          "rgb_to_hsv", "scale_and_translate", "sobel_edges", "ssim"))
+
+
+def __getattr__(name: str) -> Any:
+    if name in _UNSUPPORTED:
+        from tapeflow.framework.errors import NotImplementedInTapeflowError
+
+        raise NotImplementedInTapeflowError(f"tf.keras.ops.image.{name} is not implemented in tapeflow")
+    raise AttributeError(f"module 'tapeflow.keras.ops.image' has no attribute '{name}'")
