@@ -64,3 +64,18 @@ def test_no_fusion_when_an_intermediate_is_used_or_the_bias_is_not_per_channel()
         want = fn(*[tf.constant(a) for a in args])
         for got, w in zip(cg(*args), tf.nest.flatten(want)):
             np.testing.assert_array_equal(got, w.numpy())
+
+
+def test_conv_bias_relu_max_pool_of_a_forward_only_graph_is_one_call_with_the_same_values():
+    def pooled(x, w, b):
+        return tf.nn.max_pool2d(layer(x, w, b), 2, 2, "VALID")
+
+    cg = compiled(pooled, X, W, B)
+    assert cg.num_ops == 1 and "pool_ksize" in next(iter(cg.line_ops.values())).attrs
+    np.testing.assert_array_equal(cg(X, W, B)[0], pooled(tf.constant(X), tf.constant(W), tf.constant(B)).numpy())
+    # max pooling's own rules for NaN windows (the lowest float, then the ReLU's 0 here) keep the ops' order
+    x = X.copy()
+    x[0, :4, :4, :] = np.nan
+    for b in (B, np.where(np.arange(8) == 3, np.inf, B).astype(np.float32)):
+        want = pooled(tf.constant(x), tf.constant(W), tf.constant(b)).numpy()
+        np.testing.assert_array_equal(cg(x, W, b)[0], want)

@@ -388,7 +388,17 @@ def _fuse_bias_relu(live: list, outputs: list, resolve) -> list:
             continue
         if sy is None or None in sy or sb is None or len(sb) != 1 or sb[0] != sy[-1]:
             continue
-        fused[kr] = (_FusedOp(op, live[kr][0], fn), tuple(ins) + (b,))
+        relu = live[kr][0]
+        kp = only_use(relu.outputs[0])
+        pool_fn = op.opdef.extra.get("bias_relu_pool")
+        if pool_fn is not None and kp is not None and live[kp][0].type == "MaxPool" and len(sy) == 4:
+            pool = live[kp][0]  # ... and the pooling of a forward-only graph (the ReLU output has no other use)
+            node = _FusedOp(op, pool, pool_fn)
+            node.attrs = {**op.attrs, **{f"pool_{a}": pool.attrs[a] for a in ("ksize", "strides", "padding")}}
+            fused[kp] = (node, tuple(ins) + (b,))
+            drop.update((k, ka, kr))
+            continue
+        fused[kr] = (_FusedOp(op, relu, fn), tuple(ins) + (b,))
         drop.update((k, ka))
     return [fused.get(k, entry) for k, entry in enumerate(live) if k not in drop]
 

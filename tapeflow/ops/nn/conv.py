@@ -130,6 +130,23 @@ def _conv2d_bias_relu_kernel(x, w, bias, strides, dilations, padding):
     return _conv2d_kernel(x, w, strides, dilations, padding, bias=bias)
 
 
+def _conv2d_bias_relu_pool_kernel(x, w, bias, strides, dilations, padding, pool_ksize, pool_strides,
+                                  pool_padding):
+    """``MaxPool(Relu(AddV2(Conv2D(x, w), bias)))`` where the ReLU output has no other use (a conv layer
+    and its pooling in a forward-only graph: ``predict``, ``evaluate``). Adding a per-channel bias and the
+    ReLU are monotone, and float rounding keeps them so, so the window maxima of the raw product plus the
+    bias, through the ReLU, are bitwise the same values: the two passes go over the pooled quarter. A
+    window maximum that is NaN, -inf or the lowest float (where max pooling's own rules for NaN and -inf
+    apply), or a non-finite bias, takes the three ops in order."""
+    from tapeflow.ops.nn.pooling import _max_pool_kernel
+
+    conv = _conv2d_kernel(x, w, strides, dilations, padding)
+    pooled = _max_pool_kernel(conv, pool_ksize, pool_strides, pool_padding)
+    if pooled.size and not (pooled.min() > np.finfo(pooled.dtype).min and np.isfinite(bias).all()):
+        return _max_pool_kernel(_bias_relu(conv, bias), pool_ksize, pool_strides, pool_padding)
+    return _bias_relu(pooled, bias)
+
+
 _CHUNK_BYTES = 2 << 20  # an im2col block this size stays in cache between its copy and its product
 _FORWARD_CHUNK_BYTES = 1 << 20  # Conv2D: im2col + output block
 
@@ -314,6 +331,7 @@ CONV2D = defop("Conv2D", _conv2d_kernel, shape=_conv2d_shape)
 # Compiled graphs run Relu(AddV2(Conv2D(x, w), bias)) as one call when the conv's and the add's outputs
 # have no other use (graph/compiler.py); float32/float64 only, where the conv computes in x's dtype.
 CONV2D.extra["bias_relu"] = _conv2d_bias_relu_kernel
+CONV2D.extra["bias_relu_pool"] = _conv2d_bias_relu_pool_kernel  # ... and a MaxPool, the ReLU's only use
 CONV2D_BACKPROP_INPUT = defop("Conv2DBackpropInput", _conv2d_backprop_input_kernel, shape=_conv2d_bi_shape)
 CONV2D_BACKPROP_FILTER = defop("Conv2DBackpropFilter", _conv2d_backprop_filter_kernel, shape=_conv2d_bf_shape)
 
