@@ -145,6 +145,7 @@ _LAZY_NAMES = {
     "SparseTensor": ("tapeflow.ops.sparse", "SparseTensor"),
     "SparseTensorSpec": ("tapeflow.ops.sparse", "SparseTensorSpec"),
     "TypeSpec": ("tapeflow.framework.composite_tensor", "TypeSpec"),
+    "Graph": ("tapeflow.graph.session", "Graph"),  # TF 1 graph mode (tf.compat.v1.Session runs it)
 }
 
 
@@ -153,7 +154,7 @@ _LAZY_NAMES = {
 _UNSUPPORTED = frozenset({
     "lite",
     "feature_column", "raw_ops", "xla", "tpu", "queue",
-    "quantization", "sets", "Graph", "Session", "dtensor", "mlir",
+    "quantization", "sets", "Session", "dtensor", "mlir",
     "profiler", "sysconfig",
 })
 _INITIALIZERS = {

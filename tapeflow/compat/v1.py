@@ -6,11 +6,16 @@ from typing import Any
 
 from tapeflow.framework.context import executing_eagerly
 
-from tapeflow.framework.tensor_shape import Dimension
+import numpy as np
+
+from tapeflow.framework.tensor_shape import Dimension, TensorShape
+from tapeflow.graph.session import Graph, Session, default_graph
 
 __all__ = ["enable_eager_execution", "enable_v2_behavior", "disable_eager_execution", "disable_v2_behavior",
-           "executing_eagerly", "placeholder", "Session", "Dimension", "enable_tensor_equality",
-           "disable_tensor_equality"]
+           "executing_eagerly", "placeholder", "Session", "Graph", "Dimension", "enable_tensor_equality",
+           "disable_tensor_equality", "get_variable", "variable_scope", "VariableScope", "global_variables",
+           "trainable_variables", "global_variables_initializer", "variables_initializer",
+           "initialize_all_variables", "train"]
 
 _EQUALITY_OFF: dict | None = None  # the original operators while tensor equality is disabled
 
@@ -63,15 +68,120 @@ disable_v2_behavior = disable_eager_execution
 
 
 def placeholder(dtype: Any, shape: Any = None, name: str | None = None) -> Any:
-    raise RuntimeError("tf.placeholder() is not compatible with eager execution.")
+    """A graph input of a TF 1 graph (``with tf.Graph().as_default():``), fed by ``Session.run``'s
+    ``feed_dict``; eagerly TF 2's ``RuntimeError``."""
+    g = default_graph()
+    if g is None:
+        raise RuntimeError("tf.placeholder() is not compatible with eager execution.")
+    dims = None if shape is None else TensorShape(shape)
+    dims = None if dims is None or dims.rank is None else tuple(dims.as_list())
+    return g.add_placeholder(dims, dtype, name or "Placeholder")
 
 
-class Session:
-    """TF 1 sessions do not exist in tapeflow (TF 2 code runs eagerly or in tf.function)."""
+_VAR_SCOPES: list[str] = []  # tf.compat.v1.variable_scope's names, outermost first
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError("tf.compat.v1.Session: tapeflow has no TF 1 graph mode; call functions "
-                                  "eagerly or wrap them in tf.function")
+
+class VariableScope:
+    """What ``variable_scope`` enters: its ``name``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.original_name_scope = name + "/" if name else ""
+
+
+class variable_scope:  # noqa: N801 - TF's name
+    """``with tf.compat.v1.variable_scope("block"):`` names ``get_variable``'s variables ``block/...`` (and,
+    as TF's, opens the name scope ``block`` for other ops and variables)."""
+
+    def __init__(self, name_or_scope: Any, default_name: str | None = None, values: Any = None,
+                 initializer: Any = None, regularizer: Any = None, caching_device: Any = None,
+                 partitioner: Any = None, custom_getter: Any = None, reuse: Any = None, dtype: Any = None,
+                 use_resource: Any = None, constraint: Any = None, auxiliary_name_scope: bool = True) -> None:
+        name = name_or_scope.name if isinstance(name_or_scope, VariableScope) else name_or_scope
+        if name is None:
+            if default_name is None:
+                raise TypeError("If default_name is None then name_or_scope is required")
+            name = default_name
+        self._name = str(name)
+        self._ns: Any = None
+
+    def __enter__(self) -> VariableScope:
+        from tapeflow.module import name_scope
+
+        _VAR_SCOPES.append(self._name)
+        self._ns = name_scope(self._name)
+        self._ns.__enter__()
+        return VariableScope("/".join(_VAR_SCOPES))
+
+    def __exit__(self, *exc: Any) -> None:
+        self._ns.__exit__(*exc)
+        _VAR_SCOPES.pop()
+
+
+def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: Any = None, regularizer: Any = None,
+                 trainable: bool | None = None, collections: Any = None, caching_device: Any = None,
+                 partitioner: Any = None, validate_shape: bool = True, use_resource: Any = None,
+                 custom_getter: Any = None, constraint: Any = None, **kwargs: Any) -> Any:
+    """TF 1's ``get_variable``: a variable named by the enclosing ``variable_scope``s (not by name scopes),
+    initialized by ``initializer(shape, dtype)`` (default Glorot uniform) or to ``initializer`` itself. In a
+    TF 1 graph a name is made once (a second ``get_variable`` of it is TF's ``ValueError``)."""
+    from tapeflow import initializers
+    from tapeflow.framework import dtypes
+    from tapeflow.framework.tensor import Tensor
+    from tapeflow.framework.variables import Variable
+    from tapeflow.graph.graph import graph_scope
+
+    full = "/".join(_VAR_SCOPES + [name])
+    g = default_graph()
+    if g is not None and full in g.var_store:
+        raise ValueError(f"Variable {full} already exists, disallowed. Did you mean to set reuse=True or "
+                         "reuse=tf.AUTO_REUSE in VarScope?")
+    dtype = dtypes.as_dtype(dtype or dtypes.float32)
+    if initializer is None:
+        initializer = initializers.GlorotUniform()
+    with graph_scope(None):  # the initial value is a value, computed now (TF lifts initializers out too)
+        if callable(initializer):
+            if shape is None:
+                raise ValueError(f"Shape of a new variable ({full}) must be fully defined, but instead was None.")
+            value = initializer(TensorShape(shape).as_list(), dtype=dtype)
+        else:
+            value = initializer if isinstance(initializer, Tensor) else Tensor(np.asarray(initializer,
+                                                                                          dtype=dtype._np))
+    var = Variable(value, name=f"{full}:0", trainable=trainable, dtype=dtype, constraint=constraint)
+    if g is not None:
+        g.var_store[full] = var
+    return var
+
+
+def global_variables(scope: str | None = None) -> list:
+    """The variables made in the current TF 1 graph, in order (eagerly: ``[]``, as TF 2)."""
+    g = default_graph()
+    if g is None:
+        return []
+    return [v for v in g.variables if scope is None or v.name.startswith(scope)]
+
+
+def trainable_variables(scope: str | None = None) -> list:
+    return [v for v in global_variables(scope) if v.trainable]
+
+
+def variables_initializer(var_list: list, name: str = "init") -> Any:
+    """An op running each variable's initializer (None when executing eagerly, as TF's no-op)."""
+    g = default_graph()
+    if g is None:
+        return None
+    return g.group([g.initializer(v) for v in var_list], name=name)
+
+
+def global_variables_initializer() -> Any:
+    return variables_initializer(global_variables())
+
+
+def initialize_all_variables() -> Any:
+    return global_variables_initializer()
+
+
+from tapeflow.compat import v1_train as train  # noqa: E402 - tf.compat.v1.train (Saver ...)
 
 
 def __getattr__(name: str):
@@ -81,6 +191,11 @@ def __getattr__(name: str):
         import tapeflow.keras
 
         return tapeflow.keras
+    if name in ("zeros_initializer", "ones_initializer", "constant_initializer", "random_normal_initializer",
+                "random_uniform_initializer"):
+        import tapeflow
+
+        return getattr(tapeflow, name)
     if name == "estimator":  # TF 2.16 removed it: TF 2.21 raises this AttributeError too
         raise AttributeError("module 'tensorflow.compat.v1' has no attribute 'estimator' (TensorFlow 2.16 "
                              "removed tf.estimator; use tf.keras)")

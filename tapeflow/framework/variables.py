@@ -104,6 +104,13 @@ class Variable:
         self._id = new_id()
         self._initial_value = init
 
+    @property
+    def initializer(self) -> Any:
+        """In a TF 1 graph (``tf.Graph().as_default()``): the op assigning the initial value (run it with
+        ``Session.run``); None when executing eagerly, where the variable is initialized when made."""
+        g = state.graph
+        return g.initializer(self) if g is not None and hasattr(g, "initializer") else None
+
     # -- reading ------------------------------------------------------------
     def value(self) -> Tensor:
         """The current value as a Tensor; recorded on active tapes."""

@@ -108,7 +108,8 @@ def _is_zero(x: Tensor, const: dict, cache: dict) -> bool:
     return hit
 
 
-def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True, side_effects: bool = True):
+def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True, side_effects: bool = True,
+              targets: tuple = ()):
     """Constant folding + CSE in program order, then DCE from the outputs
     and (unless ``side_effects`` is false: only what the outputs need) side effects.
     Returns (ops to emit, value map)."""
@@ -208,11 +209,13 @@ def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True, 
         kept.append((op, op_inputs))
     # DCE: walk backwards keeping what outputs and side effects need.
     needed = {resolve(t)._id for t in outputs if isinstance(t, SymbolicTensor)}
+    needed_ops = {id(op) for op in targets}  # ops run for their effect (a TF 1 session's fetched ops)
     live = []
     for op, ins in reversed(kept):
         side_effect = side_effects and op.stateful and op.type not in _ORDERED_PURE
-        if side_effect or any(o._id in needed for o in op.outputs):
+        if side_effect or id(op) in needed_ops or any(o._id in needed for o in op.outputs):
             live.append((op, ins))
+            needed_ops.update(id(c) for c in op.control_inputs)
             for x in ins:
                 if isinstance(x, SymbolicTensor):
                     needed.add(x._id)
@@ -225,12 +228,13 @@ def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True, 
 
 
 def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | None = None,
-                  fold: bool = True, side_effects: bool = True) -> CompiledGraph:
+                  fold: bool = True, side_effects: bool = True, targets: tuple = ()) -> CompiledGraph:
     """Compiles the part of ``graph`` that computes ``outputs`` from
     ``inputs`` (placeholders) into a ``CompiledGraph``; with ``side_effects=False`` only
-    the ops the outputs depend on (no other stateful op runs)."""
+    the ops the outputs depend on (no other stateful op runs), and the ``targets`` ops with what they need
+    (their inputs and control inputs)."""
     name = name or graph.name
-    live, const, resolve, missing = _simplify(graph, inputs, outputs, fold, side_effects)
+    live, const, resolve, missing = _simplify(graph, inputs, outputs, fold, side_effects, targets)
     if missing:
         raise ValueError(
             f"tf.function '{name}': an output depends on a graph input that was not fed (a tensor of another "
@@ -481,6 +485,8 @@ def _special(op: Operation, args: list, outs: list, global_obj) -> str:
         v = global_obj("V", op.attrs["variable"])
         sign = "+" if t == "AssignAddVariableOp" else "-"
         return f"{v}._value = _same_kind({v}._value {sign} {args[0]}, {v}._value)"
+    if t == "NoOp":  # a group of control inputs (tf.compat.v1.global_variables_initializer)
+        return "pass"
     if t == "PrintV2":
         fn = global_obj("P", op.attrs["print_fn"])
         return f"{fn}({', '.join(args)})"

@@ -100,6 +100,12 @@ class SymbolicTensor(Tensor):
             "that you're trying to pass a Tensor to a NumPy call, which is not supported inside tf.function."
         )
 
+    def __hash__(self) -> int:
+        # TF hashes graph tensors by identity only outside TF 2 functions: in a TF 1 graph (feed_dict keys)
+        if getattr(self._graph, "hashable_tensors", False):
+            return id(self)
+        return Tensor.__hash__(self)
+
     def __bool__(self) -> bool:
         raise OperatorNotAllowedInGraphError(
             "Using a symbolic `tf.Tensor` as a Python `bool` is not allowed. You can attempt the following "
@@ -167,7 +173,8 @@ class Operation:
     ``inputs`` are tensors of this graph, or eager tensors (constants).
     """
 
-    __slots__ = ("graph", "opdef", "type", "name", "inputs", "attrs", "outputs", "stateful", "index")
+    __slots__ = ("graph", "opdef", "type", "name", "inputs", "attrs", "outputs", "stateful", "index",
+                 "control_inputs")
 
     def __init__(self, graph: FuncGraph, opdef: Any, type: str, name: str, inputs: tuple, attrs: dict,
                  stateful: bool = False) -> None:
@@ -180,6 +187,7 @@ class Operation:
         self.outputs: list[SymbolicTensor] = []
         self.stateful = stateful or type in STATEFUL_TYPES
         self.index = len(graph.operations)
+        self.control_inputs: tuple = ()  # ops that must run first when this one runs (TF 1 graphs' assigns)
 
     def get_attr(self, name: str) -> Any:
         try:

@@ -105,7 +105,8 @@ def _walk(root: Any, aliases: dict[str, str] | None = None) -> tuple[dict[str, V
             stack.pop()
             continue
         name, child = step
-        path = f"{stack[-1][1]}{name}"
+        # TF's escaping of a local name in a key: "." -> "..", "/" -> ".S" (a dict key "scoped/c" is one name)
+        path = stack[-1][1] + name.replace(".", "..").replace("/", ".S")
         if isinstance(child, Variable):
             first = seen_vars.get(id(child))
             if first is None:
@@ -348,6 +349,8 @@ def _restore_object(root: Any, path: str, strict: bool = False) -> CheckpointLoa
     arrays, meta = _read_file(file)
     entries = _saved_entries(arrays, meta)
     variables, nodes = _walk(root)
+    if meta.get(NAME_BASED) == "1":  # a TF 1 checkpoint: TF 2 restores it by the variables' names
+        entries = {p: v.name.split(":")[0] for p, v in variables.items() if v.name.split(":")[0] in arrays}
     if strict:
         missing = [k for k in variables if k not in entries]
         if missing:
@@ -808,6 +811,7 @@ class CheckpointManager:
 
 # -- reading checkpoints without objects -------------------------------------------
 _OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
+NAME_BASED = "name_based"  # metadata flag of a TF 1 checkpoint: keys are variable names (no object graph)
 
 
 def _tf_name(key: str) -> str:
@@ -827,7 +831,9 @@ def _object_graph(arrays: dict) -> bytes:
 def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
     """``[(name, shape), ...]`` stored in a checkpoint, sorted, with TF's names
     (``model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE``, and ``_CHECKPOINTABLE_OBJECT_GRAPH``)."""
-    arrays, _ = _read_file(_resolve_any(ckpt_dir_or_file))
+    arrays, meta = _read_file(_resolve_any(ckpt_dir_or_file))
+    if meta.get(NAME_BASED) == "1":
+        return sorted((k, list(a.shape)) for k, a in arrays.items())
     return sorted([(_OBJECT_GRAPH, [])] + [(_tf_name(k), list(a.shape)) for k, a in arrays.items()])
 
 
@@ -860,7 +866,9 @@ class CheckpointReader:
 
     def __init__(self, path: str) -> None:
         self._path = path
-        self._arrays, _ = _read_file(path)
+        self._arrays, meta = _read_file(path)
+        # a TF 1 name-based checkpoint (tf.compat.v1.train.Saver): keys are variable names, no object graph
+        self._names = meta.get(NAME_BASED) == "1"
 
     def _key(self, name: str) -> str:
         if name in self._arrays:
@@ -872,10 +880,12 @@ class CheckpointReader:
                                    f"{sorted(self._arrays)[:10]}")
 
     def has_tensor(self, name: str) -> bool:
+        if self._names:
+            return name in self._arrays
         return name == _OBJECT_GRAPH or name in self._arrays or _tf_key(name) in self._arrays
 
     def get_tensor(self, name: str) -> np.ndarray:
-        if name == _OBJECT_GRAPH:
+        if name == _OBJECT_GRAPH and not self._names:
             return _object_graph(self._arrays)
         return np.array(self._arrays[self._key(name)], copy=True)
 
@@ -885,12 +895,16 @@ class CheckpointReader:
 
     def get_variable_to_shape_map(self) -> dict[str, list[int]]:
         """TF's names (see ``list_variables``) -> shapes, in the order TF's reader lists them."""
+        if self._names:
+            return self._tf_order({k: list(a.shape) for k, a in self._arrays.items()})
         return self._tf_order({_OBJECT_GRAPH: [], **{_tf_name(k): list(a.shape) for k, a in self._arrays.items()}})
 
     def get_variable_to_dtype_map(self) -> dict[str, Any]:
         """TF's names -> dtypes, in the order TF's reader lists them."""
         from tapeflow.framework import dtypes
 
+        if self._names:
+            return self._tf_order({k: dtypes.as_dtype(a.dtype) for k, a in self._arrays.items()})
         return self._tf_order({_OBJECT_GRAPH: dtypes.string,
                                **{_tf_name(k): dtypes.as_dtype(a.dtype) for k, a in self._arrays.items()}})
 
