@@ -85,8 +85,7 @@ def test_device_version_dtypes_compat():
     assert tf.compat.v2 is tf
     with pytest.raises(RuntimeError, match="tf.placeholder\\(\\) is not compatible with eager execution"):
         tf.compat.v1.placeholder(tf.float32)
-    with pytest.raises(NotImplementedError, match="Session"):
-        tf.compat.v1.Session()
+    assert isinstance(tf.compat.v1.Session().graph, tf.Graph)  # TF 1 graph mode: tests/test_compat_v1_graph.py
     with pytest.raises(NotImplementedError, match="tf.compat.v1.get_default_graph"):
         tf.compat.v1.get_default_graph()
 
