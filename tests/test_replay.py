@@ -449,9 +449,12 @@ def test_attr_keys_tell_apart_what_a_trace_bakes_in():
         assert k({"a": v}, keep) == (dict, "a", k(v, keep))
 
 
-@pytest.fixture
-def followed(fresh, monkeypatch):
-    """Counts gradients served by a tape that recorded along its template."""
+@pytest.fixture(params=["checked", "lazy"])
+def followed(fresh, monkeypatch, request):
+    """Counts gradients served by a tape that recorded along its template (checking each op as it came, or,
+    with the lazy lane taking templates of any length, checking them all at gradient time)."""
+    if request.param == "lazy":
+        monkeypatch.setattr(replay.backprop, "LAZY_MIN_OPS", 1)
     calls = []
     orig = replay._followed
 
