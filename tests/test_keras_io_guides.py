@@ -127,3 +127,60 @@ def test_summary_shows_question_mark_for_user_layers_without_output_shape(capsys
     rows = [r.split("│")[1:3] for r in capsys.readouterr().out.splitlines() if r.startswith("│")]
     assert [c.strip() for c in rows[0]] == ["block (Block)", "?"]
     assert [c.strip() for c in rows[1]] == ["dense_1 (Dense)", "(5, 2)"]
+
+
+def test_custom_train_step_updates_compile_metrics_and_flattens_logs():
+    # custom_train_step_in_tensorflow: `for metric in self.metrics: metric.update_state(y, y_pred)` and
+    # `return {m.name: m.result() for m in self.metrics}` (compile_metrics' result is a dict)
+    class CustomModel(K.Model):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred)
+            self.optimizer.apply(tape.gradient(loss, self.trainable_variables), self.trainable_variables)
+            for metric in self.metrics:
+                if metric.name == "loss":
+                    metric.update_state(loss)
+                else:
+                    metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    inputs = K.Input(shape=(2,))
+    model = CustomModel(inputs, layers.Dense(1, kernel_initializer="ones")(inputs))
+    model.compile(optimizer=K.optimizers.SGD(0.0), loss="mse", metrics=["mae"])
+    x, y = np.ones((4, 2), "float32"), np.zeros((4, 1), "float32")
+    history = model.fit(x, y, epochs=1, batch_size=2, verbose=0).history
+    assert history == {"loss": [4.0], "mae": [2.0]}  # TF 2.21: flat, sorted ('loss', 'mae')
+    assert [m.name for m in model.metrics] == ["loss", "compile_metrics"]
+
+
+def test_first_call_runs_call_symbolically_when_sublayers_are_unbuilt(capsys):
+    # Keras 3's _maybe_build: a layer without build() whose sub-layers are unbuilt runs call() once in a scratch
+    # graph first; the call's training default (False here) reaches the sub-layers.
+    class Block(layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.dense = layers.Dense(3)
+
+        def call(self, x, training=None):
+            print("block", tuple(x.shape), training)
+            self.add_loss(tf.reduce_sum(x))
+            return self.dense(x)
+
+    class Net(K.Model):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+
+        def call(self, x, training=False):
+            print("net", tuple(x.shape))
+            return self.block(x, training=training)
+
+    net = Net()
+    net(tf.ones((2, 4)), training=True)
+    assert len(net.losses) == 1 and float(net.losses[0]) == 8.0  # the scratch run's add_loss is dropped
+    net(tf.ones((2, 4)))
+    assert capsys.readouterr().out.splitlines() == [  # TF 2.21
+        "net (2, 4)", "block (2, 4) True", "block (2, 4) True", "net (2, 4)", "block (2, 4) True",
+        "net (2, 4)", "block (2, 4) False"]

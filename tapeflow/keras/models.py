@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from tapeflow.framework import nest
-from tapeflow.keras.layers.base import InputLayer, KerasTensor, Layer, Node, cast_input, unique_name
+from tapeflow.keras.layers.base import (
+    InputLayer,
+    KerasTensor,
+    Layer,
+    Node,
+    _keras_default_build,
+    cast_input,
+    unique_name,
+)
 from tapeflow.keras.trainer import Trainer
 
 __all__ = ["Model", "Sequential", "Functional"]
@@ -175,6 +183,7 @@ class Model(Trainer, Layer):
             f"training=None), or build it functionally with tf.keras.Model(inputs, outputs)."
         )
 
+    @_keras_default_build  # Keras's Model keeps Layer's default build
     def build(self, input_shape: Any = None) -> None:
         # A subclassed model builds its sub-layers by running once on zeros (Keras does the same).
         if self._functional is None and input_shape is not None and not self.built \

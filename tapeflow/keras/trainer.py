@@ -53,6 +53,21 @@ def _log_value(result: Any) -> Any:
     return float(v) if v.ndim == 0 else v
 
 
+def _pythonify_logs(logs: dict) -> dict:
+    """Keras's ``pythonify_logs``: keys sorted, a nested dict (``CompileMetrics.result()`` in a custom step's
+    logs) flattened into its items, values made floats where they can be."""
+    out: dict = {}
+    for key, value in sorted(logs.items()):
+        if isinstance(value, dict):
+            out.update(_pythonify_logs(value))
+            continue
+        try:
+            out[key] = float(np.asarray(_to_numpy(value)))
+        except (TypeError, ValueError):
+            out[key] = value
+    return out
+
+
 def _is_sparse(v: Any) -> bool:
     from tapeflow.framework.sparse_tensor import SparseTensor
 
@@ -446,8 +461,9 @@ class CompileMetrics(metrics_mod.Metric):
     one's ``metrics`` lists them (empty until the first batch, as Keras);
     its ``result()`` is a dict of theirs."""
 
-    def __init__(self, members: list) -> None:
+    def __init__(self, members: list, update: Any = None) -> None:
         self._members = members  # every metric, built or not (the trainer updates, resets and syncs these)
+        self._update = update  # the model's update of them (by output, weighted or not)
         self.built = False
         super().__init__(name="compile_metrics")
 
@@ -466,8 +482,9 @@ class CompileMetrics(metrics_mod.Metric):
             m.reset_state()
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        raise NotImplementedError("CompileMetrics.update_state: the model updates its compiled metrics in its "
-                                  "train/test step; call update_state on the metrics in `.metrics`")
+        """A custom ``train_step``'s ``metric.update_state(y, y_pred)``: every compiled metric, as fit's own step
+        updates them (``weighted_metrics`` with ``sample_weight``)."""
+        self._update(y_true, y_pred, sample_weight)
 
     def result(self) -> dict:
         return {m.name: m.result() for m in self.metrics}
@@ -546,8 +563,8 @@ class Trainer:
             if m.name in names:
                 m.name = "weighted_" + m.name
         per_output = [m for ms in self._outputs_spec[3] for m in ms] if self._outputs_spec is not None else []
-        self._compile_metrics = (CompileMetrics(per_output + self.compiled_metrics + self._weighted_metrics)
-                                 if given else None)
+        self._compile_metrics = (CompileMetrics(per_output + self.compiled_metrics + self._weighted_metrics,
+                                                self._update_compiled_metrics) if given else None)
         if keep_metrics is not None:  # the same metric objects, as Keras keeps them
             self.compiled_metrics, self._weighted_metrics, self._compile_metrics = keep_metrics
         self.run_eagerly = run_eagerly
@@ -814,7 +831,7 @@ class Trainer:
     def _batch_logs(self, out: Any) -> dict:
         """Logs after a step: what a custom step returned, else every metric's result."""
         if isinstance(out, dict):
-            logs = {k: float(np.asarray(_to_numpy(v))) for k, v in out.items()}
+            logs = _pythonify_logs(out)
             if dist_hooks.strategy is not None:  # the same logs on every rank: metrics synced, the rest averaged
                 ms = [m for m in self._flat_metrics() if m.name in logs]
                 synced = {m.name: _log_value(r) for m, r in zip(ms, dist_hooks.strategy._synced_results(ms))}
@@ -836,23 +853,32 @@ class Trainer:
         spec = self._outputs_spec
         if spec is not None and y is not None:
             ys, preds = self._split_outputs(y, y_pred)
-            for tracker, value, ms, yt, yp in zip(spec[4], per_output or [None] * len(ys), spec[3], ys, preds):
+            for tracker, value, yp in zip(spec[4], per_output or [None] * len(ys), preds):
                 if tracker is not None and value is not None:
                     # Keras weights each output's loss by its batch dimension as the traced step knows it, from
                     # the data's spec: None (each batch counts once) when the last batch of arrays is partial and
                     # for datasets of unknown batch size; run eagerly, the batch's size
                     n = self._spec_batch if self._spec_batch is not _ACTUAL else nest.flatten(yp)[0]._shape_tuple()[0]
                     tracker.update_state(_unscale(value), sample_weight=None if n is None else float(n))
+        self._update_compiled_metrics(y, y_pred, sw)
+
+    def _update_compiled_metrics(self, y: Any, y_pred: Any, sw: Any) -> None:
+        """compile()'s metrics (each output's, then the model's): Keras's ``CompileMetrics.update_state``."""
+        if y is None:
+            return
+        spec = self._outputs_spec
+        if spec is not None:
+            ys, preds = self._split_outputs(y, y_pred)
+            for ms, yt, yp in zip(spec[3], ys, preds):
                 if yt is not None:
                     for m in ms:
                         m.update_state(yt, yp)
-        if y is not None:
-            if self._compile_metrics is not None:
-                self._compile_metrics.built = True
-            for m in self.compiled_metrics:
-                m.update_state(y, y_pred)  # compile(metrics=...) are unweighted in Keras 3 (weighted_metrics are not)
-            for m in self._weighted_metrics:
-                m.update_state(y, y_pred, sample_weight=sw)
+        if self._compile_metrics is not None:
+            self._compile_metrics.built = True
+        for m in self.compiled_metrics:
+            m.update_state(y, y_pred)  # compile(metrics=...) are unweighted in Keras 3 (weighted_metrics are not)
+        for m in self._weighted_metrics:
+            m.update_state(y, y_pred, sample_weight=sw)
 
     def _logs(self) -> dict:
         # Keras 3 reports the logs sorted by name

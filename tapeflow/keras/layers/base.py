@@ -162,6 +162,21 @@ def name_scope(name: str, caller: Any = None) -> Any:
         scopes.pop()
 
 
+def _keras_default_build(build: Any) -> Any:
+    """Marks a ``build`` that stands for Keras's default ``Layer.build`` (``utils.is_default``): a user's layer
+    or model that keeps it is built by running its ``call`` once symbolically first (see ``_prerun``)."""
+    build._keras_default = True
+    return build
+
+
+def _wants_prerun(layer: Layer) -> bool:
+    """Keras 3's ``_maybe_build``: a layer without its own ``build`` whose sub-layers are not all built runs its
+    ``call`` in a scratch graph before the real call (a ``print`` in ``call`` shows twice on the first call).
+    Only users' classes: tapeflow's own layers build as Keras's do."""
+    return (getattr(type(layer).build, "_keras_default", False) and not type(layer).__module__.startswith("tapeflow.")
+            and any(not sub.built for sub in layer._sublayers()))
+
+
 def _scoped_build(build: Any) -> Any:
     """Wraps a layer class's ``build`` so its weights get the layer's path (Keras wraps every ``build``)."""
 
@@ -336,6 +351,19 @@ def _call_flags(layer: Layer) -> tuple[bool, bool]:
         flags = ("training" in params or var_kw, "mask" in params)
         _SIGNATURES[cls] = flags
     return flags
+
+
+_TRAINING_DEFAULTS: dict[type, Any] = {}
+
+
+def _training_default(layer: Layer) -> Any:
+    """The default of ``call``'s ``training`` parameter (``def call(self, x, training=False)``), cached per
+    class: Keras 3 uses it when neither the caller nor an outer layer gives ``training``."""
+    cls = type(layer)
+    if cls not in _TRAINING_DEFAULTS:
+        p = inspect.signature(layer.call).parameters.get("training")
+        _TRAINING_DEFAULTS[cls] = None if p is None or p.default is inspect.Parameter.empty else p.default
+    return _TRAINING_DEFAULTS[cls]
 
 
 # Bookkeeping attributes that hold layers without owning them.
@@ -647,6 +675,7 @@ class Layer(Module):
             layer._clear_losses()
 
     # -- build / call ---------------------------------------------------------
+    @_keras_default_build
     def build(self, input_shape: Any = None) -> None:
         """Creates the weights; the default has none."""
         self.built = True
@@ -698,6 +727,8 @@ class Layer(Module):
         if training is None:
             kwargs.pop("training", None)
             training = _ctx.training
+            if training is None and accepts_training:
+                training = _training_default(self)
         if accepts_training:
             kwargs["training"] = training
         else:
@@ -735,6 +766,8 @@ class Layer(Module):
             with self._open_name_scope():
                 pending = self.__dict__.get("_pending_restore")
                 building = not self.built
+                if building and _wants_prerun(self):
+                    self._prerun(args, kwargs)
                 if building:
                     with self.name_scope:
                         self._maybe_build(inputs)
@@ -851,6 +884,37 @@ class Layer(Module):
             return KerasTensor(shape, t.dtype)
 
         return nest.map_structure(spec, out)
+
+    def _prerun(self, args: tuple, kwargs: dict) -> None:
+        """Keras's ``compute_output_spec(self.call, ...)`` before a first call: ``call`` runs in a scratch graph
+        (the arguments captured as constants), building the sub-layers; its variable updates, ``add_loss`` values
+        and ``tf.print`` output are dropped, and an exception is left for the real call to raise."""
+        from tapeflow.framework.context import state
+        from tapeflow.graph.graph import FuncGraph, graph_scope
+
+        graph = FuncGraph(unique_name("scratch_graph"))
+        layers, stack = [], [self]
+        while stack:
+            layer = stack.pop()
+            if not any(layer is seen for seen in layers):
+                layers.append(layer)
+                stack.extend(layer._sublayers())
+        saved = [(layer, list(layer._losses)) for layer in layers]
+        state.dry_run += 1
+        _ctx.inferring += 1
+        try:
+            with graph_scope(graph):
+                out = self.call(*args, **kwargs)
+            for t in nest.flatten(out):  # Keras turns each output into a KerasTensor (which takes a name)
+                if isinstance(t, Tensor):
+                    unique_name("keras_tensor")
+        except Exception:  # noqa: BLE001 - as Keras, in an eager call: the real call shows the error
+            pass
+        finally:
+            state.dry_run -= 1
+            _ctx.inferring -= 1
+            for layer, losses in saved:
+                layer._losses = losses
 
     def _traced_outputs(self, args: tuple, kwargs: dict) -> Any:
         """The outputs of calling the built layer on placeholders shaped like
