@@ -472,13 +472,16 @@ def _evenly_spaced(thresholds: Any) -> bool:
 
 
 def _confusion(y_true: Any, y_pred: Any, thresholds: np.ndarray, sample_weight: Any, top_k: int | None = None,
-               class_id: int | None = None, evenly: bool = False) -> tuple:
+               class_id: int | None = None, evenly: bool = False, multi_label: bool = False,
+               label_weights: Any = None) -> tuple:
     """tp, fp, tn, fn per threshold (``y_pred > threshold`` is positive; a nonzero label is positive), as
     tapeflow ops, with Keras 3.15's ``update_confusion_matrix_variables``' shapes: labels and predictions
     squeezed or expanded to one rank, ``sample_weight`` expanded by a trailing axis, squeezed or expanded to
     the labels' rank and broadcast to the predictions (after ``top_k`` and ``class_id``). ``evenly``
     (thresholds at ``i / (n - 1)``) is Keras's bucketed path: predictions clipped to [0, 1], bucket
-    ``ceil(p * (n - 1)) - 1`` (at least 0 where the end thresholds lie outside [0, 1])."""
+    ``ceil(p * (n - 1)) - 1`` (at least 0 where the end thresholds lie outside [0, 1]). ``multi_label``: one
+    column of counts per label (the last axis), shape (thresholds, labels); ``label_weights`` (not with
+    ``multi_label``) weighs each label's entries."""
     y_pred, y_true = _same_rank_keras(_f32(y_pred), _f32(y_true))
     sw = None
     if sample_weight is not None:
@@ -496,22 +499,31 @@ def _confusion(y_true: Any, y_pred: Any, thresholds: np.ndarray, sample_weight: 
                              f"num_classes), found shape: {tuple(y_pred._shape_tuple())}")
         y_true = y_true[..., class_id:class_id + 1]  # Keras keeps the axis, to line up with sample_weight
         y_pred = y_pred[..., class_id:class_id + 1]
-    w = None if sw is None else ao.reshape(_broadcast_like(sw, y_pred), (1, -1))
-    pos = ao.reshape(mo.cast(mo.not_equal(y_true, 0.0), _F32), (1, -1))
-    pred = ao.reshape(y_pred, (1, -1))
+    w = None if sw is None else _broadcast_like(sw, y_pred)
+    if label_weights is not None:
+        lw = _broadcast_like(ao.expand_dims(_f32(label_weights), 0), y_pred)
+        w = lw if w is None else w * lw
+    def flat(x: Tensor) -> Tensor:  # (1, samples), or with multi_label (1, batch, labels)
+        return ao.expand_dims(x, 0) if multi_label else ao.reshape(x, (1, -1))
+
+    w = None if w is None else flat(w)
+    pos = flat(mo.cast(mo.not_equal(y_true, 0.0), _F32))
+    pred = flat(y_pred)
     n = len(thresholds)
+    column = (-1, 1) if not multi_label else (-1, 1, 1)
     if evenly:
         bucket = mo.ceil(mo.clip_by_value(pred, 0.0, 1.0) * _F(n - 1)) - 1.0
         if thresholds[0] < 0.0 or thresholds[-1] > 1.0:  # AUC's -eps and 1 + eps: [0, 1] lies within
             bucket = mo.maximum(bucket, 0.0)
-        above = mo.cast(mo.greater_equal(bucket, constant(np.arange(n, dtype=_F).reshape(-1, 1))), _F32)
+        above = mo.cast(mo.greater_equal(bucket, constant(np.arange(n, dtype=_F).reshape(column))), _F32)
     else:
-        above = mo.cast(mo.greater(pred, constant(thresholds.reshape(-1, 1))), _F32)  # (thresholds, samples)
+        above = mo.cast(mo.greater(pred, constant(thresholds.reshape(column))), _F32)  # (thresholds, samples)
     wp = pos if w is None else w * pos
     wn = 1.0 - pos if w is None else w * (1.0 - pos)
     tp, fp = mo.reduce_sum(above * wp, axis=1), mo.reduce_sum(above * wn, axis=1)
     if evenly:  # Keras: fn and tn as the totals less tp and fp
-        return tp, fp, mo.reduce_sum(wn) - fp, mo.reduce_sum(wp) - tp
+        totals = 1 if multi_label else None  # (per label: the batch axis)
+        return tp, fp, mo.reduce_sum(wn, axis=totals) - fp, mo.reduce_sum(wp, axis=totals) - tp
     below = 1.0 - above
     return tp, fp, mo.reduce_sum(below * wn, axis=1), mo.reduce_sum(below * wp, axis=1)
 
@@ -624,8 +636,6 @@ class AUC(Metric):
     def __init__(self, num_thresholds: int = 200, curve: str = "ROC", summation_method: str = "interpolation",
                  name: str | None = None, dtype: Any = None, thresholds: Any = None, multi_label: bool = False,
                  num_labels: int | None = None, label_weights: Any = None, from_logits: bool = False) -> None:
-        if multi_label or label_weights is not None:
-            raise NotImplementedError("AUC(multi_label=True / label_weights) is not implemented in tapeflow")
         self.curve = curve.upper()
         if self.curve not in ("ROC", "PR"):
             raise ValueError(f'Invalid AUC curve value: "{curve}". Expected values are ["ROC", "PR"]')
@@ -645,8 +655,12 @@ class AUC(Metric):
         eps = 1e-7
         self.thresholds = np.asarray([0.0 - eps] + inner + [1.0 + eps], _F)
         self.from_logits = from_logits
-        self.multi_label, self.num_labels, self.label_weights = multi_label, num_labels, label_weights
+        if num_labels and not multi_label:
+            raise ValueError("`num_labels` is needed only when `multi_label` is True.")
+        self.multi_label, self.num_labels = bool(multi_label), num_labels
+        self.label_weights = None if label_weights is None else constant(np.asarray(label_weights, _F))
         self._init_from_thresholds = thresholds is not None
+        self._num_labels = num_labels if multi_label and num_labels else None
         super().__init__(name=name or _unique_name("auc"), dtype=dtype)
 
     def get_config(self) -> dict:
@@ -658,19 +672,34 @@ class AUC(Metric):
         return {**super().get_config(), **config}
 
     def _build_state(self) -> None:
+        # multi_label: (thresholds, labels) matrices, built now with num_labels, else at the first update
+        if self.multi_label and self._num_labels is None:
+            self._built = False
+            return
         n = self.num_thresholds
-        self.true_positives = self.add_variable((n,), name="true_positives")
-        self.false_positives = self.add_variable((n,), name="false_positives")
-        self.true_negatives = self.add_variable((n,), name="true_negatives")
-        self.false_negatives = self.add_variable((n,), name="false_negatives")
+        shape = (n, self._num_labels) if self.multi_label else (n,)
+        self.true_positives = self.add_variable(shape, name="true_positives")
+        self.false_positives = self.add_variable(shape, name="false_positives")
+        self.true_negatives = self.add_variable(shape, name="true_negatives")
+        self.false_negatives = self.add_variable(shape, name="false_negatives")
+        self._built = True
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
         y_pred = _f32(y_pred)
+        if not self._built:
+            shape = tuple(y_pred._shape_tuple())
+            if len(shape) != 2:
+                raise ValueError(f"`y_pred` must have rank 2 when `multi_label=True`. Found rank {len(shape)}. "
+                                 f"Full shape received for `y_pred`: {shape}")
+            self._num_labels = shape[1]
+            self._build_state()
         if self.from_logits:
             y_pred = mo.sigmoid(y_pred)
         # Keras buckets evenly spaced thresholds (the default ones, or given ones that are evenly spaced)
         evenly = not self._init_from_thresholds or _evenly_spaced(np.r_[0.0, self.thresholds[1:-1], 1.0])
-        tp, fp, tn, fn = _confusion(y_true, y_pred, self.thresholds, sample_weight, evenly=evenly)
+        tp, fp, tn, fn = _confusion(y_true, y_pred, self.thresholds, sample_weight, evenly=evenly,
+                                    multi_label=self.multi_label,
+                                    label_weights=None if self.multi_label else self.label_weights)
         self.true_positives.assign_add(tp)
         self.false_positives.assign_add(fp)
         self.true_negatives.assign_add(tn)
@@ -684,7 +713,7 @@ class AUC(Metric):
                                                             self.true_negatives, self.false_negatives))
         n = self.num_thresholds
         if self.curve == "PR" and self.summation_method == "interpolation":
-            return constant(_F(self._pr_interpolation()))
+            return constant(self._by_label(self._pr_interpolation()))
         recall = _div(tp, tp + fn)
         if self.curve == "ROC":
             x, y = _div(fp, fp + tn), recall
@@ -696,9 +725,20 @@ class AUC(Metric):
             heights = np.minimum(y[: n - 1], y[1:])
         else:
             heights = np.maximum(y[: n - 1], y[1:])
-        return constant(_F(np.sum((x[: n - 1] - x[1:]) * heights, dtype=_F)))
+        return constant(self._by_label((x[: n - 1] - x[1:]) * heights))
 
-    def _pr_interpolation(self) -> float:
+    def _by_label(self, terms: np.ndarray) -> np.float32:
+        """The sum of the area's terms; with multi_label, each label's area, then their mean (weighted by
+        ``label_weights``, as Keras)."""
+        if not self.multi_label:
+            return _F(np.sum(terms, dtype=_F))
+        by_label = np.sum(terms, axis=0, dtype=_F)
+        if self.label_weights is None:
+            return _F(np.mean(by_label, dtype=_F))
+        w = np.asarray(self.label_weights.numpy(), _F)
+        return _F(_div(np.sum(by_label * w, dtype=_F), np.sum(w, dtype=_F)))
+
+    def _pr_interpolation(self) -> np.ndarray:
         # Davis & Goadrich interpolation between consecutive thresholds (Keras' PR "interpolation").
         tp, fp, fn = (np.asarray(v.numpy()) for v in (self.true_positives, self.false_positives,
                                                       self.false_negatives))
@@ -712,8 +752,7 @@ class AUC(Metric):
                                 np.ones_like(p[1:]))
         with np.errstate(divide="ignore", invalid="ignore"):
             log_ratio = np.log(np.where(safe_p_ratio > 0, safe_p_ratio, 1.0))
-        pr_auc_inc = _div(prec_slope * (dtp + intercept * log_ratio), np.maximum(tp[1:] + fn[1:], 0))
-        return float(np.sum(pr_auc_inc, dtype=_F))
+        return _div(prec_slope * (dtp + intercept * log_ratio), np.maximum(tp[1:] + fn[1:], 0))
 
 
 # ----------------------------------------------------------------------------
