@@ -95,3 +95,21 @@ def test_checkpoint_keys_escape_slashes_and_dots_as_tf():
     variables, _ = __import__("tapeflow.train.checkpoint", fromlist=["_walk"])._walk(
         tf.train.Checkpoint(var_list={"scoped/c": a, "x.y": b}))
     assert sorted(variables) == ["var_list/scoped.Sc", "var_list/x..y"]
+
+
+def test_object_graph_is_tfs_trackable_object_graph_proto(tmp_path):
+    # TF 2.21's bytes (guide/migrate/migrating_checkpoints): breadth-first nodes, Checkpoint kwargs sorted
+    a, b, c = tf.Variable(0.0), tf.Variable(0.0), tf.Variable(0.0)
+    module = tf.Module()
+    module.d = tf.Variable(0.0)
+    path = tf.train.Checkpoint(v={"a": a, "b": b}, c=c, module=module).save(str(tmp_path / "root-tf2-ckpt"))
+    want = (b"\n0\n\x05\x08\x01\x12\x01c\n\n\x08\x02\x12\x06module\n\x05\x08\x03\x12\x01v\n\x10\x08\x04\x12\x0c"
+            b"save_counter*\x02\x08\x01\n>\x128\n\x0eVARIABLE_VALUE\x12\x08Variable\x1a\x1cc/.ATTRIBUTES/VARIABLE_"
+            b"VALUE*\x02\x08\x01\n\x0b\n\x05\x08\x05\x12\x01d*\x02\x08\x01\n\x12\n\x05\x08\x06\x12\x01a\n\x05\x08"
+            b"\x07\x12\x01b*\x02\x08\x01\nM\x12G\n\x0eVARIABLE_VALUE\x12\x0csave_counter\x1a'save_counter/.ATTRIBUTES"
+            b"/VARIABLE_VALUE*\x02\x08\x01\nE\x12?\n\x0eVARIABLE_VALUE\x12\x08Variable\x1a#module/d/.ATTRIBUTES/"
+            b"VARIABLE_VALUE*\x02\x08\x01\n@\x12:\n\x0eVARIABLE_VALUE\x12\x08Variable\x1a\x1ev/a/.ATTRIBUTES/"
+            b"VARIABLE_VALUE*\x02\x08\x01\n@\x12:\n\x0eVARIABLE_VALUE\x12\x08Variable\x1a\x1ev/b/.ATTRIBUTES/"
+            b"VARIABLE_VALUE*\x02\x08\x01")
+    assert tf.train.load_checkpoint(path).get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH") == want
+    assert tf.train.load_variable(path, "_CHECKPOINTABLE_OBJECT_GRAPH") == want

@@ -289,6 +289,7 @@ def _save_object(root: Any, path: str, extra_meta: dict[str, str] | None = None)
     variables, _ = _walk(root, aliases)
     arrays = {k: _to_array(v) for k, v in variables.items()}
     meta = dict(extra_meta or {})
+    meta[_OBJECT_GRAPH_META] = _object_graph_proto(root, variables).hex()
     if aliases:
         meta["aliases"] = json.dumps(aliases, sort_keys=True)
     _write_file(path, arrays, meta)
@@ -822,10 +823,76 @@ def _tf_name(key: str) -> str:
     return key + "/.ATTRIBUTES/VARIABLE_VALUE"
 
 
-def _object_graph(arrays: dict) -> bytes:
-    # TF stores its TrackableObjectGraph proto under this key; tapeflow's object graph is the stored paths
-    # (a JSON list), so the key reads back as bytes here too (not TF's proto)
-    return json.dumps(sorted(arrays)).encode()
+_OBJECT_GRAPH_META = "object_graph"  # the file's TrackableObjectGraph proto, in hex
+
+
+def _object_graph(arrays: dict, meta: dict) -> bytes:
+    # TF stores its TrackableObjectGraph proto under this key: saved with the file (a file written before
+    # tapeflow did gives the stored paths as a JSON list)
+    proto = meta.get(_OBJECT_GRAPH_META)
+    return bytes.fromhex(proto) if proto is not None else json.dumps(sorted(arrays)).encode()
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        out.append(low | 0x80 if n else low)
+        if not n:
+            return bytes(out)
+
+
+def _pb(field: int, payload: bytes | int) -> bytes:
+    """One protobuf field: a varint (int) or length-delimited (bytes) value."""
+    if isinstance(payload, int):
+        return _varint(field << 3) + _varint(payload)
+    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _proto_children(node: Any) -> list[tuple[str, Any]]:
+    kids = _children(node) or []
+    if isinstance(node, Checkpoint):  # TF tracks a Checkpoint's keyword objects sorted, save_counter after
+        kids = sorted((k for k in kids if k[0] != "save_counter"), key=lambda k: k[0]) + [
+            k for k in kids if k[0] == "save_counter"]
+    return [(name, child) for name, child in kids if _is_trackable(child)]
+
+
+def _object_graph_proto(root: Any, variables: dict[str, Variable]) -> bytes:
+    """TF's ``TrackableObjectGraph`` proto of ``root``: the objects in breadth-first order (root first), each
+    with its children (node id, local name), a variable's ``VARIABLE_VALUE`` attribute (its name and
+    checkpoint key) and ``has_checkpoint_values`` where values lie below. Optimizer slot variables are
+    stored as the plain variables tapeflow tracks (TF links them to their variables as ``slot_variables``)."""
+    keys = {}
+    for path, v in variables.items():
+        keys.setdefault(id(v), path)
+    ids, order, refs = {id(root): 0}, [root], []
+    for node in order:  # grows while walked: breadth first
+        mine = []
+        if not isinstance(node, Variable):
+            for name, child in _proto_children(node):
+                cid = ids.get(id(child))
+                if cid is None:
+                    cid = ids[id(child)] = len(order)
+                    order.append(child)
+                mine.append((cid, name))
+        refs.append(mine)
+    has = [isinstance(n, Variable) and id(n) in keys for n in order]
+    changed = True
+    while changed:  # a node has values when one of its children has (aliases can point back: a fixpoint)
+        changed = False
+        for i, mine in enumerate(refs):
+            if not has[i] and any(has[c] for c, _ in mine):
+                has[i] = changed = True
+    out = []
+    for i, node in enumerate(order):
+        body = b"".join(_pb(1, _pb(1, c) + _pb(2, name.encode())) for c, name in refs[i])
+        if isinstance(node, Variable) and id(node) in keys:
+            body += _pb(2, _pb(1, b"VARIABLE_VALUE") + _pb(2, node.name.split(":")[0].encode())
+                        + _pb(3, _tf_name(keys[id(node)]).encode()))
+        if has[i]:
+            body += _pb(5, _pb(1, 1))
+        out.append(_pb(1, body))
+    return b"".join(out)
 
 
 def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
@@ -840,9 +907,9 @@ def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
 def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
     """The stored value of ``name`` (a key from ``list_variables``; TF's form of the key,
     ``model/kernel/.ATTRIBUTES/VARIABLE_VALUE``, is accepted too)."""
-    arrays, _ = _read_file(_resolve_any(ckpt_dir_or_file))
-    if name == _OBJECT_GRAPH:
-        return _object_graph(arrays)
+    arrays, meta = _read_file(_resolve_any(ckpt_dir_or_file))
+    if name == _OBJECT_GRAPH and meta.get(NAME_BASED) != "1":
+        return _object_graph(arrays, meta)
     if name not in arrays:
         name = _tf_key(name)
     if name not in arrays:
@@ -867,6 +934,7 @@ class CheckpointReader:
     def __init__(self, path: str) -> None:
         self._path = path
         self._arrays, meta = _read_file(path)
+        self._meta = meta
         # a TF 1 name-based checkpoint (tf.compat.v1.train.Saver): keys are variable names, no object graph
         self._names = meta.get(NAME_BASED) == "1"
 
@@ -886,7 +954,7 @@ class CheckpointReader:
 
     def get_tensor(self, name: str) -> np.ndarray:
         if name == _OBJECT_GRAPH and not self._names:
-            return _object_graph(self._arrays)
+            return _object_graph(self._arrays, self._meta)
         return np.array(self._arrays[self._key(name)], copy=True)
 
     def _tf_order(self, values: dict) -> dict:
