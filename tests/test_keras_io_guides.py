@@ -184,3 +184,19 @@ def test_first_call_runs_call_symbolically_when_sublayers_are_unbuilt(capsys):
     assert capsys.readouterr().out.splitlines() == [  # TF 2.21
         "net (2, 4)", "block (2, 4) True", "block (2, 4) True", "net (2, 4)", "block (2, 4) True",
         "net (2, 4)", "block (2, 4) False"]
+
+
+def test_callbacks_guide_train_end_logs_and_no_lr_alias():
+    # writing_your_own_callbacks: on_train_end gets the last epoch's logs, validation included; Keras 3's
+    # optimizers have no `lr` (the guide's `hasattr(optimizer, "lr")` check raises its ValueError under TF 2.21)
+    seen = {}
+
+    class Keys(K.callbacks.Callback):
+        def on_train_end(self, logs=None):
+            seen["end"] = sorted(logs)
+
+    model = K.Sequential([K.Input((2,)), layers.Dense(1)])
+    model.compile(optimizer=K.optimizers.RMSprop(0.1), loss="mse", metrics=["mean_absolute_error"])
+    model.fit(np.ones((8, 2)), np.ones((8, 1)), epochs=1, verbose=0, validation_split=0.5, callbacks=[Keys()])
+    assert seen["end"] == ["loss", "mean_absolute_error", "val_loss", "val_mean_absolute_error"]
+    assert not hasattr(model.optimizer, "lr")

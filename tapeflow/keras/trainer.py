@@ -979,6 +979,7 @@ class Trainer:
         callbacks_.on_train_begin()
         initial_epoch = self._initial_epoch or initial_epoch  # BackupAndRestore resumes here, as in Keras
         logs: dict = {}
+        training_logs: dict = {}  # the last epoch's logs, validation included: on_train_end's (as Keras)
         first_step = True
         val_batches = None
         for epoch in range(initial_epoch, epochs):
@@ -1016,9 +1017,10 @@ class Trainer:
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
                 epoch_logs = dict(sorted(epoch_logs.items()))  # Keras 3 orders all keys by name
             callbacks_.on_epoch_end(epoch, epoch_logs)
+            training_logs = epoch_logs
             if self.stop_training:
                 break
-        callbacks_.on_train_end(logs)
+        callbacks_.on_train_end(training_logs)
         self.history = history
         return history
 

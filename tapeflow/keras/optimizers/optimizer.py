@@ -487,8 +487,6 @@ class Optimizer:
     def learning_rate(self, value: Any) -> None:
         self._set_learning_rate(value)
 
-    lr = learning_rate
-
     @property
     def iterations(self) -> Variable:
         """The number of update steps taken (an int64 variable); with
