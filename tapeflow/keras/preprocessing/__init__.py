@@ -1,5 +1,5 @@
 """``tf.keras.preprocessing``: Keras 3.15's legacy preprocessing namespace. ``image`` (``ImageDataGenerator``
-and the image helpers) is here; the rest says it is not implemented."""
+and the image helpers), ``sequence.pad_sequences`` and the dataset helpers are here."""
 
 from __future__ import annotations
 
@@ -7,23 +7,22 @@ import importlib as _importlib
 
 from tapeflow.keras._missing import module_getattr as _module_getattr
 
-__all__ = ["image", "image_dataset_from_directory", "text_dataset_from_directory"]
+__all__ = ["image", "image_dataset_from_directory", "sequence", "text_dataset_from_directory",
+           "timeseries_dataset_from_array"]
 
 _missing_getattr = _module_getattr(
     "tf.keras.preprocessing",
     frozenset(
         (
-            "sequence",
             "text",
-            "timeseries_dataset_from_array",
         )
     ),
 )
 
 
 def __getattr__(name: str):
-    if name == "image":  # loaded on first use (it is Pillow's and NumPy's work, not the core's)
-        mod = _importlib.import_module("tapeflow.keras.preprocessing.image")
+    if name in ("image", "sequence"):  # loaded on first use (image is Pillow's and NumPy's work, not the core's)
+        mod = _importlib.import_module(f"tapeflow.keras.preprocessing.{name}")
         globals()[name] = mod
         return mod
     if name == "image_dataset_from_directory":
@@ -34,4 +33,8 @@ def __getattr__(name: str):
         from tapeflow.keras.dataset_utils import text_dataset_from_directory
 
         return text_dataset_from_directory
+    if name == "timeseries_dataset_from_array":
+        from tapeflow.keras.sequence_utils import timeseries_dataset_from_array
+
+        return timeseries_dataset_from_array
     return _missing_getattr(name)
