@@ -109,3 +109,26 @@ def test_a_failing_replica_raises_in_the_caller():
 
     with pytest.raises(ValueError, match="replica one failed"):
         s.run(f)
+
+
+def test_per_replica_arguments_to_tf_function_and_element_spec_signature():
+    # TF's distributed input tutorial: a tf.function over a distributed batch, and one with its element_spec
+    s = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    dist = s.experimental_distribute_dataset(tf.data.Dataset.from_tensors(([1.0], [1.0])).repeat(10).batch(4))
+    assert repr(dist.element_spec) == (
+        "(PerReplicaSpec(TensorSpec(shape=(None, 1), dtype=tf.float32, name=None), TensorSpec(shape=(None, 1), "
+        "dtype=tf.float32, name=None)), PerReplicaSpec(TensorSpec(shape=(None, 1), dtype=tf.float32, name=None), "
+        "TensorSpec(shape=(None, 1), dtype=tf.float32, name=None)))")
+
+    @tf.function
+    def summed(x):
+        return s.reduce("SUM", s.run(lambda v: v[0] * 2, args=(x,)), axis=0)
+
+    @tf.function(input_signature=[dist.element_spec])
+    def doubled(inputs):
+        return s.run(lambda v: 2 * v, args=(inputs,))
+
+    batches = list(dist)
+    assert [summed(b).numpy().tolist() for b in batches] == [[8.0], [8.0], [4.0]]
+    out = doubled(batches[-1])  # (2 * a tuple repeats it: four PerReplica values, as TF prints)
+    assert len(out) == 4 and [v.numpy().tolist() for v in s.experimental_local_results(out[2])] == [[[1.0]], [[1.0]]]

@@ -27,11 +27,11 @@ __all__ = ["PerReplica", "ReplicaRun", "LocalDistributedDataset", "current_run"]
 
 
 class PerReplicaSpec(TypeSpec):
-    """The spec of a ``PerReplica``: its components are the replicas' values (so a ``tf.function``
-    returning one gives back a ``PerReplica`` of its outputs)."""
+    """The spec of a ``PerReplica``: one spec per replica's value (``tf.function`` takes and gives back a
+    ``PerReplica`` as its replicas' tensors; a distributed dataset's ``element_spec`` is made of these)."""
 
-    def __init__(self, n: int) -> None:
-        self._n = n
+    def __init__(self, *value_specs: Any) -> None:
+        self._value_specs = tuple(value_specs)
 
     def _to_components(self, value: Any) -> tuple:
         return tuple(value._values)
@@ -41,10 +41,18 @@ class PerReplicaSpec(TypeSpec):
 
     @property
     def _component_specs(self) -> tuple:
-        raise NotImplementedError("PerReplicaSpec component specs (tf.function signatures of PerReplica values)")
+        return self._value_specs
 
     def _serialize(self) -> tuple:
-        return (self._n,)
+        return self._value_specs
+
+    def is_compatible_with(self, spec_or_value: Any) -> bool:
+        other = spec_or_value if isinstance(spec_or_value, TypeSpec) else getattr(spec_or_value, "_type_spec", None)
+        return type(other) is PerReplicaSpec and len(other._value_specs) == len(self._value_specs) and all(
+            a.is_compatible_with(b) for a, b in zip(self._value_specs, other._value_specs))
+
+    def __repr__(self) -> str:
+        return f"PerReplicaSpec({', '.join(map(repr, self._value_specs))})"
 
 
 class PerReplica(CompositeTensor):
@@ -57,11 +65,23 @@ class PerReplica(CompositeTensor):
 
     @property
     def _type_spec(self) -> PerReplicaSpec:
-        return PerReplicaSpec(len(self._values))
+        from tapeflow.framework.tensor import convert_to_tensor
+        from tapeflow.framework.tensor_spec import TensorSpec
+
+        return PerReplicaSpec(*(TensorSpec.from_tensor(convert_to_tensor(v)) for v in self._values))
 
     @property
     def values(self) -> tuple:
         return self._values
+
+    # tf.function takes a PerReplica argument as its replicas' tensors (a placeholder each)
+    def _trace_split(self) -> tuple:
+        from tapeflow.framework.tensor import convert_to_tensor
+
+        return ("PerReplica", len(self._values)), [convert_to_tensor(v) for v in self._values]
+
+    def _trace_rebuild(self, dynamic: list) -> PerReplica:
+        return PerReplica(tuple(dynamic))
 
     def _text(self, fmt: Callable) -> str:
         body = ",\n".join(f"  {i}: {fmt(v)}" for i, v in enumerate(self._values))
@@ -241,6 +261,12 @@ def sum_gradients(per_replica: list) -> list:
 class LocalDistributedDataset(DistributedDataset):
     """``experimental_distribute_dataset`` under local replicas: each global batch split into one
     ``PerReplica`` slice per replica (rows as even as possible, the first replicas taking the extra rows)."""
+
+    @property
+    def element_spec(self) -> Any:
+        """TF's: each component a ``PerReplicaSpec`` of the replicas' parts (batch dimension unknown)."""
+        n = self._strategy.num_replicas_in_sync
+        return nest.map_structure(lambda spec: PerReplicaSpec(*[spec] * n), super().element_spec)
 
     def __iter__(self):
         n = self._strategy.num_replicas_in_sync
