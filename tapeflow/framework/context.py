@@ -28,6 +28,9 @@ class _State(threading.local):
         # > 0 while Keras runs a layer on stand-in values only to learn its output shapes (a functional model's
         # symbolic call): output-only side effects (tf.print) are skipped, as in Keras's scratch graph
         self.dry_run = 0
+        # the outermost dry run's [first id of the variables its builds create, {id: (variable, value before)}]:
+        # what its calls assigned to older variables is undone when it ends, as Keras's StatelessScope discards it
+        self.dry_run_journal = None
 
     @property
     def graph(self):

@@ -31,6 +31,13 @@ read_hook = None
 autocast_scope: list = [None]
 
 
+
+def _remember(var: Any) -> None:
+    """A Keras dry run (a functional model's symbolic call) assigns to ``var``: keep its value to restore."""
+    journal = state.dry_run_journal
+    if journal is not None and var._id < journal[0]:
+        journal[1].setdefault(var._id, (var, var._value))
+
 class VariableSynchronization(enum.Enum):
     AUTO = 0
     NONE = 1
@@ -175,6 +182,8 @@ class Variable:
         new = self._check_value(value, "assign")
         if state.graph is not None:
             return state.graph.assign_variable(self, new, "assign", read_value)
+        if state.dry_run:
+            _remember(self)
         self._value = new
         return self._maybe_return(read_value)
 
@@ -182,6 +191,8 @@ class Variable:
         d = self._check_value(delta, "assign_add")
         if state.graph is not None:
             return state.graph.assign_variable(self, d, "assign_add", read_value)
+        if state.dry_run:
+            _remember(self)
         self._update(d, np.add)
         return self._maybe_return(read_value)
 
@@ -189,6 +200,8 @@ class Variable:
         d = self._check_value(delta, "assign_sub")
         if state.graph is not None:
             return state.graph.assign_variable(self, d, "assign_sub", read_value)
+        if state.dry_run:
+            _remember(self)
         self._update(d, np.subtract)
         return self._maybe_return(read_value)
 

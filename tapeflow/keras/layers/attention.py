@@ -155,8 +155,12 @@ class MultiHeadAttention(Layer):
         self._query_dense = built(self._proj("abc,cde->abde", (None, h, kd), "de", "query"), query_shape)
         self._key_dense = built(self._proj("abc,cde->abde", (None, h, kd), "de", "key"), key_shape)
         self._value_dense = built(self._proj("abc,cde->abde", (None, h, vd), "de", "value"), value_shape)
-        if self.dropout > 0 and self.seed is None:  # Keras 3's attention Dropout takes its Python-random seed here
-            initializers._default_seed()
+        # Keras 3's _build_attention: a Softmax and a Dropout layer (their auto-names, the Dropout's seed generator
+        # and masks, and their empty groups in a weights file); kept off the tracked sublayers (no weights)
+        from tapeflow.keras.layers.core import Dropout, Softmax
+
+        object.__setattr__(self, "_softmax", Softmax(axis=-1, dtype=self.dtype_policy))
+        object.__setattr__(self, "_dropout_layer", Dropout(rate=self.dropout, seed=self.seed, dtype=self.dtype_policy))
         self._output_dense = built(self._proj("abcd,cde->abe", (None, out), "e", "attention_output"),
                                    (*query_shape[:-1], h, vd))
         self.built = True
@@ -230,7 +234,7 @@ class MultiHeadAttention(Layer):
         q = q * (1.0 / math.sqrt(float(self.key_dim)))
         scores = _einsum("aecd,abcd->acbe", k, q)  # (batch, heads, T, S)
         probs = _masked_softmax(scores, None if mask is None else ao.expand_dims(mask, 1))
-        out = _einsum("acbe,aecd->abcd", _dropout(probs, self.dropout, training, self.seed), v)
+        out = _einsum("acbe,aecd->abcd", self._dropout_layer(probs, training=training), v)
         out = self._output_dense(out)
         if query_mask is not None:
             _masking.set_mask(out, query_mask)

@@ -19,7 +19,7 @@ import numpy as np
 
 from tapeflow.framework import dtypes, nest
 from tapeflow.framework.context import state
-from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.framework.tensor import Tensor, convert_to_tensor, new_id
 from tapeflow.framework.variables import Variable, autocast_scope
 from tapeflow.keras import initializers as _init
 from tapeflow.keras.layers import masking as _masking
@@ -771,6 +771,8 @@ class Layer(Module):
                 if building:
                     with self.name_scope:
                         self._maybe_build(inputs)
+                    if state.dry_run_journal is not None:  # built as in Keras, outside its StatelessScope: what
+                        state.dry_run_journal[0] = new_id()  # the call then assigns to these variables is undone
                     # Deferred checkpoint values (TF's deferred restoration): a variable gets its saved value
                     # once created, before it is used (a holder above applies them as each sub-layer builds).
                     if pending:
@@ -855,6 +857,9 @@ class Layer(Module):
         saved_tapes, saved_acc, saved_batch = state.tapes, state.accumulators, _ctx.unknown_batch
         state.tapes, state.accumulators = [], []  # building a model is never recorded
         state.update_recording()
+        outermost = state.dry_run == 0
+        if outermost:
+            state.dry_run_journal = [new_id(), {}]
         state.dry_run += 1
         if unknown_batch:  # the shapes layers record on the stand-ins (summary's) keep the batch unknown
             _ctx.unknown_batch = True
@@ -873,6 +878,10 @@ class Layer(Module):
                         raise
         finally:
             state.dry_run -= 1
+            if outermost:  # Keras's StatelessScope: a seed generator or a counter the call advanced is as before
+                for var, old in state.dry_run_journal[1].values():
+                    var._value = old
+                state.dry_run_journal = None
             state.tapes, state.accumulators = saved_tapes, saved_acc
             _ctx.unknown_batch = saved_batch
             state.update_recording()
