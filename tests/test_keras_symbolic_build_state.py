@@ -55,3 +55,20 @@ def test_multi_head_attention_dropout_is_a_dropout_layer():
     assert [layer.name for layer in model.layers] == ["input_layer", "multi_head_attention", "dropout_1", "softmax_1"]
     np.testing.assert_allclose(float(np.sum(np.asarray(mha(x, x, training=True)) ** 2)), 6.2373137, rtol=1e-6)
     np.testing.assert_allclose(float(np.sum(np.asarray(model(x, training=True)) ** 3)), 0.17957188, rtol=1e-6)
+
+
+def test_random_ops_keep_the_known_entries_of_a_stacked_shape():
+    seen = []
+
+    @tf.function
+    def f(x):
+        s = tf.stack([tf.shape(x)[0], 1, 1, 1])
+        for y in (tf.random.stateless_uniform(s, [1, 2]), tf.random.uniform(s), tf.random.normal(s)):
+            seen.append(tuple(y.shape))
+        return x
+
+    f.get_concrete_function(tf.TensorSpec([None]))
+    assert seen == [(None, 1, 1, 1)] * 3  # as TF's constant_value_as_shape
+    flip = keras.layers.RandomFlip("horizontal", seed=1)
+    ds = tf.data.Dataset.from_tensor_slices(np.zeros((4, 8, 8, 1), "uint8")).batch(2).map(flip)
+    assert ds.element_spec.shape.as_list() == [None, 8, 8, 1]

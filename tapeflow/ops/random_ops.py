@@ -216,8 +216,13 @@ def _shape_arg(shape: Any) -> tuple:
     if isinstance(shape, Tensor) and not isinstance(shape._value, (np.ndarray, np.generic)):
         if np.dtype(shape._value.dtype).kind not in "iu":
             raise TypeError(f"shape must be an integer tensor, got {shape.dtype.name}")
+        from tapeflow.ops.shape_ops import partial_value
+
         dims = shape._shape_tuple()
         static = None if len(dims) != 1 or dims[0] is None else (None,) * dims[0]
+        known = partial_value(shape) if static is not None else None  # tf.stack([tf.shape(x)[0], 1]): (None, 1)
+        if known is not None and len(known) == len(static):
+            static = tuple(None if d is None or d < 0 else int(d) for d in known)
         return static, shape
     return _shape(shape), None
 
