@@ -83,9 +83,9 @@ def gelu(x: Any, approximate: bool = False) -> Tensor:
     if approximate:
         c = 0.7978845608028654  # sqrt(2/pi)
         return 0.5 * x * (1.0 + mo.tanh(c * (x + 0.044715 * x * x * x)))
-    from tapeflow import math as tfmath
+    from tapeflow.ops.nn.activations import gelu as nn_gelu
 
-    return 0.5 * x * (1.0 + tfmath.erf(x * 0.7071067811865476))
+    return nn_gelu(x)  # Keras's TF backend: tf.nn.gelu, 0.5 x erfc(-x / sqrt(2))
 
 
 def silu(x: Any) -> Tensor:

@@ -141,20 +141,12 @@ def softsign(features: Any, name: str | None = None) -> Tensor:
 
 _SQRT1_2 = 0.7071067811865476
 _INV_SQRT_2PI = 0.3989422804014327
-_erfc_np = None
 
 
 def _erfc(x):
-    # SciPy's vectorized erfc when installed, else math.erfc per element.
-    # Looked up on first use: importing scipy.special costs ~0.3 s, which
-    # `import tapeflow` must not pay.
-    global _erfc_np
-    if _erfc_np is None:
-        try:
-            from scipy.special import erfc as _erfc_np
-        except ImportError:  # pragma: no cover - depends on the environment
-            _erfc_np = np.vectorize(math.erfc, otypes=[np.float64])
-    return np.asarray(_erfc_np(x)).astype(x.dtype, copy=False)
+    from tapeflow.ops.special_ops import _erfc_vec  # SciPy's erfc when installed, else math.erfc per element
+
+    return _erfc_vec(x)
 
 
 def _gelu_kernel(x):
