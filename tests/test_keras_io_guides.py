@@ -200,3 +200,23 @@ def test_callbacks_guide_train_end_logs_and_no_lr_alias():
     model.fit(np.ones((8, 2)), np.ones((8, 1)), epochs=1, verbose=0, validation_split=0.5, callbacks=[Keys()])
     assert seen["end"] == ["loss", "mean_absolute_error", "val_loss", "val_mean_absolute_error"]
     assert not hasattr(model.optimizer, "lr")
+
+
+def test_symbolic_masks_reach_the_functional_build():
+    # understanding_masking_and_padding: the symbolic output of Embedding(mask_zero=True) carries a KerasTensor
+    # mask, and a mask-consuming layer gets `mask` while the functional model is built
+    inputs = K.Input(shape=(None,), dtype="int32")
+    x = layers.Embedding(input_dim=10, output_dim=4, mask_zero=True)(inputs)
+    assert x._keras_mask.shape == (None, None) and x._keras_mask.dtype == "bool"
+    seen = []
+
+    class TemporalSoftmax(layers.Layer):
+        def call(self, inputs, mask=None):
+            seen.append(mask is not None)
+            m = tf.expand_dims(tf.cast(mask, "float32"), -1)
+            return tf.exp(inputs) * m / tf.reduce_sum(inputs * m, axis=1, keepdims=True)
+
+    model = K.Model(inputs, TemporalSoftmax()(layers.Dense(1)(x)))
+    assert seen and all(seen)
+    y = model(np.array([[1, 2, 0]]))
+    assert y.shape == (1, 3, 1) and float(y[0, 2, 0]) == 0.0  # the padded step is masked out

@@ -842,7 +842,11 @@ class Layer(Module):
         def dummy(x):
             if isinstance(x, KerasTensor):
                 shape = tuple(1 if d is None else d for d in x.shape)
-                return convert_to_tensor(np.zeros(shape, x._dtype.as_numpy_dtype))
+                t = convert_to_tensor(np.zeros(shape, x._dtype.as_numpy_dtype))
+                mask = x.__dict__.get("_keras_mask")
+                if mask is not None:  # the stand-in carries a stand-in mask, so call(mask=) gets one
+                    _masking.set_mask(t, convert_to_tensor(np.ones([1 if d is None else d for d in mask.shape], bool)))
+                return t
             return x
 
         from tapeflow.framework.context import state
@@ -890,7 +894,11 @@ class Layer(Module):
             shape = tuple(t._shape_tuple())
             if unknown_batch and shape:
                 shape = (None,) + shape[1:]
-            return KerasTensor(shape, t.dtype)
+            kt = KerasTensor(shape, t.dtype)
+            mask = _masking.get_mask(t)
+            if mask is not None:  # Keras's symbolic _keras_mask: here the output's leading dims
+                kt._keras_mask = KerasTensor(shape[:len(mask._shape_tuple())], "bool")
+            return kt
 
         return nest.map_structure(spec, out)
 
@@ -936,7 +944,11 @@ class Layer(Module):
 
         def placeholder(x):
             if isinstance(x, KerasTensor):
-                return graph.add_placeholder(tuple(x.shape), x._dtype)
+                t = graph.add_placeholder(tuple(x.shape), x._dtype)
+                mask = x.__dict__.get("_keras_mask")
+                if mask is not None:
+                    _masking.set_mask(t, graph.add_placeholder(tuple(mask.shape), dtypes.bool))
+                return t
             return x
 
         layers, stack = [], [self]
