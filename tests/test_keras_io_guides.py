@@ -220,3 +220,15 @@ def test_symbolic_masks_reach_the_functional_build():
     assert seen and all(seen)
     y = model(np.array([[1, 2, 0]]))
     assert y.shape == (1, 3, 1) and float(y[0, 2, 0]) == 0.0  # the padded step is masked out
+
+
+def test_to_json_keeps_build_and_compile_config():
+    # serialization_and_saving: TF 2.21's to_json() of an uncompiled Sequential ends with both
+    import json
+
+    text = K.Sequential([K.Input((32,)), layers.Dense(1)]).to_json()
+    config = json.loads(text)
+    assert list(config)[-2:] == ["build_config", "compile_config"]
+    assert config["build_config"] == {"input_shape": [None, 32]} and config["compile_config"] == {}
+    assert text.endswith('"build_config": {"input_shape": [null, 32]}, "compile_config": {}}')
+    K.models.model_from_json(text)

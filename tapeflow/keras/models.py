@@ -241,10 +241,7 @@ class Model(Trainer, Layer):
 
         from tapeflow.keras.saving.serialization import serialize_keras_object
 
-        config = serialize_keras_object(self)
-        config.pop("compile_config", None)
-        config.pop("build_config", None)
-        return json.dumps(config, **kwargs)
+        return json.dumps(serialize_keras_object(self), **kwargs)  # build_config and compile_config too, as Keras
 
     def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
         if index is not None:
