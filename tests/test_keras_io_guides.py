@@ -232,3 +232,30 @@ def test_to_json_keeps_build_and_compile_config():
     assert config["build_config"] == {"input_shape": [None, 32]} and config["compile_config"] == {}
     assert text.endswith('"build_config": {"input_shape": [null, 32]}, "compile_config": {}}')
     K.models.model_from_json(text)
+
+
+class LoadedNet(K.Model):
+    def __init__(self, units=2):
+        super().__init__()
+        self.units = units
+        self.dense = layers.Dense(units)
+
+    def call(self, x):
+        return self.dense(x)
+
+    def get_config(self):
+        return {"units": self.units}
+
+
+def test_loaded_subclassed_model_is_built_by_running_call_outside_its_scope(tmp_path):
+    # serialization_and_saving: TF 2.21 loads a subclassed model (no build()) by running call() symbolically,
+    # outside the model's name scope: its weights are dense_N/kernel, and they hold the saved values
+    K.backend.clear_session()
+    net = LoadedNet()
+    x = np.ones((1, 3), "float32")
+    y = net(x).numpy()
+    assert [w.path for w in net.weights] == ["loaded_net/dense/kernel", "loaded_net/dense/bias"]
+    net.save(tmp_path / "m.keras")
+    loaded = K.models.load_model(tmp_path / "m.keras", custom_objects={"LoadedNet": LoadedNet})
+    assert [w.path for w in loaded.weights] == ["dense_1/kernel", "dense_1/bias"]
+    np.testing.assert_allclose(loaded(x).numpy(), y)

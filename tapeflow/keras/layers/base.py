@@ -1061,9 +1061,37 @@ class Layer(Module):
         if shape is not None and not self.built:
             from tapeflow.keras.saving.serialization import _as_shape
 
-            self.build(_as_shape(shape))
+            if not (_wants_prerun(self) and getattr(self, "_functional", None) is None
+                    and self._build_by_run(_as_shape(shape))):
+                self.build(_as_shape(shape))
             self._build_input_shape = _as_shape(shape)
             self.built = True
+
+    def _build_by_run(self, shape: Any) -> bool:
+        """Keras's ``_build_by_run_for_single_pos_arg`` (a loaded user layer or model without ``build()``): its
+        ``call`` runs once on stand-in inputs, outside its own name scope (so a loaded subclassed model's weights
+        are ``dense/kernel``, not ``model/dense/kernel``, as in Keras); False if that fails."""
+        dims = tuple(shape) if isinstance(shape, (list, tuple)) else ()
+        if not dims or not all(d is None or isinstance(d, (int, np.integer)) for d in dims):
+            return False  # one input shape only (a nested structure is built by build())
+        x = convert_to_tensor(np.zeros([1 if d is None else int(d) for d in dims], np.float32))
+        saved_tapes, saved_acc = state.tapes, state.accumulators
+        state.tapes, state.accumulators = [], []
+        state.update_recording()
+        state.dry_run += 1
+        _ctx.inferring += 1
+        losses = list(self._losses)
+        try:
+            self.call(x)
+            return True
+        except Exception:  # noqa: BLE001 - as Keras: then build() is tried
+            return False
+        finally:
+            state.dry_run -= 1
+            _ctx.inferring -= 1
+            state.tapes, state.accumulators = saved_tapes, saved_acc
+            state.update_recording()
+            self._losses = losses
 
     def _defer_restore(self, name: str, value: Any) -> bool:
         """``tf.train.Checkpoint.restore`` before the layer is built: a saved value for a variable that does not
