@@ -357,7 +357,7 @@ def test_fit_rejects_mismatched_or_missing_labels():
     m = _tiny()
     with pytest.raises(ValueError, match="cardinality"):
         m.fit(np.ones((4, 3), np.float32), np.ones((5, 1), np.float32), verbose=0)
-    with pytest.raises(ValueError, match="`y` is required"):
+    with pytest.raises(ValueError):  # Keras 3 passes x alone: the built-in loss gets y=None
         m.fit(np.ones((4, 3), np.float32), verbose=0)
 
 
@@ -668,3 +668,29 @@ def test_summary_expand_nested_and_on_batch_steps_as_keras():
     assert np.isclose(logs["loss"], 0.6898226737976074, rtol=1e-6) and logs["accuracy"] == 1.0
     assert np.allclose(c.test_on_batch(x, y), [0.6849003434181213, 0.6666666865348816])
     assert seen[-1] == (3, True)  # the step gets (x, y, None), as Keras's test_on_batch passes it
+
+
+def test_fit_without_targets_hands_the_step_x_itself():
+    seen = []
+
+    class Auto(K.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = L.Dense(2)
+
+        def call(self, x):
+            return self.d(x)
+
+        def train_step(self, data):
+            seen.append((type(data).__name__, tuple(data.shape) if hasattr(data, "shape") else len(data)))
+            return {"loss": tf.reduce_mean(self(tf.nest.flatten(data)[0]))}
+
+    m = Auto()
+    m.compile(optimizer="sgd")
+    m.fit(np.ones((8, 2), "float32"), batch_size=4, epochs=1, verbose=0)
+    m.fit((np.ones((8, 2), "float32"),), batch_size=8, epochs=1, verbose=0)  # a tuple x comes as (x,): Keras's packing
+    assert seen[0][1] == (4, 2) and seen[-1] == ("tuple", 1)
+    plain = K.Sequential([K.Input((3,)), L.Dense(1)])
+    plain.compile(loss="mse", optimizer="sgd")
+    with pytest.raises(ValueError):  # the built-in step's loss gets y=None (TF: "None values not supported.")
+        plain.fit(np.ones((4, 3)), verbose=0)

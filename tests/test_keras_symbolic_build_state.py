@@ -72,3 +72,17 @@ def test_random_ops_keep_the_known_entries_of_a_stacked_shape():
     flip = keras.layers.RandomFlip("horizontal", seed=1)
     ds = tf.data.Dataset.from_tensor_slices(np.zeros((4, 8, 8, 1), "uint8")).batch(2).map(flip)
     assert ds.element_spec.shape.as_list() == [None, 8, 8, 1]
+
+
+def test_random_ops_take_a_shape_of_symbolic_scalars():
+    seen = []
+
+    @tf.function
+    def f(x):
+        y = tf.random.normal((tf.shape(x)[0], 2), seed=3)
+        seen.append((tuple(y.shape), tuple(tf.random.uniform([tf.shape(x)[0], tf.shape(x)[1]]).shape)))
+        return y
+
+    f.get_concrete_function(tf.TensorSpec([None, None]))
+    assert seen == [((None, 2), (None, None))]
+    assert f(tf.ones([4, 3])).shape == (4, 2)

@@ -140,6 +140,12 @@ def _is_dataset(x: Any) -> bool:
         hasattr(x, "__iter__")
 
 
+def _step_tensor(v: Any) -> Any:
+    if v is None or isinstance(v, Tensor) or _is_sparse(v):
+        return v
+    return convert_to_tensor(v)
+
+
 def _unpack(batch: Any) -> tuple:
     if isinstance(batch, tuple):
         if len(batch) == 1:
@@ -814,18 +820,15 @@ class Trainer:
 
         return run
 
-    def _convert_batch(self, x: Any, y: Any, sw: Any) -> tuple:
-        """The batch as the ``data`` tuple a step gets: ``(x,)``, ``(x, y)`` or ``(x, y, sw)`` of tensors."""
-        def conv(v):
-            if v is None or isinstance(v, Tensor) or _is_sparse(v):
-                return v
-            return convert_to_tensor(v)
-
-        data = (nest.map_structure(conv, x),)
-        if y is not None:
-            data += (nest.map_structure(conv, y),)
-            if sw is not None:
-                data += (conv(sw),)
+    def _convert_batch(self, x: Any, y: Any, sw: Any) -> Any:
+        """The batch as the ``data`` a step gets, as Keras's pack_x_y_sample_weight: ``(x, y)`` or
+        ``(x, y, sw)`` of tensors; without targets ``x`` itself (``(x,)`` when ``x`` is a tuple or list)."""
+        xs = nest.map_structure(_step_tensor, x)
+        if y is None:
+            return (xs,) if isinstance(x, (tuple, list)) else xs
+        data = (xs, nest.map_structure(_step_tensor, y))
+        if sw is not None:
+            data += (_step_tensor(sw),)
         return data
 
     def _batch_logs(self, out: Any) -> dict:
@@ -961,8 +964,6 @@ class Trainer:
                 (_take(x_arr, va), _take(y_arr, va), sw_arr[va])
             x, y = _take(x_arr, tr), _take(y_arr, tr)
             sample_weight = None if sw_arr is None else sw_arr[tr]
-        if y is None and not _is_dataset(x):
-            raise ValueError("fit: `y` is required when `x` is an array (or pass a dataset of (x, y) pairs).")
         under_strategy = self._distribute_strategy is not None  # Keras then builds on one batch first
         data = self._batches(x, y, sample_weight, batch_size, steps_per_epoch, shuffle, build_peek=under_strategy)
         verbose = 1 if verbose == "auto" else int(verbose)
@@ -1123,8 +1124,8 @@ class Trainer:
 
     def _on_batch(self, kind: str, x: Any, y: Any, sample_weight: Any, return_dict: bool) -> Any:
         self._reset_metrics()
-        data = self._convert_batch(x, y, sample_weight)
-        data += (None,) * (3 - len(data))  # a step gets (x, y, sample_weight), as Keras's *_on_batch pass it
+        # a step gets (x, y, sample_weight), as Keras's *_on_batch pass it
+        data = tuple(nest.map_structure(_step_tensor, v) for v in (x, y, sample_weight))
         logs = self._batch_logs(self._step(kind)(data))
         if return_dict:
             return logs

@@ -224,6 +224,13 @@ def _shape_arg(shape: Any) -> tuple:
         if known is not None and len(known) == len(static):
             static = tuple(None if d is None or d < 0 else int(d) for d in known)
         return static, shape
+    if isinstance(shape, (list, tuple)) and any(
+            isinstance(d, Tensor) and not isinstance(d._value, (np.ndarray, np.generic)) for d in shape):
+        from tapeflow.ops.shape_ops import shape_vector  # (tf.shape(x)[0], dim) in a traced function
+
+        vec, known = shape_vector(list(shape))
+        static = tuple(None if d is None or d < 0 else int(d) for d in known) if known is not None else None
+        return static, vec
     return _shape(shape), None
 
 
