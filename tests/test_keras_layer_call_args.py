@@ -69,3 +69,12 @@ def test_sequential_built_by_its_first_call_numbers_keras_tensors_as_keras_3():
     assert tf.keras.Input(shape=()).name == "keras_tensor_3"
     model.predict(np.ones((4, 3), "float32"), verbose=0)
     assert tf.keras.Input(shape=()).name == "keras_tensor_4"
+
+
+def test_functional_from_config_numbers_keras_tensors_as_keras_3():
+    # Keras deserializes each node's KerasTensor argument into a new KerasTensor before calling the layer
+    i = tf.keras.Input((4,))
+    m = tf.keras.Model(i, tf.keras.layers.Dense(3)(tf.keras.layers.Dense(5)(i)))
+    assert tf.keras.Input(shape=()).name == "keras_tensor_3"
+    tf.keras.Model.from_config(m.get_config())
+    assert tf.keras.Input(shape=()).name == "keras_tensor_8"  # TF 2.21 / Keras 3.15

@@ -140,6 +140,9 @@ def functional_from_config(cls: type, config: dict, custom_objects: dict | None 
 
     def resolve(value: Any) -> Any:
         if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
+            from tapeflow.keras.layers.base import unique_name
+
+            unique_name("keras_tensor")  # Keras deserializes the reference into a KerasTensor (an auto-name) first
             name, node, index = value["config"]["keras_history"]
             return outputs_of[(name, node)][index]
         if isinstance(value, dict) and value.get("class_name") in _SPECIAL:
