@@ -78,3 +78,23 @@ def test_functional_from_config_numbers_keras_tensors_as_keras_3():
     assert tf.keras.Input(shape=()).name == "keras_tensor_3"
     tf.keras.Model.from_config(m.get_config())
     assert tf.keras.Input(shape=()).name == "keras_tensor_8"  # TF 2.21 / Keras 3.15
+
+
+def test_mask_keras_tensors_are_named_and_passed_on_as_keras_3():
+    class PassMask(tf.keras.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.supports_masking = True
+
+        def call(self, inputs):
+            return tf.keras.ops.relu(inputs)
+
+    seq = tf.keras.Sequential([tf.keras.layers.Embedding(50, 16, mask_zero=True), tf.keras.layers.LSTM(4)])
+    seq(np.array([[1, 2, 0], [3, 0, 0]]))  # built by its first call: input, embedding, its mask, LSTM
+    assert tf.keras.Input(shape=()).name == "keras_tensor_4"
+    inputs = tf.keras.Input(shape=(None,), dtype="int32")
+    x = tf.keras.layers.Embedding(50, 16, mask_zero=True)(inputs)
+    mask = x._keras_mask
+    y = PassMask()(x)
+    assert y._keras_mask is mask and mask.name == "keras_tensor_7"  # TF 2.21: the same mask KerasTensor
+    assert tf.keras.Input(shape=()).name == "keras_tensor_9"

@@ -14,7 +14,9 @@ from tapeflow.keras.layers.base import (
     cast_input,
     unique_name,
 )
+from tapeflow.keras.layers import masking as _masking
 from tapeflow.keras.trainer import Trainer
+from tapeflow.framework.tensor import Tensor
 
 __all__ = ["Model", "Sequential", "Functional"]
 
@@ -421,8 +423,8 @@ class Sequential(Model):
             # Keras 3 builds an InputLayer and a Functional on the first call, calling each layer on a KerasTensor:
             # the auto-names they take (KerasTensors printed later are numbered after them)
             unique_name("input_layer")
-            for _ in range(1 + len(self._layers)):
-                unique_name("keras_tensor")
+            unique_name("keras_tensor")  # its Input; call() takes the layers' names as it runs them
+            self._names_as_built = True
             unique_name("functional")
             shape = getattr(inputs, "shape", None)
             # Keras 3 builds for the first call's shape, batch size included: input_shape (4, 3)
@@ -471,8 +473,15 @@ class Sequential(Model):
         else:
             first = self._layers[0]
             x = cast_input(x, getattr(first, "_keras_compute_dtype", first.compute_dtype))
+        count = self.__dict__.pop("_names_as_built", False)
         for layer in self._layers:
+            before = _masking.get_mask(x) if count else None
             x = layer(x, training=training)
+            if count:  # the KerasTensors Keras's build made: each output, and each new mask
+                unique_name("keras_tensor")
+                after = _masking.get_mask(x) if isinstance(x, Tensor) else None
+                if after is not None and not (before is not None and type(layer).compute_mask is Layer.compute_mask):
+                    unique_name("keras_tensor")
         return x
 
 

@@ -849,6 +849,7 @@ class Layer(Module):
                 return t
             return x
 
+
         from tapeflow.framework.context import state
 
         # Dims other than the batch unknown: the dummy's 1s would give wrong
@@ -858,6 +859,9 @@ class Layer(Module):
                             for x in nest.flatten((args, kwargs)))
         first = next((x for x in nest.flatten(args) if isinstance(x, KerasTensor)), None)
         unknown_batch = first is not None and first.shape and first.shape[0] is None
+        # a layer passing its input's mask on (Keras's default compute_mask): the outputs' mask is that KerasTensor
+        first_mask = None if first is None else first.__dict__.get("_keras_mask")
+        passes_mask = first_mask is not None and type(self).compute_mask is Layer.compute_mask
         saved_tapes, saved_acc, saved_batch = state.tapes, state.accumulators, _ctx.unknown_batch
         state.tapes, state.accumulators = [], []  # building a model is never recorded
         state.update_recording()
@@ -897,7 +901,8 @@ class Layer(Module):
             kt = KerasTensor(shape, t.dtype)
             mask = _masking.get_mask(t)
             if mask is not None:  # Keras's symbolic _keras_mask: here the output's leading dims
-                kt._keras_mask = KerasTensor(shape[:len(mask._shape_tuple())], "bool")
+                kt._keras_mask = first_mask if passes_mask and tuple(first_mask.shape) == shape[:len(
+                    mask._shape_tuple())] else KerasTensor(shape[:len(mask._shape_tuple())], "bool")
             return kt
 
         return nest.map_structure(spec, out)
