@@ -694,3 +694,56 @@ def test_fit_without_targets_hands_the_step_x_itself():
     plain.compile(loss="mse", optimizer="sgd")
     with pytest.raises(ValueError):  # the built-in step's loss gets y=None (TF: "None values not supported.")
         plain.fit(np.ones((4, 3)), verbose=0)
+
+
+_SUMMARY_SEQ_TRAINABLE = """Model: "seq"
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━┓
+┃ Layer (type)                ┃ Output Shape          ┃    Param # ┃ Trai… ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━┩
+│ d1 (Dense)                  │ (None, 3)             │         15 │   N   │
+├─────────────────────────────┼───────────────────────┼────────────┼───────┤
+│ drop (Dropout)              │ (None, 3)             │          0 │   -   │
+├─────────────────────────────┼───────────────────────┼────────────┼───────┤
+│ d2 (Dense)                  │ (None, 2)             │          8 │   Y   │
+└─────────────────────────────┴───────────────────────┴────────────┴───────┘
+ Total params: 23 (92.00 B)
+ Trainable params: 8 (32.00 B)
+ Non-trainable params: 15 (60.00 B)
+"""
+
+_SUMMARY_FUN_RANGE = """Model: "fun"
+┏━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┓
+┃ Layer (type)        ┃ Output Shape      ┃    Param # ┃ Connected to      ┃
+┡━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━┩
+│ a (Dense)           │ (None, 3)         │         15 │ inp[0][0]         │
+├─────────────────────┼───────────────────┼────────────┼───────────────────┤
+│ b (Dense)           │ (None, 3)         │         15 │ inp[0][0]         │
+├─────────────────────┼───────────────────┼────────────┼───────────────────┤
+│ add (Add)           │ (None, 3)         │          0 │ a[0][0], b[0][0]  │
+└─────────────────────┴───────────────────┴────────────┴───────────────────┘
+ Total params: 30 (120.00 B)
+ Trainable params: 15 (60.00 B)
+ Non-trainable params: 15 (60.00 B)
+"""
+
+
+def test_summary_show_trainable_and_layer_range_as_keras():
+    m = K.Sequential([K.Input((4,)), L.Dense(3, name="d1"), L.Dropout(0.1, name="drop"), L.Dense(2, name="d2")],
+                     name="seq")
+    m.layers[0].trainable = False
+    out = []
+    m.summary(show_trainable=True, print_fn=out.append)
+    assert out[0] == _SUMMARY_SEQ_TRAINABLE  # Keras 3.15, an 80-column console
+    i = K.Input((4,), name="inp")
+    f = K.Model(i, L.Add(name="add")([L.Dense(3, name="a")(i), L.Dense(3, name="b")(i)]), name="fun")
+    f.get_layer("b").trainable = False
+    out = []
+    f.summary(layer_range=["a", "add"], print_fn=out.append)
+    assert out[0] == _SUMMARY_FUN_RANGE
+    with pytest.raises(ValueError, match=r"Passed layer_names do not match the layer names in the model. "
+                                         r"Received: \['x', 'd2'\]"):
+        m.summary(layer_range=["x", "d2"])
+    with pytest.raises(ValueError, match="layer_range must be a list or tuple of length 2"):
+        m.summary(layer_range=["d1"])
+    with pytest.raises(ValueError, match="layer_range should contain string type only"):
+        m.summary(layer_range=[1, 2])

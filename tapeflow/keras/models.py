@@ -258,7 +258,8 @@ class Model(Trainer, Layer):
         """Prints the layers, their output shapes and parameter counts."""
         from tapeflow.keras.trainer import format_summary
 
-        text = format_summary(self, expand_nested=expand_nested)
+        text = format_summary(self, expand_nested=expand_nested, show_trainable=show_trainable,
+                              layer_range=layer_range)
         if print_fn is None:
             print(text)
         else:

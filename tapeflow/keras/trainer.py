@@ -1278,11 +1278,37 @@ def _user_layer_without_output_shape(layer: Any) -> bool:
     return owner.__module__.startswith("tapeflow.") and owner.__name__ in ("Layer", "Model")
 
 
-def format_summary(model: Any, expand_nested: bool = False) -> str:
+def _layer_range_bounds(layers: list, layer_range: Any) -> tuple:
+    """Keras's get_layer_index_bound_by_layer_name: the rows from the first layer whose name matches
+    ``layer_range[0]`` to the last matching ``layer_range[1]`` (regular expressions)."""
+    import re
+
+    if layer_range is None:
+        return 0, len(layers)
+    if len(layer_range) != 2:
+        raise ValueError("layer_range must be a list or tuple of length 2. Received: "
+                         f"layer_range = {layer_range} of length {len(layer_range)}")
+    if not isinstance(layer_range[0], str) or not isinstance(layer_range[1], str):
+        raise ValueError(f"layer_range should contain string type only. Received: {layer_range}")
+    lower = [i for i, layer in enumerate(layers) if re.match(layer_range[0], layer.name)]
+    upper = [i for i, layer in enumerate(layers) if re.match(layer_range[1], layer.name)]
+    if not lower or not upper:
+        raise ValueError(f"Passed layer_names do not match the layer names in the model. Received: {layer_range}")
+    if min(lower) > max(upper):
+        return min(upper), max(lower) + 1
+    return min(lower), max(upper) + 1
+
+
+def format_summary(model: Any, expand_nested: bool = False, show_trainable: bool = False,
+                   layer_range: Any = None) -> str:
     """Keras 3's table: layer (type), output shape, parameter count, totals with sizes; with ``expand_nested``
-    a nested model's layers follow it, each level indented by three spaces and "└ "."""
+    a nested model's layers follow it, each level indented by three spaces and "└ "; ``show_trainable`` adds
+    Keras's Trainable column (Y / N, "-" for a layer without weights), ``layer_range`` keeps the rows between
+    two layer-name patterns."""
     rows: list = []
     layers = model._summary_layers() if hasattr(model, "_summary_layers") else model.layers
+    lo, hi = _layer_range_bounds(layers, layer_range)
+    layers = layers[lo:hi]
     chain = getattr(model, "_functional", None) is None or getattr(model, "_sequential_like", True)
 
     def levels(layer: Any, level: int) -> list:
@@ -1311,8 +1337,12 @@ def format_summary(model: Any, expand_nested: bool = False) -> str:
         rows.append((f"{prefix}{layer.name} ({kind})", str(shape), f"{n:,}" if layer.built else "0 (unbuilt)"))
         if not chain:
             rows[-1] += (_connections(model, layer),)
+        if show_trainable:
+            rows[-1] += (("Y" if layer.trainable else "N") if layer.weights else "-",)
     # Keras' column widths (an 80-column console); longer cells wrap onto more lines (as rich does)
-    w = [31, 22, 13] if chain else [19, 17, 10, 17]
+    w = {(True, False): [31, 22, 13], (False, False): [19, 17, 10, 17], (True, True): [27, 21, 10, 5],
+         (False, True): [17, 15, 9, 14, 5]}[(bool(chain), bool(show_trainable))]
+    trainable_col = len(w) - 1 if show_trainable else -1
 
     def line(left: str, mid: str, right: str, fill: str) -> str:
         return left + mid.join(fill * (x + 2) for x in w) + right
@@ -1337,11 +1367,12 @@ def format_summary(model: Any, expand_nested: bool = False) -> str:
         lines = []
         for k in range(max(len(c) for c in wrapped)):
             parts = [c[k] if k < len(c) else "" for c in wrapped]
-            lines.append(bar + bar.join(f" {c.rjust(x)} " if i == 2 else f" {c.ljust(x)} "
-                                        for i, (c, x) in enumerate(zip(parts, w))) + bar)
+            lines.append(bar + bar.join(f" {c.rjust(x)} " if i == 2 else f" {c.center(x)} " if i == trainable_col
+                                        else f" {c.ljust(x)} " for i, (c, x) in enumerate(zip(parts, w))) + bar)
         return "\n".join(lines)
 
-    head = ("Layer (type)", "Output Shape", "Param #") + (() if chain else ("Connected to",))
+    head = ("Layer (type)", "Output Shape", "Param #") + (() if chain else ("Connected to",)) + (
+        ("Trainable",) if show_trainable else ())
     out = [f'Model: "{model.name}"', line("┏", "┳", "┓", "━"), row(head, "┃"), line("┡", "╇", "┩", "━")]
     for i, r in enumerate(rows):
         if i:
