@@ -747,3 +747,22 @@ def test_summary_show_trainable_and_layer_range_as_keras():
         m.summary(layer_range=["d1"])
     with pytest.raises(ValueError, match="layer_range should contain string type only"):
         m.summary(layer_range=[1, 2])
+
+
+def test_split_dataset_as_keras():
+    x = np.arange(20, dtype="float32").reshape(10, 2)
+    y = np.arange(10)
+    a, b = K.utils.split_dataset((x, y), left_size=0.8)
+    assert int(a.cardinality()) == 8 and [int(e[1]) for e in b] == [8, 9]
+    a, b = K.utils.split_dataset(x, right_size=3, shuffle=True, seed=1)
+    assert [e.numpy().tolist() for e in b] == [[8.0, 9.0], [2.0, 3.0], [4.0, 5.0]]  # TF 2.21 / Keras 3.15
+    ds = tf.data.Dataset.from_tensor_slices({"f": x, "l": y}).batch(4)
+    a, b = K.utils.split_dataset(ds, left_size=6, shuffle=True, seed=3)
+    assert [e["l"].numpy().tolist() for e in a] == [[1, 5, 6, 0], [9, 4]]
+    assert [e["l"].numpy().tolist() for e in b] == [[7, 2, 8, 3]]
+    with pytest.raises(ValueError, match="At least one of the `left_size` or `right_size` must be specified"):
+        K.utils.split_dataset((x, y))
+    with pytest.raises(ValueError, match="The sum of `left_size` and `right_size` is greater than 1"):
+        K.utils.split_dataset((x, y), left_size=0.5, right_size=0.7)
+    with pytest.raises(TypeError, match="Unsupported dataset type"):
+        K.utils.split_dataset(5, left_size=2)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["text_dataset_from_directory", "audio_dataset_from_directory"]
+__all__ = ["text_dataset_from_directory", "audio_dataset_from_directory", "split_dataset"]
 
 
 def _check_validation_split_arg(validation_split: Any, subset: Any, shuffle: bool, seed: Any) -> None:
@@ -375,3 +375,110 @@ def audio_dataset_from_directory(
         raise ValueError(f"No audio files found in directory {directory}. Allowed format(s): {allowed}")
     return finish(_audio_dataset(file_paths, labels, label_mode, num_classes, output_sequence_length, ragged, shuffle,
                                  shuffle_buffer_size, seed))
+
+
+# -- split_dataset ----------------------------------------------------------------------------------------------
+
+
+def _split_sizes(left_size: Any, right_size: Any, total: int) -> tuple:
+    """Keras's _rescale_dataset_split_sizes: int counts or float fractions to two counts (its checks, texts)."""
+    lt, rt = type(left_size), type(right_size)
+    if (left_size is not None and lt not in (int, float)) and (right_size is not None and rt not in (int, float)):
+        raise TypeError("Invalid `left_size` and `right_size` Types. Expected: integer or float or None, Received: "
+                        f"type(left_size)={lt} and type(right_size)={rt}")
+    if left_size is not None and lt not in (int, float):
+        raise TypeError(f"Invalid `left_size` Type. Expected: int or float or None, Received: type(left_size)={lt}.  ")
+    if right_size is not None and rt not in (int, float):
+        raise TypeError(f"Invalid `right_size` Type. Expected: int or float or None,Received: type(right_size)={rt}.")
+    if left_size == 0 and right_size == 0:
+        raise ValueError("Both `left_size` and `right_size` are zero. At least one of the split sizes must be "
+                         "non-zero.")
+    if lt is int and (left_size <= 0 or left_size >= total) or lt is float and (left_size <= 0 or left_size >= 1):
+        raise ValueError(f"`left_size` should be either a positive integer smaller than {total}, or a float within "
+                         f"the range `[0, 1]`. Received: left_size={left_size}")
+    if rt is int and (right_size <= 0 or right_size >= total) or rt is float and (right_size <= 0 or right_size >= 1):
+        raise ValueError(f"`right_size` should be either a positive integer and smaller than {total} or a float "
+                         f"within the range `[0, 1]`. Received: right_size={right_size}")
+    if rt is lt is float and right_size + left_size > 1:
+        raise ValueError("The sum of `left_size` and `right_size` is greater than 1. It must be less than or equal "
+                         "to 1.")
+    left = round(left_size * total) if lt is float else float(left_size) if lt is int else None
+    right = round(right_size * total) if rt is float else float(right_size) if rt is int else None
+    if left is None:
+        left = total - right
+    elif right is None:
+        right = total - left
+    if left + right > total:
+        raise ValueError(f"The sum of `left_size` and `right_size` should be smaller than the {total}. Received: "
+                         f"left_size + right_size = {left + right}and total_length = {total}")
+    for split, side in ((left, "left"), (right, "right")):
+        if split == 0:
+            raise ValueError(f"With `dataset` of length={total}, `left_size`={left} and `right_size`={right}."
+                             f"Resulting {side} side dataset split will be empty. Adjust any of the aforementioned "
+                             "parameters")
+    return int(left), int(right)
+
+
+def split_dataset(dataset: Any, left_size: Any = None, right_size: Any = None, shuffle: bool = False,
+                  seed: Any = None, preferred_backend: Any = None) -> tuple:
+    """Two ``tf.data.Dataset``s of a dataset's samples (arrays, a tuple/list of arrays, or a Dataset), as
+    ``keras.utils.split_dataset``: ``left_size``/``right_size`` are counts or fractions, ``shuffle`` draws
+    Python's ``random`` with ``seed``, and a batched Dataset's splits are batched as it was."""
+    import random
+
+    from tapeflow.data.dataset import Dataset, _Batch
+    from tapeflow.framework import nest
+
+    if isinstance(dataset, (tuple, list)):
+        kind = type(dataset)
+        if not dataset:
+            raise ValueError("Received an empty list dataset. Please provide a non-empty list of arrays.")
+        first = None
+        for i, element in enumerate(dataset):
+            if not isinstance(element, np.ndarray):
+                raise ValueError(f"Expected a {kind.__name__} of `numpy.ndarray` objects,Received: {type(element)} "
+                                 f"at index {i}.")
+            if first is None:
+                first = element.shape
+            elif element.shape[0] != first[0]:
+                raise ValueError(f"Received a {kind.__name__} of NumPy arrays with different lengths.Mismatch found at "
+                                 f"index {i}, Expected shape={first} Received shape={element.shape}.Please provide a "
+                                 f"{kind.__name__} of NumPy arrays of the same length.")
+        samples = list(zip(*dataset))
+    elif isinstance(dataset, np.ndarray):
+        samples = list(dataset)
+    elif isinstance(dataset, Dataset):
+        batched = isinstance(dataset, _Batch)
+        samples = [nest.map_structure(lambda t: t.numpy(), e) for e in (dataset.unbatch() if batched else dataset)]
+    else:
+        raise TypeError(f"Unsupported dataset type: {type(dataset)}")  # Keras's backend inference says it first
+    if right_size is None and left_size is None:
+        raise ValueError("At least one of the `left_size` or `right_size` must be specified. Received: left_size=None "
+                         "and right_size=None")
+    if not samples:
+        raise ValueError("Received an empty dataset. Argument `dataset` must be a non-empty list/tuple of "
+                         "`numpy.ndarray` objects or `tf.data.Dataset` objects.")
+    if shuffle:
+        if seed is None:
+            seed = random.randint(0, int(1e6))
+        random.seed(seed)
+        random.shuffle(samples)
+    left, right = _split_sizes(left_size, right_size, len(samples))
+
+    def restore(part: list) -> Any:
+        if isinstance(dataset, np.ndarray):
+            return np.array(part)
+        flat = [nest.flatten(s) for s in part]
+        cols = [np.array(c) for c in zip(*flat)]
+        return nest.pack_sequence_as(part[0], cols) if nest.is_nested(part[0]) else cols[0]
+
+    def tuples(x: Any) -> Any:
+        return tuple(tuples(v) for v in x) if isinstance(x, (list, tuple)) else x
+
+    out = []
+    for part in (samples[:left], samples[-right:]):
+        ds = Dataset.from_tensor_slices(tuples(restore(part)))
+        if isinstance(dataset, _Batch):
+            ds = ds.batch(dataset._size)
+        out.append(ds.prefetch(-1))
+    return tuple(out)

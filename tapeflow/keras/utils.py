@@ -15,7 +15,7 @@ from tapeflow.keras.saving.serialization import (  # noqa: F401 - tf.keras.utils
 )
 
 from tapeflow.keras.dataset_utils import (  # noqa: F401 - tf.keras.utils's
-    audio_dataset_from_directory, text_dataset_from_directory)
+    audio_dataset_from_directory, split_dataset, text_dataset_from_directory)
 from tapeflow.keras.backend import clear_session, is_keras_tensor, standardize_dtype  # noqa: F401 - as Keras's
 from tapeflow.keras.file_utils import get_file  # noqa: F401 - tf.keras.utils's
 from tapeflow.keras.sequence_utils import (  # noqa: F401 - tf.keras.utils's
@@ -23,7 +23,7 @@ from tapeflow.keras.sequence_utils import (  # noqa: F401 - tf.keras.utils's
     unpack_x_y_sample_weight)
 
 __all__ = ["set_random_seed", "to_categorical", "Progbar", "register_keras_serializable", "get_registered_name",
-           "text_dataset_from_directory", "audio_dataset_from_directory",
+           "text_dataset_from_directory", "audio_dataset_from_directory", "split_dataset",
            "get_registered_object", "get_custom_objects", "custom_object_scope", "CustomObjectScope",
            "serialize_keras_object", "deserialize_keras_object"]
 
@@ -219,7 +219,7 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 
 _missing_getattr = _module_getattr("tf.keras.utils", frozenset((
     "model_to_dot "
-    "split_dataset FeatureSpace"
+    "FeatureSpace"
 ).split()))
 
 # loaded on first use: the image helpers need Pillow only when called
