@@ -165,16 +165,18 @@ def _paths_and_labels_to_dataset(
     return ds.map(contents)
 
 
-def _check_label_args(labels: Any, class_names: Any, label_mode: Any, kind: str, lead: str) -> None:
+def _check_label_args(labels: Any, class_names: Any, label_mode: Any, kind: str, lead: str,
+                      samples: str | None = None) -> None:
     """Keras's checks of ``labels``/``class_names``/``label_mode`` for the ``*_dataset_from_directory`` functions
-    (``kind`` names the files; Keras's text starts "The" for some of them: ``lead``)."""
+    (``kind`` names the files, ``samples`` what a label-less dataset holds, "<kind> samples" unless given;
+    Keras's text starts "The" for some of them: ``lead``)."""
     if labels not in ("inferred", None):
         if not isinstance(labels, (list, tuple)):
             raise ValueError(
                 f"{lead}`labels` argument should be a list/tuple of integer labels, of the same size as the number of "
                 f"{kind} files in the target directory. If you wish to infer the labels from the subdirectory names "
                 'in the target directory, pass `labels="inferred"`. If you wish to get a dataset that only contains '
-                f"{kind} samples (no labels), pass `labels=None`. Received: labels={labels}"
+                f"{samples or kind + ' samples'} (no labels), pass `labels=None`. Received: labels={labels}"
             )
         if class_names:
             raise ValueError(

@@ -96,7 +96,9 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 # erf, erfc, lgamma, digamma, polygamma
 # ----------------------------------------------------------------------------
 
-ERF = defop("Erf", _elementwise(math.erf, "erf"), shape=shapes.same)
+_erf_vec = _elementwise(math.erf, "erf")
+_erfc_vec = _elementwise(math.erfc, "erfc")
+ERF = defop("Erf", _erf_vec, shape=shapes.same)
 
 
 @defgrad("Erf", inputs=True)
@@ -110,7 +112,7 @@ def erf(x: Any, name: str | None = None) -> Tensor:
     return _unary_real(ERF, x)
 
 
-ERFC = defop("Erfc", _elementwise(math.erfc, "erfc"), shape=shapes.same)
+ERFC = defop("Erfc", _erfc_vec, shape=shapes.same)
 
 
 @defgrad("Erfc", inputs=True)
@@ -265,8 +267,6 @@ def polygamma(a: Any, x: Any, name: str | None = None) -> Tensor:
     return execute(POLYGAMMA, (a, x))
 
 
-_erf_vec = _elementwise(math.erf, "erf")
-_erfc_vec = _elementwise(math.erfc, "erfc")
 
 
 def _giles_init(x: np.ndarray, w: np.ndarray) -> np.ndarray:

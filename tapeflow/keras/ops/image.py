@@ -11,10 +11,10 @@ from tapeflow.keras import backend as _backend
 from tapeflow.keras.ops._base import convert, keras_op, tf
 
 
-def _rank_check(images: Any, what: str = "Received input with shape: ") -> None:
+def _rank_check(images: Any) -> None:
     if len(images.shape) not in (3, 4):
         raise ValueError("Invalid images rank: expected rank 3 (single image) or rank 4 (batch of images). "
-                         f"{what}images.shape={images.shape}")
+                         f"Received input with shape: images.shape={images.shape}")
 
 
 @keras_op("Resize", "image")

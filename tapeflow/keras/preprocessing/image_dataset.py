@@ -10,6 +10,7 @@ import numpy as np
 
 from tapeflow.keras import backend
 from tapeflow.keras.dataset_utils import (
+    _check_label_args,
     _check_validation_split_arg,
     _labels_to_dataset,
     get_training_or_validation_split,
@@ -103,25 +104,7 @@ def image_dataset_from_directory(
     """A ``tf.data.Dataset`` of ``(images, labels)`` batches from ``directory``'s class subfolders
     (``labels="inferred"``), with ``class_names`` and ``file_paths`` attributes; ``subset="both"`` gives the
     training and validation datasets."""
-    if labels not in ("inferred", None):
-        if not isinstance(labels, (list, tuple)):
-            raise ValueError(
-                "`labels` argument should be a list/tuple of integer labels, of the same size as the "
-                "number of image files in the target directory. If you wish to infer the labels from "
-                'the subdirectory names in the target directory, pass `labels="inferred"`. If you '
-                "wish to get a dataset that only contains images (no labels), pass `labels=None`. "
-                f"Received: labels={labels}"
-            )
-        if class_names:
-            raise ValueError(
-                'You can only pass `class_names` if `labels="inferred"`. Received: '
-                f"labels={labels}, and class_names={class_names}"
-            )
-    if label_mode not in {"int", "categorical", "binary", None}:
-        raise ValueError(
-            '`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
-            f"label_mode={label_mode}"
-        )
+    _check_label_args(labels, class_names, label_mode, "image", "", samples="images")
     if labels is None or label_mode is None:
         labels, label_mode = None, None
     channels = {"rgb": 3, "rgba": 4, "grayscale": 1}

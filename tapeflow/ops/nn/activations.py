@@ -19,6 +19,7 @@ from tapeflow.ops.math_ops import (
 )
 from tapeflow.ops.nn._common import _err, _float_input
 from tapeflow.ops.registry import defgrad, defop
+from tapeflow.ops.special_ops import _erfc_vec as _erfc  # SciPy's erfc when installed, else math.erfc
 
 
 # ============================================================================
@@ -141,12 +142,6 @@ def softsign(features: Any, name: str | None = None) -> Tensor:
 
 _SQRT1_2 = 0.7071067811865476
 _INV_SQRT_2PI = 0.3989422804014327
-
-
-def _erfc(x):
-    from tapeflow.ops.special_ops import _erfc_vec  # SciPy's erfc when installed, else math.erfc per element
-
-    return _erfc_vec(x)
 
 
 def _gelu_kernel(x):
