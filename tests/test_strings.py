@@ -152,8 +152,7 @@ def test_bytes_split_and_unicode():
     assert _v(tf.strings.unicode_encode(tf.constant([[104, 105], [106, 107]]), "UTF-8")) == [b"hi", b"jk"]
     assert _v(tf.strings.unicode_split("héllo", "UTF-8")) == [b"h", b"\xc3\xa9", b"l", b"l", b"o"]
     assert tf.strings.unicode_split(["hé", "x"], "UTF-8").to_list() == [[b"h", b"\xc3\xa9"], [b"x"]]
-    with pytest.raises(NotImplementedError, match="UTF-8"):
-        tf.strings.unicode_decode("a", "UTF-16-BE")
+    assert _v(tf.strings.unicode_decode("语言".encode("UTF-16-BE"), "UTF-16-BE")) == [35821, 35328]
 
 
 def test_string_ops_inside_tf_function_and_not_differentiable():
@@ -238,3 +237,69 @@ def test_reduce_join_of_ragged_rows():
     assert kept.shape == (2, 1) and kept.numpy().tolist() == [[b"abc"], [b"ed"]]
     inner = tf.ragged.constant([[["a", "b"]], [["c", "d"], ["e", "f"]]], inner_shape=(2,))
     assert tf.strings.reduce_join(inner, axis=1).numpy().tolist() == [[b"a", b"b"], [b"ce", b"df"]]
+
+
+# text11: the tensorflow/text unicode guide's ops; values and messages from TF 2.21
+
+
+def test_unicode_transcode_and_encodings():
+    t = tf.strings.unicode_transcode(["语言处理", "ab"], "UTF8", "UTF-16-BE")
+    assert t.dtype == tf.string and _v(t) == [b"\x8b\xed\x8a\x00Y\x04t\x06", b"\x00a\x00b"]
+    assert tf.strings.unicode_transcode("ab", "UTF-8", "UTF-32-BE").numpy() == b"\x00\x00\x00a\x00\x00\x00b"
+    assert tf.strings.unicode_transcode(b"\xe9", "latin1", "UTF-8").numpy() == b"\xc3\xa9"
+    assert tf.strings.unicode_transcode("ab", "UTF-16-BE", "UTF-8").numpy() == b"\xe6\x85\xa2"
+    # malformed input: one replacement per maximal ill-formed subsequence (3 for an encoded surrogate)
+    assert tf.strings.unicode_transcode(b"\xed\xa0\x80", "UTF-8", "UTF-16-BE").numpy() == b"\xff\xfd" * 3
+    assert tf.strings.unicode_transcode(b"a\xffb", "UTF-8", "UTF-8", replacement_char=63).numpy() == b"a?b"
+    assert tf.strings.unicode_transcode(b"a\xffb", "UTF-8", "UTF-8", errors="ignore").numpy() == b"ab"
+    assert tf.strings.unicode_transcode("a\x01b", "UTF-8", "UTF-8",
+                                        replace_control_characters=True).numpy() == b"a\xef\xbf\xbdb"
+    r = tf.strings.unicode_transcode(tf.ragged.constant([[b"ab"], [b"c", b"d"]]), "UTF-8", "UTF-16-BE")
+    assert r.to_list() == [[b"\x00a\x00b"], [b"\x00c", b"\x00d"]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Invalid formatting on input string"):
+        tf.strings.unicode_transcode(b"a\xffb", "UTF-8", "UTF-8", errors="strict")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Could not create converter for input encoding: foo"):
+        tf.strings.unicode_transcode("ab", "foo", "UTF-8")
+    with pytest.raises(tf.errors.InvalidArgumentError, match='"latin1" is not in the list of allowed values'):
+        tf.strings.unicode_transcode("ab", "UTF-8", "latin1")
+    with pytest.raises(tf.errors.InvalidArgumentError, match='"bogus" is not in the list of allowed values'):
+        tf.strings.unicode_decode(b"a", "UTF-8", errors="bogus")
+    # output encodings are exactly TF's three names; input encodings are ICU's (BOM-aware UTF-16, UTF-8's BOM kept)
+    with pytest.raises(tf.errors.InvalidArgumentError, match='"UTF8" is not in the list'):
+        tf.strings.unicode_encode([97], "UTF8")
+    assert tf.strings.unicode_encode([27, 0x1F60A], "UTF-16-BE").numpy() == b"\x00\x1b\xd8=\xde\n"
+    assert tf.strings.unicode_encode([27, 0x8BED], "UTF-32-BE").numpy() == b"\x00\x00\x00\x1b\x00\x00\x8b\xed"
+    assert _v(tf.strings.unicode_decode(b"\xff\xfea\x00", "UTF-16")) == [97]
+    assert _v(tf.strings.unicode_decode("ab", "UTF-16")) == [24930]
+    assert _v(tf.strings.unicode_decode(b"\xef\xbb\xbfa", "UTF-8")) == [65279, 97]
+    assert _v(tf.strings.unicode_decode(b"\xd8\x00\x00a", "UTF-16-BE")) == [65533, 97]
+    assert _v(tf.strings.unicode_decode("\t\n\x1f \x7f\x85", "UTF-8", replace_control_characters=True)) == [
+        65533, 65533, 65533, 32, 127, 133]
+
+
+def test_unicode_decode_and_split_with_offsets():
+    cp, off = tf.strings.unicode_decode_with_offsets("🎈🎉🎊", "UTF-8")
+    assert cp.dtype == tf.int32 and off.dtype == tf.int64
+    assert _v(cp) == [127880, 127881, 127882] and _v(off) == [0, 4, 8]
+    cp, off = tf.strings.unicode_decode_with_offsets([["🎈🎉🎊", "ab"]], "UTF-8")
+    assert cp.to_list() == [[[127880, 127881, 127882], [97, 98]]] and off.to_list() == [[[0, 4, 8], [0, 1]]]
+    cp, off = tf.strings.unicode_decode_with_offsets(b"a\xe4\xb8b\xf0\x9f\x8e", "UTF-8")
+    assert _v(cp) == [97, 65533, 98, 65533] and _v(off) == [0, 1, 3, 4]
+    cp, off = tf.strings.unicode_decode_with_offsets(b"a\xe4\xb8b\xf0\x9f\x8e", "UTF-8", errors="ignore")
+    assert _v(cp) == [97, 98] and _v(off) == [0, 3]
+    _, off = tf.strings.unicode_decode_with_offsets("语言".encode("UTF-16-BE"), "UTF-16-BE")
+    assert _v(off) == [0, 2]
+    ch, off = tf.strings.unicode_split_with_offsets(["ab", "c"], "UTF-8")
+    assert ch.to_list() == [[b"a", b"b"], [b"c"]] and off.to_list() == [[0, 1], [0]]
+
+
+def test_unicode_script():
+    s = tf.strings.unicode_script([33464, 1041])  # Han, Cyrillic
+    assert s.dtype == tf.int32 and _v(s) == [17, 8]
+    assert tf.strings.unicode_script(33464).numpy() == 17
+    assert tf.strings.unicode_script(tf.ragged.constant([[33464], [1041, 65]])).to_list() == [[17], [8, 25]]
+    # Common (0) punctuation, Inherited (1) combining marks, Hiragana 20, Unknown 103 (unassigned), -1 invalid
+    assert _v(tf.strings.unicode_script([44, 0x300, 12371, 0x378, 0xD800, -5, 0x110000, 0x10FFFF])) == [
+        0, 1, 20, 103, 103, -1, -1, 103]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="expected to be a int32 tensor but is a int64"):
+        tf.strings.unicode_script(tf.constant([1], tf.int64))

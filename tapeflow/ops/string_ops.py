@@ -414,24 +414,113 @@ BYTES_SPLIT = defop("StringBytesSplit", lambda a: _rows_kernel(lambda s: [s[i:i 
 NotDifferentiable("StringBytesSplit")
 
 
-def _decode_utf8(s: bytes, errors: str, replacement: int, split: bool) -> list:
+_ERRORS = ("strict", "replace", "ignore")
+_OUTPUT_ENCODINGS = {"UTF-8": "utf-8", "UTF-16-BE": "utf-16-be", "UTF-32-BE": "utf-32-be"}
+
+
+def _check_errors(errors: str, op: str) -> None:
+    if errors not in _ERRORS:
+        raise InvalidArgumentError(None, None, f"Value for attr 'errors' of \"{errors}\" is not in the list of allowed "
+                                   f"values: \"strict\", \"replace\", \"ignore\" [Op:{op}]")
+
+
+def _output_codec(enc: str, op: str) -> str:
+    """TF's output encodings are exactly these three names (no aliases)."""
+    if enc not in _OUTPUT_ENCODINGS:
+        raise InvalidArgumentError(None, None, f"Value for attr 'output_encoding' of \"{enc}\" is not in the list of "
+                                   f"allowed values: \"UTF-8\", \"UTF-16-BE\", \"UTF-32-BE\" [Op:{op}]")
+    return _OUTPUT_ENCODINGS[enc]
+
+
+def _input_codec(enc: str, op: str) -> str:
+    """An input encoding as ICU names it, as Python's codec (ICU's converters take any name it knows)."""
+    import codecs
+
+    key = str(enc).upper().replace("_", "-")
+    if key.replace("-", "") in ("UTF16", "UTF32"):
+        return key.replace("-", "")  # BOM-dependent: see _decode
     try:
-        txt = s.decode("utf-8")
-    except UnicodeDecodeError:
+        return codecs.lookup(str(enc)).name
+    except LookupError:
+        raise InvalidArgumentError(None, None, f"Could not create converter for input encoding: {enc} [Op:{op}]") \
+            from None
+
+
+def _decode(s: bytes, codec: str, errors: str, replacement: int, replace_control: bool, op: str):
+    """Code points of ``s`` and the byte offset where each starts. Malformed input: one ``replacement`` per
+    maximal ill-formed subsequence (ICU's and Python's rule), dropped with ``ignore``, an error with ``strict``."""
+    if codec in ("UTF16", "UTF32"):  # ICU's UTF-16/UTF-32: a BOM picks the byte order (and is dropped), else BE
+        bom = {"UTF16": (b"\xff\xfe", b"\xfe\xff"), "UTF32": (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")}[codec]
+        order = "le" if s.startswith(bom[0]) else "be"
+        skip = len(bom[0]) if s.startswith(bom) else 0
+        cps, offs = _decode(s[skip:], f"utf-{codec[3:]}-{order}", errors, replacement, replace_control, op)
+        return cps, [o + skip for o in offs]
+    cps: list[int] = []
+    offs: list[int] = []
+    pos = 0
+    while pos <= len(s):
+        try:
+            good, bad = s[pos:].decode(codec), None
+        except UnicodeDecodeError as e:
+            good, bad = s[pos:pos + e.start].decode(codec), (pos + e.start, pos + e.end)
+        at = pos
+        for ch in good:
+            cps.append(ord(ch))
+            offs.append(at)
+            at += len(ch.encode(codec))
+        if bad is None:
+            break
         if errors == "strict":
-            raise InvalidArgumentError(None, None, "Invalid formatting on input string [Op:UnicodeDecode]") from None
-        txt = s.decode("utf-8", errors="replace" if errors == "replace" else "ignore")
-        if errors == "replace" and replacement != 0xFFFD:
-            txt = txt.replace("\ufffd", chr(replacement))
+            raise InvalidArgumentError(None, None, f"Invalid formatting on input string [Op:{op}]")
+        if errors == "replace":
+            cps.append(replacement)
+            offs.append(bad[0])
+        pos = bad[1]
+    if replace_control:
+        cps = [replacement if c < 0x20 else c for c in cps]
+    return cps, offs
+
+
+def _decode_kernel(a, codec, errors, replacement, replace_control, split, offsets):
+    """Flat code points (or characters, encoded as the input was) of every string, [offsets,] row splits."""
+    a = np.asarray(a).reshape(-1)
+    values: list = []
+    starts: list[int] = []
+    splits = [0]
+    for x in a:
+        cps, offs = _decode(_b(x), codec, errors, replacement, replace_control, "UnicodeDecode")
+        if split:
+            enc = {"UTF16": "utf-16-be", "UTF32": "utf-32-be"}.get(codec, codec)
+            values.extend(_encode_cp(c, enc) for c in cps)
+        else:
+            values.extend(cps)
+        starts.extend(offs)
+        splits.append(len(values))
     if split:
-        return [c.encode("utf-8") for c in txt]
-    return [ord(c) for c in txt]
+        vals = np.empty(len(values), dtype=_OBJ)
+        vals[:] = values
+    else:
+        vals = np.asarray(values, dtype=np.int32)
+    out = (vals, np.asarray(starts, dtype=np.int64)) if offsets else (vals,)
+    return (*out, np.asarray(splits, dtype=np.int64))
 
 
-UNICODE_DECODE = defop("UnicodeDecode", lambda a, errors, replacement, split: _rows_kernel(
-    lambda s: _decode_utf8(s, errors, replacement, split), a, _OBJ if split else np.int32),
-    shape=lambda specs, errors, replacement, split: _rows_shape(_OBJ if split else np.int32)(specs), num_outputs=2)
+def _decode_shape(specs, codec, errors, replacement, replace_control, split, offsets):
+    rows = _rows_shape(_OBJ if split else np.int32)(specs)
+    return [rows[0], ((None,), np.dtype(np.int64)), rows[1]] if offsets else rows
+
+
+UNICODE_DECODE = defop("UnicodeDecode", lambda a, **attrs: _decode_kernel(a, offsets=False, **attrs),
+                       shape=lambda specs, **attrs: _decode_shape(specs, offsets=False, **attrs), num_outputs=2)
 NotDifferentiable("UnicodeDecode")
+UNICODE_DECODE_WITH_OFFSETS = defop(
+    "UnicodeDecodeWithOffsets", lambda a, **attrs: _decode_kernel(a, offsets=True, **attrs),
+    shape=lambda specs, **attrs: _decode_shape(specs, offsets=True, **attrs), num_outputs=3)
+NotDifferentiable("UnicodeDecodeWithOffsets")
+
+
+def _encode_cp(cp: int, codec: str) -> bytes:
+    return chr(cp).encode(codec)
 
 
 def _ragged_from_rows(values, splits, shape):
@@ -445,19 +534,13 @@ def _ragged_from_rows(values, splits, shape):
 
 
 def _ragged_result(op, t, attrs):
-    values, splits = execute(op, (t,), attrs)
+    *values, splits = execute(op, (t,), attrs)
     shape = tuple(t.shape.as_list()) if t.shape.rank is not None else None
     if shape is None:
         raise ValueError(f"{op.name}: the input's rank must be known (got a tensor of unknown rank).")
-    if len(shape) == 0:
-        return values
-    return _ragged_from_rows(values, splits, shape)
-
-
-def _check_encoding(enc: str, op: str) -> None:
-    if str(enc).upper().replace("_", "-") not in ("UTF-8", "UTF8"):
-        raise NotImplementedError(f"tf.strings.{op}: only input_encoding='UTF-8' is implemented in tapeflow "
-                                  f"(got {enc!r}).")
+    if len(shape) != 0:
+        values = [_ragged_from_rows(v, splits, shape) for v in values]
+    return values[0] if len(values) == 1 else tuple(values)
 
 
 def split(input: Any, sep: Any = None, maxsplit: int = -1, name: Any = None) -> Any:
@@ -480,25 +563,119 @@ def bytes_split(input: Any, name: Any = None) -> Any:
     return _ragged_result(BYTES_SPLIT, _strings(input, "StringBytesSplit"), {})
 
 
+def _decode_attrs(input_encoding, errors, replacement_char, replace_control_characters, split, op):
+    _check_errors(errors, op)
+    return {"codec": _input_codec(input_encoding, op), "errors": errors, "replacement": int(replacement_char),
+            "replace_control": bool(replace_control_characters), "split": split}
+
+
+def _ragged_pair(fn):
+    """Ragged dispatch for the ``*_with_offsets`` ops: both results keep the input's row partitions."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(input, *args, **kwargs):  # noqa: A002 - TF's argument name
+        from tapeflow.ops.ragged import RaggedTensor
+
+        if isinstance(input, RaggedTensor):
+            a, b = wrapper(input.flat_values, *args, **kwargs)
+            return input.with_flat_values(a), input.with_flat_values(b)
+        return fn(input, *args, **kwargs)
+
+    return wrapper
+
+
 @_ragged_aware
 def unicode_decode(input: Any, input_encoding: str, errors: str = "replace", replacement_char: int = 65533,
                    replace_control_characters: bool = False, name: Any = None) -> Any:
-    """``tf.strings.unicode_decode``: code points (int32) of each string; ragged for rank ≥ 1."""
-    _check_encoding(input_encoding, "unicode_decode")
-    return _ragged_result(UNICODE_DECODE, _strings(input, "UnicodeDecode"),
-                          {"errors": errors, "replacement": int(replacement_char), "split": False})
+    """``tf.strings.unicode_decode``: code points (int32) of each string; ragged for rank ≥ 1.
+
+    ``input_encoding`` is any encoding ICU (here: Python's codecs) knows; malformed input is replaced by
+    ``replacement_char``, dropped (``errors="ignore"``) or an ``InvalidArgumentError`` (``"strict"``).
+    """
+    attrs = _decode_attrs(input_encoding, errors, replacement_char, replace_control_characters, False,
+                          "UnicodeDecode")
+    return _ragged_result(UNICODE_DECODE, _strings(input, "UnicodeDecode"), attrs)
+
+
+@_ragged_pair
+def unicode_decode_with_offsets(input: Any, input_encoding: str, errors: str = "replace",
+                                replacement_char: int = 65533, replace_control_characters: bool = False,
+                                name: Any = None) -> tuple:
+    """``tf.strings.unicode_decode_with_offsets``: ``(codepoints, offsets)``, each character's start byte (int64)."""
+    attrs = _decode_attrs(input_encoding, errors, replacement_char, replace_control_characters, False,
+                          "UnicodeDecodeWithOffsets")
+    return _ragged_result(UNICODE_DECODE_WITH_OFFSETS, _strings(input, "UnicodeDecodeWithOffsets"), attrs)
 
 
 @_ragged_aware
 def unicode_split(input: Any, input_encoding: str, errors: str = "replace", replacement_char: int = 65533,
                   name: Any = None) -> Any:
-    """``tf.strings.unicode_split``: each string as its UTF-8 characters; ragged for rank ≥ 1."""
-    _check_encoding(input_encoding, "unicode_split")
-    return _ragged_result(UNICODE_DECODE, _strings(input, "UnicodeDecode"),
-                          {"errors": errors, "replacement": int(replacement_char), "split": True})
+    """``tf.strings.unicode_split``: each string as its characters (in the input's encoding); ragged for rank ≥ 1."""
+    attrs = _decode_attrs(input_encoding, errors, replacement_char, False, True, "UnicodeDecode")
+    return _ragged_result(UNICODE_DECODE, _strings(input, "UnicodeDecode"), attrs)
 
 
-def _encode_kernel(values, splits, errors, replacement):
+@_ragged_pair
+def unicode_split_with_offsets(input: Any, input_encoding: str, errors: str = "replace",
+                               replacement_char: int = 65533, name: Any = None) -> tuple:
+    """``tf.strings.unicode_split_with_offsets``: ``(chars, offsets)``, each character's start byte (int64)."""
+    attrs = _decode_attrs(input_encoding, errors, replacement_char, False, True, "UnicodeDecodeWithOffsets")
+    return _ragged_result(UNICODE_DECODE_WITH_OFFSETS, _strings(input, "UnicodeDecodeWithOffsets"), attrs)
+
+
+def _transcode(s: bytes, codec, out_codec, errors, replacement, replace_control) -> bytes:
+    cps, _ = _decode(s, codec, errors, replacement, replace_control, "UnicodeTranscode")
+    return "".join(chr(c) if 0 <= c <= 0x10FFFF and not 0xD800 <= c <= 0xDFFF else chr(0xFFFD)
+                   for c in cps).encode(out_codec)
+
+
+UNICODE_TRANSCODE = _unary("UnicodeTranscode", _transcode)
+
+
+@_ragged_aware
+def unicode_transcode(input: Any, input_encoding: str, output_encoding: str, errors: str = "replace",
+                      replacement_char: int = 65533, replace_control_characters: bool = False,
+                      name: Any = None) -> Tensor:
+    """``tf.strings.unicode_transcode``: re-encodes each string (same shape); output is UTF-8, UTF-16-BE or
+    UTF-32-BE."""
+    _check_errors(errors, "UnicodeTranscode")
+    out_codec = _output_codec(output_encoding, "UnicodeTranscode")
+    codec = _input_codec(input_encoding, "UnicodeTranscode")
+    return execute(UNICODE_TRANSCODE, (_strings(input, "UnicodeTranscode"),),
+                   {"codec": codec, "out_codec": out_codec, "errors": errors, "replacement": int(replacement_char),
+                    "replace_control": bool(replace_control_characters)})
+
+
+def _script_table():
+    from tapeflow.ops._unicode_scripts import _RUNS
+
+    return np.asarray(_RUNS[0::2], dtype=np.int64), np.asarray(_RUNS[1::2], dtype=np.int32)
+
+
+def _script_kernel(a):
+    starts, codes = _STRING_CACHE.get("scripts") or _STRING_CACHE.setdefault("scripts", _script_table())
+    a = np.asarray(a, dtype=np.int64)
+    out = codes[np.searchsorted(starts, a, side="right") - 1]
+    return np.where((a < 0) | (a > 0x10FFFF), np.int32(-1), out).astype(np.int32)
+
+
+_STRING_CACHE: dict = {}
+UNICODE_SCRIPT = defop("UnicodeScript", _script_kernel, shape=_same_as(np.int32))
+NotDifferentiable("UnicodeScript")
+
+
+@_ragged_aware
+def unicode_script(input: Any, name: Any = None) -> Tensor:
+    """``tf.strings.unicode_script``: ICU's ``UScriptCode`` (int32) of each code point; -1 for an invalid one."""
+    t = input if isinstance(input, Tensor) else convert_to_tensor(input, dtype=dtypes.int32)
+    if t.dtype != dtypes.int32:
+        raise InvalidArgumentError(None, None, f"cannot compute UnicodeScript as input #0(zero-based) was expected to "
+                                   f"be a int32 tensor but is a {t.dtype.name} tensor [Op:UnicodeScript] name: ")
+    return execute(UNICODE_SCRIPT, (t,), {})
+
+
+def _encode_kernel(values, splits, errors, replacement, codec="utf-8"):
     out = np.empty(len(splits) - 1, dtype=_OBJ)
     for i in range(len(out)):
         chars = []
@@ -511,23 +688,25 @@ def _encode_kernel(values, splits, errors, replacement):
                     continue
                 cp = replacement
             chars.append(chr(cp))
-        out[i] = "".join(chars).encode("utf-8")
+        out[i] = "".join(chars).encode(codec)
     return out
 
 
-UNICODE_ENCODE = defop("UnicodeEncode", _encode_kernel, shape=lambda specs, errors, replacement: [
+UNICODE_ENCODE = defop("UnicodeEncode", _encode_kernel, shape=lambda specs, errors, replacement, codec: [
     ((None if specs[1][0] is None or specs[1][0][0] is None else specs[1][0][0] - 1,), _OBJ)])
 NotDifferentiable("UnicodeEncode")
 
 
 def unicode_encode(input: Any, output_encoding: str, errors: str = "replace", replacement_char: int = 65533,
                    name: Any = None) -> Tensor:
-    """``tf.strings.unicode_encode``: code points (last axis; dense or ragged) to UTF-8 strings."""
+    """``tf.strings.unicode_encode``: code points (last axis; dense or ragged) to UTF-8, UTF-16-BE or UTF-32-BE
+    strings."""
     from tapeflow.ops import array_ops
     from tapeflow.ops.ragged import RaggedTensor
 
-    _check_encoding(output_encoding, "unicode_encode")
-    attrs = {"errors": errors, "replacement": int(replacement_char)}
+    _check_errors(errors, "UnicodeEncode")
+    attrs = {"errors": errors, "replacement": int(replacement_char),
+             "codec": _output_codec(output_encoding, "UnicodeEncode")}
     if isinstance(input, RaggedTensor):
         if input.ragged_rank > 1 or input.flat_values.shape.rank != 1:
             return input.with_values(unicode_encode(input.values, output_encoding, errors, replacement_char))

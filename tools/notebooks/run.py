@@ -91,6 +91,21 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
     "segmentation": [("EPOCHS = 20", "EPOCHS = 3")],  # lead: images/segmentation (128 stand-in pets)
     "style_transfer": [("max_dim = 512", "max_dim = 128"), ("epochs = 10", "epochs = 2"),  # lead: VGG19 on CPU
                        ("steps_per_epoch = 100", "steps_per_epoch = 5")],
+    # text11: the tensorflow/text tutorials. Two were written for Keras 2 and fail at once under Keras 3 (in TF and
+    # tapeflow alike): Model.__init__ takes no positional argument, and get_file(untar=True) of "aclImdb_v1.tar.gz"
+    # extracts into aclImdb_v1_extracted/; the substitutions below repair that so the rest of them runs.
+    "text_generation": [("EPOCHS = 20", "EPOCHS = 1"), ("EPOCHS = 10", "EPOCHS = 1"),
+                        ("super().__init__(self)", "super().__init__()")],
+    "text_classification_rnn": [("epochs=10,", "epochs=2,")],  # 1280 stand-in reviews
+    "word_embeddings": [("epochs=15,", "epochs=3,"), (
+        "dataset_dir = os.path.join(os.path.dirname(dataset), 'aclImdb')",
+        "os.rename(os.path.join(dataset, 'aclImdb'), 'aclImdb')\n"
+        "dataset_dir = os.path.join(os.path.dirname(dataset), 'aclImdb')")],
+    "word2vec": [("epochs=20,", "epochs=3,")],
+    "warmstart_embedding_matrix": [("epochs=15,", "epochs=3,"), (
+        'dataset_dir = os.path.join(os.path.dirname(dataset), "aclImdb")',
+        'os.rename(os.path.join(dataset, "aclImdb"), "aclImdb")\n'
+        'dataset_dir = os.path.join(os.path.dirname(dataset), "aclImdb")')],
 }
 
 

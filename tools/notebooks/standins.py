@@ -183,7 +183,9 @@ def _archive(fname: Any, origin: Any, cache_dir: Any, cache_subdir: str) -> str 
     base = os.path.join(os.path.expanduser(cache_dir or "~/.keras"), cache_subdir)
     url = str(origin or fname)
     if url.endswith("aclImdb_v1.tar.gz"):
-        root = os.path.join(base, "aclImdb_v1")
+        # Keras 3 extracts into fname's folder, or fname up to its first dot + "_extracted" (text11)
+        name = str(fname or "aclImdb_v1")
+        root = os.path.join(base, name[:name.find(".")] + "_extracted" if "." in name else name)
         _text_tree(os.path.join(root, "aclImdb"), ("neg", "pos"), 60, 7,
                    {"train/pos/1181_9.txt": "Rachel Griffiths writes and directs this award winning short film.",
                     "train/unsup/0_0.txt": "unlabeled"})
@@ -466,6 +468,7 @@ def install(backend_tf) -> None:
     install_audio()
     install_nb11(backend_tf)
     install_segmentation(backend_tf)
+    install_text11(backend_tf)
 
 
 # --- img11: the image tutorials (CIFAR-10, flower_photos, tf_flowers, facades) --------------------------------
@@ -1264,3 +1267,120 @@ def _vgg19_notop(path: str) -> None:
 URLS["vgg19_weights_tf_dim_ordering_tf_kernels_notop.h5"] = ("vgg19_weights_tf_dim_ordering_tf_kernels_notop.h5",
                                                              _vgg19_notop)
 URLS["Vassily_Kandinsky%2C_1913_-_Composition_7.jpg"] = ("kandinsky5.jpg", _photo(34, (464, 512)))
+
+
+# --- text11: the tensorflow/text tutorials (shakespeare.txt, tfds imdb_reviews, tqdm) ---------------------------
+
+_SHAKESPEARE_HEAD = """First Citizen:
+Before we proceed any further, hear me speak.
+
+All:
+Speak, speak.
+
+First Citizen:
+You are all resolved rather to die than to famish?
+
+All:
+Resolved. resolved.
+
+First Citizen:
+First, you know Caius Marcius is chief enemy to the people.
+
+All:
+We know't, we know't.
+
+First Citizen:
+Let us kill him, and we'll have corn at our own price.
+Is't a verdict?
+
+"""
+_SPEAKERS = ("First Citizen", "Second Citizen", "MENENIUS", "MARCIUS", "ROMEO", "JULIET", "KING RICHARD III",
+             "QUEEN ELIZABETH", "GLOUCESTER", "DUKE VINCENTIO", "LUCIO", "BUCKINGHAM", "Nurse", "All")
+_VERSE = ("the and to of I you my a that in is not with me it be your his this but he have as thou so him will what "
+          "thy all her do no by shall if are we or our lord good now sir o king come more let they then am love "
+          "here well there how one must was would know yet than upon us like hath make may such death where she "
+          "say night day grace heaven blood honour crown speak heart hand time noble life fair sweet brother father "
+          "mother son friend gentle tongue eyes soul war peace rome romeo citizen people corn price verdict").split()
+
+
+def _shakespeare(path: str, n_chars: int = 66_000) -> None:
+    """Verse-shaped text with the real file's opening and all of its 65 characters (the real one has 1 115 394)."""
+    rng = np.random.default_rng(11)
+    parts, size = [_SHAKESPEARE_HEAD], len(_SHAKESPEARE_HEAD)
+    marks = (",", ",", ".", ";", ":", "!", "?", "'s", "-", "", "", "")
+    while size < n_chars:
+        block = [str(rng.choice(_SPEAKERS)) + ":"]
+        for _ in range(int(rng.integers(1, 5))):
+            words = [str(rng.choice(_VERSE)) for _ in range(int(rng.integers(4, 11)))]
+            words[0] = words[0].capitalize()
+            line = " ".join(w + str(rng.choice(marks)) if rng.random() < 0.25 else w for w in words)
+            block.append(line + str(rng.choice([".", ",", "?", "!", ";", ":"])))
+        parts.append("\n".join(block) + "\n\n")
+        size += len(parts[-1])
+    parts.append("ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefghijklmnopqrstuvwxyz & $ 3 - the rest is silence.\n")  # all 65
+    with open(path, "w") as f:
+        f.write("".join(parts))
+
+
+URLS["shakespeare.txt"] = ("shakespeare.txt", _shakespeare)
+
+
+def _imdb_reviews(n_train: int = 1280, n_test: int = 1984):
+    """tfds's imdb_reviews as (text, label) rows: short reviews with class words (the real one: 25 000 + 25 000)."""
+    if "imdb" not in _CACHE:
+        rng = np.random.default_rng(12)
+        parts = {}
+        for split, n in (("train", n_train), ("test", n_test)):
+            labels = rng.integers(0, 2, n)
+            texts = []
+            for y in labels:
+                words = _WORDS["pos" if y else "neg"]
+                toks = [str(rng.choice(words if rng.random() < 0.3 else _FILLER)) for _ in range(rng.integers(5, 60))]
+                texts.append((" ".join(toks).capitalize() + ". <br /><br />I " +
+                              str(rng.choice(["would", "would not"])) + " recommend it.").encode())
+            parts[split] = (np.array(texts, dtype=object), labels.astype(np.int64))
+        _CACHE["imdb"] = parts
+    return _CACHE["imdb"]
+
+
+def _tfds_load_text11(load):
+    def tfds_load(name, split=None, batch_size=None, as_supervised=False, with_info=False, **kwargs):
+        if not name.startswith("imdb_reviews"):
+            return load(name, split, batch_size, as_supervised, with_info, **kwargs)
+        import tensorflow as tf  # the backend run.py installed
+
+        parts = _imdb_reviews()
+
+        def make(spec):
+            x, y = parts[spec.split("[")[0]]
+            lo, hi = _split_range(spec, len(y))
+            return tf.data.Dataset.from_tensor_slices((x[lo:hi], y[lo:hi]) if as_supervised else
+                                                      {"text": x[lo:hi], "label": y[lo:hi]})
+        out = ({k: make(k) for k in parts} if split is None else
+               [make(s) for s in split] if isinstance(split, (list, tuple)) else make(split))
+        return (out, _Info("imdb_reviews", {k: len(v[1]) for k, v in parts.items()})) if with_info else out
+    return tfds_load
+
+
+class _Tqdm:
+    """tqdm.tqdm as an iterable wrapper that draws nothing (the real one draws on stderr at timing-dependent
+    moments)."""
+
+    def __init__(self, iterable=None, *args, **kwargs):
+        self.iterable = iterable
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+    def update(self, n=1):
+        pass
+
+    def close(self):
+        pass
+
+
+def install_text11(backend_tf) -> None:
+    tfds = sys.modules["tensorflow_datasets"]
+    tfds.load = _tfds_load_text11(tfds.load)
+    tfds.disable_progress_bar = lambda: None
+    _module("tqdm", tqdm=_Tqdm, __version__="stand-in")

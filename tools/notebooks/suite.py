@@ -4,7 +4,9 @@
     python tools/notebooks/suite.py run --backend tensorflow --python /path/to/tf/python --seed 1 ...
     python tools/notebooks/suite.py table [--out OUT] [-v]
 
-``--docs`` is a checkout of github.com/tensorflow/docs, or its bare git directory (read with ``git show``).
+``--docs`` is a checkout of github.com/tensorflow/docs, or its bare git directory (read with ``git show``);
+names starting ``text:`` (``text:tutorials/word2vec``) are github.com/tensorflow/text's ``docs/`` notebooks, read from
+``--text-docs`` the same way.
 Each notebook runs in its own process and scratch directory; results go to OUT/NAME.{tf,tf1,tp}.json.
 """
 
@@ -54,6 +56,12 @@ NOTEBOOKS = [
     "tutorials/distribute/multi_worker_with_keras",  # dist16c: MultiWorkerMirroredStrategy, Keras fit, one process
     "tutorials/distribute/multi_worker_with_ctl",  # dist16c: MultiWorkerMirroredStrategy, custom loop, one process
     "guide/distributed_training",  # dist16c: the tf.distribute guide's strategies, Keras and a custom loop
+    "text:guide/unicode",  # text11: tf.strings unicode ops (tensorflow/text docs)
+    "text:tutorials/text_generation",  # text11: GRU char model, StringLookup, OneStep generator (stand-in text)
+    "text:tutorials/text_classification_rnn",  # text11: Bidirectional LSTM, masking (stand-in tfds imdb_reviews)
+    "text:tutorials/word_embeddings",  # text11: Embedding, TextVectorization, projector files
+    "text:tutorials/word2vec",  # text11: skipgrams, log_uniform_candidate_sampler, negative sampling
+    "text:tutorials/warmstart_embedding_matrix",  # text11: keras.utils.warmstart_embedding_matrix
 ]
 # results are named for the notebook's file; where two notebooks share one, the later gets a longer name
 NAMES = {"tutorials/images/classification": "image_classification", "guide/basics": "guide_basics",
@@ -80,17 +88,21 @@ def _name(rel: str) -> str:
     return NAMES.get(rel, os.path.basename(rel))
 
 
-def _notebook_file(docs: str, rel: str, dest: str) -> str:
-    path = os.path.join(dest, "src", _name(rel) + ".ipynb")
+def _notebook_file(docs: str, rel: str, dest: str, text_docs: str = "") -> str:
+    name = _name(rel)
+    path = os.path.join(dest, "src", name + ".ipynb")
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    checkout = os.path.join(docs, "site", "en", rel + ".ipynb")
+    site = "site/en"
+    if rel.startswith("text:"):  # text11: tensorflow/text keeps its notebooks under docs/
+        docs, site, rel = text_docs, "docs", rel[len("text:"):]
+    checkout = os.path.join(docs, site, rel + ".ipynb")
     if os.path.exists(checkout):
-        if _name(rel) == os.path.basename(rel):
+        if name == os.path.basename(rel):
             return checkout
         with open(checkout, "rb") as f:  # run.py knows a notebook by its file's name
             text = f.read()
     else:
-        text = subprocess.run(["git", f"--git-dir={docs}", "show", f"HEAD:site/en/{rel}.ipynb"], check=True,
+        text = subprocess.run(["git", f"--git-dir={docs}", "show", f"HEAD:{site}/{rel}.ipynb"], check=True,
                               capture_output=True).stdout
     with open(path, "wb") as f:
         f.write(text)
@@ -111,7 +123,7 @@ def run(a) -> None:
     for rel in a.names or SETS[a.set]:
         rel = next((n for n in known if n.endswith("/" + rel) or _name(n) == rel), rel)
         name = _name(rel)
-        nb = _notebook_file(a.docs, rel, a.out)
+        nb = _notebook_file(a.docs, rel, a.out, a.text_docs)
         out = os.path.join(a.out, f"{name}.{_suffix(a.backend, a.seed)}.json")
         work = os.path.join(a.out, "work", _suffix(a.backend, a.seed), name)
         cmd = [a.python, os.path.join(HERE, "run.py"), nb, "--backend", a.backend, "--out", out, "--seed",
@@ -157,6 +169,8 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--python", default=sys.executable)
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--docs", default="/work/.mirror/tensorflow+docs/repo")
+    r.add_argument("--text-docs", default="/work/.mirror/tensorflow+text/repo",
+                   help="github.com/tensorflow/text checkout or bare git dir, for the text: notebooks")
     r.add_argument("--cell-timeout", type=int, default=600)
     r.add_argument("--tapeflow-root", help="checkout whose tapeflow runs (default: this one)")
     r.add_argument("names", nargs="*")
