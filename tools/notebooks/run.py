@@ -92,10 +92,12 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
     "style_transfer": [("max_dim = 512", "max_dim = 128"), ("epochs = 10", "epochs = 2"),  # lead: VGG19 on CPU
                        ("steps_per_epoch = 100", "steps_per_epoch = 5")],
     # text11: the tensorflow/text tutorials. Two were written for Keras 2 and fail at once under Keras 3 (in TF and
-    # tapeflow alike): Model.__init__ takes no positional argument, and get_file(untar=True) of "aclImdb_v1.tar.gz"
-    # extracts into aclImdb_v1_extracted/; the substitutions below repair that so the rest of them runs.
+    # tapeflow alike): Model.__init__ takes no positional argument, RNN.get_initial_state takes the batch size, and
+    # get_file(untar=True) of "aclImdb_v1.tar.gz" extracts into aclImdb_v1_extracted/; the substitutions below
+    # repair that so the rest of them runs.
     "text_generation": [("EPOCHS = 20", "EPOCHS = 1"), ("EPOCHS = 10", "EPOCHS = 1"),
-                        ("super().__init__(self)", "super().__init__()")],
+                        ("super().__init__(self)", "super().__init__()"),
+                        ("self.gru.get_initial_state(x)", "self.gru.get_initial_state(tf.shape(x)[0])")],
     "text_classification_rnn": [("epochs=10,", "epochs=2,")],  # 1280 stand-in reviews
     "word_embeddings": [("epochs=15,", "epochs=3,"), (
         "dataset_dir = os.path.join(os.path.dirname(dataset), 'aclImdb')",
