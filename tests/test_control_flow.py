@@ -310,6 +310,41 @@ def test_tensor_array_dynamic_size_in_while():
     np.testing.assert_array_equal(squares(tf.constant(2)).numpy(), [0, 1])
 
 
+
+@pytest.mark.parametrize("signature", [None, [tf.TensorSpec([None], tf.float32)]])
+def test_gradient_through_a_growing_tensor_array_and_a_growing_loop_variable(signature):
+    # The buffer of a dynamic_size TensorArray changes shape every iteration, so the loop's saved history
+    # is one array a step; the gradient replays it (this raised IndexError). Values from TF 2.21.
+    @tf.function(input_signature=signature)
+    def cumul(x):
+        ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+        s = tf.constant(0.0)
+        for i in tf.range(tf.shape(x)[0]):
+            s += x[i] * x[i]
+            ta = ta.write(i, s)
+        return ta.stack()
+
+    x = tf.Variable([1.0, 2.0, 3.0])
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as t:
+            y = tf.reduce_sum(cumul(x) ** 2)
+        g = t.gradient(y, x)
+    np.testing.assert_allclose(g.numpy(), [80.0, 152.0, 168.0])
+    assert outer.gradient(tf.reduce_sum(g), x) is None  # TF: the TensorArray's ops end the second order
+
+    @tf.function
+    def grow(x):
+        acc = tf.zeros([0])
+        for i in tf.range(3):
+            tf.autograph.experimental.set_loop_options(shape_invariants=[(acc, tf.TensorShape([None]))])
+            acc = tf.concat([acc, x * tf.cast(i + 1, tf.float32)], 0)
+        return tf.reduce_sum(acc**2)
+
+    v = tf.Variable([1.0, 2.0])
+    with tf.GradientTape() as t:
+        y = grow(v)
+    np.testing.assert_allclose([y.numpy(), *t.gradient(y, v).numpy()], [70.0, 28.0, 56.0])
+
 # -- map_fn / scan / foldl / foldr / case ------------------------------------------
 
 _X = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]

@@ -281,8 +281,11 @@ def _while_kernel(*arrays, cond_fn, body_fn, n_vars, max_iter):
         if steps:
             try:
                 history.append(np.stack([np.asarray(s[j]) for s in steps]))
-            except ValueError:  # the shape changed across iterations: no history
-                history.append(np.zeros((0,) + np.shape(arrays[j]), np.asarray(arrays[j]).dtype))
+            except ValueError:  # the shape changed across iterations (a growing TensorArray): one array a step
+                rows = np.empty(len(steps), object)
+                for k, s in enumerate(steps):
+                    rows[k] = np.asarray(s[j])
+                history.append(rows)
         else:
             history.append(np.zeros((0,) + np.shape(arrays[j]), np.asarray(arrays[j]).dtype))
     return vals + tuple(history)
@@ -367,7 +370,8 @@ def _while_grad(op, *grads):
         out = call_function(grad_fn, vals + caps + g)
         new_g = list(g)
         for idx, j in enumerate(fv):
-            new_g[j] = math_ops.add(out[idx], execute(HISTORY_GET, (g_hist[j], k)))
+            gh = g_hist[j]
+            new_g[j] = out[idx] if _zeros_of(gh) else math_ops.add(out[idx], execute(HISTORY_GET, (gh, k)))
         new_gc = [math_ops.add(a, b) for a, b in zip(gc, out[len(fv):])]
         return (math_ops.subtract(k, 1), *new_g, *new_gc)
 
@@ -378,6 +382,13 @@ def _while_grad(op, *grads):
     it = iter(res[1 + n:])
     out += [next(it) if f else None for f in float_caps]
     return out
+
+
+def _zeros_of(g: Any) -> bool:
+    """Whether ``g`` is the zeros a backward pass gives an output nobody differentiated (a history, mostly):
+    nothing to add, and a growing TensorArray's history (one array a step) has no zeros_like."""
+    op = getattr(g, "op", None) if isinstance(g, SymbolicTensor) else None
+    return op is not None and op.type == "ZerosLike"
 
 
 def _shape_ok(invariant, shape) -> bool:
