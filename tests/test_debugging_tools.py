@@ -179,6 +179,38 @@ def test_assert_near_uses_tf_default_tolerance():
         tf.debugging.assert_near(x64, tf.constant([1.0, 2.0000001], dtype=tf.float64))
 
 
+
+def _message(fn, *args, **kwargs) -> str:
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        fn(*args, **kwargs)
+    return str(info.value)
+
+
+def test_assertion_texts_are_tfs():
+    # TF 2.21's eager texts: differing entries only for two equal non-scalar shapes; summarize 0 / < 0;
+    # assert_near and Assert summarize as TF's Assert ("..." past summarize, the condition as given).
+    eq = tf.debugging.assert_equal
+    assert _message(eq, tf.constant(1), tf.constant(2), message="nope") == (
+        "nope\nCondition x == y did not hold.\nFirst 1 elements of x:\n[1]\nFirst 1 elements of y:\n[2]")
+    assert _message(eq, tf.constant([1, 2]), tf.constant(1)) == (
+        "Condition x == y did not hold.\nFirst 2 elements of x:\n[1 2]\nFirst 1 elements of y:\n[1]")
+    x, y = tf.constant([1, 2, 3, 4, 5]), tf.constant([0, 2, 0, 4, 0])
+    assert _message(eq, x, y, summarize=0) == "Condition x == y did not hold."
+    assert _message(eq, x, y, summarize=-1) == (
+        "Condition x == y did not hold.\nIndices of first 3 different values:\n[[0]\n [2]\n [4]]\n"
+        "Corresponding x values:\n[1 3 5]\nCorresponding y values:\n[0 0 0]\nFirst 5 elements of x:\n"
+        "[1 2 3 4 5]\nFirst 5 elements of y:\n[0 2 0 4 0]")
+    head = "Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data: "
+    assert _message(tf.debugging.assert_near, tf.constant([1.0, 2, 3, 4, 5]), tf.constant([1.0, 2, 3, 4, 6]),
+                    message="mine") == (
+        head + "b'mine.  '\nb'x and y not equal to tolerance rtol = tf.Tensor(1.1920929e-06, shape=(), "
+        "dtype=float32), atol = tf.Tensor(1.1920929e-06, shape=(), dtype=float32)'\nb'x (shape=(5,) "
+        "dtype=float32) = '\n1.0, 2.0, 3.0, ...\nb'y (shape=(5,) dtype=float32) = '\n1.0, 2.0, 3.0, ...")
+    assert _message(tf.debugging.Assert, False, ["msg", tf.constant([0.1, 0.2, 0.3, 0.4])]) == (
+        "Expected 'False' to be true. Summarized data: b'msg'\n0.1, 0.2, 0.3, ...")
+    assert _message(tf.debugging.Assert, False, [tf.constant([1, 2]), "x"], summarize=0) == (
+        "Expected 'False' to be true. Summarized data: ...\n")
+
 def test_assert_rank_type_shapes_all_finite():
     with pytest.raises(ValueError, match="must have rank 2.  Received rank 1, shape \\(2,\\)"):
         tf.debugging.assert_rank(tf.constant([1.0, -2.0]), 2)

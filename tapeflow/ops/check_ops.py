@@ -55,15 +55,38 @@ def _pair(name: str, x: Any, y: Any) -> tuple[Tensor, Tensor]:
 
 
 def _fail_compare(x: np.ndarray, y: np.ndarray, ok: np.ndarray, cond: str, message: Any, summarize: Any) -> None:
+    # TF's eager text: the differing entries only when both shapes are one non-scalar shape; summarize < 0
+    # shows everything, 0 nothing but the condition.
     n = 3 if summarize is None else int(summarize)
-    xb, yb = np.broadcast_arrays(x, y)
-    bad = np.argwhere(~np.broadcast_to(ok, xb.shape))
+    n = max(x.size, y.size) if n < 0 else n
     text = [str(message)] if message else []
-    text += [f"Condition {cond} did not hold.", f"Indices of first {min(len(bad), n)} different values:",
-             str(bad[:n]), "Corresponding x values:", str(xb[tuple(bad[:n].T)]), "Corresponding y values:",
-             str(yb[tuple(bad[:n].T)]), f"First {min(x.size, n)} elements of x:", str(x.reshape(-1)[:n]),
-             f"First {min(y.size, n)} elements of y:", str(y.reshape(-1)[:n])]
+    text.append(f"Condition {cond} did not hold.")
+    if n > 0:
+        if x.shape == y.shape and x.ndim:
+            bad = np.argwhere(~np.broadcast_to(ok, x.shape))
+            k = min(len(bad), n)
+            text += [f"Indices of first {k} different values:", str(bad[:k]), "Corresponding x values:",
+                     str(x[tuple(bad[:k].T)]), "Corresponding y values:", str(y[tuple(bad[:k].T)])]
+        text += [f"First {min(x.size, n)} elements of x:", str(x.reshape(-1)[:n]),
+                 f"First {min(y.size, n)} elements of y:", str(y.reshape(-1)[:n])]
     raise InvalidArgumentError(None, None, "\n".join(text))
+
+
+def _summarize(value: Any, summarize: Any) -> str:
+    """One entry of an eager ``Assert``'s "Summarized data", as TF writes it: the first ``summarize``
+    elements joined by ", " (then "..." if there are more), a scalar as itself, a string as its bytes."""
+    v = np.asarray(_tensor(value.encode() if isinstance(value, str) else value)._value)
+    n = 3 if summarize is None else int(summarize)
+    n = v.size if n < 0 else n
+    if not v.ndim:
+        return str(v[()]) if n else ""
+    flat = v.reshape(-1)
+    return ", ".join([str(e) for e in flat[:n]] + (["..."] if flat.size > n else []))
+
+
+def _assert_failed(condition: Any, data: Any, summarize: Any) -> None:
+    raise InvalidArgumentError(None, None, f"Expected '{condition!s}' to be true. Summarized data: "
+                               + "\n".join(_summarize(d, summarize) for d in data))
 
 
 def _compare(name: str, fn, cond: str, x: Any, y: Any, message: Any, summarize: Any) -> None:
@@ -138,11 +161,11 @@ def assert_near(x: Any, y: Any, rtol: Any = None, atol: Any = None, message: Any
     atol = 10 * eps if atol is None else float(np.asarray(atol))
     xv, yv = _values(x), _values(y)
     if not np.all(np.abs(xv - yv) <= atol + rtol * np.abs(yv)):
-        head = f"{message}\n" if message else ""
-        raise InvalidArgumentError(
-            None, None, f"{head}x and y not equal to tolerance rtol = {rtol:.8g}, atol = {atol:.8g}\n"
-            f"x (shape={tuple(xv.shape)} dtype={x.dtype.name}) = \n{', '.join(str(e) for e in xv.reshape(-1)[:3])}\n"
-            f"y (shape={tuple(yv.shape)} dtype={y.dtype.name}) = \n{', '.join(str(e) for e in yv.reshape(-1)[:3])}")
+        tol = [_tensor(v, dtype=x.dtype) for v in (rtol, atol)]
+        _assert_failed(_tensor(False), [
+            f"{message}.  " if message else "", f"x and y not equal to tolerance rtol = {tol[0]!s}, atol = {tol[1]!s}",
+            f"x (shape={tuple(xv.shape)} dtype={x.dtype.name}) = ", x,
+            f"y (shape={tuple(yv.shape)} dtype={y.dtype.name}) = ", y], summarize)
 
 
 def assert_all_finite(x: Any, message: str, name: Any = None) -> Tensor:
@@ -216,16 +239,7 @@ def Assert(condition: Any, data: Any, summarize: Any = None, name: Any = None) -
     c = _tensor(condition)
     if bool(np.asarray(c._value)):
         return None
-    n = 3 if summarize is None else int(summarize)
-    parts = []
-    for d in data:
-        if isinstance(d, (str, bytes)):
-            parts.append(repr(d.encode() if isinstance(d, str) else d))
-        else:
-            v = np.asarray(_tensor(d)._value).reshape(-1)[:n]
-            parts.append(", ".join(str(e) for e in v.tolist()))
-    raise InvalidArgumentError(
-        None, None, f"Expected '{c!s}' to be true. Summarized data: " + "\n".join(parts))
+    _assert_failed(condition, data, summarize)  # TF writes the condition as given: False, or a tensor
 
 
 def assert_scalar(tensor: Any, message: Any = None, name: Any = None) -> None:
