@@ -345,6 +345,42 @@ def test_gradient_through_a_growing_tensor_array_and_a_growing_loop_variable(sig
         y = grow(v)
     np.testing.assert_allclose([y.numpy(), *t.gradient(y, v).numpy()], [70.0, 28.0, 56.0])
 
+def test_tensor_array_written_in_one_branch_of_an_if():
+    # A TensorArray leaves each branch of a traced `if` as its buffer (this raised "unsupported type
+    # TensorArray"); a branch that never writes takes the element shape of the other's. Values from TF 2.21.
+    @tf.function
+    def pick(x, c):
+        ta = tf.TensorArray(tf.float32, size=2)
+        if c:
+            ta = ta.write(0, x)
+        else:
+            ta = ta.write(1, x * 2)
+        return ta.stack()
+
+    @tf.function
+    def squares_above_one(x):
+        ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+        n = 0
+        for v in x:
+            if v > 1.0:
+                ta = ta.write(n, v * v)
+                n += 1
+        return ta.stack()
+
+    x = tf.Variable([1.0, 2.0, 3.0])
+    for c, value, grad in [(True, [2.0, 0.0], [0.0, 3.0, 0.0]), (False, [0.0, 4.0], [0.0, 10.0, 0.0])]:
+        with tf.GradientTape() as t:
+            y = pick(x[1], tf.constant(c))
+            loss = tf.reduce_sum(y * [3.0, 5.0])
+        np.testing.assert_allclose(y.numpy(), value)
+        np.testing.assert_allclose(t.gradient(loss, x).numpy(), grad)
+    with tf.GradientTape() as t:
+        y = squares_above_one(x)
+        loss = tf.reduce_sum(y)
+    np.testing.assert_allclose(y.numpy(), [4.0, 9.0])
+    np.testing.assert_allclose(t.gradient(loss, x).numpy(), [0.0, 4.0, 6.0])
+
+
 # -- map_fn / scan / foldl / foldr / case ------------------------------------------
 
 _X = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]

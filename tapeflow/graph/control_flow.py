@@ -27,7 +27,7 @@ from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.graph.graph import FuncGraph, SymbolicTensor, graph_scope
-from tapeflow.graph.tensor_array import HISTORY_LENGTH  # a While op's saved-iteration count
+from tapeflow.graph.tensor_array import HISTORY_LENGTH, TensorArray  # HISTORY_LENGTH: a While's iteration count
 from tapeflow.ops.registry import defgrad, defop
 
 __all__ = ["cond", "switch_case", "while_loop"]
@@ -51,6 +51,12 @@ def _merge_shape(a, b):
 # Tracing branches
 # -----------------------------------------------------------------------------
 
+def _array_ops():
+    from tapeflow.ops import array_ops  # (ops sit above the graph layer's modules: imported when used)
+
+    return array_ops
+
+
 def _trace_branch(fn: Callable, args: list, name: str):
     """Traces ``fn(*args_placeholders)`` into a branch graph; returns
     (graph, placeholders, structured result, flat output tensors)."""
@@ -67,12 +73,11 @@ def _trace_branch(fn: Callable, args: list, name: str):
         for leaf in nest.flatten(result):
             if leaf is None:
                 raise ValueError(f"{name}: a branch returned None; every output must be a tensor.")
+            if isinstance(leaf, TensorArray):  # made a buffer tensor by _buffers_of_tensor_arrays
+                flat.append(leaf)
+                continue
             t = convert_to_tensor(leaf)
-            if not isinstance(t, SymbolicTensor) or t._graph is not g:
-                from tapeflow.ops import array_ops
-
-                t = array_ops.identity(t)
-            flat.append(t)
+            flat.append(t if isinstance(t, SymbolicTensor) and t._graph is g else _array_ops().identity(t))
     return g, phs, result, flat
 
 
@@ -202,6 +207,7 @@ def _build_case(opdef, index: Tensor, fns: list, names: list, op_name: str, orde
     for i in order or range(len(fns)):
         traced[i] = _trace_branch(fns[i], [], f"{op_name}_{names[i]}")
     _check_same_structure([t[2] for t in traced], names)
+    templates = _buffers_of_tensor_arrays(traced)
     flat0 = traced[0][3]
     for (_, _, _, flat), n in zip(traced[1:], names[1:]):
         for a, b in zip(flat0, flat):
@@ -213,7 +219,35 @@ def _build_case(opdef, index: Tensor, fns: list, names: list, op_name: str, orde
     branch_fns, outer_inputs = _functions([(g, phs, flat) for g, phs, _, flat in traced])
     outs = execute(opdef, (index, *outer_inputs), {"branches": branch_fns, "num_outputs": len(flat0)})
     outs = outs if isinstance(outs, list) else [outs]
+    # a TensorArray leaves a branch as its buffer and comes back as a TensorArray around the op's output
+    outs = [templates[k]._with_buffer(o) if k in templates else o for k, o in enumerate(outs)]
     return nest.pack_sequence_as(traced[0][2], outs)
+
+
+def _buffers_of_tensor_arrays(traced: list) -> dict:
+    """Each branch's TensorArray outputs as their buffer tensors, in the branch's graph. A branch that never
+    wrote to its array (its element shape unknown) takes the element shape another branch's writes gave.
+    Returns {output index: a TensorArray to wrap the op's output in}."""
+    templates = {}
+    for k in range(len(traced[0][3])):
+        tas = [t[3][k] for t in traced if isinstance(t[3][k], TensorArray)]
+        if not tas:
+            continue
+        shape = next((ta._elem_shape() for ta in tas if ta._elem_shape() is not None), None)
+        if shape is None:
+            shape = next((tuple(x._shape_tuple()) for ta in tas for x in ta._items or () if x is not None), None)
+        for g, _, _, flat in traced:
+            ta = flat[k]
+            if not isinstance(ta, TensorArray):
+                raise ValueError(f"{g.name}: a tf.TensorArray in one branch is a {type(ta).__name__} in another.")
+            if ta._elem_shape() is None and shape is not None:
+                ta = ta._copy()
+                ta._element_shape = TensorShape(shape)
+            with graph_scope(g):
+                t = ta._as_buffer()
+                flat[k] = t if isinstance(t, SymbolicTensor) and t._graph is g else _array_ops().identity(t)
+            templates[k] = ta
+    return templates
 
 
 def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None = None, name: str | None = None):
