@@ -39,7 +39,6 @@ from tapeflow.data.dataset import Dataset, _flatten, _is_namedtuple, _pack
 from tapeflow.framework import dtypes, errors
 
 _FORMAT = "tapeflow-dataset-1"
-_TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}  # TF's DataTypeString
 
 
 # -- element specs as JSON ----------------------------------------------------------
@@ -190,8 +189,8 @@ def decode(record: bytes, spec: Any, where: str) -> Any:
         got = raw[5:5 + raw[4]].decode() if len(raw) > 5 else "?"
         if got != dt:
             raise errors.InvalidArgumentError(
-                f"Data type mismatch at component {i}: expected {_TF_TYPE_NAMES.get(dt, dt)} but got "
-                f"{_TF_TYPE_NAMES.get(got, got)}.")
+                f"Data type mismatch at component {i}: expected {dtypes.type_string(dt)} but got "
+                f"{dtypes.type_string(got)}.")
         arrays.append(_parse_kernel(np.asarray(raw, dtype=object), dtypes.as_dtype(dt)))
     it = iter(arrays)
     leaves = []
@@ -286,8 +285,8 @@ class _FileCache(Dataset):
         for i, (w, g) in enumerate(zip(want, meta["dtypes"])):
             if w != g:
                 raise errors.InvalidArgumentError(
-                    f"Data type mismatch at component {i}: expected {_TF_TYPE_NAMES.get(w, w)} but got "
-                    f"{_TF_TYPE_NAMES.get(g, g)}.")
+                    f"Data type mismatch at component {i}: expected {dtypes.type_string(w)} but got "
+                    f"{dtypes.type_string(g)}.")
         data = self._prefix + ".data-00000-of-00001"
         for r in _read_records(data, None):
             yield decode(r, spec, data)

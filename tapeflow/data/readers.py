@@ -239,8 +239,7 @@ class CsvDataset(Dataset):
         try:
             return np.asarray(_csv_field(txt, dt, i, 0), dtype=d.dtype)
         except errors.InvalidArgumentError:
-            name = {"float32": "float", "float64": "double"}.get(dt.name, dt.name)
-            raise errors.InvalidArgumentError(f"Field {i} in record is not a valid {name}: {txt} "
+            raise errors.InvalidArgumentError(f"Field {i} in record is not a valid {dtypes.type_string(dt)}: {txt} "
                                               "[Op:IteratorGetNext]") from None
 
     def _template(self) -> Any:

@@ -138,6 +138,16 @@ _BY_NAME = {d._name: d for d in _ALL}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32})
 
 
+_TYPE_STRINGS = {"float16": "half", "float32": "float", "float64": "double"}
+
+
+def type_string(dtype: Any) -> str:
+    """TF's ``DataTypeString``: a dtype's name in kernel error messages ("float" for float32, "double",
+    "half"; the others as their names). Takes a DType or a dtype name."""
+    name = dtype if isinstance(dtype, str) else as_dtype(dtype).name
+    return _TYPE_STRINGS.get(name, name)
+
+
 _ENUM_NAMES = {1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6: "int8", 7: "string",
                8: "complex64", 9: "int64", 10: "bool", 11: "qint8", 12: "quint8", 13: "qint32", 14: "bfloat16",
                15: "qint16", 16: "quint16", 17: "uint16", 18: "complex128", 19: "float16", 20: "resource",

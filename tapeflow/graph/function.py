@@ -565,7 +565,8 @@ class ConcreteFunction:
                 raise InvalidArgumentError(
                     None, None,
                     f"cannot compute {self.name} as input #{len(flat)}(zero-based) was expected to be a "
-                    f"{dtypes.from_numpy(np.dtype(dtype)).name} tensor but is a {t.dtype.name} tensor [Op:{self.name}]")
+                    f"{dtypes.type_string(dtypes.from_numpy(np.dtype(dtype)))} tensor but is a "
+                    f"{dtypes.type_string(t.dtype)} tensor [Op:{self.name}]")
             if not TensorShape(shape).is_compatible_with(
                     TensorShape(t._shape_tuple())):
                 raise TypeError(

@@ -82,11 +82,12 @@ _MISMATCH_IS_OP_ERROR = frozenset({"AddV2", "MatMul"})
 
 
 def dtype_mismatch(op_name: str, x: Tensor, y: Tensor) -> InvalidArgumentError:
+    want, got = dtypes.type_string(x.dtype), dtypes.type_string(y.dtype)
     return InvalidArgumentError(
         None, None,
-        f"cannot compute {op_name} as input #1(zero-based) was expected to be a {x.dtype.name} tensor "
-        f"but is a {y.dtype.name} tensor [Op:{op_name}]. tapeflow, like TensorFlow, never converts "
-        f"dtypes implicitly: use tf.cast(y, tf.{x.dtype.name}) (or cast x) so both match.",
+        f"cannot compute {op_name} as input #1(zero-based) was expected to be a {want} tensor but is a {got} "
+        f"tensor [Op:{op_name}]. tapeflow, like TensorFlow, never converts dtypes implicitly: use "
+        f"tf.cast(y, tf.{x.dtype.name}) (or cast x to tf.{y.dtype.name}) so both match.",
     )
 
 

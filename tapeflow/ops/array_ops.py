@@ -605,9 +605,8 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = 
     p = params.value() if isinstance(params, Variable) else t(params)
     idx = convert_to_tensor(indices)
     if idx.dtype not in (dtypes.int32, dtypes.int64):
-        tf_name = {"float32": "float", "float64": "double", "float16": "half"}.get(idx.dtype.name, idx.dtype.name)
-        raise _err("GatherV2", f"Value for attr 'Tindices' of {tf_name} is not in the list of allowed values: "
-                   "int16, int32, int64. Cast the indices with tf.cast(indices, tf.int32)")
+        raise _err("GatherV2", f"Value for attr 'Tindices' of {dtypes.type_string(idx.dtype)} is not in the list "
+                   "of allowed values: int16, int32, int64. Cast the indices with tf.cast(indices, tf.int32)")
     nd = len(p._shape_tuple())
     if nd == 0:
         raise _err("GatherV2", "params must be at least 1 dimensional")

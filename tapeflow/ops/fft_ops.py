@@ -127,7 +127,7 @@ def _fft_public(rank: int, inverse: bool):
 
 
 def _tf_type(x: Tensor) -> str:
-    return {"float32": "float", "float64": "double"}.get(x.dtype.name, x.dtype.name)
+    return dtypes.type_string(x.dtype)
 
 
 fft = _fft_public(1, False)

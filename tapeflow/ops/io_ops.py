@@ -103,8 +103,7 @@ def _parse_kernel(data, out_type):
         raise InvalidArgumentError(None, None, "Could not parse `serialized` as TensorProto: the bytes were not "
                                    "written by tf.io.serialize_tensor [Op:ParseTensor]") from None
     if dt != out_type:
-        tf_name = {"float32": "float", "float64": "double"}  # TF's DataTypeString
-        raise InvalidArgumentError(None, None, f"Type mismatch between parsed tensor ({tf_name.get(dt.name, dt.name)}) "
+        raise InvalidArgumentError(None, None, f"Type mismatch between parsed tensor ({dtypes.type_string(dt)}) "
                                    f"and dtype ({out_type.name}) [Op:ParseTensor]")
     count = int(np.prod(shape, dtype=np.int64))
     if dt == dtypes.string:
@@ -138,9 +137,6 @@ def parse_tensor(serialized: Any, out_type: Any, name: Any = None) -> Tensor:
 
 # -- decode_csv --------------------------------------------------------------------
 
-_TF_TYPE_NAMES = {"float32": "float", "float64": "double"}
-
-
 def _csv_field(txt: str, dt: Any, col: int, rec: int) -> Any:
     if dt == dtypes.string:
         return txt.encode("utf-8")
@@ -159,7 +155,7 @@ def _csv_field(txt: str, dt: Any, col: int, rec: int) -> Any:
         return float(t)
     except ValueError:
         raise InvalidArgumentError(None, None, f"Field {col} in record {rec} is not a valid "
-                                   f"{_TF_TYPE_NAMES.get(dt.name, dt.name)}: {txt} [Op:DecodeCSV]") from None
+                                   f"{dtypes.type_string(dt)}: {txt} [Op:DecodeCSV]") from None
 
 
 def _decode_csv_kernel(records, *defaults, out_types, field_delim, use_quote_delim, na_value, select_cols):
@@ -231,7 +227,6 @@ def decode_csv(records: Any, record_defaults: Any, field_delim: str = ",", use_q
 
 _RAW_TYPES = ("float16", "float32", "float64", "int32", "uint16", "uint8", "int16", "int8", "int64", "complex64",
               "complex128", "bool", "bfloat16")
-_TF_TYPE_NAMES = {"float16": "half", "float32": "float", "float64": "double"}  # TF's DataTypeString
 
 
 def _raw_dtype(out_type: Any, little_endian: bool) -> np.dtype:
@@ -249,7 +244,7 @@ def _decode_raw_kernel(data, out_type, little_endian):
                                        f"element {i} has size {width} != {len(b)} [Op:DecodeRaw]")
     if width % dt.itemsize:
         raise InvalidArgumentError(None, None, f"Input to DecodeRaw has length {width} that is not a multiple of "
-                                   f"{dt.itemsize}, the size of {_TF_TYPE_NAMES.get(out_type.name, out_type.name)} "
+                                   f"{dt.itemsize}, the size of {dtypes.type_string(out_type)} "
                                    "[Op:DecodeRaw]")
     out = np.frombuffer(b"".join(flat), dtype=dt).astype(np.dtype(out_type._np))
     return out.reshape(np.shape(data) + (width // dt.itemsize,))
@@ -289,14 +284,14 @@ def decode_raw(input_bytes: Any, out_type: Any, little_endian: bool = True, fixe
     """
     out_type = dtypes.as_dtype(out_type)
     if out_type.name not in _RAW_TYPES:
-        allowed = ", ".join(_TF_TYPE_NAMES.get(t, t) for t in _RAW_TYPES)
+        allowed = ", ".join(dtypes.type_string(t) for t in _RAW_TYPES)
         raise InvalidArgumentError(None, None, f"Value for attr 'out_type' of {out_type.name} is not in the list of "
                                    f"allowed values: {allowed} [Op:DecodeRaw]")
     t = input_bytes if isinstance(input_bytes, Tensor) else convert_to_tensor(input_bytes, dtype=dtypes.string)
     if t.dtype != dtypes.string:
         op = "DecodeRaw" if fixed_length is None else "DecodePaddedRaw"
         raise InvalidArgumentError(None, None, f"cannot compute {op} as input #0(zero-based) was expected to be a "
-                                   f"string tensor but is a {_TF_TYPE_NAMES.get(t.dtype.name, t.dtype.name)} tensor "
+                                   f"string tensor but is a {dtypes.type_string(t.dtype)} tensor "
                                    f"[Op:{op}]")
     attrs = {"out_type": out_type, "little_endian": bool(little_endian)}
     if fixed_length is None:

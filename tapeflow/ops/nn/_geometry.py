@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.framework.dtypes import type_string
 from tapeflow.framework.errors import UnimplementedError
 from tapeflow.framework.execute import describe
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
@@ -206,8 +207,9 @@ def _conv_inputs(input: Any, filters: Any, op: str) -> tuple:
     x = t(input)
     w = convert_to_tensor(filters, dtype_hint=x.dtype)
     if x._value.dtype != w._value.dtype:
-        raise _err(op, f"cannot compute {op} as input #1(zero-based) was expected to be a {x.dtype.name} tensor "
-                   f"but is a {w.dtype.name} tensor. Cast the filter (or the input) so both match")
+        raise _err(op, f"cannot compute {op} as input #1(zero-based) was expected to be a "
+                   f"{type_string(x.dtype)} tensor but is a {type_string(w.dtype)} tensor. Cast the filter (or the "
+                   "input) so both match")
     if x._value.dtype.kind != "f" and not (op == "Conv2D" and x._value.dtype == np.int32):
         raise _err(op, f"Value for attr 'T' of {x.dtype.name} is not in the list of allowed values: half, bfloat16, "
                    "float, double. Cast the input to a float dtype")

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.framework.dtypes import type_string
 from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops import array_ops, threads
@@ -58,8 +59,8 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | 
         raise _err("BiasAdd", "Value for attr 'T' of bool is not in the list of allowed values: BiasAdd takes "
                    "numbers; cast with tf.cast first")
     if x._value.dtype != b._value.dtype:
-        raise _err("BiasAdd", f"cannot compute BiasAdd as input #1(zero-based) was expected to be a {x.dtype.name} "
-                   f"tensor but is a {b.dtype.name} tensor")
+        raise _err("BiasAdd", f"cannot compute BiasAdd as input #1(zero-based) was expected to be a "
+                   f"{type_string(x.dtype)} tensor but is a {type_string(b.dtype)} tensor")
     if len(sb) != 1:
         raise _err("BiasAdd", f"Biases must be 1D: {_dims(sb)}")
     if len(sx) < 2:
