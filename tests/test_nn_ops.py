@@ -271,7 +271,7 @@ def test_conv2d_nchw_and_strides_list():
 def test_conv2d_errors():
     with pytest.raises(tf.errors.InvalidArgumentError, match="evenly divisible by filter depth: 3 vs 4"):
         tf.nn.conv2d(tf.ones([1, 5, 5, 3]), tf.ones([3, 3, 4, 2]), 1, "SAME")
-    with pytest.raises(tf.errors.InvalidArgumentError, match="expected to be a float tensor but is a double"):  # TF's type names
+    with pytest.raises(tf.errors.InvalidArgumentError, match="expected to be a float tensor but is a double"):
         tf.nn.conv2d(tf.ones([1, 5, 5, 3]), tf.ones([3, 3, 3, 2], tf.float64), 1, "SAME")
     with pytest.raises(tf.errors.InvalidArgumentError, match="attr 'padding'"):
         tf.nn.conv2d(tf.ones([1, 5, 5, 3]), tf.ones([3, 3, 3, 2]), 1, "FOO")

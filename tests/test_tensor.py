@@ -45,7 +45,7 @@ def test_convert_to_tensor_rules():
 
 
 def test_no_implicit_promotion_between_tensors():
-    with pytest.raises(InvalidArgumentError, match="expected to be a float tensor but is a double tensor"):  # TF's names
+    with pytest.raises(InvalidArgumentError, match="expected to be a float tensor but is a double tensor"):
         tf.constant(1.0) + tf.constant(1.0, tf.float64)
     with pytest.raises(InvalidArgumentError, match="int32 tensor but is a float tensor"):
         tf.constant(1) + 2.5
