@@ -464,6 +464,15 @@ def followed(fresh, monkeypatch, request):
         return r
 
     monkeypatch.setattr(replay, "_followed", counting)
+    orig_one = replay.template_gradient
+
+    def counting_one(*a):  # (one target and one source: served without _followed; when it declines, _followed runs)
+        r = orig_one(*a)
+        if r is not replay.backprop._NOT_FOUND:
+            calls.append(True)
+        return r
+
+    monkeypatch.setattr(replay, "template_gradient", counting_one)
     return calls
 
 
@@ -814,3 +823,84 @@ def test_long_chains_of_small_tensors_follow_lazily_and_large_tensors_do_not(fol
             np.testing.assert_allclose(g.numpy(), want(x0, c), rtol=1e-12)
         assert followed[-1] is True
         assert lazies[-1] == (x0.shape == ())  # (a lazy tape keeps every op's tensors: small ones only)
+
+
+def test_nested_tapes_following_templates_depart_one_at_a_time(followed):
+    # Nested tapes check each op against their own templates in one pass; a tape that departs (an op only it
+    # sees, an input only it watches, a changed shape) records as usual while the others go on following.
+    x = tf.constant([0.3, -0.5], tf.float64)
+    a = tf.constant([1.5, 0.5], tf.float64)
+
+    def run(extra=False, outer_watches_a=False, xs=x):
+        with tf.GradientTape() as outer:
+            outer.watch(xs)
+            if outer_watches_a:
+                outer.watch(a)
+            with tf.GradientTape() as inner:
+                inner.watch(xs)
+                y = tf.reduce_sum(tf.sin(xs) * a)
+            g = inner.gradient(y, xs)
+            if extra:
+                g = g * 2.0
+        return g, outer.gradient(g, [xs, a])
+
+    def want(extra=False, outer_watches_a=False, xs=x):
+        xv, av = xs.numpy(), a.numpy()
+        k = 2.0 if extra else 1.0
+        g = k * np.cos(xv) * av
+        return g, [-k * np.sin(xv) * av, k * np.cos(xv) if outer_watches_a else None]
+
+    x12 = tf.constant([[0.3, -0.5]], tf.float64)
+    cases = [{}] * 4 + [{"extra": True}, {}, {"outer_watches_a": True}, {}, {"xs": x12}, {}, {"extra": True}] * 2
+    for kw in cases:
+        g, (gx, ga) = run(**kw)
+        wg, (wx, wa) = want(**kw)
+        np.testing.assert_allclose(g.numpy(), wg, rtol=1e-12)
+        np.testing.assert_allclose(gx.numpy(), wx, rtol=1e-12)
+        if wa is None:
+            assert ga is None
+        else:
+            np.testing.assert_allclose(ga.numpy(), wa, rtol=1e-12)
+    assert followed.count(True) >= 6
+
+
+def test_a_followed_tape_asked_otherwise_gets_what_the_general_path_gives(followed):
+    # One target and one source take a short way to the compiled replay; whatever it does not serve (output
+    # gradients of another shape or dtype, unwatched or unconnected sources, the target itself, ZERO) is
+    # answered as by an ordinary tape.
+    x = tf.constant([0.3, -0.5], tf.float64)
+    c = tf.constant([2.0, 1.0], tf.float64)
+
+    def tape():
+        t = tf.GradientTape()
+        with t:
+            t.watch(x)
+            y = tf.tanh(x) * c
+        return t, y
+
+    want = (1 - np.tanh(x.numpy()) ** 2) * c.numpy()
+    for _ in range(4):
+        t, y = tape()
+        np.testing.assert_allclose(t.gradient(y, x).numpy(), want, rtol=1e-12)
+    assert followed[-1] is True
+    t, y = tape()
+    np.testing.assert_allclose(t.gradient(y, x, output_gradients=c).numpy(), want * c.numpy(), rtol=1e-12)
+    t, y = tape()
+    with pytest.raises(ValueError, match="output_gradients shape"):
+        t.gradient(y, x, output_gradients=tf.constant([1.0, 2.0, 3.0], tf.float64))
+    t, y = tape()
+    with pytest.raises(ValueError, match="requested dtype float64"):
+        t.gradient(y, x, output_gradients=tf.constant([1.0, 2.0], tf.float32))
+    t, y = tape()
+    assert t.gradient(y, c) is None  # (read, not watched)
+    t, y = tape()
+    np.testing.assert_array_equal(t.gradient(y, y).numpy(), [1.0, 1.0])
+    t, y = tape()
+    z = tf.constant([5.0, 6.0], tf.float64)
+    np.testing.assert_array_equal(t.gradient(y, z, unconnected_gradients="zero").numpy(), [0.0, 0.0])
+    t, y = tape()
+    with pytest.raises(RuntimeError):
+        t.gradient(y, x)
+        t.gradient(y, x)
+    t, y = tape()
+    np.testing.assert_allclose(t.gradient(y, x).numpy(), want, rtol=1e-12)

@@ -157,16 +157,11 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                         return
                     tapes = ()  # (accumulators still see the op, below)
             elif st._debug_hook is None:  # (each tape may record along its template)
-                tapes = [
-                    tp
-                    for tp in tapes
-                    if tp.tpl is None
-                    or not (
-                        _follow_any(tp, op, spec, input_ids, inputs, attrs, outputs)
-                        if tp.lazy
-                        else _follow(tp, spec, op.name, input_ids, inputs, attrs, outputs, op)
-                    )
-                ]
+                tapes = _follow_tapes(tapes, op, spec, input_ids, inputs, attrs, outputs)
+                if not tapes:
+                    if not st.accumulators:
+                        return
+                    tapes = ()
             rec = None
             for tp in tapes:
                 if tp.tpl is not None:  # (a debug hook is on: record as usual)
@@ -263,6 +258,103 @@ def _first_meta(spec, inputs, outputs):
         return _METAS.get((spec, a.shape, a.dtype, ov.shape, ov.dtype))
     b = inputs[1]._value
     return _METAS.get((spec, a.shape, a.dtype, b.shape, b.dtype, ov.shape, ov.dtype))
+
+
+def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs, outputs: tuple) -> list:
+    """Records an op on nested ``tapes`` along their templates: the tapes that record it as usual.
+
+    What ``_follow`` does per tape, inline for the common op (one float output, a tape checking as it
+    goes): what the op is (its rule, output shape and dtype) is read once for all the tapes, then each
+    tape checks its own template entry and positions. Anything else goes through ``_follow``."""
+    rest = None
+    o = outputs[0]
+    v = o._value
+    d = v.dtype
+    if len(outputs) != 1 or d.kind not in _FLOAT_KINDS or type(v) is AbstractValue:
+        return [
+            tp
+            for tp in tapes
+            if tp.tpl is None
+            or not (
+                _follow_any(tp, op, spec, input_ids, inputs, attrs, outputs)
+                if tp.lazy
+                else _follow(tp, spec, op.name, input_ids, inputs, attrs, outputs, op)
+            )
+        ]
+    name = op.name
+    shape = v.shape
+    n = len(input_ids)
+    first = _MISSING  # the op's meta, for tapes picking their template at this op
+    for j, tp in enumerate(tapes):
+        tpl = tp.tpl
+        if tpl is None:
+            if rest is None:
+                rest = [tp]
+            else:
+                rest.append(tp)
+            continue
+        w = tp.watched
+        for i in input_ids:
+            if i in w:
+                break
+        else:
+            continue  # no watched input: not recorded
+        if tp.lazy:
+            ok = _follow_any(tp, op, spec, input_ids, inputs, attrs, outputs)
+        else:
+            ok = False
+            if tpl is _UNDECIDED:
+                if first is _MISSING:
+                    first = _first_meta(spec, inputs, outputs)
+                ctx = (len(tapes), j)
+                t = _TEMPLATES.get((spec, first, ctx))
+                if t is not None and t.lane is None:
+                    tp.ctx = ctx
+                    tp.tpl = tpl = t
+                    tp.light = []
+                    tp.pos = {}
+            if tpl is not _UNDECIDED:
+                light = tp.light
+                k = len(light)
+                fast = tpl.fast
+                f = fast[k] if k < len(fast) else None
+                if f is not None and f[0] is spec and f[1] == name:
+                    _, _, oshape, odtype, akey, tattrs, ein, save_in, save_out = f
+                    if (
+                        shape == oshape
+                        and (d is odtype or d == odtype)
+                        and (not attrs if akey is None else attrs and _attrs_match(attrs, tattrs, akey))
+                    ):
+                        pos = tp.pos
+                        m = None
+                        for q in range(n):
+                            p = pos.get(input_ids[q])
+                            if p is None:
+                                if m is None:
+                                    m = tpl.ops[k][2]
+                                p = _seen(pos, input_ids, inputs, m, q)
+                            if p != ein[q]:
+                                break
+                        else:
+                            oid = o._id
+                            pos[oid] = len(pos)
+                            w.add(oid)
+                            light.append(
+                                (input_ids, (oid,), inputs if save_in else None, outputs if save_out else None, attrs)
+                            )
+                            ok = True
+            if not ok:  # (a departure, or a template to pick lazily: _follow's own way)
+                ok = _follow(tp, spec, name, input_ids, inputs, attrs, outputs, op)
+        if not ok:
+            if rest is None:
+                rest = [tp]
+            else:
+                rest.append(tp)
+    return rest or []
+
+
+_MISSING = object()
+_NOT_FOUND = object()  # (what replay.template_gradient answers when it has no compiled replay to call)
 
 
 def _follow_any(tp, op, spec, input_ids, inputs, attrs, outputs) -> bool:
@@ -1258,6 +1350,34 @@ class GradientTape:
                     "significantly less efficient than calling it outside the context."
                 )
         tp = self._tape
+        tpl = tp.tpl
+        if (
+            tpl is not None
+            and tpl is not _UNDECIDED
+            and type(target) is Tensor
+            and type(sources) is Tensor
+            and not tp.lazy
+            and (output_gradients is None or type(output_gradients) is Tensor)
+            and unconnected is UnconnectedGradients.NONE
+        ):
+            # A tape that recorded along its template, asked for one tensor's gradient: its compiled replay
+            # called straight away (what _gradient and replay.gradient do for it), else the general way.
+            st = state
+            rp = replay
+            if (
+                st._graph is None
+                and st._debug_hook is None
+                and debug_op_gradients is None
+                and rp is not None
+                and rp.enabled
+            ):
+                found = rp.template_gradient(tp, target, sources, output_gradients, st.plain)
+                if found is not _NOT_FOUND:
+                    self._consumed_variables = tp.variables
+                    self._tape = None
+                    self._used = True
+                    tp.records = []
+                    return found
         try:
             result = _gradient(tp, target, sources, output_gradients, unconnected, release=not self._persistent)
         finally:
