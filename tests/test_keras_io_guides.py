@@ -102,6 +102,22 @@ def test_compile_without_loss_keeps_the_earlier_loss_and_metrics():
     assert model.fit(x, y, verbose=0).history == {"loss": [0.2549999952316284], "mae": [0.5]}
 
 
+def test_recompiling_a_multi_output_model_without_metrics_keeps_its_per_output_metrics():
+    # training_with_built_in_methods: compile(metrics={...}), then compile(loss=[...]) alone: TF still logs them
+    K.utils.set_random_seed(0)
+    a = K.Input(shape=(4,), name="a")
+    model = K.Model(a, [layers.Dense(1, name="score_output")(a), layers.Dense(3, name="class_output")(a)])
+    model.compile(optimizer="sgd", loss={"score_output": "mse", "class_output": "categorical_crossentropy"},
+                  metrics={"score_output": ["mae"], "class_output": [K.metrics.CategoricalAccuracy()]})
+    model.compile(optimizer="sgd", loss=[None, K.losses.CategoricalCrossentropy()])
+    model.compile(optimizer="sgd", loss=["mse", "categorical_crossentropy"])
+    x = np.linspace(0, 1, 32).reshape(8, 4).astype("float32")
+    y = [np.linspace(0, 1, 8).reshape(8, 1).astype("float32"), np.eye(3)[np.arange(8) % 3].astype("float32")]
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    assert sorted(logs) == ["class_output_categorical_accuracy", "class_output_loss", "loss", "score_output_loss",
+                            "score_output_mae"]
+
+
 def test_summary_shows_question_mark_for_user_layers_without_output_shape(capsys):
     class Block(layers.Layer):
         def __init__(self):

@@ -535,8 +535,9 @@ class Trainer:
             prev = self._compile_args
             if loss is None:
                 loss, loss_weights = prev["loss"], prev["loss_weights"] if loss_weights is None else loss_weights
-            if metrics is None and weighted_metrics is None and self._outputs_spec is None:
-                keep_metrics = (self.compiled_metrics, self._weighted_metrics, self._compile_metrics)
+            if metrics is None and weighted_metrics is None:
+                keep_metrics = (self.compiled_metrics, self._weighted_metrics, self._compile_metrics,
+                                self._outputs_spec[3] if self._outputs_spec is not None else None)
         self._compile_args = {"loss": loss, "loss_weights": loss_weights, "metrics": metrics,  # for model.save
                               "weighted_metrics": weighted_metrics, "run_eagerly": run_eagerly,
                               "steps_per_execution": steps_per_execution}
@@ -572,7 +573,9 @@ class Trainer:
         self._compile_metrics = (CompileMetrics(per_output + self.compiled_metrics + self._weighted_metrics,
                                                 self._update_compiled_metrics) if given else None)
         if keep_metrics is not None:  # the same metric objects, as Keras keeps them
-            self.compiled_metrics, self._weighted_metrics, self._compile_metrics = keep_metrics
+            self.compiled_metrics, self._weighted_metrics, self._compile_metrics, kept_outputs = keep_metrics
+            if kept_outputs is not None and self._outputs_spec is not None:  # a multi-output model's, per output
+                self._outputs_spec = self._outputs_spec[:3] + (kept_outputs,) + self._outputs_spec[4:]
         self.run_eagerly = run_eagerly
         self._loss_tracker = metrics_mod.Mean(name="loss")
         self._compiled = True
