@@ -275,3 +275,23 @@ def test_loaded_subclassed_model_is_built_by_running_call_outside_its_scope(tmp_
     loaded = K.models.load_model(tmp_path / "m.keras", custom_objects={"LoadedNet": LoadedNet})
     assert [w.path for w in loaded.weights] == ["dense_1/kernel", "dense_1/bias"]
     np.testing.assert_allclose(loaded(x).numpy(), y)
+
+
+def test_data_layers_take_the_compute_dtype_in_a_graph_only():
+    # transfer_learning: train_ds.map(lambda x, y: (Resizing(150, 150)(x), y)) of uint8 images gives float32
+    # (Keras 3's DataLayer converts inputs in a TF graph); called eagerly, integer images keep their dtype
+    x = np.arange(2 * 4 * 4 * 3).reshape(2, 4, 4, 3).astype("uint8")
+    resize = layers.Resizing(2, 2)
+    assert resize(x).dtype == tf.uint8
+    ds = tf.data.Dataset.from_tensor_slices(x).map(resize)
+    assert ds.element_spec == tf.TensorSpec((2, 2, 3), tf.float32)
+    assert tf.function(layers.CenterCrop(2, 2))(tf.constant(x)).dtype == tf.float32
+    # CategoryEncoding then sees float ids; Keras's int64 cast keeps them ids
+    enc = tf.function(layers.CategoryEncoding(10, output_mode="multi_hot"))
+    assert enc(tf.constant([[1, 2], [3, 3]])).numpy().sum(axis=1).tolist() == [2.0, 1.0]
+
+
+def test_category_encoding_multi_hot_of_rank_3_reduces_axis_1():
+    out = layers.CategoryEncoding(5, output_mode="multi_hot")(tf.constant(np.arange(24).reshape(2, 4, 3) % 5))
+    assert out.shape == (2, 3, 5)  # TF 2.21: axis 1 is reduced, not the last input axis
+    assert out.numpy()[0].tolist() == [[1, 1, 0, 1, 1], [1, 1, 1, 0, 1], [1, 1, 1, 1, 0]]

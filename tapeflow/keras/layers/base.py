@@ -721,6 +721,8 @@ class Layer(Module):
             inputs = nest.map_structure(self._convert, inputs)
         else:
             inputs = self._convert(inputs)
+        if self._data_layer and state.graph is not None:  # Keras 3's DataLayer in a TF graph (tf.data map,
+            inputs = nest.map_structure(self._to_compute_dtype, inputs)  # tf.function): compute dtype first
         args = (inputs,) + args[1:]
         accepts_training, _ = _call_flags(self)
         training = kwargs.get("training")
@@ -821,6 +823,12 @@ class Layer(Module):
             _ctx.depth -= 1
 
     _allow_non_tensor_positional_args = False  # Keras 3: True only for some preprocessing layers
+    _data_layer = False  # Keras 3's DataLayer (image preprocessing, Rescaling, Normalization, ...)
+
+    def _to_compute_dtype(self, x: Any) -> Any:
+        if isinstance(x, Tensor) and x.dtype != self._compute and x.dtype != dtypes.string:
+            return mo.cast(x, self._compute)
+        return x
     _first_call_builds_nodes = False  # Sequential: its first call builds Keras 3's graph of nodes
 
     def _check_positional_args(self, args: tuple) -> None:

@@ -31,6 +31,7 @@ class CategoryEncoding(Layer):
     """Encodes integer ids in ``[0, num_tokens)``: ``"one_hot"`` per id, ``"multi_hot"`` or ``"count"``
     (weighted by ``count_weights``) per sample, in the layer's dtype (float32)."""
 
+    _data_layer = True  # Keras 3 DataLayer: in a TF graph, inputs in the compute dtype first
     _allow_non_tensor_positional_args = True
     _autocast = False
 
@@ -224,6 +225,7 @@ class Discretization(Layer):
     or ``num_bins`` learned by ``adapt`` as approximate quantiles (Keras's summaries, ``epsilon``);
     ``output_mode`` ``"one_hot"``/``"multi_hot"``/``"count"`` encodes the bins (float32)."""
 
+    _data_layer = True  # Keras 3 DataLayer: in a TF graph, inputs in the compute dtype first
     _allow_non_tensor_positional_args = True
     _autocast = False
 

@@ -47,6 +47,8 @@ class RandomFlip(Layer):
     layer's compute dtype.
     """
 
+    _data_layer = True  # Keras 3 DataLayer: in a TF graph, inputs in the compute dtype first
+
     def __init__(self, mode: str = "horizontal_and_vertical", seed: int | None = None, data_format: str | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -91,6 +93,8 @@ class RandomContrast(Layer):
     ``[1 - lower, 1 + upper]``. As Keras 3.15, a single number ``a`` means ``(0, a)``: the contrast only grows.
     The draws are Keras's (``tf.random.stateless_uniform`` of the layer's ``[seed, counter]`` state).
     """
+
+    _data_layer = True  # Keras 3 DataLayer: in a TF graph, inputs in the compute dtype first
 
     def __init__(self, factor: Any, value_range: Any = (0, 255), seed: int | None = None,
                  data_format: str | None = None, **kwargs: Any) -> None:
@@ -188,6 +192,7 @@ class _AffineLayer(Layer):
     transform per image (``transform(images, batch, height, width)``) applied as Keras's
     ``affine_transform`` (TF's ``ImageProjectiveTransformV3``)."""
 
+    _data_layer = True  # Keras 3 DataLayer: in a TF graph, inputs in the compute dtype first
     _SUPPORTED_FILL_MODE = ("reflect", "wrap", "constant", "nearest")
     _SUPPORTED_INTERPOLATION = ("nearest", "bilinear")
 
@@ -365,6 +370,7 @@ class RandomCrop(Layer):
     3.15), when training; an image not larger than the window on both axes is centre-cropped to the window's
     aspect ratio and resized (bilinear). Not training, the images pass unchanged (Keras 3.15)."""
 
+    _data_layer = True  # Keras 3 DataLayer: in a TF graph, inputs in the compute dtype first
     _allow_non_tensor_positional_args = True
 
     def __init__(self, height: int, width: int, seed: int | None = None, data_format: str | None = None,
@@ -434,6 +440,7 @@ class RandomBrightness(Layer):
     ``a`` is ``[-a, a]``, within [-1, 1]), to each image when training, clipped to ``value_range``; as Keras
     3.15, integer images keep their dtype (the delta is cast to it)."""
 
+    _data_layer = True  # Keras 3 DataLayer: in a TF graph, inputs in the compute dtype first
     _allow_non_tensor_positional_args = True
 
     def __init__(self, factor: Any, value_range: Any = (0, 255), seed: int | None = None,

@@ -639,6 +639,8 @@ def encode_categorical(inputs: Any, output_mode: str, depth: int, dtype: Any) ->
 
     if output_mode == "int":
         return math_ops.cast(inputs, dtype)
+    if isinstance(inputs, Tensor) and inputs.dtype.is_floating:  # Keras's int64 ids (CategoryEncoding in a graph)
+        inputs = math_ops.cast(inputs, "int64")
     if hasattr(inputs, "flat_values"):
         if inputs.ragged_rank != 1 or output_mode == "one_hot":
             raise NotImplementedError(
@@ -661,8 +663,8 @@ def encode_categorical(inputs: Any, output_mode: str, depth: int, dtype: Any) ->
             inputs = array_ops.squeeze(inputs, -1)
         return indexing_ops.one_hot(inputs, depth, dtype=dtype)
     one_hot = indexing_ops.one_hot(inputs, depth, dtype=dtype)
-    if output_mode == "multi_hot":
-        return math_ops.reduce_max(one_hot, axis=-2)
+    if output_mode == "multi_hot":  # Keras reduces axis 1 (a rank-3 input's second axis, not its last)
+        return math_ops.reduce_max(one_hot, axis=1)
     return math_ops.reduce_sum(one_hot, axis=1)
 
 

@@ -196,6 +196,7 @@ class CenterCrop(Layer):
     """The central ``height`` x ``width`` window of (batch,) height, width, channels images, in the compute dtype;
     images smaller than the target are not implemented (Keras resizes them with ``smart_resize``)."""
 
+    _data_layer = True  # Keras 3 DataLayer: in a TF graph, inputs in the compute dtype first
     _keras_built_at_init = True
 
     def __init__(self, height: int, width: int, data_format: Any = None, **kwargs: Any) -> None:

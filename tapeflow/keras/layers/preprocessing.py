@@ -20,6 +20,7 @@ class Normalization(Layer):
     """``(inputs - mean) / max(sqrt(variance), 1e-7)`` per position of ``axis`` (Keras 3), with
     ``mean``/``variance`` given or computed by ``adapt(data)``; ``invert=True`` undoes it."""
 
+    _data_layer = True  # Keras 3 DataLayer: in a TF graph, inputs in the compute dtype first
     _allow_non_tensor_positional_args = True  # a Keras 3 TFDataLayer: Python lists are fine
 
     def __init__(self, axis: Any = -1, mean: Any = None, variance: Any = None, invert: bool = False,
@@ -147,6 +148,7 @@ class Normalization(Layer):
 class Rescaling(Layer):
     """``inputs * scale + offset`` (e.g. ``Rescaling(1./255)`` for images)."""
 
+    _data_layer = True  # Keras 3 DataLayer: in a TF graph, inputs in the compute dtype first
     _allow_non_tensor_positional_args = True  # a Keras 3 TFDataLayer: Python lists are fine
 
     def __init__(self, scale: Any, offset: Any = 0.0, **kwargs: Any) -> None:
@@ -245,6 +247,7 @@ class Resizing(Layer):
     TensorShape([2, 3, 1])
     """
 
+    _data_layer = True  # Keras 3 DataLayer: in a TF graph, inputs in the compute dtype first
     _allow_non_tensor_positional_args = True  # a Keras 3 TFDataLayer: NumPy arrays are fine
 
     def __init__(self, height: int, width: int, interpolation: str = "bilinear", crop_to_aspect_ratio: bool = False,
