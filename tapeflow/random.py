@@ -17,6 +17,7 @@ from tapeflow.ops.random_ops import (  # noqa: F401
     set_global_generator, set_seed, shuffle, split, stateless_categorical, stateless_normal,
     stateless_truncated_normal, stateless_uniform, stream, truncated_normal, uniform,
 )
+from tapeflow.ops.candidate_sampling_ops import log_uniform_candidate_sampler, uniform_candidate_sampler  # noqa: F401
 
 
 class Algorithm:

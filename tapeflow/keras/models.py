@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tapeflow.framework import nest
+from tapeflow.framework import dtypes, nest
 from tapeflow.keras.layers.base import (
     InputLayer,
     KerasTensor,
@@ -473,7 +473,11 @@ class Sequential(Model):
             x = cast_input(x, self._input_tensor.dtype)
         else:
             first = self._layers[0]
-            x = cast_input(x, getattr(first, "_keras_compute_dtype", first.compute_dtype))
+            dtype = getattr(first, "_keras_compute_dtype", first.compute_dtype)
+            # strings fail the cast where Keras's build gives an Input a numeric dtype for sure: a nested model
+            # (float32 whatever it takes) or an integer first layer (Hashing); other layers reject them themselves
+            strict = isinstance(first, Model) or dtypes.as_dtype(dtype).is_integer
+            x = cast_input(x, dtype, strings=strict)
         count = self.__dict__.pop("_names_as_built", False)
         for layer in self._layers:
             before = _masking.get_mask(x) if count else None

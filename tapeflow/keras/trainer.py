@@ -221,6 +221,10 @@ class _ArrayBatches:
             if not (leaf is None or isinstance(leaf, (np.ndarray, Tensor, Variable)) or hasattr(leaf, "__array__")
                     or hasattr(leaf, "_type_spec")):
                 raise ValueError(f"Unrecognized data type: x={x} (of type {type(x)})")
+            # Keras's array slicing asks whether each array is a float (standardize_dtype): NumPy str/bytes
+            # (and datetime) arrays are no Keras dtype; object arrays of strings are
+            if isinstance(leaf, np.ndarray) and leaf.dtype.kind in "USMmV":
+                raise ValueError(f"Invalid dtype: {leaf.dtype.name}")
         self.x, self.y, self.sw = _as_arrays(x), _as_arrays(y), _as_arrays(sw)
         self.n = _num_samples(self.x)
         for what, v in (("y", self.y), ("sample_weight", self.sw)):

@@ -1087,9 +1087,10 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
     if x._value.dtype.kind == "O" or dtype is dtypes.string:
         from tapeflow.framework.errors import UnimplementedError
 
+        tf_name = {"float32": "float", "float64": "double", "float16": "half"}  # TF's DataTypeString
         raise UnimplementedError(
-            None, None, f"Cast {x.dtype.name} to {dtype.name} is not supported [Op:Cast]. "
-            "Use tf.strings.to_number / tf.strings.as_string.")
+            None, None, f"Cast {tf_name.get(x.dtype.name, x.dtype.name)} to {tf_name.get(dtype.name, dtype.name)} is "
+            "not supported [Op:Cast]. Use tf.strings.to_number / tf.strings.as_string.")
     return execute(CAST, (x,), {"DstT": dtype._np})
 
 

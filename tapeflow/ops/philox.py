@@ -277,6 +277,13 @@ class WordStream:
         self._words: list = []
         self._pos = 0
 
+    @classmethod
+    def at(cls, counter: int, key: int) -> WordStream:
+        """The words from a given 128-bit ``counter`` and ``key`` (a kernel's reserved stretch of its stream)."""
+        out = cls(0, 0)
+        out._key, out._counter = int(key) & _MASK64, int(counter) & _MASK128
+        return out
+
     def __call__(self) -> int:
         if self._pos == len(self._words):
             self._words = words(self._counter, self._key, self._BLOCK).reshape(-1).tolist()

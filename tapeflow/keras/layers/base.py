@@ -1215,13 +1215,14 @@ class InputLayer(Layer):
 
     def _convert(self, x: Any) -> Any:
         """Keras's ``_convert_inputs_to_tensors``: a model's input takes its ``Input``'s dtype (a uint8 image
-        fed to a float32 ``Input`` is cast to float32); strings are left for the model's layers to reject."""
-        return cast_input(super()._convert(x), self.output_tensor.dtype)
+        fed to a float32 ``Input`` is cast to float32; strings fed to a numeric ``Input`` fail TF's Cast)."""
+        return cast_input(super()._convert(x), self.output_tensor.dtype, strings=True)
 
 
-def cast_input(x: Any, dtype: Any) -> Any:
-    """``x`` (a numeric or bool tensor) cast to a model input's ``dtype``; anything else unchanged."""
-    if not isinstance(x, Tensor) or x._value.dtype.kind not in "biuf":
+def cast_input(x: Any, dtype: Any, strings: bool = False) -> Any:
+    """``x`` (a numeric or bool tensor) cast to a model input's ``dtype``; anything else unchanged. With
+    ``strings``, a string tensor for a numeric input is cast too: TF's ``UnimplementedError``, as Keras's."""
+    if not isinstance(x, Tensor) or x._value.dtype.kind not in ("biufO" if strings else "biuf"):
         return x
     target = dtypes.as_dtype(dtype)
     if target == dtypes.string or x.dtype == target:

@@ -308,6 +308,7 @@ class Embedding(Layer):
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.mask_zero = mask_zero
+        self.supports_masking = mask_zero  # as Keras: a mask_zero Embedding makes (and so "supports") a mask
 
     def get_config(self) -> dict:
         ser = serialize_keras_object

@@ -1,0 +1,103 @@
+"""What tensorflow/text's tutorials (word2vec, text_classification_rnn, warmstart_embedding_matrix) need beyond
+the ops' own tests: the candidate samplers, the legacy skip-gram helpers and Keras 3's input checks. Values,
+messages and exception types pinned from TF 2.21 / Keras 3.15."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+
+def _lists(r):
+    return [x.numpy().tolist() for x in r]
+
+
+def test_log_uniform_candidate_sampler_is_tfs_stream():
+    tf.random.set_seed(0)
+    # one kernel per op and attrs (TF's eager kernel cache): each call reads on in its Philox stream
+    a = _lists(tf.random.log_uniform_candidate_sampler([[3]], 1, 4, True, 8, seed=42))
+    b = _lists(tf.random.log_uniform_candidate_sampler([[3]], 1, 4, True, 8, seed=42))
+    assert a == [[2, 0, 7, 3], [[0.40622803568840027]],
+                 [0.5237190127372742, 1.2618595361709595, 0.21442148089408875, 0.40622803568840027]]
+    assert b[0] == [0, 1, 2, 4]
+    s, t, e = tf.random.log_uniform_candidate_sampler([[3], [5]], 1, 6, False, 100, seed=42)
+    assert s.dtype == tf.int64 and t.dtype == tf.float32 and t.shape == (2, 1) and e.shape == (6,)
+    assert s.numpy().tolist() == [13, 1, 98, 24, 53, 44]  # not unique: expected counts are p * num_sampled
+    assert np.allclose(t.numpy().ravel(), [0.2901031970977783, 0.20040735602378845], rtol=0, atol=0)
+    tf.random.set_seed(1)
+    r = _lists(tf.random.log_uniform_candidate_sampler([[1], [2]], 1, 5, True, 10, seed=42))
+    assert r == [[5, 1, 4, 7, 2], [[0.6709079742431641], [0.5355095863342285]],
+                 [0.32878872752189636, 0.6709079742431641, 0.37779146432876587, 0.260809987783432, 0.5355095863342285]]
+    r = _lists(tf.random.uniform_candidate_sampler([[1]], 1, 4, False, 7, seed=3))
+    assert r == [[1, 6, 4, 5], [[0.5714285969734192]], [0.5714285969734192] * 4]
+
+    @tf.function
+    def f():
+        return tf.random.log_uniform_candidate_sampler([[3]], 1, 3, True, 50, seed=1)[0]
+
+    tf.random.set_seed(5)
+    assert f().numpy().tolist() == [0, 3, 2] and f().numpy().tolist() == [9, 1, 0]
+
+
+def test_candidate_sampler_errors():
+    err = tf.errors.InvalidArgumentError
+    with pytest.raises(err, match="true_classes must have num_true columns, expected: 1 was: 2"):
+        tf.random.log_uniform_candidate_sampler([[3]], 2, 4, True, 8, seed=42)
+    with pytest.raises(err, match="Sampler's range is too small"):
+        tf.random.log_uniform_candidate_sampler([[3]], 1, 9, True, 8, seed=42)
+    with pytest.raises(err, match="true_classes must be a matrix"):
+        tf.random.log_uniform_candidate_sampler([3], 1, 4, True, 8, seed=42)
+    with pytest.raises(err, match="expected to be a int64 tensor but is a int32 tensor"):
+        tf.random.log_uniform_candidate_sampler(tf.constant([[3]]), 1, 4, True, 8, seed=42)
+    with pytest.raises(err, match="'num_sampled' of 0 must be at least minimum 1"):
+        tf.random.log_uniform_candidate_sampler([[3]], 1, 0, True, 8, seed=42)
+
+
+def test_skipgrams_and_sampling_table_as_keras():
+    seq = tf.keras.preprocessing.sequence
+    random.seed(3)
+    assert seq.skipgrams([1, 2, 0, 3, 4], vocabulary_size=6, window_size=2, negative_samples=0) == (
+        [[4, 3], [3, 2], [1, 2], [2, 3], [3, 4], [2, 1]], [1] * 6)
+    random.seed(3)
+    couples, labels = seq.skipgrams([1, 2, 3, 4], vocabulary_size=6, window_size=1, categorical=True)
+    assert couples == [[4, 1], [2, 3], [1, 5], [2, 1], [2, 1], [1, 2], [3, 4], [4, 3], [3, 5], [3, 2], [3, 4],
+                       [2, 3]]
+    assert labels[:5] == [[1, 0], [1, 0], [1, 0], [1, 0], [0, 1]]
+    random.seed(4)
+    assert seq.skipgrams([1, 2, 3, 4, 5], 6, window_size=1, sampling_table=seq.make_sampling_table(6),
+                         shuffle=False) == ([], [])
+    assert seq.skipgrams([1, 2, 3], vocabulary_size=4, window_size=1, negative_samples=0.5, seed=7) == (
+        [[1, 1], [1, 2], [2, 1], [3, 2], [2, 1], [2, 3]], [0, 1, 0, 1, 1, 1])
+    table = seq.make_sampling_table(4)
+    assert table.dtype == np.float64 and table.tolist() == [
+        0.0031522478751942504, 0.0031522478751942504, 0.0054759726939176976, 0.007415564097374219]
+    with pytest.raises(NotImplementedError, match="TimeseriesGenerator"):
+        seq.TimeseriesGenerator  # noqa: B018
+
+
+def test_keras_string_inputs_as_keras3():
+    assert tf.keras.layers.Embedding(10, 4, mask_zero=True).supports_masking
+    assert not tf.keras.layers.Embedding(10, 4).supports_masking
+    enc = tf.keras.layers.TextVectorization(max_tokens=10, output_sequence_length=3)
+    enc.adapt(["a b c", "b c"])
+    model = tf.keras.Sequential([enc, tf.keras.layers.Embedding(10, 4, mask_zero=True),
+                                 tf.keras.layers.GlobalAveragePooling1D()])
+    # NumPy str/bytes arrays are no Keras dtype (object arrays of strings are)
+    with pytest.raises(ValueError, match="Invalid dtype: str96"):
+        model.predict(np.array(["a b"]), verbose=0)
+    with pytest.raises(ValueError, match="Invalid dtype: bytes24"):
+        model.predict(np.array([b"a b"]), verbose=0)
+    assert model.predict(np.array(["a b"], dtype=object), verbose=0).shape == (1, 4)
+    # a Sequential nested first in a Sequential takes a float32 Input: strings fail TF's Cast
+    outer = tf.keras.Sequential([tf.keras.Sequential([enc, tf.keras.layers.Embedding(10, 4)]),
+                                 tf.keras.layers.GlobalAveragePooling1D()])
+    with pytest.raises(tf.errors.UnimplementedError, match="Cast string to float is not supported"):
+        outer(tf.constant(["a b"]))
+    with pytest.raises(tf.errors.UnimplementedError, match="Cast string to int64 is not supported"):
+        tf.keras.Sequential([tf.keras.layers.Hashing(4)])(tf.constant([["a"]]))
+    assert tf.keras.Sequential([tf.keras.layers.StringLookup(vocabulary=["a"])])(tf.constant([["a"]])).dtype == \
+        tf.int64
