@@ -101,12 +101,12 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
     "text_classification_rnn": [("epochs=10,", "epochs=2,")],  # 1280 stand-in reviews
     "word_embeddings": [("epochs=15,", "epochs=3,"), (
         "dataset_dir = os.path.join(os.path.dirname(dataset), 'aclImdb')",
-        "os.rename(os.path.join(dataset, 'aclImdb'), 'aclImdb')\n"
+        "shutil.rmtree('aclImdb', ignore_errors=True)\nos.rename(os.path.join(dataset, 'aclImdb'), 'aclImdb')\n"
         "dataset_dir = os.path.join(os.path.dirname(dataset), 'aclImdb')")],
     "word2vec": [("epochs=20,", "epochs=3,")],
     "warmstart_embedding_matrix": [("epochs=15,", "epochs=3,"), (
         'dataset_dir = os.path.join(os.path.dirname(dataset), "aclImdb")',
-        'os.rename(os.path.join(dataset, "aclImdb"), "aclImdb")\n'
+        'shutil.rmtree("aclImdb", ignore_errors=True)\nos.rename(os.path.join(dataset, "aclImdb"), "aclImdb")\n'
         'dataset_dir = os.path.join(os.path.dirname(dataset), "aclImdb")')],
 }
 
