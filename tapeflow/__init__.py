@@ -146,6 +146,8 @@ _LAZY_NAMES = {
     "SparseTensorSpec": ("tapeflow.ops.sparse", "SparseTensorSpec"),
     "TypeSpec": ("tapeflow.framework.composite_tensor", "TypeSpec"),
     "Graph": ("tapeflow.graph.session", "Graph"),  # TF 1 graph mode (tf.compat.v1.Session runs it)
+    "make_tensor_proto": ("tapeflow.framework.tensor_proto", "make_tensor_proto"),  # protobuf messages
+    "make_ndarray": ("tapeflow.framework.tensor_proto", "make_ndarray"),
 }
 
 

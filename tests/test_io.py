@@ -42,6 +42,62 @@ def test_parse_tensor_type_mismatch_and_garbage():
         tf.io.parse_tensor(b"garbage", tf.float32)
 
 
+# TF 2.21's serialize_tensor bytes (TensorProto, AsProtoTensorContent) and make_tensor_proto's
+_TF_BYTES = [
+    (np.float32(1.5), "0801120022040000c03f"), (np.array([1, 2], np.int32), "080312041202080222080100000002000000"),
+    (np.array([[True, False]]), "080a1208120208011202080222020100"),
+    (np.array([b"ab", b""], object), "0807120412020802420261624200"), (np.array(b"x", object), "08071200420178"),
+    (np.zeros((0, 3), np.float32), "08011206120012020803"), (np.array([1.5], np.float16), "08131204120208012202003e"),
+    (np.array([1 + 2j], np.complex64), "080812041202080122080000803f00000040"),
+    (np.array([-1], np.int64), "08091204120208012208ffffffffffffffff"),
+]
+
+
+@pytest.mark.parametrize("value,hexbytes", _TF_BYTES)
+def test_serialize_tensor_writes_tfs_tensor_proto_bytes(value, hexbytes):
+    t = tf.constant(value)
+    assert tf.io.serialize_tensor(t).numpy().hex() == hexbytes
+    back = tf.io.parse_tensor(bytes.fromhex(hexbytes), t.dtype)
+    assert back.shape == t.shape
+    np.testing.assert_array_equal(back.numpy(), t.numpy())
+
+
+def test_parse_tensor_reads_typed_value_fields_and_tfs_errors():
+    # make_tensor_proto's *_val forms (a scalar, a value filling a shape) parse as in TF
+    assert tf.io.parse_tensor(bytes.fromhex("080312003a0103"), tf.int32).numpy() == 3
+    np.testing.assert_array_equal(tf.io.parse_tensor(bytes.fromhex("08011204120208032a040000c03f"),
+                                                     tf.float32).numpy(), [1.5, 1.5, 1.5])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Could not parse `serialized` as TensorProto, "
+                       r"base64: Z2FyYmFnZQ== \[Op:ParseTensor\]"):
+        tf.io.parse_tensor(b"garbage", tf.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"parsed tensor \(float\) and dtype \(double\)"):
+        tf.io.parse_tensor(tf.io.serialize_tensor(tf.constant([1.0])), tf.float64)
+
+
+def test_make_tensor_proto_and_make_ndarray_as_tf():
+    pytest.importorskip("google.protobuf")
+    p = tf.make_tensor_proto([1.0, 2.0])
+    assert type(p).__name__ == "TensorProto" and p.DESCRIPTOR.full_name == "tensorflow.TensorProto"
+    assert str(p) == ('dtype: DT_FLOAT\ntensor_shape {\n  dim {\n    size: 2\n  }\n}\n'
+                      'tensor_content: "\\000\\000\\200?\\000\\000\\000@"\n')
+    cases = [((3,), {}, "080312003a0103"), (("s",), {}, "08071200420173"),
+             (([[1, 2]],), {"dtype": tf.float32, "shape": [2, 1]}, "08011208120208021202080122080000803f00000040"),
+             ((np.float32(2.0),), {}, "080112002a0400000040"), ((True,), {}, "080a12005a0101"),
+             ((1.5,), {"shape": [3]}, "08011204120208032a040000c03f"),
+             ((np.array([1, 2], np.int64),), {}, "0809120412020802221001000000000000000200000000000000"),
+             ((np.float16(1.5),), {}, "081312006a02807c"),
+             (([1 + 2j],), {}, "08121204120208016210000000000000f03f0000000000000040"),
+             ((["a", "bc"],), {}, "080712041202080242016142026263"), (([],), {}, "080112021200"),
+             ((np.uint8(3),), {}, "080412003a0103"), ((2**40,), {}, "080912005206808080808020")]
+    for args, kw, hexbytes in cases:
+        proto = tf.make_tensor_proto(*args, **kw)
+        assert proto.SerializeToString().hex() == hexbytes, (args, kw)
+        np.testing.assert_array_equal(tf.make_ndarray(proto), tf.io.parse_tensor(
+            bytes.fromhex(hexbytes), tf.as_dtype(tf.make_ndarray(proto).dtype)).numpy())
+    np.testing.assert_array_equal(tf.make_ndarray(tf.make_tensor_proto(tf.constant([[1, 2], [3, 4]]))),
+                                  [[1, 2], [3, 4]])
+
+
 def test_file_ops_inside_tf_function(tmp_path):
     path = str(tmp_path / "t.bin")
 

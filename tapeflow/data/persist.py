@@ -6,7 +6,7 @@ those, nor TF these):
 - Elements are records framed as TFRecords (length, masked CRC-32C, data, masked CRC-32C; GZIP as
   TFRecordWriter writes it). A record is the element's components in ``nest.flatten`` order (a ragged
   component: ``flat_values`` then each ``row_splits``; a sparse one: ``indices``, ``values``,
-  ``dense_shape``), each in ``tf.io.serialize_tensor``'s format, length-prefixed.
+  ``dense_shape``), each a TF ``TensorProto`` (``tf.io.serialize_tensor``'s bytes), length-prefixed.
 - ``cache(filename)``: TF's file names. A pass writes ``{filename}_0.data-00000-of-00001.tempstate<n>``
   under the lock ``{filename}_0.lockfile`` (a second writer gets TF's ``AlreadyExistsError``); a complete
   pass becomes ``{filename}.data-00000-of-00001`` plus ``{filename}.index`` (JSON: the component dtypes
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.data.dataset import Dataset, _flatten, _is_namedtuple, _pack
-from tapeflow.framework import dtypes, errors
+from tapeflow.framework import dtypes, errors, tensor_proto
 
 _FORMAT = "tapeflow-dataset-1"
 
@@ -157,9 +157,7 @@ def _components(element: Any) -> list[np.ndarray]:
 
 
 def encode(element: Any) -> bytes:
-    from tapeflow.ops.io_ops import _serialize_kernel
-
-    parts = [_serialize_kernel(a)[()] for a in _components(element)]
+    parts = [tensor_proto.serialize(a) for a in _components(element)]
     return struct.pack("<I", len(parts)) + b"".join(struct.pack("<Q", len(p)) + p for p in parts)
 
 
@@ -167,7 +165,6 @@ def decode(record: bytes, spec: Any, where: str) -> Any:
     from tapeflow.data.composite import CompositeLeaf
     from tapeflow.framework.sparse_tensor import SparseTensor, SparseTensorSpec
     from tapeflow.framework.tensor import Tensor
-    from tapeflow.ops.io_ops import _parse_kernel
     from tapeflow.ops.ragged.ragged_tensor import RaggedTensor, RaggedTensorSpec
 
     want = _component_dtypes(spec)
@@ -186,12 +183,16 @@ def decode(record: bytes, spec: Any, where: str) -> Any:
             "another element structure).")
     arrays = []
     for i, (raw, dt) in enumerate(zip(comps, want)):
-        got = raw[5:5 + raw[4]].decode() if len(raw) > 5 else "?"
+        try:
+            value = tensor_proto.parse(raw)
+        except (ValueError, IndexError, KeyError, struct.error):
+            raise errors.DataLossError(f"tf.data: a corrupted element record in {where}.") from None
+        got = dtypes.as_dtype(value.dtype).name
         if got != dt:
             raise errors.InvalidArgumentError(
                 f"Data type mismatch at component {i}: expected {dtypes.type_string(dt)} but got "
                 f"{dtypes.type_string(got)}.")
-        arrays.append(_parse_kernel(np.asarray(raw, dtype=object), dtypes.as_dtype(dt)))
+        arrays.append(value)
     it = iter(arrays)
     leaves = []
     for s in _spec_leaves(spec):

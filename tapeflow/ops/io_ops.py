@@ -1,14 +1,13 @@
 """File and serialization ops (``tf.io``): ReadFile, WriteFile, SerializeTensor, ParseTensor, DecodeCSV.
 
-``serialize_tensor`` writes tapeflow's own compact format (not TF's TensorProto):
-``b"TFLT"``, the dtype name, the rank and dims, then the raw little-endian data
-(strings: int64 lengths then the bytes). ``parse_tensor`` restores dtype and
-shape exactly. All four ops are ``NotDifferentiable``; the file ops are
-stateful, so they run at every call of a ``tf.function``.
+``serialize_tensor`` writes TF's ``TensorProto`` bytes (``framework/tensor_proto.py``), which
+``parse_tensor`` (and TF's) reads back with dtype and shape exact. All four ops are
+``NotDifferentiable``; the file ops are stateful, so they run at every call of a ``tf.function``.
 """
 
 from __future__ import annotations
 
+import base64
 import csv
 import os
 import re
@@ -17,14 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from tapeflow.framework import dtypes
+from tapeflow.framework import dtypes, tensor_proto
 from tapeflow.framework.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops.registry import NotDifferentiable, defop
 
 _OBJ = np.dtype(object)
-_MAGIC = b"TFLT"
 
 
 def _bytes(a: Any) -> bytes:
@@ -77,45 +75,21 @@ def write_file(filename: Any, contents: Any, name: Any = None) -> None:
 
 
 def _serialize_kernel(a):
-    a = np.asarray(a)
-    name = dtypes.as_dtype(a.dtype).name.encode()
-    head = _MAGIC + struct.pack("<B", len(name)) + name + struct.pack(f"<B{a.ndim}q", a.ndim, *a.shape)
-    if a.dtype == _OBJ:
-        items = [x.encode("utf-8") if isinstance(x, str) else bytes(x) for x in a.reshape(-1)]
-        body = np.asarray([len(x) for x in items], dtype="<i8").tobytes() + b"".join(items)
-    else:
-        body = np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
-    return np.asarray(head + body, dtype=_OBJ)
+    return np.asarray(tensor_proto.serialize(a), dtype=_OBJ)
 
 
 def _parse_kernel(data, out_type):
     raw = _bytes(data)
     try:
-        if raw[:4] != _MAGIC:
-            raise ValueError
-        n = raw[4]
-        dt = dtypes.as_dtype(raw[5:5 + n].decode())
-        pos = 5 + n
-        rank = raw[pos]
-        shape = struct.unpack_from(f"<{rank}q", raw, pos + 1)
-        pos += 1 + 8 * rank
-    except (ValueError, IndexError, TypeError, struct.error):
-        raise InvalidArgumentError(None, None, "Could not parse `serialized` as TensorProto: the bytes were not "
-                                   "written by tf.io.serialize_tensor [Op:ParseTensor]") from None
+        value = tensor_proto.parse(raw)
+    except (ValueError, IndexError, KeyError, struct.error):
+        raise InvalidArgumentError(None, None, "Could not parse `serialized` as TensorProto, base64: "
+                                   f"{base64.b64encode(raw).decode()} [Op:ParseTensor]") from None
+    dt = dtypes.as_dtype(value.dtype)
     if dt != out_type:
         raise InvalidArgumentError(None, None, f"Type mismatch between parsed tensor ({dtypes.type_string(dt)}) "
-                                   f"and dtype ({out_type.name}) [Op:ParseTensor]")
-    count = int(np.prod(shape, dtype=np.int64))
-    if dt == dtypes.string:
-        lens = np.frombuffer(raw, dtype="<i8", count=count, offset=pos)
-        pos += 8 * count
-        out = np.empty(count, dtype=_OBJ)
-        for i, ln in enumerate(lens):
-            out[i] = raw[pos:pos + int(ln)]
-            pos += int(ln)
-        return out.reshape(shape)
-    np_dt = np.dtype(dt._np)
-    return np.frombuffer(raw, dtype=np_dt.newbyteorder("<"), count=count, offset=pos).astype(np_dt).reshape(shape)
+                                   f"and dtype ({dtypes.type_string(out_type)}) [Op:ParseTensor]")
+    return value
 
 
 SERIALIZE_TENSOR = defop("SerializeTensor", _serialize_kernel, shape=lambda specs: [((), _OBJ)])
@@ -125,7 +99,7 @@ NotDifferentiable("ParseTensor")
 
 
 def serialize_tensor(tensor: Any, name: Any = None) -> Tensor:
-    """``tf.io.serialize_tensor``: a scalar string holding the tensor (tapeflow's format, see the module doc)."""
+    """``tf.io.serialize_tensor``: a scalar string holding the tensor as TF's ``TensorProto`` bytes."""
     return execute(SERIALIZE_TENSOR, (convert_to_tensor(tensor),))
 
 
