@@ -18,7 +18,7 @@ from tapeflow.framework.execute import execute, execute1, execute2
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.variables import Variable
 from tapeflow.ops import shapes
-from tapeflow.ops._helpers import axis_list, check_float, check_numeric, pair, scalar_int, t, traced_name
+from tapeflow.ops._helpers import _like, axis_list, check_float, check_numeric, pair, scalar_int, t, traced_name
 from tapeflow.ops.registry import NotDifferentiable, defgrad, defop, get_op
 
 # ----------------------------------------------------------------------------
@@ -27,11 +27,23 @@ from tapeflow.ops.registry import NotDifferentiable, defgrad, defop, get_op
 
 def _binary(op, x, y):
     """Converts (see ``pair``) and runs a binary elementwise op; two tensors
-    of one dtype (the common case) take the fast path."""
-    if type(x) is Tensor and type(y) is Tensor:
-        xd, yd = x._value.dtype, y._value.dtype
-        if (xd is yd or xd == yd) and xd.kind != "b":
-            return execute2(op, x, y)
+    of one dtype (the common case) take the fast path, and so do a float tensor with a Python number
+    (``0.01 * g``: the number takes the tensor's dtype, as ``pair`` would) or a variable (``h + b``)."""
+    tx, ty = type(x), type(y)
+    if tx is Tensor:
+        if ty is not Tensor:
+            if ty is float or ty is int:
+                if x._value.dtype.kind == "f":
+                    return execute2(op, x, _like(y, x))
+            elif isinstance(y, Variable):
+                y = y.value()  # (read once: pair below takes the Tensor)
+                ty = type(y)
+        if ty is Tensor:
+            xd, yd = x._value.dtype, y._value.dtype
+            if (xd is yd or xd == yd) and xd.kind != "b":
+                return execute2(op, x, y)
+    elif (tx is float or tx is int) and ty is Tensor and y._value.dtype.kind == "f":
+        return execute2(op, _like(x, y), y)
     x, y = pair(x, y, op.name)
     if x._value.dtype.kind == "b" and op.name not in _BOOL_OK:
         _reject_bool(op.name, x)

@@ -289,11 +289,11 @@ def workers(work: float) -> int:
         b.load()
     if work < SMALL_WORK or getattr(_IN_PART, "on", False):
         return 1
-    if b.set is not None and b.last is not None and int(b.get()) != b.last:
+    n = min(b.intra, 8) if b.intra > 0 else min(b.ncpu, 8) if b.auto else 1
+    # (asked only when it matters: reading the BLAS's count costs ~10 us through threadpoolctl)
+    if n > 1 and b.set is not None and b.last is not None and int(b.get()) != b.last:
         return 1  # an outside limit (threadpool_limits) is in force: keep to one thread
-    if b.intra > 0:
-        return min(b.intra, 8)
-    return min(b.ncpu, 8) if b.auto else 1
+    return n
 
 
 def parallel_for(n: int, fn: Callable[[int], Any], work: float = float("inf")) -> None:
@@ -386,8 +386,13 @@ def _threaded(kernel: Callable, work: Callable, split: tuple | None = None) -> C
         def run(a, b, transpose_a=False, transpose_b=False):  # noqa: F811 - the matmul's own, leaner
             # A small product with the BLAS already on one thread (what before_blas would keep): the
             # kernel at once, without the general wrapper's keyword packing (a microsecond a call).
+            # Any product, too, when one thread is all the general path could choose (a BLAS environment
+            # variable, or one intra-op thread already set): its checks cost ~10 us a call.
+            bl = _blas
+            if bl.ready and (bl.intra == 1 and bl.last == 1 or bl.intra <= 0 and not bl.auto):
+                return kernel(a, b, transpose_a, transpose_b)
             sb = b.shape
-            if a.ndim >= 2 and len(sb) >= 2 and _blas.last == 1 and _blas.ready:
+            if a.ndim >= 2 and len(sb) >= 2 and bl.last == 1 and bl.ready:
                 if float(a.size) * (sb[-2] if transpose_b else sb[-1]) < SMALL_WORK:
                     return kernel(a, b, transpose_a, transpose_b)
             return general(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
