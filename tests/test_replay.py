@@ -904,3 +904,56 @@ def test_a_followed_tape_asked_otherwise_gets_what_the_general_path_gives(follow
         t.gradient(y, x)
     t, y = tape()
     np.testing.assert_allclose(t.gradient(y, x).numpy(), want, rtol=1e-12)
+
+
+def test_nested_tapes_in_step_part_when_one_records_alone(followed):
+    # Tapes that picked their templates at the same op share each op's check while they record the same
+    # ops; one recording an op alone (under stop_recording, an accumulator's tangents only outer tapes see,
+    # an input only it watches) parts from the others, and every tape's gradients stay its own.
+    x = tf.constant([0.3, -0.5], tf.float64)
+    v = tf.constant([1.0, 2.0], tf.float64)
+    a = tf.constant([0.7, 1.1], tf.float64)
+    in_step = []
+
+    def paused():
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = tf.sin(x)
+                in_step.append(outer._tape.sync is not None and outer._tape.sync is inner._tape.sync)
+                with inner.stop_recording():
+                    z = y * 3.0  # (outer only)
+                assert outer._tape.sync is None  # (recorded alone: out of step)
+                w = tf.tanh(y) * z
+            g = inner.gradient(w, x)
+        return g, outer.gradient(g, x)
+
+    def tangents():
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.autodiff.ForwardAccumulator(x, v) as acc:
+                with tf.GradientTape() as inner:
+                    inner.watch(x)
+                    y = tf.reduce_sum(tf.tanh(tf.sin(x) * a))
+                g = inner.gradient(y, x)
+            jvp = acc.jvp(g)
+        return g, jvp, outer.gradient(jvp, x)
+
+    def watching_other():
+        with tf.GradientTape() as outer:
+            outer.watch(a)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                inner.watch(a)
+                s = tf.sin(x)  # (inner only)
+                y = tf.reduce_sum(tf.tanh(s * a))
+            g = inner.gradient(y, [x, a])
+        return g, outer.gradient(g, a)
+
+    for fn in (paused, tangents, watching_other):
+        want, got = _both(fn, calls=5)
+        for g in got:
+            _close(want, g)
+    assert followed.count(True) >= 6
+    assert in_step[-1] or replay.backprop.LAZY_MIN_OPS == 1  # (tapes following lazily check on their own)

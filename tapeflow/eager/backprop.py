@@ -127,6 +127,7 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                                         oid = o._id
                                         pos[oid] = len(pos)
                                         w.add(oid)
+                                        tp.sync = None  # (recorded on this tape alone)
                                         light.append(
                                             (ids, (oid,), inputs if save_in else None, outputs if save_out else None,
                                              attrs)
@@ -265,8 +266,9 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
 
     What ``_follow`` does per tape, inline for the common op (one float output, a tape checking as it
     goes): what the op is (its rule, output shape and dtype) is read once for all the tapes, then each
-    tape checks its own template entry and positions. Anything else goes through ``_follow``."""
-    rest = None
+    tape checks its own template entry and positions, or, for tapes in step with one checked before
+    (``Tape.sync``: the same entries and positions so far, and the same next template entry), takes
+    that tape's result. Anything else goes through ``_follow``."""
     o = outputs[0]
     v = o._value
     d = v.dtype
@@ -281,10 +283,13 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
                 else _follow(tp, spec, op.name, input_ids, inputs, attrs, outputs, op)
             )
         ]
+    rest = None
     name = op.name
     shape = v.shape
+    oid = o._id
     n = len(input_ids)
     first = _MISSING  # the op's meta, for tapes picking their template at this op
+    done = None  # sync token -> (entries before, template entry, ids first seen, the entry appended)
     for j, tp in enumerate(tapes):
         tpl = tp.tpl
         if tpl is None:
@@ -298,6 +303,7 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
             if i in w:
                 break
         else:
+            tp.sync = None  # (not recorded here, maybe on its peers)
             continue  # no watched input: not recorded
         if tp.lazy:
             ok = _follow_any(tp, op, spec, input_ids, inputs, attrs, outputs)
@@ -313,6 +319,25 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
                     tp.tpl = tpl = t
                     tp.light = []
                     tp.pos = {}
+                    # (picked at this op: in step with a tape that picked its template here, if the entry agrees)
+                    tp.sync = (done.get(_NEW) if done is not None else None) or object()
+            sync = tp.sync
+            if sync is not None and done is not None:
+                got = done.get(sync)
+                if got is not None:
+                    k, f, new, entry = got
+                    light = tp.light
+                    fast = tpl.fast
+                    if len(light) == k and k < len(fast) and fast[k] is f:
+                        # In step with a tape that has just recorded this op: the same check, the same entry.
+                        pos = tp.pos
+                        for i in new:
+                            pos[i] = len(pos)
+                        pos[oid] = len(pos)
+                        w.add(oid)
+                        light.append(entry)
+                        continue
+                    tp.sync = sync = None
             if tpl is not _UNDECIDED:
                 light = tp.light
                 k = len(light)
@@ -327,23 +352,32 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
                     ):
                         pos = tp.pos
                         m = None
+                        new = ()
                         for q in range(n):
                             p = pos.get(input_ids[q])
                             if p is None:
                                 if m is None:
                                     m = tpl.ops[k][2]
                                 p = _seen(pos, input_ids, inputs, m, q)
+                                if p >= 0:
+                                    new += (input_ids[q],)
                             if p != ein[q]:
                                 break
                         else:
-                            oid = o._id
                             pos[oid] = len(pos)
                             w.add(oid)
-                            light.append(
-                                (input_ids, (oid,), inputs if save_in else None, outputs if save_out else None, attrs)
-                            )
+                            entry = (input_ids, (oid,), inputs if save_in else None, outputs if save_out else None,
+                                     attrs)
+                            light.append(entry)
                             ok = True
+                            if sync is not None:
+                                if done is None:
+                                    done = {}
+                                if k == 0:  # (tapes picking their templates later in this call may join it)
+                                    done[_NEW] = sync
+                                done[sync] = (k, f, new, entry)
             if not ok:  # (a departure, or a template to pick lazily: _follow's own way)
+                tp.sync = None
                 ok = _follow(tp, spec, name, input_ids, inputs, attrs, outputs, op)
         if not ok:
             if rest is None:
@@ -354,6 +388,7 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
 
 
 _MISSING = object()
+_NEW = object()  # (_follow_tapes: the token of the tapes that picked their templates at this op)
 _NOT_FOUND = object()  # (what replay.template_gradient answers when it has no compiled replay to call)
 
 
@@ -428,6 +463,7 @@ def _follow(tp, spec, name, input_ids, inputs, attrs, outputs, op=None) -> bool:
                     oid = o._id
                     pos[oid] = len(pos)
                     w.add(oid)
+                    tp.sync = None  # (recorded on this tape alone)
                     light.append(
                         (input_ids, (oid,), inputs if save_in else None, outputs if save_out else None, attrs)
                     )
@@ -797,6 +833,7 @@ def _follow_many(tp, spec, m, ein, input_ids, inputs, attrs, outputs) -> bool:
     for oid in oids:
         pos[oid] = len(pos)
     tp.watched.update(oids)
+    tp.sync = None  # (recorded on this tape alone)
     tp.light.append(
         (input_ids, oids, inputs if spec.save_inputs else None, outputs if spec.save_outputs else None, attrs)
     )

@@ -186,9 +186,27 @@ class Template:
                 fast.append(None)
                 continue
             a = attrs[j] if attrs is not None else None
-            fast.append((spec, name, m.output_shapes[0], m.output_dtypes[0], akey, a if akey is not None else None,
-                         ein, spec.save_inputs, spec.save_outputs))
+            fast.append(_entry((spec, name, m, akey, ein), (
+                spec, name, m.output_shapes[0], m.output_dtypes[0], akey, a if akey is not None else None, ein,
+                spec.save_inputs, spec.save_outputs)))
         self.fast = fast
+
+
+# Templates' per-op entries, one object per distinct op entry (rule, name, meta, attrs key, input positions),
+# so that tapes in step (``Tape.sync``) tell by identity that the next op's check is the same for each.
+_ENTRIES: dict = {}
+
+
+def _entry(key: tuple, entry: tuple) -> tuple:
+    try:
+        got = _ENTRIES.get(key)
+    except TypeError:  # (an unhashable attrs key: not shared)
+        return entry
+    if got is None:
+        if len(_ENTRIES) >= 1 << 16:
+            _ENTRIES.clear()
+        got = _ENTRIES[key] = entry
+    return got
 
 
 # A fresh non-persistent tape: it may follow a template from its first op.
@@ -243,6 +261,7 @@ class Tape:
         "pos",
         "light",
         "lazy",
+        "sync",
         "__weakref__",
     )
 
@@ -262,6 +281,10 @@ class Tape:
         # While following lazily (see Lane): the ops its lane takes (light holds lazy entries, checked only at
         # gradient time); False otherwise.
         self.lazy: frozenset | bool = False
+        # Nested tapes that picked their templates at the same op and recorded every op since together share
+        # a token here (their light entries and positions are equal): an op checked for one of them is
+        # copied to the others. Recording an op on the tape alone clears it.
+        self.sync: object | None = None
 
     @property
     def records(self) -> list[OpRecord]:
@@ -274,6 +297,7 @@ class Tape:
         self.tpl = None
         self.pos = self.light = None
         self.lazy = False
+        self.sync = None
         self._records = value
 
     def should_record(self, input_ids: Iterable[int]) -> bool:
@@ -293,6 +317,7 @@ def materialize(tp: Tape) -> None:
     the ``OpRecord``s ordinary recording would have made."""
     tpl = tp.tpl
     tp.tpl = None
+    tp.sync = None
     light = tp.light
     if tp.lazy:
         tp.lazy = False
