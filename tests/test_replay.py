@@ -421,6 +421,28 @@ def test_compiler_folds_reshape_chains_and_reshapes_to_the_same_shape():
     np.testing.assert_array_equal(z, np.arange(6.0).reshape(2, 3) + 1.0)
 
 
+def test_compiler_shares_products_and_sums_whatever_their_operand_order_but_not_string_joins():
+    from tapeflow.graph.compiler import compile_graph
+
+    @tf.function
+    def f(x, y):
+        return x * y + y * x, (y + x) * (x + y)  # one Mul, one AddV2 for the first; one AddV2, one Mul after
+
+    @tf.function
+    def g(a, b):
+        return a + b, b + a  # (string joins do not commute)
+
+    x, y = tf.constant([1.5, -2.0]), tf.constant([0.25, 3.0])
+    gf = f.get_concrete_function(x, y)._gf
+    cg = compile_graph(gf.graph, gf.inputs, gf.outputs)
+    assert cg.num_ops == 4
+    p, q = cg(x.numpy(), y.numpy())
+    np.testing.assert_array_equal(p, x.numpy() * y.numpy() * 2)
+    np.testing.assert_array_equal(q, (x.numpy() + y.numpy()) ** 2)
+    ab, ba = g(tf.constant("a"), tf.constant("b"))
+    assert (ab.numpy(), ba.numpy()) == (b"ab", b"ba")
+
+
 def test_attr_keys_tell_apart_what_a_trace_bakes_in():
     # Values that compare equal in Python but trace differently get different keys;
     # objects are named by identity (and kept alive), small arrays by content.

@@ -92,6 +92,7 @@ class CompiledGraph:
 
 
 _ZERO_RULES = frozenset({"Mul", "AddV2", "Sub"})
+_COMMUTATIVE = frozenset({"Mul", "AddV2"})  # (numbers only: AddV2 of strings concatenates)
 
 
 def _shape_of(x: Tensor):
@@ -198,8 +199,13 @@ def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True, 
         if op.opdef is not None and not op.stateful:
             akey = _attr_key(op.attrs)
             if akey is not None:
-                key = (op.type, tuple(("s", x._id) if isinstance(x, SymbolicTensor) else ("c", id(x))
-                                      for x in ins), akey)
+                in_keys = tuple(("s", x._id) if isinstance(x, SymbolicTensor) else ("c", id(x)) for x in ins)
+                if op.type in _COMMUTATIVE and len(in_keys) == 2 and in_keys[1] < in_keys[0]:
+                    # x * y and y * x are the same numbers (IEEE products and sums commute exactly): one key.
+                    dt = op.outputs[0]._value.dtype if len(op.outputs) == 1 else None
+                    if dt is not None and dt.kind in "fciub":
+                        in_keys = (in_keys[1], in_keys[0])
+                key = (op.type, in_keys, akey)
                 prev = seen.get(key)
                 if prev is not None:
                     for o, p in zip(op.outputs, prev.outputs):
