@@ -287,7 +287,6 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
     name = op.name
     shape = v.shape
     oid = o._id
-    n = len(input_ids)
     first = _MISSING  # the op's meta, for tapes picking their template at this op
     done = None  # sync token -> (entries before, template entry, ids first seen, the entry appended)
     for j, tp in enumerate(tapes):
@@ -320,9 +319,13 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
                     tp.light = []
                     tp.pos = {}
                     # (picked at this op: in step with a tape that picked its template here, if the entry agrees)
-                    tp.sync = (done.get(_NEW) if done is not None else None) or object()
+                    tp.sync = (done.get(_NEW) if done is not None else None) or _Step(tapes)
             sync = tp.sync
-            if sync is not None and done is not None:
+            if sync is None:
+                pass
+            elif sync.stack is not tapes:  # (recording on a subset of the tapes in step)
+                tp.sync = sync = None
+            elif done is not None:
                 got = done.get(sync)
                 if got is not None:
                     k, f, new, entry = got
@@ -351,16 +354,16 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
                         and (not attrs if akey is None else attrs and _attrs_match(attrs, tattrs, akey))
                     ):
                         pos = tp.pos
-                        m = None
                         new = ()
-                        for q in range(n):
-                            p = pos.get(input_ids[q])
+                        m = None
+                        for q, i in enumerate(input_ids):
+                            p = pos.get(i)
                             if p is None:
                                 if m is None:
                                     m = tpl.ops[k][2]
                                 p = _seen(pos, input_ids, inputs, m, q)
                                 if p >= 0:
-                                    new += (input_ids[q],)
+                                    new += (i,)
                             if p != ein[q]:
                                 break
                         else:
@@ -385,6 +388,15 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
             else:
                 rest.append(tp)
     return rest or []
+
+
+class _Step:
+    """The token of tapes in step (``Tape.sync``), valid on the tape stack it was made on."""
+
+    __slots__ = ("stack",)
+
+    def __init__(self, stack: list) -> None:
+        self.stack = stack
 
 
 _MISSING = object()
@@ -1296,6 +1308,7 @@ class GradientTape:
     def _pop_tape(self) -> None:
         if not self._recording:
             raise ValueError("Tape is not recording.")
+        self._tape.sync = None  # (off the stack: out of step with the tapes still recording)
         tapes = state.tapes
         if tapes and tapes[-1] is self._tape:  # (the innermost tape: the usual case)
             tapes.pop()
