@@ -319,6 +319,8 @@ def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | Non
             kname = global_obj("k_", op.opdef.kernel)
             kernels[id(op.opdef)] = kname
         kw = ", ".join(f"{k}={global_obj('A', v)}" for k, v in op.attrs.items())
+        if op.type == "While" and not any(o._id in last_use or o._id in keep for o in op.outputs[op.attrs["n_vars"]:]):
+            kw += ", keep_history=False"  # no gradient reads its iterations back (a backward loop, mostly)
         call = f"{kname}({', '.join(args)}{', ' if args and kw else ''}{kw})"
         if "plan" in op.attrs and op.opdef.extra.get("plan_step"):  # a collective with its own buffer: its step
             call = f"({global_obj('P', op.attrs['plan'])}.step(({', '.join(args)},)) or {call})"  # or the kernel

@@ -299,20 +299,34 @@ def switch_case(branch_index: Any, branch_fns: Any, default: Callable | None = N
 # While
 # -----------------------------------------------------------------------------
 
-def _while_kernel(*arrays, cond_fn, body_fn, n_vars, max_iter):
+def _while_kernel(*arrays, cond_fn, body_fn, n_vars, max_iter, write_only=(), keep_history=True):
     vals = tuple(arrays[:n_vars])
     caps = tuple(arrays[n_vars:])
     steps = []
     i = 0
     while (max_iter is None or i < max_iter) and cond_fn.run(vals + caps, False)[0]:
-        steps.append(vals)
+        # a write-only buffer's values are never read back (see _write_only_vars): keep its shape, not a copy
+        if keep_history:
+            steps.append(tuple(np.shape(v) if j in write_only else v for j, v in enumerate(vals)))
         vals = tuple(body_fn.run(vals + caps, False))
         i += 1
+    if not keep_history:  # (the compiled graph reads no history output: see compiler.compile_graph)
+        return vals + tuple(np.zeros((0,) + np.shape(a), np.asarray(a).dtype) for a in arrays[:n_vars])
     # Each loop variable's value at the start of every iteration, stacked:
     # the backward pass replays them in reverse.
     history = []
     for j in range(n_vars):
-        if steps:
+        if steps and j in write_only:
+            zero = np.zeros((), np.asarray(arrays[j]).dtype)
+            shapes = {s[j] for s in steps}
+            if len(shapes) == 1:  # zero-stride: the right shape for the gradient's zeros_like, no memory
+                history.append(np.broadcast_to(zero, (len(steps),) + steps[0][j]))
+            else:
+                rows = np.empty(len(steps), object)
+                for k, s in enumerate(steps):
+                    rows[k] = np.broadcast_to(zero, s[j])
+                history.append(rows)
+        elif steps:
             try:
                 history.append(np.stack([np.asarray(s[j]) for s in steps]))
             except ValueError:  # the shape changed across iterations (a growing TensorArray): one array a step
@@ -325,7 +339,28 @@ def _while_kernel(*arrays, cond_fn, body_fn, n_vars, max_iter):
     return vals + tuple(history)
 
 
-def _while_shape(specs, cond_fn, body_fn, n_vars, max_iter):
+def _write_only_vars(graph: Any, phs: list, outs: list) -> tuple:
+    """The loop variables that are TensorArray buffers the body only writes (``TensorListSetItem`` on it, the
+    result on to the next iteration): their gradients never read their values, so the While op need not keep
+    a copy per iteration (an RNN's output buffer of ``(time, batch, units)`` kept at every step is quadratic)."""
+    found = []
+    for j, ph in enumerate(phs):
+        tracked = {id(ph)}
+        ok = True
+        for op in graph.operations:
+            for pos, x in enumerate(op.inputs):
+                if id(x) not in tracked:
+                    continue
+                if (op.type == "TensorListSetItem" and pos == 0) or op.type == "Identity":
+                    tracked.add(id(op.outputs[0]))
+                else:
+                    ok = False
+        if ok and id(outs[j]) in tracked:
+            found.append(j)
+    return tuple(found)
+
+
+def _while_shape(specs, cond_fn, body_fn, n_vars, max_iter, write_only=()):
     out = [(p._value.shape, p._value.dtype) for p in body_fn.inputs[:n_vars]]
     hist = [(None if s is None else (None,) + tuple(s), d) for s, d in out]
     return out + hist
@@ -582,8 +617,11 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
         return relaxed_loop_shapes(while_loop, cond, body, loop_vars, inv, parallel_iterations, back_prop,
                                    swap_memory, maximum_iterations, name)
     (cfn, bfn), caps = _functions([(cg, cphs, [c]), (bg, bphs, bflat)])
+    # (only the buffers of TensorArrays: a plain variable passed through is read back by nobody either, but its
+    # history is cheap and tests look at it)
+    write_only = tuple(j for j in _write_only_vars(bg, bphs, bflat) if j in tas)
     outs = execute(WHILE, (*tensors, *caps), {"cond_fn": cfn, "body_fn": bfn, "n_vars": len(tensors),
-                                               "max_iter": max_iter})
+                                               "max_iter": max_iter, "write_only": write_only})
     return nest.pack_sequence_as(loop_vars, wrap(list(outs[: len(tensors)])))
 
 
