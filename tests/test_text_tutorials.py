@@ -128,3 +128,22 @@ def test_rnn_gradient_in_tf_function_keeps_no_copy_of_its_output_buffer_per_step
     assert peak < 20e6, peak  # (5 MB now)
     for a, b in zip(eager, grads):
         np.testing.assert_allclose(a, b.numpy(), rtol=1e-4, atol=1e-4)  # (float32 sums over 100 steps)
+
+
+def test_ragged_to_tensor_inside_tf_function():
+    # text_generation's OneStep.generate_one_step: unicode_split -> StringLookup -> to_tensor in a tf.function
+    lookup = tf.keras.layers.StringLookup(vocabulary=list("abcde"), mask_token=None)
+
+    @tf.function
+    def ids(s):
+        return lookup(tf.strings.unicode_split(s, "UTF-8")).to_tensor()
+
+    out = ids(tf.constant(["abc", "d", "eeee"]))
+    assert out.dtype == tf.int64 and out.numpy().tolist() == [[1, 2, 3, 0], [4, 0, 0, 0], [5, 5, 5, 5]]
+    assert ids(tf.constant(["ab"])).numpy().tolist() == [[1, 2]]
+
+    @tf.function
+    def chars(s):
+        return tf.strings.unicode_split(s, "UTF-8").to_tensor(default_value="-")
+
+    assert chars(tf.constant(["ab", "c"])).numpy().tolist() == [[b"a", b"b"], [b"c", b"-"]]

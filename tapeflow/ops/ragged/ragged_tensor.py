@@ -455,6 +455,15 @@ class RaggedTensor(CompositeTensor):
         from tapeflow.ops import array_ops, indexing_ops
 
         flat = self.flat_values
+        if self._traced_partition() and shape is None and self.shape.rank == 2:
+            # the partition is known when the graph runs (a ragged tensor made inside a tf.function): one op
+            from tapeflow.ops.lookup_ops import rows_to_dense
+
+            if flat._value.dtype.kind in "fc":  # (that op has no gradient)
+                raise NotImplementedError("RaggedTensor.to_tensor of float values whose row partition is made "
+                                          "inside a tf.function (no gradient for it in tapeflow yet)")
+            default = (b"" if flat._value.dtype.kind == "O" else 0) if default_value is None else default_value
+            return rows_to_dense(flat, self._row_splits, default)
         idx = _value_indices(self)
         bshape = [int(d) for d in _np(self.bounding_shape())]
         if shape is not None:
