@@ -147,3 +147,39 @@ def test_ragged_to_tensor_inside_tf_function():
         return tf.strings.unicode_split(s, "UTF-8").to_tensor(default_value="-")
 
     assert chars(tf.constant(["ab", "c"])).numpy().tolist() == [[b"a", b"b"], [b"c", b"-"]]
+
+
+def test_model_inputs_by_keyword_and_custom_step_epoch_logs():
+    class M(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = tf.keras.layers.Dense(2)
+
+        def call(self, inputs, states=None, return_state=False):
+            y = self.d(inputs)
+            return (y, states) if return_state else y
+
+    y, s = M()(inputs=tf.ones((1, 3)), states=tf.zeros((1,)), return_state=True)  # as Keras 3
+    assert y.shape == (1, 2) and s.shape == (1,)
+
+    class C(tf.keras.Model):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                loss = self.loss(y, self(x, training=True))
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            return {"loss": loss}
+
+        def test_step(self, data):
+            x, y = data
+            return {"loss": self.loss(y, self(x)), "other": 1.0}
+
+    inp = tf.keras.Input((3,))
+    c = C(inp, tf.keras.layers.Dense(1)(inp))
+    c.compile(optimizer="sgd", loss=tf.keras.losses.MeanSquaredError())
+    # Keras 3: the epoch's logs are the model's metrics when a custom step's keys are theirs (the loss tracker,
+    # never updated here: 0), else the step's
+    assert c.fit(np.ones((8, 3)), np.ones((8, 1)), epochs=2, verbose=0).history == {"loss": [0.0, 0.0]}
+    out = c.evaluate(np.ones((8, 3)), np.ones((8, 1)), verbose=0, return_dict=True)
+    assert set(out) == {"loss", "other"} and out["loss"] > 0 and out["other"] == 1.0

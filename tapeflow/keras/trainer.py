@@ -851,6 +851,17 @@ class Trainer:
             return logs
         return self._logs()
 
+    def _final_logs(self, out: Any) -> dict:
+        """An epoch's (or evaluate's) logs: Keras 3's ``_get_metrics_result_or_logs``: the model's metric results
+        when a custom step returned logs of the same keys (a train_step returning ``{'loss': ...}`` without
+        updating the loss tracker shows its zero), else the last step's logs."""
+        logs = self._batch_logs(out)
+        if isinstance(out, dict):
+            metric_logs = self._logs()
+            if set(logs) == set(metric_logs):
+                return metric_logs
+        return logs
+
     def _update_metrics(self, x: Any, y: Any, y_pred: Any, sw: Any, loss: Tensor, per_output: Any = None) -> None:
         # The loss is averaged over batches weighted by their size (Keras 3's loss tracker).
         first = nest.flatten(x)[0]
@@ -1012,7 +1023,7 @@ class Trainer:
             if i < 0:  # no batch at all (0 samples): Keras warns and stops
                 warnings.warn(_RAN_OUT, stacklevel=2)
                 break
-            logs = self._batch_logs(out)
+            logs = self._final_logs(out)
             epoch_logs = dict(logs)
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 vx, vy, vsw = _unpack(tuple(validation_data)) if isinstance(validation_data, (tuple, list)) \
@@ -1066,7 +1077,7 @@ class Trainer:
             out = step(self._convert_batch(xb, yb, swb))
             ran = True
             cb.on_test_batch_end(i, self._batch_logs(out) if batch_logs else {})
-        logs = self._batch_logs(out) if ran else {}  # no batch (an empty dataset): no logs, as Keras
+        logs = self._final_logs(out) if ran else {}  # no batch (an empty dataset): no logs, as Keras
         cb.on_test_end(logs)
         if return_dict:
             return logs

@@ -712,7 +712,10 @@ class Layer(Module):
         if _has_keras_tensor((args, kwargs)):
             return self._symbolic_call(args, kwargs)
         if not args:
-            raise TypeError(f"{type(self).__name__}.__call__ needs the inputs as its first positional argument")
+            first = _first_call_param(type(self).call)
+            if first is None or first not in kwargs:
+                raise TypeError(f"{type(self).__name__}.__call__ needs the inputs as its first positional argument")
+            args = (kwargs.pop(first),)  # as Keras 3: the inputs by their name (model(inputs=x, states=s))
         if len(args) > 1 or not isinstance(args[0], (Tensor, np.ndarray)):
             self._check_positional_args(args)
         inputs = args[0]
@@ -1217,6 +1220,18 @@ class InputLayer(Layer):
         """Keras's ``_convert_inputs_to_tensors``: a model's input takes its ``Input``'s dtype (a uint8 image
         fed to a float32 ``Input`` is cast to float32; strings fed to a numeric ``Input`` fail TF's Cast)."""
         return cast_input(super()._convert(x), self.output_tensor.dtype, strings=True)
+
+
+def _first_call_param(call: Any) -> str | None:
+    """The name of ``call``'s first argument after ``self`` (the inputs), or None."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(call).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+    ok = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return params[0].name if params and params[0].kind in ok else None
 
 
 def cast_input(x: Any, dtype: Any, strings: bool = False) -> Any:
