@@ -290,6 +290,30 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
     first = _MISSING  # the op's meta, for tapes picking their template at this op
     done = None  # sync token -> (entries before, template entry, ids first seen, the entry appended)
     for j, tp in enumerate(tapes):
+        sync = tp.sync
+        if sync is not None and done is not None:
+            got = done.get(sync)
+            if got is not None and sync.stack is tapes:
+                # In step with a tape that has just recorded this op: the same check, the same entry.
+                k, f, new, entry = got
+                w = tp.watched
+                light = tp.light
+                fast = tp.tpl.fast
+                if len(light) == k and k < len(fast) and fast[k] is f:
+                    for i in input_ids:
+                        if i in w:
+                            break
+                    else:
+                        tp.sync = None  # (not recorded here, but on its peers)
+                        continue
+                    pos = tp.pos
+                    for i in new:
+                        pos[i] = len(pos)
+                    pos[oid] = len(pos)
+                    w.add(oid)
+                    light.append(entry)
+                    continue
+            tp.sync = None
         tpl = tp.tpl
         if tpl is None:
             if rest is None:
@@ -327,12 +351,11 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
                 tp.sync = sync = None
             elif done is not None:
                 got = done.get(sync)
-                if got is not None:
+                if got is not None:  # (picked its template at this op, with a tape that did)
                     k, f, new, entry = got
                     light = tp.light
                     fast = tpl.fast
                     if len(light) == k and k < len(fast) and fast[k] is f:
-                        # In step with a tape that has just recorded this op: the same check, the same entry.
                         pos = tp.pos
                         for i in new:
                             pos[i] = len(pos)
@@ -782,6 +805,8 @@ def _follow_lazy(tp, op, input_ids, inputs, attrs, outputs) -> bool:
 def _attrs_match(attrs: dict, tattrs: dict | None, akey: tuple) -> bool:
     """Whether ``attrs`` have the attrs key ``akey`` (those of the template's record, ``tattrs``): most
     attrs are flags, ints, strings and int tuples, compared here without building the key."""
+    if attrs is tattrs:  # (one attrs dict for every call of a compiled replay, tape_replay._Entry)
+        return True
     if tattrs is None or len(attrs) != len(tattrs):
         return akey == replay._attr_key(attrs, [])
     for (k, x), (tk, y) in zip(attrs.items(), tattrs.items()):
@@ -1309,7 +1334,8 @@ class GradientTape:
         if not self._recording:
             raise ValueError("Tape is not recording.")
         self._tape.sync = None  # (off the stack: out of step with the tapes still recording)
-        tapes = state.tapes
+        st = state
+        tapes = st.tapes
         if tapes and tapes[-1] is self._tape:  # (the innermost tape: the usual case)
             tapes.pop()
         else:
@@ -1317,7 +1343,10 @@ class GradientTape:
                 if tapes[i] is self._tape:
                     del tapes[i]
                     break
-        state.update_recording()
+        if tapes:  # (tapes still recording: recording and plain stay as they are)
+            st.lane = None
+        else:
+            st.update_recording()
         self._recording = False
 
     # watching

@@ -39,11 +39,12 @@ import numpy as np
 from tapeflow.eager import backprop
 from tapeflow.eager import tape as tape_lib
 from tapeflow.eager.tape import OpRecord
+from tapeflow.framework import execute as execute_mod
 from tapeflow.framework.execute import execute
 from tapeflow.framework.indexed_slices import IndexedSlices
-from tapeflow.framework.tensor import Tensor, convert_to_tensor
+from tapeflow.framework.tensor import Tensor, _wrap, convert_to_tensor
 from tapeflow.graph.function import GraphFunction
-from tapeflow.graph.functional_ops import call_function
+from tapeflow.graph.functional_ops import CALL, call_function
 from tapeflow.graph.graph import FuncGraph, SymbolicTensor, graph_scope
 
 # False: every gradient walks its records (tests compare the two).
@@ -77,7 +78,7 @@ class _Key:
 
 
 class _Entry:
-    __slots__ = ("fn", "out_index", "keep", "size", "pick", "template")
+    __slots__ = ("fn", "out_index", "keep", "size", "pick", "template", "call_attrs")
 
     def __init__(self, fn, out_index: list, keep: list) -> None:
         self.size = len(fn.graph.operations)
@@ -86,6 +87,7 @@ class _Entry:
         self.keep = keep  # attrs objects the key names by id (kept alive so ids stay unique)
         self.pick = None  # takes the distinct saved tensors from the records' (see _dedup)
         self.template = None  # for tapes to record along (tape.Template), made on first use
+        self.call_attrs = {"f": fn, "saved": False}  # the attrs of every call of fn as one op (never changed)
 
 
 _BOOL_KEYS = {id(True): (bool, "True"), id(False): (bool, "False"), id(None): (type(None), "None")}
@@ -558,8 +560,11 @@ def template_gradient(tp, target: Tensor, source: Tensor, og: Tensor | None, pla
     fn = entry.fn
     if plain:
         outs = fn.compiled()(*map(_VALUE, saved))
-    else:
+    elif fn.read_vars:
         outs = call_function(fn, saved, saved=False)
+    else:  # (what call_function does eagerly: the call is one op on the tapes and accumulators)
+        outs = tuple([_wrap(o) for o in fn.compiled()(*map(_VALUE, saved))])
+        execute_mod.record_hook(CALL, tuple(saved), entry.call_attrs, outs)
     if sp is None or sp not in out_pos:
         return None
     out = outs[out_pos.index(sp)]
