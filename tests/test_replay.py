@@ -979,3 +979,47 @@ def test_nested_tapes_in_step_part_when_one_records_alone(followed):
             _close(want, g)
     assert followed.count(True) >= 6
     assert in_step[-1] or replay.backprop.LAZY_MIN_OPS == 1  # (tapes following lazily check on their own)
+
+
+def test_nested_tapes_in_step_on_two_threads_at_once(fresh):
+    # Each thread has its own tape stack: tapes in step on one thread never take another thread's checks,
+    # though both follow the same templates.
+    import threading
+
+    def d3(x):
+        with tf.GradientTape() as t3:
+            t3.watch(x)
+            with tf.GradientTape() as t2:
+                t2.watch(x)
+                with tf.GradientTape() as t1:
+                    t1.watch(x)
+                    y = tf.tanh(x) * tf.sin(x)
+                d1 = t1.gradient(y, x)
+            d2 = t2.gradient(d1, x)
+        return t3.gradient(d2, x)
+
+    def want(v):  # d³/dx³ of tanh(x)·sin(x), by finite differences of the closed-form 2nd derivative
+        def f2(u):
+            t, s, c = np.tanh(u), np.sin(u), np.cos(u)
+            sech2 = 1 - t * t
+            return -2 * t * sech2 * s + 2 * sech2 * c - t * s
+        h = 1e-5
+        return (f2(v + h) - f2(v - h)) / (2 * h)
+
+    errors = []
+
+    def work(v):
+        x = tf.constant(v, tf.float64)
+        try:
+            for _ in range(30):
+                np.testing.assert_allclose(float(d3(x)), want(v), rtol=1e-6)
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(v,)) for v in (0.3, -1.1)]
+    for th in threads:
+        th.start()
+    work(0.8)
+    for th in threads:
+        th.join()
+    assert not errors

@@ -1324,10 +1324,12 @@ class GradientTape:
             self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
             self._used = False
         st = state
-        st.tapes.append(self._tape)
-        st.recording = True  # (what update_recording gives with a tape on the stack)
-        st.plain = False
+        tapes = st.tapes
+        if not tapes:
+            st.recording = True  # (what update_recording gives with a tape on the stack)
+            st.plain = False
         st.lane = None
+        tapes.append(self._tape)
         self._recording = True
 
     def _pop_tape(self) -> None:
@@ -1352,12 +1354,13 @@ class GradientTape:
     # watching
     def watch(self, tensor: Any) -> None:
         """Ensures ``tensor`` (any nested structure of tensors/variables) is traced."""
-        if self._tape is None:
-            self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
-        elif self._tape.lazy and self._tape.light:  # (its watched ids are worked out from those it started with)
-            tape_lib.materialize(self._tape)
+        tp = self._tape
+        if tp is None:
+            tp = self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
+        elif tp.lazy and tp.light:  # (its watched ids are worked out from those it started with)
+            tape_lib.materialize(tp)
         if type(tensor) is Tensor and tensor._value.dtype.kind in "fc":  # (the common case, without nest)
-            self._tape.watched.add(tensor._id)
+            tp.watched.add(tensor._id)
             return
         Variable = variables_mod.Variable  # noqa: N806 - the class
         for t in nest.flatten(tensor, expand_composites=True):  # (a RaggedTensor: its components)
