@@ -27,7 +27,8 @@ def execute(op, inputs: tuple, attrs: dict | None = None):
     """Runs ``op`` on ``inputs`` (Tensors) with ``attrs``; returns its output
     Tensor, or a list of Tensors for multi-output ops."""
     st = state
-    if not st.plain and st._graph is not None:
+    plain = st.plain
+    if not plain and st._graph is not None:
         return st._graph.add_op(op, inputs, attrs or {})
     try:
         if attrs:
@@ -38,13 +39,14 @@ def execute(op, inputs: tuple, attrs: dict | None = None):
         raise
     except _KERNEL_ERRORS as e:
         raise kernel_error(op, inputs, attrs, e) from None
+    # (Not plain and no graph: something records.)
     if op.num_outputs == 1:
         result = Tensor(out)
-        if st.recording:
+        if not plain:
             record_hook(op, inputs, attrs, (result,))
         return result
     outputs = tuple(_wrap(o) for o in out)
-    if st.recording:
+    if not plain:
         record_hook(op, inputs, attrs, outputs)
     return list(outputs)
 
