@@ -314,10 +314,16 @@ def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | Non
         if op.opdef is None:
             lines.append("    " + _special(op, args, outs, global_obj))
             continue
-        kname = kernels.get(id(op.opdef))
+        kernel = op.opdef.kernel
+        inplace = op.opdef.extra.get("inplace")
+        if inplace is not None and args and args[0].startswith("t") and args[0] not in args[1:]:
+            x = resolve(ins[0])  # a temporary of this function that dies here: the op may write into it
+            if x._id not in keep and x._id in dying.get(k, ()):
+                kernel = inplace
+        kname = kernels.get(id(kernel))
         if kname is None:
-            kname = global_obj("k_", op.opdef.kernel)
-            kernels[id(op.opdef)] = kname
+            kname = global_obj("k_", kernel)
+            kernels[id(kernel)] = kname
         kw = ", ".join(f"{k}={global_obj('A', v)}" for k, v in op.attrs.items())
         if op.type == "While" and not any(o._id in last_use or o._id in keep for o in op.outputs[op.attrs["n_vars"]:]):
             kw += ", keep_history=False"  # no gradient reads its iterations back (a backward loop, mostly)

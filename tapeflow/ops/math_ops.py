@@ -8,6 +8,7 @@ of the broadcast shape; the engine unbroadcasts them.
 from __future__ import annotations
 
 import operator
+from sys import getrefcount
 from typing import Any
 
 import numpy as np
@@ -815,6 +816,40 @@ def _relu_grad_kernel(dy, y):
 
 
 RELU_GRAD = defop("ReluGrad", _relu_grad_kernel, shape=shapes.broadcast)
+
+
+# In-place variants for compiled graphs (graph/compiler.py calls ``extra["inplace"]`` only where the
+# first input is a temporary that dies at this op): hand-written NumPy's ``(g @ w.T) * (a > 0)``
+# reuses the product's buffer by NumPy's temporary elision, and these do the same. Each writes into
+# ``x`` only when nothing else can see it: an array owning its data (no view of another), referenced
+# by the generated code's local, this parameter and getrefcount's argument alone (a view of ``x`` or
+# any other holder adds a reference), of the result's shape and dtype; otherwise the plain kernel.
+_INPLACE_REFS = 4  # (as _writable_temp sees them: those three and its own parameter)
+
+
+def _writable_temp(x, y) -> bool:
+    return type(x) is np.ndarray and type(y) is np.ndarray and x.base is None and x.shape == y.shape \
+        and x.dtype.kind in "fc" and getrefcount(x) <= _INPLACE_REFS and x.flags.writeable
+
+
+def _relu_grad_inplace(dy, y):
+    if _writable_temp(dy, y):  # (the same multiply: bool * float keeps dy's dtype)
+        return np.multiply(dy, y > 0, out=dy)
+    return _relu_grad_kernel(dy, y)
+
+
+def _binary_inplace(ufunc, kernel):
+    def run(x, y):
+        if _writable_temp(x, y) and x.dtype is y.dtype:
+            return ufunc(x, y, out=x)
+        return kernel(x, y)
+
+    return run
+
+
+RELU_GRAD.extra["inplace"] = _relu_grad_inplace
+for _op, _ufunc in ((ADD, np.add), (SUB, np.subtract), (MUL, np.multiply)):
+    _op.extra["inplace"] = _binary_inplace(_ufunc, _op.kernel)
 
 
 @defgrad("ReluGrad", inputs=True)

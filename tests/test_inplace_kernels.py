@@ -1,0 +1,39 @@
+"""Compiled graphs let an elementwise op write into a temporary that dies at it (as NumPy's temporary
+elision does for hand-written code); nothing anyone else can see is ever overwritten."""
+
+import numpy as np
+
+import tapeflow as tf
+from tapeflow.ops import math_ops
+
+SPEC = tf.TensorSpec([3, 4], tf.float32)
+
+
+def _compiled(fn):
+    return tf.function(fn).get_concrete_function(SPEC, SPEC)._gf.compiled()
+
+
+def test_a_dying_temporary_is_written_in_place_and_inputs_never_are():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    b = np.full((3, 4), 0.5, np.float32)
+    a0, b0 = a.copy(), b.copy()
+    c = _compiled(lambda x, y: tf.nn.relu(x * 2.0) * y)
+    assert "_binary_inplace" in repr([c.fn.__globals__[k] for k in c.fn.__globals__ if k.startswith("k_")])
+    (out,) = c(a, b)
+    np.testing.assert_array_equal(out, np.maximum(a0 * 2, 0) * b0)
+    np.testing.assert_array_equal(a, a0)  # graph inputs are the caller's
+    np.testing.assert_array_equal(b, b0)
+    o1, o2 = _compiled(lambda x, y: ((x * 2.0) * y, x * 2.0))(a, b)  # a temporary that is an output too
+    np.testing.assert_array_equal(o2, a0 * 2)
+    np.testing.assert_array_equal(o1, a0 * 2 * b0)
+
+
+def test_inplace_kernels_leave_arrays_others_hold():
+    dy = np.ones((2, 3), np.float32)
+    y = np.array([[1, -1, 0], [2, 3, -4]], np.float32)
+    keep = dy  # another holder: the plain kernel runs
+    out = math_ops.RELU_GRAD.extra["inplace"](dy, y)
+    assert out is not keep and keep.min() == 1
+    view = np.ones((2, 6), np.float32)[:, :3]  # a view of another array: never written
+    out = math_ops.MUL.extra["inplace"](view, y)
+    assert out is not view and view.min() == 1
