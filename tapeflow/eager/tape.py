@@ -203,7 +203,7 @@ def _entry(key: tuple, entry: tuple) -> tuple:
     except TypeError:  # (an unhashable attrs key: not shared)
         return entry
     if got is None:
-        if len(_ENTRIES) >= 1 << 16:
+        if len(_ENTRIES) >= 1 << 16:  # (also cleared with the templates: graph/tape_replay.py)
             _ENTRIES.clear()
         got = _ENTRIES[key] = entry
     return got

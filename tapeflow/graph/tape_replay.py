@@ -447,6 +447,7 @@ def _remember(ctx: tuple, entry: _Entry, records: list, use, local: dict) -> Non
     first = tpl.ops[0]
     if len(templates) >= _MAX_ENTRIES:
         templates.clear()
+        tape_lib._ENTRIES.clear()
     templates[(first[0], first[2], ctx)] = tpl
 
 
@@ -713,6 +714,7 @@ def clear() -> None:
     _SEEN.clear()
     _CACHE.clear()
     backprop._TEMPLATES.clear()
+    tape_lib._ENTRIES.clear()  # (templates' interned entries hold their records' attrs)
     _ops = 0
 
 
