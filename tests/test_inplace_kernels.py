@@ -37,3 +37,18 @@ def test_inplace_kernels_leave_arrays_others_hold():
     view = np.ones((2, 6), np.float32)[:, :3]  # a view of another array: never written
     out = math_ops.MUL.extra["inplace"](view, y)
     assert out is not view and view.min() == 1
+
+
+def test_keras_sgd_updates_a_variable_in_place_unless_its_array_is_held():
+    v = tf.Variable(np.ones((3, 4), np.float32))
+    g = tf.constant(np.full((3, 4), 2.0, np.float32))
+    opt = tf.keras.optimizers.SGD(0.5)
+    opt.apply_gradients([(g, v)])
+    buf = id(v._value)
+    opt.apply_gradients([(g, v)])
+    assert id(v._value) == buf  # no new buffer per step, as v.assign_sub(lr * g)
+    np.testing.assert_array_equal(v.numpy(), np.full((3, 4), -1.0, np.float32))
+    held = v.value()  # a read still alive: its value must not change under it
+    opt.apply_gradients([(g, v)])
+    np.testing.assert_array_equal(held.numpy(), np.full((3, 4), -1.0, np.float32))
+    np.testing.assert_array_equal(v.numpy(), np.full((3, 4), -2.0, np.float32))

@@ -627,6 +627,13 @@ class Optimizer:
         if state.graph is None and (isinstance(value, (np.ndarray, np.generic))):
             old = variable._value
             nd = old.dtype
+            if how != "assign" and type(value) is np.ndarray and value.dtype == nd and value.shape == old.shape \
+                    and type(old) is np.ndarray and sys.getrefcount(old) <= 3 and old.flags.writeable:
+                # In place when the variable alone holds its array (the refcount rule of Variable._update:
+                # no Tensor read from it, no tape, no view), as the raw ``v.assign_sub(lr * g)``: no new
+                # buffer per step; the same values.
+                (np.add if how == "assign_add" else np.subtract)(old, value, out=old)
+                return old
             if how == "assign":
                 new = value
             elif how == "assign_add":
