@@ -98,7 +98,7 @@ class _GraphPickler(pickle.Pickler):
 
     def reducer_override(self, obj: Any) -> Any:
         from tapeflow.graph.function import GraphFunction
-        from tapeflow.graph.graph import SymbolicTensor
+        from tapeflow.graph.graph import Operation, SymbolicTensor
         from tapeflow.ops.registry import OpDef, get_op
 
         saved = self._grad_fns.get(id(obj))
@@ -110,7 +110,25 @@ class _GraphPickler(pickle.Pickler):
             return _make, (type(obj), _slots_state(obj))
         if isinstance(obj, GraphFunction):  # its backward functions too: compiled callables are rebuilt on use
             return _make, (GraphFunction, {**obj.__dict__, "_compiled": None, "_compiled_saved": None})
+        if isinstance(obj, Operation) and obj.attrs.get("instance") is not None:
+            return _load_stateful_op, (_slots_state(obj),)
         return NotImplemented
+
+
+_LOADED_INSTANCES: dict = {}  # while loading: a saved random op's stream number -> the loaded op's
+
+
+def _load_stateful_op(state: dict) -> Any:
+    """A random op of a loaded function owns a fresh stream, as a TF kernel created by loading does (it draws
+    from its seeds' start, not on from where the saved function's op had got to); ops that shared one still do."""
+    from tapeflow.graph.graph import Operation
+    from tapeflow.ops import random_ops
+
+    old = state["attrs"]["instance"]
+    if old not in _LOADED_INSTANCES:
+        random_ops._state.instances += 1
+        _LOADED_INSTANCES[old] = random_ops._state.instances
+    return _make(Operation, {**state, "attrs": {**state["attrs"], "instance": _LOADED_INSTANCES[old]}})
 
 
 class _SavedGradFn:
@@ -528,7 +546,11 @@ def load(export_dir: Any, tags: Any = None, options: Any = None) -> Any:
     variables = {
         k: Variable(np.array(arrays[k], copy=True), name=meta[k][0].split(":")[0], trainable=meta[k][1]) for k in meta
     }
-    payload = _GraphUnpickler(io.BytesIO(data), variables).load()
+    _LOADED_INSTANCES.clear()
+    try:
+        payload = _GraphUnpickler(io.BytesIO(data), variables).load()
+    finally:
+        _LOADED_INSTANCES.clear()
     if payload.get("version") != _FORMAT_VERSION:
         raise ValueError(f"{graph_file}: unsupported tapeflow SavedModel version {payload.get('version')}")
     built: dict[int, Any] = {}

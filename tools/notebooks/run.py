@@ -104,6 +104,12 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
         "shutil.rmtree('aclImdb', ignore_errors=True)\nos.rename(os.path.join(dataset, 'aclImdb'), 'aclImdb')\n"
         "dataset_dir = os.path.join(os.path.dirname(dataset), 'aclImdb')")],
     "word2vec": [("epochs=20,", "epochs=3,")],
+    "nmt_with_attention": [  # Keras 2 again: spa-eng.zip extracts into spa-eng_extracted/, get_initial_state
+        ("pathlib.Path(path_to_zip).parent/'spa-eng/spa.txt'", "pathlib.Path(path_to_zip)/'spa-eng/spa.txt'"),
+        ("epochs=100,", "epochs=2,"), ("steps_per_epoch = 100,", "steps_per_epoch = 10,"),
+        ("validation_steps = 20,", "validation_steps = 5,"), ("steps=20,", "steps=5,"),
+        ("max_length=500,", "max_length=50,"),
+        ("self.rnn.get_initial_state(embedded)[0]", "self.rnn.get_initial_state(tf.shape(embedded)[0])[0]")],
     "warmstart_embedding_matrix": [("epochs=15,", "epochs=3,"), (
         'dataset_dir = os.path.join(os.path.dirname(dataset), "aclImdb")',
         'shutil.rmtree("aclImdb", ignore_errors=True)\nos.rename(os.path.join(dataset, "aclImdb"), "aclImdb")\n'

@@ -469,6 +469,7 @@ def install(backend_tf) -> None:
     install_nb11(backend_tf)
     install_segmentation(backend_tf)
     install_text11(backend_tf)
+    install_text11_nmt(backend_tf)
 
 
 # --- img11: the image tutorials (CIFAR-10, flower_photos, tf_flowers, facades) --------------------------------
@@ -1384,3 +1385,102 @@ def install_text11(backend_tf) -> None:
     tfds.load = _tfds_load_text11(tfds.load)
     tfds.disable_progress_bar = lambda: None
     _module("tqdm", tqdm=_Tqdm, __version__="stand-in")
+
+
+# --- text11: nmt_with_attention (spa-eng.zip, tensorflow_text.normalize_utf8, einops) ------------------------
+
+_SPA = [("I", "Yo", "am", "estoy"), ("You", "Tú", "are", "estás"), ("He", "Él", "is", "está"),
+        ("She", "Ella", "is", "está"), ("We", "Nosotros", "are", "estamos"), ("They", "Ellos", "are", "están")]
+_SPA_WHERE = [("at home", "en casa"), ("here", "aquí"), ("in the garden", "en el jardín"),
+              ("at school", "en la escuela"), ("in Spain", "en España"), ("with my mother", "con mi mamá"),
+              ("in the kitchen", "en la cocina"), ("very tired", "muy cansado"), ("still awake", "todavía despierto")]
+_SPA_HOW = [("", ""), (" today", " hoy"), (" now", " ahora"), (" again", " otra vez"), (" tonight", " esta noche")]
+
+
+def _spa_eng(path: str, n: int = 2400) -> None:
+    """English \\t Spanish sentence pairs (the real file has 118 964), with the accents and ¿ the tutorial
+    normalizes; the last line is a long one, as the real file's."""
+    rng = np.random.default_rng(13)
+    lines = []
+    for _ in range(n):
+        en_s, es_s, en_v, es_v = _SPA[int(rng.integers(len(_SPA)))]
+        en_w, es_w = _SPA_WHERE[int(rng.integers(len(_SPA_WHERE)))]
+        en_h, es_h = _SPA_HOW[int(rng.integers(len(_SPA_HOW)))]
+        if rng.random() < 0.3:
+            lines.append(f"Are {en_s.lower() if en_s != 'I' else 'I'} {en_w}{en_h}?\t¿{es_s} {es_v} {es_w}{es_h}?")
+        else:
+            lines.append(f"{en_s} {en_v} {en_w}{en_h}.\t{es_s} {es_v} {es_w}{es_h}.")
+    lines.append("If you want to sound like a native speaker, you must be willing to practice saying the same "
+                 "sentence over and over.\tSi quieres sonar como un hablante nativo, debes estar dispuesto a "
+                 "practicar diciendo la misma frase una y otra vez.")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def _text11_get_file(get_file_fn):
+    def text11_get_file(fname=None, origin=None, *args, untar=False, cache_dir=None, cache_subdir="datasets",
+                        **kwargs):
+        if str(origin or fname).endswith("spa-eng.zip"):  # where Keras 3 extracts it: spa-eng_extracted/
+            base = os.path.join(os.path.expanduser(cache_dir or "~/.keras"), cache_subdir, "spa-eng_extracted")
+            path = os.path.join(base, "spa-eng", "spa.txt")
+            if not os.path.exists(path):
+                _spa_eng(path)
+            return base
+        return get_file_fn(fname, origin, *args, untar=untar, cache_dir=cache_dir, cache_subdir=cache_subdir,
+                           **kwargs)
+    return text11_get_file
+
+
+def _normalize_utf8(input, normalization_form="NFKC", name=None):  # noqa: A002 - tensorflow_text's name
+    """tensorflow_text.normalize_utf8 (ICU's NFC/NFKC/NFD/NFKD) as Python's unicodedata, in a py_function."""
+    import unicodedata
+
+    import tensorflow as tf
+
+    def run(x):
+        arr = np.asarray(x.numpy(), dtype=object)
+        out = np.empty(arr.shape, dtype=object)
+        for i, s in np.ndenumerate(arr):
+            out[i] = unicodedata.normalize(normalization_form.upper(), s.decode("utf-8")).encode("utf-8")
+        return out
+
+    x = tf.convert_to_tensor(input, dtype=tf.string)
+    y = tf.py_function(run, [x], tf.string)
+    y.set_shape(x.shape)
+    return y
+
+
+def _einops_axes(side: str) -> list:
+    return side.split()
+
+
+def _parse_shape(x, pattern: str) -> dict:
+    names = _einops_axes(pattern)
+    shape = list(x.shape)
+    if len(names) != len(shape):
+        raise RuntimeError(f"Can't parse shape with different number of dimensions: {pattern} {tuple(shape)}")
+    return {n: d for n, d in zip(names, shape) if n != "_" and not n.isdigit()}
+
+
+def _rearrange(x, pattern: str):
+    """einops.rearrange for patterns that permute, drop or add axes of length 1 (no grouping)."""
+    import tensorflow as tf
+
+    left, right = (_einops_axes(s) for s in pattern.split("->"))
+    for i in reversed([i for i, n in enumerate(left) if n == "1"]):
+        x = tf.squeeze(x, axis=i)
+    names = [n for n in left if n != "1"]
+    x = tf.transpose(x, [names.index(n) for n in right if n != "1"])
+    for i, n in enumerate(right):
+        if n == "1":
+            x = tf.expand_dims(x, i)
+    return x
+
+
+def install_text11_nmt(backend_tf) -> None:
+    _module("tensorflow_text", normalize_utf8=_normalize_utf8, __version__="stand-in")
+    _module("einops", parse_shape=_parse_shape, rearrange=_rearrange, __version__="stand-in")
+    keras_mods = [backend_tf.keras] + ([sys.modules["keras"]] if "keras" in sys.modules else [])
+    for km in keras_mods:
+        km.utils.get_file = _text11_get_file(km.utils.get_file)

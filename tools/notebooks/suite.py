@@ -62,6 +62,7 @@ NOTEBOOKS = [
     "text:tutorials/word_embeddings",  # text11: Embedding, TextVectorization, projector files
     "text:tutorials/word2vec",  # text11: skipgrams, log_uniform_candidate_sampler, negative sampling
     "text:tutorials/warmstart_embedding_matrix",  # text11: keras.utils.warmstart_embedding_matrix
+    "text:tutorials/nmt_with_attention",  # text11: GRU seq2seq + attention, TextVectorization(ragged), export
 ]
 # results are named for the notebook's file; where two notebooks share one, the later gets a longer name
 NAMES = {"tutorials/images/classification": "image_classification", "guide/basics": "guide_basics",
