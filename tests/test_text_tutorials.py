@@ -202,3 +202,25 @@ def test_a_loaded_functions_random_ops_start_their_streams_afresh(tmp_path):
     assert [v[0].numpy().tolist() for v in first] == [v[0].numpy().tolist() for v in again] == [
         [0, 0, 2], [2, 0, 3], [2, 2, 1]]
     assert again[0][1].numpy().tolist() == [0.7780691385269165, 0.5052884817123413]
+
+
+def test_nmt_tutorial_basics():
+    # RE2's rewrite: \0 is the whole match (Python's template would give a NUL), unmatched groups are empty, an
+    # invalid escape ends the rewrite
+    s = ["xa?b", "q"]
+    out = {rw: tf.strings.regex_replace(s, r"(a)|(\?)", rw).numpy().tolist()
+           for rw in (r" \0 ", r"\2", r"\q", r"[\1]", "a\\\\b")}
+    assert out == {r" \0 ": [b"x a  ? b", b"q"], r"\2": [b"x?b", b"q"], r"\q": [b"xb", b"q"],
+                   r"[\1]": [b"x[a][]b", b"q"], "a\\\\b": [b"xa\\ba\\bb", b"q"]}
+    # NumPy str arrays become TF strings (UTF-8 bytes) in a dataset
+    ds = tf.data.Dataset.from_tensor_slices((np.array(["Él", "b"]), np.array([1, 2])))
+    first = next(iter(ds))[0]
+    assert first.dtype == tf.string and first.numpy() == b"\xc3\x89l"
+
+    @tf.function
+    def fill(x):
+        n = tf.shape(x)[0]
+        return tf.zeros([n, 1], dtype=tf.bool), tf.ones([n], dtype=tf.bool)
+
+    z, o = fill(tf.constant([1.0, 2.0]))
+    assert z.numpy().tolist() == [[False], [False]] and o.numpy().tolist() == [True, True]

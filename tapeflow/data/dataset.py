@@ -51,8 +51,8 @@ def _to_arrays(value: Any) -> Any:
     is one tensor, as in TF)."""
     t = type(value)
     if t is np.ndarray:
-        if value.dtype.kind == "O" and value.size and isinstance(value.flat[0], str):
-            return convert_to_tensor(value)._value  # Python str (a pandas column): TF's strings are bytes
+        if value.dtype.kind in "US" or (value.dtype.kind == "O" and value.size and isinstance(value.flat[0], str)):
+            return convert_to_tensor(value)._value  # NumPy/Python str (a pandas column): TF's strings are bytes
         return value
     if t is Tensor:
         v = value._value

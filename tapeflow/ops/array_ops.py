@@ -891,14 +891,14 @@ def _creation_dims(shape: Any) -> tuple | None:
 def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
     dims = _creation_dims(shape)
     if dims is None:  # run-time shape (graph tensors)
-        return _dyn().dynamic_fill(shape, constant(0, dtype=_dt(dtype)))
+        return _dyn().dynamic_fill(shape, _wrap(np.zeros((), dtype=_dt(dtype)._np)))  # (bool too: False)
     return _wrap(np.zeros(dims, dtype=_dt(dtype)._np))
 
 
 def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
     dims = _creation_dims(shape)
     if dims is None:
-        return _dyn().dynamic_fill(shape, constant(1, dtype=_dt(dtype)))
+        return _dyn().dynamic_fill(shape, _wrap(np.ones((), dtype=_dt(dtype)._np)))
     return _wrap(np.ones(dims, dtype=_dt(dtype)._np))
 
 

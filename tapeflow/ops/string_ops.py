@@ -10,6 +10,7 @@ has a shape rule so it works inside ``tf.function``. Ops with ragged results
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -90,7 +91,38 @@ STRING_UPPER = _unary("StringUpper", lambda s, encoding: s.upper())
 STRING_LOWER = _unary("StringLower", lambda s, encoding: s.lower())
 STRING_STRIP = _unary("StringStrip", lambda s: s.strip())
 REGEX_REPLACE = _unary("RegexReplace", lambda s, pattern, rewrite, replace_global: pattern.sub(
-    rewrite, s, count=0 if replace_global else 1))
+    _rewriter(rewrite), s, count=0 if replace_global else 1))
+
+
+class _Rewrite:
+    """RE2's rewrite string: ``\\0``..``\\9`` are the match and its groups (an unmatched group is empty), ``\\\\``
+    a backslash; any other escape ends the rewrite there (RE2 logs "invalid rewrite pattern"). Not Python's
+    template syntax (where ``\\0`` is a NUL byte)."""
+
+    def __init__(self, rewrite: bytes) -> None:
+        self.parts: list = []
+        i = 0
+        while i < len(rewrite):
+            c = rewrite[i:i + 1]
+            if c != b"\\":
+                self.parts.append(c)
+                i += 1
+                continue
+            nxt = rewrite[i + 1:i + 2]
+            if nxt.isdigit():
+                self.parts.append(int(nxt))
+            elif nxt == b"\\":
+                self.parts.append(b"\\")
+            else:
+                break
+            i += 2
+
+    def __call__(self, m: re.Match) -> bytes:
+        return b"".join(p if isinstance(p, bytes) else (m.group(p) if p <= m.re.groups else b"") or b""
+                        for p in self.parts)
+
+
+_rewriter = functools.lru_cache(maxsize=256)(_Rewrite)  # each rewrite string parsed once
 REGEX_FULL_MATCH = _unary("RegexFullMatch", lambda s, pattern: pattern.fullmatch(s) is not None, np.bool_)
 
 
