@@ -224,3 +224,27 @@ def test_nmt_tutorial_basics():
 
     z, o = fill(tf.constant([1.0, 2.0]))
     assert z.numpy().tolist() == [[False], [False]] and o.numpy().tolist() == [True, True]
+
+
+class _Stepper(tf.Module):
+    def step(self, x, temperature=0.0):
+        if temperature == 0.0:  # a tensor in the graph: AutoGraph must convert this method too
+            y = x + 1.0
+        else:
+            y = x - 1.0
+        return y
+
+
+class _Runner(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = _Stepper()
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def run(self, x):
+        return self.inner.step(x, tf.constant(0.0))  # no control flow here: still converted, as TF's AutoGraph
+
+
+def test_autograph_converts_methods_called_through_self():
+    # nmt_with_attention's Export.translate -> Translator.translate -> Decoder.get_next_token(temperature=tensor)
+    assert _Runner().run(tf.constant([1.0, 2.0])).numpy().tolist() == [2.0, 3.0]

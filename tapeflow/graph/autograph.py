@@ -889,11 +889,18 @@ def _calls_user_code(fdef: ast.FunctionDef, fn) -> bool:
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
         if _cell_ok(cell):
             scope[name] = cell.cell_contents
+    first = fdef.args.args[0].arg if fdef.args.args else None  # a method's ``self``
     for node in ast.walk(fdef):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             target = scope.get(node.func.id)
             if target is not None and _convertible(target) and target is not fn:
                 return True
+        if first is not None and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            root = node.func.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id == first:
+                return True  # self.helper(...), self.decoder.step(...): may be user methods (converted as TF's)
     return False
 
 

@@ -90,8 +90,14 @@ STRING_LENGTH = _unary("StringLength", lambda s, unit: len(s) if unit == "BYTE" 
 STRING_UPPER = _unary("StringUpper", lambda s, encoding: s.upper())
 STRING_LOWER = _unary("StringLower", lambda s, encoding: s.lower())
 STRING_STRIP = _unary("StringStrip", lambda s: s.strip())
+def _u(s: bytes) -> str:
+    # RE2 matches UTF-8 text by code points (a class [¿] is one character, not two bytes); bytes that are no
+    # UTF-8 pass through unchanged
+    return s.decode("utf-8", "surrogateescape")
+
+
 REGEX_REPLACE = _unary("RegexReplace", lambda s, pattern, rewrite, replace_global: pattern.sub(
-    _rewriter(rewrite), s, count=0 if replace_global else 1))
+    _rewriter(rewrite), _u(s), count=0 if replace_global else 1).encode("utf-8", "surrogateescape"))
 
 
 class _Rewrite:
@@ -100,30 +106,31 @@ class _Rewrite:
     template syntax (where ``\\0`` is a NUL byte)."""
 
     def __init__(self, rewrite: bytes) -> None:
+        text = _u(rewrite)
         self.parts: list = []
         i = 0
-        while i < len(rewrite):
-            c = rewrite[i:i + 1]
-            if c != b"\\":
+        while i < len(text):
+            c = text[i]
+            if c != "\\":
                 self.parts.append(c)
                 i += 1
                 continue
-            nxt = rewrite[i + 1:i + 2]
-            if nxt.isdigit():
+            nxt = text[i + 1:i + 2]
+            if nxt.isdigit() and nxt.isascii():
                 self.parts.append(int(nxt))
-            elif nxt == b"\\":
-                self.parts.append(b"\\")
+            elif nxt == "\\":
+                self.parts.append("\\")
             else:
                 break
             i += 2
 
-    def __call__(self, m: re.Match) -> bytes:
-        return b"".join(p if isinstance(p, bytes) else (m.group(p) if p <= m.re.groups else b"") or b""
-                        for p in self.parts)
+    def __call__(self, m: re.Match) -> str:
+        return "".join(p if isinstance(p, str) else (m.group(p) if p <= m.re.groups else "") or ""
+                       for p in self.parts)
 
 
 _rewriter = functools.lru_cache(maxsize=256)(_Rewrite)  # each rewrite string parsed once
-REGEX_FULL_MATCH = _unary("RegexFullMatch", lambda s, pattern: pattern.fullmatch(s) is not None, np.bool_)
+REGEX_FULL_MATCH = _unary("RegexFullMatch", lambda s, pattern: pattern.fullmatch(_u(s)) is not None, np.bool_)
 
 
 @_ragged_aware
@@ -157,7 +164,7 @@ def _pattern(p: Any, op: str) -> re.Pattern:
             raise InvalidArgumentError(None, None, f"{op}: pattern must be a scalar string [Op:{op}]")
         p = p.numpy()
     try:
-        return re.compile(_b(p), re.DOTALL)
+        return re.compile(_u(_b(p)), re.DOTALL)
     except re.error as e:
         raise InvalidArgumentError(None, None, f"Invalid pattern: {_b(p).decode(errors='replace')}, error: {e} "
                                    f"[Op:{op}]") from None

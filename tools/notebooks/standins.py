@@ -1432,21 +1432,25 @@ def _text11_get_file(get_file_fn):
     return text11_get_file
 
 
-def _normalize_utf8(input, normalization_form="NFKC", name=None):  # noqa: A002 - tensorflow_text's name
-    """tensorflow_text.normalize_utf8 (ICU's NFC/NFKC/NFD/NFKD) as Python's unicodedata, in a py_function."""
+def _normalize_run(form: str, x):
     import unicodedata
+
+    arr = np.asarray(x.numpy(), dtype=object)
+    out = np.empty(arr.shape, dtype=object)
+    for i, s in np.ndenumerate(arr):
+        out[i] = unicodedata.normalize(form, s.decode("utf-8")).encode("utf-8")
+    return out
+
+
+def _normalize_utf8(input, normalization_form="NFKC", name=None):  # noqa: A002 - tensorflow_text's name
+    """tensorflow_text.normalize_utf8 (ICU's NFC/NFKC/NFD/NFKD) as Python's unicodedata, in a py_function (a
+    module-level function: a SavedModel can pickle it)."""
+    import functools
 
     import tensorflow as tf
 
-    def run(x):
-        arr = np.asarray(x.numpy(), dtype=object)
-        out = np.empty(arr.shape, dtype=object)
-        for i, s in np.ndenumerate(arr):
-            out[i] = unicodedata.normalize(normalization_form.upper(), s.decode("utf-8")).encode("utf-8")
-        return out
-
     x = tf.convert_to_tensor(input, dtype=tf.string)
-    y = tf.py_function(run, [x], tf.string)
+    y = tf.py_function(functools.partial(_normalize_run, normalization_form.upper()), [x], tf.string)
     y.set_shape(x.shape)
     return y
 
