@@ -1343,6 +1343,9 @@ def _sum_grad(op, g):
 
 
 def _reduce(op, input_tensor, axis, keepdims, name):
+    if axis is None and type(input_tensor) is Tensor and input_tensor._value.dtype.kind in "fc":
+        # (the common ``tf.reduce_mean(loss)``: a float tensor over all axes needs no checks)
+        return execute(op, (input_tensor,), {"axis": None, "keepdims": bool(keepdims)})
     x = t(input_tensor)
     kind = x._value.dtype.kind
     if op.name in ("All", "Any"):
@@ -1656,6 +1659,16 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
 
 
 def _matmul(a: Any, b: Any, transpose_a: bool, transpose_b: bool, adjoint_a: bool, adjoint_b: bool) -> Tensor:
+    if type(a) is Tensor and not (transpose_a or adjoint_a or transpose_b or adjoint_b):
+        # The common ``tf.matmul(h, w)`` of two real float matrices (w a variable or a tensor) whose inner
+        # dimensions agree: straight to the op, without the general checks below.
+        if type(b) is not Tensor and isinstance(b, Variable):
+            b = b.value()  # (read once: pair below takes the Tensor)
+        if type(b) is Tensor:
+            av, bv = a._value, b._value
+            if type(av) is np.ndarray and type(bv) is np.ndarray and av.ndim == 2 and bv.ndim == 2 \
+                    and av.dtype is bv.dtype and av.dtype.kind == "f" and av.shape[1] == bv.shape[0]:
+                return execute(MATMUL, (a, b), {"transpose_a": False, "transpose_b": False})
     a, b = pair(a, b, "MatMul")
     if adjoint_a and a.dtype.is_complex:
         a = conj(a)
