@@ -489,3 +489,24 @@ def test_adam_fused_dense_step_bit_equal_to_the_op_by_op_rule(dtype, graph, monk
     for cls in (tf.keras.optimizers.Adam, tf.keras.optimizers.AdamW):
         for a, b in zip(run(False, cls), run(True, cls)):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.skipif(not __import__("tapeflow.ops._fpu", fromlist=["_load"])._load(),
+                    reason="flush-to-zero is set only on x86-64 glibc Linux")
+@pytest.mark.parametrize("compiled", [False, True])
+def test_adam_flushes_subnormals_to_zero_as_tf(compiled):
+    # TF's kernels run with flush-to-zero and denormals-are-zero: a subnormal input counts as 0 and a
+    # subnormal result is 0 (m: 5e-38 stays, its 0.1 * -5e-38 step is subnormal). Bits from TF 2.21.
+    v = tf.Variable(np.array([1.0, 2.0, -3.0, 0.5], np.float32))
+    opt = K.Adam(learning_rate=0.001)
+    opt.build([v])
+    opt._momentums[0].assign(np.array([5e-38, 1e-40, -1e-40, 0.01], np.float32))
+    opt._velocities[0].assign(np.array([1e-6, 1e-6, 1e-6, 1e-40], np.float32))
+    g = tf.constant(np.array([0.0, 0.0, 0.0, 1e-22], np.float32))
+    step = tf.function(lambda: opt.apply_gradients([(g, v)])) if compiled else lambda: opt.apply_gradients([(g, v)])
+    step()
+    bits = {name: np.asarray(x.numpy()).view(np.uint32).tolist()
+            for name, x in (("m", opt._momentums[0]), ("v", opt._velocities[0]), ("w", v))}
+    assert bits == {"m": [25697514, 0, 0, 1007908028], "v": [897979745, 897979745, 897979745, 0],
+                    "w": [1065353216, 1073741824, 3225419776, 3252661942]}
+    assert np.float32(1e-30) * np.float32(1e-10) == np.float32(1e-40)  # (NumPy's own mode is back)

@@ -20,6 +20,7 @@ import numpy as np
 from tapeflow.framework.execute import execute
 from tapeflow.keras.optimizers.optimizer import Optimizer, _Sparse
 from tapeflow.ops import threads
+from tapeflow.ops._fpu import flush_denormals
 from tapeflow.ops.registry import NotDifferentiable, defop
 
 _BLOCK = 32768  # elements per block: the step's temporaries stay in cache between its passes
@@ -31,7 +32,9 @@ def _adam_kernel(g, m, v, w, alpha, one_minus_beta_1, one_minus_beta_2, epsilon)
     w - m * alpha / (sqrt(v) + epsilon). Returns new (m, v, w) arrays (the old ones are left as
     they are: a value read from a variable before the step keeps it). Worked through in blocks
     with reused temporaries: on a CNN's 400k-weight Dense kernel 0.83 ms where the twelve
-    separate ops took 1.35 ms."""
+    separate ops took 1.35 ms. Subnormals are flushed to zero, as in TF's kernels: the momentum
+    of a weight whose gradient stays 0 otherwise sinks into them and sticks (8% of the Fashion-MNIST
+    tutorial's first kernel after one epoch, which made its update 0.58 instead of 0.22 ms)."""
     dt = w.dtype
     b1, b2, eps = dt.type(one_minus_beta_1), dt.type(one_minus_beta_2), dt.type(epsilon)
     alpha = np.asarray(alpha, dtype=dt)
@@ -44,21 +47,23 @@ def _adam_kernel(g, m, v, w, alpha, one_minus_beta_1, one_minus_beta_2, epsilon)
     def block(k):
         a, b = k * _BLOCK, min(n, (k + 1) * _BLOCK)
         gg, mm, vv, o1, o2, o3, t = gf[a:b], mf[a:b], vf[a:b], mo[a:b], vo[a:b], wo[a:b], np.empty(b - a, dt)
-        np.subtract(gg, mm, out=o1)
-        o1 *= b1
-        o1 += mm
-        np.multiply(gg, gg, out=o2)
-        o2 -= vv
-        o2 *= b2
-        o2 += vv
-        np.sqrt(o2, out=t)
-        t += eps
-        np.multiply(o1, alpha, out=o3)
-        o3 /= t
-        np.subtract(wf[a:b], o3, out=o3)
+        with flush_denormals():  # (per block: a helper thread's own mode)
+            np.subtract(gg, mm, out=o1)
+            o1 *= b1
+            o1 += mm
+            np.multiply(gg, gg, out=o2)
+            o2 -= vv
+            o2 *= b2
+            o2 += vv
+            np.sqrt(o2, out=t)
+            t += eps
+            np.multiply(o1, alpha, out=o3)
+            o3 /= t
+            np.subtract(wf[a:b], o3, out=o3)
 
     # (blocks on the intra-op threads when the weight is large: each writes only its own slices)
-    threads.parallel_for(-(-n // _BLOCK), block, 12.0 * n)
+    with flush_denormals():  # (on this thread once: each block's then finds the mode set)
+        threads.parallel_for(-(-n // _BLOCK), block, 12.0 * n)
     return mn, vn, wn
 
 
