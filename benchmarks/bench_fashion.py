@@ -18,8 +18,16 @@ tf`` or ``import tensorflow as tf``), alternately, round after round:
 The neighbour is one ``while True: pass`` process. Every figure is the
 min / median / max over rounds; ``*_cpu_s`` are the CPU seconds of all the
 process's threads over the same span (on a shared machine they show the work
-done, which the wall times mix with the share of the CPUs each got). The data are the IDX files
+done, which the wall times mix with the share of the CPUs each got). On Linux
+the second epoch's scheduler statistics come too (``/proc/self/task/*/schedstat``):
+``busiest_thread_s``, the CPU seconds of the thread that ran most (the critical
+path when the CPUs are shared), and ``epoch_wait_s``, the seconds the process's
+threads spent runnable but waiting for a CPU. The data are the IDX files
 (``/usr/share/datasets/fashion-mnist`` by default), read with NumPy + gzip.
+
+``--profile`` instead times every kernel call of tapeflow's compiled fit step
+(one intra-op thread, a thread clock around each call, the second epoch):
+where a step's CPU time goes, per kernel and input shape.
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ import numpy as np
 tf = __import__(sys.argv[1])
 keras = tf.keras
 d = np.load(sys.argv[2])
-kind = sys.argv[3]
+kind, profiling = sys.argv[3].removesuffix("-profile"), sys.argv[3].endswith("-profile")
 keras.utils.set_random_seed(0)
 xtr, ytr, xte, yte = d["xtr"], d["ytr"], d["xte"], d["yte"]
 if kind == "tutorial":
@@ -63,13 +71,50 @@ else:
         keras.layers.Flatten(), keras.layers.Dense(128, activation="relu"), keras.layers.Dense(10)])
 model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
               metrics=["accuracy"])
-times, cpus = [], []
+def sched():  # {thread: (ns run, ns runnable but waiting)} (Linux; {} elsewhere)
+    out = {}
+    for tid in (os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else ()):
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                run, wait = f.read().split()[:2]
+            out[tid] = (int(run), int(wait))
+        except (OSError, ValueError):
+            pass
+    return out
+profile, on = {}, [False]
+if profiling:  # time each kernel call of the compiled graphs (tapeflow only)
+    from tapeflow.graph import compiler
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    init = compiler.CompiledGraph.__init__
+    def timed(name, k):
+        def call(*a, **kw):
+            if not on[0]:
+                return k(*a, **kw)
+            t0 = time.thread_time()
+            r = k(*a, **kw)
+            key = f"{name} {tuple(getattr(a[0], 'shape', ()))}"
+            n, s = profile.get(key, (0, 0.0))
+            profile[key] = (n + 1, s + time.thread_time() - t0)
+            return r
+        return call
+    def patched(self, fn, *a, **kw):
+        for key, v in list(fn.__globals__.items()):
+            if key.startswith("k_") and callable(v):  # the generated source's kernels
+                fn.__globals__[key] = timed(getattr(v, "__name__", key), v)
+        init(self, fn, *a, **kw)
+    compiler.CompiledGraph.__init__ = patched
+times, cpus, scheds = [], [], []
 class T(keras.callbacks.Callback):
     def on_epoch_begin(self, epoch, logs=None):
-        self.t, self.c = time.perf_counter(), time.process_time()
+        self.t, self.c, self.s = time.perf_counter(), time.process_time(), sched()
+        on[0] = epoch == 1  # (the profile's epoch: the second)
     def on_epoch_end(self, epoch, logs=None):
         times.append(time.perf_counter() - self.t)
         cpus.append(time.process_time() - self.c)
+        on[0] = False
+        s0, s1 = self.s, sched()
+        d = [(r - s0.get(t, (0, 0))[0], w - s0.get(t, (0, 0))[1]) for t, (r, w) in s1.items()]
+        scheds.append((max((r for r, _ in d), default=0) / 1e9, sum(w for _, w in d) / 1e9))
 model.fit(xtr, ytr, epochs=2, batch_size=32, verbose=0, callbacks=[T()])
 t0, c0 = time.perf_counter(), time.process_time()
 _, acc = model.evaluate(xte, yte, verbose=0)
@@ -79,9 +124,14 @@ model.predict(xte, verbose=0)
 t_pred, c_pred = time.perf_counter() - t0, time.process_time() - c0
 steps = len(xtr) // 32
 # *_cpu_s: CPU seconds of all the process's threads (what a busy machine can't inflate as much as wall time)
-print(json.dumps({"epoch_s": times[1], "first_epoch_s": times[0], "steps_per_s": steps / times[1],
-                  "eval_s": t_eval, "predict_s": t_pred, "test_acc": float(acc),
-                  "epoch_cpu_s": cpus[1], "eval_cpu_s": c_eval, "predict_cpu_s": c_pred}))
+res = {"epoch_s": times[1], "first_epoch_s": times[0], "steps_per_s": steps / times[1],
+       "eval_s": t_eval, "predict_s": t_pred, "test_acc": float(acc),
+       "epoch_cpu_s": cpus[1], "eval_cpu_s": c_eval, "predict_cpu_s": c_pred}
+if scheds and scheds[1][0]:
+    res.update(busiest_thread_s=scheds[1][0], epoch_wait_s=scheds[1][1])
+if profile:
+    res["profile"] = sorted(((s / steps * 1e3, n / steps, k) for k, (n, s) in profile.items()), reverse=True)
+print(json.dumps(res))
 """
 
 
@@ -136,10 +186,13 @@ def main(argv=None) -> int:
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--skip-neighbour", action="store_true")
     p.add_argument("--kinds", default="tutorial,cnn")
+    p.add_argument("--profile", action="store_true", help="tapeflow's kernel times a fit step instead")
     args = p.parse_args(argv)
     if not os.path.exists(os.path.join(args.data, "train-images-idx3-ubyte.gz")):
         print(f"Fashion-MNIST IDX files not found in {args.data}: skipped")
         return 0
+    if args.profile:
+        return profile(args)
     fws = frameworks()
     start_load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
@@ -163,7 +216,7 @@ def main(argv=None) -> int:
                                 results.setdefault((cond, kind, name), []).append(res)
                                 print(
                                     f"  round {r + 1} {cond:9s} {kind:8s} {name:10s} "
-                                    + " ".join(f"{k}={v:.3g}" for k, v in res.items()),
+                                    + " ".join(f"{k}={v:.3g}" for k, v in res.items() if k != "profile"),
                                     flush=True,
                                 )
             finally:
@@ -184,9 +237,31 @@ def main(argv=None) -> int:
     for cond in conditions:
         for kind in args.kinds.split(","):
             for metric in ("epoch_s", "steps_per_s", "eval_s", "predict_s", "epoch_cpu_s", "eval_cpu_s",
-                           "predict_cpu_s", "test_acc"):
-                cells = [stats([r[metric] for r in results.get((cond, kind, n), [])]) for n, _ in fws]
+                           "predict_cpu_s", "busiest_thread_s", "epoch_wait_s", "test_acc"):
+                cells = [stats([r[metric] for r in results.get((cond, kind, n), []) if metric in r]) for n, _ in fws]
                 print(f"{cond:10s} {kind:9s} {metric:14s} " + " ".join(f"{c:>26s}" for c in cells))
+    return 0
+
+
+def profile(args) -> int:
+    """Per-kernel CPU milliseconds of tapeflow's compiled fit step, one row per kernel and input shape."""
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "fashion.npz")
+        np.savez(data, **load(args.data))
+        for kind in args.kinds.split(","):
+            for r in range(args.rounds):
+                load_before = os.getloadavg()[0]
+                res = run_one("tapeflow", sys.executable, data, kind + "-profile")
+                if not res:
+                    continue
+                steps = res["steps_per_s"] * res["epoch_s"]
+                rows = res["profile"]
+                print(f"\n{kind}, round {r + 1} (load {load_before:.2f}, one intra-op thread): "
+                      f"{res['epoch_cpu_s'] / steps * 1e3:.2f} ms of CPU a step, "
+                      f"{sum(ms for ms, _, _ in rows):.2f} in kernels")
+                for ms, calls, name in rows:
+                    if ms >= 0.02:
+                        print(f"  {ms:7.3f} ms  {calls:4.1f} calls  {name}")
     return 0
 
 
