@@ -295,3 +295,33 @@ def test_category_encoding_multi_hot_of_rank_3_reduces_axis_1():
     out = layers.CategoryEncoding(5, output_mode="multi_hot")(tf.constant(np.arange(24).reshape(2, 4, 3) % 5))
     assert out.shape == (2, 3, 5)  # TF 2.21: axis 1 is reduced, not the last input axis
     assert out.numpy()[0].tolist() == [[1, 1, 0, 1, 1], [1, 1, 1, 0, 1], [1, 1, 1, 1, 0]]
+
+
+def test_legacy_h5_model_gets_the_loss_function_and_compiled_flag(tmp_path):
+    # timeseries_classification_from_scratch: ModelCheckpoint("best_model.h5"), then load_model: TF 2.21's
+    # model.loss is the function, its optimizer holds only iterations and learning_rate
+    model = K.Sequential([K.Input((3,)), layers.Dense(2, activation="softmax")])
+    assert model.compiled is False
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    assert model.compiled is True
+    model.fit(np.ones((4, 3)), np.array([0, 1, 0, 1]), verbose=0)
+    model.save(str(tmp_path / "m.h5"))
+    loaded = K.models.load_model(str(tmp_path / "m.h5"))
+    assert loaded.loss is K.losses.sparse_categorical_crossentropy and loaded.compiled
+    assert len(loaded.optimizer.variables) == 2 and int(loaded.optimizer.iterations.numpy()) == 1
+
+
+def test_variable_repr_in_a_tf_function_has_no_value():
+    v = tf.Variable([1.0, 2.0])
+    d = layers.Dense(1, name="dense")
+    d.build((None, 2))
+    seen = []
+
+    @tf.function
+    def f():
+        seen.extend([repr(v), repr(d.kernel)])
+        return v + 1
+
+    f()
+    assert seen == ["<tf.Variable 'Variable:0' shape=(2,) dtype=float32>",
+                    "<Variable path=dense/kernel, shape=(2, 1), dtype=float32>"]

@@ -347,10 +347,13 @@ class Variable:
         from tapeflow.framework.tensor import _numpy_repr
 
         path = self.__dict__.get("path")
+        tracing = state.graph is not None  # in a tf.function, TF has no value to show
         if path is not None:  # a Keras 3 variable (add_weight, metrics, optimizers) prints as Keras's
             v = self._value  # a 0-d value prints as a Python number there (value=0.10000000149011612)
-            return (f"<Variable path={path}, shape={tuple(v.shape)}, dtype={self._dtype.name}, "
-                    f"value={v.item() if v.ndim == 0 else v}>")
+            value = "" if tracing else f", value={v.item() if v.ndim == 0 else v}"
+            return f"<Variable path={path}, shape={tuple(v.shape)}, dtype={self._dtype.name}{value}>"
+        if tracing:
+            return f"<tf.Variable '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
         text = _numpy_repr(self._snapshot())
         sep = "\n" if "\n" in text else ""  # as TF: a multi-line array starts on its own line
         return f"<tf.Variable '{self.name}' shape={self._shape} dtype={self._dtype.name}, numpy={sep}{text}>"

@@ -527,6 +527,15 @@ class Trainer:
         self._compile_metrics = None
         self._distribute_strategy = _creation_strategy()  # as Keras: the strategy whose scope made the model
 
+    @property
+    def compiled(self) -> bool:
+        """Whether ``compile()`` was called (Keras 3's ``Trainer.compiled``)."""
+        return self._compiled
+
+    @compiled.setter
+    def compiled(self, value: bool) -> None:
+        self._compiled = value
+
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, loss_weights: Any = None, metrics: Any = None,
                 weighted_metrics: Any = None, run_eagerly: bool = False, steps_per_execution: int = 1,
                 jit_compile: Any = "auto", auto_scale_loss: bool = True) -> None:

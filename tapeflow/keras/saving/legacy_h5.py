@@ -133,6 +133,20 @@ def _with_modules(value: Any, module: str | None = None) -> Any:
     return out
 
 
+def _loss_functions(config: Any) -> Any:
+    """Keras's legacy compile arguments: a loss named by a string is deserialized (``model.loss`` of a loaded
+    model is the function ``sparse_categorical_crossentropy``), in nested lists and dicts too."""
+    from tapeflow.keras import losses
+
+    if isinstance(config, str):
+        return losses.deserialize(config)
+    if isinstance(config, dict) and "class_name" not in config:
+        return {k: _loss_functions(v) for k, v in config.items()}
+    if isinstance(config, (list, tuple)):
+        return [_loss_functions(v) for v in config]
+    return config
+
+
 def _operations(config: dict) -> dict:
     """Marks operator nodes (``x * 2.0``) among a legacy functional config's layers: Keras writes them
     without a module, so ``Multiply`` could be the layer; an operator node's call has more than one
@@ -218,15 +232,20 @@ def load_model_from_hdf5(filepath: str, custom_objects: dict | None = None, comp
         modules = {"loss": "keras.losses", "metrics": "keras.metrics", "weighted_metrics": "keras.metrics"}
         compile_config = {k: _with_modules(v, modules.get(k)) for k, v in training.items() if k != "optimizer_config"}
         compile_config["optimizer"] = {**training["optimizer_config"], "module": "keras.optimizers"}
+        compile_config["loss"] = _loss_functions(compile_config.get("loss"))
         compile_from_config(model, compile_config, custom_objects)
         if "optimizer_weights" in f:
             g = f["optimizer_weights"]
             values = [np.asarray(g[n]) for n in _names(g, "weight_names")]
             optimizer = model.optimizer
             if not getattr(optimizer, "built", False):
-                optimizer.build(model.trainable_variables)
-            try:
-                _assign(list(optimizer.variables), values, f"optimizer '{optimizer.name}'")
+                # Keras 3.15 builds it for model._trainable_variables, the model's OWN variables (none for a
+                # Functional or Sequential model): only iterations and learning_rate take saved values, and
+                # fit() on the loaded model raises "Unknown variable", as in TF
+                optimizer.build(list(getattr(model, "_own_trainable", ())))
+            variables = list(optimizer.variables)
+            try:  # Keras's optimizer.set_weights: pairwise (zip), shapes checked
+                _assign(variables, values[:len(variables)], f"optimizer '{optimizer.name}'")
             except ValueError:
                 warnings.warn("Error in loading the saved optimizer state. As a result, your model is starting "
                               "with a freshly initialized optimizer.", stacklevel=3)
