@@ -52,3 +52,15 @@ def test_keras_sgd_updates_a_variable_in_place_unless_its_array_is_held():
     opt.apply_gradients([(g, v)])
     np.testing.assert_array_equal(held.numpy(), np.full((3, 4), -1.0, np.float32))
     np.testing.assert_array_equal(v.numpy(), np.full((3, 4), -2.0, np.float32))
+
+
+def test_assign_sub_of_a_tensor_is_in_place_only_when_nothing_holds_the_array():
+    v = tf.Variable(np.ones(4, np.float32))
+    v.assign_sub(tf.constant(np.zeros(4, np.float32)))  # (the first: the initial value still holds the array)
+    buf = id(v._value)
+    assert v.assign_sub(tf.constant(np.full(4, 0.25, np.float32))).name == "UnreadVariable"
+    assert id(v._value) == buf
+    held = v.value()
+    v.assign_sub(tf.constant(np.full(4, 0.25, np.float32)), read_value=False)
+    np.testing.assert_array_equal(held.numpy(), np.full(4, 0.75, np.float32))
+    np.testing.assert_array_equal(v.numpy(), np.full(4, 0.5, np.float32))

@@ -197,6 +197,14 @@ class Variable:
         return self._maybe_return(read_value)
 
     def assign_sub(self, delta: Any, use_locking: Any = None, name: Any = None, read_value: bool = True):
+        if type(delta) is Tensor and state._graph is None and not state.dry_run:
+            # The eager step's ``v.assign_sub(lr * g)``: _check_value's fast path and _update's in-place
+            # case in one (the same test: an array nothing else holds, of the variable's dtype and shape).
+            v, d = self._value, delta._value
+            if type(v) is np.ndarray and type(d) is np.ndarray and d.dtype == v.dtype and d.shape == v.shape \
+                    and sys.getrefcount(v) <= _SOLE_OWNER and v.flags.writeable:
+                np.subtract(v, d, out=v)
+                return self._maybe_return(read_value)
         d = self._check_value(delta, "assign_sub")
         if state.graph is not None:
             return state.graph.assign_variable(self, d, "assign_sub", read_value)
