@@ -248,3 +248,27 @@ class _Runner(tf.Module):
 def test_autograph_converts_methods_called_through_self():
     # nmt_with_attention's Export.translate -> Translator.translate -> Decoder.get_next_token(temperature=tensor)
     assert _Runner().run(tf.constant([1.0, 2.0])).numpy().tolist() == [2.0, 3.0]
+
+
+def test_multi_head_attention_deletes_the_masks_of_its_inputs():
+    # Keras 3.15: MHA.call sets its query/value/key masks to None; a custom layer built by its first call (which
+    # runs call once more) then attends unmasked (nmt_with_attention's CrossAttention: rows sum to 1)
+    emb = tf.keras.layers.Embedding(10, 4, mask_zero=True)
+
+    class Cross(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.mha = tf.keras.layers.MultiHeadAttention(key_dim=4, num_heads=1)
+
+        def call(self, x, context):
+            return self.mha(query=x, value=context, return_attention_scores=True)[1]
+
+    x = emb(tf.constant([[1, 2, 0]]))
+    ctx = emb(tf.constant([[3, 0]]))
+    direct = tf.keras.layers.MultiHeadAttention(key_dim=4, num_heads=1)(query=x, value=ctx,
+                                                                       return_attention_scores=True)[1]
+    np.testing.assert_allclose(direct.numpy().sum(-1), [[[1.0, 1.0, 0.0]]], atol=1e-6)
+    assert x._keras_mask is None and ctx._keras_mask is None
+    x = emb(tf.constant([[1, 2, 0]]))
+    ctx = emb(tf.constant([[3, 0]]))
+    np.testing.assert_allclose(Cross()(x, ctx).numpy().sum(-1), [[[1.0, 1.0, 1.0]]], atol=1e-6)

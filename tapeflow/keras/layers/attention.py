@@ -215,6 +215,10 @@ class MultiHeadAttention(Layer):
         value_mask = _masking.get_mask(value) if value_mask is None else value_mask
         if key_given and key_mask is None and key is not value:
             key_mask = _masking.get_mask(key)
+        # Keras 3.15 deletes the masks riding on its inputs ("handled at the level of the layer"): a later call on
+        # the same tensors sees none (a custom layer built by its first call attends unmasked, as in TF)
+        for t in (query, value, key):
+            _masking.set_mask(t, None)
         mask = None
         if query_mask is not None:
             mask = ao.expand_dims(mo.cast(query_mask, "bool"), -1)
