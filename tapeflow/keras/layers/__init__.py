@@ -37,6 +37,10 @@ from tapeflow.keras.layers.extra import (
 )
 from tapeflow.keras.layers.attention import AdditiveAttention, Attention, MultiHeadAttention
 from tapeflow.keras.layers.einsum_dense import EinsumDense
+from tapeflow.keras.layers.adaptive import (
+    AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveAveragePooling3D, AdaptiveMaxPooling1D,
+    AdaptiveMaxPooling2D, AdaptiveMaxPooling3D, UnitNormalization, Wrapper,
+)
 from tapeflow.keras.layers.image_augmentation import (
     RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomHeight, RandomRotation, RandomTranslation,
     RandomWidth, RandomZoom,
@@ -76,6 +80,8 @@ __all__ = [
     "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "UpSampling1D", "UpSampling3D", "ZeroPadding1D",
     "ZeroPadding3D", "IntegerLookup", "StringLookup", "TextVectorization",
     "CategoryEncoding", "Discretization", "Hashing",
+    "Wrapper", "UnitNormalization", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
+    "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D",
 ]
 
 
@@ -105,6 +111,5 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
     "ThresholdedReLU "
-    "UnitNormalization "
     "Flatten3D ConvLSTM2D HashedCrossing TFSMLayer "
 ).split()))
