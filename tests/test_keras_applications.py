@@ -33,6 +33,7 @@ def test_application_models_match_keras(key):
     assert model.name == meta["name"]
     assert [[layer.name, [list(w.shape) for w in layer.weights]] for layer in model.layers] == meta["layers"]
     assert model.count_params() == meta["params"]
+    assert [list(layer.output.shape) for layer in model.layers] == meta["outputs"]  # summary()'s shapes
     FIXTURE.fill(model)
     y = model.predict(DATA[f"{key}_x"], verbose=0)
     want = DATA[f"{key}_y"]
@@ -74,8 +75,8 @@ def test_argument_checks_and_missing_models_say_so():
         K.applications.MobileNetV2(weights=None, include_top=False, input_shape=(16, 16, 3))
     with pytest.raises(ValueError, match="should be either `None`"):
         K.applications.VGG19(weights="no/such/file.h5")
-    with pytest.raises(NotImplementedError, match="tf.keras.applications.InceptionV3 is not implemented"):
-        K.applications.InceptionV3
+    with pytest.raises(NotImplementedError, match="tf.keras.applications.NASNetMobile is not implemented"):
+        K.applications.NASNetMobile
     with pytest.raises(ValueError, match="decode_predictions` expects a batch of predictions"):
         K.applications.mobilenet_v2.decode_predictions(np.zeros((2, 10)))
 
@@ -121,3 +122,38 @@ def test_transfer_learning_assembly_as_tfs_tutorial():
     for layer in base.layers[:100]:
         layer.trainable = False
     assert len(base.layers) == 154 and len(model.trainable_variables) == 56
+
+
+@pytest.mark.parametrize("cls, shape, name, layers, params, out", [
+    # pinned from Keras 3.15.1, include_top=False (the fixture's configurations cover the smallest of each family)
+    ("ResNet101V2", (32, 32, 3), "resnet101v2", 377, 42626560, (None, 1, 1, 2048)),
+    ("DenseNet169", (32, 32, 3), "densenet169", 595, 12642880, (None, 1, 1, 1664)),
+    ("InceptionV3", (75, 75, 3), "inception_v3", 311, 21802784, (None, 1, 1, 2048)),
+])
+def test_deeper_variants_match_keras(cls, shape, name, layers, params, out):
+    K.backend.clear_session()
+    model = getattr(K.applications, cls)(weights=None, include_top=False, input_shape=shape)
+    assert (model.name, len(model.layers), model.count_params(), model.output.shape) == (name, layers, params, out)
+
+
+def test_argument_errors_word_for_word_as_keras():
+    A = K.applications
+    with pytest.raises(ValueError, match=r"^The `weights` argument .* to be loaded; Received: weights=WW$"):
+        A.InceptionV3(weights="WW")
+    with pytest.raises(ValueError, match=r"^If using `weights=\"imagenet\"` with `include_top=True`, `classes` "
+                                         r"should be 1000. Received classes=10$"):
+        A.InceptionV3(classes=10)
+    with pytest.raises(ValueError, match=r"^The `weights` argument .*'imagenet' .* to be loaded.$"):
+        A.Xception(weights="WW")
+    with pytest.raises(ValueError, match=r"loaded.  Received: weights=WW$"):
+        A.ResNet50V2(weights="WW")
+    with pytest.raises(ValueError, match=r"^If using `weights` as `\"imagenet\"` with `include_top` as true, "
+                                         r"`classes` should be 1000$"):
+        A.DenseNet121(classes=10)
+    with pytest.raises(ValueError, match=r"^Input size must be at least 75x75; Received: input_shape=\(74, 74, 3\)$"):
+        A.InceptionV3(weights=None, include_top=False, input_shape=(74, 74, 3))
+    x = np.array([[[[0.0, 127.5, 255.0]]]], "float32")
+    for mod in (A.inception_v3, A.xception, A.resnet_v2):
+        np.testing.assert_allclose(mod.preprocess_input(x.copy()), [[[[-1.0, 0.0, 1.0]]]])
+    np.testing.assert_allclose(A.densenet.preprocess_input(x.copy()),
+                               A.imagenet_utils.preprocess_input(x.copy(), mode="torch"))

@@ -18,6 +18,10 @@ CONFIGS = {
     "vgg16": ("VGG16", dict(input_shape=(32, 32, 3), include_top=False, weights=None, pooling="avg")),
     "vgg19": ("VGG19", dict(input_shape=(32, 32, 3), include_top=False, weights=None, pooling="max")),
     "resnet50": ("ResNet50", dict(input_shape=(32, 32, 3), weights=None, classes=7, classifier_activation=None)),
+    "inception_v3": ("InceptionV3", dict(input_shape=(75, 75, 3), weights=None, classes=5)),
+    "xception": ("Xception", dict(input_shape=(71, 71, 3), include_top=False, weights=None, pooling="avg")),
+    "resnet50v2": ("ResNet50V2", dict(input_shape=(32, 32, 3), weights=None, classes=6, classifier_activation=None)),
+    "densenet121": ("DenseNet121", dict(input_shape=(32, 32, 3), include_top=False, weights=None, pooling="max")),
 }
 
 
@@ -59,6 +63,7 @@ def main():
         out[f"{key}_y"] = model.predict(x, verbose=0)
         meta[key] = {"cls": cls, "kwargs": {k: v for k, v in kwargs.items()}, "name": model.name,
                      "layers": [[layer.name, [list(w.shape) for w in layer.weights]] for layer in model.layers],
+                     "outputs": [list(layer.output.shape) for layer in model.layers],
                      "params": model.count_params()}
     out["meta"] = np.array(json.dumps(meta))
     np.savez_compressed(sys.argv[1], **out)

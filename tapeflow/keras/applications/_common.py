@@ -12,24 +12,43 @@ from tapeflow.keras.applications import imagenet_utils
 WEIGHTS_BASE = "https://storage.googleapis.com/tensorflow/keras-applications/"
 
 
-def check_weights(weights: Any, include_top: bool, classes: int) -> None:
+# Keras's two argument errors, word for word per family (each Keras module words them its own way)
+_W = ("The `weights` argument should be either `None` (random initialization), {q}imagenet{q} (pre-training on "
+      "ImageNet), or the path to the weights file to be loaded")
+_ERRORS = {
+    "mobilenet_v2": (_W + ".  Received `weights={weights}`",
+                     'If using `weights="imagenet"` with `include_top` as true, `classes` should be 1000. '
+                     "Received `classes={classes}`"),
+    "resnet": (_W + ".  Received: weights={weights}",
+               "If using `weights='imagenet'` with `include_top=True`, `classes` should be 1000.  "
+               "Received classes={classes}"),
+    "inception_v3": (_W + "; Received: weights={weights}",
+                     'If using `weights="imagenet"` with `include_top=True`, `classes` should be 1000. '
+                     "Received classes={classes}"),
+    "xception": (_W + ".", "If using `weights='imagenet'` with `include_top=True`, `classes` should be 1000.  "
+                           "Received classes={classes}"),
+    "densenet": (_W + ".", 'If using `weights` as `"imagenet"` with `include_top` as true, `classes` should be 1000'),
+}
+_QUOTE = {"resnet": "'", "xception": "'"}
+
+
+def check_weights(weights: Any, include_top: bool, classes: int, family: str = "mobilenet_v2") -> None:
+    """Keras's checks of ``weights`` and ``classes``, with the wording of ``family``'s module."""
     import os
 
+    weights_error, classes_error = _ERRORS[family]
     if not (weights in {"imagenet", None} or os.path.exists(str(weights))):
-        raise ValueError("The `weights` argument should be either `None` (random initialization), `imagenet` "
-                         "(pre-training on ImageNet), or the path to the weights file to be loaded.  Received "
-                         f"`weights={weights}`")
+        raise ValueError(weights_error.format(q=_QUOTE.get(family, "`"), weights=weights))
     if weights == "imagenet" and include_top and classes != 1000:
-        raise ValueError('If using `weights="imagenet"` with `include_top` as true, `classes` should be 1000. '
-                         f"Received `classes={classes}`")
+        raise ValueError(classes_error.format(classes=classes))
 
 
 def model_input(weights: Any, include_top: bool, classes: int, input_tensor: Any, input_shape: Any,
-                default_size: int = 224) -> Any:
+                default_size: int = 224, min_size: int = 32, family: str = "mobilenet_v2") -> Any:
     """The checks every model starts with, then its image input (``Input`` of the checked shape, or
     ``input_tensor``)."""
-    check_weights(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=default_size, min_size=32,
+    check_weights(weights, include_top, classes, family)
+    input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=default_size, min_size=min_size,
                                                     data_format=_backend.image_data_format(),
                                                     require_flatten=include_top, weights=weights)
     return image_input(input_tensor, input_shape)
@@ -44,10 +63,11 @@ def image_input(input_tensor: Any, input_shape: tuple) -> Any:
 
 
 def head(x: Any, include_top: bool, pooling: Any, classes: int, classifier_activation: Any, weights: Any,
-         pool_names: tuple = (None, None)) -> Any:
-    """The classifier (global average pooling, then ``predictions``) or the pooling of a feature extractor."""
+         pool_names: tuple = (None, None), top_pool: Any = ...) -> Any:
+    """The classifier (global average pooling named ``top_pool``, by default as ``pooling="avg"``'s, then
+    ``predictions``) or the pooling (``pool_names``: avg's, max's) of a feature extractor."""
     if include_top:
-        x = layers.GlobalAveragePooling2D(name=pool_names[0])(x)
+        x = layers.GlobalAveragePooling2D(name=pool_names[0] if top_pool is ... else top_pool)(x)
         imagenet_utils.validate_activation(classifier_activation, weights)
         return layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
     if pooling == "avg":

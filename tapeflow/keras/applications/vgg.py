@@ -16,7 +16,8 @@ def _vgg(depth: int, include_top: bool, weights: Any, input_tensor: Any, input_s
          classes: int, classifier_activation: Any, name: str) -> Any:
     from tapeflow.keras.models import Model
 
-    img_input = _common.model_input(weights, include_top, classes, input_tensor, input_shape)
+    img_input = _common.model_input(weights, include_top, classes, input_tensor, input_shape,
+                                     family="resnet")
     x = img_input
     convs = (2, 2, 3, 3, 3) if depth == 16 else (2, 2, 4, 4, 4)
     for block, (n, filters) in enumerate(zip(convs, (64, 128, 256, 512, 512)), start=1):
