@@ -121,8 +121,8 @@ def test_a_functional_model_checks_its_inputs_shapes_first():
 def test_keras_config():
     assert K.config.floatx() == "float32" and K.config.image_data_format() == "channels_last"
     assert K.config.dtype_policy().name == "float32"
-    with pytest.raises(NotImplementedError, match="tf.keras.config.set_max_epochs"):
-        K.config.set_max_epochs
+    with pytest.raises(NotImplementedError, match="tf.keras.config.enable_flash_attention"):
+        K.config.enable_flash_attention
 
 
 def test_merge_layers_promote_mixed_dtypes_as_keras():

@@ -25,6 +25,7 @@ from tapeflow.framework import nest
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.variables import Variable
 from tapeflow.keras import callbacks as cbks
+from tapeflow.keras import config as keras_config
 from tapeflow.keras.layers.base import _ctx as _layer_ctx
 from tapeflow.keras.py_dataset import PyDataset
 from tapeflow.keras import losses as losses_mod
@@ -926,6 +927,10 @@ class Trainer:
 
     # -- fit / evaluate / predict ---------------------------------------------------
     def _batches(self, x, y, sample_weight, batch_size, steps, shuffle, reset=True, build_peek=False):
+        cap = keras_config.max_steps_per_epoch()
+        if cap and (not steps or cap < steps):  # where Keras's EpochIterator applies it
+            warnings.warn(f"Limiting steps_per_epoch to {int(cap)}", stacklevel=3)
+            steps = cap
         if isinstance(x, PyDataset):
             for arg, what, v in (("y", "the targets", y), ("sample_weights", "the sample weights", sample_weight)):
                 if v is not None:
@@ -967,6 +972,10 @@ class Trainer:
             validation_freq: int = 1) -> cbks.History:
         """Trains for ``epochs`` epochs; returns a ``History`` (``history.history["loss"]`` ...)."""
         self._check_compiled("training/testing")
+        cap = keras_config.max_epochs()
+        if cap and cap < epochs:
+            warnings.warn(f"Limiting epochs to {int(cap)}", stacklevel=3)
+            epochs = cap
         x, y, sample_weight = _from_pandas(x), _from_pandas(y), _from_pandas(sample_weight)
         if isinstance(validation_data, (tuple, list)):
             validation_data = tuple(_from_pandas(v) for v in validation_data)
