@@ -225,6 +225,7 @@ class FuncGraph:
         self.seen_variables: dict[int, Any] = {}  # id -> Variable read or assigned here
         self.assigned_variables: set[int] = set()
         self.is_branch = False  # a cond branch / loop body: variable reads are captured
+        self.control_stack: list = []  # tf.control_dependencies: ops made inside depend on these
         # @tf.custom_gradient calls traced here: (op position, name, inputs, outputs, grad_fn)
         self.custom_gradients: list[tuple] = []
         self.aliases: dict[int, SymbolicTensor] = {}  # id of a replayed graph's tensor -> its replay here
@@ -334,6 +335,8 @@ class FuncGraph:
     ):
         op = Operation(self, opdef, type_, self.unique_name(name or type_), inputs, attrs, stateful)
         op.outputs = [SymbolicTensor(self, op, i, s, d) for i, (s, d) in enumerate(out_specs)]
+        if self.control_stack:
+            op.control_inputs = op.control_inputs + tuple(d for deps in self.control_stack for d in deps)
         self.operations.append(op)
         if inputs:
             self._name_constants(op)

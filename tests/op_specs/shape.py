@@ -43,3 +43,13 @@ SPECS += [  # img11: Slice (run-time begin/size), its gradient op, DynamicPadV2
                                            {"static": (3, 4)}), [Arg((2, 3))]),
     OpSpec("DynamicPadV2", lambda x: shape_ops.dynamic_pad(x * x, _i([[1, 0], [2, 1]]), 3.0), [Arg((2, 3))]),
 ]
+
+from tapeflow.ops import array_extras as _ax  # noqa: E402 - the top-level extras (tf.reverse_sequence ...)
+
+SPECS += [
+    OpSpec("ReverseSequence", lambda x: _ax.reverse_sequence(x * x, [2, 3, 0], seq_axis=1, batch_axis=0),
+           [Arg((3, 4))]),
+    OpSpec("EnsureShape", lambda x: _ax.ensure_shape(x * x, [None, 4]), [Arg((3, 4))]),
+]
+SPECS.append(OpSpec("DynamicStitch", lambda a, b: _ax.dynamic_stitch([_i([0, 2]), _i([1, 3])], [a * a, b * a]),
+                    [Arg((2, 3)), Arg((2, 3))]))  # distinct rows: TF's rule is exact there
