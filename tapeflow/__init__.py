@@ -162,7 +162,7 @@ _LAZY_NAMES = {
     "identity_n": ("tapeflow.ops.array_extras", "identity_n"),
     "broadcast_static_shape": ("tapeflow.ops.array_extras", "broadcast_static_shape"),
     "broadcast_dynamic_shape": ("tapeflow.ops.array_extras", "broadcast_dynamic_shape"),
-    "get_static_value": ("tapeflow.ops.array_extras", "get_static_value"),
+    "get_static_value": ("tapeflow.graph.control_deps", "get_static_value"),
     "timestamp": ("tapeflow.ops.array_extras", "timestamp"),
     "Assert": ("tapeflow.ops.check_ops", "Assert"),  # TF 2's top-level names for tf.debugging's checks
     "assert_equal": ("tapeflow.ops.check_ops", "assert_equal"),

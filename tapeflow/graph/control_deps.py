@@ -1,5 +1,6 @@
 """``tf.control_dependencies``, ``tf.group``, ``tf.no_op``, ``tf.tuple`` and the small graph queries at
-TF's top level (``inside_function``, ``is_symbolic_tensor``, ``get_current_name_scope``, ``get_logger``).
+TF's top level (``inside_function``, ``is_symbolic_tensor``, ``get_static_value``, ``get_current_name_scope``,
+``get_logger``).
 
 Eagerly ops run in program order, so these do nothing but return what TF returns (None, the tensors).
 Inside ``tf.function`` an op made under ``control_dependencies`` gets the given ops as control inputs, and
@@ -9,6 +10,8 @@ Inside ``tf.function`` an op made under ``control_dependencies`` gets the given 
 from __future__ import annotations
 
 import logging
+
+import numpy as np
 from typing import Any
 
 from tapeflow.framework.context import state
@@ -114,3 +117,17 @@ class AggregationMethod:
     DEFAULT = ADD_N
     EXPERIMENTAL_TREE = 1
     EXPERIMENTAL_ACCUMULATE_N = 2
+
+
+def get_static_value(tensor: Any, partial: bool = False) -> Any:
+    """``tf.get_static_value``: the NumPy value of ``tensor`` when it is known without running a graph
+    (an eager tensor, a constant, a Python value), else None."""
+    from tapeflow.framework.variables import Variable
+
+    if isinstance(tensor, SymbolicTensor):
+        return None
+    if isinstance(tensor, Variable):
+        return None  # TF: a variable's value is not static
+    if isinstance(tensor, Tensor):
+        return tensor.numpy()
+    return np.asarray(tensor) if not isinstance(tensor, (int, float, bool)) else tensor

@@ -1,7 +1,7 @@
 """TF's remaining top-level array ops: ``tf.searchsorted``, ``unique_with_counts``, ``unravel_index``,
 ``reverse_sequence``, ``dynamic_partition``, ``dynamic_stitch``, ``histogram_fixed_width(_bins)``,
 ``truncatediv``/``truncatemod``, ``ensure_shape``, ``identity_n``, ``broadcast_static_shape`` /
-``broadcast_dynamic_shape``, ``get_static_value`` and ``timestamp``.
+``broadcast_dynamic_shape`` and ``timestamp``.
 
 Where TF composes an op from others (``dynamic_partition`` of a mask, ``histogram_fixed_width``) it is
 composed here too, so gradients come from the parts; the others are kernels next to their gradient rule
@@ -339,21 +339,6 @@ def broadcast_dynamic_shape(shape_x: Any, shape_y: Any) -> Tensor:
     """``tf.broadcast_dynamic_shape``: the shape (a 1-D int tensor) two shapes broadcast to."""
     sx = convert_to_tensor(shape_x, dtype_hint=dtypes.int32)
     return execute(BROADCAST_ARGS, (sx, convert_to_tensor(shape_y, dtype=sx.dtype)))
-
-
-def get_static_value(tensor: Any, partial: bool = False) -> Any:
-    """``tf.get_static_value``: the NumPy value of ``tensor`` when it is known without running a graph
-    (an eager tensor, a constant, a Python value), else None."""
-    from tapeflow.framework.variables import Variable
-    from tapeflow.graph.graph import SymbolicTensor
-
-    if isinstance(tensor, SymbolicTensor):
-        return None
-    if isinstance(tensor, Variable):
-        return None  # TF: a variable's value is not static
-    if isinstance(tensor, Tensor):
-        return tensor.numpy()
-    return np.asarray(tensor) if not isinstance(tensor, (int, float, bool)) else tensor
 
 
 def timestamp(name: str | None = None) -> Tensor:
