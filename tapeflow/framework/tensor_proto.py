@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from tapeflow.framework import dtypes
-from tapeflow.framework.errors import InvalidArgumentError
 
 _OBJ = np.dtype(object)
 # DataType enum values (types.proto) of the dtypes tapeflow has, and back
@@ -64,7 +63,7 @@ def serialize(a: Any) -> bytes:
     return out
 
 
-def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
     result = shift = 0
     while True:
         b = buf[pos]
@@ -75,16 +74,16 @@ def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _messages(buf: bytes):
+def fields(buf: bytes):
     """(field number, value) pairs: ints for varints, bytes for the rest."""
     pos = 0
     while pos < len(buf):
-        key, pos = _read_varint(buf, pos)
+        key, pos = read_varint(buf, pos)
         wire = key & 7
         if wire == 0:
-            v, pos = _read_varint(buf, pos)
+            v, pos = read_varint(buf, pos)
         elif wire == 2:
-            n, pos = _read_varint(buf, pos)
+            n, pos = read_varint(buf, pos)
             v, pos = buf[pos:pos + n], pos + n
             if pos > len(buf):
                 raise ValueError("truncated")
@@ -99,7 +98,7 @@ def _messages(buf: bytes):
 def _varints(body: bytes) -> list:
     out, pos = [], 0
     while pos < len(body):
-        v, pos = _read_varint(body, pos)
+        v, pos = read_varint(body, pos)
         out.append(v)
     return out
 
@@ -107,13 +106,13 @@ def _varints(body: bytes) -> list:
 def parse(raw: bytes) -> np.ndarray:
     """The array a serialized TensorProto holds (raises ValueError if the bytes are not one)."""
     enum, shape, content, vals = 0, [], None, []
-    for num, wire, v in _messages(raw):
+    for num, wire, v in fields(raw):
         if num == 1 and wire == 0:
             enum = v
         elif num == 2 and wire == 2:
-            for dnum, _, dim in _messages(v):
+            for dnum, _, dim in fields(v):
                 if dnum == 2:
-                    shape.append(next((s for n, _, s in _messages(dim) if n == 1), 0))
+                    shape.append(next((s for n, _, s in fields(dim) if n == 1), 0))
         elif num == 4 and wire == 2:
             content = v
         elif num >= 5:
@@ -162,14 +161,6 @@ def _fill(values: np.ndarray, shape: list, count: int, dt: Any) -> np.ndarray:
     out[:values.size] = values
     out[values.size:] = values[-1]
     return out.reshape(shape)
-
-
-def parse_or_raise(raw: bytes, op: str) -> np.ndarray:
-    try:
-        return parse(raw)
-    except (ValueError, IndexError, KeyError, struct.error):
-        raise InvalidArgumentError(None, None, f"Could not parse `serialized` as TensorProto: {raw[:32]!r}... "
-                                   f"[Op:{op}]") from None
 
 
 _CLASS: list = []

@@ -334,35 +334,8 @@ def read_tfrecords(f: Any, path: str, check_data_crc: bool = True) -> Any:
 
 # -- tf.train.Example wire format (read without the protobuf package) ---------------------
 
-def _varint(buf: bytes, pos: int) -> tuple:
-    result = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-
-
-def _fields(buf: bytes) -> Any:
-    """(field number, wire type, value) of one message: ints for varints, bytes otherwise."""
-    pos, end = 0, len(buf)
-    while pos < end:
-        key, pos = _varint(buf, pos)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, pos = _varint(buf, pos)
-        elif wt == 2:
-            n, pos = _varint(buf, pos)
-            v, pos = buf[pos:pos + n], pos + n
-        elif wt == 5:
-            v, pos = buf[pos:pos + 4], pos + 4
-        elif wt == 1:
-            v, pos = buf[pos:pos + 8], pos + 8
-        else:
-            raise ValueError(f"unsupported wire type {wt}")
-        yield num, wt, v
+# the protobuf wire readers are TensorProto's (framework/tensor_proto.py)
+_varint, _fields = tensor_proto.read_varint, tensor_proto.fields
 
 
 def _feature_values(buf: bytes) -> tuple:
