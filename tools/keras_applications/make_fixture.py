@@ -21,6 +21,9 @@ CONFIGS = {
     "inception_v3": ("InceptionV3", dict(input_shape=(75, 75, 3), weights=None, classes=5)),
     "xception": ("Xception", dict(input_shape=(71, 71, 3), include_top=False, weights=None, pooling="avg")),
     "resnet50v2": ("ResNet50V2", dict(input_shape=(32, 32, 3), weights=None, classes=6, classifier_activation=None)),
+    "efficientnetb0": ("EfficientNetB0", dict(input_shape=(32, 32, 3), weights=None, classes=4)),
+    "efficientnetb3_notop": ("EfficientNetB3", dict(input_shape=(32, 32, 3), include_top=False, weights=None,
+                                                    pooling="avg")),
     "densenet121": ("DenseNet121", dict(input_shape=(32, 32, 3), include_top=False, weights=None, pooling="max")),
 }
 

@@ -28,6 +28,10 @@ _ERRORS = {
     "xception": (_W + ".", "If using `weights='imagenet'` with `include_top=True`, `classes` should be 1000.  "
                            "Received classes={classes}"),
     "densenet": (_W + ".", 'If using `weights` as `"imagenet"` with `include_top` as true, `classes` should be 1000'),
+    "efficientnet": (_W + ".", 'If using `weights="imagenet"` with `include_top` as true, `classes` should be 1000'),
+    "mobilenet_v3": (_W + ".  Received weights={weights}",
+                     'If using `weights="imagenet"` with `include_top` as true, `classes` should be 1000.  '
+                     "Received classes={classes}"),
 }
 _QUOTE = {"resnet": "'", "xception": "'"}
 
