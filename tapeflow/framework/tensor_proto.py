@@ -28,6 +28,9 @@ _VAL_FIELDS = {"float32": (5, "f"), "float64": (6, "d"), "int32": (7, "varint"),
                "int64": (10, "varint"), "bool": (11, "varint"), "complex128": (12, "d"), "float16": (13, "varint"),
                "uint16": (7, "varint"), "uint32": (16, "varint"), "uint64": (17, "varint")}
 
+_FIELD_NAMES = {5: "float_val", 6: "double_val", 7: "int_val", 8: "string_val", 9: "scomplex_val", 10: "int64_val",
+                11: "bool_val", 12: "dcomplex_val", 13: "half_val", 16: "uint32_val", 17: "uint64_val"}
+
 
 def _varint(n: int) -> bytes:
     n &= (1 << 64) - 1  # negative ints are ten-byte two's complement, as protobuf writes int32/int64
@@ -197,12 +200,12 @@ def message_class() -> Any:
                 type_name=".tensorflow.TensorShapeProto", json_name="tensorShape")
     t.field.add(name="version_number", number=3, label=f.LABEL_OPTIONAL, type=f.TYPE_INT32, json_name="versionNumber")
     t.field.add(name="tensor_content", number=4, label=f.LABEL_OPTIONAL, type=f.TYPE_BYTES, json_name="tensorContent")
-    for name, number, typ in [("half_val", 13, f.TYPE_INT32), ("float_val", 5, f.TYPE_FLOAT),
-                              ("double_val", 6, f.TYPE_DOUBLE), ("int_val", 7, f.TYPE_INT32),
-                              ("string_val", 8, f.TYPE_BYTES), ("scomplex_val", 9, f.TYPE_FLOAT),
-                              ("int64_val", 10, f.TYPE_INT64), ("bool_val", 11, f.TYPE_BOOL),
-                              ("dcomplex_val", 12, f.TYPE_DOUBLE), ("uint32_val", 16, f.TYPE_UINT32),
-                              ("uint64_val", 17, f.TYPE_UINT64)]:
+    types = {"half_val": f.TYPE_INT32, "float_val": f.TYPE_FLOAT, "double_val": f.TYPE_DOUBLE,
+             "int_val": f.TYPE_INT32, "string_val": f.TYPE_BYTES, "scomplex_val": f.TYPE_FLOAT,
+             "int64_val": f.TYPE_INT64, "bool_val": f.TYPE_BOOL, "dcomplex_val": f.TYPE_DOUBLE,
+             "uint32_val": f.TYPE_UINT32, "uint64_val": f.TYPE_UINT64}
+    for number, name in sorted(_FIELD_NAMES.items(), key=lambda kv: kv[0] != 13):  # (half_val first, as TF)
+        typ = types[name]
         fld = t.field.add(name=name, number=number, label=f.LABEL_REPEATED, type=typ,
                           json_name="".join(p if i == 0 else p.title() for i, p in enumerate(name.split("_"))))
         if typ != f.TYPE_BYTES:
@@ -250,17 +253,10 @@ def make_tensor_proto(values: Any, dtype: Any = None, shape: Any = None, verify_
     flat = arr.reshape(-1)
     if name != "string" and arr.size == count and count > 1:
         proto.tensor_content = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
-    elif name == "string":
-        proto.string_val.extend(flat.tolist())
-    elif name == "float16":
-        proto.half_val.extend(flat.view(np.uint16).tolist())
-    elif name.startswith("complex"):
-        getattr(proto, "scomplex_val" if name == "complex64" else "dcomplex_val").extend(
-            flat.view(flat.real.dtype).tolist())
     else:
-        field = {5: "float_val", 6: "double_val", 7: "int_val", 10: "int64_val", 11: "bool_val", 16: "uint32_val",
-                 17: "uint64_val"}[_VAL_FIELDS[name][0]]
-        getattr(proto, field).extend(flat.tolist())
+        values = flat.view(np.uint16) if name == "float16" else flat.view(flat.real.dtype) \
+            if name.startswith("complex") else flat  # half_val holds the bits; complex values as pairs
+        getattr(proto, _FIELD_NAMES[_VAL_FIELDS[name][0]]).extend(values.tolist())
     return proto
 
 

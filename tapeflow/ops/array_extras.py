@@ -17,21 +17,13 @@ from typing import Any
 import numpy as np
 
 from tapeflow.framework import dtypes
-from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.ops import array_ops, indexing_ops, math_ops, shapes
 from tapeflow.ops._helpers import t
+from tapeflow.ops.nn._common import _dims, _err  # TF's message helpers
 from tapeflow.ops.registry import NoGradientRegistered, NotDifferentiable, defgrad, defop
-
-
-def _err(op: str, msg: str) -> InvalidArgumentError:
-    return InvalidArgumentError(None, None, f"{msg} [Op:{op}]")
-
-
-def _dims(shape: Any) -> str:
-    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
 
 
 # -- searchsorted -----------------------------------------------------------------------------------
