@@ -219,11 +219,42 @@ NUMPY_FUNC.extra["stateful"] = True
 NotDifferentiable("PyFunc")
 
 
-def numpy_function(func, inp, Tout, stateful: bool = True, name=None):  # noqa: N803 - TF's argument name
+def _decorator_or_none(op, op_name: str, func, inp, Tout, **kwargs):  # noqa: N803 - TF's argument name
+    """As TF's script ops: ``Tout`` is required; with no ``func`` (and no ``inp``) the op is a decorator,
+    ``@tf.numpy_function(Tout=...)``; otherwise ``inp`` is required. None when the op runs at once."""
+    if Tout is None:
+        raise TypeError(f"Missing required argument: 'Tout'\n  If using {op_name} as a decorator, set `Tout`\n"
+                        f"  **by name** above the function:\n  `@{op_name}(Tout=tout)`")
+    if func is None:
+        if inp is not None:
+            raise TypeError(f"Don't set the `inp` argument when using {op_name} as a decorator (`func=None`).")
+
+        def decorate(fun):
+            import functools
+
+            @functools.wraps(fun)
+            def wrapper(*args):
+                return op(fun, inp=args, Tout=Tout, **kwargs)
+
+            return wrapper
+
+        return decorate
+    if inp is None:
+        raise TypeError("Missing argument `inp`:\n  You must set the `inp` argument (the list of arguments to the\n"
+                        f"  function), unless you use `{op_name}` as a decorator(`func=None`).")
+    return None
+
+
+def numpy_function(func=None, inp=None, Tout=None, stateful: bool = True, name=None):  # noqa: N803 - TF's name
     """Calls ``func`` on NumPy arrays (at run time inside ``tf.function``), as
-    ``tf.numpy_function``; not differentiable, outputs of unknown shape in graphs."""
+    ``tf.numpy_function``; not differentiable, outputs of unknown shape in graphs. With no ``func`` it is a
+    decorator: ``@tf.numpy_function(Tout=tf.float32)``."""
     from tapeflow.framework.tensor import convert_to_tensor
 
+    decorator = _decorator_or_none(numpy_function, "tf.numpy_function", func, inp, Tout, stateful=stateful,
+                                   name=name)
+    if decorator is not None:
+        return decorator
     touts, single = _tout_list(Tout)
     outs = execute(NUMPY_FUNC, tuple(convert_to_tensor(x) for x in inp), {"func": func, "touts": touts})
     return outs[0] if single else outs
@@ -285,24 +316,12 @@ def _eager_py_func_grad(op, *grads):
 def py_function(func=None, inp=None, Tout=None, name=None):  # noqa: N803 - TF's argument name
     """Calls ``func`` eagerly on tensors (at run time inside ``tf.function``),
     as ``tf.py_function``; differentiable (first order in graphs). With no
-    ``inp`` it is a decorator: ``@tf.py_function(Tout=tf.float32)``."""
+    ``func`` it is a decorator: ``@tf.py_function(Tout=tf.float32)``."""
     from tapeflow.framework.tensor import convert_to_tensor
 
-    if inp is None:
-        if Tout is None:
-            raise TypeError("py_function() needs `Tout` (the output dtype(s))")
-
-        def decorate(f):
-            import functools
-
-            @functools.wraps(f)
-            def wrapper(*args):
-                return py_function(f, list(args), Tout, name)
-
-            return wrapper
-
-        return decorate(func) if func is not None else decorate
-
+    decorator = _decorator_or_none(py_function, "tf.py_function", func, inp, Tout, name=name)
+    if decorator is not None:
+        return decorator
     touts, single = _tout_list(Tout)
     if state.graph is None:
         # eagerly: just Python on tensors (as TF, the inputs are converted first), recorded op by op on tapes

@@ -498,10 +498,39 @@ def _roll_grad(op, g):
     return execute(ROLL, (g,), {"shift": tuple(-s for s in op.get_attr("shift")), "axis": op.get_attr("axis")})
 
 
+def _dyn_roll_kernel(x, shift, axis):
+    sh = tuple(int(v) for v in np.asarray(shift).reshape(-1))
+    if len(sh) != len(axis):
+        raise _err("Roll", f"shift and axis must have the same size, got shift {list(sh)} and axis {list(axis)}")
+    return np.roll(x, sh, axis)
+
+
+# Roll whose shift is known only at run time (a graph tensor: tf.random.uniform's inside a tf.function)
+DYNAMIC_ROLL = defop("DynamicRoll", _dyn_roll_kernel, shape=lambda specs, axis: [specs[0]])
+
+
+@defgrad("DynamicRoll", inputs=True)
+def _dyn_roll_grad(op, g):
+    x, shift = op.inputs
+    return execute(DYNAMIC_ROLL, (g, math_ops.negative(shift)), {"axis": op.get_attr("axis")}), None
+
+
 def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Tensor:  # noqa: A002
-    """Rolls elements along ``axis`` by ``shift`` (shifts on a repeated axis add up)."""
+    """Rolls elements along ``axis`` by ``shift`` (shifts on a repeated axis add up); ``shift`` may be a graph
+    tensor (known at run time)."""
     x = t(input)
-    sh, ax = as_int_tuple(shift, "shift"), as_int_tuple(axis, "axis")
+    ax = as_int_tuple(axis, "axis")
+    if shape_ops.is_symbolic(shift) or (isinstance(shift, (list, tuple)) and any(map(shape_ops.is_symbolic, shift))):
+        sh = array_ops.stack(shift) if isinstance(shift, (list, tuple)) else t(shift)
+        if sh._value.dtype.kind not in "iu":
+            raise TypeError(f"shift must be a list of integers, got {shift!r}")
+        n = sh._shape_tuple()
+        if len(n) > 1 or (n and n[0] is not None and n[0] != len(ax)) or (not n and len(ax) != 1):
+            raise _err("Roll", f"shift and axis must have the same size, got shift of shape {list(n)} and axis "
+                       f"{list(ax)}")
+        nd = len(x._shape_tuple())
+        return execute(DYNAMIC_ROLL, (x, sh), {"axis": tuple(normalize_axis(a, nd, "Roll") for a in ax)})
+    sh = as_int_tuple(shift, "shift")
     if len(sh) != len(ax):
         raise _err("Roll", f"shift and axis must have the same size, got shift {list(sh)} and axis {list(ax)}")
     nd = len(x._shape_tuple())

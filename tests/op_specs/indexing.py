@@ -21,6 +21,12 @@ def _mirror_grad(g):
     return execute(ix.MIRROR_PAD_GRAD, (g,), {"paddings": ((1, 2), (2, 1)), "mode": "REFLECT"})
 
 
+def _dyn_roll(x, shift, axis):
+    from tapeflow.framework.execute import execute
+
+    return execute(ix.DYNAMIC_ROLL, (x, tf.constant(shift)), {"axis": axis})
+
+
 SPECS = [
     OpSpec("PadV2", lambda x: ix.pad(x * x, [[1, 2], [0, 1]]), [Arg((3, 4))]),
     OpSpec("PadV2", lambda x, c: ix.pad(x, [[1, 0], [2, 1]], constant_values=c), [Arg((3, 4)), Arg((), diff=False)],
@@ -45,6 +51,7 @@ SPECS = [
            [Arg(value=_x), Arg(value=np.array([_x[0, 1] + 0.5, _x[2, 3] - 0.5, _x[1, 0] - 0.3]))]),
     OpSpec("ReverseV2", lambda x: ix.reverse(x * x, [0, -1]), [Arg((3, 4))]),
     OpSpec("Roll", lambda x: ix.roll(x * x, [1, -2, 1], [0, 1, 0]), [Arg((3, 4))]),
+    OpSpec("DynamicRoll", lambda x: _dyn_roll(x * x, [1, -2, 1], (0, 1, 0)), [Arg((3, 4))]),
     OpSpec("Einsum", lambda a, b: ix.einsum("ij,jk->ik", a, b), [Arg((2, 3)), Arg((3, 4))]),
     OpSpec("Einsum", lambda a, b: ix.einsum("...ij,...jk->...ik", a, b), [Arg((2, 1, 2, 3)), Arg((5, 3, 4))],
            name="ellipsis-broadcast"),

@@ -91,6 +91,11 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
     "segmentation": [("EPOCHS = 20", "EPOCHS = 3")],  # lead: images/segmentation (128 stand-in pets)
     "style_transfer": [("max_dim = 512", "max_dim = 128"), ("epochs = 10", "epochs = 2"),  # lead: VGG19 on CPU
                        ("steps_per_epoch = 100", "steps_per_epoch = 5")],
+    # nb11: deepdream's InceptionV3 gradient ascent on CPU: a 150-px image, a few steps per call and octave
+    "deepdream": [("max_dim=500", "max_dim=150"), ("steps=100, step_size=0.01)", "steps=3, step_size=0.01)"),
+                  ("steps=50, step_size=0.01)", "steps=2, step_size=0.01)"),
+                  ("steps_per_octave=100,", "steps_per_octave=2,")],
+    "actor_critic": [("max_episodes = 10000", "max_episodes = 20")],  # nb11: stand-in gym CartPole-v1
     # text11: the tensorflow/text tutorials. Two were written for Keras 2 and fail at once under Keras 3 (in TF and
     # tapeflow alike): Model.__init__ takes no positional argument, RNN.get_initial_state takes the batch size, and
     # get_file(untar=True) of "aclImdb_v1.tar.gz" extracts into aclImdb_v1_extracted/; the substitutions below

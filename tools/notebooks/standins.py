@@ -470,6 +470,7 @@ def install(backend_tf) -> None:
     install_segmentation(backend_tf)
     install_text11(backend_tf)
     install_text11_nmt(backend_tf)
+    install_nb11_rl()
 
 
 # --- img11: the image tutorials (CIFAR-10, flower_photos, tf_flowers, facades) --------------------------------
@@ -1270,6 +1271,38 @@ URLS["vgg19_weights_tf_dim_ordering_tf_kernels_notop.h5"] = ("vgg19_weights_tf_d
 URLS["Vassily_Kandinsky%2C_1913_-_Composition_7.jpg"] = ("kandinsky5.jpg", _photo(34, (464, 512)))
 
 
+# --- nb11 (2026-12-04): tutorials/generative/deepdream's InceptionV3 weight file (no top) ------------------------
+
+_KERAS_INCEPTION_SCRIPT = r"""
+import sys
+import h5py, keras, numpy as np
+from keras.src.legacy.saving import legacy_h5_format
+keras.utils.set_random_seed(24)
+model = keras.applications.InceptionV3(include_top=False, weights=None)
+rng = np.random.default_rng(24)
+for layer in model.layers:
+    if isinstance(layer, keras.layers.BatchNormalization):
+        b, m, v = layer.get_weights()
+        layer.set_weights([rng.normal(0, 0.2, b.shape), rng.normal(0, 0.2, m.shape), rng.uniform(0.5, 2.0, v.shape)])
+with h5py.File(sys.argv[1], "w") as f:
+    legacy_h5_format.save_weights_to_hdf5_group(f, model)
+"""
+
+
+def _inception_v3_notop(path: str) -> None:
+    # a seeded InceptionV3 written by the real Keras, its batch-norm statistics moved off the identity
+    import subprocess
+
+    python = os.environ.get("NB_KERAS_PYTHON", "/opt/tfvenv/bin/python")
+    subprocess.run([python, "-c", _KERAS_INCEPTION_SCRIPT, path + ".tmp"], check=True, capture_output=True,
+                   env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    os.replace(path + ".tmp", path)
+
+
+URLS["inception_v3_weights_tf_dim_ordering_tf_kernels_notop.h5"] = (
+    "inception_v3_weights_tf_dim_ordering_tf_kernels_notop.h5", _inception_v3_notop)
+
+
 # --- text11: the tensorflow/text tutorials (shakespeare.txt, tfds imdb_reviews, tqdm) ---------------------------
 
 _SHAKESPEARE_HEAD = """First Citizen:
@@ -1376,6 +1409,9 @@ class _Tqdm:
     def update(self, n=1):
         pass
 
+    def set_postfix(self, *args, **kwargs):  # nb11: actor_critic's trange
+        pass
+
     def close(self):
         pass
 
@@ -1384,7 +1420,7 @@ def install_text11(backend_tf) -> None:
     tfds = sys.modules["tensorflow_datasets"]
     tfds.load = _tfds_load_text11(tfds.load)
     tfds.disable_progress_bar = lambda: None
-    _module("tqdm", tqdm=_Tqdm, __version__="stand-in")
+    _module("tqdm", tqdm=_Tqdm, trange=lambda *a, **k: _Tqdm(range(*a)), __version__="stand-in")
 
 
 # --- text11: nmt_with_attention (spa-eng.zip, tensorflow_text.normalize_utf8, einops) ------------------------
@@ -1488,3 +1524,67 @@ def install_text11_nmt(backend_tf) -> None:
     keras_mods = [backend_tf.keras] + ([sys.modules["keras"]] if "keras" in sys.modules else [])
     for km in keras_mods:
         km.utils.get_file = _text11_get_file(km.utils.get_file)
+
+
+# --- nb11 (2026-12-04): tutorials/reinforcement_learning/actor_critic's gym CartPole-v1 -----------------------------
+
+
+class _Discrete:
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
+class _Box:
+    def __init__(self, shape: tuple) -> None:
+        self.shape = shape
+
+
+class _CartPole:
+    """gym 0.26's CartPole-v1 (Barto, Sutton and Anderson's cart-pole, Euler steps of 0.02 s; reward 1 a step,
+    terminated when the pole passes 12 degrees or the cart 2.4, truncated at 500 steps), its own NumPy generator
+    seeded 0 unless reset(seed=...); render() draws the cart and pole into a 400 x 600 picture."""
+
+    def __init__(self, render_mode=None) -> None:
+        self.action_space, self.observation_space = _Discrete(2), _Box((4,))
+        self.render_mode = render_mode
+        self.rng = np.random.default_rng(0)
+        self.state, self.steps = np.zeros(4), 0
+
+    def reset(self, seed=None, options=None):
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self.state, self.steps = self.rng.uniform(-0.05, 0.05, 4), 0
+        return self.state.astype(np.float32), {}
+
+    def step(self, action):
+        x, x_dot, theta, theta_dot = self.state
+        force = 10.0 if int(action) == 1 else -10.0
+        cos, sin = np.cos(theta), np.sin(theta)
+        temp = (force + 0.05 * theta_dot ** 2 * sin) / 1.1
+        theta_acc = (9.8 * sin - cos * temp) / (0.5 * (4.0 / 3.0 - 0.1 * cos ** 2 / 1.1))
+        x_acc = temp - 0.05 * theta_acc * cos / 1.1
+        x, x_dot = x + 0.02 * x_dot, x_dot + 0.02 * x_acc
+        theta, theta_dot = theta + 0.02 * theta_dot, theta_dot + 0.02 * theta_acc
+        self.state, self.steps = np.array([x, x_dot, theta, theta_dot]), self.steps + 1
+        terminated = bool(abs(x) > 2.4 or abs(theta) > 12 * 2 * np.pi / 360)
+        return self.state.astype(np.float32), 1.0, terminated, self.steps >= 500, {}
+
+    def render(self):
+        img = np.full((400, 600, 3), 255, np.uint8)
+        cx = int(np.clip(300 + self.state[0] * 125, 25, 575))
+        img[290:310, cx - 25:cx + 25] = 0
+        for r in range(100):
+            py = int(290 - r * np.cos(self.state[2]))
+            px = int(np.clip(cx + r * np.sin(self.state[2]), 0, 599))
+            img[max(py, 0), max(px - 4, 0):px + 5] = (202, 152, 101)
+        return img
+
+
+def _gym_make(name: str, render_mode=None, **kwargs):
+    if name != "CartPole-v1":
+        raise NotImplementedError(f"gym stand-in: only CartPole-v1, not {name!r}")
+    return _CartPole(render_mode)
+
+
+def install_nb11_rl() -> None:
+    _module("gym", make=_gym_make, Env=_CartPole, __version__="stand-in")

@@ -1,0 +1,61 @@
+"""Idioms of TF docs notebooks (deepdream, actor_critic, ...): behaviour pinned against TF 2.21."""
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+
+def test_numpy_function_as_a_decorator_eagerly_and_in_a_function():
+    # reinforcement_learning/actor_critic: @tf.numpy_function(Tout=[...]) over the environment's step
+    @tf.numpy_function(Tout=[tf.float32, tf.int32])
+    def f(a):
+        return a.astype(np.float32) * 2, np.array(3, np.int32)
+
+    for out in (f(tf.constant([1, 2])), tf.function(lambda x: f(x))(tf.constant([1, 2]))):
+        assert [o.dtype for o in out] == [tf.float32, tf.int32]
+        np.testing.assert_array_equal(out[0].numpy(), [2.0, 4.0])
+        assert int(out[1]) == 3
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: tf.numpy_function(lambda a: a, [1]),
+     "Missing required argument: 'Tout'\n  If using tf.numpy_function as a decorator, set `Tout`\n  **by name** "
+     "above the function:\n  `@tf.numpy_function(Tout=tout)`"),
+    (lambda: tf.numpy_function(Tout=tf.int32, inp=[1]),
+     "Don't set the `inp` argument when using tf.numpy_function as a decorator (`func=None`)."),
+    (lambda: tf.py_function(lambda a: a, Tout=tf.int32),
+     "Missing argument `inp`:\n  You must set the `inp` argument (the list of arguments to the\n  function), unless "
+     "you use `tf.py_function` as a decorator(`func=None`)."),
+    (lambda: tf.py_function(lambda a: a, [1]),
+     "Missing required argument: 'Tout'\n  If using tf.py_function as a decorator, set `Tout`\n  **by name** above "
+     "the function:\n  `@tf.py_function(Tout=tout)`"),
+])
+def test_script_op_argument_errors(call, message):  # TF 2.21's texts
+    with pytest.raises(TypeError) as e:
+        call()
+    assert str(e.value) == message
+
+
+def test_roll_by_a_shift_known_at_run_time_and_its_gradient():
+    # generative/deepdream: tf.roll(img, shift=tf.random.uniform(...)) inside a tf.function
+    x = tf.reshape(tf.range(12.0), (3, 4))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None]), tf.TensorSpec([2], tf.int32)])
+    def f(img, s):
+        with tf.GradientTape() as tape:
+            tape.watch(img)
+            r = tf.roll(img, shift=s, axis=[0, 1])
+            loss = tf.reduce_sum(r * tf.reshape(tf.range(12.0), (3, 4)))
+        return r, tape.gradient(loss, img)
+
+    r, g = f(x, tf.constant([1, -1]))
+    np.testing.assert_array_equal(r.numpy(), [[9, 10, 11, 8], [1, 2, 3, 0], [5, 6, 7, 4]])
+    np.testing.assert_array_equal(g.numpy(), [[7, 4, 5, 6], [11, 8, 9, 10], [3, 0, 1, 2]])
+
+    @tf.function
+    def h(img):
+        s = tf.random.uniform([], 0, 3, dtype=tf.int32)
+        return tf.roll(img, s * 0 + 2, axis=1)
+
+    np.testing.assert_array_equal(h(x).numpy(), [[2, 3, 0, 1], [6, 7, 4, 5], [10, 11, 8, 9]])
