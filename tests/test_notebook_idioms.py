@@ -59,3 +59,30 @@ def test_roll_by_a_shift_known_at_run_time_and_its_gradient():
         return tf.roll(img, s * 0 + 2, axis=1)
 
     np.testing.assert_array_equal(h(x).numpy(), [[2, 3, 0, 1], [6, 7, 4, 5], [10, 11, 8, 9]])
+
+
+def test_array_batch_size_follows_steps_when_not_given():
+    # guide/migrate/fault_tolerance: fit(x_train, steps_per_epoch=100) with no batch_size takes batches of
+    # ceil(60000 / 100) (Keras 3's ArrayDataAdapter), and so do evaluate(steps=) and predict(steps=)
+    seen = []
+
+    class Rec(tf.keras.layers.Layer):
+        def call(self, x):
+            seen.append(x.shape[0])
+            return x
+
+    model = tf.keras.Sequential([tf.keras.Input((2,)), Rec(), tf.keras.layers.Dense(1)])
+    model.compile("sgd", "mse", run_eagerly=True)
+    x, y = np.ones((60, 2), np.float32), np.ones((60, 1), np.float32)
+
+    def batches(run):
+        seen.clear()
+        run()
+        return [s for s in seen if s not in (None, 1)]  # (a build call's batch)
+
+    fit = batches(lambda: model.fit(x, y, steps_per_epoch=4, epochs=2, verbose=0, validation_data=(x, y),
+                                    validation_steps=3))
+    assert fit == [15, 15, 15, 15, 20, 20, 20] * 2  # real Keras 3.15
+    assert batches(lambda: model.evaluate(x, y, steps=7, verbose=0)) == [9] * 6 + [6]
+    assert batches(lambda: model.predict(x, steps=2, verbose=0)) == [30, 30]
+    assert batches(lambda: model.fit(x, y, steps_per_epoch=4, batch_size=10, verbose=0)) == [10] * 4

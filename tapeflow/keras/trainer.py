@@ -217,7 +217,7 @@ def _unscale(loss: Any) -> Any:
 class _ArrayBatches:
     """Batches of in-memory arrays; reshuffled at each ``epoch()`` if asked."""
 
-    def __init__(self, x: Any, y: Any, sw: Any, batch_size: int, shuffle: Any) -> None:
+    def __init__(self, x: Any, y: Any, sw: Any, batch_size: int | None, shuffle: Any, steps: int | None = None) -> None:
         for leaf in nest.flatten((x, y, sw)):  # Keras's can_convert_arrays: a list of Python strings is not data
             if not (leaf is None or isinstance(leaf, (np.ndarray, Tensor, Variable)) or hasattr(leaf, "__array__")
                     or hasattr(leaf, "_type_spec")):
@@ -232,7 +232,8 @@ class _ArrayBatches:
             if v is not None and _num_samples(v) != self.n:
                 raise ValueError(f"Data cardinality is ambiguous: x has {self.n} samples but {what} has "
                                  f"{_num_samples(v)}. Make sure all arrays contain the same number of samples.")
-        self.batch_size = int(batch_size)
+        # as Keras's ArrayDataAdapter: with no batch_size, `steps` batches cover the arrays (else 32 a batch)
+        self.batch_size = int(batch_size) if batch_size else (math.ceil(self.n / steps) if steps else 32)
         self.shuffle = shuffle
         self.steps = math.ceil(self.n / self.batch_size)
         # the batch dimension Keras's dataset of these arrays declares: None when the last batch is partial
@@ -957,7 +958,7 @@ class Trainer:
             return _split(data)
         if x is None:
             raise ValueError("fit/evaluate/predict: `x` is required.")
-        data = _ArrayBatches(x, y, sample_weight, batch_size or 32, shuffle)
+        data = _ArrayBatches(x, y, sample_weight, batch_size, shuffle, steps)
         if steps is not None:  # as Keras's EpochIterator: one pass over the arrays goes on across epochs
             passes = _DatasetBatches(_ArrayPasses(data), int(steps))
             passes.static_batch = data.static_batch
