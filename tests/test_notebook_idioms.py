@@ -86,3 +86,19 @@ def test_array_batch_size_follows_steps_when_not_given():
     assert batches(lambda: model.evaluate(x, y, steps=7, verbose=0)) == [9] * 6 + [6]
     assert batches(lambda: model.predict(x, steps=2, verbose=0)) == [30, 30]
     assert batches(lambda: model.fit(x, y, steps_per_epoch=4, batch_size=10, verbose=0)) == [10] * 4
+
+
+def test_session_run_hook_protocol_types():
+    # guide/migrate/fault_tolerance, sessionrunhook_callback: hooks subclass tf.compat.v1.train.SessionRunHook
+    tr = tf.compat.v1.train
+    a = tr.SessionRunArgs("x")
+    assert repr(a) == "SessionRunArgs(fetches='x', feed_dict=None, options=None)"
+    v = tr.SessionRunValues(results=1, options=None, run_metadata=None)
+    assert repr(v) == "SessionRunValues(results=1, options=None, run_metadata=None)"
+    c = tr.SessionRunContext(a, None)
+    assert (c.original_args, c.session, c.stop_requested) == (a, None, False)
+    c.request_stop()
+    assert c.stop_requested
+    h = tr.SessionRunHook()
+    assert [h.begin(), h.before_run(c), h.after_run(c, v), h.end(None), h.after_create_session(None, None)] == [None] * 5
+    assert not hasattr(tf.train, "SessionRunHook")  # TF 2's tf.train has none of them

@@ -1,5 +1,6 @@
-"""``tf.compat.v1.train``: TF 1's name-based ``Saver`` and ``init_from_checkpoint``; TF 2's ``tf.train``
-names otherwise.
+"""``tf.compat.v1.train``: TF 1's name-based ``Saver`` and ``init_from_checkpoint``, the session-run hook
+protocol's types (``SessionRunHook`` and its arguments, for code that defines hooks); TF 2's ``tf.train`` names
+otherwise.
 
 A ``Saver`` checkpoint stores each variable under its name (``scoped/c``), with no object graph, as TF 1's;
 ``tf.train.load_checkpoint`` lists those names, and ``tf.train.Checkpoint.restore`` of it matches variables
@@ -9,6 +10,7 @@ checkpoints.)
 
 from __future__ import annotations
 
+import collections
 import os
 import time
 from typing import Any
@@ -21,7 +23,8 @@ from tapeflow.framework.variables import Variable
 from tapeflow.graph.session import default_graph
 from tapeflow.train import checkpoint
 
-__all__ = ["Saver", "init_from_checkpoint"]
+__all__ = ["Saver", "init_from_checkpoint", "SessionRunHook", "SessionRunArgs", "SessionRunContext",
+           "SessionRunValues"]
 
 
 def _name(v: Variable) -> str:
@@ -116,6 +119,59 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: dict) -> None:
             g.set_initial_value(var, Tensor(np.asarray(arr, dtype=var._value.dtype)))
         else:
             var._value = np.asarray(arr, dtype=var._value.dtype)
+
+
+class SessionRunHook:
+    """TF 1's hook into ``MonitoredSession.run()``: each method does nothing unless a subclass overrides it."""
+
+    def begin(self) -> None:
+        """Called once before the session is used."""
+
+    def after_create_session(self, session: Any, coord: Any) -> None:
+        """Called when the session has been created."""
+
+    def before_run(self, run_context: SessionRunContext) -> SessionRunArgs | None:
+        """Called before each ``run()``; may return ``SessionRunArgs`` to fetch more."""
+        return None
+
+    def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
+        """Called after each ``run()``."""
+
+    def end(self, session: Any) -> None:
+        """Called at the end of the session."""
+
+
+class SessionRunArgs(collections.namedtuple("SessionRunArgs", ["fetches", "feed_dict", "options"])):
+    """What a hook's ``before_run`` adds to a ``run()`` call."""
+
+    def __new__(cls, fetches: Any, feed_dict: Any = None, options: Any = None) -> SessionRunArgs:
+        return super().__new__(cls, fetches, feed_dict, options)
+
+
+class SessionRunContext:
+    """The ``run()`` call a hook sees: its arguments, its session, and a stop request."""
+
+    def __init__(self, original_args: SessionRunArgs, session: Any) -> None:
+        self._original_args, self._session, self._stop_requested = original_args, session, False
+
+    @property
+    def original_args(self) -> SessionRunArgs:
+        return self._original_args
+
+    @property
+    def session(self) -> Any:
+        return self._session
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop_requested
+
+    def request_stop(self) -> None:
+        self._stop_requested = True
+
+
+class SessionRunValues(collections.namedtuple("SessionRunValues", ["results", "options", "run_metadata"])):
+    """What ``run()`` gave back for a hook's ``SessionRunArgs``."""
 
 
 def __getattr__(name: str) -> Any:

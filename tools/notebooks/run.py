@@ -96,6 +96,9 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
                   ("steps=50, step_size=0.01)", "steps=2, step_size=0.01)"),
                   ("steps_per_octave=100,", "steps_per_octave=2,")],
     "actor_critic": [("max_episodes = 10000", "max_episodes = 20")],  # nb11: stand-in gym CartPole-v1
+    "fault_tolerance": [  # nb11: the custom loop's full-batch steps on 4096 of the 60000 images
+        ("logits = model(x_train, training=True)\n      loss_value = loss_fn(y_train, logits)",
+         "logits = model(x_train[:4096], training=True)\n      loss_value = loss_fn(y_train[:4096], logits)")],
     # text11: the tensorflow/text tutorials. Two were written for Keras 2 and fail at once under Keras 3 (in TF and
     # tapeflow alike): Model.__init__ takes no positional argument, RNN.get_initial_state takes the batch size, and
     # get_file(untar=True) of "aclImdb_v1.tar.gz" extracts into aclImdb_v1_extracted/; the substitutions below
