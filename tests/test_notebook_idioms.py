@@ -100,5 +100,6 @@ def test_session_run_hook_protocol_types():
     c.request_stop()
     assert c.stop_requested
     h = tr.SessionRunHook()
-    assert [h.begin(), h.before_run(c), h.after_run(c, v), h.end(None), h.after_create_session(None, None)] == [None] * 5
+    calls = [h.begin(), h.before_run(c), h.after_run(c, v), h.end(None), h.after_create_session(None, None)]
+    assert calls == [None] * 5
     assert not hasattr(tf.train, "SessionRunHook")  # TF 2's tf.train has none of them
