@@ -26,7 +26,7 @@ threads spent runnable but waiting for a CPU. The data are the IDX files
 (``/usr/share/datasets/fashion-mnist`` by default), read with NumPy + gzip.
 
 ``--profile`` instead times every kernel call of tapeflow's compiled fit step
-(one intra-op thread, a thread clock around each call, the second epoch):
+(one intra-op thread, inter-op off, a thread clock around each call, the second epoch):
 where a step's CPU time goes, per kernel and input shape.
 """
 
@@ -85,6 +85,7 @@ profile, on = {}, [False]
 if profiling:  # time each kernel call of the compiled graphs (tapeflow only)
     from tapeflow.graph import compiler
     tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)  # (every kernel on this thread: its clock times them)
     init = compiler.CompiledGraph.__init__
     def timed(name, k):
         def call(*a, **kw):

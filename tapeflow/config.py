@@ -98,9 +98,10 @@ class experimental:  # noqa: N801 - TF's namespace name
 
 class threading:  # noqa: N801 - TF's namespace name
     """Threads of one op's kernel (NumPy's BLAS, see tapeflow.ops.threads:
-    by default chosen per kernel size and machine load). Unlike TF, the intra-op
-    count may be changed at any time. Ops run one at a time, so the inter-op
-    count is recorded only."""
+    by default chosen per kernel size and machine load), and whether a compiled
+    function may run a heavy op beside the rest of its ops (inter-op: 1 runs
+    them one at a time; by default on when there are two or more CPUs). Unlike
+    TF, both counts may be changed at any time."""
 
     _intra = 0
     _inter = 0
@@ -118,7 +119,10 @@ class threading:  # noqa: N801 - TF's namespace name
 
     @staticmethod
     def set_inter_op_parallelism_threads(num_threads: int) -> None:
+        from tapeflow.ops import threads
+
         threading._inter = int(num_threads)
+        threads.set_inter_op_threads(threading._inter)
 
     @staticmethod
     def get_inter_op_parallelism_threads() -> int:

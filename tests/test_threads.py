@@ -134,7 +134,25 @@ def test_big_convolutions_run_their_chunks_on_the_pool_with_the_same_values(blas
     assert threads._POOL is not None and threads._POOL.size == 2
     for a, b in zip(one, three):  # chunk boundaries do not depend on the threads: same bits
         np.testing.assert_array_equal(b, a)
-    assert threads._parts(1e9, 6) == 3 and threads._parts(1e9, 1) == 1 and threads._parts(10.0, 6) == 1
+    assert threads._parts(6) == min(threads._blas.ncpu, 6) and threads._parts(1) == 1
+
+
+def test_large_products_have_the_same_bits_on_any_number_of_threads(blas, monkeypatch):
+    # OpenBLAS rounds a row block's products by the block's height, so a product is cut into the same
+    # parts (one per CPU) whatever runs them: one intra-op thread, several, or a BLAS limit from outside.
+    monkeypatch.setattr(threads._blas, "ncpu", 2)
+    rng = np.random.default_rng(0)
+    a, w = rng.standard_normal((32, 3136)).astype(np.float32), rng.standard_normal((3136, 128)).astype(np.float32)
+    g = rng.standard_normal((32, 128)).astype(np.float32)
+
+    def run(n):
+        tf.config.threading.set_intra_op_parallelism_threads(n)
+        return [tf.matmul(a, w).numpy(), tf.matmul(a, g, transpose_a=True).numpy(),
+                tf.matmul(g, w, transpose_b=True).numpy()]
+
+    one, two = run(1), run(2)
+    for x, y in zip(one, two):
+        np.testing.assert_array_equal(x, y)
 
 
 def test_parallel_for_runs_every_chunk_once_and_reraises(blas):
@@ -175,3 +193,65 @@ def test_big_max_poolings_run_in_image_chunks_with_the_same_values(blas):
     assert threads._POOL is not None
     for a, b in zip(one, two):
         np.testing.assert_array_equal(b, a)
+
+
+@pytest.fixture
+def inter():
+    saved = tf.config.threading.get_inter_op_parallelism_threads()
+    yield
+    tf.config.threading.set_inter_op_parallelism_threads(saved)
+
+
+def _cnn_step():
+    """A conv layer's training step as a tf.function: its filter gradient and the Dense kernel's are
+    independent of the rest of the backward pass (the compiler hands them to the inter-op thread)."""
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.standard_normal((8, 12, 12, 8)).astype(np.float32))
+    w1 = tf.Variable(rng.standard_normal((3, 3, 8, 32)).astype(np.float32) * 0.1)
+    w2 = tf.Variable(rng.standard_normal((3, 3, 32, 32)).astype(np.float32) * 0.1)
+    d = tf.Variable(rng.standard_normal((12 * 12 * 32, 64)).astype(np.float32) * 0.01)
+
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            h = tf.nn.relu(tf.nn.conv2d(x, w1, 1, "SAME"))
+            h = tf.nn.relu(tf.nn.conv2d(h, w2, 1, "SAME"))
+            loss = tf.reduce_sum(tf.square(tf.matmul(tf.reshape(h, [8, -1]), d)))
+        gs = tape.gradient(loss, [w1, w2, d])
+        for v, g in zip([w1, w2, d], gs):
+            v.assign_sub(0.001 * g)
+        return loss
+
+    return step, x, [w1, w2, d]
+
+
+def test_compiled_steps_run_independent_heavy_ops_on_the_inter_op_thread_with_the_same_bits(blas, inter):
+    results = []
+    for n in (1, 0, 2):
+        tf.config.threading.set_inter_op_parallelism_threads(n)
+        tf.config.threading.set_intra_op_parallelism_threads(2)
+        step, x, vs = _cnn_step()
+        losses = [float(step(x)) for _ in range(3)]
+        results.append((losses, [v.numpy() for v in vs]))
+    assert "_spawn(" in step.get_concrete_function(x)._gf.compiled().source
+    for losses, values in results[1:]:
+        assert losses == results[0][0]
+        for a, b in zip(values, results[0][1]):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_spawned_tasks_run_in_order_and_reraise(inter):
+    tf.config.threading.set_inter_op_parallelism_threads(2)
+    assert threads.inter_op_enabled()
+    first = threads.spawn(lambda a: a + 1, np.ones(3))
+    second = threads.spawn(lambda a, b: a * b, first, np.full(3, 2.0))  # an earlier task's value
+    np.testing.assert_array_equal(second.result(), np.full(3, 4.0))
+
+    def fail():
+        raise ValueError("in the task")
+
+    with pytest.raises(ValueError, match="in the task"):
+        threads.spawn(fail).result()
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    assert not threads.inter_op_enabled()
+    assert isinstance(threads.spawn(lambda: 1), threads._Done)

@@ -27,6 +27,7 @@ import numpy as np
 from tapeflow.framework import errors
 from tapeflow.framework.tensor import Tensor, _wrap
 from tapeflow.graph.graph import FuncGraph, Operation, SymbolicTensor
+from tapeflow.ops import threads
 
 __all__ = ["compile_graph", "CompiledGraph", "evaluate_now"]
 
@@ -247,8 +248,9 @@ def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | Non
             "graph, or a placeholder that is not an argument). Pass it as an argument."
         )
     live = _fuse_bias_relu(live, outputs, resolve)
+    live, spawned = _schedule(live, outputs, resolve)
     env: dict[str, Any] = {"__name__": "tapeflow.graph.generated", "np": np, "_assign_value": _assign_value,
-                           "_same_kind": _same_kind}
+                           "_same_kind": _same_kind, "_spawn": threads.spawn}
     names: dict[int, str] = {}
     consts_by_obj: dict[int, str] = {}
     kernels: dict[int, str] = {}
@@ -297,12 +299,30 @@ def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | Non
         for o in op.outputs:
             if o._id not in keep:
                 dying.setdefault(last_use.get(o._id, k), []).append(o._id)
+    pending: dict[str, tuple] = {}  # a spawned op's output name -> (its task's name, its outputs, the op)
+
+    def join(ns) -> None:
+        for task, outs, op in {pending[x][0]: pending[x] for x in ns if x in pending}.values():
+            line_ops[len(lines) + 1] = op
+            lines.append(f"    {', '.join(outs)} = {task}.result()")
+            for x in outs:
+                del pending[x]
+
     for k, (op, ins) in enumerate(live):
         if k:
             dead = [names[i] for i in dying.get(k - 1, ()) if i in names]
+            for x in [x for x in dead if x in pending]:  # only a spawned op took it (from the task): never bound
+                dead.remove(x)
+                del pending[x]
             if dead:
                 lines.append(f"    del {', '.join(dead)}")
         args = [ref(x) for x in ins]
+        spawn = id(op) in spawned
+        if pending:
+            if op.stateful and op.type not in _VAR_SPECIALS:
+                join(list(pending))  # (no stateful op runs beside a spawned one)
+            else:  # a spawned op takes a spawned one-output op's task (the inter-op thread runs them in order)
+                join([a for a in args if not (spawn and a in pending and len(pending[a][1]) == 1)])
         outs = []
         for o in op.outputs:
             n = f"t{tmp}"
@@ -316,7 +336,7 @@ def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | Non
             continue
         kernel = op.opdef.kernel
         inplace = op.opdef.extra.get("inplace")
-        if inplace is not None and args and args[0].startswith("t") and args[0] not in args[1:]:
+        if inplace is not None and not spawn and args and args[0].startswith("t") and args[0] not in args[1:]:
             x = resolve(ins[0])  # a temporary of this function that dies here: the op may write into it
             if x._id not in keep and x._id in dying.get(k, ()):
                 kernel = inplace
@@ -327,6 +347,13 @@ def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | Non
         kw = ", ".join(f"{k}={global_obj('A', v)}" for k, v in op.attrs.items())
         if op.type == "While" and not any(o._id in last_use or o._id in keep for o in op.outputs[op.attrs["n_vars"]:]):
             kw += ", keep_history=False"  # no gradient reads its iterations back (a backward loop, mostly)
+        if spawn:
+            task = f"F{len(lines)}"
+            targs = [pending[a][0] if a in pending else a for a in args]
+            lines.append(f"    {task} = _spawn({kname}{''.join(', ' + a for a in targs)}{', ' if kw else ''}{kw})")
+            for x in outs:
+                pending[x] = (task, outs, op)
+            continue
         call = f"{kname}({', '.join(args)}{', ' if args and kw else ''}{kw})"
         if "plan" in op.attrs and op.opdef.extra.get("plan_step"):  # a collective with its own buffer: its step
             call = f"({global_obj('P', op.attrs['plan'])}.step(({', '.join(args)},)) or {call})"  # or the kernel
@@ -336,6 +363,7 @@ def compile_graph(graph: FuncGraph, inputs: list, outputs: list, name: str | Non
             lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}")
         else:
             lines.append(f"    {call}")
+    join(list(pending))
     out_refs = [ref(t) if isinstance(t, Tensor) else const_name(t) for t in outputs]
     lines.append(f"    return ({', '.join(out_refs)}{',' if len(out_refs) == 1 else ''})")
     source = "\n".join(lines) + "\n"
@@ -419,6 +447,166 @@ def _fuse_bias_relu(live: list, outputs: list, resolve) -> list:
         fused[kr] = (_FusedOp(op, relu, fn), tuple(ins) + (b,))
         drop.update((k, ka))
     return [fused.get(k, entry) for k, entry in enumerate(live) if k not in drop]
+
+
+# -- inter-op scheduling ---------------------------------------------------------------------
+#
+# A heavy pure op whose result is needed only several ops later (a conv layer's filter gradient, which
+# only the optimizer reads, while the input gradient runs on down the backward pass; a Dense kernel's
+# gradient and its Adam update) is emitted as ``F = _spawn(kernel, args)`` where its inputs are ready and
+# ``t = F.result()`` where its value is first needed: tapeflow.ops.threads runs it on the inter-op thread
+# meanwhile (or at once, when inter-op parallelism is off). Which ops go there is chosen here, once, from
+# estimated costs: an op is handed over when the calling thread has about as much other work to do before
+# the result is needed, so neither waits long for the other. A pure op may be moved earlier (with the
+# cheap pure ops and variable reads it needs) past pure ops and past the reads and assignments of other
+# variables (assignments replace a variable's array, never write into it); never past another stateful op,
+# and every spawned op's result is taken before one runs.
+
+_VAR_SPECIALS = frozenset({"ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
+_MIN_SPAWN_S = 2.5e-4  # an op estimated below this is never handed over (a hand-over costs ~10-50 us)
+_MAC_S, _ELEMENT_S = 1 / 30e9, 1e-9  # rough one-thread seconds per multiply-add and per element touched
+
+
+def _static_shape(x) -> tuple | None:
+    s = x._value.shape if isinstance(x, SymbolicTensor) else np.shape(x._value)
+    return None if s is None or None in s else tuple(s)
+
+
+def _op_cost(op, ins) -> float:
+    """One-thread seconds an op's kernel takes, roughly (0 when a shape is unknown)."""
+    shapes = [_static_shape(x) for x in ins] + [_static_shape(o) for o in op.outputs]
+    if any(s is None for s in shapes):
+        return 0.0
+    elements = sum(int(np.prod(s)) for s in shapes)
+    macs = 0.0
+    t = op.type.removeprefix("_Fused")
+    s_in, s_out = shapes[:len(ins)], shapes[len(ins):]
+    if t == "BatchMatMulV2" and len(s_in) >= 2 and len(s_in[1]) >= 2 and s_out:
+        macs = float(np.prod(s_out[0])) * (s_in[0][-2] if op.attrs.get("transpose_a") else s_in[0][-1])
+    elif t == "Conv2D" and len(s_in) >= 2 and len(s_in[1]) == 4 and s_out:
+        macs = float(np.prod(s_out[0])) * np.prod(s_in[1][:3])
+    elif t in ("Conv2DBackpropInput", "Conv2DBackpropFilter") and len(s_in) == 2:
+        w = s_in[0] if t == "Conv2DBackpropInput" else s_out[0]
+        if len(w) == 4:
+            macs = float(np.prod(s_in[1])) * np.prod(w[:3])
+    return macs * _MAC_S + elements * _ELEMENT_S
+
+
+def _schedule(live: list, outputs: list, resolve) -> tuple:
+    """(new order of ``live``, ids of the ops to spawn); see above."""
+    n = len(live)
+    if n < 3:
+        return live, set()
+    pos_of = {id(op): k for k, (op, _) in enumerate(live)}
+    producer: dict[int, int] = {}
+    for k, (op, _) in enumerate(live):
+        for o in op.outputs:
+            producer[o._id] = k
+    deps: list = []
+    consumers: list = [[] for _ in range(n)]
+    for k, (op, ins) in enumerate(live):
+        d = {producer[x._id] for x in map(resolve, ins) if isinstance(x, SymbolicTensor) and x._id in producer}
+        d.update(pos_of[id(c)] for c in getattr(op, "control_inputs", ()) if id(c) in pos_of)
+        deps.append(d)
+        for j in d:
+            consumers[j].append(k)
+    kept = {resolve(t)._id for t in outputs if isinstance(t, Tensor)}
+
+    def var(op):
+        return id(op.attrs.get("variable"))
+
+    pure = [op.opdef is not None and not op.stateful for op, _ in live]
+    barrier = [not pure[k] and live[k][0].type not in _VAR_SPECIALS for k in range(n)]
+    is_read = [live[k][0].type == "ReadVariableOp" for k in range(n)]
+    cost = [_op_cost(op, ins) if pure[k] else 0.0 for k, (op, ins) in enumerate(live)]
+    last_barrier, lb = [], -1
+    for k in range(n):
+        last_barrier.append(lb)
+        if barrier[k]:
+            lb = k
+    writes: dict[int, list] = {}
+    for k, (op, _) in enumerate(live):
+        if op.type in _VAR_SPECIALS and not is_read[k]:
+            writes.setdefault(var(op), []).append(k)
+
+    def lowest(k: int) -> int:
+        """The original position op k may follow at the earliest, before its inputs are considered."""
+        lo = last_barrier[k]
+        if is_read[k]:
+            lo = max([lo] + [w for w in writes.get(var(live[k][0]), ()) if w < k])
+        return lo
+
+    spawned: set = set()
+    slot: dict[int, int] = {}  # moved op -> the original position it now follows
+
+    def place(k: int, moving: dict) -> int:
+        """The position op k (and the cheap ancestors it pulls along, into ``moving``) can follow."""
+        lo = lowest(k)
+        for d in deps[k]:
+            at = slot.get(d, moving.get(d, d))
+            if at == d and (pure[d] and cost[d] < _MIN_SPAWN_S or is_read[d]) and d not in spawned \
+                    and not deps[d] & spawned:  # (moved up, it would wait for that spawned op's result there)
+                at = place(d, moving)
+                if at < d:
+                    moving[d] = at
+                else:
+                    at = d
+            lo = max(lo, at)
+        return lo
+
+    def makespan(chosen: dict) -> float:
+        """The step's estimated time with the ops of ``chosen`` (op -> the position it follows) spawned."""
+        at: dict[int, list] = {}
+        for k, s in chosen.items():
+            at.setdefault(s, []).append(k)
+        main = worker = 0.0
+        done: dict[int, float] = {}
+
+        def enqueue(p: int) -> None:
+            nonlocal worker
+            for k in sorted(at.get(p, ())):
+                worker = max(worker, main) + cost[k]
+                done[k] = worker
+
+        enqueue(-1)
+        for k in range(n):
+            if k not in chosen:
+                if barrier[k]:
+                    main = max([main] + list(done.values()))
+                main = max([main] + [done[d] for d in deps[k] if d in done]) + cost[k]
+            enqueue(k)
+        return max([main] + list(done.values()))
+
+    chosen: dict[int, int] = {}
+    best = makespan(chosen)
+    for k in sorted(range(n), key=lambda k: -cost[k]):
+        op = live[k][0]
+        if not pure[k] or cost[k] < _MIN_SPAWN_S or op.type == "While" or not consumers[k]:
+            continue
+        read = {resolve(x)._id for c in consumers[k] for x in live[c][1] if isinstance(resolve(x), SymbolicTensor)}
+        if any(o._id in kept or o._id not in read for o in op.outputs):
+            continue  # (every output must be read by a later op: its name is bound where that op takes it)
+        moving: dict = {}
+        s = place(k, moving)
+        trial = {**chosen, k: s}
+        span = makespan(trial)
+        if span < best - 0.05 * cost[k]:
+            best, chosen = span, trial
+            spawned.add(k)
+            slot.update(moving)
+            if s < k:
+                slot[k] = s
+    if not spawned:
+        return live, set()
+    after: dict[int, list] = {}
+    for k, s in slot.items():
+        after.setdefault(s, []).append(k)
+    order = [live[k] for k in sorted(after.get(-1, ()))]
+    for k in range(n):
+        if k not in slot:
+            order.append(live[k])
+        order.extend(live[j] for j in sorted(after.get(k, ())))
+    return order, {id(live[k][0]) for k in spawned}
 
 
 # Rank-0 float64 graphs run on Python floats (IEEE doubles, like float64) —

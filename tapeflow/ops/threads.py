@@ -52,6 +52,7 @@ class _Blas:
         self.set: Callable[[int], Any] | None = None
         self.last: int | None = None  # what we last set (or found at start)
         self.intra = 0  # tf.config.threading's request; 0: automatic
+        self.inter = 0  # the same for inter-op threads (spawn below)
         self.auto = not any(v in os.environ for v in _ENV_VARS)
         try:
             self.ncpu = len(os.sched_getaffinity(0))
@@ -115,8 +116,8 @@ class _Blas:
         return max(1, self.ncpu - int(self.others + 0.5))
 
     def want(self, work: float) -> int | None:
-        if work < SMALL_WORK:
-            return 1
+        if work < SMALL_WORK or _INFLIGHT[0] or getattr(_IN_PART, "on", False):
+            return 1  # (also beside an inter-op task, and inside a chunk: one BLAS thread each)
         if self.intra > 0:
             return self.intra
         if not self.auto:
@@ -322,8 +323,15 @@ def parallel_for(n: int, fn: Callable[[int], Any], work: float = float("inf")) -
         raise job.error
 
 
-def _parts(work: float, batch: int) -> int:
-    return max(1, min(workers(work), batch))
+def _parts(batch: int) -> int:
+    """How many parts a large product is split into: one per CPU this process may use (at most 8), however
+    many threads then run them, so that its bits never depend on the thread count (OpenBLAS's sgemm rounds
+    a row block's products differently by the block's height: a 32-row product split in two halves is not
+    the same bits as the whole)."""
+    b = _blas
+    if not b.ready:
+        b.load()
+    return max(1, min(b.ncpu, 8, batch))
 
 
 def _split_run(kernel: Callable, args: tuple, attrs: dict, parts: int, slicer: Callable, combine: Callable):
@@ -368,10 +376,9 @@ _SPLIT = {"BatchMatMulV2": (_matmul_rows, _concat)}  # (the 2-D convolutions run
 def _threaded(kernel: Callable, work: Callable, split: tuple | None = None) -> Callable:
     def run(*args, **attrs):
         w = work(*args, **attrs)
-        if split is not None and w >= SMALL_WORK and args[0].dtype.kind == "f" and args[0].dtype.itemsize >= 4 \
-                and not getattr(_IN_PART, "on", False):
+        if split is not None and w >= SMALL_WORK and args[0].dtype.kind == "f" and args[0].dtype.itemsize >= 4:
             batch = split[0](args, None, **attrs)
-            parts = _parts(w, batch)
+            parts = _parts(batch)
             if parts > 1:
                 before_blas(0.0)  # one BLAS thread per part
                 return _split_run(kernel, args, attrs, parts, *split)
@@ -386,10 +393,10 @@ def _threaded(kernel: Callable, work: Callable, split: tuple | None = None) -> C
         def run(a, b, transpose_a=False, transpose_b=False):  # noqa: F811 - the matmul's own, leaner
             # A small product with the BLAS already on one thread (what before_blas would keep): the
             # kernel at once, without the general wrapper's keyword packing (a microsecond a call).
-            # Any product, too, when one thread is all the general path could choose (a BLAS environment
-            # variable, or one intra-op thread already set): its checks cost ~10 us a call.
+            # Any product, too, when the user's BLAS variable rules (its checks cost ~10 us a call).
+            # A large one takes the general path even on one intra-op thread: its parts (see _parts).
             bl = _blas
-            if bl.ready and (bl.intra == 1 and bl.last == 1 or bl.intra <= 0 and not bl.auto):
+            if bl.ready and bl.intra <= 0 and not bl.auto:
                 return kernel(a, b, transpose_a, transpose_b)
             sb = b.shape
             if a.ndim >= 2 and len(sb) >= 2 and bl.last == 1 and bl.ready:
@@ -412,3 +419,119 @@ def install() -> None:
         op = registry._OPS.get(name)
         if op is not None and not hasattr(op.kernel, "__wrapped__"):
             op.kernel = _threaded(op.kernel, work, _SPLIT.get(name))
+
+
+# -- inter-op: one kernel of a compiled graph beside the calling thread --------------------
+#
+# A compiled graph (graph/compiler.py) may hand a heavy op whose result is needed only later (a conv
+# layer's filter gradient while the input gradient runs on, a Dense kernel's gradient and Adam update)
+# to the inter-op thread and take its result where it is first needed, as TF's executor runs independent
+# ops of a step at once. NumPy releases the GIL inside its loops and BLAS calls, so both run. A task runs
+# its chunks alone (its kernels see one intra-op thread) and, while any task is in flight, the BLAS keeps
+# to one thread of its own. ``tf.config.threading.set_inter_op_parallelism_threads(1)`` runs every op in
+# order on the calling thread; 0 (the default) uses the inter-op thread on a machine of two or more CPUs
+# unless a BLAS thread variable (OPENBLAS_NUM_THREADS, ...) is set. Results are the same either way: the
+# ops are pure and each one's kernel is the same call.
+
+_INTER: Any = None
+_INTER_PID = 0
+_INFLIGHT = [0]  # tasks spawned and not yet done
+_COUNT_LOCK = threading.Lock()
+
+
+def set_inter_op_threads(n: int) -> None:
+    """``tf.config.threading.set_inter_op_parallelism_threads``: 1 runs ops one at a time; 0 chooses."""
+    _blas.inter = max(0, int(n))
+
+
+def inter_op_enabled() -> bool:
+    """Whether a compiled graph may run an op on the inter-op thread now (see spawn)."""
+    b = _blas
+    if b.inter == 1 or getattr(_IN_PART, "on", False):
+        return False
+    return b.inter > 1 or (b.auto and b.ncpu > 1)
+
+
+class _Task:
+    """One kernel call handed to the inter-op thread; ``result()`` waits for it (and re-raises its error).
+    A task the inter-op thread has not started when its result is wanted runs on the caller instead (a
+    busy machine may not have scheduled that thread yet): whichever thread claims it first runs it."""
+
+    __slots__ = ("fn", "args", "kw", "out", "error", "done", "claim")
+
+    def __init__(self, fn: Callable, args: tuple, kw: dict) -> None:
+        self.fn, self.args, self.kw, self.out, self.error = fn, args, kw, None, None
+        self.done, self.claim = threading.Lock(), threading.Lock()
+        self.done.acquire()
+
+    def run(self) -> None:
+        if not self.claim.acquire(False):
+            return  # (taken back by the thread that wanted its result)
+        try:
+            args = self.args
+            if any(type(a) in _FUTURES for a in args):  # (an earlier task's value: queued before this one)
+                args = tuple(a.result() if type(a) in _FUTURES else a for a in args)
+            self.out = self.fn(*args, **self.kw)
+        except BaseException as e:  # noqa: BLE001 - re-raised by result()
+            self.error = e
+        finally:
+            self.args = self.kw = None
+            with _COUNT_LOCK:
+                _INFLIGHT[0] -= 1
+            self.done.release()
+
+    def result(self) -> Any:
+        self.run()
+        self.done.acquire()
+        self.done.release()
+        if self.error is not None:
+            raise self.error
+        return self.out
+
+
+class _Done:
+    """A kernel already run on the calling thread (inter-op off)."""
+
+    __slots__ = ("out",)
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+
+    def result(self) -> Any:
+        return self.out
+
+
+_FUTURES = (_Task, _Done)
+
+
+def _inter_loop(queue: Any) -> None:
+    _IN_PART.on = True  # (its kernels run their chunks on this thread alone)
+    while True:
+        task = queue.get()
+        if task is None:
+            return
+        task.run()
+
+
+def spawn(fn: Callable, *args: Any, **kw: Any) -> Any:
+    """``fn(*args, **kw)`` on the inter-op thread when inter_op_enabled(), else at once; the returned
+    object's ``result()`` gives its value. ``fn`` must not change its arguments (a pure kernel)."""
+    if not inter_op_enabled():
+        if any(type(a) in _FUTURES for a in args):
+            args = tuple(a.result() if type(a) in _FUTURES else a for a in args)
+        return _Done(fn(*args, **kw))
+    global _INTER, _INTER_PID
+    if _INTER is None or _INTER_PID != os.getpid():
+        import queue
+
+        with _POOL_LOCK:
+            if _INTER is None or _INTER_PID != os.getpid():
+                q = queue.SimpleQueue()
+                _INFLIGHT[0] = 0  # (after a fork: the parent's tasks are not this process's)
+                threading.Thread(target=_inter_loop, args=(q,), name="tapeflow-inter-op", daemon=True).start()
+                _INTER, _INTER_PID = q, os.getpid()
+    task = _Task(fn, args, kw)
+    with _COUNT_LOCK:
+        _INFLIGHT[0] += 1
+    _INTER.put(task)
+    return task
