@@ -3,12 +3,13 @@ LearningRateScheduler, LambdaCallback and the progress bar logger."""
 
 from __future__ import annotations
 
-import sys
 import warnings
 from typing import Any
 from collections.abc import Callable
 
 import numpy as np
+
+from tapeflow.keras.io_utils import print_msg
 
 __all__ = ["Callback", "CallbackList", "History", "EarlyStopping", "ModelCheckpoint", "LearningRateScheduler",
            "LambdaCallback", "ProgbarLogger", "ReduceLROnPlateau", "TerminateOnNaN", "TensorBoard",
@@ -168,11 +169,11 @@ class EarlyStopping(Callback):
 
     def on_train_end(self, logs: dict | None = None) -> None:
         if self.stopped_epoch > 0 and self.verbose > 0:
-            print(f"Epoch {self.stopped_epoch + 1}: early stopping")
+            print_msg(f"Epoch {self.stopped_epoch + 1}: early stopping")
         # Keras 3 restores the best weights at the end of training, stopped early or not
         if self.restore_best_weights and self.best_weights is not None:
             if self.verbose > 0:
-                print(f"Restoring model weights from the end of the best epoch: {self.best_epoch + 1}.")
+                print_msg(f"Restoring model weights from the end of the best epoch: {self.best_epoch + 1}.")
             self.model.set_weights(self.best_weights)
 
 
@@ -198,7 +199,7 @@ class LearningRateScheduler(Callback):
             raise ValueError(f'The output of the "schedule" function should be a finite float. Got: {new}')
         opt.learning_rate = new
         if self.verbose > 0:
-            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {new}.")
+            print_msg(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {new}.")
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         if logs is not None:
@@ -257,7 +258,7 @@ class ReduceLROnPlateau(Callback):
                     new_lr = max(old_lr * self.factor, self.min_lr)
                     opt.learning_rate = new_lr
                     if self.verbose > 0:
-                        print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new_lr}.")
+                        print_msg(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new_lr}.")
                     self.cooldown_counter = self.cooldown
                     self.wait = 0
 
@@ -275,7 +276,7 @@ class TerminateOnNaN(Callback):
             if self.raise_error:
                 raise RuntimeError(f"NaN or Inf loss encountered at batch {batch}. Loss value: {loss}. "
                                    f"Terminating training immediately.")
-            print(f"Batch {batch}: Invalid loss, terminating training")
+            print_msg(f"Batch {batch}: Invalid loss, terminating training")
             self.model.stop_training = True
 
 
@@ -333,8 +334,7 @@ class ProgbarLogger(Callback):
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
         self._new_bar()
         if self.verbose and self.epochs > 1:
-            sys.stdout.write(f"Epoch {epoch + 1}/{self.epochs}\n")
-            sys.stdout.flush()
+            print_msg(f"Epoch {epoch + 1}/{self.epochs}")
 
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
         self._update(batch, logs)

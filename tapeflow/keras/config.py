@@ -1,5 +1,5 @@
 """``tf.keras.config``: Keras 3's global settings (float type, epsilon, image layout, dtype policy,
-traceback filtering)."""
+traceback filtering, interactive logging)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ from typing import Any
 from tapeflow.keras.backend import (  # noqa: F401 - re-exported
     backend, epsilon, floatx, image_data_format, set_epsilon, set_floatx, set_image_data_format,
 )
+from tapeflow.keras.io_utils import (  # noqa: F401 - re-exported
+    disable_interactive_logging, enable_interactive_logging, is_interactive_logging_enabled,
+)
 from tapeflow.keras.layers import base as _base
 from tapeflow.keras.mixed_precision import global_policy as dtype_policy  # noqa: F401
 from tapeflow.keras.mixed_precision import set_global_policy as set_dtype_policy  # noqa: F401
@@ -16,7 +19,8 @@ from tapeflow.keras.mixed_precision import set_global_policy as set_dtype_policy
 __all__ = ["backend", "epsilon", "floatx", "image_data_format", "set_epsilon", "set_floatx", "set_image_data_format",
            "dtype_policy", "set_dtype_policy", "enable_traceback_filtering", "disable_traceback_filtering",
            "is_traceback_filtering_enabled", "max_epochs", "set_max_epochs", "max_steps_per_epoch",
-           "set_max_steps_per_epoch"]
+           "set_max_steps_per_epoch", "enable_interactive_logging", "disable_interactive_logging",
+           "is_interactive_logging_enabled"]
 
 # Keras's debugging caps on fit's epochs and on the steps of each fit/evaluate/predict epoch; Keras reads
 # KERAS_MAX_EPOCHS / KERAS_MAX_STEPS_PER_EPOCH once, when it is imported.
@@ -69,8 +73,7 @@ def enable_unsafe_deserialization() -> None:
     serialization.enable_unsafe_deserialization()
 
 
-_UNSUPPORTED = frozenset(("enable_interactive_logging", "disable_interactive_logging",
-                          "is_interactive_logging_enabled", "enable_flash_attention", "disable_flash_attention",
+_UNSUPPORTED = frozenset(("enable_flash_attention", "disable_flash_attention",
                           "is_flash_attention_enabled", "set_backend", "is_nnx_enabled"))
 
 

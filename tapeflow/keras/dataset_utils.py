@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from tapeflow.keras.io_utils import print_msg
+
 __all__ = ["text_dataset_from_directory", "audio_dataset_from_directory", "split_dataset"]
 
 
@@ -95,9 +97,9 @@ def index_directory(
         class_names = [str(label) for label in sorted(set(labels))]
     if verbose:
         if labels is None:
-            print(f"Found {len(filenames)} files.")
+            print_msg(f"Found {len(filenames)} files.")
         else:
-            print(f"Found {len(filenames)} files belonging to {len(class_names)} classes.")
+            print_msg(f"Found {len(filenames)} files belonging to {len(class_names)} classes.")
     file_paths = [os.path.join(directory, fname) for fname in filenames]
     if shuffle:
         if seed is None:
@@ -113,11 +115,11 @@ def get_training_or_validation_split(samples: list, labels: Any, validation_spli
         return samples, labels
     num_val_samples = int(validation_split * len(samples))
     if subset == "training":
-        print(f"Using {len(samples) - num_val_samples} files for training.")
+        print_msg(f"Using {len(samples) - num_val_samples} files for training.")
         samples = samples[:-num_val_samples]
         labels = None if labels is None else labels[:-num_val_samples]
     elif subset == "validation":
-        print(f"Using {num_val_samples} files for validation.")
+        print_msg(f"Using {num_val_samples} files for validation.")
         samples = samples[-num_val_samples:]
         labels = None if labels is None else labels[-num_val_samples:]
     else:

@@ -14,6 +14,8 @@ import warnings
 import zipfile
 from typing import Any
 
+from tapeflow.keras.io_utils import print_msg
+
 __all__ = ["get_file", "hash_file", "validate_file"]
 
 
@@ -120,7 +122,7 @@ def get_file(fname: str | None = None, origin: str | None = None, untar: bool = 
         target = os.path.join(datadir, fname)
     download = force_download or not os.path.exists(target)
     if not download and file_hash is not None and not validate_file(target, file_hash, algorithm=hash_algorithm):
-        print(f"A local file was found, but it seems to be incomplete or outdated because the {hash_algorithm} "
+        print_msg(f"A local file was found, but it seems to be incomplete or outdated because the {hash_algorithm} "
               f"file hash does not match the original value of {file_hash} so we will re-download the data.")
         download = True
     if download:

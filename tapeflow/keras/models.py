@@ -256,12 +256,13 @@ class Model(Trainer, Layer):
     def summary(self, line_length: int | None = None, positions: Any = None, print_fn: Any = None,
                 expand_nested: bool = False, show_trainable: bool = False, layer_range: Any = None) -> None:
         """Prints the layers, their output shapes and parameter counts."""
+        from tapeflow.keras.io_utils import print_msg
         from tapeflow.keras.trainer import format_summary
 
         text = format_summary(self, expand_nested=expand_nested, show_trainable=show_trainable,
                               layer_range=layer_range)
         if print_fn is None:
-            print(text)
+            print_msg(text)
         else:
             print_fn(text + "\n")  # Keras hands print_fn the captured console text, which ends with a newline
 

@@ -18,6 +18,8 @@ from tapeflow.keras.dataset_utils import (  # noqa: F401 - tf.keras.utils's
     audio_dataset_from_directory, split_dataset, text_dataset_from_directory)
 from tapeflow.keras.backend import clear_session, is_keras_tensor, standardize_dtype  # noqa: F401 - as Keras's
 from tapeflow.keras.file_utils import get_file  # noqa: F401 - tf.keras.utils's
+from tapeflow.keras.io_utils import (  # noqa: F401 - tf.keras.utils's
+    disable_interactive_logging, enable_interactive_logging, is_interactive_logging_enabled, print_msg)
 from tapeflow.keras.sequence_utils import (  # noqa: F401 - tf.keras.utils's
     get_source_inputs, normalize, pack_x_y_sample_weight, pad_sequences, timeseries_dataset_from_array,
     unpack_x_y_sample_weight)
@@ -121,9 +123,8 @@ class Progbar:
             self._write(self._line(current, now, per_unit, finalize, dynamic), dynamic, finalize)
         elif self.verbose == 2 and finalize and self.target:
             count = f"{current:{len(str(self.target))}d}/{self.target}"
-            sys.stdout.write(f"{count} - {now - self._start:.0f}s -{_format_time(per_unit, self.unit_name)}"
-                             f"{self._metrics_text(verbose2=True)}\n")
-            sys.stdout.flush()
+            print_msg(f"{count} - {now - self._start:.0f}s -{_format_time(per_unit, self.unit_name)}"
+                      f"{self._metrics_text(verbose2=True)}")
         self._last_update = now
 
     def add(self, n: int, values: Any = None) -> None:
@@ -167,8 +168,7 @@ class Progbar:
             self._prev_total_width = width
         else:
             msg = line
-        sys.stdout.write(msg + ("\n" if finalize else ""))
-        sys.stdout.flush()
+        print_msg(msg, line_break=finalize)
 
     def _step_duration(self, current: int, now: float) -> float:
         if not current:

@@ -9,6 +9,8 @@ import tempfile
 import time
 import urllib.request
 
+from tapeflow.keras.io_utils import print_msg
+
 ORIGIN = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
 
 
@@ -50,7 +52,7 @@ def download(url: str, dest: str, file_hash: str | None, algorithm: str) -> str:
     None), and moves it into place atomically (a partial or corrupt download never appears under ``dest``)."""
     folder = os.path.dirname(dest)
     os.makedirs(folder, exist_ok=True)
-    print(f"Downloading data from {url}")
+    print_msg(f"Downloading data from {url}")
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(dest) + ".", suffix=".part")
     try:
         h = hashlib.new(algorithm)

@@ -25,6 +25,7 @@ import numpy as np
 
 from tapeflow.keras import backend
 from tapeflow.keras.preprocessing import ndimage
+from tapeflow.keras.io_utils import print_msg
 from tapeflow.keras.py_dataset import PyDataset
 
 __all__ = [
@@ -670,7 +671,7 @@ class DirectoryIterator(BatchFromFilesMixin, Iterator):
             self.filenames += names
         self.samples = len(self.filenames)
         self.classes = np.asarray(labels, dtype="int32").reshape(self.samples)
-        print(f"Found {self.samples} images belonging to {self.num_classes} classes.")
+        print_msg(f"Found {self.samples} images belonging to {self.num_classes} classes.")
         self._filepaths = [os.path.join(self.directory, fname) for fname in self.filenames]
         super().__init__(self.samples, batch_size, shuffle, seed)
 
@@ -759,9 +760,9 @@ class DataFrameIterator(BatchFromFilesMixin, Iterator):
         self.samples = len(self.filenames)
         validated = "validated" if validate_filenames else "non-validated"
         if class_mode in ["input", "multi_output", "raw", None]:
-            print(f"Found {self.samples} {validated} image filenames.")
+            print_msg(f"Found {self.samples} {validated} image filenames.")
         else:
-            print(f"Found {self.samples} {validated} image filenames belonging to {num_classes} classes.")
+            print_msg(f"Found {self.samples} {validated} image filenames belonging to {num_classes} classes.")
         self._filepaths = [os.path.join(self.directory, fname) for fname in self.filenames]
         super().__init__(self.samples, batch_size, shuffle, seed)
 

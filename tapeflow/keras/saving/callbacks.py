@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.keras.callbacks import Callback, _monitor_op
+from tapeflow.keras.io_utils import print_msg
 from tapeflow.train.checkpoint import _atomic_write, on_chief, writes_files
 
 __all__ = ["ModelCheckpoint", "BackupAndRestore", "CSVLogger"]
@@ -109,7 +110,7 @@ class ModelCheckpoint(Callback):
     def _should_save(self, epoch: int, logs: dict, filepath: str) -> bool:
         if not self.save_best_only:
             if self.verbose > 0:
-                print(f"\nEpoch {epoch + 1}: saving model to {filepath}")
+                print_msg(f"\nEpoch {epoch + 1}: saving model to {filepath}")
             return True
         current = logs.get(self.monitor)
         if current is None:
@@ -125,14 +126,14 @@ class ModelCheckpoint(Callback):
         best_str = "None" if self.best is None else f"{self.best:.5f}"
         if self.best is None or self.monitor_op(current, self.best):
             if self.verbose > 0:
-                print(
+                print_msg(
                     f"\nEpoch {epoch + 1}: {self.monitor} improved from {best_str} to {current:.5f}, "
                     f"saving model to {filepath}"
                 )
             self.best = current
             return True
         if self.verbose > 0:
-            print(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {best_str}")
+            print_msg(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {best_str}")
         return False
 
     def _save_model(self, epoch: int, batch: int | None, logs: dict | None) -> None:
@@ -153,7 +154,7 @@ class ModelCheckpoint(Callback):
         else:
             self.model.save(filepath, overwrite=True)
         if self.verbose > 0:
-            print(f"\nEpoch {epoch + 1}: finished saving model to {filepath}")
+            print_msg(f"\nEpoch {epoch + 1}: finished saving model to {filepath}")
 
 
 class BackupAndRestore(Callback):
