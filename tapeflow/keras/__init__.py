@@ -16,13 +16,13 @@ from tapeflow.keras.models import Model, Sequential
 
 __all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metrics", "optimizers", "models",
            "regularizers", "constraints", "utils", "backend", "saving", "mixed_precision", "datasets",
-           "preprocessing", "ops", "config", "Input", "Layer", "Model", "Sequential"]
+           "preprocessing", "ops", "config", "tree", "Input", "Layer", "Model", "Sequential"]
 
 
 def __getattr__(name: str):
     # optimizers (another package) and the small utility namespaces load on first use
     if name in ("optimizers", "models", "utils", "backend", "trainer", "saving", "mixed_precision", "datasets",
-                "constraints", "preprocessing", "ops", "config", "applications", "random"):
+                "constraints", "preprocessing", "ops", "config", "applications", "random", "tree"):
         mod = _importlib.import_module(f"tapeflow.keras.{name}")
         globals()[name] = mod
         return mod
@@ -48,4 +48,4 @@ _CLASSES = {
 
 # Keras namespaces tapeflow lacks: NotImplementedError naming them (also an AttributeError, for hasattr)
 _MISSING = frozenset(("quantizers", "visualization",
-                      "wrappers", "distribution", "tree", "export", "dtype_policies"))
+                      "wrappers", "distribution", "export", "dtype_policies"))
