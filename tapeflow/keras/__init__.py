@@ -16,13 +16,14 @@ from tapeflow.keras.models import Model, Sequential
 
 __all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metrics", "optimizers", "models",
            "regularizers", "constraints", "utils", "backend", "saving", "mixed_precision", "datasets",
-           "preprocessing", "ops", "config", "tree", "Input", "Layer", "Model", "Sequential"]
+           "preprocessing", "ops", "config", "tree", "dtype_policies", "Input", "Layer", "Model", "Sequential"]
 
 
 def __getattr__(name: str):
     # optimizers (another package) and the small utility namespaces load on first use
     if name in ("optimizers", "models", "utils", "backend", "trainer", "saving", "mixed_precision", "datasets",
-                "constraints", "preprocessing", "ops", "config", "applications", "random", "tree"):
+                "constraints", "preprocessing", "ops", "config", "applications", "random", "tree",
+                "dtype_policies"):
         mod = _importlib.import_module(f"tapeflow.keras.{name}")
         globals()[name] = mod
         return mod
@@ -43,9 +44,9 @@ _CLASSES = {
     "KerasTensor": ("layers.base", "KerasTensor"), "InputSpec": ("layers", "InputSpec"), "Loss": ("losses", "Loss"),
     "Metric": ("metrics", "Metric"), "Optimizer": ("optimizers", "Optimizer"),
     "Initializer": ("initializers", "Initializer"), "Regularizer": ("regularizers", "Regularizer"),
-    "DTypePolicy": ("mixed_precision", "DTypePolicy"),
+    "DTypePolicy": ("mixed_precision", "DTypePolicy"), "FloatDTypePolicy": ("dtype_policies", "FloatDTypePolicy"),
 }
 
 # Keras namespaces tapeflow lacks: NotImplementedError naming them (also an AttributeError, for hasattr)
 _MISSING = frozenset(("quantizers", "visualization",
-                      "wrappers", "distribution", "export", "dtype_policies"))
+                      "wrappers", "distribution", "export"))

@@ -66,6 +66,11 @@ class DTypePolicy:
     def variable_dtype(self) -> str:
         return self._variable
 
+    @property
+    def quantization_mode(self) -> None:
+        """Keras's quantization mode of the policy: ``None`` (tapeflow has no quantized policies)."""
+        return None
+
     def get_config(self) -> dict:
         return {"name": self._name}
 
