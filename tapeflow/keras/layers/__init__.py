@@ -41,6 +41,8 @@ from tapeflow.keras.layers.adaptive import (
     AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveAveragePooling3D, AdaptiveMaxPooling1D,
     AdaptiveMaxPooling2D, AdaptiveMaxPooling3D, UnitNormalization, Wrapper,
 )
+from tapeflow.keras.layers.spectral import SpectralNormalization
+from tapeflow.keras.layers.grouped_query_attention import GroupQueryAttention
 from tapeflow.keras.layers.image_augmentation import (
     RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomHeight, RandomRotation, RandomTranslation,
     RandomWidth, RandomZoom,
@@ -82,6 +84,7 @@ __all__ = [
     "CategoryEncoding", "Discretization", "Hashing",
     "Wrapper", "UnitNormalization", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
     "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D",
+    "SpectralNormalization", "GroupQueryAttention",
 ]
 
 

@@ -262,7 +262,8 @@ def serialize_keras_object(obj: Any) -> Any:
         registered = cls.__name__  # Keras names a class it does not export (a user's) by its __name__
     out = {
         "module": _keras_module(cls),
-        "class_name": cls.__name__,
+        # a class Keras exports under another name (GroupedQueryAttention as GroupQueryAttention) says so
+        "class_name": cls.__dict__.get("_keras_class_name", cls.__name__),
         "config": _serialize_config(obj, obj.get_config()),
         "registered_name": registered,
     }

@@ -1,0 +1,107 @@
+"""Writes the fixtures of tests/test_keras_layers_more.py with real Keras 3.15 (TF backend):
+
+    /opt/tfvenv/bin/python tools/keras_layers_more/make_fixture.py
+
+For every case below: a small functional model around the layer, its weights set to fixed values
+(``sin`` of their index), saved as tests/fixtures/keras/more/NAME.keras; its input batch and Keras's
+predictions (inference, and ``training=True`` where the layer trains differently) in more/NAME_io.npz; and in
+more/cases_keras315.json the layer's ``get_config()``, each model weight's path and shape, and each layer's
+output shape (what ``summary()`` shows);
+``weights`` as built, ``loaded_weights`` after Keras loads the file."""
+
+import json
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+L = keras.layers
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "fixtures", "keras", "more")
+
+
+def fixed(shape, k=0.0):
+    n = int(np.prod(shape)) if shape else 1
+    return (np.sin(np.arange(n) * 0.37 + k) * 0.5).reshape(shape).astype("float32")
+
+
+def sn_dense():
+    inp = keras.Input((4,))
+    return keras.Model(inp, L.SpectralNormalization(L.Dense(3, name="d"), power_iterations=2, name="sn")(inp)), \
+        fixed((2, 4), 1), "sn"
+
+
+def sn_conv():
+    inp = keras.Input((5, 5, 2))
+    return keras.Model(inp, L.SpectralNormalization(L.Conv2D(3, 2, name="c"), name="snc")(inp)), \
+        fixed((2, 5, 5, 2), 2), "snc"
+
+
+def sn_embedding():
+    inp = keras.Input((3,), dtype="int32")
+    return keras.Model(inp, L.SpectralNormalization(L.Embedding(6, 4, name="e"), name="sne")(inp)), \
+        np.array([[1, 2, 5], [0, 3, 4]], "int32"), "sne"
+
+
+def gqa_self():
+    inp = keras.Input((5, 6))
+    out = L.GroupQueryAttention(3, 4, 2, name="gqa")(inp, inp)
+    return keras.Model(inp, L.Dense(2, name="head")(out)), fixed((2, 5, 6), 3), "gqa"
+
+
+def gqa_gate_window_causal():
+    q, v = keras.Input((5, 6)), keras.Input((5, 6))
+    out = L.GroupQueryAttention(2, 6, 3, use_gate=True, sliding_window=2, name="gqa")(q, v, use_causal_mask=True)
+    return keras.Model([q, v], out), [fixed((2, 5, 6), 4), fixed((2, 5, 6), 5)], "gqa"
+
+
+def gqa_masked():
+    inp = keras.Input((5,), dtype="int32")
+    x = L.Embedding(7, 6, mask_zero=True, name="emb")(inp)
+    out = L.GroupQueryAttention(3, 2, 1, name="gqa")(x, x)
+    return keras.Model(inp, L.GlobalAveragePooling1D(name="pool")(out)), \
+        np.array([[1, 2, 3, 0, 0], [4, 5, 6, 1, 0]], "int32"), "gqa"
+
+
+CASES = {"sn_dense": (sn_dense, True), "sn_conv": (sn_conv, True), "sn_embedding": (sn_embedding, True),
+         "gqa_self": (gqa_self, False), "gqa_gate_window_causal": (gqa_gate_window_causal, False),
+         "gqa_masked": (gqa_masked, False)}
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    meta = {}
+    for name, (build, train) in CASES.items():
+        keras.backend.clear_session()
+        keras.utils.set_random_seed(1)
+        model, x, layer_name = build()
+        model.set_weights([fixed(tuple(w.shape), i) for i, w in enumerate(model.weights)])
+        path = os.path.join(OUT, f"{name}.keras")
+        model.save(path)
+        io = {"y": np.asarray(model.predict(x, verbose=0))}
+        xs = x if isinstance(x, list) else [x]
+        for i, xi in enumerate(xs):
+            io[f"x{i}"] = xi
+        if train:
+            io["y_train"] = np.asarray(model(x, training=True))
+            for i, w in enumerate(model.weights):
+                io[f"w_after_{i}"] = np.asarray(w)
+        np.savez(os.path.join(OUT, f"{name}_io.npz"), **io)
+        layer = model.get_layer(layer_name)
+        keras.backend.clear_session()
+        loaded = keras.models.load_model(path)
+        meta[name] = {
+            "layer": layer_name,
+            "config": json.loads(json.dumps(keras.saving.serialize_keras_object(layer))),
+            "config_keys": list(layer.get_config()),
+            "weights": [[w.path, list(w.shape), bool(w.trainable)] for w in model.weights],
+            "loaded_weights": [[w.path, list(w.shape), bool(w.trainable)] for w in loaded.weights],
+            "output_shapes": {lay.name: json.loads(json.dumps(lay.output.shape)) for lay in model.layers
+                              if not isinstance(lay, keras.layers.InputLayer)},
+        }
+    with open(os.path.join(OUT, "cases_keras315.json"), "w") as f:
+        json.dump(meta, f, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main()
