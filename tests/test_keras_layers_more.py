@@ -53,7 +53,8 @@ def test_keras_file_loads_with_keras_predictions(name):
     layer = model.get_layer(case["layer"])
     assert _plain(K.saving.serialize_keras_object(layer)) == case["config"]
     assert list(layer.get_config()) == case["config_keys"]
-    shapes = {lay.name: _plain(lay.output.shape) for lay in model.layers if not isinstance(lay, L.InputLayer)}
+    shapes = {lay.name: _plain(tf.nest.map_structure(lambda t: t.shape, lay.output)) for lay in model.layers
+              if not isinstance(lay, L.InputLayer)}
     assert shapes == case["output_shapes"]
     if "y_train" in data.files:  # a training call: Keras's outputs and weight updates
         np.testing.assert_allclose(model(x, training=True).numpy(), data["y_train"], rtol=2e-5, atol=2e-6)
@@ -130,3 +131,63 @@ def test_group_query_attention_checks_and_shapes():
         layer.compute_output_shape((None, 5, 6), (None, 3, 4))
     inp = K.Input((5, 6))
     assert L.GroupQueryAttention(2, 4, 2)(inp, inp).shape == (None, 5, 6)
+
+
+def test_conv_lstm_values_and_config_match_keras():
+    # ConvLSTM2D(2, (3, 2), padding="same", return_sequences=True, return_state=True) on (2, 3, 5, 5, 2) inputs,
+    # weights sin(0.37 i + k) / 2, from Keras 3.15.1
+    K.backend.clear_session()
+
+    def fixed(shape, k):
+        return (np.sin(np.arange(int(np.prod(shape))) * 0.37 + k) * 0.5).reshape(shape).astype("float32")
+
+    layer = L.ConvLSTM2D(filters=2, kernel_size=(3, 2), padding="same", return_sequences=True, return_state=True,
+                         name="cl")
+    x = fixed((2, 3, 5, 5, 2), 1)
+    layer(x)
+    assert [(w.path, tuple(w.shape)) for w in layer.weights] == [
+        ("cl/conv_lstm_cell/kernel", (3, 2, 2, 8)), ("cl/conv_lstm_cell/recurrent_kernel", (3, 2, 2, 8)),
+        ("cl/conv_lstm_cell/bias", (8,))]
+    np.testing.assert_array_equal(layer.weights[2].numpy(), [0, 0, 1, 1, 0, 0, 0, 0])  # unit_forget_bias
+    layer.set_weights([fixed(w.shape, i) for i, w in enumerate(layer.weights)])
+    seq, h, c = layer(x)
+    assert seq.shape == (2, 3, 5, 5, 2) and h.shape == c.shape == (2, 5, 5, 2)
+    np.testing.assert_allclose(seq.numpy().ravel()[:4], [-0.03411, -0.07252, -0.01297, -0.05566], atol=2e-5)
+    assert float(tf.reduce_sum(seq)) == pytest.approx(-20.11284065246582, rel=1e-5)
+    assert float(tf.reduce_sum(h)) == pytest.approx(-7.585484981536865, rel=1e-5)
+    assert layer.compute_output_shape((2, 3, 5, 5, 2)) == ((2, 3, 5, 5, 2), (2, 5, 5, 2), (2, 5, 5, 2))
+    mask = np.array([[True, False, True], [True, True, False]])
+    assert float(tf.reduce_sum(layer(x, mask=mask)[0])) == pytest.approx(-18.91667938232422, rel=1e-5)
+    cfg = layer.get_config()
+    assert list(cfg)[:9] == ["name", "trainable", "dtype", "return_sequences", "return_state", "go_backwards",
+                             "stateful", "unroll", "zero_output_for_mask"]
+    assert (cfg["kernel_size"], cfg["strides"], cfg["dilation_rate"]) == ((3, 2), (1, 1), (1, 1))
+    assert L.ConvLSTM2D.from_config(cfg).get_config() == cfg
+    with pytest.raises(ValueError, match="Specifying `strides > 1` is not compatible with `dilation_rate > 1`"):
+        L.ConvLSTM2D(2, 3, strides=2, dilation_rate=2)
+    with pytest.raises(ValueError, match="expected ndim=5, found ndim=4"):
+        L.ConvLSTM2D(2, 3)(np.zeros((1, 2, 3, 3), "float32"))
+
+
+def test_conv_lstm_trains_in_fit_and_under_tf_function():
+    K.backend.clear_session()
+    tf.keras.utils.set_random_seed(0)
+    model = K.Sequential([K.Input((3, 4, 4, 1)), L.ConvLSTM2D(2, 3, padding="same", dropout=0.2,
+                                                             recurrent_dropout=0.2, return_sequences=True),
+                          L.ConvLSTM2D(1, 3, padding="same"), L.Flatten(), L.Dense(1)])
+    model.compile("adam", "mse")
+    x = np.random.RandomState(0).rand(4, 3, 4, 4, 1).astype("float32")
+    y = np.ones((4, 1), "float32")
+    first = model.evaluate(x, y, verbose=0)
+    model.fit(x, y, epochs=3, verbose=0)
+    assert model.evaluate(x, y, verbose=0) < first
+    layer = model.layers[0]
+    f = tf.function(lambda t: layer(t), input_signature=[tf.TensorSpec((None, None, 4, 4, 1), tf.float32)])
+    np.testing.assert_allclose(f(x).numpy(), layer(x).numpy(), rtol=1e-6)
+    stateful = L.ConvLSTM1D(2, 2, stateful=True)
+    s = np.ones((2, 3, 5, 1), "float32")
+    a = stateful(s).numpy()
+    b = stateful(s).numpy()
+    assert not np.allclose(a, b)
+    stateful.reset_states()
+    np.testing.assert_allclose(stateful(s).numpy(), a, rtol=1e-6)

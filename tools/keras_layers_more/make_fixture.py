@@ -63,9 +63,38 @@ def gqa_masked():
         np.array([[1, 2, 3, 0, 0], [4, 5, 6, 1, 0]], "int32"), "gqa"
 
 
+def convlstm2d_stack():
+    inp = keras.Input((3, 6, 6, 2))
+    x = L.ConvLSTM2D(3, 3, padding="same", return_sequences=True, name="cl1")(inp)
+    x = L.BatchNormalization(name="bn")(x)
+    x = L.ConvLSTM2D(2, (2, 3), strides=(2, 1), go_backwards=True, name="cl2")(x)
+    return keras.Model(inp, L.Dense(1, name="head")(L.GlobalAveragePooling2D(name="pool")(x))), \
+        fixed((2, 3, 6, 6, 2), 6), "cl2"
+
+
+def convlstm2d_state():
+    inp = keras.Input((4, 5, 5, 1))
+    out, h, c = L.ConvLSTM2D(2, 3, dilation_rate=2, padding="same", return_state=True, use_bias=False,
+                             name="cl")(inp)
+    return keras.Model(inp, L.Concatenate(name="cat")([out, h, c])), fixed((2, 4, 5, 5, 1), 7), "cl"
+
+
+def convlstm1d():
+    inp = keras.Input((4, 7, 3))
+    x = L.ConvLSTM1D(2, 3, return_sequences=True, recurrent_activation="hard_sigmoid", name="cl")(inp)
+    return keras.Model(inp, x), fixed((2, 4, 7, 3), 8), "cl"
+
+
+def convlstm3d():
+    inp = keras.Input((2, 4, 4, 4, 1))
+    return keras.Model(inp, L.ConvLSTM3D(2, 2, padding="same", name="cl")(inp)), fixed((1, 2, 4, 4, 4, 1), 9), "cl"
+
+
 CASES = {"sn_dense": (sn_dense, True), "sn_conv": (sn_conv, True), "sn_embedding": (sn_embedding, True),
          "gqa_self": (gqa_self, False), "gqa_gate_window_causal": (gqa_gate_window_causal, False),
-         "gqa_masked": (gqa_masked, False)}
+         "gqa_masked": (gqa_masked, False), "convlstm2d_stack": (convlstm2d_stack, False),
+         "convlstm2d_state": (convlstm2d_state, False), "convlstm1d": (convlstm1d, False),
+         "convlstm3d": (convlstm3d, False)}
 
 
 def main():
@@ -78,6 +107,9 @@ def main():
         model.set_weights([fixed(tuple(w.shape), i) for i, w in enumerate(model.weights)])
         path = os.path.join(OUT, f"{name}.keras")
         model.save(path)
+        fresh = [[w.path, list(w.shape), bool(w.trainable)] for w in model.weights]
+        keras.backend.clear_session()
+        model = keras.models.load_model(path)  # the predictions of the model as loaded
         io = {"y": np.asarray(model.predict(x, verbose=0))}
         xs = x if isinstance(x, list) else [x]
         for i, xi in enumerate(xs):
@@ -94,9 +126,10 @@ def main():
             "layer": layer_name,
             "config": json.loads(json.dumps(keras.saving.serialize_keras_object(layer))),
             "config_keys": list(layer.get_config()),
-            "weights": [[w.path, list(w.shape), bool(w.trainable)] for w in model.weights],
+            "weights": fresh,
             "loaded_weights": [[w.path, list(w.shape), bool(w.trainable)] for w in loaded.weights],
-            "output_shapes": {lay.name: json.loads(json.dumps(lay.output.shape)) for lay in model.layers
+            "output_shapes": {lay.name: json.loads(json.dumps(keras.tree.map_structure(lambda t: t.shape, lay.output)))
+                              for lay in model.layers
                               if not isinstance(lay, keras.layers.InputLayer)},
         }
     with open(os.path.join(OUT, "cases_keras315.json"), "w") as f:

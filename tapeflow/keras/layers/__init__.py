@@ -43,6 +43,7 @@ from tapeflow.keras.layers.adaptive import (
 )
 from tapeflow.keras.layers.spectral import SpectralNormalization
 from tapeflow.keras.layers.grouped_query_attention import GroupQueryAttention
+from tapeflow.keras.layers.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from tapeflow.keras.layers.image_augmentation import (
     RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomHeight, RandomRotation, RandomTranslation,
     RandomWidth, RandomZoom,
@@ -84,7 +85,7 @@ __all__ = [
     "CategoryEncoding", "Discretization", "Hashing",
     "Wrapper", "UnitNormalization", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
     "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D",
-    "SpectralNormalization", "GroupQueryAttention",
+    "SpectralNormalization", "GroupQueryAttention", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D",
 ]
 
 
@@ -114,5 +115,5 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
     "ThresholdedReLU "
-    "Flatten3D ConvLSTM2D HashedCrossing TFSMLayer "
+    "Flatten3D HashedCrossing TFSMLayer "
 ).split()))
