@@ -44,6 +44,10 @@ from tapeflow.keras.layers.adaptive import (
 from tapeflow.keras.layers.spectral import SpectralNormalization
 from tapeflow.keras.layers.grouped_query_attention import GroupQueryAttention
 from tapeflow.keras.layers.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
+from tapeflow.keras.layers.augmentation_more import (
+    AutoContrast, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert, RandomPosterization,
+    RandomSaturation, RandomSharpness, Solarization,
+)
 from tapeflow.keras.layers.image_augmentation import (
     RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomHeight, RandomRotation, RandomTranslation,
     RandomWidth, RandomZoom,
@@ -86,6 +90,8 @@ __all__ = [
     "Wrapper", "UnitNormalization", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
     "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D",
     "SpectralNormalization", "GroupQueryAttention", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D",
+    "AutoContrast", "RandomColorDegeneration", "RandomGrayscale", "RandomHue", "RandomInvert", "RandomPosterization",
+    "RandomSaturation", "RandomSharpness", "Solarization",
 ]
 
 
