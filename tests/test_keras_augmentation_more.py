@@ -184,3 +184,62 @@ def test_in_a_model_saved_and_loaded(tmp_path):
     invert = L.RandomInvert(seed=1)
     ds = tf.data.Dataset.from_tensor_slices(IMG).batch(2).map(lambda x: invert(x))
     assert next(iter(ds)).shape == (2, 5, 6, 3)
+
+
+JITTER = [  # (arguments, first values of the first call, sums of two calls) on SEED_IMG (value_range=(0, 1): / 255)
+    ({'brightness_factor': (0.1, 0.1)}, [165.44700622558594, 207.8730010986328, 179.2050018310547, 164.44500732421875], 53698.9, 53698.9),
+    ({'contrast_factor': (0.0, 0.0), 'brightness_factor': (-0.2, -0.2)}, [88.9469985961914, 131.3730010986328, 102.70500183105469, 87.94499969482422], 28585.91, 28585.91),
+    ({'saturation_factor': (0.7, 0.7)}, [83.37999725341797, 182.3730010986328, 115.4800033569336, 104.60099792480469], 13973.54, 13973.54),
+    ({'brightness_factor': (0.1, 0.1), 'saturation_factor': (0.3, 0.3)}, [189.6909942626953, 207.8730010986328, 195.58700561523438, 179.16400146484375], 66501.73, 66501.73),
+    ({'brightness_factor': 0.2, 'contrast_factor': 0.3, 'saturation_factor': (0.4, 0.6), 'hue_factor': 0.1, 'seed': 3}, [95.19599914550781, 159.8209991455078, 107.27200317382812, 95.69000244140625], 49354.98, 39301.57),
+    ({'hue_factor': 0.3, 'seed': 4, 'value_range': (0, 1)}, [0.5490000247955322, 0.7149999737739563, 0.5529999732971191, 0.4790000021457672], 178.23, 179.93),
+]
+
+
+@pytest.mark.parametrize("kwargs, head, first, second", JITTER)
+def test_color_jitter_is_keras(kwargs, head, first, second):
+    layer = L.RandomColorJitter(**kwargs)
+    x = SEED_IMG if "value_range" not in kwargs else SEED_IMG / 255
+    a = np.asarray(layer(x))
+    np.testing.assert_allclose(a.ravel()[:4], head, atol=2e-3)
+    assert float(a.sum()) == pytest.approx(first, abs=0.05)
+    assert float(np.asarray(layer(x)).sum()) == pytest.approx(second, abs=0.05)
+    np.testing.assert_array_equal(np.asarray(layer(x, training=False)), x)
+
+
+def test_pipeline_applies_its_layers_and_saves_as_keras(tmp_path):
+    K.backend.clear_session()
+    pipe = L.Pipeline([L.Rescaling(0.5), L.Dense(2, name="d")], name="pipe")
+    model = K.Sequential([K.Input((3,)), pipe])
+    assert pipe.layers[1].name == "d" and model.output_shape == (None, 2)
+    assert [w.path for w in model.weights] == ["sequential/pipe/d/kernel", "sequential/pipe/d/bias"]
+    config = pipe.get_config()
+    assert list(config) == ["layers", "name"] and config["name"] == "pipe"
+    assert [c["class_name"] for c in config["layers"]] == ["Rescaling", "Dense"]
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    np.testing.assert_allclose(pipe(x).numpy(), pipe.layers[1](x * 0.5).numpy(), rtol=1e-6)
+    path = str(tmp_path / "pipe.keras")
+    model.save(path)
+    import io
+    import zipfile
+
+    h5py = pytest.importorskip("h5py")
+    with zipfile.ZipFile(path) as z, h5py.File(io.BytesIO(z.read("model.weights.h5")), "r") as f:
+        names = []
+        f.visititems(lambda name, obj: names.append(name))
+    # Keras 3.15 writes the pipeline's layers under its `layers` property
+    assert "layers/pipeline/layers/dense/vars/0" in names and "layers/pipeline/layers/rescaling/vars" in names
+    loaded = K.models.load_model(path)
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-6)
+    with pytest.raises(ValueError, match="`Pipeline` config must contain a `layers` key"):
+        L.Pipeline.from_config({"name": "p"})
+    augment = L.Pipeline([L.RandomInvert(factor=(1.0, 1.0)), L.RandomGrayscale(0.0)])
+    np.testing.assert_allclose(augment(SEED_IMG).numpy(), 255 - SEED_IMG, rtol=1e-6)
+    np.testing.assert_array_equal(augment(SEED_IMG, training=False).numpy(), SEED_IMG)
+
+
+def test_layers_tapeflow_lacks_say_so():
+    for name in ("MixUp", "CutMix", "RandAugment", "AugMix"):
+        assert not hasattr(L, name)
+        with pytest.raises(NotImplementedError, match=name):
+            getattr(L, name)

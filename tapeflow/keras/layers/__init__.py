@@ -45,9 +45,10 @@ from tapeflow.keras.layers.spectral import SpectralNormalization
 from tapeflow.keras.layers.grouped_query_attention import GroupQueryAttention
 from tapeflow.keras.layers.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from tapeflow.keras.layers.augmentation_more import (
-    AutoContrast, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert, RandomPosterization,
-    RandomSaturation, RandomSharpness, Solarization,
+    AutoContrast, RandomColorDegeneration, RandomColorJitter, RandomGrayscale, RandomHue, RandomInvert,
+    RandomPosterization, RandomSaturation, RandomSharpness, Solarization,
 )
+from tapeflow.keras.layers.pipeline import Pipeline
 from tapeflow.keras.layers.image_augmentation import (
     RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomHeight, RandomRotation, RandomTranslation,
     RandomWidth, RandomZoom,
@@ -91,7 +92,7 @@ __all__ = [
     "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D",
     "SpectralNormalization", "GroupQueryAttention", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D",
     "AutoContrast", "RandomColorDegeneration", "RandomGrayscale", "RandomHue", "RandomInvert", "RandomPosterization",
-    "RandomSaturation", "RandomSharpness", "Solarization",
+    "RandomSaturation", "RandomSharpness", "Solarization", "RandomColorJitter", "Pipeline",
 ]
 
 
@@ -122,4 +123,5 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
     "ThresholdedReLU "
     "Flatten3D HashedCrossing TFSMLayer "
+    "MixUp CutMix RandAugment AugMix "
 ).split()))

@@ -1,6 +1,6 @@
 """Keras 3's colour augmentation layers: ``RandomGrayscale``, ``RandomInvert``, ``Solarization``,
 ``RandomPosterization``, ``AutoContrast``, ``RandomColorDegeneration``, ``RandomSharpness``,
-``RandomSaturation`` and ``RandomHue``.
+``RandomSaturation``, ``RandomHue`` and ``RandomColorJitter``.
 
 Each works as Keras 3.15's ``BaseImagePreprocessingLayer``: ``layer(images, training=True)`` on a batch
 ``(batch, height, width, channels)`` or one image (``channels_first`` with ``data_format``), casting to the
@@ -25,8 +25,8 @@ from tapeflow.ops import indexing_ops
 from tapeflow.ops import math_ops as mo
 from tapeflow.ops import random_ops
 
-__all__ = ["AutoContrast", "RandomColorDegeneration", "RandomGrayscale", "RandomHue", "RandomInvert",
-           "RandomPosterization", "RandomSaturation", "RandomSharpness", "Solarization"]
+__all__ = ["AutoContrast", "RandomColorDegeneration", "RandomColorJitter", "RandomGrayscale", "RandomHue",
+           "RandomInvert", "RandomPosterization", "RandomSaturation", "RandomSharpness", "Solarization"]
 
 _VALUE_RANGE_ERROR = "The `value_range` argument should be a list of two numbers. "
 
@@ -475,3 +475,62 @@ class RandomHue(_ImagePreprocessing):
 
     def get_config(self) -> dict:
         return self._config(factor=self.factor, value_range=self.value_range, seed=self.seed)
+
+
+class RandomColorJitter(_ImagePreprocessing):
+    """Keras 3's colour jitter: when training, a random brightness shift, contrast scale, saturation and hue
+    change in that order, each only when its factor is given (``brightness_factor`` as ``RandomBrightness``'s
+    ``factor``, ``contrast_factor`` as ``RandomContrast``'s, ``saturation_factor``/``hue_factor`` as
+    ``RandomSaturation``'s/``RandomHue``'s), all drawn from this layer's seed stream as Keras draws them."""
+
+    def __init__(self, value_range: Any = (0, 255), brightness_factor: Any = None, contrast_factor: Any = None,
+                 saturation_factor: Any = None, hue_factor: Any = None, seed: int | None = None,
+                 data_format: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        from tapeflow.keras.layers.image_augmentation import RandomBrightness, RandomContrast
+
+        self.value_range = value_range
+        self.brightness_factor, self.contrast_factor = brightness_factor, contrast_factor
+        self.saturation_factor, self.hue_factor = saturation_factor, hue_factor
+        self._setup(data_format, seed)
+        self.random_brightness = self.random_contrast = self.random_saturation = self.random_hue = None
+        if brightness_factor is not None:
+            self.random_brightness = RandomBrightness(factor=brightness_factor, value_range=value_range, seed=seed)
+        if contrast_factor is not None:
+            self.random_contrast = RandomContrast(factor=contrast_factor, value_range=value_range, seed=seed)
+        if saturation_factor is not None:
+            self.random_saturation = RandomSaturation(factor=saturation_factor, value_range=value_range, seed=seed)
+        if hue_factor is not None:
+            self.random_hue = RandomHue(factor=hue_factor, value_range=value_range, seed=seed)
+
+    def _transform(self, images: Tensor, transformation: Any) -> Tensor:
+        dtype = self.compute_dtype
+        batch = self._batch_size(images)
+        low, high = self.value_range[0], self.value_range[1]
+        if self.random_brightness is not None:
+            lo, hi = self.random_brightness.factor
+            delta = self._uniform([batch, 1, 1, 1], lo, hi) * float(high - low)
+            images = mo.clip_by_value(images + mo.cast(delta, images.dtype), mo.cast(low, images.dtype),
+                                      mo.cast(high, images.dtype))
+        if self.random_contrast is not None:
+            lo, hi = self.random_contrast.factor
+            f = self._uniform([batch, 1, 1, 1], 1.0 - lo, 1.0 + hi, dtype)
+            h_axis, w_axis = (-3, -2) if self.data_format == "channels_last" else (-2, -1)
+            mean = mo.reduce_mean(mo.reduce_mean(images, axis=h_axis, keepdims=True), axis=w_axis, keepdims=True)
+            images = mo.clip_by_value((images - mean) * mo.cast(f, images.dtype) + mean, mo.cast(low, images.dtype),
+                                      mo.cast(high, images.dtype))
+        if self.random_saturation is not None:
+            lo, hi = self.random_saturation.factor
+            f = self._uniform([batch], lo, hi)
+            images = self.random_saturation._transform(images, {"factor": f / (1.0 - f + _backend.epsilon())})
+        if self.random_hue is not None:
+            lo, hi = self.random_hue.factor
+            invert = self._uniform([batch])
+            invert = mo.where(invert > 0.5, -ao.ones_like(invert), ao.ones_like(invert))
+            images = self.random_hue._transform(images, {"factor": invert * self._uniform([batch], lo, hi) * 0.5})
+        return mo.cast(images, dtype)
+
+    def get_config(self) -> dict:
+        return self._config(value_range=self.value_range, brightness_factor=self.brightness_factor,
+                            contrast_factor=self.contrast_factor, saturation_factor=self.saturation_factor,
+                            hue_factor=self.hue_factor, seed=self.seed)
