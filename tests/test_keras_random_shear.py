@@ -47,7 +47,8 @@ def test_seeded_shears_and_configs_are_keras(expr, first, second, single, config
     got.pop("dtype")
     got.pop("name")
     assert json.loads(json.dumps(got)) == json.loads(config)
-    assert type(layer).from_config(layer.get_config()).get_config() == layer.get_config()
+    with pytest.raises(ValueError, match="Received: input_number=-0."):  # as Keras 3.15: its config of a
+        type(layer).from_config(layer.get_config())  # symmetric factor does not load back
 
 
 def test_bad_arguments_raise_keras_errors():
