@@ -51,6 +51,7 @@ from tapeflow.keras.layers.augmentation_more import (
 from tapeflow.keras.layers.pipeline import Pipeline
 from tapeflow.keras.layers.augmentation_regions import RandomErasing, RandomGaussianBlur
 from tapeflow.keras.layers.augmentation_shear import RandomShear
+from tapeflow.keras.layers.hashed_crossing import HashedCrossing
 from tapeflow.keras.layers.image_augmentation import (
     RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomHeight, RandomRotation, RandomTranslation,
     RandomWidth, RandomZoom,
@@ -95,7 +96,7 @@ __all__ = [
     "SpectralNormalization", "GroupQueryAttention", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D",
     "AutoContrast", "RandomColorDegeneration", "RandomGrayscale", "RandomHue", "RandomInvert", "RandomPosterization",
     "RandomSaturation", "RandomSharpness", "Solarization", "RandomColorJitter", "Pipeline",
-    "RandomErasing", "RandomGaussianBlur", "RandomShear",
+    "RandomErasing", "RandomGaussianBlur", "RandomShear", "HashedCrossing",
 ]
 
 
@@ -125,6 +126,6 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
     "ThresholdedReLU "
-    "Flatten3D HashedCrossing TFSMLayer "
+    "Flatten3D TFSMLayer "
     "MixUp CutMix RandAugment AugMix RandomPerspective RandomElasticTransform Equalization "
 ).split()))
