@@ -117,12 +117,20 @@ def _op_types(fn, *specs):
     return {op.type for op in tf.function(fn).get_concrete_function(*specs).graph.operations}
 
 
-def test_rnn_time_loop_is_a_while_op_in_tf_function_and_unrolled_with_unroll():
-    lstm = L.LSTM(3, return_sequences=True)
-    unrolled = L.LSTM(3, unroll=True)
+def test_rnn_time_loop_is_one_fused_op_or_a_while_op_in_tf_function_and_unrolled_with_unroll():
     spec = tf.TensorSpec([2, 5, 4], tf.float32)
-    assert "While" in _op_types(lambda t: lstm(t), spec)
-    assert "While" not in _op_types(lambda t: unrolled(t), spec)
+
+    def types(layer):
+        layer(tf.zeros([2, 5, 4]))
+        return _op_types(lambda t: layer(t), spec)
+
+    fused = types(L.LSTM(3, return_sequences=True))
+    assert "LSTMSequence" in fused and "While" not in fused
+    assert "GRUSequence" in types(L.GRU(3))
+    # other activations, GRU(reset_after=False), SimpleRNN and user cells: one While op over the steps
+    assert "While" in types(L.LSTM(3, activation="relu"))
+    assert "While" in types(L.GRU(3, reset_after=False))
+    assert "While" not in types(L.SimpleRNN(3, unroll=True))
 
 
 def test_rnn_under_tf_function_with_unknown_batch_and_time_matches_eager():

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from tapeflow import nn
+from tapeflow.eager.backprop import GradientTape
 from tapeflow.framework import nest
 from tapeflow.framework.context import state as _state
 from tapeflow.framework.tensor import Tensor
@@ -25,6 +26,8 @@ from tapeflow.keras.layers.conv_nd import serialize
 from tapeflow.keras.saving.serialization import base_config
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
+from tapeflow.ops.nn import rnn_ops
+from tapeflow.ops.registry import defgrad
 
 __all__ = [
     "SimpleRNNCell",
@@ -173,6 +176,19 @@ class _DropoutCell(Layer):
     def step(self, xp: Tensor, states: list, training: Any) -> tuple:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _fusable(self, training: Any) -> bool:
+        """Whether RNN may run this cell's whole sequence as one fused op (``run_sequence``): Keras'
+        default activations, float32/float64, no recurrent dropout this call, ``step`` not overridden."""
+        return False
+
+    def _fusable_base(self, training: Any) -> bool:
+        return (
+            self.activation is activations.tanh
+            and getattr(self, "recurrent_activation", None) is activations.sigmoid
+            and self.compute_dtype in ("float32", "float64")
+            and not (training and 0.0 < self.recurrent_dropout < 1.0)
+        )
+
     def get_initial_state(self, batch_size: Any = None) -> list:
         sizes = self.state_size if isinstance(self.state_size, (list, tuple)) else [self.state_size]
         return [ao.zeros((batch_size, d), dtype=self.compute_dtype) for d in sizes]
@@ -281,6 +297,16 @@ class LSTMCell(_DropoutCell):
         h = ra(zo) * self.activation(c)
         return h, [h, c]
 
+    def _fusable(self, training: Any) -> bool:
+        return type(self).step is LSTMCell.step and self._fusable_base(training)
+
+    def run_sequence(self, xs: Tensor, states: list, mask: Any, zero_output_for_mask: bool) -> tuple:
+        """All steps over the time-major projections ``xs`` as one ``LSTMSequence`` op."""
+        ys, last, h, c = rnn_ops.lstm_sequence(
+            xs, states[0], states[1], self.recurrent_kernel.value(), mask, zero_output_for_mask
+        )
+        return ys, last, [h, c]
+
     def get_config(self) -> dict:
         return {**self._base_config(), "unit_forget_bias": self.unit_forget_bias, **self._init_config(),
                 "seed": self.seed}
@@ -341,6 +367,16 @@ class GRUCell(_DropoutCell):
             hh = self.activation(x_h + mo.matmul(r * h, rk[:, 2 * u :]))
         out = z * h_prev + (1.0 - z) * hh
         return out, [out]
+
+    def _fusable(self, training: Any) -> bool:
+        return type(self).step is GRUCell.step and self.reset_after and self._fusable_base(training)
+
+    def run_sequence(self, xs: Tensor, states: list, mask: Any, zero_output_for_mask: bool) -> tuple:
+        """All steps over the time-major projections ``xs`` as one ``GRUSequence`` op."""
+        rk = self.recurrent_kernel.value()
+        rb = self.bias.value()[1] if self.bias is not None else ao.zeros((3 * self.units,), dtype=rk.dtype)
+        ys, last, h = rnn_ops.gru_sequence(xs, states[0], rk, rb, mask, zero_output_for_mask)
+        return ys, last, [h]
 
     def get_config(self) -> dict:
         return {**self._base_config(), **self._init_config(), "reset_after": self.reset_after, "seed": self.seed}
@@ -629,6 +665,17 @@ class RNN(Layer):
 
             graph = _state.graph is not None and not self.unroll
             steps = x._shape_tuple()[1]
+            if cells is not None and cell._fusable(training):
+                if steps == 0:
+                    raise ValueError(f"Layer '{self.name}': the input sequence has 0 time steps ({x.shape}).")
+                from tapeflow.ops import indexing_ops
+
+                if self.go_backwards:  # processing order; the outputs stay in it, as Keras
+                    xs = indexing_ops.reverse(xs, [0])
+                    m_tm = None if m_tm is None else indexing_ops.reverse(m_tm, [0])
+                ys, last, states = cell.run_sequence(xs, list(flat_init), m_tm, self.zero_output_for_mask)
+                seq = ao.transpose(ys, (1, 0, 2)) if self.return_sequences else None
+                return last, seq, nest.pack_sequence_as(init, states)
             if not graph:
                 rows = ao.unstack(xs, num=steps) if steps else []
                 mrows = ao.unstack(m_tm, num=steps) if (m_tm is not None and steps) else None
@@ -1007,3 +1054,32 @@ class TimeDistributed(Layer):
         config = dict(config)
         config["layer"] = deserialize_layer(config["layer"])
         return cls(**config)
+
+
+# -- second derivatives of the fused sequences ------------------------------------------------------
+# LSTMSequenceGrad / GRUSequenceGrad are backward passes through time written in NumPy; their own
+# gradient (needed only for second-order derivatives) differentiates the step-by-step composite twice
+# with tapes, which is why it is registered here and not in the op layer (tapeflow.ops.nn.rnn_ops).
+
+def _sequence_grad_grad(composite: Any, n_saved: int, n_cot: int) -> Any:
+    def rule(op: Any, *grads: Any) -> tuple:
+        ins = list(op.inputs)
+        masked = len(ins) == 4 + 1 + n_saved + n_cot
+        primals, cots = ins[:4], ins[len(ins) - n_cot :]
+        mask = ins[4] if masked else None
+        zero_out = op.get_attr("zero_output_for_mask")
+        with GradientTape(persistent=True) as outer:
+            outer.watch(primals + cots)
+            with GradientTape() as inner:
+                inner.watch(primals)
+                outs = composite(*primals, mask, zero_out)
+            firsts = inner.gradient(list(outs), primals, output_gradients=cots)
+        pairs = [(f, g) for f, g in zip(firsts, grads) if f is not None]
+        res = outer.gradient([f for f, _ in pairs], primals + cots, output_gradients=[g for _, g in pairs])
+        return (*res[:4], *([None] if masked else []), *([None] * n_saved), *res[4:])
+
+    return rule
+
+
+defgrad("LSTMSequenceGrad", inputs=True)(_sequence_grad_grad(rnn_ops.lstm_sequence_composite, 4, 4))
+defgrad("GRUSequenceGrad", inputs=True)(_sequence_grad_grad(rnn_ops.gru_sequence_composite, 3, 3))
