@@ -5,6 +5,7 @@ import numpy as np
 
 import tapeflow as tf
 from tapeflow.framework.execute import execute
+from tapeflow.keras.layers import rnn as _rnn_layers  # noqa: F401 - registers the *SequenceGrad gradients
 from tapeflow.ops.nn import rnn_ops
 from tests.op_specs import Arg, OpSpec
 

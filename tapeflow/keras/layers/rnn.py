@@ -26,6 +26,7 @@ from tapeflow.keras.layers.conv_nd import serialize
 from tapeflow.keras.saving.serialization import base_config
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
+from tapeflow.ops.array_extras import ensure_shape
 from tapeflow.ops.nn import rnn_ops
 from tapeflow.ops.registry import defgrad
 
@@ -1061,6 +1062,33 @@ class TimeDistributed(Layer):
 # gradient (needed only for second-order derivatives) differentiates the step-by-step composite twice
 # with tapes, which is why it is registered here and not in the op layer (tapeflow.ops.nn.rnn_ops).
 
+def _while_steps(step: Any, xp: Tensor, states: list, mask: Any, zero_output_for_mask: bool) -> tuple:
+    """rnn_ops.static_loop for a number of steps known only when the graph runs: one While op."""
+    from tapeflow.graph.control_flow import while_loop
+    from tapeflow.graph.tensor_array import TensorArray
+    from tapeflow.ops import shape_ops
+
+    n = shape_ops.shape_of(xp)[0]
+    k = len(states)
+    s0 = shape_ops.shape_of(states[0])
+    buffer = ao.zeros(ao.concat([[n], s0], axis=0), dtype=xp.dtype)  # the outputs, (time, batch, units)
+
+    def body(i, out, *rest):
+        old, ta = list(rest[:k]), rest[k]
+        new = step(ao.gather(xp, i), *old)
+        if mask is None:
+            out = new[0]
+        else:
+            m = ao.gather(mask, i)
+            out = mo.where(m, new[0], ao.zeros_like(out) if zero_output_for_mask else out)
+            new = [mo.where(m, a, b) for a, b in zip(new, old)]
+        return (i + 1, out, *new, ta.write(i, out))
+
+    res = while_loop(lambda i, *_: mo.less(i, n), body,
+                     (0, ao.zeros_like(states[0]), *states, TensorArray(xp.dtype, size=n)._with_buffer(buffer)))
+    return (res[k + 2].stack(), res[1], *res[2 : k + 2])
+
+
 def _sequence_grad_grad(composite: Any, n_saved: int, n_cot: int) -> Any:
     def rule(op: Any, *grads: Any) -> tuple:
         ins = list(op.inputs)
@@ -1072,7 +1100,13 @@ def _sequence_grad_grad(composite: Any, n_saved: int, n_cot: int) -> Any:
             outer.watch(primals + cots)
             with GradientTape() as inner:
                 inner.watch(primals)
-                outs = composite(*primals, mask, zero_out)
+                xp, steps = primals[0], primals[0]._shape_tuple()[0]
+                if steps is None:  # the step count may be static on the cotangent of the outputs
+                    steps = cots[0]._shape_tuple()[0]
+                    if steps is not None:
+                        xp = ensure_shape(xp, (steps, None, None))
+                loop = rnn_ops.static_loop if steps is not None else _while_steps
+                outs = composite(xp, *primals[1:], mask, zero_out, loop=loop)
             firsts = inner.gradient(list(outs), primals, output_gradients=cots)
         pairs = [(f, g) for f, g in zip(firsts, grads) if f is not None]
         res = outer.gradient([f for f, _ in pairs], primals + cots, output_gradients=[g for _, g in pairs])

@@ -19,6 +19,7 @@ The gradient of ``*SequenceGrad`` (second order) is registered with the Keras re
 
 from __future__ import annotations
 
+from typing import Any
 
 import numpy as np
 
@@ -166,32 +167,44 @@ def lstm_sequence(xp: Tensor, h0: Tensor, c0: Tensor, recurrent_kernel: Tensor, 
     return tuple(out[:4])
 
 
-def lstm_sequence_composite(xp: Tensor, h0: Tensor, c0: Tensor, rk: Tensor, mask: Tensor | None = None,
-                            zero_output_for_mask: bool = False) -> tuple:
-    """:func:`lstm_sequence` written with core ops, one step at a time (a static number of steps):
-    the reference its fused kernels are tested against and what its second derivatives come from."""
+def lstm_step(xp_t: Tensor, h: Tensor, c: Tensor, rk: Tensor) -> list:
+    """One LSTM step with core ops: the new ``[h, c]``."""
+    z = xp_t + mo.matmul(h, rk)
+    zi, zf, zc, zo = ao.split(z, 4, axis=-1)
+    c_new = mo.sigmoid(zf) * c + mo.sigmoid(zi) * mo.tanh(zc)
+    return [mo.sigmoid(zo) * mo.tanh(c_new), c_new]
+
+
+def static_loop(step: Any, xp: Tensor, states: list, mask: Tensor | None, zero_output_for_mask: bool) -> tuple:
+    """Runs ``step(xp[t], *states) -> new states`` (the output is the first state) over a static number
+    of steps with core ops, masked as Keras' RNN: ``(ys, last, *states)``."""
     steps = xp._shape_tuple()[0]
     if steps is None:
         raise NotImplementedError(
-            "LSTMSequence: second-order gradients need a static number of time steps; got inputs of shape "
-            f"{xp._shape_tuple()}"
+            "a fused recurrent sequence's second-order gradient needs a static number of time steps outside "
+            f"tf.function; got inputs of shape {xp._shape_tuple()}"
         )
-    h, c = h0, c0
-    out = ao.zeros_like(h0)
+    out = ao.zeros_like(states[0])
     ys = []
     for t in range(steps):
-        z = xp[t] + mo.matmul(h, rk)
-        zi, zf, zc, zo = ao.split(z, 4, axis=-1)
-        c_new = mo.sigmoid(zf) * c + mo.sigmoid(zi) * mo.tanh(zc)
-        h_new = mo.sigmoid(zo) * mo.tanh(c_new)
+        new = step(xp[t], *states)
         if mask is None:
-            h, c, out = h_new, c_new, h_new
+            out = new[0]
         else:
             m = mask[t]
-            out = mo.where(m, h_new, ao.zeros_like(out) if zero_output_for_mask else out)
-            h, c = mo.where(m, h_new, h), mo.where(m, c_new, c)
+            out = mo.where(m, new[0], ao.zeros_like(out) if zero_output_for_mask else out)
+            new = [mo.where(m, a, b) for a, b in zip(new, states)]
+        states = new
         ys.append(out)
-    return ao.stack(ys), out, h, c
+    return (ao.stack(ys), out, *states)
+
+
+def lstm_sequence_composite(xp: Tensor, h0: Tensor, c0: Tensor, rk: Tensor, mask: Tensor | None = None,
+                            zero_output_for_mask: bool = False, loop: Any = static_loop) -> tuple:
+    """:func:`lstm_sequence` written with core ops, one step at a time (``loop``: :func:`static_loop`, or
+    one that builds a while loop): the reference of the fused kernels and where their second derivatives
+    come from."""
+    return loop(lambda x, h, c: lstm_step(x, h, c, rk), xp, [h0, c0], mask, zero_output_for_mask)
 
 
 # ----------------------------------------------------------------------------
@@ -311,29 +324,16 @@ def gru_sequence(xp: Tensor, h0: Tensor, recurrent_kernel: Tensor, recurrent_bia
     return tuple(out[:3])
 
 
+def gru_step(xp_t: Tensor, h: Tensor, rk: Tensor, rb: Tensor) -> list:
+    """One GRU step (``reset_after=True``) with core ops: the new ``[h]``."""
+    x_z, x_r, x_h = ao.split(xp_t, 3, axis=-1)
+    r_z, r_r, r_h = ao.split(mo.matmul(h, rk) + rb, 3, axis=-1)
+    z, r = mo.sigmoid(x_z + r_z), mo.sigmoid(x_r + r_r)
+    hh = mo.tanh(x_h + r * r_h)
+    return [z * h + (1.0 - z) * hh]
+
+
 def gru_sequence_composite(xp: Tensor, h0: Tensor, rk: Tensor, rb: Tensor, mask: Tensor | None = None,
-                           zero_output_for_mask: bool = False) -> tuple:
-    """:func:`gru_sequence` written with core ops, one step at a time (a static number of steps)."""
-    steps = xp._shape_tuple()[0]
-    if steps is None:
-        raise NotImplementedError(
-            "GRUSequence: second-order gradients need a static number of time steps; got inputs of shape "
-            f"{xp._shape_tuple()}"
-        )
-    h = h0
-    out = ao.zeros_like(h0)
-    ys = []
-    for t in range(steps):
-        x_z, x_r, x_h = ao.split(xp[t], 3, axis=-1)
-        r_z, r_r, r_h = ao.split(mo.matmul(h, rk) + rb, 3, axis=-1)
-        z, r = mo.sigmoid(x_z + r_z), mo.sigmoid(x_r + r_r)
-        hh = mo.tanh(x_h + r * r_h)
-        h_new = z * h + (1.0 - z) * hh
-        if mask is None:
-            h = out = h_new
-        else:
-            m = mask[t]
-            out = mo.where(m, h_new, ao.zeros_like(out) if zero_output_for_mask else out)
-            h = mo.where(m, h_new, h)
-        ys.append(out)
-    return ao.stack(ys), out, h
+                           zero_output_for_mask: bool = False, loop: Any = static_loop) -> tuple:
+    """:func:`gru_sequence` written with core ops, one step at a time (see :func:`lstm_sequence_composite`)."""
+    return loop(lambda x, h: gru_step(x, h, rk, rb), xp, [h0], mask, zero_output_for_mask)
