@@ -127,10 +127,11 @@ def test_rnn_time_loop_is_one_fused_op_or_a_while_op_in_tf_function_and_unrolled
     fused = types(L.LSTM(3, return_sequences=True))
     assert "LSTMSequence" in fused and "While" not in fused
     assert "GRUSequence" in types(L.GRU(3))
-    # other activations, GRU(reset_after=False), SimpleRNN and user cells: one While op over the steps
+    assert "SimpleRNNSequence" in types(L.SimpleRNN(3, unroll=True))
+    # other activations, GRU(reset_after=False) and user cells: one While op over the steps
     assert "While" in types(L.LSTM(3, activation="relu"))
     assert "While" in types(L.GRU(3, reset_after=False))
-    assert "While" not in types(L.SimpleRNN(3, unroll=True))
+    assert "While" not in types(L.SimpleRNN(3, activation="relu", unroll=True))
 
 
 def test_rnn_under_tf_function_with_unknown_batch_and_time_matches_eager():

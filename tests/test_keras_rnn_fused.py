@@ -24,7 +24,7 @@ _X = np.sin(np.arange(3 * 5 * 3).reshape(3, 5, 3) * 0.37).astype("float32")
 _MASK = np.array([[1, 1, 1, 0, 0], [1, 0, 1, 1, 1], [0, 0, 0, 0, 1]], bool)
 
 
-@pytest.mark.parametrize("cls", [L.LSTM, L.GRU])
+@pytest.mark.parametrize("cls", [L.LSTM, L.GRU, L.SimpleRNN])
 @pytest.mark.parametrize(
     "kw,masked",
     [
@@ -80,7 +80,7 @@ def test_recurrent_dropout_in_training_takes_the_step_by_step_loop():
     layer(x, training=True)
 
 
-@pytest.mark.parametrize("cls", [L.LSTM, L.GRU])
+@pytest.mark.parametrize("cls", [L.LSTM, L.GRU, L.SimpleRNN])
 def test_second_order_gradients_in_tf_function_with_unknown_time_match_eager(cls):
     layer = cls(3, dtype="float64", return_sequences=True)
     x = tf.constant(np.sin(np.arange(2 * 4 * 3).reshape(2, 4, 3) * 0.5))

@@ -241,6 +241,21 @@ class SimpleRNNCell(_DropoutCell):
         out = self.activation(xp + mo.matmul(h, self.recurrent_kernel.value()))
         return out, [out]
 
+    def _fusable(self, training: Any) -> bool:
+        return (
+            type(self).step is SimpleRNNCell.step
+            and self.activation is activations.tanh
+            and self.compute_dtype in ("float32", "float64")
+            and not (training and 0.0 < self.recurrent_dropout < 1.0)
+        )
+
+    def run_sequence(self, xs: Tensor, states: list, mask: Any, zero_output_for_mask: bool) -> tuple:
+        """All steps over the time-major projections ``xs`` as one ``SimpleRNNSequence`` op."""
+        ys, last, h = rnn_ops.simple_rnn_sequence(
+            xs, states[0], self.recurrent_kernel.value(), mask, zero_output_for_mask
+        )
+        return ys, last, [h]
+
     def get_config(self) -> dict:
         return {**self._base_config(), **self._init_config(), "seed": self.seed}
 
@@ -1089,12 +1104,12 @@ def _while_steps(step: Any, xp: Tensor, states: list, mask: Any, zero_output_for
     return (res[k + 2].stack(), res[1], *res[2 : k + 2])
 
 
-def _sequence_grad_grad(composite: Any, n_saved: int, n_cot: int) -> Any:
+def _sequence_grad_grad(composite: Any, n_primal: int, n_saved: int, n_cot: int) -> Any:
     def rule(op: Any, *grads: Any) -> tuple:
         ins = list(op.inputs)
-        masked = len(ins) == 4 + 1 + n_saved + n_cot
-        primals, cots = ins[:4], ins[len(ins) - n_cot :]
-        mask = ins[4] if masked else None
+        masked = len(ins) == n_primal + 1 + n_saved + n_cot
+        primals, cots = ins[:n_primal], ins[len(ins) - n_cot :]
+        mask = ins[n_primal] if masked else None
         zero_out = op.get_attr("zero_output_for_mask")
         with GradientTape(persistent=True) as outer:
             outer.watch(primals + cots)
@@ -1110,10 +1125,11 @@ def _sequence_grad_grad(composite: Any, n_saved: int, n_cot: int) -> Any:
             firsts = inner.gradient(list(outs), primals, output_gradients=cots)
         pairs = [(f, g) for f, g in zip(firsts, grads) if f is not None]
         res = outer.gradient([f for f, _ in pairs], primals + cots, output_gradients=[g for _, g in pairs])
-        return (*res[:4], *([None] if masked else []), *([None] * n_saved), *res[4:])
+        return (*res[:n_primal], *([None] if masked else []), *([None] * n_saved), *res[n_primal:])
 
     return rule
 
 
-defgrad("LSTMSequenceGrad", inputs=True)(_sequence_grad_grad(rnn_ops.lstm_sequence_composite, 4, 4))
-defgrad("GRUSequenceGrad", inputs=True)(_sequence_grad_grad(rnn_ops.gru_sequence_composite, 3, 3))
+defgrad("LSTMSequenceGrad", inputs=True)(_sequence_grad_grad(rnn_ops.lstm_sequence_composite, 4, 4, 4))
+defgrad("GRUSequenceGrad", inputs=True)(_sequence_grad_grad(rnn_ops.gru_sequence_composite, 4, 3, 3))
+defgrad("SimpleRNNSequenceGrad", inputs=True)(_sequence_grad_grad(rnn_ops.simple_rnn_sequence_composite, 3, 2, 3))

@@ -4,7 +4,8 @@ backward pass through time as one op (what cuDNN's RNN kernels are to TF on a GP
 ``LSTMSequence(xp, h0, c0, recurrent_kernel[, mask])`` runs ``T`` steps of Keras' LSTM cell
 (gates i, f, c, o; sigmoid and tanh) over the input projections ``xp = x @ kernel + bias``, time-major
 ``(T, B, 4U)``; ``GRUSequence(xp, h0, recurrent_kernel, recurrent_bias[, mask])`` runs Keras' GRU with
-``reset_after=True`` (gates z, r, h). A ``mask`` ``(T, B, 1)`` (bool) carries states and the previous
+``reset_after=True`` (gates z, r, h); ``SimpleRNNSequence(xp, h0, recurrent_kernel[, mask])`` runs
+``h = tanh(xp + h @ recurrent_kernel)``. A ``mask`` ``(T, B, 1)`` (bool) carries states and the previous
 output over masked steps (``zero_output_for_mask`` makes those outputs zero), as Keras' RNN.
 
 The outputs are the step outputs ``ys (T, B, U)``, the last output, the final states, then what the
@@ -31,7 +32,15 @@ from tapeflow.ops.math_ops import _sigmoid_kernel as _sigmoid
 from tapeflow.ops.math_ops import _tanh_kernel as _tanh
 from tapeflow.ops.registry import defgrad, defop
 
-__all__ = ["lstm_sequence", "gru_sequence", "lstm_sequence_composite", "gru_sequence_composite"]
+__all__ = [
+    "lstm_sequence", "gru_sequence", "simple_rnn_sequence", "lstm_sequence_composite", "gru_sequence_composite",
+    "simple_rnn_sequence_composite", "static_loop",
+]
+
+
+def _mm(a, b, transpose_a=False, transpose_b=False):
+    # the registered matmul kernel: tapeflow.ops.threads picks its BLAS threads or row blocks by size
+    return mo.MATMUL.kernel(a, b, transpose_a, transpose_b)
 
 
 def _time_major(specs: list, n_state: int, gates: int) -> tuple:
@@ -64,7 +73,7 @@ def _lstm_kernel(xp, h0, c0, rk, *mask, zero_output_for_mask=False):
     h, c = h0, c0
     out = np.zeros((batch, u), dt)
     for t in range(steps):
-        z = np.matmul(h, rk)
+        z = _mm(h, rk)
         z += xp[t]  # xp + h @ rk, as the cell adds them
         a = gates[t]
         a[...] = _sigmoid(z)
@@ -99,7 +108,6 @@ def _lstm_grad_kernel(xp, h0, c0, rk, *rest, zero_output_for_mask=False):
     dh = np.array(dh, dt, copy=True)
     dc = np.array(dc, dt, copy=True)
     dprev = np.asarray(dlast, dt)  # the gradient reaching the last processed step's output
-    rk_t = rk.T
     for t in range(steps - 1, -1, -1):
         dout = dys[t] + dprev
         if mask is None:
@@ -123,13 +131,13 @@ def _lstm_grad_kernel(xp, h0, c0, rk, *rest, zero_output_for_mask=False):
         dz[:, u : 2 * u] = dct * c_prev * f * (1 - f)
         dz[:, 2 * u : 3 * u] = dct * i * (1 - g * g)
         dz[:, 3 * u :] = dh_new * tc * o * (1 - o)
-        dh = np.matmul(dz, rk_t)
+        dh = _mm(dz, rk, False, True)
         dc = dct * f
         if dh_keep is not None:
             dh += dh_keep
             dc += dc_keep
     h_prev = np.concatenate([h0[None], hs[:-1]], axis=0) if steps else np.zeros((0, batch, u), dt)
-    drk = np.matmul(h_prev.reshape(-1, u).T, dz_all.reshape(-1, g4))
+    drk = _mm(h_prev.reshape(-1, u), dz_all.reshape(-1, g4), True, False)
     return dz_all, dh, dc, drk
 
 
@@ -224,7 +232,7 @@ def _gru_kernel(xp, h0, rk, rb, *mask, zero_output_for_mask=False):
     out = np.zeros((batch, u), dt)
     one = dt.type(1)
     for t in range(steps):
-        inner = np.matmul(h, rk)
+        inner = _mm(h, rk)
         inner += rb
         x = xp[t]
         a = gates[t]
@@ -258,7 +266,6 @@ def _gru_grad_kernel(xp, h0, rk, rb, *rest, zero_output_for_mask=False):
     di_all = np.empty((steps, batch, g3), dt)  # gradients of h @ rk + rb
     dh = np.array(dh, dt, copy=True)
     dprev = np.asarray(dlast, dt)
-    rk_t = rk.T
     for t in range(steps - 1, -1, -1):
         dout = dys[t] + dprev
         h_prev = hs[t - 1] if t else h0
@@ -282,13 +289,13 @@ def _gru_grad_kernel(xp, h0, rk, rb, *rest, zero_output_for_mask=False):
         dx[:, 2 * u :] = dhh
         di[:, : 2 * u] = dx[:, : 2 * u]
         di[:, 2 * u :] = dhh * r
-        dh = np.matmul(di, rk_t)
+        dh = _mm(di, rk, False, True)
         dh += dh_new * z
         if dh_keep is not None:
             dh += dh_keep
     h_prev = np.concatenate([h0[None], hs[:-1]], axis=0) if steps else np.zeros((0, batch, u), dt)
     flat = di_all.reshape(-1, g3)
-    drk = np.matmul(h_prev.reshape(-1, u).T, flat)
+    drk = _mm(h_prev.reshape(-1, u), flat, True, False)
     drb = flat.sum(axis=0)
     return dx_all, dh, drk, drb
 
@@ -337,3 +344,101 @@ def gru_sequence_composite(xp: Tensor, h0: Tensor, rk: Tensor, rb: Tensor, mask:
                            zero_output_for_mask: bool = False, loop: Any = static_loop) -> tuple:
     """:func:`gru_sequence` written with core ops, one step at a time (see :func:`lstm_sequence_composite`)."""
     return loop(lambda x, h: gru_step(x, h, rk, rb), xp, [h0], mask, zero_output_for_mask)
+
+
+# ----------------------------------------------------------------------------
+# SimpleRNN (tanh)
+# ----------------------------------------------------------------------------
+
+def _simple_rnn_kernel(xp, h0, rk, *mask, zero_output_for_mask=False):
+    steps, batch, u = xp.shape
+    dt = xp.dtype
+    ys = np.empty((steps, batch, u), dt)
+    m_all = mask[0] if mask else None
+    hn = np.empty((steps, batch, u), dt) if mask else ys  # tanh's outputs, before the mask
+    hs = np.empty((steps, batch, u), dt) if mask else ys
+    h = h0
+    out = np.zeros((batch, u), dt)
+    for t in range(steps):
+        a = _mm(h, rk)
+        a += xp[t]
+        h_new = _tanh(a)
+        if m_all is None:
+            h = h_new
+            ys[t] = h
+        else:
+            m = m_all[t]
+            hn[t] = h_new
+            out = np.where(m, h_new, 0 if zero_output_for_mask else out).astype(dt, copy=False)
+            h = np.where(m, h_new, h)
+            ys[t] = out
+            hs[t] = h
+    last = ys[steps - 1].copy() if steps else np.zeros((batch, u), dt)
+    return ys, last, np.array(h, dt, copy=True), hn, hs
+
+
+def _simple_rnn_grad_kernel(xp, h0, rk, *rest, zero_output_for_mask=False):
+    mask = rest[0] if len(rest) == 6 else None
+    hn, hs, dys, dlast, dh = rest[-5:]
+    steps, batch, u = hn.shape
+    dt = hn.dtype
+    da_all = np.empty((steps, batch, u), dt)
+    dh = np.array(dh, dt, copy=True)
+    dprev = np.asarray(dlast, dt)
+    for t in range(steps - 1, -1, -1):
+        dout = dys[t] + dprev
+        if mask is None:
+            dh_new = dout + dh
+            dh_keep = None
+            dprev = np.zeros((), dt)
+        else:
+            m = mask[t]
+            dh_new = np.where(m, dout + dh, 0).astype(dt, copy=False)
+            dh_keep = np.where(m, 0, dh).astype(dt, copy=False)
+            dprev = np.zeros((), dt) if zero_output_for_mask else np.where(m, 0, dout).astype(dt, copy=False)
+        y = hn[t]
+        da = da_all[t]
+        np.multiply(dh_new, 1 - y * y, out=da)
+        dh = _mm(da, rk, False, True)
+        if dh_keep is not None:
+            dh += dh_keep
+    h_prev = np.concatenate([h0[None], hs[:-1]], axis=0) if steps else np.zeros((0, batch, u), dt)
+    drk = _mm(h_prev.reshape(-1, u), da_all.reshape(-1, u), True, False)
+    return da_all, dh, drk
+
+
+def _simple_rnn_shape(specs, zero_output_for_mask=False):
+    t, b, u, dt = _time_major(specs, 1, 1)
+    seq, step = (t, b, u), (b, u)
+    return [(seq, dt), (step, dt), (step, dt), (seq, dt), (seq, dt)]
+
+
+def _simple_rnn_grad_shape(specs, zero_output_for_mask=False):
+    return [(s, specs[0][1]) for s, _ in specs[:3]]
+
+
+SIMPLE_RNN_SEQUENCE = defop("SimpleRNNSequence", _simple_rnn_kernel, shape=_simple_rnn_shape, num_outputs=5)
+SIMPLE_RNN_SEQUENCE_GRAD = defop("SimpleRNNSequenceGrad", _simple_rnn_grad_kernel, shape=_simple_rnn_grad_shape,
+                                 num_outputs=3)
+
+
+@defgrad("SimpleRNNSequence", inputs=True, outputs=True)
+def _simple_rnn_sequence_grad(op, dys, dlast, dh, *_internal):
+    xp, h0, rk, *mask = op.inputs
+    attrs = {"zero_output_for_mask": op.get_attr("zero_output_for_mask")}
+    grads = execute(SIMPLE_RNN_SEQUENCE_GRAD, (xp, h0, rk, *mask, *op.outputs[3:], dys, dlast, dh), attrs)
+    return (*grads, *(None for _ in mask))
+
+
+def simple_rnn_sequence(xp: Tensor, h0: Tensor, recurrent_kernel: Tensor, mask: Tensor | None = None,
+                        zero_output_for_mask: bool = False) -> tuple:
+    """Keras' SimpleRNN (tanh) over time-major input projections ``xp (T, B, U)``: ``(ys, last, h)``."""
+    inputs = (xp, h0, recurrent_kernel) + (() if mask is None else (mask,))
+    out = execute(SIMPLE_RNN_SEQUENCE, inputs, {"zero_output_for_mask": bool(zero_output_for_mask)})
+    return tuple(out[:3])
+
+
+def simple_rnn_sequence_composite(xp: Tensor, h0: Tensor, rk: Tensor, mask: Tensor | None = None,
+                                  zero_output_for_mask: bool = False, loop: Any = static_loop) -> tuple:
+    """:func:`simple_rnn_sequence` written with core ops, one step at a time."""
+    return loop(lambda x, h: [mo.tanh(x + mo.matmul(h, rk))], xp, [h0], mask, zero_output_for_mask)
