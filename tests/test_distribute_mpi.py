@@ -275,7 +275,8 @@ def test_tf_multi_worker_tutorials_as_written(runs, n):
     for a, b in zip(got[1:], want[1:]):
         np.testing.assert_allclose([float(v) for v in a.split(",")[:3]], [float(v) for v in b.split(",")[:3]], 1e-5)
     assert not os.path.exists(os.path.join(out, "tutorial_backup"))  # BackupAndRestore removed it once, at the end
-    assert sorted(os.listdir(os.path.join(out, "tutorial_ckpt"))) == ["checkpoint", "ckpt-2.safetensors"]
+    assert sorted(os.listdir(os.path.join(out, "tutorial_ckpt"))) == ["checkpoint", "ckpt-2.data-00000-of-00001",
+                                                                      "ckpt-2.index"]
     for r in range(1, n):  # the non-chief workers wrote their own files and removed them
         assert sorted(os.listdir(os.path.join(out, f"workertemp_{r}"))) == []
     assert sorted(os.listdir(os.path.join(out, "tutorial_model"))) == ["model.keras"]
@@ -300,9 +301,11 @@ def test_tf_tutorials_programs_as_written_run_under_mpirun(runs, n):
     np.testing.assert_array_equal(ranks[0]["restored"], ranks[0]["ctl"])  # the chief's last checkpoint
     assert int(ranks[0]["restored_epoch"]) == 1
     temp = [f"workertemp_{r}" for r in range(1, n)]  # non-chief workers: files removed, folders left (as in TF)
-    assert ranks[0]["keras_files"].tolist() == sorted([".", "ckpt", "ckpt/checkpoint", "ckpt/ckpt-1.safetensors",
+    assert ranks[0]["keras_files"].tolist() == sorted([".", "ckpt", "ckpt/checkpoint",
+                                                       "ckpt/ckpt-1.data-00000-of-00001", "ckpt/ckpt-1.index",
                                                        "keras-model.keras"] + temp)
-    assert ranks[0]["ctl_files"].tolist() == sorted([".", "ckpt", "ckpt/checkpoint", "ckpt/ckpt-2.safetensors"] + temp)
+    assert ranks[0]["ctl_files"].tolist() == sorted([".", "ckpt", "ckpt/checkpoint", "ckpt/ckpt-2.data-00000-of-00001",
+                                                     "ckpt/ckpt-2.index"] + temp)
 
 
 @pytest.mark.parametrize("n", [2, 4])
@@ -330,7 +333,8 @@ def test_tf_config_in_the_environment_and_auto_shard_policies(runs, n):
 def test_checkpoint_written_under_mpi_restores_in_one_process(runs):
     ckdir = os.path.join(runs[2], "ckpt")
     files = sorted(os.listdir(ckdir))
-    assert files == ["checkpoint", "ckpt-2.safetensors", "ckpt-3.safetensors"], files  # max_to_keep=2, no .tmp
+    assert files == ["checkpoint", "ckpt-2.data-00000-of-00001", "ckpt-2.index", "ckpt-3.data-00000-of-00001",
+                     "ckpt-3.index"], files  # max_to_keep=2, no .tmp
     model = tf.keras.Sequential(
         [tf.keras.Input((5,)), tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(2)]
     )
@@ -362,7 +366,8 @@ def test_exception_on_one_rank_aborts_the_job_and_the_job_resumes(runs):
     assert "Traceback (most recent call last)" in proc.stderr
     _assert_ended_soon_after_the_fault(out, ended)
     files = sorted(os.listdir(os.path.join(out, "resume")))
-    assert files == ["checkpoint", "ckpt-1.safetensors"], files  # the last complete checkpoint, nothing half-written
+    # the last complete checkpoint, nothing half-written
+    assert files == ["checkpoint", "ckpt-1.data-00000-of-00001", "ckpt-1.index"], files
     proc = _launch(2, out, "crash")  # restarted: resumes from epoch 1's checkpoint
     assert proc.returncode == 0, proc.stderr[-3000:]
     ref = _load(runs["single"], "resume")[0]
@@ -385,16 +390,18 @@ def test_sigkill_while_writing_a_checkpoint_keeps_the_last_one_and_the_job_resum
     _assert_ended_soon_after_the_fault(out, ended)
     ckdir = os.path.join(out, "killsave")
     files = sorted(os.listdir(ckdir))
-    assert files[1:] == ["checkpoint", "ckpt-1.safetensors"], files  # and the killed write's temporary file
+    # and the killed write's temporary file
+    assert files[1:] == ["checkpoint", "ckpt-1.data-00000-of-00001", "ckpt-1.index"], files
     tmp = os.path.join(ckdir, files[0])  # (never renamed to ckpt-2)
-    assert files[0].startswith(".ckpt-2.safetensors.") and files[0].endswith(".tmp"), files
+    assert files[0].startswith(".ckpt-2.data-00000-of-00001.") and files[0].endswith(".tmp"), files
     os.utime(tmp, (time.time() - 60, time.time() - 60))  # as a restart a minute later sees it
     proc = _launch(2, out, "killsave")
     assert proc.returncode == 0, proc.stderr[-3000:]
     for d in _load(out, "killsave"):  # every rank resumed from ckpt-1 (w as saved there)
         assert str(d["restored"]) == "ckpt-1"
         np.testing.assert_array_equal(d["w0"], np.arange(4.0))
-    assert sorted(os.listdir(ckdir)) == ["checkpoint", "ckpt-1.safetensors"]  # the half-written file removed
+    # the half-written file removed
+    assert sorted(os.listdir(ckdir)) == ["checkpoint", "ckpt-1.data-00000-of-00001", "ckpt-1.index"]
 
 
 def test_sys_exit_on_one_rank_while_the_others_wait_ends_the_job(runs):

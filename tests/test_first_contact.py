@@ -196,8 +196,8 @@ def test_terminate_on_nan_message_then_the_bar(capsys):
 def test_checkpoint_manager_removes_stale_tmp_files(tmp_path):
     v = tf.Variable([1.0, 2.0])
     mgr = tf.train.CheckpointManager(tf.train.Checkpoint(v=v), str(tmp_path), max_to_keep=2)
-    stale = [tmp_path / ".ckpt-1.safetensors.abc123.tmp", tmp_path / ".checkpoint.xyz.tmp"]
-    fresh = tmp_path / ".ckpt-9.safetensors.live.tmp"
+    stale = [tmp_path / ".ckpt-1.index.abc123.tmp", tmp_path / ".checkpoint.xyz.tmp"]
+    fresh = tmp_path / ".ckpt-9.data-00000-of-00001.live.tmp"
     other = tmp_path / "notes.tmp"
     for p in stale + [fresh, other]:
         p.write_bytes(b"x" * 100)
@@ -274,7 +274,7 @@ def test_fashion_mnist_example_runs_both_trainings(tmp_path, monkeypatch, capsys
     assert out.startswith("sanity check: d(x*x)/dx at x=3 is 6 (expected 6)\n")
     assert "custom training loop" in out and "Keras compile/fit" in out and "Epoch 2/2" in out
     assert res["data"] == "fashion-mnist" and len(res["loop_history"]["loss"]) == 2
-    assert os.path.isfile(res["checkpoint"] + ".safetensors") and os.path.isfile(res["plot"])
+    assert os.path.isfile(res["checkpoint"] + ".index") and os.path.isfile(res["plot"])
     if importlib.util.find_spec("tensorboard") is not None:  # fit's TensorBoard logs for `tensorboard --logdir`
         assert os.listdir(tmp_path / "logs" / "train") and os.listdir(tmp_path / "logs" / "validation")
         assert f"tensorboard --logdir {tmp_path / 'logs'}" in out

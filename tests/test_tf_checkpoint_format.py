@@ -158,3 +158,195 @@ def test_truncated_index_raises_data_loss(tmp_path):
     path.write_bytes(b"\x00" * 30)
     with pytest.raises(errors.DataLossError, match="magic"):
         tb.BundleReader(str(tmp_path / "t"))
+
+
+# -- tf.train.Checkpoint in TF's format -----------------------------------------------------------------------
+import tapeflow as tf  # noqa: E402
+
+
+class Net(tf.Module):
+    """The tf.Module of tools/tf_checkpoints/make_fixtures.py, zeroed."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable(np.zeros((2, 3), np.float32), name="w")
+        self.b = tf.Variable(np.zeros(3, np.float32), name="bias")
+        self.steps = tf.Variable(np.int64(0))
+        self.flags = tf.Variable([False, False, False])
+        self.small = tf.Variable(np.zeros(3, np.int8))
+        self.half = tf.Variable(np.zeros(2, np.float16))
+        self.wide = tf.Variable(np.zeros(2, np.float64))
+        self.z = tf.Variable(np.zeros(2, np.complex64))
+        self.words = tf.Variable(["", "", ""])
+        self.layers = [tf.Variable(np.zeros(4, np.int32)), tf.Variable(0.0)]
+        self.table = {"alpha": tf.Variable(np.zeros((2, 2), np.float32)), "scope/b.c": tf.Variable(0.0)}
+
+
+def _keras_model():
+    return tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(4), tf.keras.layers.BatchNormalization(),
+                                tf.keras.layers.Dense(2)])
+
+
+def test_restores_a_tf_module_checkpoint_and_writes_tf_s_bytes_back(tmp_path):
+    net = Net()
+    ckpt = tf.train.Checkpoint(net=net)
+    ckpt.restore(fixture("module")).assert_consumed()
+    want = tf_values("module")
+    np.testing.assert_array_equal(net.w.numpy(), want["net/w/.ATTRIBUTES/VARIABLE_VALUE"])
+    np.testing.assert_array_equal(net.z.numpy(), want["net/z/.ATTRIBUTES/VARIABLE_VALUE"])
+    assert net.words.numpy().tolist() == [b"hello", b"", "checkpoint ✓".encode()]
+    assert net.table["scope/b.c"].numpy() == -1.0 and int(ckpt.save_counter.numpy()) == 1
+    # saved again (as save number 1) the two files are TF's, byte for byte: keys, object graph, data order
+    ckpt.save_counter.assign(0)
+    path = ckpt.save(str(tmp_path / "ckpt"))
+    for suffix in (".index", ".data-00000-of-00001"):
+        with open(path + suffix, "rb") as mine, open(fixture("module") + suffix, "rb") as tfs:
+            assert mine.read() == tfs.read(), suffix
+    assert (tmp_path / "checkpoint").read_text().splitlines() == [
+        'model_checkpoint_path: "ckpt-1"', 'all_model_checkpoint_paths: "ckpt-1"']
+
+
+def test_restores_a_keras_sequential_and_adam_checkpoint():
+    want = tf_values("keras_adam")
+    model, opt = _keras_model(), tf.keras.optimizers.Adam(0.01)
+    opt.build(model.trainable_variables)
+    tf.train.Checkpoint(model=model, optimizer=opt).restore(fixture("keras_adam")).assert_consumed()
+    np.testing.assert_array_equal(model.layers[0].kernel.numpy(),
+                                  want["optimizer/_trainable_variables/0/.ATTRIBUTES/VARIABLE_VALUE"])
+    np.testing.assert_array_equal(model.layers[1].moving_mean.numpy(),
+                                  want["model/_functional/_operations/2/moving_mean/.ATTRIBUTES/VARIABLE_VALUE"])
+    assert int(opt.iterations.numpy()) == 1
+    for i, v in enumerate(opt.variables):
+        key = f"optimizer/_variables/{i}/.ATTRIBUTES/VARIABLE_VALUE"
+        if key in want:
+            np.testing.assert_array_equal(v.numpy(), want[key])
+
+
+def test_keras_checkpoint_restores_into_unbuilt_model_and_optimizer():
+    want = tf_values("keras_adam")
+    model = tf.keras.Sequential([tf.keras.layers.Dense(4), tf.keras.layers.BatchNormalization(),
+                                 tf.keras.layers.Dense(2)])
+    opt = tf.keras.optimizers.Adam(0.01)
+    status = tf.train.Checkpoint(model=model, optimizer=opt).restore(fixture("keras_adam"))
+    model(np.ones((1, 3), np.float32))
+    opt.build(model.trainable_variables)
+    status.assert_consumed()
+    np.testing.assert_array_equal(model.layers[2].kernel.numpy(),
+                                  want["optimizer/_trainable_variables/4/.ATTRIBUTES/VARIABLE_VALUE"])
+    np.testing.assert_array_equal(opt.variables[13].numpy(), want["optimizer/_variables/13/.ATTRIBUTES/VARIABLE_VALUE"])
+
+
+def test_keras_checkpoint_keys_are_tf_s(tmp_path):
+    model, opt = _keras_model(), tf.keras.optimizers.Adam(0.01)
+    opt.build(model.trainable_variables)
+    path = tf.train.Checkpoint(model=model, optimizer=opt).save(str(tmp_path / "ckpt"))
+    assert [k for k, _ in tf.train.list_variables(path)] == sorted(tf_values("keras_adam"))
+
+
+def test_keras_layer_names_are_keras_3_s(tmp_path):
+    # TF 2.21 / Keras 3.15: Dense, Conv and Embedding keep their weights in private attributes, a functional
+    # model lists its operations (InputLayer and Dropout included), an LSTM its cell, MHA its EinsumDenses
+    x = np.ones((2, 3), np.float32)
+
+    class Sub(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.l1 = tf.keras.layers.Dense(3)
+            self.emb = tf.keras.layers.Embedding(5, 2)
+            self.norm = tf.keras.layers.LayerNormalization()
+            self.conv = tf.keras.layers.Conv2D(2, 3)
+            self.lstm = tf.keras.layers.LSTM(2)
+            self.mha = tf.keras.layers.MultiHeadAttention(1, 2)
+
+        def call(self, x):
+            return self.l1(x)
+
+    s = Sub()
+    s(x)
+    s.emb(np.array([1]))
+    s.norm(x)
+    s.conv(np.ones((1, 4, 4, 1), np.float32))
+    s.lstm(np.ones((1, 2, 3), np.float32))
+    s.mha(np.ones((1, 2, 3), np.float32), np.ones((1, 2, 3), np.float32))
+    inp = tf.keras.Input((3,))
+    out = tf.keras.layers.Dense(1)(tf.keras.layers.Dropout(0.1)(tf.keras.layers.Dense(4)(inp)))
+    path = tf.train.Checkpoint(model=s, functional=tf.keras.Model(inp, out)).write(str(tmp_path / "k"))
+    keys = [k.removesuffix("/.ATTRIBUTES/VARIABLE_VALUE") for k, _ in tf.train.list_variables(path)]
+    assert keys == ["_CHECKPOINTABLE_OBJECT_GRAPH", "functional/_operations/1/_kernel", "functional/_operations/1/bias",
+                    "functional/_operations/3/_kernel", "functional/_operations/3/bias", "model/conv/_kernel",
+                    "model/conv/bias", "model/emb/_embeddings", "model/l1/_kernel", "model/l1/bias",
+                    "model/lstm/cell/bias", "model/lstm/cell/kernel", "model/lstm/cell/recurrent_kernel",
+                    "model/mha/_key_dense/_kernel", "model/mha/_key_dense/bias", "model/mha/_output_dense/_kernel",
+                    "model/mha/_output_dense/bias", "model/mha/_query_dense/_kernel", "model/mha/_query_dense/bias",
+                    "model/mha/_value_dense/_kernel", "model/mha/_value_dense/bias", "model/norm/beta",
+                    "model/norm/gamma"]
+
+
+def test_restores_containers_written_by_tf_write():
+    ckpt = tf.train.Checkpoint(vs=[tf.Variable(0.0), tf.Variable([0.0, 0.0])],
+                               d={"b": tf.Variable(np.int32(0)), "a": [tf.Variable(0.0)]},
+                               step=tf.Variable(np.int64(0)))
+    ckpt.read(fixture("containers")).assert_consumed()
+    assert ckpt.vs[1].numpy().tolist() == [2.0, 3.0] and ckpt.d["a"][0].numpy() == 5.0
+    assert int(ckpt.d["b"].numpy()) == 4 and int(ckpt.step.numpy()) == 3
+
+
+def test_values_for_objects_created_later_wait_for_them():
+    ckpt = tf.train.Checkpoint()
+    status = ckpt.read(fixture("containers"))
+    ckpt.vs = [tf.Variable(0.0)]
+    ckpt.vs.append(tf.Variable([0.0, 0.0]))
+    ckpt.d = {"b": tf.Variable(np.int32(0))}
+    assert ckpt.vs[1].numpy().tolist() == [2.0, 3.0] and int(ckpt.d["b"].numpy()) == 4
+    with pytest.raises(AssertionError, match="Unresolved"):
+        status.assert_consumed()  # d/a/0 and step never came
+    status.expect_partial()
+
+
+def test_reader_api_on_tf_files():
+    reader = tf.train.load_checkpoint(os.path.join(FIXTURES, "keras_adam"))  # a folder: its latest checkpoint
+    shapes = reader.get_variable_to_shape_map()
+    assert shapes["optimizer/_variables/2/.ATTRIBUTES/VARIABLE_VALUE"] == [3, 4]
+    assert reader.get_variable_to_dtype_map()["save_counter/.ATTRIBUTES/VARIABLE_VALUE"] == tf.int64
+    assert reader.get_variable_to_dtype_map()["_CHECKPOINTABLE_OBJECT_GRAPH"] == tf.string
+    counter = reader.get_tensor("save_counter/.ATTRIBUTES/VARIABLE_VALUE")
+    assert counter == 1 and isinstance(counter, np.int64)  # a NumPy scalar, as TF's reader
+    assert isinstance(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"), bytes)
+    assert reader.has_tensor("optimizer/_iterations") and not reader.has_tensor("nope")
+    with pytest.raises(tf.errors.NotFoundError, match="Key nope not found in checkpoint"):
+        reader.get_tensor("nope")
+    assert tf.train.latest_checkpoint(os.path.join(FIXTURES, "keras_adam")).endswith("ckpt-1")
+    assert tf.train.list_variables(fixture("containers"))[0] == ("_CHECKPOINTABLE_OBJECT_GRAPH", [])
+    np.testing.assert_array_equal(tf.train.load_variable(fixture("containers"), "vs/1"), [2.0, 3.0])
+
+
+def test_older_safetensors_checkpoints_still_restore(tmp_path):
+    pytest.importorskip("safetensors")
+    v = tf.Variable([1.0, 2.0])
+    ckpt = tf.train.Checkpoint(v=v, l=[tf.Variable(3.0)])
+    ckpt.save_counter.assign(4)
+    ckpt.write(str(tmp_path / "ckpt-4.safetensors"))  # what tapeflow wrote before: one file per checkpoint
+    (tmp_path / "checkpoint").write_text('model_checkpoint_path: "ckpt-4"\nall_model_checkpoint_paths: "ckpt-4"\n')
+    w, x = tf.Variable([0.0, 0.0]), tf.Variable(0.0)
+    new = tf.train.Checkpoint(v=w, l=[x])
+    new.restore(tf.train.latest_checkpoint(str(tmp_path))).assert_consumed()
+    assert w.numpy().tolist() == [1.0, 2.0] and x.numpy() == 3.0 and int(new.save_counter.numpy()) == 4
+    manager = tf.train.CheckpointManager(new, str(tmp_path), max_to_keep=1)
+    assert manager.checkpoints == [str(tmp_path / "ckpt-4")]
+    assert manager.save() == str(tmp_path / "ckpt-5")  # the new one in TF's format; the old file removed
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "ckpt-5.data-00000-of-00001", "ckpt-5.index"]
+    assert tf.train.load_checkpoint(str(tmp_path)).get_tensor("l/0/.ATTRIBUTES/VARIABLE_VALUE") == 3.0
+
+
+def test_name_based_saver_writes_tf_s_format(tmp_path):
+    v = tf.Variable([1.0, 2.0], name="weights")
+    saver = tf.compat.v1.train.Saver([v])
+    path = saver.save(None, str(tmp_path / "model"), global_step=3)
+    assert os.path.isfile(path + ".index")
+    assert tf.train.list_variables(path) == [("weights", [2])]  # keys are names, no object graph
+    w = tf.Variable([0.0, 0.0], name="weights")
+    tf.compat.v1.train.Saver([w]).restore(None, path)
+    assert w.numpy().tolist() == [1.0, 2.0]
+    u = tf.Variable([0.0, 0.0], name="weights")
+    tf.train.Checkpoint(model=u).restore(path)  # TF 2 restores a name-based checkpoint by variable names
+    assert u.numpy().tolist() == [1.0, 2.0]

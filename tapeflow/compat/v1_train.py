@@ -65,8 +65,8 @@ class Saver:
         path = os.fspath(save_path)
         if global_step is not None:
             path = f"{path}-{int(np.asarray(getattr(global_step, '_value', global_step)))}"
-        arrays = {k: checkpoint._to_array(v) for k, v in self._vars.items()}
-        checkpoint._write_file(checkpoint._file_for(path), arrays, {checkpoint.NAME_BASED: "1"})
+        arrays = {k: checkpoint._to_array(v, strings=True) for k, v in self._vars.items()}
+        checkpoint._save_name_based(path, arrays)  # TF's V2 format, keyed by variable name
         if write_state:
             checkpoint._write_state(os.path.dirname(path) or ".", path, [path], [time.time()])
         return path

@@ -1,44 +1,47 @@
-"""``tf.train.Checkpoint``, ``CheckpointManager`` and weight files, stored in
-the safetensors format.
+"""``tf.train.Checkpoint``, ``CheckpointManager`` and weight files, in TensorFlow's checkpoint format.
 
-One checkpoint is one ``.safetensors`` file: each variable is stored under its
-object path from the checkpoint's root (``model/layer/kernel``,
-``optimizer/variables/3``, ``save_counter``), so any safetensors reader can
-open it. The path is found by walking ``_trackable_children()``:
+``ckpt.save("dir/ckpt")`` writes what TF writes: ``dir/ckpt-1.index`` and ``dir/ckpt-1.data-00000-of-00001``
+(TF's tensor bundle, see ``tensor_bundle``) and the ``dir/checkpoint`` state file. Each variable is
+stored under TF's key, its object path from the checkpoint's root plus ``/.ATTRIBUTES/VARIABLE_VALUE``
+(``model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE``, ``save_counter/.ATTRIBUTES/VARIABLE_VALUE``), and the key
+``_CHECKPOINTABLE_OBJECT_GRAPH`` holds TF's ``TrackableObjectGraph`` proto, so real TF restores these files
+and tapeflow restores TF's. The path is found by walking the objects' children breadth first, as TF
+(a variable reachable by several paths is stored under the shortest, the others stay in the object graph):
 
 * a ``tf.Variable`` is a leaf (stored);
-* an object with ``_trackable_children()`` (``tf.Module``, Keras layers and
-  models, optimizers, ``Checkpoint``) returns ``{name: child}``;
+* an object with ``_trackable_children()`` (``tf.Module``, ``Checkpoint``) returns ``{name: child}``;
+* Keras layers, models and optimizers are named as TF 2.21 with Keras 3 names them (``_functional/
+  _operations/1/_kernel``, ``optimizer/_variables/3``), see ``_keras_children``;
 * lists, tuples and dicts are walked by index / key; other values are skipped.
 
-A variable reachable by several paths is stored once, under the first path
-(children visited in their dict order, depth first).
+A node may also define ``_defer_restore(relative_path, value) -> bool``: restoring a saved value whose
+variable does not exist yet (an optimizer slot before the first step, a layer not built yet) hands it to
+the nearest such node above it, to apply when the variable is created (return False to decline: the
+value is then reported as unused).
 
-A node may also define ``_defer_restore(relative_path, value) -> bool``:
-restoring a saved value whose variable does not exist yet (an optimizer slot
-before the first step, a layer not built yet) hands it to the nearest such
-node above it, to apply when the variable is created (return False to
-decline: the value is then reported as unused).
+Safety: each file is written to a temporary file in the same folder, flushed to disk and renamed over the
+target (``os.replace`` is atomic), data file first, so an interrupted save leaves the previous checkpoint
+intact. A restore reads and checks the whole checkpoint (the table's and every tensor's CRC32C, every shape
+and dtype) before it assigns anything, so a corrupt file or a model of another shape raises and changes
+nothing.
 
-Safety: a save writes a temporary file in the same folder, flushes it to disk
-and renames it over the target (``os.replace`` is atomic), so an interrupted
-save leaves the previous checkpoint intact. A restore reads and checks the
-whole file (header, sizes, a CRC32 per tensor, every shape and dtype) before
-it assigns anything, so a corrupt file or a model of another shape raises and
-changes nothing.
-
-``safetensors`` is an optional dependency (``pip install safetensors``).
+Files tapeflow wrote before it wrote TF's format (one ``.safetensors`` file per checkpoint, with
+tf.keras 2's names for Keras objects) still restore, and ``write("x.safetensors")`` still writes one
+(that needs the optional ``safetensors`` package).
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
+import sys
 import tempfile
 import warnings
 import time
 import zlib
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -47,6 +50,7 @@ from tapeflow.framework import distribution_hooks as dist_hooks
 from tapeflow.framework import errors
 from tapeflow.framework.variables import Variable
 from tapeflow.module import _attached, wrap_container
+from tapeflow.train import tensor_bundle
 from tapeflow.train._map_order import unordered_map_order
 
 __all__ = [
@@ -128,10 +132,223 @@ def _walk(root: Any, aliases: dict[str, str] | None = None) -> tuple[dict[str, V
     return variables, nodes
 
 
-def _to_array(v: Variable) -> np.ndarray:
+# -- TF's object graph: names as TF 2.21 with Keras 3 gives them ----------------------------------------------
+class _Node:
+    """A node of TF's object graph that tapeflow keeps no object for (a Sequential's ``_functional``)."""
+
+    def __init__(self, children: list[tuple[str, Any]]) -> None:
+        self._kids = children
+
+    def _trackable_children(self, *args: Any, **kwargs: Any) -> dict:
+        return dict(self._kids)
+
+
+# Keras 3 keeps these layers' variables in private attributes behind a property (for LoRA / quantization)
+_PRIVATE_WEIGHTS = {"kernel": ("_kernel", frozenset({"Dense", "EinsumDense", "Conv1D", "Conv2D", "Conv3D"})),
+                    "embeddings": ("_embeddings", frozenset({"Embedding"}))}
+
+
+def _keras_classes() -> tuple[Any, Any]:
+    # Keras objects exist only once tapeflow.keras is imported (train may not import keras: layering)
+    base = sys.modules.get("tapeflow.keras.layers.base")
+    opt = sys.modules.get("tapeflow.keras.optimizers.optimizer")
+    return (base.Layer if base else None), (opt.Optimizer if opt else None)
+
+
+def _weight_name(layer: Any, attr: str) -> str:
+    private = _PRIVATE_WEIGHTS.get(attr)
+    if private and any(c.__name__ in private[1] for c in type(layer).__mro__):
+        return private[0]
+    return attr
+
+
+def _keras_children(obj: Any, layer_cls: Any, optimizer_cls: Any) -> list[tuple[str, Any]] | None:
+    """TF's children of a Keras object (``None``: not one): as Keras 3 tracks them under TF, by attribute.
+    A Sequential holds ``_functional`` with its ``_operations`` (an ``InputLayer`` first), a functional
+    model its ``_operations``, a layer its variables and sub-layers by attribute (``_kernel`` where Keras 3
+    keeps it), an optimizer ``_variables``, ``_trainable_variables``, ``_iterations``, ``_learning_rate``
+    and its slot lists. Unlike Keras 3, lists and dicts of layers or variables on a layer are kept too
+    (TF ignores them when it restores)."""
+    if optimizer_cls is not None and isinstance(obj, optimizer_cls):
+        kids: list[tuple[str, Any]] = [("_variables", obj._trackable_children()["variables"]),
+                                       ("_trainable_variables", list(obj._trainable_variables)),
+                                       ("_iterations", obj._iterations)]
+        if isinstance(obj._learning_rate, Variable):
+            kids.append(("_learning_rate", obj._learning_rate))
+        for key, value in vars(obj).items():
+            if (key not in ("_variables", "_trainable_variables") and isinstance(value, list) and value
+                    and all(isinstance(v, Variable) for v in value)):
+                kids.append((key, list(value)))
+        return kids
+    if layer_cls is None or not isinstance(obj, layer_cls):
+        return None
+    untracked = sys.modules["tapeflow.keras.layers.base"]._UNTRACKED
+    weights = list(getattr(obj, "_own_trainable", ())) + list(getattr(obj, "_own_non_trainable", ()))
+    own = {id(v) for v in weights}
+    kids = []
+    seen: set[int] = set()
+    for key, value in vars(obj).items():
+        if key in untracked or key.startswith("__"):
+            continue
+        if isinstance(value, Variable):
+            if key.startswith("_") and id(value) not in own:
+                continue  # tapeflow's bookkeeping (a dropout's seed state: Keras 3 keeps it out of TF's graph)
+            kids.append((_weight_name(obj, key), value))
+        elif isinstance(value, layer_cls) or (optimizer_cls is not None and isinstance(value, optimizer_cls)):
+            kids.append((key, value))
+        elif (not key.startswith("_") and isinstance(value, (list, tuple, dict))
+              and any(isinstance(x, (Variable, layer_cls)) for x in _flat(value))):
+            kids.append((key, value))
+        else:
+            continue
+        seen.add(id(value))
+    for v in weights:
+        if id(v) not in seen:  # a weight no attribute holds: under its Keras name (Keras 3 would drop it)
+            kids.append((getattr(v, "_keras_name", v.name.split(":")[0]), v))
+    functional = obj.__dict__.get("_functional")
+    if type(obj).__name__ == "Sequential" or any(c.__name__ == "Sequential" for c in type(obj).__mro__):
+        first = obj.__dict__.get("_input_layer_obj") or _Node([])
+        kids.append(("_functional", _Node([("_operations", [first] + list(obj.layers))])))
+    elif functional is not None:
+        kids.append(("_operations", list(obj.layers)))
+    return kids
+
+
+def _flat(value: Any) -> list:
+    if isinstance(value, dict):
+        return [y for x in value.values() for y in _flat(x)]
+    if isinstance(value, (list, tuple)):
+        return [y for x in value for y in _flat(x)]
+    return [value]
+
+
+def _tf_children(obj: Any) -> list[tuple[str, Any]] | None:
+    """``obj``'s children in TF's object graph, in TF's order (``None`` for a variable or a plain value)."""
+    if isinstance(obj, Variable):
+        return None
+    if isinstance(obj, Checkpoint):  # TF: the root's own children, the keyword objects sorted, save_counter
+        kids = (_tf_children(obj._root) or []) if obj._root is not None else []
+        named = {n for n, _ in kids}
+        kids += [(k, v) for k, v in obj._kwargs.items() if k not in named]
+        if obj._save_counter is not None:
+            kids.append(("save_counter", obj._save_counter))
+        return [(n, c) for n, c in kids if _tf_children(c) is not None or isinstance(c, Variable)]
+    layer_cls, optimizer_cls = _keras_classes()
+    kids = _keras_children(obj, layer_cls, optimizer_cls)
+    if kids is None:
+        kids = _children(obj)
+        if kids is None:
+            return None
+    return [(n, c) for n, c in kids if isinstance(c, Variable) or _tf_children(c) is not None]
+
+
+def _escape(name: str) -> str:
+    # TF's escaping of a local name in a key: "." -> "..", "/" -> ".S" (a dict key "scoped/c" is one name)
+    return name.replace(".", "..").replace("/", ".S")
+
+
+def _walk_tf(root: Any) -> tuple[dict[str, Variable], dict[str, Any], list]:
+    """TF's walk: breadth first from ``root``, each object named by the first (shortest) path reaching it.
+    ``({path: variable}, {path: node}, [(object, [(child index, local name)])] in object-graph order)``."""
+    variables: dict[str, Variable] = {}
+    nodes: dict[str, Any] = {"": root}
+    ids = {id(root): 0}
+    order: list[Any] = [root]
+    refs: list[list[tuple[int, str]]] = []
+    queue = deque([("", root)])
+    keep = []  # the _Node objects made on the way stay alive (their ids stay unique)
+    while queue:
+        path, node = queue.popleft()
+        mine = []
+        for name, child in _tf_children(node) or []:
+            keep.append(child)
+            cid = ids.get(id(child))
+            if cid is None:
+                cid = ids[id(child)] = len(order)
+                order.append(child)
+                sub = f"{path}/{_escape(name)}" if path else _escape(name)
+                if isinstance(child, Variable):
+                    variables[sub] = child
+                    queue.append((sub, child))
+                else:
+                    nodes[sub] = child
+                    queue.append((sub, child))
+            mine.append((cid, name))
+        refs.append(mine)
+    return variables, nodes, list(zip(order, refs))
+
+
+def _tf_object_graph(graph: list, variables: dict[str, Variable]) -> bytes:
+    """TF's ``TrackableObjectGraph`` proto of a ``_walk_tf`` graph: each object's children (node id, local
+    name), a variable's ``VARIABLE_VALUE`` attribute (its name and checkpoint key) and
+    ``has_checkpoint_values`` where values lie below."""
+    keys = {id(v): p for p, v in variables.items()}
+    has = [isinstance(n, Variable) for n, _ in graph]
+    changed = True
+    while changed:  # a node has values when one of its children has (aliases can point back: a fixpoint)
+        changed = False
+        for i, (_, mine) in enumerate(graph):
+            if not has[i] and any(has[c] for c, _ in mine):
+                has[i] = changed = True
+    out = []
+    for i, (node, mine) in enumerate(graph):
+        body = b"".join(_pb(1, _pb(1, c) + _pb(2, name.encode())) for c, name in mine)
+        if isinstance(node, Variable):
+            full = getattr(node, "path", None)
+            full = full if isinstance(full, str) else node.name.split(":")[0]
+            key = _tf_name(keys[id(node)]).encode()
+            body += _pb(2, _pb(1, b"VARIABLE_VALUE") + _pb(2, full.encode()) + _pb(3, key))
+        if has[i]:
+            body += _pb(5, _pb(1, 1))
+        out.append(_pb(1, body))
+    return b"".join(out)
+
+
+def _graph_paths(proto: bytes, where: str) -> dict[str, str]:
+    """``{object path: checkpoint key}`` for every path from the root to a variable in a saved
+    ``TrackableObjectGraph`` (a variable reached by several paths restores through each)."""
+    from tapeflow.framework.tensor_proto import fields
+
+    children: list[list[tuple[int, str]]] = []
+    values: list[str | None] = []
+    try:
+        for num, _, node in fields(proto):
+            if num != 1:
+                continue
+            kids, value = [], None
+            for fnum, _, v in fields(node):
+                if fnum == 1:
+                    ref = dict((n, x) for n, _, x in fields(v))
+                    kids.append((int(ref.get(1, 0)), bytes(ref.get(2, b"")).decode("utf-8", "replace")))
+                elif fnum == 2:
+                    attr = dict((n, x) for n, _, x in fields(v))
+                    if bytes(attr.get(1, b"")) == b"VARIABLE_VALUE":
+                        value = bytes(attr.get(3, b"")).decode("utf-8", "replace")
+            children.append(kids)
+            values.append(value)
+    except (ValueError, IndexError):
+        raise errors.DataLossError(f"Checkpoint {where}: its object graph is corrupt. Restore from an earlier "
+                                   "checkpoint.") from None
+    out: dict[str, str] = {}
+    stack = [(0, "", (0,))]
+    budget = 1_000_000  # paths walked at most (a graph with many shared objects has many paths)
+    while stack and budget:
+        budget -= 1
+        nid, path, on_path = stack.pop()
+        if path and values[nid] is not None:
+            out.setdefault(path, values[nid])
+        for cid, name in reversed(children[nid]):
+            if cid < len(children) and cid not in on_path:
+                stack.append((cid, f"{path}/{_escape(name)}" if path else _escape(name), on_path + (cid,)))
+    return out
+
+
+def _to_array(v: Variable, strings: bool = False) -> np.ndarray:
     arr = np.asarray(v._value)
     if not arr.flags.c_contiguous:  # (np.ascontiguousarray would make scalars 1-d)
         arr = arr.copy(order="C")
+    if strings and arr.dtype.kind in "OSU":
+        return arr
     if arr.dtype.kind not in "biufc":
         raise TypeError(
             f"Cannot checkpoint variable '{v.name}' of dtype {arr.dtype}: the safetensors format stores only "
@@ -151,19 +368,25 @@ def _write_file(path: str, arrays: dict[str, np.ndarray], extra_meta: dict[str, 
 
 
 def _atomic_write(path: str, data: bytes) -> None:
+    _atomic_write_files([(path, data)])
+
+
+def _atomic_write_files(files: list[tuple[str, bytes]]) -> None:
+    """Writes each ``(path, data)`` to a temporary file, then renames them all into place (in order), so an
+    interrupted save leaves the previous files."""
     strategy = dist_hooks.strategy
     if strategy is None:
-        return _atomic_write_here(path, data)
+        return _atomic_write_here(files)
     # Several processes (tf.distribute under MPI): a file that every rank names is written once, by rank 0; a
     # rank that names a path of its own (TF's tutorials give each non-chief worker a temporary directory, which
     # they remove afterwards) writes it, as TF's workers do. Then every rank waits, so the files are there.
     comm = strategy._comm
-    paths = comm.allgather_object(os.path.abspath(path))
+    paths = comm.allgather_object(os.path.abspath(files[0][0]))
     try:
         if comm.rank == 0 or paths[comm.rank] != paths[0]:
-            _atomic_write_here(path, data)
+            _atomic_write_here(files)
             if comm.rank != 0:
-                _written_here.add(paths[comm.rank])
+                _written_here.update(os.path.abspath(p) for p, _ in files)
     finally:
         comm.barrier()
 
@@ -204,23 +427,31 @@ def _remove(path: str) -> None:
         pass
 
 
-def _atomic_write_here(path: str, data: bytes) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+def _atomic_write_here(files: list[tuple[str, bytes]]) -> None:
+    written: list[tuple[str, str]] = []
     try:
-        with os.fdopen(fd, "wb") as f:
-            _write_bytes(f, data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
-        os.replace(tmp, path)
+        for path, data in files:
+            folder = os.path.dirname(os.path.abspath(path))
+            os.makedirs(folder, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+            written.append((tmp, path))
+            with os.fdopen(fd, "wb") as f:
+                _write_bytes(f, data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
+        while written:
+            tmp, path = written[0]
+            os.replace(tmp, path)
+            written.pop(0)
     except BaseException:
-        # Whatever stopped us, the previous file at `path` is untouched.
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        # Whatever stopped us, the previous files are untouched (or, stopped between two renames, a new data
+        # file under an old index: the checksums tell).
+        for tmp, _ in written:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
         raise
 
 
@@ -264,9 +495,36 @@ def _read_metadata(data: bytes) -> dict[str, str]:
     return dict(header.get("__metadata__", {}) or {})
 
 
-def _resolve(path: str) -> str:
-    """The file behind a checkpoint path (``prefix-3`` -> ``prefix-3.safetensors``)."""
+def _bundle_prefix(path: str) -> str | None:
+    """The prefix of a TF-format checkpoint at ``path`` (``prefix`` or ``prefix.index``), else None."""
     path = os.fspath(path)
+    if os.path.isfile(tensor_bundle.index_file(path)):
+        return path
+    if path.endswith(".index") and os.path.isfile(path):
+        return path[:-len(".index")]
+    return None
+
+
+def _exists(prefix: str) -> bool:
+    return _bundle_prefix(prefix) is not None or os.path.isfile(_file_for(prefix)) or os.path.isfile(prefix)
+
+
+def _remove_checkpoint(prefix: str) -> None:
+    """Removes a checkpoint's files (TF's ``.index`` and data shards, or an older ``.safetensors`` file)."""
+    files = [tensor_bundle.index_file(prefix), _file_for(prefix)]
+    files += glob.glob(glob.escape(prefix) + ".data-?????-of-?????")
+    for f in files:
+        if os.path.isfile(f):
+            _remove(f)
+
+
+def _resolve(path: str) -> str:
+    """The file behind a checkpoint path: a TF-format checkpoint's prefix, or an older checkpoint's file
+    (``prefix-3`` -> ``prefix-3.safetensors``)."""
+    path = os.fspath(path)
+    bundle = _bundle_prefix(path)
+    if bundle is not None:
+        return bundle
     if os.path.isfile(path):
         return path
     if os.path.isfile(path + _SUFFIX):
@@ -293,6 +551,47 @@ def _save_object(root: Any, path: str, extra_meta: dict[str, str] | None = None)
     if aliases:
         meta["aliases"] = json.dumps(aliases, sort_keys=True)
     _write_file(path, arrays, meta)
+
+
+def _save_tf(root: Any, prefix: str) -> None:
+    """Writes ``root``'s variables and object graph as TF's checkpoint ``prefix`` (``.index`` + ``.data``)."""
+    variables, _, graph = _walk_tf(root)
+    tensors = {_tf_name(p): _to_array(v, strings=True) for p, v in variables.items()}
+    proto = np.empty((), dtype=object)
+    proto[()] = _tf_object_graph(graph, variables)
+    tensors[_OBJECT_GRAPH] = proto  # last, as TF's saver
+    _save_name_based(prefix, tensors)
+
+
+def _save_name_based(prefix: str, arrays: dict[str, np.ndarray]) -> None:
+    """Writes ``{key: array}`` as TF's checkpoint ``prefix``, data shard then index, each atomically (a
+    TF 1 ``Saver`` checkpoint as it is: keys are the variables' names, no object graph)."""
+    files: list[tuple[str, bytes]] = []
+    tensor_bundle.write_bundle(prefix, arrays, lambda path, data: files.append((path, data)))
+    _atomic_write_files(files)
+
+
+def _load_saved(path: str) -> tuple[str, dict[str, np.ndarray], dict[str, str] | None, bool]:
+    """Reads a checkpoint whole (every checksum checked): ``(its path, {stored key: value}, {object path:
+    stored key} or None for a TF 1 name-based checkpoint, whether the paths are TF's)``."""
+    prefix = _bundle_prefix(path)
+    if prefix is None:
+        file = _resolve(path)
+        arrays, meta = _read_file(file)
+        if meta.get(NAME_BASED) == "1":
+            return file, arrays, None, False
+        return file, arrays, _saved_entries(arrays, meta), False
+    reader = tensor_bundle.BundleReader(prefix)
+    arrays = {}
+    for key in reader.keys():
+        try:
+            arrays[key] = reader.get(key)
+        except NotImplementedError:  # (a dtype tapeflow lacks: the value stays unused, as unmatched)
+            continue
+    proto = arrays.pop(_OBJECT_GRAPH, None)
+    if proto is None:
+        return prefix, arrays, None, True
+    return prefix, arrays, _graph_paths(bytes(proto.reshape(-1)[0]), prefix), True
 
 
 def _check_compatible(key: str, var: Variable, arr: np.ndarray) -> None:
@@ -346,12 +645,14 @@ def _saved_entries(arrays: dict[str, np.ndarray], meta: dict[str, str]) -> dict[
 
 
 def _restore_object(root: Any, path: str, strict: bool = False) -> CheckpointLoadStatus:
-    file = _resolve(path)
-    arrays, meta = _read_file(file)
-    entries = _saved_entries(arrays, meta)
-    variables, nodes = _walk(root)
-    if meta.get(NAME_BASED) == "1":  # a TF 1 checkpoint: TF 2 restores it by the variables' names
+    file, arrays, entries, tf_names = _load_saved(path)
+    if tf_names:
+        variables, nodes, _ = _walk_tf(root)
+    else:
+        variables, nodes = _walk(root)
+    if entries is None:  # a TF 1 checkpoint: TF 2 restores it by the variables' names
         entries = {p: v.name.split(":")[0] for p, v in variables.items() if v.name.split(":")[0] in arrays}
+    entries = {p: k for p, k in entries.items() if k in arrays}
     if strict:
         missing = [k for k in variables if k not in entries]
         if missing:
@@ -362,7 +663,7 @@ def _restore_object(root: Any, path: str, strict: bool = False) -> CheckpointLoa
             )
     status = CheckpointLoadStatus(file, [v for k, v in variables.items() if k not in entries], arrays)
     try:
-        _restore_into(root, variables, nodes, {p: (k, arrays[k]) for p, k in entries.items()}, status)
+        _restore_into(root, variables, nodes, {p: (k, arrays[k]) for p, k in entries.items()}, status, tf_names)
     except BaseException:
         status._silenced = True  # the restore raised (and changed nothing): no warning about unused values
         raise
@@ -370,7 +671,7 @@ def _restore_object(root: Any, path: str, strict: bool = False) -> CheckpointLoa
 
 
 def _restore_into(root: Any, variables: dict, nodes: dict, entries: dict[str, tuple[str, np.ndarray]],
-                  status: CheckpointLoadStatus) -> None:
+                  status: CheckpointLoadStatus, tf_names: bool = False) -> None:
     """Restores ``entries`` (``{path below root: (stored key, value)}``) into ``root``'s graph: a value whose
     variable exists is assigned; one whose variable does not exist yet goes to the nearest node above it that
     can wait for it (``_defer_restore``, or a tracking container, which applies it when the object is attached
@@ -388,7 +689,12 @@ def _restore_into(root: Any, variables: dict, nodes: dict, entries: dict[str, tu
             continue
         node = _deferring_ancestor(nodes, p)
         if node is not None:
-            deferred.append(node + (key, arr))
+            obj, rel = node
+            if tf_names:  # a Keras layer waits under its own (tf.keras 2) names: "kernel" for Keras 3's "_kernel"
+                head, _, leaf = rel.rpartition("/")
+                leaf = next((k for k, (v, _) in _PRIVATE_WEIGHTS.items() if v == leaf), leaf)
+                rel = f"{head}/{leaf}" if head else leaf
+            deferred.append((obj, rel, key, arr))
             continue
         holder = _waiting_ancestor(nodes, p)
         if holder is not None:
@@ -405,7 +711,7 @@ def _restore_into(root: Any, variables: dict, nodes: dict, entries: dict[str, tu
         current = obj.__dict__.get("_tf_pending_restore")
         if current is None:
             obj.__dict__["_tf_pending_restore"] = current = _PendingRestore()
-        current.add(pending, status)
+        current.add(pending, status, tf_names)
 
 
 def _waiting_ancestor(nodes: dict, key: str) -> tuple[Any, str] | None:
@@ -426,11 +732,12 @@ class _PendingRestore:
     load status)}``); applied when an object is attached at that path."""
 
     def __init__(self) -> None:
-        self.entries: dict[str, tuple[str, np.ndarray, CheckpointLoadStatus]] = {}
+        self.entries: dict[str, tuple[str, np.ndarray, CheckpointLoadStatus, bool]] = {}
 
-    def add(self, entries: dict[str, tuple[str, np.ndarray]], status: CheckpointLoadStatus) -> None:
+    def add(self, entries: dict[str, tuple[str, np.ndarray]], status: CheckpointLoadStatus,
+            tf_names: bool = False) -> None:
         for rel, (key, arr) in entries.items():
-            self.entries[rel] = (key, arr, status)
+            self.entries[rel] = (key, arr, status, tf_names)
 
     def attach(self, parent: Any, name: str, child: Any) -> None:
         prefix = name + "/"
@@ -443,20 +750,22 @@ class _PendingRestore:
             del parent.__dict__["_tf_pending_restore"]
         if isinstance(child, Variable):
             if name in take:
-                key, arr, status = take[name]
+                key, arr, status, _ = take[name]
                 _check_compatible(key, child, arr)
                 child._value = np.array(arr, copy=True)
                 status._unused.discard(key)
             return
         if _children(child) is None:
             return
-        variables, nodes = _walk(child)
-        by_status: dict[int, tuple[CheckpointLoadStatus, dict]] = {}
-        for rel, (key, arr, status) in take.items():
+        walks: dict[bool, tuple] = {}
+        by_status: dict[tuple, tuple[CheckpointLoadStatus, dict]] = {}
+        for rel, (key, arr, status, tf_names) in take.items():
             if rel != name:
-                by_status.setdefault(id(status), (status, {}))[1][rel[len(prefix):]] = (key, arr)
-        for status, sub in by_status.values():
-            _restore_into(child, variables, nodes, sub, status)
+                by_status.setdefault((id(status), tf_names), (status, {}))[1][rel[len(prefix):]] = (key, arr)
+        for (_, tf_names), (status, sub) in by_status.items():
+            if tf_names not in walks:
+                walks[tf_names] = _walk_tf(child)[:2] if tf_names else _walk(child)
+            _restore_into(child, *walks[tf_names], sub, status, tf_names)
 
 
 class CheckpointLoadStatus:
@@ -477,7 +786,7 @@ class CheckpointLoadStatus:
                 "`status.expect_partial()`. See https://www.tensorflow.org/api_docs/python/tf/train/Checkpoint#restore"
                 " for details about the status object returned by the restore function.\n"
                 + "\n".join("Value in checkpoint could not be found in the restored object: (root)."
-                            + k.replace("/", ".") for k in sorted(self._unused)), UserWarning, stacklevel=2)
+                            + _tf_key(k).replace("/", ".") for k in sorted(self._unused)), UserWarning, stacklevel=2)
 
     def assert_consumed(self) -> CheckpointLoadStatus:
         """Raises unless every saved value was used and every variable restored."""
@@ -546,6 +855,8 @@ class Checkpoint:
                 )
             objects[name] = obj
         self._objects = objects
+        # TF's object graph: the root's children, the keyword objects sorted, then ones assigned later
+        self._kwargs = dict(sorted(kwargs.items(), key=lambda kv: kv[0]))
         self._root = root
         self._save_counter: Variable | None = None
         for name, obj in kwargs.items():
@@ -561,6 +872,7 @@ class Checkpoint:
             value = wrap_container(value)
             if _is_trackable(value):
                 self._objects[name] = value
+                self._kwargs[name] = value
         object.__setattr__(self, name, value)
         if "_tf_pending_restore" in self.__dict__:
             _attached(self, name, value)
@@ -570,6 +882,8 @@ class Checkpoint:
         """How many times ``save`` ran (saved with the checkpoint)."""
         if self._save_counter is None:
             self._save_counter = Variable(np.int64(0), trainable=False, name="save_counter")
+            if "_tf_pending_restore" in self.__dict__:  # read() before: the saved count lands now, as in TF
+                _attached(self, "save_counter", self._save_counter)
         return self._save_counter
 
     def _trackable_children(self, save_type: str = "checkpoint", **kwargs: Any) -> dict:
@@ -579,10 +893,14 @@ class Checkpoint:
         return kids
 
     def write(self, file_prefix: str, options: Any = None) -> str:
-        """Writes the checkpoint to ``file_prefix`` (``.safetensors`` added if
-        missing); returns ``file_prefix``. No counter, no state file."""
+        """Writes the checkpoint to ``file_prefix`` in TF's format (``file_prefix.index`` and
+        ``file_prefix.data-00000-of-00001``; a prefix ending in ``.safetensors`` writes that one file,
+        tapeflow's earlier format); returns ``file_prefix``. No counter, no state file."""
         prefix = os.fspath(file_prefix)
-        _save_object(self, _file_for(prefix))
+        if prefix.endswith(_SUFFIX):
+            _save_object(self, prefix)
+        else:
+            _save_tf(self, prefix)
         return prefix
 
     def save(self, file_prefix: str, options: Any = None) -> str:
@@ -603,8 +921,8 @@ class Checkpoint:
         return path
 
     def read(self, save_path: str, options: Any = None) -> CheckpointLoadStatus:
-        """Restores from ``save_path`` (as written by ``write``)."""
-        self.save_counter  # noqa: B018 -- created so that a saved counter is restored
+        """Restores from ``save_path`` (as written by ``write``, by tapeflow or TF). As TF's, it makes no
+        ``save_counter``: a saved one waits for ``save()`` (or ``restore``) to create it."""
         return _restore_object(self, save_path)
 
     def restore(self, save_path: str | None, options: Any = None) -> CheckpointLoadStatus:
@@ -664,7 +982,7 @@ def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -
     if not state or not state["latest"]:
         return None
     latest = state["latest"]
-    return latest if os.path.isfile(_file_for(latest)) or os.path.isfile(latest) else None
+    return latest if _exists(latest) else None
 
 
 class CheckpointState:
@@ -720,8 +1038,8 @@ class CheckpointManager:
         self._latest: str | None = None
         if state:
             stamps = state["timestamps"] if len(state["timestamps"]) == len(state["all"]) else [now] * len(state["all"])
-            self._maybe_delete = [(p, t) for p, t in zip(state["all"], stamps) if os.path.isfile(_file_for(p))]
-            self._latest = state["latest"] if state["latest"] and os.path.isfile(_file_for(state["latest"])) else None
+            self._maybe_delete = [(p, t) for p, t in zip(state["all"], stamps) if _exists(p)]
+            self._latest = state["latest"] if state["latest"] and _exists(state["latest"]) else None
             if state["preserved"] is not None:
                 self._last_preserved = state["preserved"]
 
@@ -778,7 +1096,7 @@ class CheckpointManager:
             if self._keep_every_s is not None and stamp - self._last_preserved >= self._keep_every_s:
                 self._last_preserved = stamp  # kept forever, no longer managed
                 continue
-            _remove(_file_for(path))
+            _remove_checkpoint(path)
 
     def _remove_stale_tmp(self, min_age_s: float = 10.0) -> None:
         """Removes the temporary files a save killed mid-write left behind (``.<name>-N....tmp`` and
@@ -898,24 +1216,13 @@ def _object_graph_proto(root: Any, variables: dict[str, Variable]) -> bytes:
 def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
     """``[(name, shape), ...]`` stored in a checkpoint, sorted, with TF's names
     (``model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE``, and ``_CHECKPOINTABLE_OBJECT_GRAPH``)."""
-    arrays, meta = _read_file(_resolve_any(ckpt_dir_or_file))
-    if meta.get(NAME_BASED) == "1":
-        return sorted((k, list(a.shape)) for k, a in arrays.items())
-    return sorted([(_OBJECT_GRAPH, [])] + [(_tf_name(k), list(a.shape)) for k, a in arrays.items()])
+    return sorted(load_checkpoint(ckpt_dir_or_file).get_variable_to_shape_map().items())
 
 
-def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
-    """The stored value of ``name`` (a key from ``list_variables``; TF's form of the key,
-    ``model/kernel/.ATTRIBUTES/VARIABLE_VALUE``, is accepted too)."""
-    arrays, meta = _read_file(_resolve_any(ckpt_dir_or_file))
-    if name == _OBJECT_GRAPH and meta.get(NAME_BASED) != "1":
-        return _object_graph(arrays, meta)
-    if name not in arrays:
-        name = _tf_key(name)
-    if name not in arrays:
-        raise errors.NotFoundError(f"Key {name} not found in checkpoint {ckpt_dir_or_file}; "
-                                   f"keys: {sorted(arrays)[:10]}")
-    return arrays[name]
+def load_variable(ckpt_dir_or_file: str, name: str) -> Any:
+    """The stored value of ``name`` (a key from ``list_variables``; the short object path
+    ``model/kernel`` of ``model/kernel/.ATTRIBUTES/VARIABLE_VALUE`` is accepted too)."""
+    return load_checkpoint(ckpt_dir_or_file).get_tensor(name)
 
 
 def _tf_key(name: str) -> str:
@@ -929,30 +1236,49 @@ def _tf_key(name: str) -> str:
 class CheckpointReader:
     """Reads a checkpoint's stored values by key (``tf.train.load_checkpoint``'s result).
     Names are TF's (``model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE``, as ``list_variables`` shows them);
-    the short object path (``model/dense/kernel``) is accepted too."""
+    the short object path (``model/dense/kernel``) is accepted too. Reads TF-format checkpoints (TF's or
+    tapeflow's, tensors read when asked for) and tapeflow's older ``.safetensors`` files."""
 
     def __init__(self, path: str) -> None:
         self._path = path
+        prefix = _bundle_prefix(path)
+        self._bundle = tensor_bundle.BundleReader(prefix) if prefix is not None else None
+        if self._bundle is not None:
+            self._path = prefix
+            self._names = _OBJECT_GRAPH not in self._bundle
+            return
         self._arrays, meta = _read_file(path)
         self._meta = meta
         # a TF 1 name-based checkpoint (tf.compat.v1.train.Saver): keys are variable names, no object graph
         self._names = meta.get(NAME_BASED) == "1"
 
     def _key(self, name: str) -> str:
-        if name in self._arrays:
+        stored = self._bundle if self._bundle is not None else self._arrays
+        if name in stored:
             return name
-        key = _tf_key(name)
-        if key in self._arrays:
+        key = _tf_name(name) if self._bundle is not None else _tf_key(name)
+        if key in stored and not self._names:
             return key
-        raise errors.NotFoundError(f"Key {name} not found in checkpoint {self._path}; keys: "
-                                   f"{sorted(self._arrays)[:10]}")
+        keys = self._bundle.keys() if self._bundle is not None else self._arrays
+        raise errors.NotFoundError(f"Key {name} not found in checkpoint {self._path}; keys: {sorted(keys)[:10]}")
 
     def has_tensor(self, name: str) -> bool:
+        if self._bundle is not None:
+            try:
+                self._key(name)
+                return True
+            except errors.NotFoundError:
+                return False
         if self._names:
             return name in self._arrays
         return name == _OBJECT_GRAPH or name in self._arrays or _tf_key(name) in self._arrays
 
-    def get_tensor(self, name: str) -> np.ndarray:
+    def get_tensor(self, name: str) -> Any:
+        """The stored value: a NumPy array (a NumPy scalar for a scalar of a TF-format file, ``bytes`` for
+        a scalar string such as ``_CHECKPOINTABLE_OBJECT_GRAPH``, as TF's reader)."""
+        if self._bundle is not None:
+            value = self._bundle.get(self._key(name))
+            return value[()] if value.ndim == 0 else value
         if name == _OBJECT_GRAPH and not self._names:
             return _object_graph(self._arrays, self._meta)
         return np.array(self._arrays[self._key(name)], copy=True)
@@ -963,6 +1289,8 @@ class CheckpointReader:
 
     def get_variable_to_shape_map(self) -> dict[str, list[int]]:
         """TF's names (see ``list_variables``) -> shapes, in the order TF's reader lists them."""
+        if self._bundle is not None:
+            return self._tf_order({k: self._bundle.shape(k) for k in self._bundle.keys()})
         if self._names:
             return self._tf_order({k: list(a.shape) for k, a in self._arrays.items()})
         return self._tf_order({_OBJECT_GRAPH: [], **{_tf_name(k): list(a.shape) for k, a in self._arrays.items()}})
@@ -971,12 +1299,17 @@ class CheckpointReader:
         """TF's names -> dtypes, in the order TF's reader lists them."""
         from tapeflow.framework import dtypes
 
+        if self._bundle is not None:
+            return self._tf_order({k: dtypes.as_dtype(self._bundle.dtype_name(k)) for k in self._bundle.keys()})
         if self._names:
             return self._tf_order({k: dtypes.as_dtype(a.dtype) for k, a in self._arrays.items()})
         return self._tf_order({_OBJECT_GRAPH: dtypes.string,
                                **{_tf_name(k): dtypes.as_dtype(a.dtype) for k, a in self._arrays.items()}})
 
     def debug_string(self) -> bytes:
+        if self._bundle is not None:
+            return "".join(f"{k} ({self._bundle.dtype_name(k)}) {self._bundle.shape(k)}\n"
+                           for k in sorted(self._bundle.keys())).encode()
         return "".join(f"{k} ({self._arrays[k].dtype}) {list(self._arrays[k].shape)}\n"
                        for k in sorted(self._arrays)).encode()
 
