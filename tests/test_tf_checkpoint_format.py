@@ -350,3 +350,15 @@ def test_name_based_saver_writes_tf_s_format(tmp_path):
     u = tf.Variable([0.0, 0.0], name="weights")
     tf.train.Checkpoint(model=u).restore(path)  # TF 2 restores a name-based checkpoint by variable names
     assert u.numpy().tolist() == [1.0, 2.0]
+
+
+def test_a_cycle_of_modules_is_saved_once(tmp_path):
+    a, b = tf.Module(), tf.Module()
+    a.b, b.a, a.v = b, a, tf.Variable(1.0)
+    path = tf.train.Checkpoint(m=a).write(str(tmp_path / "c"))
+    assert [k for k, _ in tf.train.list_variables(path)] == ["_CHECKPOINTABLE_OBJECT_GRAPH",
+                                                            "m/v/.ATTRIBUTES/VARIABLE_VALUE"]  # as TF 2.21
+    c, d = tf.Module(), tf.Module()
+    c.b, d.a, c.v = d, c, tf.Variable(0.0)
+    tf.train.Checkpoint(m=c).read(path).assert_consumed()
+    assert c.v.numpy() == 1.0

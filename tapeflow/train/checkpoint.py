@@ -222,24 +222,30 @@ def _flat(value: Any) -> list:
     return [value]
 
 
-def _tf_children(obj: Any) -> list[tuple[str, Any]] | None:
-    """``obj``'s children in TF's object graph, in TF's order (``None`` for a variable or a plain value)."""
+def _tf_kids(obj: Any) -> list[tuple[str, Any]] | None:
+    """``obj``'s children in TF's object graph, in TF's order, before dropping values that are not trackable
+    (``None``: ``obj`` has no children, it is a variable or a plain value)."""
     if isinstance(obj, Variable):
         return None
     if isinstance(obj, Checkpoint):  # TF: the root's own children, the keyword objects sorted, save_counter
-        kids = (_tf_children(obj._root) or []) if obj._root is not None else []
+        kids = (_tf_kids(obj._root) or []) if obj._root is not None else []
         named = {n for n, _ in kids}
         kids += [(k, v) for k, v in obj._kwargs.items() if k not in named]
         if obj._save_counter is not None:
             kids.append(("save_counter", obj._save_counter))
-        return [(n, c) for n, c in kids if _tf_children(c) is not None or isinstance(c, Variable)]
+        return kids
     layer_cls, optimizer_cls = _keras_classes()
     kids = _keras_children(obj, layer_cls, optimizer_cls)
+    return _children(obj) if kids is None else kids
+
+
+def _tf_children(obj: Any) -> list[tuple[str, Any]] | None:
+    """``obj``'s trackable children in TF's object graph (variables, and objects with children of their own;
+    looked at one level down only, so a cycle of objects is no trouble)."""
+    kids = _tf_kids(obj)
     if kids is None:
-        kids = _children(obj)
-        if kids is None:
-            return None
-    return [(n, c) for n, c in kids if isinstance(c, Variable) or _tf_children(c) is not None]
+        return None
+    return [(n, c) for n, c in kids if isinstance(c, Variable) or _tf_kids(c) is not None]
 
 
 def _escape(name: str) -> str:
