@@ -87,7 +87,9 @@ newaxis = None
 
 
 class device:  # noqa: N801 - TF's name
-    """``with tf.device("/GPU:0"):`` — any device string; tapeflow places everything on the CPU."""
+    """``with tf.device("/GPU:0"):`` — any device string; tapeflow places everything on the CPU (TF's soft
+    placement; after ``tf.config.set_soft_device_placement(False)`` a GPU or TPU scope raises TF's
+    ``InvalidArgumentError``, on entering the scope where TF raises at its first op)."""
 
     def __init__(self, device_name: str | None) -> None:
         if device_name is not None and not isinstance(device_name, str):
@@ -95,6 +97,18 @@ class device:  # noqa: N801 - TF's name
         self.device_name = device_name
 
     def __enter__(self) -> None:
+        import re
+
+        from tapeflow.framework import context
+
+        m = re.search(r"([A-Za-z_]+):(\d+)$", self.device_name or "")
+        if context.soft_device_placement is False and m and m.group(1).upper() in ("GPU", "TPU"):
+            from tapeflow.framework.errors import InvalidArgumentError
+
+            raise InvalidArgumentError(None, None, "Could not satisfy device specification "
+                                       f"'/job:localhost/replica:0/task:0/device:{m.group(1).upper()}:{m.group(2)}'. "
+                                       "enable_soft_placement=0. Supported device types [CPU]. All available "
+                                       "devices [/job:localhost/replica:0/task:0/device:CPU:0].")
         return None
 
     def __exit__(self, *exc: object) -> None:

@@ -127,3 +127,59 @@ class threading:  # noqa: N801 - TF's namespace name
     @staticmethod
     def get_inter_op_parallelism_threads() -> int:
         return threading._inter
+
+
+def set_soft_device_placement(enabled: bool) -> None:
+    """As TF: with soft placement (the default), an op for an absent device (``tf.device("/GPU:0")`` here,
+    where only the CPU exists) runs on the CPU; without it, such a ``tf.device`` scope raises
+    ``InvalidArgumentError`` (tapeflow raises on entering the scope, TF at its first op)."""
+    _context.soft_device_placement = bool(enabled)
+
+
+def get_soft_device_placement() -> bool:
+    return True if _context.soft_device_placement is None else _context.soft_device_placement
+
+
+# Grappler's options, in the order TF's get_experimental_options lists them; the two plain booleans are always listed
+_TOGGLES = ("layout_optimizer", "constant_folding", "shape_optimization", "remapping", "arithmetic_optimization",
+            "dependency_optimization", "loop_optimization", "function_optimization", "debug_stripper",
+            "disable_model_pruning", "scoped_allocator_optimization", "pin_to_host_optimization",
+            "implementation_selector", "auto_mixed_precision", "use_plugin_optimizers", "disable_meta_optimizer",
+            "auto_mixed_precision_onednn_bfloat16", "auto_mixed_precision_mkl")
+_BOOLS = ("disable_model_pruning", "disable_meta_optimizer")
+
+
+class optimizer:  # noqa: N801 - TF's namespace name
+    """``tf.config.optimizer``: TF's graph-optimizer (Grappler) settings. tapeflow's graph compiler has its own
+    fixed passes (constant folding, CSE, dead-code elimination); of Grappler's options it honours
+    ``debug_stripper`` (``tf.function`` graphs compiled while it is on drop ``tf.print``, ``tf.debugging.Assert``
+    and the ``assert_*`` checks, and ``check_numerics`` passes its input through, as TF's). The others are kept
+    and listed as TF does; the JIT setting is kept too (tapeflow has no XLA)."""
+
+    _jit: bool | None = None
+
+    @staticmethod
+    def get_experimental_options() -> dict:
+        opts = _context.optimizer_options
+        out = {}
+        for name in _TOGGLES:
+            if name in _BOOLS:
+                out[name] = bool(opts.get(name, False))
+            elif opts.get(name) is not None:
+                out[name] = bool(opts[name])
+        if opts.get("min_graph_nodes"):
+            out["min_graph_nodes"] = opts["min_graph_nodes"]
+        return out
+
+    @staticmethod
+    def set_experimental_options(options: dict) -> None:
+        """Updates the options (names not given keep their values; unknown names are ignored, as TF)."""
+        _context.optimizer_options.update(options)
+
+    @staticmethod
+    def get_jit() -> str:
+        return "autoclustering" if optimizer._jit else ""
+
+    @staticmethod
+    def set_jit(enabled: bool | str) -> None:
+        optimizer._jit = bool(enabled)

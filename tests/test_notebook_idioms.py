@@ -103,3 +103,63 @@ def test_session_run_hook_protocol_types():
     calls = [h.begin(), h.before_run(c), h.after_run(c, v), h.end(None), h.after_create_session(None, None)]
     assert calls == [None] * 5
     assert not hasattr(tf.train, "SessionRunHook")  # TF 2's tf.train has none of them
+
+
+@pytest.fixture
+def optimizer_options():
+    from tapeflow.framework import context
+
+    saved, soft = dict(context.optimizer_options), context.soft_device_placement
+    yield tf.config.optimizer
+    context.optimizer_options.clear()
+    context.optimizer_options.update(saved)
+    context.soft_device_placement = soft
+
+
+def test_optimizer_experimental_options_as_tf_lists_them(optimizer_options):
+    # guide/graph_optimization; the dicts are TF 2.21's
+    o = optimizer_options
+    assert o.get_experimental_options() == {"disable_model_pruning": False, "disable_meta_optimizer": False}
+    o.set_experimental_options({"constant_folding": False})
+    o.set_experimental_options({"debug_stripper": True, "layout_optimizer": True, "bogus": 1})
+    got = o.get_experimental_options()
+    assert list(got.items()) == [("layout_optimizer", True), ("constant_folding", False), ("debug_stripper", True),
+                                 ("disable_model_pruning", False), ("disable_meta_optimizer", False)]
+
+
+def test_check_numerics_runs_in_a_function_unless_debug_stripper(optimizer_options):
+    @tf.function
+    def f(x):
+        tf.debugging.check_numerics(x, "Bad!")  # output unused: still run (a stateful op, as TF's)
+        return x
+
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Bad! : Tensor had Inf values"):
+        f(tf.constant(float("inf")))
+    optimizer_options.set_experimental_options({"debug_stripper": True})
+
+    @tf.function
+    def g(x):
+        tf.debugging.check_numerics(x, "Bad!")
+        tf.debugging.Assert(x < 0, [x])
+        tf.debugging.assert_less(x, 0.0)
+        return tf.debugging.check_numerics(x, "Bad2") + 1
+
+    assert float(g(tf.constant(float("inf")))) == float("inf")  # TF: every check stripped
+
+
+def test_soft_device_placement(optimizer_options):
+    assert tf.config.get_soft_device_placement() is True
+    with tf.device("/GPU:0"):
+        assert float(tf.constant(1.0) + 1) == 2.0
+    tf.config.set_soft_device_placement(False)
+    assert tf.config.get_soft_device_placement() is False
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        with tf.device("/device:GPU:2"):
+            tf.constant(1.0)
+    assert str(e.value) == ("Could not satisfy device specification '/job:localhost/replica:0/task:0/device:GPU:2'. "
+                            "enable_soft_placement=0. Supported device types [CPU]. All available devices "
+                            "[/job:localhost/replica:0/task:0/device:CPU:0].")
+    with tf.device("/job:localhost/replica:0/task:0/device:CPU:0"):
+        tf.constant(1.0)
+    tf.debugging.set_log_device_placement(True)
+    tf.debugging.set_log_device_placement(False)

@@ -60,7 +60,8 @@ __all__ = [
     "disable_check_numerics", "disable_retrace_logging", "disable_strict_gradients", "disable_tape_growth_warning",
     "enable_check_numerics",
     "enable_retrace_logging", "enable_strict_gradients", "enable_tape_growth_warning", "explain_gradient",
-    "graph_to_dot", "is_numeric_tensor", "is_source_tracking_enabled", "render_dot", "set_source_tracking",
+    "graph_to_dot", "is_numeric_tensor", "is_source_tracking_enabled", "render_dot", "set_log_device_placement",
+    "set_source_tracking",
     "source_tracking", "strict_gradients", "tape_stats", "tape_to_dot",
 ]
 
@@ -197,6 +198,22 @@ def disable_retrace_logging() -> None:
 
 
 _DOCTOR_NAMES = frozenset({"diagnose_training_step", "TrainingReport", "Finding"})
+
+
+def set_log_device_placement(enabled: bool) -> None:
+    """As TF's switch for logging where ops run. tapeflow runs every op on
+    ``/job:localhost/replica:0/task:0/device:CPU:0``; turning it on logs that once (an INFO record of the
+    ``tapeflow`` logger), not a line per op as TF's runtime writes to stderr."""
+    import logging
+
+    from tapeflow.framework import context
+
+    if not isinstance(enabled, bool):
+        raise TypeError("set_log_device_placement() expects a bool, got " + repr(enabled))
+    if enabled and not context.log_device_placement:
+        logging.getLogger("tapeflow").info("Device placement: every op runs on "
+                                           "/job:localhost/replica:0/task:0/device:CPU:0")
+    context.log_device_placement = enabled
 
 
 def __getattr__(name: str):

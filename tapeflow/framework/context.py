@@ -63,6 +63,13 @@ state = _State()
 # tf.config.run_functions_eagerly: process-wide (not per thread), as TF's; read by every tf.function call.
 run_functions_eagerly = False
 
+# tf.config.optimizer.set_experimental_options (process-wide, as TF's context): Grappler's option names; tapeflow's
+# graph compiler reads "debug_stripper" (the others name passes it does not have)
+optimizer_options: dict = {}
+# tf.config.set_soft_device_placement (None: TF's default, soft) and tf.debugging.set_log_device_placement
+soft_device_placement: bool | None = None
+log_device_placement = False
+
 
 def executing_eagerly() -> bool:
     """True outside of ``tf.function`` tracing, as ``tf.executing_eagerly``."""

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tapeflow.framework import errors
+from tapeflow.framework import context, errors
 from tapeflow.framework.tensor import Tensor, _wrap
 from tapeflow.graph.graph import FuncGraph, Operation, SymbolicTensor
 from tapeflow.ops import threads
@@ -93,6 +93,8 @@ class CompiledGraph:
 
 
 _ZERO_RULES = frozenset({"Mul", "AddV2", "Sub"})
+# dropped by debug_stripper: tf.print and the assert_* checks (PrintV2 nodes), Assert, CheckNumerics
+_DEBUG_OPS = frozenset({"PrintV2", "Assert", "CheckNumerics"})
 _COMMUTATIVE = frozenset({"Mul", "AddV2"})  # (numbers only: AddV2 of strings concatenates)
 
 
@@ -128,11 +130,19 @@ def _simplify(graph: FuncGraph, inputs: list, outputs: list, fold: bool = True, 
             x = alias[x._id]
         return x
 
+    strip = bool(context.optimizer_options.get("debug_stripper"))  # tf.config.optimizer's, as TF's Grappler pass
     for op in graph.operations:
         if op.type == "Placeholder":
             continue
         ins = tuple(resolve(x) for x in op.inputs)
         op_inputs = ins
+        if strip and op.type in _DEBUG_OPS:
+            if op.type == "CheckNumerics":  # the check goes, its input passes through
+                if isinstance(ins[0], SymbolicTensor):
+                    alias[op.outputs[0]._id] = ins[0]
+                else:
+                    const[op.outputs[0]._id] = ins[0]._value
+            continue
         if fold and op.type in ("OnesLike", "ZerosLike") and len(op.outputs) == 1:
             out = op.outputs[0]
             oshape = out._value.shape

@@ -35,6 +35,7 @@ def _check_numerics_kernel(x, message):
 
 
 CHECK_NUMERICS = defop("CheckNumerics", _check_numerics_kernel, shape=shapes.same)
+CHECK_NUMERICS.extra["stateful"] = True  # as TF's op: kept in a tf.function even when its output is unused
 
 
 @defgrad("CheckNumerics", inputs=False)
