@@ -163,3 +163,60 @@ def test_soft_device_placement(optimizer_options):
         tf.constant(1.0)
     tf.debugging.set_log_device_placement(True)
     tf.debugging.set_log_device_placement(False)
+
+
+def test_autograph_len_of_a_tensor_in_a_function():
+    # generative/deepdream: `if not tf.cast(len(xs), bool)` on a slice of unknown length
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int32)])
+    def f(v):
+        xs = v[:-1]
+        if not tf.cast(len(xs), bool):
+            xs = tf.constant([0])
+        return xs, len(tf.zeros([3, 2])), len(v) + 1
+
+    xs, n, m = f(tf.constant([5]))
+    assert (xs.numpy().tolist(), n, int(m)) == ([0], 3, 2)  # n: the static size, a Python int in the graph
+    xs, n, m = f(tf.constant([5, 6, 7]))
+    assert (xs.numpy().tolist(), int(m)) == ([5, 6], 4)
+
+    @tf.function
+    def h():
+        return len(tf.TensorArray(tf.float32, size=3))
+
+    assert int(h()) == 3
+
+    @tf.function
+    def k(v):
+        return len(v)
+
+    with pytest.raises(ValueError, match="len requires a non-scalar tensor"):
+        k(tf.constant(1))
+
+
+def test_tape_in_a_loop_body_differentiates_a_tensor_watched_from_outside():
+    # generative/deepdream's TiledGradients: a tape per tile in a `for` over a tensor, watching the rolled image
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32)])
+    def f(img):
+        g = tf.zeros_like(img)
+        for x in tf.range(0, tf.shape(img)[1], 2):
+            with tf.GradientTape() as tape:
+                tape.watch(img)
+                tile = img[:, x:x + 2]
+                loss = tf.reduce_sum(tile * tile)
+            g = g + tape.gradient(loss, img)
+        return g
+
+    x = tf.reshape(tf.range(12.0), (3, 4))
+    np.testing.assert_array_equal(f(x).numpy(), 2 * x.numpy())  # TF 2.21's
+
+    @tf.function
+    def h(v):
+        out = tf.constant(0.0)
+        if v > 0:
+            with tf.GradientTape() as tape:
+                tape.watch(v)
+                y = v * v * 3.0
+            out = tape.gradient(y, v)
+        return out
+
+    assert float(h(tf.constant(2.0))) == 12.0

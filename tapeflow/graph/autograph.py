@@ -364,9 +364,33 @@ def _truthy_python(x) -> bool:
     return bool(x)
 
 
+def _len(s: Any):
+    """AutoGraph's ``len``: a tensor's first dimension, its static size when known, else a run-time scalar
+    (``tf.shape(s)[0]``); a TensorArray's ``size()``; anything else Python's ``len``."""
+    from tapeflow.graph.tensor_array import TensorArray
+
+    if isinstance(s, TensorArray):
+        return s.size()
+    if not _symbolic(s):
+        return len(s)
+    shape = s._value.shape
+    if shape is not None and len(shape) > 0 and shape[0] is not None:
+        return shape[0]
+    if shape is not None and len(shape) == 0:
+        # (TF's text shows its shape tensor)
+        raise ValueError('len requires a non-scalar tensor, got one of shape Tensor("Shape:0", shape=(0,), '
+                         'dtype=int32)')
+    from tapeflow.ops import shape_ops
+
+    return shape_ops.shape_of(s)[0]
+
+
 def converted_call(ag__f, /, *args, **kwargs):  # noqa: N803 - never clashes with user keywords
     """A call from converted code: user Python functions are converted too
-    (recursively, as TF's AutoGraph); library and builtin code runs as is."""
+    (recursively, as TF's AutoGraph); library and builtin code runs as is (``len`` of a tensor as TF's
+    AutoGraph overloads it)."""
+    if ag__f is len and len(args) == 1 and not kwargs:
+        return _len(args[0])
     if _convertible(ag__f):
         ag__f = convert_if_needed(ag__f)
     return ag__f(*args, **kwargs)
@@ -884,7 +908,7 @@ def _explicit_super(fdef: ast.FunctionDef) -> None:
 
 def _calls_user_code(fdef: ast.FunctionDef, fn) -> bool:
     """Whether ``fn`` calls a plain Python function that AutoGraph may need
-    to convert (looked up by name in its globals and closure)."""
+    to convert (looked up by name in its globals and closure), or a builtin it overloads (``len``)."""
     scope = dict(fn.__globals__)
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
         if _cell_ok(cell):
@@ -895,6 +919,8 @@ def _calls_user_code(fdef: ast.FunctionDef, fn) -> bool:
             target = scope.get(node.func.id)
             if target is not None and _convertible(target) and target is not fn:
                 return True
+            if node.func.id == "len" and scope.get("len", len) is len:
+                return True  # AutoGraph's len of a tensor (see _len)
         if first is not None and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             root = node.func.value
             while isinstance(root, ast.Attribute):

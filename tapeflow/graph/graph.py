@@ -380,6 +380,13 @@ class FuncGraph:
             ph = self.add_placeholder(t._value.shape, t._value.dtype)
             self._capture_ids[t._id] = ph
             self.captures.append((t, ph))
+            if state.recording:
+                # As TF's captures: a tape started in a loop body or branch (that watched ``t`` outside it) sees
+                # the placeholder as an identity of ``t``, so gradients reach ``t`` through the body's ops.
+                from tapeflow.framework import execute as execute_mod
+                from tapeflow.ops.array_ops import IDENTITY
+
+                execute_mod.record_hook(IDENTITY, (t,), {}, (ph,))
         return ph
 
     def _own(self, x: Any) -> Tensor:
