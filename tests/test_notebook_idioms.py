@@ -220,3 +220,27 @@ def test_tape_in_a_loop_body_differentiates_a_tensor_watched_from_outside():
         return out
 
     assert float(h(tf.constant(2.0))) == 12.0
+
+
+def test_tensor_array_in_a_loop_of_elements_shaped_at_run_time():
+    # reinforcement_learning/actor_critic: rewards of a tf.numpy_function (unknown shape) written per step
+    @tf.numpy_function(Tout=[tf.float32, tf.int32])
+    def step(a):
+        return np.full(2, a, np.float32), np.array(int(a) % 3, np.int32)
+
+    @tf.function
+    def run(n):
+        rewards = tf.TensorArray(dtype=tf.int32, size=0, dynamic_size=True)
+        states = tf.TensorArray(dtype=tf.float32, size=0, dynamic_size=True)
+        for t in tf.range(n):
+            s, r = step(t)
+            rewards = rewards.write(t, r)
+            states = states.write(t, s)
+            if r == 2:
+                break
+        return rewards.stack(), states.stack(), tf.reduce_sum(rewards.stack())
+
+    r, s, total = run(tf.constant(5))  # TF 2.21's values
+    assert r.numpy().tolist() == [0, 1, 2] and s.numpy().tolist() == [[0, 0], [1, 1], [2, 2]] and int(total) == 3
+    r, s, total = run(tf.constant(1))
+    assert r.numpy().tolist() == [0] and s.numpy().tolist() == [[0, 0]] and int(total) == 0

@@ -541,7 +541,10 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
         invariants = list(invariants or [t._shape_tuple() for t in tensors])
         for i, ta in tas.items():
             shape = tensors[i]._shape_tuple()
-            invariants[i] = (None,) + tuple(shape[1:]) if ta.dynamic_size else shape
+            if ta._lazy:
+                invariants[i] = None
+            else:
+                invariants[i] = (None,) + tuple(shape[1:]) if ta.dynamic_size else shape
 
     def wrap(flat: list) -> list:
         return [tas[i]._with_buffer(x) if i in tas else x for i, x in enumerate(flat)]
@@ -638,11 +641,11 @@ def _tensor_array_buffers(flat_vars: list, tas: dict, body: Callable, as_args: C
             res = nest.flatten(body(*as_args(nest.pack_sequence_as(loop_vars, args))))
         for i in unknown:
             found = res[i].element_shape if i < len(res) and hasattr(res[i], "element_shape") else None
-            if found is None or found.rank is None or None in found.as_list():
-                raise ValueError("tf.TensorArray used in a loop: its element shape could not be inferred; pass "
-                                 "`element_shape=`.")
             tas[i] = tas[i]._copy()
-            tas[i]._element_shape = found
+            if found is None or found.rank is None or None in found.as_list():
+                tas[i]._lazy = True  # rows of a shape known at run time only (TF's TensorList allows it too)
+            else:
+                tas[i]._element_shape = found
     out = list(flat_vars)
     for i, ta in tas.items():
         out[i] = ta._as_buffer()

@@ -31,8 +31,11 @@ NotDifferentiable("WhileHistoryLength")
 __all__ = ["TensorArray"]
 
 
-def _set_item_kernel(buf, i, v, grow):
+def _set_item_kernel(buf, i, v, grow, lazy=False):
     i = int(i)
+    if lazy and buf.ndim == 1 and np.ndim(v) > 0:
+        # the first write of an element whose shape was unknown when the buffer was made (1-D placeholder)
+        buf = np.zeros(buf.shape[:1] + np.shape(v), buf.dtype)
     if i < 0:
         raise InvalidArgumentError(None, None, f"TensorArray index {i} is negative [Op:TensorListSetItem]")
     if i >= buf.shape[0] and not grow:
@@ -48,8 +51,10 @@ def _set_item_kernel(buf, i, v, grow):
     return buf
 
 
-def _set_item_shape(specs, grow):
+def _set_item_shape(specs, grow, lazy=False):
     (shape, dtype), _, _ = specs
+    if lazy:  # the element shape is known at run time only
+        return [(None, dtype)]
     if not grow:
         return [(shape, dtype)]
     return [(None if shape is None else (None,) + tuple(shape[1:]), dtype)]
@@ -133,12 +138,15 @@ class TensorArray:
         self._size_t = convert_to_tensor(size, dtype=dtypes.int32) if size is not None and n is None else None
         self._items: list | None = [None] * (n or 0)
         self._buffer: Tensor | None = None
+        # an element shape unknown while tracing (a tf.numpy_function's output written in a loop): the buffer
+        # takes its rows' shape at the first write, at run time
+        self._lazy = False
 
     # -- internals ---------------------------------------------------------------
     def _copy(self) -> TensorArray:
         new = TensorArray.__new__(TensorArray)
         new._dtype, new._dynamic, new._element_shape = self._dtype, self._dynamic, self._element_shape
-        new._size_t = self._size_t
+        new._size_t, new._lazy = self._size_t, self._lazy
         new._items = None if self._items is None else list(self._items)
         new._buffer = self._buffer
         return new
@@ -168,12 +176,19 @@ class TensorArray:
 
         shape = self._elem_shape()
         if shape is None:
-            known = [t for t in self._items if t is not None]
+            known = [t for t in self._items if t is not None and t._shape_tuple() is not None
+                     and None not in t._shape_tuple()]
             if not known:
-                raise ValueError(
-                    "tf.TensorArray: the element shape is unknown before the first write; pass `element_shape=` "
-                    "(needed to use it at a tensor index inside tf.function)."
-                )
+                # rows of a shape known at run time: a 1-D placeholder of zeros until the first write
+                self._lazy = True
+                n = self._size_t if self._size_t is not None else len(self._items)
+                self._buffer = array_ops.zeros([n], dtype=self._dtype)
+                for i, t in enumerate(self._items):
+                    if t is not None:
+                        self._buffer = execute(SET_ITEM, (self._buffer, convert_to_tensor(i, dtype=dtypes.int32),
+                                                          t), {"grow": False, "lazy": True})
+                self._items = None
+                return
             shape = tuple(known[0]._shape_tuple())
             self._element_shape = TensorShape(shape)
         rows = [t if t is not None else array_ops.zeros(shape, dtype=self._dtype) for t in self._items]
@@ -222,12 +237,13 @@ class TensorArray:
             new._items[i] = v
             return new
         new._to_buffer()
-        n = new._buffer._shape_tuple()[0]
+        n = (new._buffer._shape_tuple() or (None,))[0]
         if i is not None and n is not None and i >= n and not new._dynamic:
             raise InvalidArgumentError(
                 None, None, f"Tried to write to index {i} but array is not resizeable and size is: {n}")
         idx = convert_to_tensor(index, dtype=dtypes.int32) if not isinstance(index, Tensor) else index
-        new._buffer = execute(SET_ITEM, (new._buffer, idx, v), {"grow": new._dynamic})
+        attrs = {"grow": new._dynamic, "lazy": True} if new._lazy else {"grow": new._dynamic}
+        new._buffer = execute(SET_ITEM, (new._buffer, idx, v), attrs)
         return new
 
     def read(self, index: Any, name: Any = None) -> Tensor:
