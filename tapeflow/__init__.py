@@ -126,6 +126,7 @@ _LAZY = {
     "random": "tapeflow.random",
     "test": "tapeflow.test",
     "debugging": "tapeflow.debugging",
+    "feature_column": "tapeflow.feature_column",
     "autodiff": "tapeflow.autodiff",
     "train": "tapeflow.train",
     "data": "tapeflow.data",
@@ -202,7 +203,7 @@ _LAZY_NAMES = {
 # says so (NotImplementedError) and is still an AttributeError for hasattr().
 _UNSUPPORTED = frozenset({
     "lite",
-    "feature_column", "raw_ops", "xla", "tpu", "queue",
+    "raw_ops", "xla", "tpu", "queue",
     "quantization", "sets", "Session", "dtensor", "mlir",
     "profiler", "sysconfig",
 })

@@ -244,3 +244,28 @@ def test_tensor_array_in_a_loop_of_elements_shaped_at_run_time():
     assert r.numpy().tolist() == [0, 1, 2] and s.numpy().tolist() == [[0, 0], [1, 1], [2, 2]] and int(total) == 3
     r, s, total = run(tf.constant(1))
     assert r.numpy().tolist() == [0] and s.numpy().tolist() == [[0, 0]] and int(total) == 0
+
+
+def test_feature_column_numeric_column_as_tf():
+    # the guide/migrate notebooks describe their input with tf1.feature_column.numeric_column (TF 2.21's reprs)
+    c = tf.compat.v1.feature_column.numeric_column("x", shape=[28, 28])
+    assert repr(c) == "NumericColumn(key='x', shape=(28, 28), default_value=None, dtype=tf.float32, normalizer_fn=None)"
+    assert (c.name, c.shape, c.dtype) == ("x", (28, 28), tf.float32)
+    assert tf.feature_column.numeric_column is tf.compat.v1.feature_column.numeric_column
+    assert repr(tf.feature_column.numeric_column("a", shape=(2, 1), default_value=3, dtype=tf.int32)) == \
+        "NumericColumn(key='a', shape=(2, 1), default_value=((3,), (3,)), dtype=tf.int32, normalizer_fn=None)"
+    assert tf.feature_column.numeric_column("a", shape=3, default_value=0.0).default_value == (0.0, 0.0, 0.0)
+    assert repr(c.parse_example_spec) == "{'x': FixedLenFeature(shape=(28, 28), dtype=tf.float32, default_value=None)}"
+    for kwargs, exc, msg in [
+            ({"key": 1}, ValueError, "key must be a string. Got: type <class 'int'>. Given key: 1."),
+            ({"key": "a", "shape": [0]}, ValueError, "shape dimensions must be greater than 0. shape: (0,), key: a"),
+            ({"key": "a", "dtype": tf.string}, ValueError,
+             "dtype must be convertible to float. dtype: <dtype: 'string'>, key: a"),
+            ({"key": "a", "normalizer_fn": 3}, TypeError, "normalizer_fn must be a callable. Given: 3"),
+            ({"key": "a", "shape": [2], "default_value": [1, 2, 3]}, ValueError,
+             "The shape of default_value must be equal to given shape. default_value: [1, 2, 3], shape: (2,), key: a")]:
+        with pytest.raises(exc) as e:
+            tf.feature_column.numeric_column(**kwargs)
+        assert str(e.value) == msg
+    with pytest.raises(NotImplementedError, match="tf.feature_column.embedding_column"):
+        tf.feature_column.embedding_column  # noqa: B018

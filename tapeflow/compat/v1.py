@@ -196,6 +196,10 @@ def __getattr__(name: str):
         import tapeflow
 
         return getattr(tapeflow, name)
+    if name == "feature_column":
+        import tapeflow.feature_column
+
+        return tapeflow.feature_column
     if name == "estimator":  # TF 2.16 removed it: TF 2.21 raises this AttributeError too
         raise AttributeError("module 'tensorflow.compat.v1' has no attribute 'estimator' (TensorFlow 2.16 "
                              "removed tf.estimator; use tf.keras)")
