@@ -63,6 +63,10 @@ NOTEBOOKS = [
     "text:tutorials/word2vec",  # text11: skipgrams, log_uniform_candidate_sampler, negative sampling
     "text:tutorials/warmstart_embedding_matrix",  # text11: keras.utils.warmstart_embedding_matrix
     "text:tutorials/nmt_with_attention",  # text11: GRU seq2seq + attention, TextVectorization(ragged), export
+    "tutorials/generative/deepdream",  # nb11 2026-12-04: InceptionV3 (stand-in weights) gradient ascent, tf.roll
+    "tutorials/reinforcement_learning/actor_critic",  # nb11: stand-in gym CartPole, numpy_function, TensorArray
+    "guide/gpu",  # nb11: device listing and placement on a CPU-only machine
+    "guide/graph_optimization",  # nb11: tf.config.optimizer options, debug_stripper, check_numerics
 ]
 # results are named for the notebook's file; where two notebooks share one, the later gets a longer name
 NAMES = {"tutorials/images/classification": "image_classification", "guide/basics": "guide_basics",
@@ -81,6 +85,11 @@ TYPES = [  # tensor types, tf.data and the tf.function surface
     "guide/migrate/tensorboard",  # nb12: tf.summary, TensorBoard callback
     "guide/migrate/saved_model",  # nb12: SavedModel from TF1 and TF2 (as migrate_saved_model)
     "guide/migrate/migration_debugging",  # nb12: validating a TF2 migration numerically
+    # nb11 2026-12-04: the remaining migration guides (their TF 1 Estimator parts raise in TF 2.21 too)
+    "guide/migrate/fault_tolerance",  # BackupAndRestore, CheckpointManager loop
+    "guide/migrate/checkpoint_saver", "guide/migrate/logging_stop_hook", "guide/migrate/sessionrunhook_callback",
+    "guide/migrate/evaluator", "guide/migrate/mirrored_strategy", "guide/migrate/multi_worker_cpu_gpu_training",
+    "guide/migrate/validate_correctness", "guide/migrate/model_mapping",
 ]
 SETS = {"models": NOTEBOOKS, "types": TYPES, "all": NOTEBOOKS + [n for n in TYPES if n not in NOTEBOOKS]}
 
