@@ -269,3 +269,23 @@ def test_feature_column_numeric_column_as_tf():
         assert str(e.value) == msg
     with pytest.raises(NotImplementedError, match="tf.feature_column.embedding_column"):
         tf.feature_column.embedding_column  # noqa: B018
+
+
+@pytest.mark.parametrize("make", [lambda: tf.keras.Input(shape=20), lambda: tf.keras.layers.InputLayer(shape=20),
+                                  lambda: tf.keras.Input(batch_shape=20)])
+def test_input_of_an_int_shape_raises_as_keras_3(make):
+    # guide/migrate/model_mapping's tf.keras.Input(shape=(20)): Keras 3 takes no int for a shape
+    with pytest.raises(ValueError) as e:
+        make()
+    assert str(e.value) == "Cannot convert '20' to a shape."
+
+
+def test_slicing_a_tensor_of_rank_known_at_run_time_only():
+    # reinforcement_learning/actor_critic: rewards[::-1] of a TensorArray stacked from tf.numpy_function outputs
+    @tf.function
+    def f(n):
+        r = tf.numpy_function(lambda k: np.arange(int(k), dtype=np.float32), [n], tf.float32)
+        return r[::-1], r[0], r[1:3] * 2, r[..., None][:, 0]
+
+    out = [o.numpy().tolist() for o in f(tf.constant(4))]
+    assert out == [[3, 2, 1, 0], 0, [2, 4], [0, 1, 2, 3]]  # TF 2.21's

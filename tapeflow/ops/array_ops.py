@@ -707,6 +707,61 @@ def _to_index(v: Any, dim: Any, axis: int, shape: tuple) -> int:
     return int(v)
 
 
+def _np_key(key: tuple) -> tuple:
+    return tuple(slice(*k[1:]) if k[0] == "s" else k[1] if k[0] == "i" else Ellipsis if k[0] == "e" else None
+                 for k in key)
+
+
+def _rank_free_slice_kernel(x, key):
+    if len([k for k in key if k[0] in "si"]) > np.ndim(x):
+        raise InvalidArgumentError(None, None, f"Index out of range using input dim {np.ndim(x)} "
+                                   f"[Op:StridedSlice]")
+    return np.array(x[_np_key(key)])
+
+
+def _rank_free_slice_grad_kernel(g, x, key):
+    z = np.zeros_like(x)
+    z[_np_key(key)] = g
+    return z
+
+
+# x[key] of a tensor whose rank is known only at run time (static ints, slices, ... and None in the key)
+RANK_FREE_SLICE = defop("RankFreeStridedSlice", _rank_free_slice_kernel,
+                        shape=lambda specs, key: [(None, specs[0][1])])
+RANK_FREE_SLICE_GRAD = defop("RankFreeStridedSliceGrad", _rank_free_slice_grad_kernel,
+                             shape=lambda specs, key: [specs[1]])
+
+
+@defgrad("RankFreeStridedSlice", inputs=True)
+def _rank_free_slice_grad(op, g):
+    return execute(RANK_FREE_SLICE_GRAD, (g, op.inputs[0]), {"key": op.get_attr("key")})
+
+
+@defgrad("RankFreeStridedSliceGrad", inputs=True)
+def _rank_free_slice_grad_grad(op, gg):
+    return execute(RANK_FREE_SLICE, (gg,), {"key": op.get_attr("key")}), None
+
+
+def _rank_free_key(key: tuple) -> tuple | None:
+    """``key`` as RankFreeStridedSlice's attribute, or None if an item is known only at run time."""
+    out = []
+    for k in key:
+        if k is None:
+            out.append(("n",))
+        elif k is Ellipsis:
+            out.append(("e",))
+        elif isinstance(k, slice):
+            if any(isinstance(v, Tensor) and _dyn().is_symbolic(v) for v in (k.start, k.stop, k.step)):
+                return None
+            out.append(("s",) + tuple(None if v is None else _to_index(v, None, 0, ()) for v in
+                                      (k.start, k.stop, k.step)))
+        elif isinstance(k, Tensor) and _dyn().is_symbolic(k):
+            return None
+        else:
+            out.append(("i", _to_index(k, None, 0, ())))
+    return tuple(out)
+
+
 def getitem(tensor: Any, key: Any) -> Tensor:
     """``tensor[key]`` for ints, slices (with steps), ``...`` and ``None``; a whole
     key that is a boolean array or tensor is ``tf.boolean_mask`` (as TF)."""
@@ -719,6 +774,12 @@ def getitem(tensor: Any, key: Any) -> Tensor:
     if not isinstance(key, tuple):
         key = (key,)
     shape = x._shape_tuple()
+    if shape is None:  # a graph tensor of unknown rank (a tf.numpy_function's output, stacked)
+        rk = _rank_free_key(key)
+        if rk is None:
+            raise NotImplementedError("tapeflow graphs index a tensor of unknown rank only with static ints, "
+                                      "slices, ... and tf.newaxis; give it a known rank (tf.ensure_shape)")
+        return execute(RANK_FREE_SLICE, (x,), {"key": rk})
     spec = []
     dim = 0  # the input axis the next key item refers to
     out = 0  # the output axis it becomes

@@ -108,6 +108,10 @@ SPECS = [
     OpSpec("GatherV2", lambda p: tf.gather(p * p, [[1, 0], [1, 1]], axis=1), [Arg((2, 3, 4))], name="axis1"),
     OpSpec("StridedSlice", lambda x: (x * x)[1:, ::-2, None, 1], [Arg((3, 4, 2))]),
     OpSpec("StridedSlice", lambda x: (x * x)[..., 0], [Arg((3, 4, 2))], name="ellipsis"),
+    OpSpec("RankFreeStridedSlice", lambda x: execute(array_ops.RANK_FREE_SLICE, (x * x,), {
+        "key": (("s", 1, None, None), ("s", None, None, -2), ("n",), ("i", 1))}), [Arg((3, 4, 2))]),
+    OpSpec("RankFreeStridedSliceGrad", lambda g, x: execute(array_ops.RANK_FREE_SLICE_GRAD, (g * g, x), {
+        "key": (("e",), ("i", 0))}), [Arg((3, 4)), Arg((3, 4, 2), diff=False)]),
     OpSpec("StridedSliceGrad", lambda dy: array_ops.strided_slice_grad(dy, (3, 4), (("s", 1, None, None),)),
            [Arg((2, 4))]),
     OpSpec("Fill", lambda v: tf.fill([2, 3], v * v), [Arg(())]),

@@ -1169,13 +1169,13 @@ class InputLayer(Layer):
         if "input_shape" in kwargs:
             shape = kwargs.pop("input_shape")
         if batch_shape is not None:
+            if not hasattr(batch_shape, "__iter__"):
+                raise ValueError(f"Cannot convert '{batch_shape}' to a shape.")
             shape, batch_size = tuple(batch_shape)[1:], batch_shape[0]
         super().__init__(name=name or unique_name("input_layer"), dtype=dtype, **kwargs)
         if shape is None and input_tensor is None:
             raise ValueError("You must pass a `shape` argument to Input/InputLayer.")
-        if isinstance(shape, int):
-            shape = (shape,)
-        if shape is not None:
+        if shape is not None:  # (an int is no shape in Keras 3: Input(shape=20) raises, as below)
             try:
                 dims = [d for d in shape if d is not None]
             except TypeError:
@@ -1251,6 +1251,8 @@ def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, n
     """A symbolic input for the functional API: ``x = tf.keras.Input(shape=(8, 8, 1))``;
     ``sparse=True`` / ``ragged=True`` mark an input fed SparseTensors / RaggedTensors."""
     if batch_shape is not None:
+        if not hasattr(batch_shape, "__iter__"):
+            raise ValueError(f"Cannot convert '{batch_shape}' to a shape.")
         shape, batch_size = tuple(batch_shape)[1:], batch_shape[0]
     layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name, sparse=sparse, ragged=ragged)
     return layer.output_tensor
