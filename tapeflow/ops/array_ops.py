@@ -707,25 +707,33 @@ def _to_index(v: Any, dim: Any, axis: int, shape: tuple) -> int:
     return int(v)
 
 
-def _np_key(key: tuple) -> tuple:
-    return tuple(slice(*k[1:]) if k[0] == "s" else k[1] if k[0] == "i" else Ellipsis if k[0] == "e" else None
-                 for k in key)
+def _np_key(key: tuple, idx: tuple = ()) -> tuple:
+    def item(k):
+        if k[0] == "s":
+            return slice(*k[1:])
+        if k[0] == "i":
+            return k[1]
+        if k[0] == "t":  # an index known at run time: the op's input 1 + k[1]
+            return int(idx[k[1]])
+        return Ellipsis if k[0] == "e" else None
+
+    return tuple(item(k) for k in key)
 
 
-def _rank_free_slice_kernel(x, key):
-    if len([k for k in key if k[0] in "si"]) > np.ndim(x):
+def _rank_free_slice_kernel(x, *idx, key):
+    if len([k for k in key if k[0] in "sit"]) > np.ndim(x):
         raise InvalidArgumentError(None, None, f"Index out of range using input dim {np.ndim(x)} "
                                    f"[Op:StridedSlice]")
-    return np.array(x[_np_key(key)])
+    return np.array(x[_np_key(key, idx)])
 
 
-def _rank_free_slice_grad_kernel(g, x, key):
+def _rank_free_slice_grad_kernel(g, x, *idx, key):
     z = np.zeros_like(x)
-    z[_np_key(key)] = g
+    z[_np_key(key, idx)] = g
     return z
 
 
-# x[key] of a tensor whose rank is known only at run time (static ints, slices, ... and None in the key)
+# x[key] of a tensor whose rank is known only at run time (ints, also graph scalars, static slices, ..., None)
 RANK_FREE_SLICE = defop("RankFreeStridedSlice", _rank_free_slice_kernel,
                         shape=lambda specs, key: [(None, specs[0][1])])
 RANK_FREE_SLICE_GRAD = defop("RankFreeStridedSliceGrad", _rank_free_slice_grad_kernel,
@@ -734,17 +742,20 @@ RANK_FREE_SLICE_GRAD = defop("RankFreeStridedSliceGrad", _rank_free_slice_grad_k
 
 @defgrad("RankFreeStridedSlice", inputs=True)
 def _rank_free_slice_grad(op, g):
-    return execute(RANK_FREE_SLICE_GRAD, (g, op.inputs[0]), {"key": op.get_attr("key")})
+    x, *idx = op.inputs
+    return [execute(RANK_FREE_SLICE_GRAD, (g, x, *idx), {"key": op.get_attr("key")})] + [None] * len(idx)
 
 
 @defgrad("RankFreeStridedSliceGrad", inputs=True)
 def _rank_free_slice_grad_grad(op, gg):
-    return execute(RANK_FREE_SLICE, (gg,), {"key": op.get_attr("key")}), None
+    _, _, *idx = op.inputs
+    return [execute(RANK_FREE_SLICE, (gg, *idx), {"key": op.get_attr("key")}), None] + [None] * len(idx)
 
 
-def _rank_free_key(key: tuple) -> tuple | None:
-    """``key`` as RankFreeStridedSlice's attribute, or None if an item is known only at run time."""
-    out = []
+def _rank_free_key(key: tuple) -> tuple[tuple, list] | None:
+    """``key`` as RankFreeStridedSlice's attribute and its run-time index inputs, or None if a slice has
+    bounds known only at run time."""
+    out, idx = [], []
     for k in key:
         if k is None:
             out.append(("n",))
@@ -756,10 +767,15 @@ def _rank_free_key(key: tuple) -> tuple | None:
             out.append(("s",) + tuple(None if v is None else _to_index(v, None, 0, ()) for v in
                                       (k.start, k.stop, k.step)))
         elif isinstance(k, Tensor) and _dyn().is_symbolic(k):
-            return None
+            if k.dtype not in (dtypes.int32, dtypes.int64) or k.ndim != 0:
+                raise TypeError(
+                    "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
+                    f"tf.int32/tf.int64 tensors are valid indices, got {k!r}")
+            out.append(("t", len(idx)))
+            idx.append(k)
         else:
             out.append(("i", _to_index(k, None, 0, ())))
-    return tuple(out)
+    return tuple(out), idx
 
 
 def getitem(tensor: Any, key: Any) -> Tensor:
@@ -777,9 +793,9 @@ def getitem(tensor: Any, key: Any) -> Tensor:
     if shape is None:  # a graph tensor of unknown rank (a tf.numpy_function's output, stacked)
         rk = _rank_free_key(key)
         if rk is None:
-            raise NotImplementedError("tapeflow graphs index a tensor of unknown rank only with static ints, "
-                                      "slices, ... and tf.newaxis; give it a known rank (tf.ensure_shape)")
-        return execute(RANK_FREE_SLICE, (x,), {"key": rk})
+            raise NotImplementedError("tapeflow graphs slice a tensor of unknown rank only with static bounds; "
+                                      "give it a known rank (tf.ensure_shape)")
+        return execute(RANK_FREE_SLICE, (x, *rk[1]), {"key": rk[0]})
     spec = []
     dim = 0  # the input axis the next key item refers to
     out = 0  # the output axis it becomes

@@ -112,6 +112,8 @@ SPECS = [
         "key": (("s", 1, None, None), ("s", None, None, -2), ("n",), ("i", 1))}), [Arg((3, 4, 2))]),
     OpSpec("RankFreeStridedSliceGrad", lambda g, x: execute(array_ops.RANK_FREE_SLICE_GRAD, (g * g, x), {
         "key": (("e",), ("i", 0))}), [Arg((3, 4)), Arg((3, 4, 2), diff=False)]),
+    OpSpec("RankFreeStridedSlice", lambda x: execute(array_ops.RANK_FREE_SLICE, (x * x, tf.constant(2)), {
+        "key": (("t", 0), ("s", None, None, -1))}), [Arg((3, 4))], name="run_time_index"),
     OpSpec("StridedSliceGrad", lambda dy: array_ops.strided_slice_grad(dy, (3, 4), (("s", 1, None, None),)),
            [Arg((2, 4))]),
     OpSpec("Fill", lambda v: tf.fill([2, 3], v * v), [Arg(())]),
