@@ -53,6 +53,8 @@ def test_keras_file_loads_with_keras_predictions(name):
     layer = model.get_layer(case["layer"])
     assert _plain(K.saving.serialize_keras_object(layer)) == case["config"]
     assert list(layer.get_config()) == case["config_keys"]
+    for other, config in case.get("more_configs", {}).items():  # the augmentation layers of "augment"
+        assert _plain(K.saving.serialize_keras_object(model.get_layer(other))) == config, other
     shapes = {lay.name: _plain(tf.nest.map_structure(lambda t: t.shape, lay.output)) for lay in model.layers
               if not isinstance(lay, L.InputLayer)}
     assert shapes == case["output_shapes"]

@@ -90,11 +90,36 @@ def convlstm3d():
     return keras.Model(inp, L.ConvLSTM3D(2, 2, padding="same", name="cl")(inp)), fixed((1, 2, 4, 4, 4, 1), 9), "cl"
 
 
+AUGMENT = ("grayscale", "hue", "saturation", "autocontrast", "shear", "erasing", "blur", "solarization",
+           "posterization", "invert", "degeneration", "sharpness", "jitter", "pipeline")
+
+
+def augment():
+    # RandomGrayscale's config has no seed in Keras 3.15 (a loaded one draws unseeded): factor 0 keeps it fixed
+    inp = keras.Input((5, 6, 3))
+    x = inp
+    for layer in (L.RandomGrayscale(0.0, name="grayscale"), L.RandomHue(0.3, seed=2, name="hue"),
+                  L.RandomSaturation((0.2, 0.8), seed=3, name="saturation"), L.AutoContrast(name="autocontrast"),
+                  L.RandomShear(x_factor=(0.1, 0.2), y_factor=(0.0, 0.1), fill_mode="nearest", seed=4, name="shear"),
+                  L.RandomErasing(0.5, scale=(0.1, 0.3), fill_value=7.0, seed=5, name="erasing"),
+                  L.RandomGaussianBlur(0.5, kernel_size=5, sigma=(0.2, 0.9), seed=6, name="blur"),
+                  L.Solarization(0.2, (0.3, 0.6), seed=7, name="solarization"),
+                  L.RandomPosterization((3, 6), seed=8, name="posterization"),
+                  L.RandomInvert(0.3, seed=9, name="invert"), L.RandomColorDegeneration(0.5, seed=10, name="degeneration"),
+                  L.RandomSharpness(0.4, seed=11, name="sharpness"),
+                  L.RandomColorJitter(brightness_factor=0.1, contrast_factor=0.2, saturation_factor=(0.4, 0.6),
+                                      hue_factor=0.1, seed=12, name="jitter"),
+                  L.Pipeline([L.RandomFlip(seed=13), L.Rescaling(1 / 255.0)], name="pipeline")):
+        x = layer(x)
+    out = L.Conv2D(2, 3, name="conv")(x)
+    return keras.Model(inp, out), (np.random.RandomState(0).rand(2, 5, 6, 3) * 255).astype("float32"), "conv"
+
+
 CASES = {"sn_dense": (sn_dense, True), "sn_conv": (sn_conv, True), "sn_embedding": (sn_embedding, True),
          "gqa_self": (gqa_self, False), "gqa_gate_window_causal": (gqa_gate_window_causal, False),
          "gqa_masked": (gqa_masked, False), "convlstm2d_stack": (convlstm2d_stack, False),
          "convlstm2d_state": (convlstm2d_state, False), "convlstm1d": (convlstm1d, False),
-         "convlstm3d": (convlstm3d, False)}
+         "convlstm3d": (convlstm3d, False), "augment": (augment, True)}
 
 
 def main():
@@ -125,6 +150,8 @@ def main():
         meta[name] = {
             "layer": layer_name,
             "config": json.loads(json.dumps(keras.saving.serialize_keras_object(layer))),
+            "more_configs": {n: json.loads(json.dumps(keras.saving.serialize_keras_object(model.get_layer(n))))
+                             for n in (AUGMENT if name == "augment" else ())},
             "config_keys": list(layer.get_config()),
             "weights": fresh,
             "loaded_weights": [[w.path, list(w.shape), bool(w.trainable)] for w in loaded.weights],
