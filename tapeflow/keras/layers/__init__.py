@@ -52,6 +52,7 @@ from tapeflow.keras.layers.pipeline import Pipeline
 from tapeflow.keras.layers.augmentation_regions import RandomErasing, RandomGaussianBlur
 from tapeflow.keras.layers.augmentation_shear import RandomShear
 from tapeflow.keras.layers.augmentation_perspective import RandomPerspective
+from tapeflow.keras.layers.augmentation_equalization import Equalization
 from tapeflow.keras.layers.hashed_crossing import HashedCrossing
 from tapeflow.keras.layers.image_augmentation import (
     RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomHeight, RandomRotation, RandomTranslation,
@@ -97,7 +98,7 @@ __all__ = [
     "SpectralNormalization", "GroupQueryAttention", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D",
     "AutoContrast", "RandomColorDegeneration", "RandomGrayscale", "RandomHue", "RandomInvert", "RandomPosterization",
     "RandomSaturation", "RandomSharpness", "Solarization", "RandomColorJitter", "Pipeline",
-    "RandomErasing", "RandomGaussianBlur", "RandomShear", "HashedCrossing", "RandomPerspective",
+    "RandomErasing", "RandomGaussianBlur", "RandomShear", "HashedCrossing", "RandomPerspective", "Equalization",
 ]
 
 
@@ -128,5 +129,5 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
     "ThresholdedReLU "
     "Flatten3D TFSMLayer "
-    "MixUp CutMix RandAugment AugMix RandomElasticTransform Equalization "
+    "MixUp CutMix RandAugment AugMix RandomElasticTransform "
 ).split()))
