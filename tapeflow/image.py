@@ -1,6 +1,10 @@
 """``tf.image``: the image functions tapeflow has (see tapeflow/ops/image_ops.py); the others say so."""
 
 from tapeflow.framework.errors import NotImplementedInTapeflowError
+from tapeflow.ops.image_box_ops import (
+    combined_non_max_suppression, crop_and_resize, non_max_suppression, non_max_suppression_overlaps,
+    non_max_suppression_padded, non_max_suppression_with_scores,
+)
 from tapeflow.ops.image_decode_ops import decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png
 from tapeflow.ops.image_ops import (
     adjust_brightness, adjust_contrast, adjust_gamma, adjust_hue, adjust_saturation, central_crop,
@@ -22,7 +26,9 @@ __all__ = ["decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_pn
            "stateless_random_contrast", "stateless_random_crop", "stateless_random_flip_left_right",
            "stateless_random_flip_up_down", "stateless_random_hue", "stateless_random_saturation", "transpose",
            "total_variation", "image_gradients", "sobel_edges", "rgb_to_yuv", "yuv_to_rgb", "rgb_to_yiq",
-           "yiq_to_rgb", "psnr", "ssim", "ResizeMethod"]
+           "yiq_to_rgb", "psnr", "ssim", "ResizeMethod", "combined_non_max_suppression", "crop_and_resize",
+           "non_max_suppression", "non_max_suppression_overlaps", "non_max_suppression_padded",
+           "non_max_suppression_with_scores"]
 
 
 class ResizeMethod:
