@@ -61,6 +61,9 @@ from tapeflow.ops.nn import (  # noqa: F401
 )
 
 from tapeflow.ops.nn import stateless_dropout as _stateless_dropout  # noqa: E402
+from tapeflow.ops.nn.ctc_ops import (  # noqa: E402, F401
+    collapse_repeated, ctc_beam_search_decoder, ctc_greedy_decoder, ctc_loss, ctc_unique_labels,
+)
 
 
 class experimental:  # noqa: N801 - TF's namespace name
