@@ -565,35 +565,62 @@ def ctc_beam_search_decoder(inputs: Any, sequence_length: Any, beam_width: int =
     return decoded, out[3 * k]
 
 
-# --- label helpers ----------------------------------------------------------------------------------------------
+# --- label helpers (TF builds them from small ops; here one kernel each, without a gradient: integer outputs) ----
+
+def _labels_matrix(labels: np.ndarray, op: str) -> None:
+    if labels.ndim != 2 or labels.dtype.kind not in "iu":
+        raise _err(op, f"labels must be an integer matrix [batch, max_length], got {labels.dtype.name} of shape "
+                   f"{list(labels.shape)}")
+
+
+def _collapse_kernel(labels, seq_length):
+    op = "CTCCollapseRepeated"
+    _labels_matrix(labels, op)
+    lengths = np.asarray(seq_length).reshape(-1) if np.ndim(seq_length) == 1 else None
+    if lengths is None or lengths.shape[0] != labels.shape[0] or lengths.dtype.kind not in "iu":
+        raise _err(op, f"seq_length must be an integer vector of the batch size {labels.shape[0]}, got shape "
+                   f"{list(np.shape(seq_length))}")
+    keep = np.concatenate([np.ones_like(labels[:, :1], bool), labels[:, 1:] != labels[:, :-1]], axis=1)
+    keep &= np.arange(labels.shape[1])[None, :] < lengths[:, None]
+    new_len = keep.sum(axis=1)
+    out = np.zeros((labels.shape[0], int(new_len.max()) if new_len.size else 0), labels.dtype)
+    for b in range(labels.shape[0]):
+        out[b, :new_len[b]] = labels[b][keep[b]]
+    return out, new_len.astype(lengths.dtype)
+
+
+def _unique_kernel(labels):
+    _labels_matrix(labels, "CTCUniqueLabels")
+    ys = np.zeros(labels.shape, np.int64)
+    idx = np.zeros(labels.shape, np.int32)
+    for b, row in enumerate(labels):
+        seen: dict = {}
+        for k, v in enumerate(row.tolist()):
+            idx[b, k] = seen.setdefault(v, len(seen))
+        ys[b, :len(seen)] = list(seen)
+    return ys, idx
+
+
+CTC_COLLAPSE = defop("CTCCollapseRepeated", _collapse_kernel, num_outputs=2, shape=lambda specs: [
+    (None if specs[0][0] is None else (specs[0][0][0], None), specs[0][1]), specs[1]])
+CTC_UNIQUE = defop("CTCUniqueLabels", _unique_kernel, num_outputs=2, shape=lambda specs: [
+    (specs[0][0], np.dtype(np.int64)), (specs[0][0], np.dtype(np.int32))])
+NotDifferentiable("CTCCollapseRepeated")
+NotDifferentiable("CTCUniqueLabels")
+
 
 def collapse_repeated(labels: Any, seq_length: Any, name: Any = None) -> tuple[Tensor, Tensor]:
     """``tf.nn.collapse_repeated``: merges repeated labels of ``labels`` ``[batch, max_len]`` (within
     ``seq_length``); returns the zero-padded ``[batch, new_max_len]`` labels and their new lengths."""
     labels = labels if isinstance(labels, Tensor) else convert_to_tensor(labels)
     seq_length = seq_length if isinstance(seq_length, Tensor) else convert_to_tensor(seq_length)
-    lab = labels.numpy()
-    lengths = seq_length.numpy().reshape(-1)
-    keep = np.concatenate([np.ones_like(lab[:, :1], bool), lab[:, 1:] != lab[:, :-1]], axis=1)
-    keep &= np.arange(lab.shape[1])[None, :] < lengths[:, None]
-    new_len = keep.sum(axis=1).astype(np.int32)
-    width = int(new_len.max()) if new_len.size else 0
-    out = np.zeros((lab.shape[0], width), lab.dtype)
-    for b in range(lab.shape[0]):
-        out[b, :new_len[b]] = lab[b][keep[b]]
-    return convert_to_tensor(out), convert_to_tensor(new_len.astype(seq_length.dtype.as_numpy_dtype))
+    out, lengths = execute(CTC_COLLAPSE, (labels, seq_length))
+    return out, lengths
 
 
 def ctc_unique_labels(labels: Any, name: Any = None) -> tuple[Tensor, Tensor]:
     """``tf.nn.ctc_unique_labels``: per row of ``labels``, its unique labels in order of first appearance
     (int64, zero-padded to the row length) and each label's index into them (int32)."""
     labels = labels if isinstance(labels, Tensor) else convert_to_tensor(labels)
-    lab = labels.numpy()
-    ys = np.zeros(lab.shape, np.int64)
-    idx = np.zeros(lab.shape, np.int32)
-    for b, row in enumerate(lab):
-        seen: dict = {}
-        for k, v in enumerate(row.tolist()):
-            idx[b, k] = seen.setdefault(v, len(seen))
-        ys[b, :len(seen)] = list(seen)
-    return convert_to_tensor(ys), convert_to_tensor(idx)
+    ys, idx = execute(CTC_UNIQUE, (labels,))
+    return ys, idx
