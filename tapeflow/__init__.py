@@ -196,6 +196,11 @@ _LAZY_NAMES = {
     "get_current_name_scope": ("tapeflow.graph.control_deps", "get_current_name_scope"),
     "get_logger": ("tapeflow.graph.control_deps", "get_logger"),
     "AggregationMethod": ("tapeflow.graph.control_deps", "AggregationMethod"),
+    "space_to_batch": ("tapeflow.ops.batch_space_ops", "space_to_batch"),
+    "space_to_batch_nd": ("tapeflow.ops.batch_space_ops", "space_to_batch_nd"),
+    "batch_to_space": ("tapeflow.ops.batch_space_ops", "batch_to_space"),
+    "edit_distance": ("tapeflow.ops.edit_distance_ops", "edit_distance"),
+    "fingerprint": ("tapeflow.ops.fingerprint_ops", "fingerprint"),
 }
 
 

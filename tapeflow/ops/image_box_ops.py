@@ -1,6 +1,6 @@
 """Bounding-box ops of ``tf.image``: non-max suppression (``NonMaxSuppressionV3``/``V5``,
 ``NonMaxSuppressionWithOverlaps``, ``CombinedNonMaxSuppression`` and the tiled ``non_max_suppression_padded``),
-and ``CropAndResize`` with its two gradient ops.
+``CropAndResize`` with its two gradient ops, and ``DrawBoundingBoxesV2``.
 
 The kernels follow TF's CPU kernels: NMS visits candidates by descending score (ties: the lower index first),
 compares a box with the boxes already selected by intersection over union in float32 (boxes of zero area overlap
@@ -9,7 +9,8 @@ nothing) and drops it above the threshold; Soft-NMS scales scores by ``exp(-0.5 
 
 Gradients are TF's: none of the NMS ops has a registered gradient (a gradient through ``selected_scores`` or
 ``nmsed_scores`` is TF's ``LookupError``; index outputs are integers), ``CropAndResize`` is differentiated by
-``CropAndResizeGradImage`` and ``CropAndResizeGradBoxes`` (themselves without a registered gradient, as in TF).
+``CropAndResizeGradImage`` and ``CropAndResizeGradBoxes`` (themselves without a registered gradient, as in TF),
+and ``DrawBoundingBoxesV2`` is not differentiable.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from tapeflow.framework.variables import Variable
 from tapeflow.ops.registry import NoGradientRegistered, NotDifferentiable, defgrad, defop
 
 __all__ = ["non_max_suppression", "non_max_suppression_with_scores", "non_max_suppression_overlaps",
-           "non_max_suppression_padded", "combined_non_max_suppression", "crop_and_resize"]
+           "non_max_suppression_padded", "combined_non_max_suppression", "crop_and_resize",
+           "draw_bounding_boxes"]
 
 _F = np.float32
 
@@ -712,3 +714,60 @@ def crop_and_resize(image: Any, boxes: Any, box_indices: Any, crop_size: Any, me
         attrs["static_crop"] = dims if len(dims) == 2 else None
     return execute(CROP_AND_RESIZE, (image, convert_to_tensor(boxes, dtype=dtypes.float32),
                                      convert_to_tensor(box_indices, dtype=dtypes.int32), crop), attrs)
+
+
+# --- DrawBoundingBoxesV2 ----------------------------------------------------------------------------------------
+
+_DEFAULT_COLORS = np.array([[1, 1, 0, 1], [0, 0, 1, 1], [1, 0, 0, 1], [0, 1, 0, 1], [0.5, 0, 0.5, 1],
+                            [0.5, 0.5, 0, 1], [0.5, 0, 0, 1], [0, 0, 0.5, 1], [0, 1, 1, 1], [1, 0, 1, 1]], _F)
+
+
+def _draw_kernel(images, boxes, colors):
+    op = "DrawBoundingBoxesV2"
+    if images.ndim != 4:
+        raise _err(op, "The rank of the images should be 4")
+    if boxes.ndim != 3:
+        raise _err(op, f"The rank of the boxes should be 3, got shape {_dims(boxes.shape)}")
+    if boxes.shape[2] != 4:
+        raise _err(op, f"The size of the third dimension of the box must be 4. Received: {boxes.shape[2]}")
+    batch, h, w, depth = images.shape
+    if depth not in (1, 2, 3, 4):
+        raise _err(op, "Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA)")
+    if boxes.shape[0] != batch:
+        raise _err(op, f"The batch size of the boxes ({boxes.shape[0]}) must equal the images' ({batch})")
+    table = np.asarray(colors, _F).reshape(-1, colors.shape[-1]) if np.size(colors) else _DEFAULT_COLORS
+    if table.shape[1] < depth:
+        raise _err(op, f"Color has {table.shape[1]} channels, the image has {depth}")
+    canvas = images.copy()
+    for b in range(batch):
+        for k in range(boxes.shape[1]):
+            color = table[k % table.shape[0], :depth].astype(images.dtype)
+            y0, x0, y1, x1 = (int(np.trunc(_F(boxes[b, k, i]) * _F(n - 1)))
+                              for i, n in ((0, h), (1, w), (2, h), (3, w)))
+            if y0 > y1 or x0 > x1 or y0 >= h or y1 < 0 or x0 >= w or x1 < 0:
+                continue  # inverted or entirely outside: TF logs a warning and skips it
+            ry0, ry1, rx0, rx1 = max(y0, 0), min(y1, h - 1), max(x0, 0), min(x1, w - 1)
+            if y0 >= 0:
+                canvas[b, y0, rx0:rx1 + 1] = color
+            if y1 < h:
+                canvas[b, y1, rx0:rx1 + 1] = color
+            if x0 >= 0:
+                canvas[b, ry0:ry1 + 1, x0] = color
+            if x1 < w:
+                canvas[b, ry0:ry1 + 1, x1] = color
+    return canvas
+
+
+DRAW_BOUNDING_BOXES = defop("DrawBoundingBoxesV2", _draw_kernel, shape=lambda specs: [specs[0]])
+NotDifferentiable("DrawBoundingBoxesV2")
+
+
+def draw_bounding_boxes(images: Any, boxes: Any, colors: Any, name: Any = None) -> Tensor:
+    """``tf.image.draw_bounding_boxes``: ``images`` (``[batch, h, w, depth]``, float) with the outline of each
+    box of ``boxes`` (``[batch, num_boxes, 4]`` normalized ``[y_min, x_min, y_max, x_max]``) drawn in
+    ``colors[k % len(colors)]`` (RGBA rows; ``None``: TF's default table)."""
+    op = "DrawBoundingBoxesV2"
+    images = _typed(images, ("float", "half"), op, default=dtypes.float32)
+    colors = np.zeros((0, 4), _F) if colors is None else colors
+    return execute(DRAW_BOUNDING_BOXES, (images, _input(boxes, dtypes.float32, op, 1),
+                                         _input(colors, dtypes.float32, op, 2)))

@@ -29,7 +29,7 @@ def encode(v):
 
 def clean(message):
     message = re.sub(r"^\{\{function_node [^}]*\}\} ", "", message)
-    return re.sub(r" name:$", "", message.strip())
+    return re.sub(r" name: ?\S*$", "", message.strip())
 
 
 def main(module):
