@@ -35,6 +35,7 @@ from tapeflow.ops.nn.dropout import dropout, stateless_dropout
 from tapeflow.ops.nn.embedding import embedding_lookup
 from tapeflow.ops.nn.space_depth import depth_to_space, space_to_depth
 from tapeflow.ops.nn import ctc_ops  # noqa: F401 - registers the CTC ops (tf.nn.ctc_loss and the decoders)
+from tapeflow.ops.nn import sampled_losses  # noqa: F401 - registers ComputeAccidentalHits
 
 __all__ = [
     "relu6", "leaky_relu", "elu", "selu", "softsign", "gelu", "silu", "swish", "log_sigmoid", "softmax", "log_softmax",
