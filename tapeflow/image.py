@@ -5,7 +5,9 @@ from tapeflow.ops.image_box_ops import (
     combined_non_max_suppression, crop_and_resize, draw_bounding_boxes, non_max_suppression,
     non_max_suppression_overlaps, non_max_suppression_padded, non_max_suppression_with_scores,
 )
+from tapeflow.ops.image_encode_ops import encode_jpeg, encode_png
 from tapeflow.ops.image_extra_ops import extract_patches, resize_with_pad
+from tapeflow.ops.image_hsv_ops import hsv_to_rgb, rgb_to_hsv
 from tapeflow.ops.image_decode_ops import decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png
 from tapeflow.ops.image_ops import (
     adjust_brightness, adjust_contrast, adjust_gamma, adjust_hue, adjust_saturation, central_crop,
@@ -29,7 +31,8 @@ __all__ = ["decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_pn
            "total_variation", "image_gradients", "sobel_edges", "rgb_to_yuv", "yuv_to_rgb", "rgb_to_yiq",
            "yiq_to_rgb", "psnr", "ssim", "ResizeMethod", "combined_non_max_suppression", "crop_and_resize",
            "non_max_suppression", "non_max_suppression_overlaps", "non_max_suppression_padded",
-           "non_max_suppression_with_scores", "draw_bounding_boxes", "extract_patches", "resize_with_pad"]
+           "non_max_suppression_with_scores", "draw_bounding_boxes", "extract_patches", "resize_with_pad",
+           "encode_jpeg", "encode_png", "hsv_to_rgb", "rgb_to_hsv"]
 
 
 class ResizeMethod:

@@ -10,9 +10,11 @@ from typing import Any
 
 from tapeflow.framework.errors import NotFoundError as _NotFound
 from tapeflow.ops.image_decode_ops import decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png
+from tapeflow.ops.image_encode_ops import encode_jpeg, encode_png
 from tapeflow.ops.io_ops import decode_csv, decode_raw, parse_tensor, read_file, serialize_tensor, write_file
 
-__all__ = ["decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png", "decode_csv", "decode_raw",
+__all__ = ["encode_jpeg", "encode_png",
+           "decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png", "decode_csv", "decode_raw",
            "read_file", "write_file", "serialize_tensor", "parse_tensor", "gfile",
            "TFRecordWriter", "TFRecordOptions", "FixedLenFeature", "VarLenFeature", "RaggedFeature", "parse_example",
            "parse_single_example"]
