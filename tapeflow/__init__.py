@@ -92,6 +92,8 @@ class device:  # noqa: N801 - TF's name
     ``InvalidArgumentError``, on entering the scope where TF raises at its first op)."""
 
     def __init__(self, device_name: str | None) -> None:
+        if hasattr(device_name, "to_string") and hasattr(device_name, "device_type"):  # a tf.DeviceSpec
+            device_name = device_name.to_string()
         if device_name is not None and not isinstance(device_name, str):
             raise TypeError(f"tf.device expects a device string, got {type(device_name).__name__}")
         self.device_name = device_name
@@ -201,6 +203,7 @@ _LAZY_NAMES = {
     "batch_to_space": ("tapeflow.ops.batch_space_ops", "batch_to_space"),
     "edit_distance": ("tapeflow.ops.edit_distance_ops", "edit_distance"),
     "fingerprint": ("tapeflow.ops.fingerprint_ops", "fingerprint"),
+    "DeviceSpec": ("tapeflow.framework.device_spec", "DeviceSpec"),
 }
 
 

@@ -62,6 +62,7 @@ from tapeflow.ops.nn import (  # noqa: F401
 
 from tapeflow.ops.nn import stateless_dropout as _stateless_dropout  # noqa: E402
 from tapeflow.ops.batch_space_ops import space_to_batch  # noqa: E402, F401
+from tapeflow.ops.nn.sampled_losses import compute_accidental_hits, nce_loss, sampled_softmax_loss  # noqa: E402, F401
 from tapeflow.ops.nn.ctc_ops import (  # noqa: E402, F401
     collapse_repeated, ctc_beam_search_decoder, ctc_greedy_decoder, ctc_loss, ctc_unique_labels,
 )
