@@ -624,15 +624,15 @@ def _crop_grad_image_kernel(grads, boxes, box_ind, image_size, T="float32", meth
     return out.astype(T)
 
 
-def _crop_grad_boxes_kernel(grads, image, boxes, box_ind, method="bilinear"):
-    op = "CropAndResizeGradBoxes"
+def _box_slopes(grads_shape: tuple, image: np.ndarray, boxes: np.ndarray, box_ind: np.ndarray, op: str) -> tuple:
+    """The bilinear sample's slopes along y and x (``[n, ch, cw, depth]``, zero outside the image) and the
+    derivatives of the sampling rows / columns with respect to ``(y1, y2)`` / ``(x1, x2)``: TF's
+    CropAndResizeGradBoxes terms."""
     if image.ndim != 4:
         raise _err(op, f"input image must be 4-D{_dims(image.shape)}")
-    n, ch, cw, _ = grads.shape
+    n, ch, cw = grads_shape[:3]
     _, h, w, _ = image.shape
     _check_crop(image.shape, boxes, box_ind, op)
-    if n == 0:
-        return np.zeros((0, 4), _F)
     in_y, ok_y = _sample_grid(boxes, ch, h, 0)
     in_x, ok_x = _sample_grid(boxes, cw, w, 1)
     bi = box_ind.astype(np.int64)[:, None, None]
@@ -648,22 +648,46 @@ def _crop_grad_boxes_kernel(grads, image, boxes, box_ind, method="bilinear"):
         return image[bi, yy[:, :, None], xx[:, None, :]].astype(_F)
 
     tl, tr, bl, br = px(ty, lx_), px(ty, rx), px(by, lx_), px(by, rx)
-    g = grads.astype(_F) * (ok_y[:, :, None] & ok_x[:, None, :])[..., None]
-    dy = ((_F(1) - lx) * (bl - tl) + lx * (br - tr)) * g  # d crop / d in_y, times the incoming gradient
-    dx = ((_F(1) - ly) * (tr - tl) + ly * (br - bl)) * g
-    dy_row, dx_col = dy.sum(axis=(2, 3), dtype=_F), dx.sum(axis=(1, 3), dtype=_F)  # [n, ch], [n, cw]
-    out = np.zeros((n, 4), _F)
-    for axis, d, size, extent in ((0, dy_row, ch, h), (1, dx_col, cw, w)):
+    inside = (ok_y[:, :, None] & ok_x[:, None, :])[..., None]
+    slope_y = np.where(inside, (_F(1) - lx) * (bl - tl) + lx * (br - tr), _F(0))
+    slope_x = np.where(inside, (_F(1) - ly) * (tr - tl) + ly * (br - bl), _F(0))
+    coef = []
+    for size, extent in ((ch, h), (cw, w)):
         if size > 1:
-            ratio = _F(extent - 1) / _F(size - 1)
-            pos = np.arange(size, dtype=_F) * ratio
-            out[:, axis] = (d * (_F(extent - 1) - pos)[None]).sum(axis=1, dtype=_F)
-            out[:, axis + 2] = (d * pos[None]).sum(axis=1, dtype=_F)
+            pos = np.arange(size, dtype=_F) * (_F(extent - 1) / _F(size - 1))
+            coef.append((_F(extent - 1) - pos, pos))  # d in / d lo, d in / d hi
         else:
-            half = d.sum(axis=1, dtype=_F) * _F(0.5) * _F(extent - 1)
-            out[:, axis] = half
-            out[:, axis + 2] = half
+            half = np.full((1,), _F(0.5) * _F(extent - 1), _F)
+            coef.append((half, half))
+    return slope_y, slope_x, coef
+
+
+def _crop_grad_boxes_kernel(grads, image, boxes, box_ind, method="bilinear"):
+    op = "CropAndResizeGradBoxes"
+    if grads.shape[0] == 0:
+        return np.zeros((0, 4), _F)
+    slope_y, slope_x, ((cy0, cy1), (cx0, cx1)) = _box_slopes(grads.shape, image, boxes, box_ind, op)
+    g = grads.astype(_F)
+    dy_row = (slope_y * g).sum(axis=(2, 3), dtype=_F)  # [n, ch]
+    dx_col = (slope_x * g).sum(axis=(1, 3), dtype=_F)  # [n, cw]
+    out = np.zeros((grads.shape[0], 4), _F)
+    out[:, 0], out[:, 2] = (dy_row * cy0).sum(axis=1, dtype=_F), (dy_row * cy1).sum(axis=1, dtype=_F)
+    out[:, 1], out[:, 3] = (dx_col * cx0).sum(axis=1, dtype=_F), (dx_col * cx1).sum(axis=1, dtype=_F)
     return out
+
+
+def _crop_boxes_jvp_kernel(image, boxes, box_ind, tangent, crop_size):
+    """The crops' tangent for a tangent of the boxes: the bilinear slopes times the sampling points' motion."""
+    ch, cw = (int(v) for v in np.asarray(crop_size).reshape(-1))
+    n = boxes.shape[0]
+    if n == 0:
+        return np.zeros((0, ch, cw, image.shape[3]), _F)
+    slope_y, slope_x, ((cy0, cy1), (cx0, cx1)) = _box_slopes((n, ch, cw), image, boxes, box_ind,
+                                                             "CropAndResize")
+    t = tangent.astype(_F)
+    move_y = t[:, 0:1] * cy0[None] + t[:, 2:3] * cy1[None]  # [n, ch]
+    move_x = t[:, 1:2] * cx0[None] + t[:, 3:4] * cx1[None]  # [n, cw]
+    return (slope_y * move_y[:, :, None, None] + slope_x * move_x[:, None, :, None]).astype(_F)
 
 
 CROP_AND_RESIZE = defop("CropAndResize", _crop_and_resize_kernel, shape=_crop_shape)
@@ -675,6 +699,26 @@ CROP_AND_RESIZE_GRAD_BOXES = defop(
     shape=lambda specs, method="bilinear": [(None if specs[2][0] is None else specs[2][0], np.dtype(_F))])
 NoGradientRegistered("CropAndResizeGradImage")  # as TF: second derivatives through crop_and_resize are a LookupError
 NoGradientRegistered("CropAndResizeGradBoxes")
+# forward mode (tf.autodiff.ForwardAccumulator) gets its own rule: TF's double-VJP would need the gradient ops'
+# gradients, which TF does not register
+CROP_AND_RESIZE_BOXES_JVP = defop(
+    "CropAndResizeBoxesJvp", _crop_boxes_jvp_kernel,
+    shape=lambda specs: [(None if specs[1][0] is None else (specs[1][0][0], None, None, None), np.dtype(_F))])
+NotDifferentiable("CropAndResizeBoxesJvp")
+
+
+def _crop_and_resize_jvp(op, inputs, attrs, outputs, tin):
+    image, boxes, box_ind, crop = inputs
+    out = None
+    if tin[0] is not None and image.dtype.name in ("float16", "float32", "float64"):
+        out = execute(CROP_AND_RESIZE, (tin[0], boxes, box_ind, crop), attrs or None)  # linear in the image
+    if tin[1] is not None:
+        moved = execute(CROP_AND_RESIZE_BOXES_JVP, (image, boxes, box_ind, tin[1], crop))
+        out = moved if out is None else out + moved
+    return out
+
+
+CROP_AND_RESIZE.jvp = _crop_and_resize_jvp
 
 
 @defgrad("CropAndResize", inputs=True)
