@@ -254,7 +254,8 @@ def test_every_op_vectorizes_like_the_loop(spec):
                     pytest.skip("no float output")
                 total = tf.add_n([tf.reduce_sum(o * o) for o in outs])
             grads = inner.gradient(total, sources)
-        for y in outs + [g for g in grads if g is not None]:
+        # (a first-order spec's op has no second derivative, e.g. TF's CTCLoss and CropAndResize raise LookupError)
+        for y in outs + ([g for g in grads if g is not None] if spec.order > 1 else []):
             jv = outer.jacobian(y, sources, experimental_use_pfor=True)
             jl = outer.jacobian(y, sources, experimental_use_pfor=False)
             for a, b in zip(jv, jl):
