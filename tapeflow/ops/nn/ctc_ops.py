@@ -321,11 +321,14 @@ def ctc_loss(labels: Any, logits: Any, label_length: Any, logit_length: Any, log
             raise ValueError("Argument `blank_index` must be provided when `labels` is a `SparseTensor`.")
         classes = logits.shape[2]
         if blank_index < 0:
+            if classes is None:
+                raise NotImplementedError("tf.nn.ctc_loss with sparse labels, a negative blank_index and logits of "
+                                          "unknown class count is not implemented in tapeflow")
             blank_index += classes
         if not logits_time_major:
             logits = ao.transpose(logits, [1, 0, 2])
         values = labels.values
-        if blank_index != classes - 1:  # TF's kernel takes the blank last
+        if classes is None or blank_index != classes - 1:  # TF's kernel takes the blank last
             logits = ao.concat([logits[:, :, :blank_index], logits[:, :, blank_index + 1:],
                                 logits[:, :, blank_index:blank_index + 1]], axis=2)
             values = mo.where(values < blank_index, values, values - 1)
@@ -351,6 +354,9 @@ def ctc_loss(labels: Any, logits: Any, label_length: Any, logit_length: Any, log
         logits = ao.transpose(logits, [1, 0, 2])
     if blank_index != 0:
         if blank_index < 0:
+            if logits.shape[2] is None:
+                raise NotImplementedError("tf.nn.ctc_loss with a negative blank_index and logits of unknown class "
+                                          "count is not implemented in tapeflow")
             blank_index += logits.shape[2]
         logits = _move_blank_first(logits, blank_index)
         labels = mo.where(labels < blank_index, labels + 1, labels)
