@@ -65,21 +65,28 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
             # any departure from the template, takes the general path below.
             tp = tapes[0]
             lazy = tp.lazy
-            if lazy and op in lazy and 0 < len(inputs) <= 2 and st._debug_hook is None:
+            if lazy and op in lazy and inputs and st._debug_hook is None:
                 # Following lazily (tape.Lane): keep the op, check it at gradient time.
                 w = tp.watched
                 a = inputs[0]._id
-                if len(inputs) == 1:
+                n = len(inputs)
+                if n == 1:
                     ids = None if a not in w else (a,)
-                else:
+                elif n == 2:
                     b = inputs[1]._id
                     ids = None if a not in w and b not in w else (a, b)
+                else:  # (a function call: its saved tensors)
+                    ids = tuple([t._id for t in inputs])
+                    if w.isdisjoint(ids):
+                        ids = None
                 if ids is not None:
                     o = outputs[0]
                     if not attrs or o._value.dtype.kind in _FLOAT_KINDS:  # (else not recorded)
                         oid = o._id
                         w.add(oid)
-                        tp.light.append((op, inputs, o, attrs, (a, oid) if len(ids) == 1 else (a, b, oid)))
+                        tp.light.append(
+                            (op, inputs, o, attrs, (a, oid) if n == 1 else (a, b, oid) if n == 2 else (*ids, oid))
+                        )
                 if st.accumulators:
                     for acc in st.accumulators:
                         acc._process(op, inputs, attrs, outputs)
@@ -158,11 +165,13 @@ def record_operation(op, inputs: tuple, attrs: dict | None, outputs: tuple) -> N
                         return
                     tapes = ()  # (accumulators still see the op, below)
             elif st._debug_hook is None:  # (each tape may record along its template)
-                tapes = _follow_tapes(tapes, op, spec, input_ids, inputs, attrs, outputs)
-                if not tapes:
+                rest = _follow_tapes(tapes, op, spec, input_ids, inputs, attrs, outputs)
+                if not rest:
                     if not st.accumulators:
+                        if tapes[-1].lazy and st.lane is None and st._graph is None:
+                            _peers_lane(st)
                         return
-                    tapes = ()
+                tapes = rest
             rec = None
             for tp in tapes:
                 if tp.tpl is not None:  # (a debug hook is on: record as usual)
@@ -288,6 +297,7 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
     shape = v.shape
     oid = o._id
     first = _MISSING  # the op's meta, for tapes picking their template at this op
+    lazy_entry = None  # the op's entry for lazily following tapes that pick their templates at it
     done = None  # sync token -> (entries before, template entry, ids first seen, the entry appended)
     for j, tp in enumerate(tapes):
         sync = tp.sync
@@ -337,6 +347,16 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
                     first = _first_meta(spec, inputs, outputs)
                 ctx = (len(tapes), j)
                 t = _TEMPLATES.get((spec, first, ctx))
+                if t is not None and t.lane is not None and op in t.lane.ops:
+                    # Following lazily from this op on (what _follow and _follow_lazy do): one entry for all.
+                    tp.ctx = ctx
+                    tp.tpl = t
+                    tp.lazy = t.lane.ops
+                    if lazy_entry is None:
+                        lazy_entry = (op, inputs, o, attrs, (*input_ids, oid))
+                    tp.light = [lazy_entry]
+                    w.add(oid)
+                    continue
                 if t is not None and t.lane is None:
                     tp.ctx = ctx
                     tp.tpl = tpl = t
@@ -411,6 +431,30 @@ def _follow_tapes(tapes: list, op, spec, input_ids: tuple, inputs: tuple, attrs,
             else:
                 rest.append(tp)
     return rest or []
+
+
+class _Peers:
+    """``state.lane`` for nested tapes that all follow their templates lazily: ``execute`` hands each op
+    they all take (``lazy``) to every one of them that watches an input, one entry for all."""
+
+    __slots__ = ("peers", "lazy")
+
+    def __init__(self, peers: tuple, lazy: frozenset) -> None:
+        self.peers = peers
+        self.lazy = lazy
+
+
+def _peers_lane(st) -> None:
+    # Nested tapes, every one following lazily: from now on their ops come straight from execute.
+    tapes = st.tapes
+    lazy = None
+    for tp in tapes:
+        ops = tp.lazy
+        if not ops:
+            return
+        lazy = ops if lazy is None or lazy is ops else lazy & ops
+    if lazy:
+        st.lane = _Peers(tuple(tapes), lazy)
 
 
 class _Step:
@@ -733,6 +777,7 @@ def _promote(tp) -> None:
     """A lazily followed tape meets what its lane does not take (a variable read, an op with several
     outputs, another tape...): it checks what it kept so far and goes on checking op by op (or, if what it
     kept departs from the template, makes its records)."""
+    tape_lib.leave_lane(tp)
     pos = lazy_check(tp, whole=False)
     if pos is None:
         tape_lib.materialize(tp)
@@ -1438,7 +1483,6 @@ class GradientTape:
             and tpl is not _UNDECIDED
             and type(target) is Tensor
             and type(sources) is Tensor
-            and not tp.lazy
             and (output_gradients is None or type(output_gradients) is Tensor)
             and unconnected is UnconnectedGradients.NONE
         ):

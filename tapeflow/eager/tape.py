@@ -15,6 +15,8 @@ from operator import attrgetter
 
 import numpy as np
 
+from tapeflow.framework.context import state
+
 _ARRAYS = (np.ndarray, np.generic)
 
 
@@ -265,6 +267,10 @@ class Tape:
         "__weakref__",
     )
 
+    # What ``state.lane`` holds is a lazily following tape (its ops come straight from ``execute``) or a
+    # ``backprop._Peers`` of nested ones; a tape is the lane alone.
+    peers = None
+
     def __init__(self, persistent: bool, watch_accessed_variables: bool) -> None:
         self.watched: set[int] = set()
         self._records: list[OpRecord] = []
@@ -294,6 +300,8 @@ class Tape:
 
     @records.setter
     def records(self, value: list) -> None:
+        if self.lazy:
+            leave_lane(self)
         self.tpl = None
         self.pos = self.light = None
         self.lazy = False
@@ -312,6 +320,13 @@ class Tape:
 templates = True
 
 
+def leave_lane(tp: Tape) -> None:
+    """``tp`` stops following lazily: nested tapes that took ops together with it (``state.lane``) stop."""
+    lane = state.lane
+    if lane is not None and lane.peers is not None and tp in lane.peers:
+        state.lane = None
+
+
 def materialize(tp: Tape) -> None:
     """Ends ``tp``'s following of its template: its light records become
     the ``OpRecord``s ordinary recording would have made."""
@@ -320,6 +335,7 @@ def materialize(tp: Tape) -> None:
     tp.sync = None
     light = tp.light
     if tp.lazy:
+        leave_lane(tp)
         tp.lazy = False
         tp.pos = tp.light = None
         rebuild_lazy(tp, light)

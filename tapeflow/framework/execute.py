@@ -43,12 +43,39 @@ def execute(op, inputs: tuple, attrs: dict | None = None):
     if op.num_outputs == 1:
         result = Tensor(out)
         if not plain:
+            lane = st.lane
+            if lane is not None and _lane_takes(lane, op, inputs, attrs, result):
+                return result
             record_hook(op, inputs, attrs, (result,))
         return result
     outputs = tuple(_wrap(o) for o in out)
     if not plain:
         record_hook(op, inputs, attrs, outputs)
     return list(outputs)
+
+
+def _lane_takes(lane, op, inputs: tuple, attrs, result) -> bool:
+    """Hands a one-output op to the lazily following tape(s) of ``state.lane`` (what ``record_operation``
+    does for them); False when they do not take it (it is then recorded as usual)."""
+    ops = lane.lazy
+    n = len(inputs)
+    if not ops or op not in ops or not 0 < n <= 2:
+        return False
+    if attrs and result._value.dtype.kind not in "fc":
+        return True  # (not recorded: no float output)
+    a = inputs[0]._id
+    b = inputs[1]._id if n == 2 else None
+    peers = lane.peers
+    entry = None
+    for tp in (lane,) if peers is None else peers:
+        w = tp.watched
+        if a in w or b in w:
+            if entry is None:
+                oid = result._id
+                entry = (op, inputs, result, attrs, (a, oid) if n == 1 else (a, b, oid))
+            w.add(oid)
+            tp.light.append(entry)
+    return True
 
 
 def execute1(op, x):
@@ -73,11 +100,23 @@ def execute1(op, x):
             ops = lane.lazy
             if ops and op in ops:
                 a = x._id
-                w = lane.watched
-                if a in w:
-                    oid = result._id
-                    w.add(oid)
-                    lane.light.append((op, (x,), result, None, (a, oid)))
+                peers = lane.peers
+                if peers is None:
+                    w = lane.watched
+                    if a in w:
+                        oid = result._id
+                        w.add(oid)
+                        lane.light.append((op, (x,), result, None, (a, oid)))
+                    return result
+                entry = None
+                for tp in peers:  # (nested tapes, each following lazily: one entry for all that watch the input)
+                    w = tp.watched
+                    if a in w:
+                        if entry is None:
+                            oid = result._id
+                            entry = (op, (x,), result, None, (a, oid))
+                        w.add(oid)
+                        tp.light.append(entry)
                 return result
         record_hook(op, (x,), None, (result,))
         return result
@@ -107,11 +146,23 @@ def execute2(op, x, y):
             if ops and op in ops:
                 a = x._id
                 b = y._id
-                w = lane.watched
-                if a in w or b in w:
-                    oid = result._id
-                    w.add(oid)
-                    lane.light.append((op, (x, y), result, None, (a, b, oid)))
+                peers = lane.peers
+                if peers is None:
+                    w = lane.watched
+                    if a in w or b in w:
+                        oid = result._id
+                        w.add(oid)
+                        lane.light.append((op, (x, y), result, None, (a, b, oid)))
+                    return result
+                entry = None
+                for tp in peers:
+                    w = tp.watched
+                    if a in w or b in w:
+                        if entry is None:
+                            oid = result._id
+                            entry = (op, (x, y), result, None, (a, b, oid))
+                        w.add(oid)
+                        tp.light.append(entry)
                 return result
         record_hook(op, (x, y), None, (result,))
         return result

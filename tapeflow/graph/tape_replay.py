@@ -531,7 +531,13 @@ def template_gradient(tp, target: Tensor, source: Tensor, og: Tensor | None, pla
     light = tp.light
     if len(light) != len(tpl.ops) or tp.shared:
         return missing
-    pos = tp.pos
+    lazy = tp.lazy
+    if lazy:  # (nothing checked yet: all of it now)
+        pos = backprop.lazy_check(tp)
+        if pos is None:
+            return missing
+    else:
+        pos = tp.pos
     tid = target._id
     sid = source._id
     p = pos.get(tid)
@@ -553,8 +559,11 @@ def template_gradient(tp, target: Tensor, source: Tensor, og: Tensor | None, pla
     if got is None:
         return missing
     entry, out_pos = got
-    saved = list(chain.from_iterable(filter(None, map(_SAVED_IN_L, light))))
-    saved += chain.from_iterable(filter(None, map(_SAVED_OUT_L, light)))
+    if lazy:
+        saved = backprop.lazy_saved(tp)
+    else:
+        saved = list(chain.from_iterable(filter(None, map(_SAVED_IN_L, light))))
+        saved += chain.from_iterable(filter(None, map(_SAVED_OUT_L, light)))
     if entry.pick is not None:
         saved = list(entry.pick(saved))
     saved.append(og)
