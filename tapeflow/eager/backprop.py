@@ -1582,6 +1582,9 @@ def _gradient(tp, target, sources, output_gradients, unconnected, release: bool)
             return _gradient_walk(tp, flat_sources, source_ids, initial, sid_set, sources, unconnected, release)
     if type(sources) is Tensor:  # (a single source: no structure to walk)
         flat_sources, source_ids = [sources], [sources._id]
+    elif type(sources) is list and _PLAIN_SOURCES.issuperset(map(type, sources)):  # (a list of variables)
+        flat_sources = sources
+        source_ids = list(map(_ID, sources))
     else:
         flat_sources = nest.flatten(sources)
         for s in flat_sources:
@@ -1681,7 +1684,14 @@ def _gradient_walk(tp, flat_sources, source_ids, initial, sid_set, sources, unco
         if g is None and unconnected is UnconnectedGradients.ZERO:
             g = _array_ops().zeros_like(s)
         grads.append(g)
-    return grads[0] if type(sources) is Tensor else nest.pack_sequence_as(sources, grads)
+    if type(sources) is Tensor:
+        return grads[0]
+    if type(sources) is list and _PLAIN_SOURCES.issuperset(map(type, sources)):
+        return grads  # (what pack_sequence_as gives for a flat list)
+    return nest.pack_sequence_as(sources, grads)
+
+
+_PLAIN_SOURCES = frozenset({Tensor, Variable})  # (leaves of nest.flatten, never composites)
 
 
 def _array_ops():
