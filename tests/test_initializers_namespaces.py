@@ -36,3 +36,15 @@ def test_tf_initializers_is_keras_initializers():
     assert tf.initializers.zeros()(shape=(2,)).numpy().tolist() == [0.0, 0.0]
     assert tf.initializers.zeros().get_config() == {}
     assert tf.initializers.GlorotUniform is tf.keras.initializers.GlorotUniform
+
+
+def test_star_import_of_keras_brings_keras_3s_top_level_names():
+    # keras_tuner and others do `from keras import *`: the lazy namespaces and classes come too, as in Keras 3
+    ns: dict = {}
+    exec("from tapeflow.keras import *", ns)
+    for name in ("applications", "random", "layers", "ops", "tree", "Model", "Sequential", "Input", "Layer",
+                 "KerasTensor", "InputSpec", "Loss", "Metric", "Optimizer", "Initializer", "Regularizer"):
+        assert name in ns, name
+    import tapeflow as tf
+
+    assert ns["applications"] is tf.keras.applications and ns["Optimizer"] is tf.keras.optimizers.Optimizer

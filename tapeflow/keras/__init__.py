@@ -16,7 +16,17 @@ from tapeflow.keras.models import Model, Sequential
 
 __all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metrics", "optimizers", "models",
            "regularizers", "constraints", "utils", "backend", "saving", "mixed_precision", "datasets",
-           "preprocessing", "ops", "config", "tree", "dtype_policies", "Input", "Layer", "Model", "Sequential"]
+           "preprocessing", "ops", "config", "tree", "dtype_policies", "applications", "random", "Input", "Layer",
+           "Model", "Sequential", "KerasTensor", "InputSpec", "Loss", "Metric", "Optimizer", "Initializer",
+           "Regularizer", "DTypePolicy", "FloatDTypePolicy", "version"]
+
+
+__version__ = "3.15.1"  # the Keras whose behaviour this follows (libraries test `keras.version()` for Keras 3)
+
+
+def version() -> str:
+    """The Keras version whose behaviour ``tf.keras`` follows (Keras 3's ``keras.version()``)."""
+    return __version__
 
 
 def __getattr__(name: str):

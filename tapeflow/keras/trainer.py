@@ -534,6 +534,16 @@ class Trainer:
         """Whether ``compile()`` was called (Keras 3's ``Trainer.compiled``)."""
         return self._compiled
 
+    @property
+    def distribute_strategy(self) -> Any:
+        """The tf.distribute strategy whose scope created the model, else the current one (Keras 3 with
+        TensorFlow)."""
+        if self._distribute_strategy is not None:
+            return self._distribute_strategy
+        from tapeflow.distribute import get_strategy
+
+        return get_strategy()
+
     @compiled.setter
     def compiled(self, value: bool) -> None:
         self._compiled = value

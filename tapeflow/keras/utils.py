@@ -18,6 +18,7 @@ from tapeflow.keras.dataset_utils import (  # noqa: F401 - tf.keras.utils's
     audio_dataset_from_directory, split_dataset, text_dataset_from_directory)
 from tapeflow.keras.backend import clear_session, is_keras_tensor, standardize_dtype  # noqa: F401 - as Keras's
 from tapeflow.keras.file_utils import get_file  # noqa: F401 - tf.keras.utils's
+from tapeflow.keras.saving import legacy_serialization as legacy  # noqa: F401 - tf.keras.utils.legacy
 from tapeflow.keras.io_utils import (  # noqa: F401 - tf.keras.utils's
     disable_interactive_logging, enable_interactive_logging, is_interactive_logging_enabled, print_msg)
 from tapeflow.keras.sequence_utils import (  # noqa: F401 - tf.keras.utils's
