@@ -661,115 +661,24 @@ def _ctc_greedy(logits: Any, lengths: Any, merge_repeated: bool, blank: int) -> 
     return [paths], scores
 
 
-def _log_sum_exp(a: Any, b: Any) -> Any:
-    # TF's ctc LogSumExp, in float32: log(0) operands are skipped
-    import numpy as np
-
-    if a == -np.inf:
-        return b
-    if b == -np.inf:
-        return a
-    hi, lo = (a, b) if a > b else (b, a)
-    return np.float32(hi + np.log1p(np.exp(np.float32(lo - hi))))
-
-
-class _Beam:
-    """A prefix in TF's CTC beam search tree, its log probabilities at the last step (``old``) and this one
-    (``new``): total, ending in a blank, ending in its label."""
-
-    __slots__ = ("parent", "label", "children", "new", "old")
-
-    def __init__(self, parent: Any, label: int) -> None:
-        import numpy as np
-
-        self.parent, self.label, self.children = parent, label, {}
-        self.new = [np.float32(-np.inf)] * 3  # total, blank, label
-        self.old = list(self.new)
-
-    def active(self) -> bool:
-        import numpy as np
-
-        return self.new[0] != -np.inf
-
-    def labels(self) -> list:
-        out, node = [], self
-        while node.parent is not None:
-            out.append(node.label)
-            node = node.parent
-        return out[::-1]
-
-
-def _beam_bottom(leaves: list) -> Any:
-    return min(leaves, key=lambda e: e.new[0])
-
-
-def _beam_candidate(p: Any, leaves: list, beam_width: int) -> bool:
-    # TF's is_candidate: a non-zero probability, and room in the beam or better than its worst
-    return p > -float("inf") and (len(leaves) < beam_width or p > _beam_bottom(leaves).new[0])
-
-
 def _ctc_beam_search(logits: Any, lengths: Any, beam_width: int, top_paths: int) -> tuple:
-    """TF's CTCBeamSearchDecoder (util/ctc/ctc_beam_search.h, the default scorer, blank = the last class,
-    no merging of repeats): per step the classes' log softmax, beams kept in a top-``beam_width`` set."""
+    """TF's CTCBeamSearchDecoder (the default scorer, blank = the last class, no merging of repeats) on
+    batch-major ``logits``: tf.nn.ctc_beam_search_decoder's search, per sequence."""
     import numpy as np
 
     from tapeflow.framework.errors import InvalidArgumentError
+    from tapeflow.ops.nn import ctc_ops
 
     if top_paths > beam_width:
-        raise InvalidArgumentError(None, None, "requested more paths than the beam width.")
-    neg_inf = np.float32(-np.inf)
-    batch, _, classes = logits.shape
-    blank = classes - 1
+        raise InvalidArgumentError(None, None, "requested more paths than the beam width. [Op:CTCBeamSearchDecoder]")
     paths = [[] for _ in range(top_paths)]
-    scores = np.zeros((batch, top_paths), np.float32)
-    for b in range(batch):
-        root = _Beam(None, -1)
-        root.new = [np.float32(0.0), np.float32(0.0), neg_inf]
-        leaves = [root]
-        for step in range(int(lengths[b])):
-            x = logits[b, step].astype(np.float32)
-            x = x - x.max()
-            x = (x - np.log(np.exp(x).sum(dtype=np.float32))).astype(np.float32)  # log softmax
-            branches = sorted(leaves, key=lambda e: -e.new[0])
-            for e in branches:
-                e.old = list(e.new)
-            leaves = []
-            for e in branches:
-                if e.parent is not None:
-                    if e.parent.active():
-                        prev = e.parent.old[1] if e.label == e.parent.label else e.parent.old[0]
-                        e.new[2] = _log_sum_exp(e.new[2], prev)
-                    e.new[2] = np.float32(e.new[2] + x[e.label])
-                e.new[1] = np.float32(e.old[0] + x[blank])
-                e.new[0] = _log_sum_exp(e.new[1], e.new[2])
-                leaves.append(e)
-
-            for e in branches:
-                if not _beam_candidate(e.old[0], leaves, beam_width):
-                    continue
-                for label in range(classes - 1):
-                    c = e.children.get(label)
-                    if c is None:
-                        c = e.children[label] = _Beam(e, label)
-                    if c.active():
-                        continue
-                    prev = e.old[1] if c.label == e.label else e.old[0]
-                    c.new = [neg_inf, neg_inf, np.float32(x[label] + prev)]
-                    c.new[0] = c.new[2]
-                    if _beam_candidate(c.new[0], leaves, beam_width):
-                        if len(leaves) == beam_width:
-                            low = _beam_bottom(leaves)
-                            low.new = [neg_inf] * 3
-                            leaves.remove(low)
-                        leaves.append(c)
-                    else:
-                        c.old, c.new = [neg_inf] * 3, [neg_inf] * 3
-        if top_paths > len(leaves):
-            raise InvalidArgumentError(None, None, "Less leaves in the beam search than requested.")
-        best = sorted(leaves, key=lambda e: -e.new[0])[:top_paths]
-        for i, e in enumerate(best):
-            paths[i].append(e.labels())
-            scores[b, i] = e.new[0]
+    scores = np.zeros((logits.shape[0], top_paths), np.float32)
+    for b in range(logits.shape[0]):
+        log_y = ctc_ops._log_softmax(logits[b, :int(lengths[b])].astype(np.float32))
+        found, best = ctc_ops._beam_search(log_y, beam_width, top_paths, merge_repeated=False)
+        for i in range(top_paths):
+            paths[i].append(found[i])
+            scores[b, i] = best[i]
     return paths, scores
 
 
