@@ -24,6 +24,7 @@ from tapeflow.ops import array_ops as ao
 from tapeflow.ops import indexing_ops
 from tapeflow.ops import math_ops as mo
 from tapeflow.ops import random_ops
+from tapeflow.ops.image_hsv_ops import hsv_to_rgb, rgb_to_hsv
 
 __all__ = ["AutoContrast", "RandomColorDegeneration", "RandomColorJitter", "RandomGrayscale", "RandomHue",
            "RandomInvert", "RandomPosterization", "RandomSaturation", "RandomSharpness", "Solarization"]
@@ -73,34 +74,6 @@ def rgb_to_grayscale(images: Tensor, data_format: str = "channels_last") -> Tens
     weights = convert_to_tensor([0.2989, 0.5870, 0.1140], dtype=dtype)
     gray = indexing_ops.tensordot(x, weights, [[axis], [-1]])
     return mo.cast(ao.expand_dims(gray, axis), images.dtype)
-
-
-def rgb_to_hsv(images: Tensor) -> Tensor:
-    """TF's ``RGBToHSV`` kernel on ``[..., 3]`` float images, hue in [0, 1), from tapeflow ops."""
-    r, g, b = ao.unstack(images, num=3, axis=-1)
-    v = mo.maximum(mo.maximum(r, g), b)
-    value_range = v - mo.minimum(mo.minimum(r, g), b)
-    zero = ao.zeros_like(v)
-    safe_v = mo.where(v > 0, v, ao.ones_like(v))
-    s = mo.where(v > 0, value_range / safe_v, zero)
-    safe_range = mo.where(value_range > 0, value_range, ao.ones_like(v))
-    norm = 1.0 / (6.0 * safe_range)
-    h = mo.where(mo.equal(r, v), norm * (g - b),
-                 mo.where(mo.equal(g, v), norm * (b - r) + 2.0 / 6.0, norm * (r - g) + 4.0 / 6.0))
-    h = mo.where(value_range > 0, h, zero)
-    h = mo.where(h < 0, h + 1.0, h)
-    return ao.stack([h, s, v], axis=-1)
-
-
-def hsv_to_rgb(images: Tensor) -> Tensor:
-    """TF's ``HSVToRGB`` kernel on ``[..., 3]`` float images, from tapeflow ops."""
-    h, s, v = ao.unstack(images, num=3, axis=-1)
-    dh = h * 6.0
-    dr = mo.clip_by_value(mo.abs(dh - 3.0) - 1.0, 0.0, 1.0)
-    dg = mo.clip_by_value(2.0 - mo.abs(dh - 2.0), 0.0, 1.0)
-    db = mo.clip_by_value(2.0 - mo.abs(dh - 4.0), 0.0, 1.0)
-    one_minus_s = 1.0 - s
-    return ao.stack([(one_minus_s + s * dr) * v, (one_minus_s + s * dg) * v, (one_minus_s + s * db) * v], axis=-1)
 
 
 def _factor(factor: Any, bounds: tuple) -> tuple:
