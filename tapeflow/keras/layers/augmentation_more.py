@@ -18,6 +18,7 @@ from typing import Any
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.keras import backend as _backend
 from tapeflow.keras.layers.base import Layer
+from tapeflow.keras.layers.image_augmentation import _factor_pair as _factor  # Keras's _set_factor
 from tapeflow.keras.layers.image_augmentation import _next_seed, _seed_state
 from tapeflow.keras.saving.serialization import base_config
 from tapeflow.ops import array_ops as ao
@@ -74,23 +75,6 @@ def rgb_to_grayscale(images: Tensor, data_format: str = "channels_last") -> Tens
     weights = convert_to_tensor([0.2989, 0.5870, 0.1140], dtype=dtype)
     gray = indexing_ops.tensordot(x, weights, [[axis], [-1]])
     return mo.cast(ao.expand_dims(gray, axis), images.dtype)
-
-
-def _factor(factor: Any, bounds: tuple) -> tuple:
-    """Keras's ``BaseImagePreprocessingLayer._set_factor``: a number ``a`` is ``(max(-|a|, low), |a|)``, a pair is
-    sorted; both within ``bounds``."""
-    msg = (f"The `factor` argument should be a number (or a list of two numbers) in the range "
-           f"[{bounds[0]}, {bounds[1]}]. Received: factor={factor}")
-    if isinstance(factor, (tuple, list)):
-        if len(factor) != 2 or factor[0] > bounds[1] or factor[1] < bounds[0]:
-            raise ValueError(msg)
-        return tuple(sorted(factor))
-    if isinstance(factor, (int, float)) and not isinstance(factor, bool):
-        if factor < bounds[0] or factor > bounds[1]:
-            raise ValueError(msg)
-        factor = abs(factor)
-        return (max(-factor, bounds[0]), factor)
-    raise ValueError(msg)
 
 
 class _ImagePreprocessing(Layer):
