@@ -111,6 +111,7 @@ def test_fit_returns_history_and_reduces_the_loss():
     assert isinstance(h, K.callbacks.History) and h.epoch == [0, 1, 2, 3, 4]
     assert h.history["loss"][-1] < h.history["loss"][0]
     assert m.history is h
+    assert list(h.params.items()) == [("verbose", 0), ("epochs", 5), ("steps", 4)]  # Keras's CallbackList order
 
 
 def test_fit_function_and_eager_steps_agree(monkeypatch):

@@ -808,3 +808,23 @@ def test_metric_add_weight_losses_get_and_layers_serialize_as_keras():
     assert isinstance(tf.keras.layers.deserialize(d), tf.keras.layers.Dense)
     with pytest.raises(ValueError, match="not a `keras.layers.Layer`"):
         tf.keras.layers.deserialize(tf.keras.losses.serialize(tf.keras.losses.MeanSquaredError()))
+
+
+def test_functional_config_keeps_the_structure_of_inputs_and_outputs(tmp_path):
+    # Keras's tree.map_structure / map_tensors (values from Keras 3.15.1): a dict of outputs stays a dict through
+    # get_config, .keras files and load_model, so predict of the loaded model gives a dict too
+    i1, i2 = K.Input((3,), name="a"), K.Input((2,), name="b")
+    h = L.concatenate([i1, i2])
+    m = K.Model({"a": i1, "b": i2}, {"y": L.Dense(1, name="y")(h), "z": L.Dense(2, name="z")(h)})
+    c = m.get_config()
+    assert c["input_layers"] == {"a": ["a", 0, 0], "b": ["b", 0, 0]}
+    assert c["output_layers"] == {"y": ["y", 0, 0], "z": ["z", 0, 0]}
+    m2 = K.Model([i1, i2], [L.Dense(1, name="y2")(h), (L.Dense(2, name="z2")(h),)])
+    assert m2.get_config()["output_layers"] == [["y2", 0, 0], (["z2", 0, 0],)]
+    m.save(str(tmp_path / "d.keras"))
+    loaded = K.models.load_model(str(tmp_path / "d.keras"))
+    x = {"a": np.ones((1, 3), "float32"), "b": np.ones((1, 2), "float32")}
+    out = loaded.predict(x, verbose=0)
+    assert isinstance(out, dict) and sorted(out) == ["y", "z"]
+    np.testing.assert_allclose(out["z"], m.predict(x, verbose=0)["z"], rtol=1e-6)
+    assert loaded.get_config()["output_layers"] == {"y": ["y", 0, 0], "z": ["z", 0, 0]}

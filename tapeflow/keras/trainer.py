@@ -1019,7 +1019,7 @@ class Trainer:
         if verbose and _is_chief():
             cb_list.append(cbks.ProgbarLogger(verbose))
         cb_list.append(history)
-        callbacks_ = cbks.CallbackList(cb_list, model=self, epochs=epochs, steps=data.steps, verbose=verbose)
+        callbacks_ = cbks.CallbackList(cb_list, model=self, verbose=verbose, epochs=epochs, steps=data.steps)
         self.stop_training = False
         step = self._step("train", data)
         batch_logs = _any_rank(_wants_batch_logs(cb_list, "on_train_batch_end"))
@@ -1097,7 +1097,7 @@ class Trainer:
             cb_list = _callback_list(callbacks)
             if verbose and not _in_fit and _is_chief():
                 cb_list.append(cbks.ProgbarLogger(verbose))
-            cb = cbks.CallbackList(cb_list, model=self, steps=data.steps, verbose=verbose, epochs=1)
+            cb = cbks.CallbackList(cb_list, model=self, verbose=verbose, epochs=1, steps=data.steps)
         cb.on_test_begin()
         batch_logs = _any_rank(_wants_batch_logs(cb.callbacks, "on_test_batch_end"))
         out, ran = None, False
@@ -1135,7 +1135,7 @@ class Trainer:
         cb_list = _callback_list(callbacks)
         if verbose and _is_chief():
             cb_list.append(cbks.ProgbarLogger(verbose))
-        cb = cbks.CallbackList(cb_list, model=self, steps=data.steps, verbose=verbose, epochs=1)
+        cb = cbks.CallbackList(cb_list, model=self, verbose=verbose, epochs=1, steps=data.steps)
         cb.on_predict_begin()
         for i, (xb, _, _) in enumerate(data.epoch()):
             cb.on_predict_batch_begin(i)

@@ -6,7 +6,8 @@
 
 ``--docs`` is a checkout of github.com/tensorflow/docs, or its bare git directory (read with ``git show``);
 names starting ``text:`` (``text:tutorials/word2vec``) are github.com/tensorflow/text's ``docs/`` notebooks, read from
-``--text-docs`` the same way.
+``--text-docs`` the same way; names starting ``prog:`` (``prog:custom_loop``) are the small programs in ``programs/``
+written in the style of TF tutorials (``\"\"\"`` blocks split them into cells, as ``kerasio.py``).
 Each notebook runs in its own process and scratch directory; results go to OUT/NAME.{tf,tf1,tp}.json.
 """
 
@@ -67,6 +68,11 @@ NOTEBOOKS = [
     "tutorials/reinforcement_learning/actor_critic",  # nb11: stand-in gym CartPole, numpy_function, TensorArray
     "guide/gpu",  # nb11: device listing and placement on a CPU-only machine
     "guide/graph_optimization",  # nb11: tf.config.optimizer options, debug_stripper, check_numerics
+    # nb11 2026-12-07: programs of our own in the style of TF tutorials and StackOverflow answers (programs/)
+    "prog:custom_loop",  # tf.data + tf.function train/val steps, Keras metrics, CheckpointManager, restore
+    "prog:functional_fit",  # multi-input/-output functional model, callbacks, class/sample weights, .keras
+    "prog:custom_parts",  # custom Layer/Loss/Metric, subclassed Model, custom train_step, registered objects
+    "prog:data_pipes",  # tf.data: padded_batch, cache, prefetch, windows, group_by_window, buckets, text lines
 ]
 # results are named for the notebook's file; where two notebooks share one, the later gets a longer name
 NAMES = {"tutorials/images/classification": "image_classification", "guide/basics": "guide_basics",
@@ -95,7 +101,7 @@ SETS = {"models": NOTEBOOKS, "types": TYPES, "all": NOTEBOOKS + [n for n in TYPE
 
 
 def _name(rel: str) -> str:
-    return NAMES.get(rel, os.path.basename(rel))
+    return NAMES.get(rel, os.path.basename(rel.removeprefix("prog:")))
 
 
 def _notebook_file(docs: str, rel: str, dest: str, text_docs: str = "") -> str:
@@ -103,6 +109,16 @@ def _notebook_file(docs: str, rel: str, dest: str, text_docs: str = "") -> str:
     path = os.path.join(dest, "src", name + ".ipynb")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     site = "site/en"
+    if rel.startswith("prog:"):  # nb11: a program of programs/ (Python with \"\"\" blocks), split by kerasio.py
+        sys.path.insert(0, HERE)
+        import json
+
+        import kerasio
+        with open(os.path.join(HERE, "programs", rel[len("prog:"):] + ".py"), encoding="utf-8") as f:
+            cells = kerasio.split_cells(f.read())
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(kerasio.to_notebook(cells), f, indent=1)
+        return path
     if rel.startswith("text:"):  # text11: tensorflow/text keeps its notebooks under docs/
         docs, site, rel = text_docs, "docs", rel[len("text:"):]
     checkout = os.path.join(docs, site, rel + ".ipynb")

@@ -96,9 +96,8 @@ def functional_config(model: Any) -> dict:
         entry["inbound_nodes"] = nodes
         layers.append(entry)
 
-    def io(structure: Any) -> Any:
-        flat = [_history(model, kt) for kt in nest.flatten(structure)]
-        return flat[0] if not isinstance(structure, (list, tuple, dict)) else flat
+    def io(structure: Any) -> Any:  # Keras's tree.map_structure: a dict of outputs stays a dict
+        return nest.map_structure(lambda kt: _history(model, kt), structure)
 
     return {
         "name": model.name,
@@ -173,9 +172,13 @@ def functional_from_config(cls: type, config: dict, custom_objects: dict | None 
                 f"{[x[0] for x in pending]} are never produced."
             )
 
-    def io(spec: Any) -> Any:
-        if spec and isinstance(spec[0], str):
+    def io(spec: Any) -> Any:  # Keras's map_tensors: [name, node, index] leaves in lists, tuples and dicts
+        if isinstance(spec, list) and len(spec) == 3 and isinstance(spec[0], str):
             return outputs_of[(spec[0], spec[1])][spec[2]]
+        if isinstance(spec, dict):
+            return {k: io(v) for k, v in spec.items()}
+        if isinstance(spec, tuple):
+            return tuple(io(s) for s in spec)
         return [io(s) for s in spec]
 
     target = cls if cls is not Model else Functional
