@@ -165,3 +165,15 @@ def test_shuffle_matches_tf():
     assert tf.random.shuffle(tf.range(8), seed=4).numpy().tolist() == [0, 4, 3, 2, 7, 1, 6, 5]
     assert tf.random.shuffle(tf.constant([5])).numpy().tolist() == [5]
     tf.random.set_seed(None)
+
+
+def test_large_draws_cross_philox_blocks_as_tf():
+    # 70,001 numbers span several of the generator's 16,384-call blocks; values pinned from TF 2.21
+    u = tf.random.stateless_uniform([70001], seed=[1, 2]).numpy()
+    near(u[[0, 65535, 65536, 65537, 70000]], [0.8440604209899902, 0.3679924011230469, 0.8930950164794922,
+                                                   0.009541034698486328, 0.1908280849456787])
+    assert float(u.astype(np.float64).sum()) == 35025.29294192791
+    g = tf.random.Generator.from_seed(5).uniform([70001]).numpy()
+    near(g[[65536, 70000]], [0.49120044708251953, 0.6937010288238525])
+    n = tf.random.stateless_normal([70001], seed=[3, 4]).numpy()
+    near(n[[65536, 70000]], [-0.8782331943511963, -0.07383469492197037])

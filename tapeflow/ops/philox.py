@@ -68,31 +68,70 @@ _MASK64 = (1 << 64) - 1
 _MASK128 = (1 << 128) - 1
 
 
+_BLOCK_GROUPS = 16384  # Philox calls per block: a round's six uint64 arrays (768 KiB) stay in cache
+_S32 = np.uint64(32)
+
+
+def _round_keys(key: int) -> list:
+    k0, k1 = key & 0xFFFFFFFF, (key >> 32) & 0xFFFFFFFF
+    keys = []
+    for _ in range(10):
+        keys.append((np.uint64(k0), np.uint64(k1)))
+        k0, k1 = (k0 + _W0) & 0xFFFFFFFF, (k1 + _W1) & 0xFFFFFFFF
+    return keys
+
+
+def _rounds(c0, c1, c2, c3, keys: list, out: np.ndarray) -> None:
+    """The ten rounds on one block (uint64 arrays holding 32-bit words, updated in place) into ``out``."""
+    p0, p1 = np.empty_like(c0), np.empty_like(c0)
+    for k0, k1 in keys:
+        np.multiply(c0, _M0, out=p0)
+        np.multiply(c2, _M1, out=p1)
+        np.right_shift(p1, _S32, out=c0)  # c0's old value is spent (in p0)
+        c0 ^= c1
+        c0 ^= k0
+        np.bitwise_and(p1, _LOW, out=c1)
+        np.right_shift(p0, _S32, out=c2)
+        c2 ^= c3
+        c2 ^= k1
+        np.bitwise_and(p0, _LOW, out=c3)
+    out[:, 0], out[:, 1], out[:, 2], out[:, 3] = c0, c1, c2, c3
+
+
 def philox(counters: np.ndarray, key: int) -> np.ndarray:
     """Philox-4x32-10 of ``counters`` (uint32 [n, 4], word 0 lowest) under the 64-bit ``key``: uint32 [n, 4]."""
-    c = [counters[:, i].astype(np.uint64) for i in range(4)]
-    k0, k1 = key & 0xFFFFFFFF, (key >> 32) & 0xFFFFFFFF
-    for _ in range(10):
-        p0, p1 = _M0 * c[0], _M1 * c[2]
-        c = [(p1 >> np.uint64(32)) ^ c[1] ^ np.uint64(k0), p1 & _LOW, (p0 >> np.uint64(32)) ^ c[3] ^ np.uint64(k1),
-             p0 & _LOW]
-        k0, k1 = (k0 + _W0) & 0xFFFFFFFF, (k1 + _W1) & 0xFFFFFFFF
-    return np.stack(c, axis=1).astype(np.uint32)
+    keys, n = _round_keys(key), counters.shape[0]
+    out = np.empty((n, 4), np.uint32)
+    for a in range(0, n, _BLOCK_GROUPS):
+        blk = counters[a:a + _BLOCK_GROUPS]
+        _rounds(*(blk[:, i].astype(np.uint64) for i in range(4)), keys, out[a:a + _BLOCK_GROUPS])
+    return out
+
+
+def _counter_words(counter: int, n: int, stride: int) -> tuple:
+    """The four uint64-held 32-bit words (lowest first) of the 128-bit ``counter + stride * i``, i < n."""
+    lo, hi = counter & _MASK64, counter >> 64
+    i = np.arange(n, dtype=np.uint64) * np.uint64(stride)
+    low = np.uint64(lo) + i  # wraps mod 2**64
+    high = (low < i).astype(np.uint64)  # (lo + i overflowed)
+    high += np.uint64(hi & _MASK64)
+    return low & _LOW, low >> _S32, high & _LOW, high >> _S32
 
 
 def _counters(counter: int, n: int, stride: int = 1) -> np.ndarray:
     """uint32 [n, 4]: the 128-bit ``counter + stride * i`` for i < n, as words (lowest first)."""
-    lo, hi = counter & _MASK64, counter >> 64
-    i = np.arange(n, dtype=np.uint64) * np.uint64(stride)
-    low = np.uint64(lo) + i  # wraps mod 2**64
-    carry = (low < i).astype(np.uint64)  # (lo + i overflowed)
-    high = np.uint64(hi & _MASK64) + carry
-    return np.stack([low & _LOW, low >> np.uint64(32), high & _LOW, high >> np.uint64(32)], axis=1).astype(np.uint32)
+    return np.stack(_counter_words(counter, n, stride), axis=1).astype(np.uint32)
 
 
 def words(counter: int, key: int, groups: int, stride: int = 1) -> np.ndarray:
     """The uint32 [groups, 4] words of ``groups`` Philox calls from ``counter`` (step ``stride``)."""
-    return philox(_counters(counter, groups, stride), key)
+    keys = _round_keys(key)
+    out = np.empty((groups, 4), np.uint32)
+    for a in range(0, groups, _BLOCK_GROUPS):
+        b = min(groups, a + _BLOCK_GROUPS)
+        start = (counter + stride * a) & _MASK128
+        _rounds(*_counter_words(start, b - a, stride), keys, out[a:b])
+    return out
 
 
 def _uint32_to_float(x: np.ndarray) -> np.ndarray:
@@ -133,8 +172,12 @@ def uniform(counter: int, key: int, shape: tuple, dtype) -> np.ndarray:
         w = words(counter, key, (n + 1) // 2)
         out = np.stack([_uint64_to_double(w[:, 0], w[:, 1]), _uint64_to_double(w[:, 2], w[:, 3])], axis=1)
         return _take(out.reshape(-1), n, shape, dtype)
-    w = words(counter, key, (n + 3) // 4)
-    return _take(_uint32_to_float(w).reshape(-1), n, shape, dtype)
+    w = words(counter, key, (n + 3) // 4)  # our own buffer: turned into floats in place
+    w &= np.uint32(0x7FFFFF)
+    w |= np.uint32(0x3F800000)
+    f = w.view(np.float32)
+    f -= np.float32(1.0)
+    return _take(f.reshape(-1), n, shape, dtype)
 
 
 def normal(counter: int, key: int, shape: tuple, dtype) -> np.ndarray:
