@@ -73,6 +73,22 @@ def test_intra_op_threads_set_the_count_for_big_kernels(blas):
     assert threads.blas_threads() == 1
 
 
+def test_lapack_kernels_and_the_orthogonal_initializer_choose_their_threads(blas):
+    # LAPACK on OpenBLAS's default threads beside a busy neighbour ran 10-80x slower: the decompositions
+    # (and Keras's Orthogonal initializer, the RNN layers' default) take their count as a matmul does
+    tf.config.threading.set_intra_op_parallelism_threads(2)
+    a = np.eye(256, dtype=np.float32) * 2.0
+    for run in (lambda: tf.linalg.qr(a), lambda: tf.linalg.cholesky(a), lambda: tf.linalg.inv(a),
+                lambda: tf.linalg.svd(a), lambda: tf.linalg.eigh(a), lambda: tf.linalg.solve(a, a),
+                lambda: tf.keras.initializers.Orthogonal(seed=1)((256, 256))):
+        tf.matmul(SMALL, SMALL)
+        assert threads.blas_threads() == 1
+        run()
+        assert threads.blas_threads() == 2
+    tf.linalg.qr(SMALL)  # a small one: one thread
+    assert threads.blas_threads() == 1
+
+
 def test_automatic_count_follows_free_cpus(blas):
     blas.intra = 0
     blas.auto = True

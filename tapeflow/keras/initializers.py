@@ -19,7 +19,7 @@ import numpy as np
 from tapeflow.framework import dtypes
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.tensor import Tensor, constant
-from tapeflow.ops import random_ops
+from tapeflow.ops import random_ops, threads
 
 __all__ = [
     "Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal",
@@ -328,6 +328,7 @@ class Orthogonal(_RandomInitializer, Initializer):
                              f"shape={shape} of rank {len(shape)}.")
         rows, cols = math.prod(shape[:-1]), shape[-1]
         a = self._draw("normal", (max(rows, cols), min(rows, cols)), dtype, 0.0, 1.0)
+        threads.before_blas(float(a.size) * a.shape[1])  # LAPACK on the threads its size and the load call for
         q, r = np.linalg.qr(a)
         q = q * np.sign(np.diag(r))
         if rows < cols:

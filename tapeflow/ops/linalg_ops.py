@@ -20,7 +20,7 @@ from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.execute import execute
 from tapeflow.framework.indexed_slices import IndexedSlices
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
-from tapeflow.ops import array_ops, math_ops
+from tapeflow.ops import array_ops, math_ops, threads
 from tapeflow.ops._helpers import check_float, dtype_mismatch, scalar_int, t
 from tapeflow.ops.registry import defgrad, defop
 
@@ -42,12 +42,21 @@ def _check_matrix(x: Tensor, op: str, square: bool = True) -> tuple:
     return s
 
 
+def _lapack_work(x: Any) -> float:
+    """About the multiply-adds of a decomposition or solve of ``x`` (batch x m x n x min(m, n))."""
+    shape = getattr(x, "shape", ())
+    return float(x.size) * min(shape[-2:]) if len(shape) >= 2 else 0.0
+
+
 def _lapack(kernel):
     """Wraps a kernel that calls LAPACK (np.linalg), which has no float16:
     half inputs are computed in float32 and the results cast back, as TF's
-    half kernels do internally."""
+    half kernels do internally. The BLAS gets the thread count the kernel's size and the
+    machine's load call for (threads.before_blas), as a matmul does: LAPACK's blocked
+    factorizations on OpenBLAS's default threads beside a busy neighbour ran 10-80x slower."""
 
     def run(*arrays, **attrs):
+        threads.before_blas(_lapack_work(arrays[0]) if arrays else 0.0)
         if not any(getattr(a, "dtype", None) == np.float16 for a in arrays):
             return kernel(*arrays, **attrs)
         outs = kernel(*[a.astype(np.float32) if getattr(a, "dtype", None) == np.float16 else a for a in arrays],
