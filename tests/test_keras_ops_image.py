@@ -1,4 +1,5 @@
-"""keras.ops.image: resize, extract_patches, rgb_to_grayscale (Keras 3.15 / TF 2.21 results pinned)."""
+"""keras.ops.image: resize, extract_patches, rgb_to_grayscale, rgb_to_hsv/hsv_to_rgb (Keras 3.15 / TF 2.21 results
+pinned)."""
 
 import os
 
@@ -56,3 +57,45 @@ def test_image_ops_in_a_functional_model_and_errors(tmp_path):
         ops.image.rgb_to_grayscale(_x()[..., :2])
     with pytest.raises(NotImplementedError, match="affine_transform"):
         ops.image.affine_transform(_x(), np.zeros((2, 8)))
+
+
+_HSV_X = np.array([[[0.1, 0.5, 0.9], [0.9, 0.9, 0.9]], [[0.3, 0.2, 0.1], [0.0, 0.0, 0.0]]], "float32")
+
+
+def test_rgb_to_hsv_and_back_values_and_channels_first():
+    # Keras 3.15 (TF backend): tf.image's RGBToHSV / HSVToRGB kernels
+    np.testing.assert_array_equal(ops.image.rgb_to_hsv(_HSV_X).numpy(), np.array(
+        [[[0.5833334, 0.88888884, 0.9], [0.0, 0.0, 0.9]], [[0.08333333, 0.6666667, 0.3], [0.0, 0.0, 0.0]]],
+        "float32"))
+    np.testing.assert_array_equal(ops.image.hsv_to_rgb(_HSV_X).numpy(), np.array(
+        [[[0.9, 0.71999997, 0.45], [0.9, 0.09000002, 0.5760003]], [[0.084, 0.1, 0.080000006], [0.0, 0.0, 0.0]]],
+        "float32"))
+    cf = ops.image.rgb_to_hsv(np.transpose(_HSV_X[None], (0, 3, 1, 2)), data_format="channels_first")
+    np.testing.assert_array_equal(cf.numpy(), np.transpose(ops.image.rgb_to_hsv(_HSV_X).numpy()[None], (0, 3, 1, 2)))
+    assert ops.image.rgb_to_hsv(_HSV_X.astype("float64")).dtype == tf.float64
+    x = tf.constant(_HSV_X)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(ops.image.rgb_to_hsv(x)[..., 2])  # value = max channel: its gradient picks it
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [[[0, 0, 1], [1, 0, 0]], [[1, 0, 0], [1, 0, 0]]])
+
+
+def test_rgb_to_hsv_errors_and_functional_model(tmp_path):
+    with pytest.raises(ValueError, match=r"Received input with shape: images.shape=\(3,\)"):
+        ops.image.rgb_to_hsv(_HSV_X[0, 0])
+    with pytest.raises(ValueError, match="Invalid images dtype: expected float dtype. Received: images.dtype=int32"):
+        ops.image.hsv_to_rgb(_HSV_X.astype("int32"))
+    with pytest.raises(tf.errors.FailedPreconditionError, match="input must have 3 channels but input only has 2"):
+        ops.image.rgb_to_hsv(_HSV_X[..., :2])
+    with pytest.raises(ValueError, match="Input images must have 3 channels, but received images with 2 channels."):
+        ops.image.rgb_to_hsv(tf.keras.Input((4, 5, 2)))
+    with pytest.raises(ValueError, match="Invalid images dtype: expected float dtype. Received: images.dtype=int32"):
+        ops.image.rgb_to_hsv(tf.keras.Input((4, 5, 3), dtype="int32"))
+    inp = tf.keras.Input((2, 2, 3))
+    out = ops.image.hsv_to_rgb(ops.image.rgb_to_hsv(inp))
+    assert out.shape == (None, 2, 2, 3)
+    model = tf.keras.Model(inp, out)
+    path = os.path.join(tmp_path, "hsv.keras")
+    model.save(path)
+    again = tf.keras.models.load_model(path)
+    np.testing.assert_allclose(again.predict(_HSV_X[None], verbose=0)[0], _HSV_X, atol=1e-6)

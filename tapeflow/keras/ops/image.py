@@ -1,8 +1,10 @@
 """``keras.ops.image``: Keras 3's image functions (TF backend's arithmetic): ``resize``, ``extract_patches``
-(2-D) and ``rgb_to_grayscale``; the others raise ``NotImplementedError`` naming themselves."""
+(2-D), ``rgb_to_grayscale``, ``rgb_to_hsv`` and ``hsv_to_rgb``; the others raise ``NotImplementedError``
+naming themselves."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -86,9 +88,74 @@ def rgb_to_grayscale(images: Any, data_format: str | None = None) -> Any:
     return t.cast(t.expand_dims(x, axis), dtype)
 
 
+def _hsv(images: Any, data_format: str | None, kernel: Any) -> Any:
+    """Keras's TF backend ``rgb_to_hsv``/``hsv_to_rgb``: its checks, then tf.image's kernel on channels-last."""
+    t = tf()
+    images = convert(images)
+    data_format = _backend.standardize_data_format(data_format)
+    _rank_check(images)
+    if not images.dtype.is_floating:
+        raise ValueError(f"Invalid images dtype: expected float dtype. Received: images.dtype={images.dtype.name}")
+    first = data_format == "channels_first"
+    rank = len(images.shape)
+    if first:
+        images = t.transpose(images, (0, 2, 3, 1) if rank == 4 else (1, 2, 0))
+    images = kernel(images)
+    if first:
+        images = t.transpose(images, (0, 3, 1, 2) if rank == 4 else (2, 0, 1))
+    return images
+
+
+def _symbolic_hsv_checks(fn: Any) -> Any:
+    """Keras's ``compute_output_spec`` checks of ``RGBToHSV``/``HSVToRGB`` on a KerasTensor, before the node."""
+    from tapeflow.keras.layers.base import KerasTensor
+
+    @functools.wraps(fn)
+    def checked(images: Any, data_format: str | None = None) -> Any:
+        if isinstance(images, KerasTensor):
+            shape = list(images.shape)
+            if len(shape) not in (3, 4):
+                raise ValueError("Invalid images rank: expected rank 3 (single image) or rank 4 (batch of images). "
+                                 f"Received: images.shape={shape}")
+            dtype = _backend.standardize_dtype(images.dtype)
+            if not _backend.is_float_dtype(dtype):
+                raise ValueError(f"Invalid images dtype: expected float dtype. Received: images.dtype={dtype}")
+            axis = -1 if _backend.standardize_data_format(data_format) == "channels_last" else -3
+            if shape[axis] is not None and shape[axis] != 3:
+                raise ValueError(f"Input images must have 3 channels, but received images with {shape[axis]} "
+                                 "channels.")
+        return fn(images, data_format=data_format)
+
+    return checked
+
+
+@keras_op("RGBToHSV", "image")
+def rgb_to_hsv(images: Any, data_format: str | None = None) -> Any:
+    """RGB images (float, values in ``[0, 1]``) to HSV, each of hue, saturation and value in ``[0, 1]``
+    (``keras.ops.image.rgb_to_hsv``: tf.image's kernel and gradient)."""
+    from tapeflow.ops.image_hsv_ops import rgb_to_hsv as kernel
+
+    return _hsv(images, data_format, kernel)
+
+
+rgb_to_hsv = _symbolic_hsv_checks(rgb_to_hsv)
+
+
+@keras_op("HSVToRGB", "image")
+def hsv_to_rgb(images: Any, data_format: str | None = None) -> Any:
+    """HSV images (float, values in ``[0, 1]``) to RGB (``keras.ops.image.hsv_to_rgb``: tf.image's kernel
+    and gradient)."""
+    from tapeflow.ops.image_hsv_ops import hsv_to_rgb as kernel
+
+    return _hsv(images, data_format, kernel)
+
+
+hsv_to_rgb = _symbolic_hsv_checks(hsv_to_rgb)
+
+
 _UNSUPPORTED = frozenset(("affine_transform", "crop_images", "elastic_transform", "extract_patches_3d",
-                          "gaussian_blur", "hsv_to_rgb", "map_coordinates", "pad_images", "perspective_transform",
-                          "rgb_to_hsv", "scale_and_translate", "sobel_edges", "ssim"))
+                          "gaussian_blur", "map_coordinates", "pad_images", "perspective_transform",
+                          "scale_and_translate", "sobel_edges", "ssim"))
 
 
 def __getattr__(name: str) -> Any:
