@@ -14,7 +14,8 @@ and draws in its kernel from ``random_ops.stream(seed, seed2, instance)``.
 
 from tapeflow.ops.random_ops import (  # noqa: F401
     DEFAULT_GRAPH_SEED, Generator, _generator_for, categorical, fold_in, get_global_generator, get_seed, normal,
-    set_global_generator, set_seed, shuffle, split, stateless_categorical, stateless_normal,
+    set_global_generator, set_seed, shuffle, split, stateless_binomial, stateless_categorical, stateless_gamma,
+    stateless_normal,
     stateless_truncated_normal, stateless_uniform, stream, truncated_normal, uniform,
 )
 from tapeflow.ops.candidate_sampling_ops import log_uniform_candidate_sampler, uniform_candidate_sampler  # noqa: F401

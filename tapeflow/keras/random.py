@@ -172,15 +172,28 @@ def shuffle(x: Any, axis: int = 0, seed: Any = None) -> Tensor:
     return array_ops.gather(x, order, axis=axis)
 
 
-def _missing(name: str) -> Any:
-    def fn(*args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(f"keras.random.{name} is not implemented in tapeflow (it needs TF's "
-                                  f"stateless gamma/binomial sampler)")
-
-    fn.__name__ = name
-    return fn
+def gamma(shape: Any, alpha: Any, dtype: Any = None, seed: Any = None) -> Tensor:
+    """Samples of Gamma(alpha) (scale 1): ``tf.random.stateless_gamma`` of Keras's seed."""
+    d = _floatx(dtype)
+    s = draw_seed(seed)
+    return random_ops.stateless_gamma(shape, s, alpha=alpha, dtype=d)
 
 
-gamma = _missing("gamma")
-binomial = _missing("binomial")
-beta = _missing("beta")
+def binomial(shape: Any, counts: Any, probabilities: Any, dtype: Any = None, seed: Any = None) -> Tensor:
+    """Samples of Binomial(counts, probabilities): ``tf.random.stateless_binomial`` of Keras's seed."""
+    d = _floatx(dtype)
+    s = draw_seed(seed)
+    return random_ops.stateless_binomial(shape, s, counts=counts, probs=probabilities, output_dtype=d)
+
+
+def beta(shape: Any, alpha: Any, beta: Any, dtype: Any = None, seed: Any = None) -> Tensor:
+    """Samples of Beta(alpha, beta) as Keras's TF backend draws them: ``X / (X + Y)`` of two gammas, ``X`` of
+    the drawn seed and ``Y`` of that seed plus 12."""
+    d = _floatx(dtype)
+    seed_1 = draw_seed(seed)
+    seed_2 = math_ops.add(seed_1, np.int32(12))
+    alpha = array_ops.broadcast_to(convert_to_tensor(alpha, dtype=d), shape)
+    beta = array_ops.broadcast_to(convert_to_tensor(beta, dtype=d), shape)
+    gamma_a = random_ops.stateless_gamma(shape, seed_1, alpha=alpha, dtype=d)
+    gamma_b = random_ops.stateless_gamma(shape, seed_2, alpha=beta, dtype=d)
+    return math_ops.divide(gamma_a, math_ops.add(gamma_a, gamma_b))

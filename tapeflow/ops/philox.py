@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import math
 
 import numpy as np
@@ -341,3 +342,191 @@ def seed_pairs(seed: int, seed2: int):
     stream = WordStream(seed, seed2)
     while True:
         yield stream(), stream()
+
+
+def _c_math(fn, x: np.ndarray) -> np.ndarray:
+    """``fn`` (a ``math`` function: the C library's, as TF's kernels call) on each element; a pole or domain
+    error gives C's ``-inf``/``nan``."""
+    out = []
+    for v in x.tolist():
+        try:
+            out.append(fn(v))
+        except (ValueError, OverflowError):
+            out.append(-math.inf if v == 0 or (fn is math.log1p and v == -1) else math.nan)
+    return np.asarray(out, np.float64)
+
+
+class _ElementStreams:
+    """Per output element, the Philox stream TF's rejection samplers (gamma, binomial) read: element ``i``
+    starts at ``counter + skip * i`` and each refill of a sample buffer takes its next Philox call. A buffer
+    (TF's ``SampleBuffer`` / the binomial kernel's ``UNIFORM``) holds the two doubles of one call and hands
+    out the last first."""
+
+    def __init__(self, counter: int, key: int, index: np.ndarray, skip: int, buffers: tuple) -> None:
+        self.key = key
+        self.base = [(counter + skip * int(i)) & _MASK128 for i in index.tolist()]
+        self.calls = np.zeros(index.size, np.int64)
+        self.buf = {name: (np.zeros(index.size, np.int64), np.zeros((index.size, 2))) for name in buffers}
+
+    def _words(self, ids: np.ndarray) -> np.ndarray:
+        rows = []
+        for i, c in zip(ids.tolist(), self.calls[ids].tolist()):
+            v = (self.base[i] + c) & _MASK128
+            rows.append([v & 0xFFFFFFFF, (v >> 32) & 0xFFFFFFFF, (v >> 64) & 0xFFFFFFFF, v >> 96])
+        self.calls[ids] += 1
+        return philox(np.asarray(rows, np.uint32).reshape(-1, 4), self.key)
+
+    def draw(self, name: str, ids: np.ndarray) -> np.ndarray:
+        """The next double of buffer ``name`` ("uniform" or "normal") of each element in ``ids``."""
+        remaining, values = self.buf[name]
+        empty = ids[remaining[ids] == 0]
+        if empty.size:
+            w = self._words(empty)
+            if name == "normal":
+                values[empty, 0], values[empty, 1] = _box_muller_double(w[:, 0], w[:, 1], w[:, 2], w[:, 3])
+            else:
+                values[empty, 0], values[empty, 1] = _uint64_to_double(w[:, 0], w[:, 1]), _uint64_to_double(w[:, 2],
+                                                                                                           w[:, 3])
+            remaining[empty] = 2
+        remaining[ids] -= 1
+        return values[ids, remaining[ids]]
+
+
+def gamma(counter: int, key: int, alpha: np.ndarray, samples_per_alpha: int) -> np.ndarray:
+    """TF's CPU ``StatelessRandomGammaV2/V3`` kernel in float64 (the caller rounds to the output dtype): output
+    ``i`` (alpha ``i // samples_per_alpha``) reads its own stream from ``counter + 256 * i``; alpha 1 is an
+    exponential ``-log1p(-u)``, else Marsaglia-Tsang's rejection from a normal and a uniform (with an extra
+    uniform ``** (1 / alpha)`` for alpha below 1). The result is laid out ``[samples_per_alpha, num_alphas]``."""
+    a_flat = np.asarray(alpha, np.float64).reshape(-1)
+    num = a_flat.size
+    n = num * samples_per_alpha
+    index = np.arange(n, dtype=np.int64)
+    a = a_flat[index // samples_per_alpha] if n else a_flat[:0]
+    res = np.empty(n, np.float64)
+    streams = _ElementStreams(counter, key, index, 256, ("normal", "uniform"))
+    ones = np.flatnonzero(a == 1.0)
+    if ones.size:
+        w = streams._words(ones)
+        res[ones] = -_c_math(math.log1p, -_uint64_to_double(w[:, 2], w[:, 3]))
+    rest = np.flatnonzero(a != 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        below = a < 1
+        d = a + np.where(below, 2.0 / 3, -1.0 / 3)
+        c = 1.0 / 3 / np.sqrt(d)
+    bad = rest[~(c[rest] > 0) | ~np.isfinite(c[rest])]  # alpha <= -2/3 or nan: TF's loop never accepts
+    res[bad] = np.nan
+    active = np.setdiff1d(rest, bad)
+    while active.size:
+        x = streams.draw("normal", active)
+        v = 1 + c[active] * x
+        positive = v > 0
+        ids, x, v = active[positive], x[positive], v[positive]
+        v = v * v * v
+        u = streams.draw("uniform", ids)
+        accept = u < 1 - 0.0331 * (x * x) * (x * x)
+        tail = np.flatnonzero(~accept)
+        if tail.size:
+            t_ids = ids[tail]
+            accept[tail] = _c_math(math.log, u[tail]) < 0.5 * x[tail] * x[tail] + d[t_ids] * (
+                1 - v[tail] + _c_math(math.log, v[tail]))
+        done, value = ids[accept], d[ids[accept]] * v[accept]
+        small = np.flatnonzero(below[done])
+        if small.size:
+            b = streams.draw("uniform", done[small])
+            value[small] *= np.asarray([math.pow(bb, 1 / aa) for bb, aa in zip(b.tolist(), a[done[small]].tolist())])
+        res[done] = value
+        active = np.setdiff1d(active, done)
+    out = np.empty(n, np.float64)
+    out[(index % samples_per_alpha) * num + index // samples_per_alpha] = res
+    return out
+
+
+def _stirling_tail(k: np.ndarray) -> np.ndarray:
+    table = np.array([0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                      0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                      0.00925546218271273, 0.00833056343336287])
+    kp1sq = (k + 1) * (k + 1)
+    big = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+    return np.where(k <= 9, table[np.clip(k, 0, 9).astype(np.int64)], big)
+
+
+def _binomial_inversion(streams: _ElementStreams, ids: np.ndarray, count: np.ndarray, prob: np.ndarray):
+    out = np.zeros(ids.size)
+    geom_sum = np.zeros(ids.size)
+    log_q = _c_math(math.log1p, -prob)
+    todo = np.arange(ids.size)
+    while todo.size:
+        u = streams.draw("uniform", ids[todo])
+        geom_sum[todo] += np.ceil(_c_math(math.log, u) / log_q[todo])
+        over = geom_sum[todo] > count[todo]
+        out[todo[~over]] += 1
+        todo = todo[~over]
+    return out
+
+
+def _btrs(streams: _ElementStreams, ids: np.ndarray, count: np.ndarray, prob: np.ndarray):
+    stddev = np.sqrt(count * prob * (1 - prob))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1 - prob)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = np.floor((count + 1) * prob)
+    out = np.zeros(ids.size)
+    todo = np.arange(ids.size)
+    log = functools.partial(_c_math, math.log)
+    while todo.size:
+        u = streams.draw("uniform", ids[todo]) - 0.5
+        v = streams.draw("uniform", ids[todo])
+        us = 0.5 - np.abs(u)
+        k = np.floor((2 * a[todo] / us + b[todo]) * u + c[todo])
+        accept = (us >= 0.07) & (v <= v_r[todo])
+        check = np.flatnonzero(~accept & (k >= 0) & (k <= count[todo]))
+        if check.size:
+            j = todo[check]
+            kk, n_, mm, rr = k[check], count[j], m[j], r[j]
+            lv = log(v[check] * alpha[j] / (a[j] / (us[check] * us[check]) + b[j]))
+            upper = ((mm + 0.5) * log((mm + 1) / (rr * (n_ - mm + 1))) + (n_ + 1) * log((n_ - mm + 1) / (n_ - kk + 1))
+                     + (kk + 0.5) * log(rr * (n_ - kk + 1) / (kk + 1)) + _stirling_tail(mm) + _stirling_tail(n_ - mm)
+                     - _stirling_tail(kk) - _stirling_tail(n_ - kk))
+            accept[check] = lv <= upper
+        out[todo[accept]] = k[accept]
+        todo = todo[~accept]
+    return out
+
+
+def binomial(counter: int, key: int, counts: np.ndarray, probs: np.ndarray, samples_per_batch: int) -> np.ndarray:
+    """TF's CPU ``StatelessRandomBinomial`` kernel in float64: ``counts`` and ``probs`` (broadcast, flat, of
+    their dtype ``T``) per batch member; output ``i`` reads its own stream (from ``counter + 42 * i`` for
+    binomial inversion, where ``count * p < 10``, else ``counter + 256 * i`` for Hormann's BTRS), with
+    ``p = min(prob, 1 - prob)`` as TF. Laid out ``[samples_per_batch, num_batches]``."""
+    t = counts.dtype.type
+    num = counts.size
+    n = num * samples_per_batch
+    index = np.arange(n, dtype=np.int64)
+    count_t, prob_t = counts.reshape(-1)[index // samples_per_batch], probs.reshape(-1)[index // samples_per_batch]
+    dcount = count_t.astype(np.float64)
+    res = np.full(n, np.nan)
+    zero = (dcount <= 0.0) | (prob_t <= t(0))
+    res[zero] = 0.0
+    full = ~zero & (prob_t >= t(1))
+    res[full] = dcount[full]
+    low = ~zero & ~full & (prob_t <= t(0.5))
+    high = ~zero & ~full & (prob_t > t(0.5))
+    q_t = np.where(high, t(1) - prob_t, prob_t).astype(counts.dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        big = (count_t * q_t) >= t(10)
+    for mask, skip in ((~big, 42), (big, 256)):
+        for side in (low, high):
+            ids = np.flatnonzero(side & mask)
+            if not ids.size:
+                continue
+            streams = _ElementStreams(counter, key, ids, skip, ("uniform",))
+            local = np.arange(ids.size)
+            dq = q_t[ids].astype(np.float64)
+            draw = (_btrs if skip == 256 else _binomial_inversion)(streams, local, dcount[ids], dq)
+            res[ids] = draw if side is low else dcount[ids] - draw
+    out = np.empty(n, np.float64)
+    out[(index % samples_per_batch) * num + index // samples_per_batch] = res
+    return out

@@ -57,7 +57,7 @@ from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.ops import math_ops, philox
 from tapeflow.ops._helpers import scalar_int, t
-from tapeflow.ops.registry import NotDifferentiable, defop
+from tapeflow.ops.registry import GradientNotImplemented, NotDifferentiable, defop
 
 DEFAULT_GRAPH_SEED = 87654321
 _MAXINT32 = 2**31 - 1
@@ -593,6 +593,90 @@ def stateless_categorical(logits: Any, num_samples: Any, seed: Any, dtype: Any =
     x, n, d = _check_logits(logits, num_samples, dtype, "StatelessMultinomial")
     s = _seed_tensor(seed, "StatelessMultinomial")
     return execute(STATELESS_MULTINOMIAL, (x, s), {"num_samples": n, "output_dtype": d._np})
+
+
+def _ends_with(shape: tuple, tail: tuple, op: str) -> None:
+    if len(tail) > len(shape) or tuple(shape[len(shape) - len(tail):]) != tuple(tail):
+        raise InvalidArgumentError(None, None, f"Shape passed in must end with broadcasted shape. [Op:{op}]")
+
+
+def _stateless_gamma_kernel(seed, alpha, shape, dtype):
+    _ends_with(shape, alpha.shape, "StatelessRandomGammaV2")
+    if alpha.size == 0:
+        raise InvalidArgumentError(None, None, "Input alpha should have non-zero element count, got: 0 "
+                                   "[Op:StatelessRandomGammaV2]")
+    n = int(np.prod(shape, dtype=np.int64))
+    if n == 0:
+        return np.zeros(shape, dtype)
+    s = np.asarray(seed).reshape(-1)
+    key, counter = philox.stateless_key_counter(int(s[0]), int(s[1]))
+    return philox.gamma(counter, key, alpha, n // alpha.size).astype(dtype).reshape(shape)
+
+
+def _stateless_binomial_kernel(seed, counts, probs, shape, dtype):
+    try:
+        batch = np.broadcast_shapes(counts.shape, probs.shape)
+    except ValueError:
+        raise InvalidArgumentError(None, None, "counts and probs must have compatible batch dimensions: "
+                                   f"{list(counts.shape)} vs. {list(probs.shape)} "
+                                   "[Op:StatelessRandomBinomial]") from None
+    _ends_with(shape, batch, "StatelessRandomBinomial")
+    n = int(np.prod(shape, dtype=np.int64))
+    if n == 0:
+        return np.zeros(shape, dtype)
+    s = np.asarray(seed).reshape(-1)
+    key, counter = philox.stateless_key_counter(int(s[0]), int(s[1]))
+    per = n // max(int(np.prod(batch, dtype=np.int64)), 1)
+    out = philox.binomial(counter, key, np.broadcast_to(counts, batch).reshape(-1),
+                          np.broadcast_to(probs, batch).reshape(-1), per)
+    with np.errstate(invalid="ignore"):
+        return out.astype(dtype).reshape(shape)
+
+
+STATELESS_GAMMA = defop("StatelessRandomGammaV2", _dynamic_shape(_stateless_gamma_kernel), shape=_stateless_shape)
+GradientNotImplemented("StatelessRandomGammaV2", "the gradient of tf.random.stateless_gamma with respect to alpha "
+                       "(TF's RandomGammaGrad, implicit reparameterization)")
+STATELESS_BINOMIAL = defop("StatelessRandomBinomial", _dynamic_shape(_stateless_binomial_kernel),
+                           shape=_stateless_shape)
+NotDifferentiable("StatelessRandomBinomial")  # as TF
+
+
+def stateless_gamma(shape: Any, seed: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32,
+                    name: str | None = None) -> Tensor:
+    """Deterministic Gamma(alpha, beta) samples (TF's CPU kernel: Marsaglia-Tsang rejection on Philox): the
+    same ``seed`` (shape [2]) gives the same numbers. ``shape`` must end with the broadcast shape of ``alpha``
+    and ``beta`` (the inverse scale); each ``samples[..., i]`` draws from ``alpha[i]``.
+
+    >>> tf.random.stateless_gamma([2], seed=[1, 2], alpha=2.0).shape
+    TensorShape([2])
+    """
+    from tapeflow.ops import array_ops
+    from tapeflow.ops.array_extras import broadcast_dynamic_shape
+
+    d = _dtype(dtype, ("float16", "float32", "float64", "bfloat16"), "tf.random.stateless_gamma")
+    s = _seed_tensor(seed, "StatelessRandomGammaV2")
+    alpha = convert_to_tensor(alpha, dtype=d)
+    beta = convert_to_tensor(1 if beta is None else beta, dtype=d)
+    both = broadcast_dynamic_shape(array_ops.shape(alpha), array_ops.shape(beta))
+    rnd = _run_sized(STATELESS_GAMMA, (s, array_ops.broadcast_to(alpha, both)), shape, {"dtype": d._np})
+    return math_ops.maximum(np.finfo(d._np).tiny if d.name != "bfloat16" else 1.1754944e-38,
+                            math_ops.divide(rnd, beta))
+
+
+def stateless_binomial(shape: Any, seed: Any, counts: Any, probs: Any, output_dtype: Any = dtypes.int32,
+                       name: str | None = None) -> Tensor:
+    """Deterministic Binomial(counts, probs) samples (TF's CPU kernel: inversion below a mean of 10, else
+    Hormann's BTRS, on Philox): the same ``seed`` gives the same numbers. ``shape`` must end with the broadcast
+    shape of ``counts`` and ``probs``."""
+    d = _dtype(output_dtype, ("float16", "float32", "float64", "int32", "int64"), "tf.random.stateless_binomial")
+    s = _seed_tensor(seed, "StatelessRandomBinomial")
+    probs = probs if isinstance(probs, Tensor) else convert_to_tensor(probs, dtype_hint=dtypes.float32)
+    counts = counts if isinstance(counts, Tensor) else convert_to_tensor(counts, dtype_hint=probs.dtype)
+    if counts.dtype != probs.dtype:
+        raise InvalidArgumentError(None, None, f"cannot compute StatelessRandomBinomial as input #3(zero-based) was "
+                                   f"expected to be a {counts.dtype.name} tensor but is a {probs.dtype.name} tensor "
+                                   "[Op:StatelessRandomBinomial]")
+    return _run_sized(STATELESS_BINOMIAL, (s, counts, probs), shape, {"dtype": d._np})
 
 
 def split(seed: Any, num: int = 2, alg: Any = "auto_select") -> Tensor:

@@ -168,6 +168,17 @@ def NoGradientRegistered(op_type: str) -> None:  # noqa: N802 - as NotDifferenti
     _GRADS[op_type] = GradSpec(rule, False, False, _caller())
 
 
+def GradientNotImplemented(op_type: str, what: str) -> None:  # noqa: N802 - as NotDifferentiable
+    """Declares that TF has a gradient for ``op_type`` that tapeflow does not build: the op is recorded, and a
+    gradient that flows into it raises ``NotImplementedError`` naming ``what``."""
+
+    def rule(op, *grads):
+        raise NotImplementedError(f"{what} is not implemented in tapeflow")
+
+    rule.gradient_not_implemented = True
+    _GRADS[op_type] = GradSpec(rule, False, False, _caller())
+
+
 def get_op(name: str) -> OpDef:
     try:
         return _OPS[name]
@@ -183,7 +194,8 @@ def get_gradient(name: str) -> GradSpec | None:
 
 def is_differentiable(name: str) -> bool:
     spec = _GRADS.get(name)
-    return spec is not None and spec.fn is not None and not getattr(spec.fn, "no_gradient_registered", False)
+    return (spec is not None and spec.fn is not None and not getattr(spec.fn, "no_gradient_registered", False)
+            and not getattr(spec.fn, "gradient_not_implemented", False))
 
 
 def registered_ops() -> dict[str, OpDef]:
