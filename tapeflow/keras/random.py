@@ -189,11 +189,16 @@ def binomial(shape: Any, counts: Any, probabilities: Any, dtype: Any = None, see
 def beta(shape: Any, alpha: Any, beta: Any, dtype: Any = None, seed: Any = None) -> Tensor:
     """Samples of Beta(alpha, beta) as Keras's TF backend draws them: ``X / (X + Y)`` of two gammas, ``X`` of
     the drawn seed and ``Y`` of that seed plus 12."""
-    d = _floatx(dtype)
-    seed_1 = draw_seed(seed)
-    seed_2 = math_ops.add(seed_1, np.int32(12))
-    alpha = array_ops.broadcast_to(convert_to_tensor(alpha, dtype=d), shape)
-    beta = array_ops.broadcast_to(convert_to_tensor(beta, dtype=d), shape)
-    gamma_a = random_ops.stateless_gamma(shape, seed_1, alpha=alpha, dtype=d)
-    gamma_b = random_ops.stateless_gamma(shape, seed_2, alpha=beta, dtype=d)
+    return beta_of_seed(shape, alpha, beta, _floatx(dtype), draw_seed(seed))
+
+
+def beta_of_seed(shape: Any, alpha: Any, beta: Any, dtype: Any, seed: Tensor) -> Tensor:
+    """``beta`` of an int32 ``[2]`` seed already drawn (the augmentation layers draw from their own state)."""
+    def param(v: Any) -> Tensor:
+        return array_ops.broadcast_to(math_ops.cast(v, dtype) if isinstance(v, Tensor)
+                                      else convert_to_tensor(v, dtype=dtype), shape)
+
+    alpha, beta = param(alpha), param(beta)
+    gamma_a = random_ops.stateless_gamma(shape, seed, alpha=alpha, dtype=dtype)
+    gamma_b = random_ops.stateless_gamma(shape, math_ops.add(seed, np.int32(12)), alpha=beta, dtype=dtype)
     return math_ops.divide(gamma_a, math_ops.add(gamma_a, gamma_b))

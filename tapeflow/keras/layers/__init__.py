@@ -53,6 +53,7 @@ from tapeflow.keras.layers.augmentation_regions import RandomErasing, RandomGaus
 from tapeflow.keras.layers.augmentation_shear import RandomShear
 from tapeflow.keras.layers.augmentation_perspective import RandomPerspective
 from tapeflow.keras.layers.augmentation_equalization import Equalization
+from tapeflow.keras.layers.augmentation_mix import CutMix, MixUp
 from tapeflow.keras.layers.hashed_crossing import HashedCrossing
 from tapeflow.keras.layers.image_augmentation import (
     RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomHeight, RandomRotation, RandomTranslation,
@@ -99,6 +100,7 @@ __all__ = [
     "AutoContrast", "RandomColorDegeneration", "RandomGrayscale", "RandomHue", "RandomInvert", "RandomPosterization",
     "RandomSaturation", "RandomSharpness", "Solarization", "RandomColorJitter", "Pipeline",
     "RandomErasing", "RandomGaussianBlur", "RandomShear", "HashedCrossing", "RandomPerspective", "Equalization",
+    "MixUp", "CutMix",
 ]
 
 
@@ -129,5 +131,5 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
     "ThresholdedReLU "
     "Flatten3D TFSMLayer "
-    "MixUp CutMix RandAugment AugMix RandomElasticTransform "
+    "RandAugment AugMix RandomElasticTransform "
 ).split()))

@@ -117,22 +117,43 @@ class _ImagePreprocessing(Layer):
             images = self._transform(images, transformation)
         return images
 
-    def call(self, data: Any, training: Any = True) -> Tensor:
-        if isinstance(data, dict):
-            raise NotImplementedError(f"{type(self).__name__} on a dict of images, labels, bounding boxes and "
-                                      "segmentation masks is not implemented in tapeflow (pass the images)")
-        images = convert_to_tensor(data)
-        rank = len(images._shape_tuple())
-        if rank not in (3, 4):
-            raise ValueError("Expected image tensor to have rank 3 (single image) or 4 (batch of images). "
-                             f"Received: data.shape={tuple(images._shape_tuple())}")
+    def transform_labels(self, labels: Any, transformation: Any = None, training: bool = True) -> Tensor:
+        return labels
+
+    def call(self, data: Any, training: Any = True) -> Any:
         if training is None:
             training = True
+        if isinstance(data, dict):  # Keras's dict of images and labels: the dict, its entries transformed
+            extra = sorted({"bounding_boxes", "segmentation_masks"} & set(data))
+            if extra:
+                raise NotImplementedError(f"{type(self).__name__} on a dict with {', '.join(extra)} is not "
+                                          "implemented in tapeflow (pass images, or images and labels)")
+            images = self._check_rank(convert_to_tensor(data["images"]))
+            transformation = self.get_random_transformation(images, training=training)
+            batched = len(images._shape_tuple()) == 4
+            data["images"] = self._each(self.transform_images, images, transformation, training, batched)
+            if "labels" in data:
+                data["labels"] = self._each(self.transform_labels, convert_to_tensor(data["labels"]),
+                                            transformation, training, batched)
+            return data
+        images = self._check_rank(convert_to_tensor(data))
         transformation = self.get_random_transformation(images, training=training)
-        if rank == 4:
-            return self.transform_images(images, transformation, training=training)
-        out = self.transform_images(ao.expand_dims(images, 0), transformation, training=training)
-        return ao.squeeze(out, [0])
+        return self._each(self.transform_images, images, transformation, training,
+                          len(images._shape_tuple()) == 4)
+
+    @staticmethod
+    def _check_rank(images: Tensor) -> Tensor:
+        if len(images._shape_tuple()) not in (3, 4):
+            raise ValueError("Expected image tensor to have rank 3 (single image) or 4 (batch of images). "
+                             f"Received: data.shape={tuple(images._shape_tuple())}")
+        return images
+
+    @staticmethod
+    def _each(transform: Any, values: Tensor, transformation: Any, training: bool, batched: bool) -> Tensor:
+        """A batch as it is; one image (or label) as a batch of one (Keras's ``transform_single_*``)."""
+        if batched:
+            return transform(values, transformation, training=training)
+        return ao.squeeze(transform(ao.expand_dims(values, 0), transformation, training=training), [0])
 
     def compute_output_shape(self, input_shape: Any) -> Any:
         return input_shape

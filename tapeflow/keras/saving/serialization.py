@@ -319,6 +319,8 @@ def _serialize_config(obj: Any, config: dict) -> dict:
 def _shape_list(shape: Any) -> Any:
     if shape is None:
         return None
+    if isinstance(shape, dict):  # a layer called on a dict (an augmentation layer's images and labels)
+        return {k: _shape_list(v) for k, v in shape.items()}
     if isinstance(shape, (list, tuple)) and shape and isinstance(shape[0], (list, tuple)):
         return [_shape_list(s) for s in shape]
     return tuple(None if d is None else int(d) for d in shape)  # Keras's shapes are tuples (JSON: lists)
