@@ -659,3 +659,15 @@ def test_py_function_gradients_first_and_second_order():
     xs = np.array([1.0, 2.0])
     np.testing.assert_allclose(d.numpy(), np.cos(xs) * xs + np.sin(xs), rtol=1e-6)
     np.testing.assert_allclose(t2.gradient(d, x).numpy(), -np.sin(xs) * xs + 2 * np.cos(xs), rtol=1e-5)
+
+
+def test_returning_a_tensorshape_raises_at_once_without_a_per_shape_retrace(capsys):
+    # TF 2.21: the TypeError comes from the one trace at the signature's shape; the function body runs once
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def shapes(x):
+        print("traced", x.shape)
+        return tf.reshape(x, [-1]).shape
+
+    with pytest.raises(TypeError, match="found return value of type TensorShape"):
+        shapes(tf.ones((2, 3)))
+    assert capsys.readouterr().out == "traced (None, 3)\n"

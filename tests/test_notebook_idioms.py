@@ -267,8 +267,8 @@ def test_feature_column_numeric_column_as_tf():
         with pytest.raises(exc) as e:
             tf.feature_column.numeric_column(**kwargs)
         assert str(e.value) == msg
-    with pytest.raises(NotImplementedError, match="tf.feature_column.embedding_column"):
-        tf.feature_column.embedding_column  # noqa: B018
+    with pytest.raises(NotImplementedError, match="tf.feature_column.sequence_numeric_column"):
+        tf.feature_column.sequence_numeric_column  # noqa: B018
 
 
 @pytest.mark.parametrize("make", [lambda: tf.keras.Input(shape=20), lambda: tf.keras.layers.InputLayer(shape=20),

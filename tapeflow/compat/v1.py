@@ -196,6 +196,10 @@ def __getattr__(name: str):
         import tapeflow
 
         return getattr(tapeflow, name)
+    if name == "truncated_normal_initializer":
+        from tapeflow.initializers import TruncatedNormalV1
+
+        return TruncatedNormalV1
     if name == "feature_column":
         import tapeflow.feature_column
 

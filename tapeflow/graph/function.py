@@ -1028,7 +1028,7 @@ class Function:
                 try:
                     cf = self._trace_checked(args, kwargs, trace_key, tensors)
                 except _SHAPE_ERRORS as e:
-                    if trace_key == key or not per_shape_fallback:
+                    if trace_key == key or not per_shape_fallback or getattr(e, "_no_shape_fallback", False):
                         raise
                     self._warn_fallback(e)
                     # Some gradient rules need static shapes: trace this call's exact shapes instead.
@@ -1152,7 +1152,8 @@ class Function:
             try:
                 cf = self._trace_specs(specs, tensors)
             except _SHAPE_ERRORS as e:
-                if all(s._dims() is not None and None not in s._dims() for s in specs) or not per_shape_fallback:
+                if (all(s._dims() is not None and None not in s._dims() for s in specs) or not per_shape_fallback
+                        or getattr(e, "_no_shape_fallback", False)):
                     raise
                 self._warn_fallback(e)
                 # Unknown dims some gradient rule cannot handle: one trace per
@@ -1261,10 +1262,12 @@ class Function:
                                    else graph.capture(leaf))
                 else:
                     if isinstance(leaf, (TensorShape, dtypes.DType)):
-                        raise TypeError(
+                        err = TypeError(
                             "To be compatible with tf.function, Python functions must return zero or more Tensors "
                             f"or ExtensionTypes or None values; in compilation of {self._name}, found return value "
                             f"of type {type(leaf).__name__}, which is not a Tensor or ExtensionType.")
+                        err._no_shape_fallback = True  # the program's error at any shape: no per-shape retrace
+                        raise err
                     slots.append(-1)
             template = nest.pack_sequence_as(result, [
                 outputs[s] if s >= 0 else leaf for s, leaf in zip(slots, out_leaves)],
