@@ -179,3 +179,72 @@ def test_keras_predict_and_fit_on_a_sparse_tensor():
     assert round(h.history["loss"][0], 4) == 1.3321
     h = model.fit(sp, np.ones((6, 4)), batch_size=4, epochs=1, verbose=0)  # shuffled rows of a SparseTensor
     assert np.isfinite(h.history["loss"][0])
+
+
+def _triple(s):
+    return s.indices.numpy().tolist(), s.values.numpy().tolist(), s.values.dtype.name, s.dense_shape.numpy().tolist()
+
+
+def test_sparse_bincount_as_tf():
+    # TF 2.21's tf.sparse.bincount (DenseCountSparseOutput): an occurring value has an entry even when its weights
+    # sum to 0; the depth is max(max + 1, minlength), capped by maxlength; an empty input has depth 1
+    x = tf.constant([[5, 11, 5, 17, 17], [1, 1, 0, 2, 3]])
+    w = tf.constant([[0.5, 1.5, 0.7, 1.8, 0.2], [1., 1., 1., 1., 0.]])
+    idx = [[0, 5], [0, 11], [0, 17], [1, 0], [1, 1], [1, 2], [1, 3]]
+    assert _triple(tf.sparse.bincount(x, axis=-1)) == (idx, [2, 1, 2, 1, 2, 1, 1], "int32", [2, 18])
+    i, v, d, s = _triple(tf.sparse.bincount(x, weights=w, axis=-1, minlength=20, maxlength=20))
+    assert (i, d, s) == (idx, "float32", [2, 20])
+    np.testing.assert_allclose(v, [1.2, 1.5, 2.0, 1.0, 2.0, 1.0, 0.0], rtol=1e-6)
+    assert _triple(tf.sparse.bincount(x, axis=-1, binary_output=True, maxlength=6)) == (
+        [[0, 5], [1, 0], [1, 1], [1, 2], [1, 3]], [1, 1, 1, 1, 1], "int32", [2, 6])
+    assert _triple(tf.sparse.bincount(x, minlength=30)) == (
+        [[0], [1], [2], [3], [5], [11], [17]], [1, 2, 1, 1, 2, 1, 2], "int32", [30])
+    assert _triple(tf.sparse.bincount(tf.constant([3, 1, 3], tf.int64), weights=tf.constant([1., 2., 3.], tf.float64),
+                                      maxlength=3)) == ([[1]], [2.0], "float64", [3])
+    assert _triple(tf.sparse.bincount(tf.constant([1, 2], tf.int64)))[2] == "int64"
+    assert _triple(tf.sparse.bincount(tf.constant([[]], tf.int32), axis=-1)) == ([], [], "int32", [1, 1])
+    assert _triple(tf.sparse.bincount(tf.constant([[[1, 2]]]))) == ([[1], [2]], [1, 1], "int32", [3])
+    sp = tf.sparse.SparseTensor([[0, 0], [0, 2], [1, 1]], [4, 4, 2], [2, 3])
+    assert _triple(tf.sparse.bincount(sp, axis=-1)) == ([[0, 4], [1, 2]], [2, 1], "int32", [2, 5])
+    assert _triple(tf.sparse.bincount(tf.ragged.constant([[1, 1], [2]]), axis=-1)) == (
+        [[0, 1], [1, 2]], [2, 1], "int32", [2, 3])
+    with pytest.raises(ValueError, match="Only 0 and -1 are currently supported"):
+        tf.sparse.bincount(x, axis=1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Input values must all be non-negative"):
+        tf.sparse.bincount(tf.constant([-1, 2]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"must be a 1 or 2-dimensional tensor. Got: \[1,1,1\]"):
+        tf.sparse.bincount(tf.constant([[[1]]]), axis=-1)
+
+    @tf.function
+    def f(a):
+        return tf.sparse.bincount(a, axis=-1, minlength=6, maxlength=6)
+
+    assert _triple(f(x)) == ([[0, 5], [1, 0], [1, 1], [1, 2], [1, 3]], [2, 1, 2, 1, 1], "int32", [2, 6])
+    out = f.get_concrete_function(tf.TensorSpec([None, None], tf.int32)).structured_outputs
+    assert (out.indices.shape.as_list(), out.values.shape.as_list(), out.dense_shape.shape.as_list()) == (
+        [None, 2], [None], [2])
+
+
+def test_category_encoding_sparse_outputs_as_keras():
+    # Keras 3.15.1 with TF: SparseTensors of the layer's dtype, [rows, num_tokens]
+    x = tf.constant([[5, 11, 5, 17, 17], [1, 1, 0, 2, 3]])
+    w = tf.constant([[0.5, 1.5, 0.7, 1.8, 0.2], [1., 1., 1., 1., 0.]])
+    count = tf.keras.layers.CategoryEncoding(num_tokens=20, output_mode="count", sparse=True)
+    out = count(x, count_weights=w)
+    assert isinstance(out, tf.sparse.SparseTensor) and _triple(out)[2:] == ("float32", [2, 20])
+    np.testing.assert_allclose(tf.sparse.to_dense(out).numpy()[0, [5, 11, 17]], [1.2, 1.5, 2.0], rtol=1e-6)
+    L = tf.keras.layers
+    assert _triple(L.CategoryEncoding(num_tokens=6, output_mode="one_hot", sparse=True)(tf.constant([[1], [3]]))) == (
+        [[0, 1], [1, 3]], [1.0, 1.0], "float32", [2, 6])
+    assert _triple(L.CategoryEncoding(num_tokens=6, output_mode="multi_hot", sparse=True)(x % 6)) == (
+        [[0, 5], [1, 0], [1, 1], [1, 2], [1, 3]], [1.0] * 5, "float32", [2, 6])
+    assert _triple(L.CategoryEncoding(num_tokens=6, output_mode="one_hot", sparse=True)(tf.constant([1, 3, 3]))) == (
+        [[0, 1], [1, 3], [2, 3]], [1.0] * 3, "float32", [3, 6])
+    assert _triple(L.CategoryEncoding(num_tokens=6, output_mode="count", sparse=True)(tf.constant([1, 3, 3]))) == (
+        [[1], [3]], [1.0, 2.0], "float32", [6])
+    i = tf.keras.Input((5,), dtype="int32")
+    kt = L.CategoryEncoding(num_tokens=20, output_mode="count", sparse=True)(i)
+    assert repr(kt).startswith("<KerasTensor shape=(None, 20), dtype=float32, sparse=True, ragged=False")
+    m = tf.keras.Model(i, L.Dense(2, kernel_initializer="ones")(kt))
+    assert m(x).numpy().tolist() == [[5.0, 5.0], [5.0, 5.0]]
+    assert "sparse" not in L.CategoryEncoding(num_tokens=20, sparse=True).get_config()  # Keras leaves it out

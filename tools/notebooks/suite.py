@@ -73,6 +73,7 @@ NOTEBOOKS = [
     "prog:functional_fit",  # multi-input/-output functional model, callbacks, class/sample weights, .keras
     "prog:custom_parts",  # custom Layer/Loss/Metric, subclassed Model, custom train_step, registered objects
     "prog:data_pipes",  # tf.data: padded_batch, cache, prefetch, windows, group_by_window, buckets, text lines
+    "tutorials/structured_data/feature_columns",  # nb11: petfinder columns (DenseFeatures is gone in TF too)
 ]
 # results are named for the notebook's file; where two notebooks share one, the later gets a longer name
 NAMES = {"tutorials/images/classification": "image_classification", "guide/basics": "guide_basics",
@@ -96,6 +97,7 @@ TYPES = [  # tensor types, tf.data and the tf.function surface
     "guide/migrate/checkpoint_saver", "guide/migrate/logging_stop_hook", "guide/migrate/sessionrunhook_callback",
     "guide/migrate/evaluator", "guide/migrate/mirrored_strategy", "guide/migrate/multi_worker_cpu_gpu_training",
     "guide/migrate/validate_correctness", "guide/migrate/model_mapping",
+    "guide/migrate/migrating_feature_columns",  # nb11 2026-12-07: CategoryEncoding(sparse=True), column descriptions
 ]
 SETS = {"models": NOTEBOOKS, "types": TYPES, "all": NOTEBOOKS + [n for n in TYPES if n not in NOTEBOOKS]}
 

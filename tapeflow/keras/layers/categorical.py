@@ -50,8 +50,6 @@ class CategoryEncoding(Layer):
             )
         if num_tokens < 1:
             raise ValueError(f"`num_tokens` must be >= 1. Received: num_tokens={num_tokens}.")
-        if sparse:
-            raise NotImplementedError("CategoryEncoding(sparse=True) (SparseTensor outputs) in tapeflow")
         self.num_tokens = num_tokens
         self.output_mode = output_mode
         self.sparse = sparse
@@ -68,12 +66,16 @@ class CategoryEncoding(Layer):
 
     def _symbolic_outputs(self, args: tuple, kwargs: dict) -> Any:
         self.built = True
-        return KerasTensor(self.compute_output_shape(args[0].shape), self.compute_dtype)
+        out = KerasTensor(self.compute_output_shape(args[0].shape), self.compute_dtype)
+        out.sparse = bool(self.sparse)
+        return out
 
     def call(self, inputs: Any, count_weights: Any = None) -> Tensor:
         from tapeflow.ops import math_ops, special_ops
 
         inputs = _tensor(inputs)
+        if self.sparse:
+            return self._sparse_call(inputs, count_weights)
         if count_weights is not None:
             if self.output_mode != "count":
                 raise ValueError(
@@ -97,6 +99,32 @@ class CategoryEncoding(Layer):
         return math_ops.cast(
             encode_categorical(inputs, self.output_mode, self.num_tokens, self.compute_dtype), self.compute_dtype
         )
+
+    def _sparse_call(self, inputs: Tensor, count_weights: Any) -> Any:
+        """``sparse=True``: a ``SparseTensor`` (Keras's TF path: ``tf.sparse.bincount`` with ``num_tokens`` as
+        the depth for ``multi_hot``/``count``, a sparse one-hot per id for ``one_hot``)."""
+        from tapeflow.ops import array_ops, math_ops
+        from tapeflow.ops import sparse as sparse_ops
+
+        if count_weights is not None and self.output_mode != "count":
+            raise ValueError(
+                "`count_weights` is not used when `output_mode` is not `'count'`. "
+                f"Received `count_weights={count_weights}`."
+            )
+        rank = inputs.shape.rank
+        if rank == 0:
+            inputs, rank = array_ops.reshape(inputs, [1]), 1
+        if self.output_mode == "one_hot":
+            if rank > 1 and inputs.shape[-1] == 1:
+                inputs = array_ops.squeeze(inputs, -1)
+            return sparse_ops.from_dense(encode_categorical(inputs, "one_hot", self.num_tokens, self.compute_dtype))
+        if rank > 2:
+            raise NotImplementedError("CategoryEncoding(sparse=True) of inputs of rank > 2 in tapeflow")
+        weights = None if count_weights is None else math_ops.cast(_tensor(count_weights), self.compute_dtype)
+        counts = sparse_ops.bincount(inputs, weights=weights, minlength=self.num_tokens, maxlength=self.num_tokens,
+                                     axis=-1, binary_output=self.output_mode == "multi_hot")
+        return sparse_ops.SparseTensor(counts.indices, math_ops.cast(counts.values, self.compute_dtype),
+                                       counts.dense_shape)  # min = max length: [rows, num_tokens]
 
     def get_config(self) -> dict:
         return {
@@ -173,7 +201,9 @@ class Hashing(Layer):
 
     def _symbolic_outputs(self, args: tuple, kwargs: dict) -> Any:
         self.built = True
-        return KerasTensor(self.compute_output_shape(args[0].shape), self.compute_dtype)
+        out = KerasTensor(self.compute_output_shape(args[0].shape), self.compute_dtype)
+        out.sparse = bool(self.sparse)
+        return out
 
     def _hash_values_to_bins(self, values: Tensor) -> Tensor:
         from tapeflow.framework import dtypes

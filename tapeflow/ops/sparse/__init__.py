@@ -19,12 +19,13 @@ from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.sparse_tensor import SparseTensor, SparseTensorSpec
 from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
-from tapeflow.ops.registry import defgrad, defop
+from tapeflow.ops.registry import NotDifferentiable, defgrad, defop
 
 __all__ = [
     "SparseTensor",
     "SparseTensorSpec",
     "add",
+    "bincount",
     "concat",
     "fill_empty_rows",
     "from_dense",
@@ -460,6 +461,86 @@ def fill_empty_rows(sp_input: Any, default_value: Any, name: Any = None) -> tupl
     return _new(all_idx[order], _take(values, order), shape), convert_to_tensor(~present)
 
 
+def _count_sparse_kernel(values, rows, weights, nrows, minlength, maxlength, binary_output, per_row):
+    v = np.asarray(values).astype(np.int64).reshape(-1)
+    if v.size and v.min() < 0:
+        raise InvalidArgumentError(None, None, "Input values must all be non-negative [Op:DenseCountSparseOutput]")
+    depth = max(int(v.max()) + 1 if v.size else 1, minlength)  # an empty input has depth 1, as TF's kernel
+    if maxlength >= 0:
+        depth = min(depth, maxlength)
+    w = np.asarray(weights).reshape(-1)
+    r = np.asarray(rows, np.int64).reshape(-1) if per_row else np.zeros(v.shape, np.int64)
+    keep = v < depth
+    v, r = v[keep], r[keep]
+    w = w[keep] if w.size else np.ones(v.shape, w.dtype)
+    keys = r * depth + v
+    uniq, first = np.unique(keys, return_inverse=True)
+    counts = np.zeros(uniq.shape, np.float64 if w.dtype.kind == "f" else np.int64)
+    np.add.at(counts, first, w)
+    if binary_output:
+        counts = np.ones_like(counts)
+    out_rows, out_cols = np.divmod(uniq, depth)
+    indices = np.stack([out_rows, out_cols], axis=1) if per_row else out_cols.reshape(-1, 1)
+    shape = np.array([int(nrows), depth] if per_row else [depth], np.int64)
+    return indices.astype(np.int64), counts.astype(w.dtype), shape
+
+
+def _count_sparse_shape(specs, minlength, maxlength, binary_output, per_row, **_):
+    rank = 2 if per_row else 1
+    return [((None, rank), np.int64), ((None,), specs[2][1]), ((rank,), np.int64)]
+
+
+COUNT_SPARSE = defop("DenseCountSparseOutput", _count_sparse_kernel, shape=_count_sparse_shape, num_outputs=3)
+NotDifferentiable("DenseCountSparseOutput")
+
+
+def bincount(values: Any, weights: Any = None, axis: int | None = 0, minlength: int | None = None,
+             maxlength: int | None = None, binary_output: bool = False, name: Any = None) -> SparseTensor:
+    """Counts of each value of the non-negative integer ``values`` (a tensor, ``SparseTensor`` or
+    ``RaggedTensor``) as a ``SparseTensor``, as ``tf.sparse.bincount``: ``axis=0`` counts over all values
+    (``[depth]``), ``axis=-1`` per row of a 2-D input (``[rows, depth]``); ``weights`` sums weights instead,
+    ``binary_output`` marks presence with 1. A value that occurs has an entry even when its weights sum to 0.
+    ``depth`` is ``max(max value + 1, minlength)``, at most ``maxlength`` (larger values are dropped)."""
+    from tapeflow.ops import array_ops
+
+    if axis is None:
+        axis = 0
+    if axis not in (0, -1):
+        raise ValueError(f"Unsupported value for argument axis={axis}. Only 0 and -1 are currently supported.")
+    if binary_output and weights is not None:
+        raise ValueError("Arguments `binary_output` and `weights` are mutually exclusive. Please specify only one.")
+    if isinstance(values, SparseTensor):
+        flat, rows, nrows, rank = values.values, values.indices[:, 0], values.dense_shape[0], 2
+        w = weights.values if isinstance(weights, SparseTensor) else weights
+    elif hasattr(values, "flat_values"):  # RaggedTensor
+        flat, rows, nrows, rank = values.flat_values, values.value_rowids(), values.nrows(), 2
+        w = weights.flat_values if hasattr(weights, "flat_values") else weights
+    else:
+        v = _dense(values)
+        rank = v.shape.rank
+        if axis == -1 and rank is not None and rank > 2:
+            raise InvalidArgumentError(None, None, f"Input must be a 1 or 2-dimensional tensor. Got: "
+                                       f"[{','.join(str(d) for d in v.shape.as_list())}] [Op:DenseCountSparseOutput]")
+        flat, rows, nrows = array_ops.reshape(v, [-1]), None, 0
+        if rank == 2:
+            shape = array_ops.shape(v, out_type=dtypes.int64)
+            nrows = shape[0]
+            rows = array_ops.reshape(array_ops.broadcast_to(array_ops.reshape(array_ops.range_(
+                shape[0]), [-1, 1]), shape), [-1])
+        w = None if weights is None else array_ops.reshape(_dense(weights), [-1])
+    if flat.dtype not in (dtypes.int32, dtypes.int64):
+        raise InvalidArgumentError(None, None, f"Value for attr 'T' of {flat.dtype.name} is not in the list of "
+                                   "allowed values: int32, int64 [Op:DenseCountSparseOutput]")
+    per_row = axis == -1 and rank == 2
+    out_dtype = flat.dtype if w is None else _dense(w).dtype
+    w = convert_to_tensor(np.zeros((0,), out_dtype._np)) if w is None else _dense(w)
+    rows = rows if per_row else convert_to_tensor(np.zeros((0,), np.int64))
+    indices, counts, shape = execute(COUNT_SPARSE, (flat, rows, w, _dense(nrows if per_row else 0, dtypes.int64)), {
+        "minlength": -1 if minlength is None else int(minlength), "maxlength": -1 if maxlength is None else
+        int(maxlength), "binary_output": bool(binary_output), "per_row": per_row})
+    return SparseTensor(indices, counts, shape)
+
+
 def _elementwise(kind: str) -> Callable:
     def fn(sp_a: Any, sp_b: Any, name: Any = None) -> SparseTensor:
         from tapeflow.ops import math_ops
@@ -545,7 +626,7 @@ _register()
 
 # TF's tf.sparse names tapeflow does not build: looking one up says so.
 _NOT_BUILT = frozenset(
-    {"bincount", "cross", "cross_hashed", "mask", "segment_mean", "segment_sqrt_n", "segment_sum", "split"}
+    {"cross", "cross_hashed", "mask", "segment_mean", "segment_sqrt_n", "segment_sum", "split"}
 )
 
 
