@@ -73,6 +73,8 @@ NOTEBOOKS = [
     "prog:functional_fit",  # multi-input/-output functional model, callbacks, class/sample weights, .keras
     "prog:custom_parts",  # custom Layer/Loss/Metric, subclassed Model, custom train_step, registered objects
     "prog:data_pipes",  # tf.data: padded_batch, cache, prefetch, windows, group_by_window, buckets, text lines
+    "prog:text_rnn",  # TextVectorization modes, masking Embedding, Bidirectional LSTM/GRU, LR schedule, clipnorm
+    "prog:errors_and_shapes",  # common StackOverflow errors' exception types, retracing, static/dynamic shapes
     "tutorials/structured_data/feature_columns",  # nb11: petfinder columns (DenseFeatures is gone in TF too)
 ]
 # results are named for the notebook's file; where two notebooks share one, the later gets a longer name
