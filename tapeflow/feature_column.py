@@ -368,7 +368,7 @@ def embedding_column(categorical_column: Any, dimension: int, combiner: str = "m
         raise ValueError(f"initializer must be callable if specified. Embedding of column_name: "
                          f"{categorical_column.name}")
     if initializer is None:
-        from tapeflow.initializers import TruncatedNormalV1
+        from tapeflow.compat.v1 import TruncatedNormalV1
 
         initializer = TruncatedNormalV1(mean=0.0, stddev=1 / math.sqrt(dimension))
     return EmbeddingColumn(categorical_column, dimension, combiner, initializer, ckpt_to_load_from,

@@ -87,27 +87,6 @@ class RandomUniform(Initializer):
         return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
 
 
-class TruncatedNormalV1(Initializer):
-    """TF 1's ``tf.compat.v1.truncated_normal_initializer`` (``init_ops.TruncatedNormal``): a ``dtype`` of its
-    own; values beyond two standard deviations are redrawn."""
-
-    def __init__(self, mean: float = 0.0, stddev: float = 1.0, seed: int | None = None,
-                 dtype: Any = dtypes.float32) -> None:
-        self.mean, self.stddev, self.seed = mean, stddev, seed
-        self.dtype = _float(dtype, "truncated_normal_initializer")
-
-    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None, **kwargs: Any):
-        from tapeflow import random
-
-        return random.truncated_normal(shape, self.mean, self.stddev, dtype=dtypes.as_dtype(dtype or self.dtype),
-                                       seed=self.seed)
-
-    def get_config(self) -> dict:
-        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed, "dtype": self.dtype.name}
-
-
-TruncatedNormalV1.__name__ = TruncatedNormalV1.__qualname__ = "TruncatedNormal"  # TF's class name
-
 zeros_initializer = Zeros
 ones_initializer = Ones
 constant_initializer = Constant

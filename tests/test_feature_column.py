@@ -39,6 +39,7 @@ def test_categorical_and_dense_columns_describe_themselves_as_tf():
     e = fc.embedding_column(v, dimension=8)
     assert (e.name, str(e.variable_shape), type(e.initializer).__name__) == ("t_embedding", "(8,)", "TruncatedNormal")
     assert e.initializer.get_config() == {"mean": 0.0, "stddev": 0.35355339059327373, "seed": None, "dtype": "float32"}
+    assert tf.initializers is tf.keras.initializers  # making the v1 initializer leaves tf.initializers as it was
     c = fc.crossed_column([b, "t"], hash_bucket_size=100)
     assert repr(c) == f"CrossedColumn(keys=(BucketizedColumn(source_column={NUM_AGE}, boundaries=(1, 2, 3)), 't'), " \
         "hash_bucket_size=100, hash_key=None)"
