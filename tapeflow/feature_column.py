@@ -268,6 +268,33 @@ class WeightedCategoricalColumn(CategoricalColumn, collections.namedtuple(
         return self.categorical_column.num_buckets
 
 
+class TruncatedNormalV1:
+    """TF 1's ``tf.compat.v1.truncated_normal_initializer`` (``init_ops.TruncatedNormal``, ``embedding_column``'s
+    default): a ``dtype`` of its own; values beyond two standard deviations are redrawn."""
+
+    def __init__(self, mean: float = 0.0, stddev: float = 1.0, seed: int | None = None, dtype: Any = None) -> None:
+        self.mean, self.stddev, self.seed = mean, stddev, seed
+        self.dtype = dtypes.as_dtype(dtype or dtypes.float32)
+        if not self.dtype.is_floating:
+            raise ValueError(f"Expected floating point type, got {self.dtype}.")
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Any:
+        from tapeflow.ops import random_ops
+
+        return random_ops.truncated_normal(shape, self.mean, self.stddev, dtype=dtypes.as_dtype(dtype or self.dtype),
+                                           seed=self.seed)
+
+    def get_config(self) -> dict:
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed, "dtype": self.dtype.name}
+
+    @classmethod
+    def from_config(cls, config: dict) -> TruncatedNormalV1:
+        return cls(**config)
+
+
+TruncatedNormalV1.__name__ = TruncatedNormalV1.__qualname__ = "TruncatedNormal"  # TF's class name
+
+
 def _key_is_string(key: Any) -> None:
     if not isinstance(key, str):
         raise ValueError(f"key must be a string. Got: type {type(key)}. Given key: {key}.")
@@ -368,8 +395,6 @@ def embedding_column(categorical_column: Any, dimension: int, combiner: str = "m
         raise ValueError(f"initializer must be callable if specified. Embedding of column_name: "
                          f"{categorical_column.name}")
     if initializer is None:
-        from tapeflow.compat.v1 import TruncatedNormalV1
-
         initializer = TruncatedNormalV1(mean=0.0, stddev=1 / math.sqrt(dimension))
     return EmbeddingColumn(categorical_column, dimension, combiner, initializer, ckpt_to_load_from,
                            tensor_name_in_ckpt, max_norm, trainable, use_safe_embedding_lookup)

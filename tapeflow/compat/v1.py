@@ -184,36 +184,6 @@ def initialize_all_variables() -> Any:
 from tapeflow.compat import v1_train as train  # noqa: E402 - tf.compat.v1.train (Saver ...)
 
 
-class TruncatedNormalV1:
-    """TF 1's ``tf.compat.v1.truncated_normal_initializer`` (``init_ops.TruncatedNormal``): a ``dtype`` of its
-    own; values beyond two standard deviations are redrawn."""
-
-    def __init__(self, mean: float = 0.0, stddev: float = 1.0, seed: int | None = None, dtype: Any = None) -> None:
-        from tapeflow.framework import dtypes
-
-        self.mean, self.stddev, self.seed = mean, stddev, seed
-        self.dtype = dtypes.as_dtype(dtype or dtypes.float32)
-        if not self.dtype.is_floating:
-            raise ValueError(f"Expected floating point type, got {self.dtype}.")
-
-    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Any:
-        from tapeflow.framework import dtypes
-        from tapeflow.ops import random_ops
-
-        return random_ops.truncated_normal(shape, self.mean, self.stddev, dtype=dtypes.as_dtype(dtype or self.dtype),
-                                           seed=self.seed)
-
-    def get_config(self) -> dict:
-        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed, "dtype": self.dtype.name}
-
-    @classmethod
-    def from_config(cls, config: dict) -> TruncatedNormalV1:
-        return cls(**config)
-
-
-TruncatedNormalV1.__name__ = TruncatedNormalV1.__qualname__ = "TruncatedNormal"  # TF's class name
-
-
 def __getattr__(name: str):
     from tapeflow.framework.errors import NotImplementedInTapeflowError
 
@@ -227,6 +197,8 @@ def __getattr__(name: str):
 
         return getattr(tapeflow, name)
     if name == "truncated_normal_initializer":
+        from tapeflow.feature_column import TruncatedNormalV1
+
         return TruncatedNormalV1
     if name == "feature_column":
         import tapeflow.feature_column

@@ -17,6 +17,7 @@ inputs under TensorFlow and under tapeflow. What each stand-in is:
 - The image tutorials: ``cifar10.load_data()`` (synthetic, CIFAR-10's shapes and dtypes), ``get_file`` of
   ``flower_photos.tgz`` (200 JPEGs in 5 class folders), ``facades.tar.gz`` (pix2pix's 400/106/100 pairs) and the
   sunflower photo, ``tfds.load('tf_flowers')`` (200 images of varied sizes, tfds's labels and ``ClassLabel``).
+- ``tensorflow_hub.KerasLayer`` of an ImageNet classifier: Keras's MobileNetV2 with stand-in weights (1001 logits).
 """
 
 from __future__ import annotations
@@ -471,6 +472,7 @@ def install(backend_tf) -> None:
     install_text11(backend_tf)
     install_text11_nmt(backend_tf)
     install_nb11_rl()
+    install_nb11_hub(backend_tf)
 
 
 # --- img11: the image tutorials (CIFAR-10, flower_photos, tf_flowers, facades) --------------------------------
@@ -1588,3 +1590,37 @@ def _gym_make(name: str, render_mode=None, **kwargs):
 
 def install_nb11_rl() -> None:
     _module("gym", make=_gym_make, Env=_CartPole, __version__="stand-in")
+
+
+# --- nb11 (2026-12-07): interpretability/integrated_gradients' TF-Hub classifier and photos ------------------------
+
+URLS["San_Francisco_fireboat_showing_off.jpg"] = ("fireboat.jpg", _photo(34, (480, 640)))
+URLS["Giant_Panda_2.jpeg"] = ("giant_panda.jpg", _photo(35, (600, 800)))
+
+
+def _hub_keras_layer(backend_tf):
+    """``hub.KerasLayer`` of an ImageNet classification handle: Keras's MobileNetV2 at 224 (its stand-in ImageNet
+    weights, written by real Keras) on the hub convention's [0, 1] pixels, returning hub's 1001 logits (a zero
+    background logit first). The same model in both backends."""
+    keras = backend_tf.keras
+
+    class KerasLayer(keras.layers.Layer):
+        def __init__(self, handle, trainable=False, arguments=None, output_shape=None, **kwargs):
+            super().__init__(trainable=trainable, **kwargs)
+            self.handle = handle
+            self.net = keras.applications.MobileNetV2(input_shape=(224, 224, 3), include_top=True,
+                                                      weights="imagenet", classifier_activation=None)
+            self.net.trainable = trainable
+
+        def call(self, images):
+            logits = self.net(images * 2.0 - 1.0)
+            return backend_tf.concat([backend_tf.zeros_like(logits[:, :1]), logits], axis=-1)
+
+        def compute_output_shape(self, input_shape):
+            return (input_shape[0], 1001)
+
+    return KerasLayer
+
+
+def install_nb11_hub(backend_tf) -> None:
+    _module("tensorflow_hub", KerasLayer=_hub_keras_layer(backend_tf), __version__="stand-in")

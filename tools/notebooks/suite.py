@@ -76,6 +76,7 @@ NOTEBOOKS = [
     "prog:text_rnn",  # TextVectorization modes, masking Embedding, Bidirectional LSTM/GRU, LR schedule, clipnorm
     "prog:errors_and_shapes",  # common StackOverflow errors' exception types, retracing, static/dynamic shapes
     "tutorials/structured_data/feature_columns",  # nb11: petfinder columns (DenseFeatures is gone in TF too)
+    "tutorials/interpretability/integrated_gradients",  # nb11: hub.KerasLayer stand-in (MobileNetV2), input grads
 ]
 # results are named for the notebook's file; where two notebooks share one, the later gets a longer name
 NAMES = {"tutorials/images/classification": "image_classification", "guide/basics": "guide_basics",
