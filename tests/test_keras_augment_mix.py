@@ -1,6 +1,9 @@
-"""MixUp and CutMix as Keras 3.15 (TF backend): the same seed draws the same permutation and weights, so the
-pixels and labels of two training calls in a row (and of a ``training=False`` call) equal Keras's, pinned in
-tests/fixtures/keras/mix/ by tools/keras_augment_mix/make_fixture.py; configs as Keras serializes them."""
+"""MixUp, CutMix, RandAugment, AugMix and RandomElasticTransform as Keras 3.15 (TF backend): the same seed
+draws the same permutations, weights, layer choices and fields, so the pixels and labels of two training calls in
+a row (and of a ``training=False`` call) equal Keras's, pinned in tests/fixtures/keras/mix/ by
+tools/keras_augment_mix/make_fixture.py; configs as Keras serializes them. RandAugment and AugMix pass through
+RandomRotation and RandomSharpness, whose float32 rounding differs from TF's in the last bits (sin/cos, the
+depthwise convolution's sums): their pixels are compared to 1e-6 of the value range."""
 
 import json
 import os
@@ -25,7 +28,24 @@ CASES = {
     "cutmix_factor": lambda: L.CutMix(factor=(0.2, 0.6), seed=7),
     "cutmix_cf": lambda: L.CutMix(0.5, seed=8, data_format="channels_first"),
     "cutmix_default": lambda: L.CutMix(),
+    "randaugment": lambda: L.RandAugment(seed=3),
+    "randaugment_custom": lambda: L.RandAugment(value_range=(0, 1), num_ops=3, factor=0.3, interpolation="nearest",
+                                                seed=4),
+    "randaugment_default": lambda: L.RandAugment(),
+    "augmix": lambda: L.AugMix(seed=5),
+    "augmix_custom": lambda: L.AugMix(value_range=(0, 1), num_chains=2, chain_depth=2, factor=0.5, alpha=0.5,
+                                      all_ops=False, seed=6),
+    "augmix_default": lambda: L.AugMix(),
+    "elastic": lambda: L.RandomElasticTransform(seed=9),
+    "elastic_custom": lambda: L.RandomElasticTransform(factor=(0.5, 1.0), scale=(0.5, 0.9), interpolation="nearest",
+                                                       fill_mode="constant", fill_value=3.0, value_range=(0, 1),
+                                                       seed=10),
+    "elastic_cf": lambda: L.RandomElasticTransform(scale=0.7, fill_mode="wrap", seed=11,
+                                                   data_format="channels_first"),
+    "elastic_single": lambda: L.RandomElasticTransform(fill_mode="nearest", seed=12),
+    "elastic_default": lambda: L.RandomElasticTransform(),
 }
+ROUNDED = ("randaugment", "augmix")  # through RandomRotation / RandomSharpness: last-bit float32 differences
 
 
 def _fixture(name):
@@ -45,7 +65,11 @@ def test_pixels_labels_and_config_equal_keras(name):
             assert out is data  # Keras transforms the dict's entries in place
             np.testing.assert_array_equal(out["labels"].numpy(), f[f"labels_{i}"])
             out = out["images"]
-        np.testing.assert_array_equal(out.numpy(), f[f"images_{i}"])
+        if name.startswith(ROUNDED):
+            scale = float(np.max(f["x"]))
+            np.testing.assert_allclose(out.numpy(), f[f"images_{i}"], rtol=0, atol=1e-6 * 255 * scale)
+        else:
+            np.testing.assert_array_equal(out.numpy(), f[f"images_{i}"])
     config = json.loads(json.dumps(tf.keras.saving.serialize_keras_object(layer)))
     assert config["config"] == META[name]["config"]
     assert config["build_config"] == META[name]["build_config"]
@@ -92,3 +116,43 @@ def test_cutmix_in_tf_function_with_unknown_batch_and_gradients():
     with pytest.raises(ValueError, match=r"The `factor` argument should be a number \(or a list of two numbers\) "
                                          r"in the range \[0, 1\]. Received: factor=2"):
         L.CutMix(2)
+
+
+@pytest.mark.parametrize("name, make", [("elastic", lambda: L.RandomElasticTransform(seed=9)),
+                                        ("randaugment", lambda: L.RandAugment(seed=3)),
+                                        ("augmix", lambda: L.AugMix(seed=5))])
+def test_policies_and_elastic_in_tf_data_and_saved_models(tmp_path, name, make):
+    f = _fixture(name)
+    tf.keras.backend.clear_session()
+    tf.keras.utils.set_random_seed(1)
+    layer = make()
+    out = next(iter(tf.data.Dataset.from_tensor_slices(f["x"]).batch(len(f["x"])).map(lambda x: layer(x))))
+    np.testing.assert_allclose(out.numpy(), f["images_0"], rtol=0, atol=1e-4)
+    inp = tf.keras.Input(f["x"].shape[1:])
+    model = tf.keras.Model(inp, make()(inp))
+    np.testing.assert_array_equal(model.predict(f["x"], verbose=0), f["x"])  # inference: unchanged
+    path = os.path.join(tmp_path, f"{name}.keras")
+    model.save(path)
+    loaded = tf.keras.models.load_model(path)
+    assert type(loaded.layers[1]) is type(model.layers[1])
+    assert json.dumps(loaded.layers[1].get_config()) == json.dumps(
+        json.loads(json.dumps(model.layers[1].get_config())))
+
+
+def test_elastic_gradients_sub_layers_and_errors():
+    x = tf.constant(_fixture("elastic")["x"])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(L.RandomElasticTransform(seed=9, value_range=(0, 1000))(x, training=True))
+    # bilinear resampling: each output pixel's weights sum to one, so the gradient sums to the pixel count
+    np.testing.assert_allclose(float(tf.reduce_sum(tape.gradient(y, x))), x.shape.num_elements(), rtol=1e-5)
+    aug = L.AugMix(seed=1, all_ops=False)
+    assert [type(getattr(aug, n)).__name__ for n in aug._names] == [
+        "RandomShear", "RandomTranslation", "RandomRotation", "RandomPosterization", "Solarization", "AutoContrast",
+        "Equalization"]
+    assert tuple(aug.random_posterization.get_config()["factor"]) == (1, 2)  # factor=max(1, int(8 * 0.3))
+    with pytest.raises(NotImplementedError, match=r"Unknown `fill_mode` bad. Expected of one"):
+        L.RandomElasticTransform(fill_mode="bad")
+    with pytest.raises(ValueError, match=r"The `scale` argument should be a number \(or a list of two numbers\) in "
+                                         r"the range \[0, 1\]. Received: factor=2"):
+        L.RandomElasticTransform(scale=2)

@@ -236,10 +236,3 @@ def test_pipeline_applies_its_layers_and_saves_as_keras(tmp_path):
     augment = L.Pipeline([L.RandomInvert(factor=(1.0, 1.0)), L.RandomGrayscale(0.0)])
     np.testing.assert_allclose(augment(SEED_IMG).numpy(), 255 - SEED_IMG, rtol=1e-6)
     np.testing.assert_array_equal(augment(SEED_IMG, training=False).numpy(), SEED_IMG)
-
-
-def test_layers_tapeflow_lacks_say_so():
-    for name in ("RandAugment", "AugMix"):
-        assert not hasattr(L, name)
-        with pytest.raises(NotImplementedError, match=name):
-            getattr(L, name)

@@ -54,6 +54,8 @@ from tapeflow.keras.layers.augmentation_shear import RandomShear
 from tapeflow.keras.layers.augmentation_perspective import RandomPerspective
 from tapeflow.keras.layers.augmentation_equalization import Equalization
 from tapeflow.keras.layers.augmentation_mix import CutMix, MixUp
+from tapeflow.keras.layers.augmentation_policies import AugMix, RandAugment
+from tapeflow.keras.layers.augmentation_elastic import RandomElasticTransform
 from tapeflow.keras.layers.hashed_crossing import HashedCrossing
 from tapeflow.keras.layers.image_augmentation import (
     RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomHeight, RandomRotation, RandomTranslation,
@@ -100,7 +102,7 @@ __all__ = [
     "AutoContrast", "RandomColorDegeneration", "RandomGrayscale", "RandomHue", "RandomInvert", "RandomPosterization",
     "RandomSaturation", "RandomSharpness", "Solarization", "RandomColorJitter", "Pipeline",
     "RandomErasing", "RandomGaussianBlur", "RandomShear", "HashedCrossing", "RandomPerspective", "Equalization",
-    "MixUp", "CutMix",
+    "MixUp", "CutMix", "RandAugment", "AugMix", "RandomElasticTransform",
 ]
 
 
@@ -131,5 +133,4 @@ from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E
 __getattr__ = _module_getattr("tf.keras.layers", frozenset((
     "ThresholdedReLU "
     "Flatten3D TFSMLayer "
-    "RandAugment AugMix RandomElasticTransform "
 ).split()))

@@ -23,7 +23,7 @@ class Equalization(_ImagePreprocessing):
         super().__init__(**kwargs)
         self.bins = bins
         self.value_range = _value_range(value_range)
-        self._setup(data_format, None)
+        self._setup(data_format, None, seeded=False)
 
     @staticmethod
     def _scale(values: Tensor, source: Any, target: Any) -> Tensor:

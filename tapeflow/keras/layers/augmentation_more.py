@@ -84,13 +84,14 @@ class _ImagePreprocessing(Layer):
     _allow_non_tensor_positional_args = True
     _FACTOR_BOUNDS = (-1, 1)
 
-    def _setup(self, data_format: Any, seed: Any) -> None:
+    def _setup(self, data_format: Any, seed: Any, seeded: bool = True) -> None:
         self.data_format = _backend.image_data_format() if data_format is None else data_format
         if self.data_format not in ("channels_first", "channels_last"):
             raise ValueError("The `data_format` argument must be one of {'channels_first', 'channels_last'}. "
                              f"Received: data_format={data_format}")
-        self.seed = seed
-        _seed_state(self, seed)
+        if seeded:  # Keras's SeedGenerator (the layers that draw nothing make none, nor take a Python seed)
+            self.seed = seed
+            _seed_state(self, seed)
 
     def _uniform(self, shape: Any, minval: Any = 0.0, maxval: Any = 1.0, dtype: str = "float32") -> Tensor:
         """Keras's ``keras.random.uniform(shape, minval, maxval, seed=the layer's generator)``."""
@@ -312,7 +313,7 @@ class AutoContrast(_ImagePreprocessing):
     def __init__(self, value_range: Any = (0, 255), **kwargs: Any) -> None:
         data_format = kwargs.pop("data_format", None)
         super().__init__(**kwargs)
-        self._setup(data_format, None)
+        self._setup(data_format, None, seeded=False)
         self.value_range = _value_range(value_range)
 
     def transform_images(self, images: Any, transformation: Any = None, training: bool = True) -> Tensor:

@@ -31,7 +31,10 @@ def _seed_state(layer: Layer, seed: int | None) -> None:
 
 
 def _next_seed(layer: Layer) -> Tensor:
-    """The state's current seed as Keras's TF backend draws with it, then the counter advanced."""
+    """The state's current seed as Keras's TF backend draws with it, then the counter advanced. A layer whose
+    draws a policy layer (``RandAugment``, ``AugMix``) directs to its own generator (Keras's
+    ``get_random_transformation(data, seed=generator)``) draws from that layer's state."""
+    layer = layer.__dict__.get("_seed_source") or layer
     seed = layer._seed_state.value()
     layer._seed_state.assign_add(np.array([0, 1], np.int64))
     return mo.cast(mo.floormod(seed, np.int64(2**31 - 2)), "int32")  # Keras's _cast_seed
@@ -124,16 +127,30 @@ class RandomContrast(Layer):
             return images
         if images._value.dtype.kind != "f":  # Keras 3.15 fails on integer images; compute in its float dtype
             images = mo.cast(images, self.compute_dtype)
+        return self.transform_images(images, self.get_random_transformation(images))
+
+    def get_random_transformation(self, data: Any, training: bool = True, seed: Any = None) -> dict:
+        """Keras's draw: a contrast factor per image."""
+        images = convert_to_tensor(data)
         rank = len(images._shape_tuple())
         if rank not in (3, 4):
             raise ValueError(f"Expected the input image to be rank 3 or 4. Received inputs.shape="
                              f"{tuple(images._shape_tuple())}")
         shape = [1, 1, 1] if rank == 3 else ao.stack([ao.shape(images)[0], 1, 1, 1])
-        f = random_ops.stateless_uniform(shape, _next_seed(self), 1.0 - self.factor[0], 1.0 + self.factor[1],
-                                         dtype=self.compute_dtype)
+        if not training:
+            return {"contrast_factor": ao.zeros(shape)}
+        return {"contrast_factor": random_ops.stateless_uniform(shape, _next_seed(self), 1.0 - self.factor[0],
+                                                                1.0 + self.factor[1], dtype=self.compute_dtype)}
+
+    def transform_images(self, images: Any, transformation: dict, training: bool = True) -> Tensor:
+        """``(x - mean) * f + mean`` per channel, clipped to ``value_range``."""
+        images = convert_to_tensor(images)
+        if not training:
+            return images
         h, w = (-3, -2) if self.data_format == "channels_last" else (-2, -1)
         mean = mo.reduce_mean(mo.reduce_mean(images, axis=h, keepdims=True), axis=w, keepdims=True)
-        out = mo.add(mo.multiply(mo.subtract(images, mean), mo.cast(f, images.dtype)), mean)
+        f = mo.cast(transformation["contrast_factor"], images.dtype)
+        out = mo.add(mo.multiply(mo.subtract(images, mean), f), mean)
         return mo.clip_by_value(out, self.value_range[0], self.value_range[1])
 
     def compute_output_shape(self, input_shape: Any) -> Any:
@@ -209,17 +226,33 @@ class _AffineLayer(Layer):
             raise NotImplementedError(f"{type(self).__name__} on a dict of images, bounding boxes, labels and "
                                       "segmentation masks is not implemented in tapeflow (pass the images)")
         images = mo.cast(convert_to_tensor(inputs), self.compute_dtype)
-        rank = _image_rank(images)
+        _image_rank(images)
         if training is None:
             training = True
         if not training:
             return images
+        return self.transform_images(images, self.get_random_transformation(images))
+
+    def get_random_transformation(self, data: Any, training: bool = True, seed: Any = None) -> Any:
+        """Keras's draws: one affine transform per image (``{"transform": [batch, 8]}``)."""
+        if not training:
+            return None
+        images = convert_to_tensor(data)
+        rank = _image_rank(images)
         batched = images if rank == 4 else ao.expand_dims(images, 0)
         h_axis, w_axis = (1, 2) if self.data_format == "channels_last" else (2, 3)
         batch = _dim(batched, 0) if rank == 4 else 1
-        transform = self._transform(batch, _dim(batched, h_axis), _dim(batched, w_axis))
-        out = _affine_transform(batched, transform, self.interpolation, self.fill_mode, self.fill_value,
-                                self.data_format)
+        return {"transform": self._transform(batch, _dim(batched, h_axis), _dim(batched, w_axis))}
+
+    def transform_images(self, images: Any, transformation: Any, training: bool = True) -> Tensor:
+        """The images under their transforms (Keras's ``affine_transform``), in the compute dtype."""
+        images = mo.cast(convert_to_tensor(images), self.compute_dtype)
+        if not training or transformation is None:
+            return images
+        rank = _image_rank(images)
+        batched = images if rank == 4 else ao.expand_dims(images, 0)
+        out = _affine_transform(batched, transformation["transform"], self.interpolation, self.fill_mode,
+                                self.fill_value, self.data_format)
         return out if rank == 4 else ao.squeeze(out, [0])
 
     def compute_output_shape(self, input_shape: Any) -> Any:
@@ -467,10 +500,23 @@ class RandomBrightness(Layer):
             training = True
         if not training:
             return images
-        shape = [1, 1, 1] if rank == 3 else [_dim(images, 0), 1, 1, 1]
-        delta = mo.multiply(_uniform(self, shape, self.factor[0], self.factor[1]),
-                            float(self.value_range[1] - self.value_range[0]))
-        out = mo.add(images, mo.cast(delta, images.dtype))
+        return self.transform_images(images, self.get_random_transformation(images))
+
+    def get_random_transformation(self, data: Any, training: bool = True, seed: Any = None) -> dict:
+        """Keras's draw: a brightness delta per image (in ``value_range`` units)."""
+        images = convert_to_tensor(data)
+        shape = [1, 1, 1] if len(images._shape_tuple()) == 3 else [_dim(images, 0), 1, 1, 1]
+        if not training:
+            return {"rgb_delta": ao.zeros(shape)}
+        return {"rgb_delta": mo.multiply(_uniform(self, shape, self.factor[0], self.factor[1]),
+                                         float(self.value_range[1] - self.value_range[0]))}
+
+    def transform_images(self, images: Any, transformation: dict, training: bool = True) -> Tensor:
+        """The images plus their deltas, clipped to ``value_range``."""
+        images = convert_to_tensor(images)
+        if not training:
+            return images
+        out = mo.add(images, mo.cast(transformation["rgb_delta"], images.dtype))
         return mo.clip_by_value(out, mo.cast(self.value_range[0], out.dtype), mo.cast(self.value_range[1], out.dtype))
 
     def compute_output_shape(self, input_shape: Any) -> Any:
