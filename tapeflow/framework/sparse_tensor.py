@@ -9,6 +9,7 @@ values with tapeflow ops, so gradients flow to ``values``.
 from __future__ import annotations
 
 from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -23,12 +24,19 @@ def _int64(x: Any, what: str) -> Tensor:
         if x._value.dtype != np.int64:
             if x._value.dtype.kind not in "iu":
                 raise TypeError(f"SparseTensor {what} must be int64, got {x.dtype.name}")
+            if not isinstance(x._value, np.ndarray):  # a traced tensor: TF's error (it never casts)
+                raise ValueError(f"{what}: Tensor conversion requested dtype int64 for Tensor with dtype "
+                                 f"{x.dtype.name}: {x!r}")
             return convert_to_tensor(np.asarray(x.numpy(), np.int64))
         return x
     arr = np.asarray(x.numpy() if hasattr(x, "numpy") else x)
     if arr.size and arr.dtype.kind not in "iu":
         raise TypeError(f"SparseTensor {what} must be integers, got {arr.dtype}")
     return convert_to_tensor(arr.astype(np.int64))
+
+
+# What tracing knows of a symbolic dense_shape (TensorShape), installed by the op layer (tapeflow.ops.sparse).
+_partial_shape: Callable | None = None
 
 
 class SparseTensor(CompositeTensor):
@@ -39,7 +47,7 @@ class SparseTensor(CompositeTensor):
     TensorShape([3, 10])
     """
 
-    __slots__ = ("_indices", "_values", "_dense_shape")
+    __slots__ = ("_indices", "_values", "_dense_shape", "_static_shape")
 
     def __init__(self, indices: Any, values: Any, dense_shape: Any) -> None:
         self._indices = _int64(indices, "indices")
@@ -47,6 +55,7 @@ class SparseTensor(CompositeTensor):
             values = values.value()
         self._values = values if isinstance(values, Tensor) else convert_to_tensor(values)
         self._dense_shape = _int64(dense_shape, "dense_shape")
+        self._static_shape: TensorShape | None = None  # what tracing knows of a symbolic dense_shape
         ishape = self._indices._shape_tuple()
         if len(ishape) != 2:
             raise ValueError(f"SparseTensor indices must be a matrix [N, rank], got shape {list(ishape)}")
@@ -79,11 +88,15 @@ class SparseTensor(CompositeTensor):
 
     @property
     def shape(self) -> TensorShape:
-        try:
-            return TensorShape([int(d) for d in np.asarray(self._dense_shape.numpy()).reshape(-1)])
-        except Exception:  # noqa: BLE001 - a symbolic dense shape: the rank only
-            n = self._dense_shape._shape_tuple()[0]
-            return TensorShape(None if n is None else [None] * n)
+        ds = self._dense_shape
+        if isinstance(ds._value, np.ndarray):
+            return TensorShape([int(d) for d in ds._value.reshape(-1)])
+        if self._static_shape is not None:
+            return self._static_shape
+        if _partial_shape is not None:
+            return _partial_shape(ds)
+        n = ds._shape_tuple()[0]
+        return TensorShape(None if n is None else [None] * n)
 
     def get_shape(self) -> TensorShape:
         return self.shape

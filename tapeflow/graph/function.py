@@ -34,6 +34,7 @@ from tapeflow.framework import dtypes, nest
 from tapeflow.framework.composite_tensor import CompositeTensor, TypeSpec
 from tapeflow.framework.context import state
 from tapeflow.framework.errors import InvalidArgumentError
+from tapeflow.framework.sparse_tensor import SparseTensor, SparseTensorSpec
 from tapeflow.framework.tensor import Tensor, _wrap, convert_to_tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.framework.tensor_spec import TensorSpec
@@ -667,6 +668,15 @@ def _key(v: Any, tensors: list, components: bool = False):
         return ("D",) + tuple(("K", k, _key(v[k], tensors, components)) for k in sorted(v, key=repr))
     if isinstance(v, Variable):  # keyed by its spec, as TF's VariableSpec: another variable reuses the trace
         return ("V", tuple(v._value.shape), v._value.dtype.name, v.trainable)
+    if isinstance(v, (SparseTensor, SparseTensorSpec)):
+        # As TF: a SparseTensor argument is traced by its spec (dense shape, dtype); its indices, values and
+        # dense_shape are inputs, so other entries of the same spec reuse the trace.
+        spec = v if isinstance(v, TypeSpec) else v._type_spec
+        comps = spec._component_specs
+        tensors.extend(comps if v is spec else spec._to_components(v))
+        shape = spec.shape
+        return ("SP", ("P", None if shape.rank is None else tuple(shape.as_list())), ("P", spec.dtype.name)) + \
+            tuple(("T", c._dims(), np.dtype(c.dtype._np)) for c in comps)
     if isinstance(v, TypeSpec) or (components and isinstance(v, CompositeTensor)):
         # A RaggedTensorSpec is traced as TF does: every component (flat values, row splits) a placeholder.
         spec = v if isinstance(v, TypeSpec) else v._type_spec
@@ -722,6 +732,13 @@ def _rebuild(v: Any, it) -> Any:
     """``v`` with its tensor leaves replaced by the next items of ``it``."""
     if isinstance(v, (Tensor, TensorSpec)) or (isinstance(v, (np.ndarray, np.generic)) and not isinstance(v, np.bool_)):
         return next(it)
+    if isinstance(v, (SparseTensor, SparseTensorSpec)):
+        comps = [next(it) for _ in range(3)]
+        if any(isinstance(c, TensorSpec) for c in comps):
+            return v
+        sp = SparseTensor(*comps)
+        sp._static_shape = v.shape
+        return sp
     if isinstance(v, CompositeTensor):
         return v._trace_rebuild([next(it) for _ in v._trace_split()[1]])
     if isinstance(v, TypeSpec):
@@ -759,6 +776,8 @@ def _leaf_names(fn: Any, args: tuple, kwargs: dict) -> list:
         elif isinstance(v, (Tensor, TensorSpec)) or (
                 isinstance(v, (np.ndarray, np.generic)) and not isinstance(v, np.bool_)):
             names.append(base)
+        elif isinstance(v, (SparseTensor, SparseTensorSpec)):
+            names.extend([base] * 3)
         elif isinstance(v, CompositeTensor):
             names.extend([base] * len(v._trace_split()[1]))
         elif isinstance(v, TypeSpec):

@@ -114,7 +114,8 @@ def _sparse_dense_operand(self: SparseTensor, other: Any) -> Any:
     o = other if isinstance(other, Tensor) else convert_to_tensor(other, dtype_hint=self.dtype)
     if len(o._shape_tuple()) == 0:
         return o
-    shape = [int(d) for d in self._dense_shape.numpy()]
+    static = self.shape
+    shape = static.as_list() if static.rank is not None and None not in static.as_list() else self._dense_shape
     full = array_ops.broadcast_to(o, shape)
     return indexing_ops.gather_nd(full, self._indices)
 
