@@ -162,3 +162,15 @@ def test_keras_top_level_classes():
     assert isinstance(K.losses.MeanSquaredError(), K.Loss) and isinstance(K.metrics.Mean(), K.Metric)
     assert isinstance(K.optimizers.Adam(), K.Optimizer)
     assert isinstance(K.initializers.Zeros(), K.Initializer) and isinstance(K.regularizers.L2(), K.Regularizer)
+
+
+def test_top_k_gives_tfs_topkv2_namedtuple():
+    # Keras 3.15.1's TF backend returns tf.math.top_k's result: it prints as TopKV2(values=..., indices=...)
+    r = K.ops.top_k(K.ops.array([3.0, 1.0, 2.0]), k=2)
+    assert type(r).__name__ == "TopKV2" and r.values.numpy().tolist() == [3.0, 2.0]
+    assert repr(r).startswith("TopKV2(values=<tf.Tensor: shape=(2,), dtype=float32")
+    assert r.indices.numpy().tolist() == [0, 2]
+    i = K.Input((3,))
+    v, ix = K.ops.top_k(i, k=2)
+    out = K.Model(i, [v, ix]).predict(np.array([[1.0, 3.0, 2.0]]), verbose=0)
+    assert out[0].tolist() == [[3.0, 2.0]] and out[1].tolist() == [[1, 2]]

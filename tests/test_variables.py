@@ -98,3 +98,31 @@ def test_in_place_updates_never_change_values_others_hold():
     before = id(v._value)
     v.assign_sub(np.ones(3, np.float32))  # now solely owned: updated in place
     assert id(v._value) == before and v.numpy().tolist() == [4.0, 4.0, 4.0]
+
+
+def test_a_slice_of_a_variable_assigns_into_the_variable_as_tf():
+    # TF 2.21: v[key] is a tensor with .assign (ResourceStridedSliceAssign) returning the variable; plain tensors'
+    # slices have none; eager, in tf.function and under a tape alike
+    v = tf.Variable([[1., 2.], [3., 4.]])
+    r = v[0, 1].assign(9.0)
+    assert r.numpy().tolist() == [[1.0, 9.0], [3.0, 4.0]] and "UnreadVariable" in repr(r)
+    v[1].assign([5., 6.])
+    assert v[0:1, ::-1].assign([[7., 8.]]).numpy().tolist() == [[8.0, 7.0], [5.0, 6.0]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Cannot broadcast input shape \[3\] into final shape"):
+        v[0].assign([1., 2., 3.])
+    assert v.numpy().tolist() == [[8.0, 7.0], [5.0, 6.0]]
+    assert not hasattr(tf.constant([1., 2.])[0], "assign")
+
+    @tf.function
+    def g():
+        v[0, 0].assign(100.)
+        v[:, 1].assign(tf.constant([-1., -2.]))
+        return v.read_value()
+
+    assert g().numpy().tolist() == [[100.0, -1.0], [5.0, -2.0]]
+    with tf.GradientTape() as t:
+        y = tf.reduce_sum(v[0] * 3.0)
+    assert t.gradient(y, v).numpy().tolist() == [[3.0, 3.0], [0.0, 0.0]]
+    assert v[..., 0].assign(0.).numpy().tolist() == [[0.0, -1.0], [0.0, -2.0]]
+    assert v[:, tf.newaxis, 1].assign([[5.], [6.]]).numpy().tolist() == [[0.0, 5.0], [0.0, 6.0]]
+    assert type(v[0]).__name__ == type(tf.constant(1.0)).__name__  # the slice still prints as a tensor

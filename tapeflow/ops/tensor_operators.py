@@ -138,6 +138,59 @@ def _sparse_add(self: SparseTensor, other: Any) -> Any:
     return sparse_ops.add(self, other)
 
 
+# ``v[key].assign(value)``, as TF's sliced variables (ResourceStridedSliceAssign): a slice of a variable is a
+# tensor with an ``assign`` method. Tensors have fixed slots, so the slice's class becomes a same-layout subclass
+# of its own class with the method, and the variable and key are kept by the slice's id while it lives.
+_SLICE_OF: dict = {}
+_SLICE_CLASSES: dict = {}
+
+
+class _SliceAssign:
+    __slots__ = ()
+
+    def assign(self, value: Any, use_locking: Any = None, name: Any = None, read_value: bool = True) -> Any:
+        """Writes ``value`` (broadcast to the slice's shape) into the variable's slice; returns the variable."""
+        var, key = _SLICE_OF[self._id]
+        shape = array_ops.shape(var)
+        positions = array_ops.getitem(array_ops.reshape(array_ops.range_(array_ops.size_(var)), shape), key)
+        try:
+            value = array_ops.broadcast_to(convert_to_tensor(value, dtype=var.dtype), array_ops.shape(positions))
+        except InvalidArgumentError:
+            raise InvalidArgumentError(None, None, f"Cannot broadcast input shape {list(_shape_of(value))} into "
+                                       f"final shape {positions.shape.as_list()} [Op:ResourceStridedSliceAssign]"
+                                       ) from None
+        flat = indexing_ops.tensor_scatter_nd_update(array_ops.reshape(var.value(), [-1]),
+                                                     array_ops.reshape(positions, [-1, 1]),
+                                                     array_ops.reshape(value, [-1]))
+        return var.assign(array_ops.reshape(flat, shape), read_value=read_value)
+
+
+def _shape_of(value: Any) -> tuple:
+    import numpy as np
+
+    return value._shape_tuple() if isinstance(value, Tensor) else np.shape(value)
+
+
+def _forget_slice(tid: int) -> None:
+    _SLICE_OF.pop(tid, None)
+
+
+def _var_getitem(self: Variable, key: Any) -> Any:
+    import weakref
+
+    out = array_ops.getitem(self, key)
+    base = type(out)
+    if isinstance(out, Tensor) and out._id not in _SLICE_OF:
+        cls = _SLICE_CLASSES.get(base)
+        if cls is None:
+            cls = _SLICE_CLASSES[base] = type(base.__name__, (_SliceAssign, base), {"__slots__": ()})
+            cls.__qualname__, cls.__module__ = base.__qualname__, base.__module__
+        out.__class__ = cls
+        _SLICE_OF[out._id] = (self, key)
+        weakref.finalize(out, _forget_slice, out._id)
+    return out
+
+
 # Variable.scatter_nd_*, as TF's ResourceScatterNd* ops: a tensor_scatter_nd_* of the value, assigned
 # back (so bad indices or shapes raise the op's error and change nothing).
 def _scatter_nd_update(self, indices: Any, updates: Any, use_locking: bool = True, name: Any = None):
@@ -236,6 +289,7 @@ def install() -> None:
     SparseTensor.__truediv__ = _sparse_truediv
     SparseTensor.__neg__ = _sparse_neg
     SparseTensor.__add__ = SparseTensor.__radd__ = _sparse_add
+    Variable.__getitem__ = _scoped(_SCOPES["__getitem__"], _var_getitem)
     Variable.scatter_nd_update = _scatter_nd_update
     Variable.scatter_nd_add = _scatter_nd_add
     Variable.scatter_nd_sub = _scatter_nd_sub

@@ -75,6 +75,8 @@ NOTEBOOKS = [
     "prog:data_pipes",  # tf.data: padded_batch, cache, prefetch, windows, group_by_window, buckets, text lines
     "prog:text_rnn",  # TextVectorization modes, masking Embedding, Bidirectional LSTM/GRU, LR schedule, clipnorm
     "prog:errors_and_shapes",  # common StackOverflow errors' exception types, retracing, static/dynamic shapes
+    "prog:graph_features",  # AutoGraph loops, TensorArray, custom_gradient, tf.Module SavedModel, sliced assign
+    "prog:keras_misc",  # Normalization.adapt, LR scheduler, PyDataset, train_on_batch, freezing, keras.ops, utils
     "tutorials/structured_data/feature_columns",  # nb11: petfinder columns (DenseFeatures is gone in TF too)
     "tutorials/interpretability/integrated_gradients",  # nb11: hub.KerasLayer stand-in (MobileNetV2), input grads
 ]

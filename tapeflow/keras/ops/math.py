@@ -49,7 +49,7 @@ def segment_prod(data: Any, segment_ids: Any, num_segments: int | None = None, s
 @keras_op("TopK", "math")
 def top_k(x: Any, k: int, sorted: bool = True) -> Any:  # noqa: A002
     """``keras.ops.top_k``: (values, indices) of the ``k`` largest along the last axis."""
-    return tuple(tf().math.top_k(convert(x), k, sorted=sorted))
+    return tf().math.top_k(convert(x), k, sorted=sorted)  # TF's TopKV2 namedtuple, as Keras's TF backend
 
 
 @keras_op("InTopK", "math", tensors=2)
