@@ -11,6 +11,7 @@ uint64 mod ``range_max``. With ``unique=True`` repeated values are drawn again; 
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -20,7 +21,7 @@ from tapeflow.framework import dtypes
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
-from tapeflow.ops import philox
+from tapeflow.ops import _libm, philox
 from tapeflow.ops.random_ops import _philox_take, _stateful, seed_attrs
 
 _SAMPLERS = {"LogUniformCandidateSampler": "log_uniform", "UniformCandidateSampler": "uniform"}
@@ -46,29 +47,27 @@ def _sample_fn(kind: str, range_max: int):
     return sample, prob
 
 
+@functools.cache
 def _float_fns():
     """The C library's ``log1pf``/``expm1f`` (TF's kernel calls them; NumPy's float32 ones differ in the last bit
     now and then), else NumPy's."""
     import ctypes
-    import ctypes.util
 
     try:
-        lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        lib = _libm.libm()
         log1pf, expm1f = lib.log1pf, lib.expm1f
-    except (OSError, AttributeError):
+    except AttributeError:
         return lambda x: np.log1p(np.float32(x)), lambda x: np.expm1(np.float32(x))
     for fn in (log1pf, expm1f):
         fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
     return log1pf, expm1f
 
 
-_LOG1PF, _EXPM1F = _float_fns()
-
-
 def _expected(p: np.float32, batch: int, tries: int) -> np.float32:
     if tries == batch:
         return np.float32(p * np.float32(batch))
-    return np.float32(-_EXPM1F(float(np.float32(tries) * np.float32(_LOG1PF(-float(p))))))  # float32 throughout
+    log1pf, expm1f = _float_fns()
+    return np.float32(-expm1f(float(np.float32(tries) * np.float32(log1pf(-float(p))))))  # float32 throughout
 
 
 def _kernel(name: str):

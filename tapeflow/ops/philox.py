@@ -20,20 +20,23 @@ library in the last bit of about 1% of float32 normals.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import math
 
 import numpy as np
 
+from tapeflow.ops import _libm
+
 EXACT_MAX = 1024  # Box-Muller draws up to this many numbers use the C library's functions, as TF
 
 
-def _libm():
+@functools.cache
+def _libm_fns():
+    """The C library's ``logf`` and ``sincosf`` (ctypes), or None."""
+    lib = _libm.libm()
     try:
-        lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
         logf, sincosf = lib.logf, lib.sincosf
-    except (OSError, AttributeError):  # no C math library with these names: NumPy's functions only
+    except AttributeError:  # no C math library with these names: NumPy's functions only
         return None
     logf.restype, logf.argtypes = ctypes.c_float, [ctypes.c_float]
     ptr = ctypes.POINTER(ctypes.c_float)
@@ -41,13 +44,11 @@ def _libm():
     return logf, sincosf
 
 
-_LIBM = _libm()
-
-
 def _log_sincos_f32(u1: np.ndarray, v1: np.ndarray) -> tuple:
     """float32 ``logf(u1)``, ``sinf(v1)``, ``cosf(v1)``: the C library's for small draws, else NumPy's."""
-    if _LIBM is not None and u1.size * 2 <= EXACT_MAX:
-        logf, sincosf = _LIBM
+    fns = _libm_fns() if u1.size * 2 <= EXACT_MAX else None
+    if fns is not None:
+        logf, sincosf = fns
         s, c = ctypes.c_float(), ctypes.c_float()
         ps, pc = ctypes.byref(s), ctypes.byref(c)
         lg = np.empty(u1.size, np.float32)
