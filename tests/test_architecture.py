@@ -19,6 +19,14 @@ def test_blas_heavy_kernels_are_wrapped_after_import():
     assert out == "[]"
 
 
+def test_import_starts_no_subprocess():
+    # (ctypes.util.find_library runs ldconfig: tens of milliseconds of every import, once)
+    out = _run("import subprocess\ncalls = []\norig = subprocess.Popen.__init__\n"
+               "def spy(self, *a, **k):\n    calls.append(a[:1])\n    orig(self, *a, **k)\n"
+               "subprocess.Popen.__init__ = spy\nimport tapeflow\nprint(calls)")
+    assert out == "[]"
+
+
 def _lint_imports(root: str) -> subprocess.CompletedProcess:
     exe = os.path.join(os.path.dirname(sys.executable), "lint-imports")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
