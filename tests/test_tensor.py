@@ -1,6 +1,8 @@
 """Tensor, dtypes, TensorShape, conversion rules and core op errors, pinned
 against TensorFlow 2.21."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -288,3 +290,36 @@ def test_python_operand_conversion_errors_match_tf():
 def test_non_rectangular_list_message_as_tf():
     with pytest.raises(ValueError, match=r"^Can't convert non-rectangular Python sequence to Tensor\.$"):
         tf.constant([[0, 1, 2, 3], [4, 5], [6, 7, 8], [9]])
+
+
+def test_tensor_shape_rank_assertions_and_subtypes_as_tf():
+    s = tf.TensorShape([2, None, 3])
+    assert s.with_rank_at_least(2) is s and s.with_rank_at_most(3) is s
+    for call, msg in [(lambda: s.with_rank_at_least(4), "Shape (2, None, 3) must have rank at least 4"),
+                      (lambda: s.with_rank_at_most(2), "Shape (2, None, 3) must have rank at most 2"),
+                      (lambda: s.assert_has_rank(2), "Shape (2, None, 3) must have rank 2"),
+                      (lambda: s.assert_is_fully_defined(), "Shape (2, None, 3) is not fully defined"),
+                      (lambda: s.assert_same_rank(tf.TensorShape([1, 2])),
+                       "Shapes (2, None, 3) and (1, 2) must have the same rank")]:
+        with pytest.raises(ValueError, match=re.escape(msg)):
+            call()
+    unknown = tf.TensorShape(None)
+    assert unknown.with_rank_at_least(2) is unknown and unknown.assert_has_rank(3) is None
+    assert s.is_subtype_of(tf.TensorShape([2, None, None])) and tf.TensorShape([2, 4, 3]).is_subtype_of(s)
+    assert s.is_subtype_of(unknown) and not unknown.is_subtype_of(s) and not s.is_subtype_of([2, None, 3])
+    assert s.most_specific_common_supertype([tf.TensorShape([2, 5, 4])]).as_list() == [2, None, None]
+    assert s.most_specific_common_supertype([tf.TensorShape([2, 5])]).rank is None
+    assert s.most_specific_common_supertype([]) == s
+
+
+def test_sequence_mask_inside_tf_function_with_run_time_lengths():
+    @tf.function
+    def masks(n, lengths):
+        return tf.sequence_mask(lengths, n), tf.sequence_mask(lengths), tf.sequence_mask(lengths, 5, tf.float32)
+
+    a, b, c = masks(tf.constant(4), tf.constant([1, 3]))
+    assert a.numpy().tolist() == [[True, False, False, False], [True, True, True, False]]
+    assert b.numpy().tolist() == [[True, False, False], [True, True, True]]
+    assert c.numpy().tolist() == [[1, 0, 0, 0, 0], [1, 1, 1, 0, 0]]
+    cf = masks.get_concrete_function(tf.TensorSpec([], tf.int32), tf.TensorSpec([None], tf.int32))
+    assert [o.shape.as_list() for o in cf.structured_outputs] == [[None, None], [None, None], [None, 5]]  # as TF

@@ -151,6 +151,48 @@ class TensorShape:
             raise ValueError(f"Shape {self} must have rank {rank}")
         return self
 
+    def with_rank_at_least(self, rank: int) -> TensorShape:
+        if self._dims is not None and len(self._dims) < rank:
+            raise ValueError(f"Shape {self} must have rank at least {rank}")
+        return self
+
+    def with_rank_at_most(self, rank: int) -> TensorShape:
+        if self._dims is not None and len(self._dims) > rank:
+            raise ValueError(f"Shape {self} must have rank at most {rank}")
+        return self
+
+    def assert_has_rank(self, rank: int) -> None:
+        if self._dims is not None and len(self._dims) != rank:
+            raise ValueError(f"Shape {self} must have rank {rank}")
+
+    def assert_same_rank(self, other: Any) -> None:
+        other = as_shape(other)
+        if self._dims is not None and other._dims is not None and len(self._dims) != len(other._dims):
+            raise ValueError(f"Shapes {self} and {other} must have the same rank")
+
+    def assert_is_fully_defined(self) -> None:
+        if not self.is_fully_defined():
+            raise ValueError(f"Shape {self} is not fully defined")
+
+    def is_subtype_of(self, other: Any) -> bool:
+        """Whether every shape this one admits is admitted by ``other`` (a TensorShape; dims equal or None there)."""
+        if not isinstance(other, TensorShape):
+            return False
+        if other._dims is None:
+            return True
+        if self._dims is None or len(self._dims) != len(other._dims):
+            return False
+        return all(b is None or a == b for a, b in zip(self._dims, other._dims))
+
+    def most_specific_common_supertype(self, others: Any) -> TensorShape | None:
+        """The most specific shape admitting this one and every one of ``others`` (TensorShapes)."""
+        shapes = [self, *others]
+        if any(not isinstance(o, TensorShape) for o in shapes):
+            return None
+        if any(o._dims is None for o in shapes) or len({len(o._dims) for o in shapes}) != 1:
+            return TensorShape(None)
+        return TensorShape([d[0] if all(x == d[0] for x in d) else None for d in zip(*(o._dims for o in shapes))])
+
     def __len__(self) -> int:
         if self._dims is None:
             raise ValueError("Cannot take the length of shape with unknown rank.")

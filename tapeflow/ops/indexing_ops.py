@@ -894,12 +894,18 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool, na
     lengths = t(lengths)
     if lengths._value.dtype.kind not in "iu":
         raise TypeError(f"sequence_mask: lengths must be integers, got {lengths.dtype.name}")
-    if maxlen is None:
-        from tapeflow.framework.context import state
+    from tapeflow.framework.context import state
 
-        if state.graph is not None:
-            raise NotImplementedError("tf.sequence_mask without maxlen inside tf.function (a data-dependent "
-                                      "output shape) is not implemented in tapeflow; pass maxlen.")
+    if state.graph is not None:  # tracing: the mask's width may be known only at run time
+        limit = math_ops.reduce_max(lengths) if maxlen is None else t(maxlen)
+        if limit.shape.rank not in (None, 0):
+            raise ValueError(f"Argument `maxlen` must be scalar for sequence_mask, received `maxlen` = {limit} "
+                             f"with shape '{tuple(limit.shape.as_list())}' instead")
+        row = array_ops.range_(0, limit, 1, dtype=limit.dtype)
+        mask = math_ops.less(row, math_ops.cast(array_ops.expand_dims(lengths, -1), limit.dtype))
+        dt = dtypes.as_dtype(dtype)
+        return mask if dt is dtypes.bool else math_ops.cast(mask, dt)
+    if maxlen is None:
         if len(lengths._shape_tuple()) and 0 in lengths._shape_tuple():
             n = 0
         else:
