@@ -219,15 +219,15 @@ def plot_model(model: Any, to_file: str = "model.png", show_shapes: bool = False
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 _missing_getattr = _module_getattr("tf.keras.utils", frozenset((
-    "model_to_dot "
-    "FeatureSpace"
+    "model_to_dot"
 ).split()))
 
 # loaded on first use: the image helpers need Pillow only when called
 _LAZY = {"load_img": "tapeflow.keras.preprocessing.image", "save_img": "tapeflow.keras.preprocessing.image",
          "img_to_array": "tapeflow.keras.preprocessing.image", "array_to_img": "tapeflow.keras.preprocessing.image",
          "PyDataset": "tapeflow.keras.py_dataset", "Sequence": "tapeflow.keras.py_dataset",
-         "image_dataset_from_directory": "tapeflow.keras.preprocessing.image_dataset"}
+         "image_dataset_from_directory": "tapeflow.keras.preprocessing.image_dataset",
+         "FeatureSpace": "tapeflow.keras.layers.feature_space"}
 
 
 def __getattr__(name: str):

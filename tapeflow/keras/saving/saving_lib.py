@@ -64,7 +64,8 @@ def save_model(model: Any, filepath: Any, overwrite: bool = True, zipped: bool |
         raise FileExistsError(f"{filepath} exists and overwrite=False")
     weights_h5.h5py_module()
     config = serialize_keras_object(model)
-    config.setdefault("compile_config", {})  # Keras 3 writes {} for an uncompiled model
+    if hasattr(model, "compile"):
+        config.setdefault("compile_config", {})  # Keras 3 writes {} for an uncompiled model
     metadata = {"keras_version": KERAS_VERSION, "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
     weights = weights_h5.write_h5_bytes(model)
     buf = io.BytesIO()

@@ -202,12 +202,16 @@ _NAMESPACES = {
     "keras.src.models.sequential": "tapeflow.keras.models",
     "keras.constraints": "tapeflow.keras.constraints",
     "keras.activations": "tapeflow.keras.activations",
+    "keras.utils": "tapeflow.keras.utils",
+    "keras.src.layers.preprocessing.feature_space": "tapeflow.keras.layers.feature_space",
 }
 
 
 def _keras_module(cls: type) -> str | None:
     """The Keras module real Keras writes for a tapeflow class (``keras.layers`` for a layer)."""
     mod = cls.__module__
+    if "_keras_module_name" in cls.__dict__:  # a class Keras saves under its source module (FeatureSpace's parts)
+        return cls.__dict__["_keras_module_name"]
     if not mod.startswith("tapeflow."):
         return None if mod == "__main__" else mod
     if cls.__name__ == "Functional":
@@ -257,7 +261,7 @@ def serialize_keras_object(obj: Any) -> Any:
     if not hasattr(obj, "get_config"):
         raise TypeError(f"Cannot serialize {obj!r} of type {type(obj).__name__}: it has no get_config().")
     cls = type(obj)
-    registered = _GLOBAL_CUSTOM_NAMES.get(cls)
+    registered = _GLOBAL_CUSTOM_NAMES.get(cls) or cls.__dict__.get("_keras_registered_name")
     if registered is None and not cls.__module__.startswith(("tapeflow.", "builtins")):
         registered = cls.__name__  # Keras names a class it does not export (a user's) by its __name__
     out = {
