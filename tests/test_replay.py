@@ -1023,3 +1023,64 @@ def test_nested_tapes_in_step_on_two_threads_at_once(fresh):
     for th in threads:
         th.join()
     assert not errors
+
+
+def test_variable_reads_along_a_template_and_their_departures(followed):
+    # A training step's reads follow the template inline; a read that departs (another variable in the
+    # same place, the same variable twice, a non-trainable or unwatched one, another shape) gets the
+    # ordinary records and the gradients of the walk.
+    x = tf.constant([[0.3, -0.2], [0.5, 0.1]])
+    w1 = tf.Variable([[1.0, 2.0], [0.5, -1.0]])
+    w2 = tf.Variable([[0.25, -0.5], [1.5, 0.75]])
+    w3 = tf.Variable([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])
+    frozen = tf.Variable([[2.0, 0.0], [0.0, 3.0]], trainable=False)
+
+    def f(a, b, watch_accessed=True):
+        with tf.GradientTape(watch_accessed_variables=watch_accessed) as t:
+            if not watch_accessed:
+                t.watch(a)
+            y = tf.reduce_sum(tf.tanh(tf.matmul(tf.matmul(x, a), b)))
+        return t.gradient(y, [a, b])
+
+    def want(a, b, da=True, db=True):
+        av, bv = np.asarray(a.numpy(), np.float64), np.asarray(b.numpy(), np.float64)
+        xa = x.numpy() @ av
+        g = 1 - np.tanh(xa @ bv) ** 2
+        ga = x.numpy().T @ (g @ bv.T)
+        gb = xa.T @ g
+        if a is b:
+            return [ga + gb, ga + gb]
+        return [ga if da else None, gb if db else None]
+
+    def check(got, w):
+        assert len(got) == len(w)
+        for g, e in zip(got, w):
+            if e is None:
+                assert g is None
+            else:
+                np.testing.assert_allclose(g.numpy(), e, rtol=1e-5)
+
+    for _ in range(4):
+        check(f(w1, w2), want(w1, w2))
+    assert followed[-2:] == [True, True]
+    cases = [
+        ((w2, w1), want(w2, w1)),  # the two reads' variables swapped (same shapes, same template)
+        ((w1, w1), want(w1, w1)),  # one variable read twice: the positions repeat
+        ((w1, frozen), want(w1, frozen, db=False)),  # a non-trainable variable: not watched, not recorded
+        ((w1, w3), None),  # another shape
+    ]
+    for args, w in cases:
+        for _ in range(3):
+            got = f(*args)
+            if w is None:
+                assert got[1].shape == (2, 3)
+                av, bv = w1.numpy(), w3.numpy()
+                g = 1 - np.tanh(x.numpy() @ av @ bv) ** 2
+                np.testing.assert_allclose(got[1].numpy(), (x.numpy() @ av).T @ g, rtol=1e-5)
+            else:
+                check(got, w)
+        for _ in range(3):
+            check(f(w1, w2), want(w1, w2))
+    for _ in range(3):  # watch_accessed_variables=False: only the watched variable
+        check(f(w1, w2, watch_accessed=False), want(w1, w2, db=False))
+        check(f(w1, w2), want(w1, w2))

@@ -1035,6 +1035,37 @@ def record_variable_read(var, value: Tensor) -> None:
     """Links a read of ``var`` to the tensor it produced on active tapes."""
     st = state
     tapes = st.tapes
+    if len(tapes) == 1 and st._debug_hook is None and not st.accumulators:
+        # The training step's read (one tape checking along its template as it goes): what the general
+        # code below and _follow do for it, inline. Anything else, or a departure, takes that code.
+        tp = tapes[0]
+        tpl = tp.tpl
+        if tpl is not None and tpl is not _UNDECIDED and not tp.lazy:
+            vid = var._id
+            w = tp.watched
+            if vid not in w and tp.watch_accessed_variables and var.trainable:
+                _watch_variable(tp, var)
+            if vid not in w:
+                return  # not watched: not recorded (the template goes on)
+            light = tp.light
+            k = len(light)
+            fast = tpl.fast
+            f = fast[k] if k < len(fast) else None
+            if f is not None and f[0] is _READ_SPEC:
+                v = value._value
+                d = v.dtype
+                if v.shape == f[2] and (d is f[3] or d == f[3]) and type(v) is not AbstractValue:
+                    pos = tp.pos
+                    p = pos.get(vid)
+                    if p is None:
+                        p = _seen(pos, (vid,), (var,), tpl.ops[k][2], 0)
+                    if p == f[6][0]:
+                        oid = value._id
+                        pos[oid] = len(pos)
+                        w.add(oid)
+                        tp.sync = None  # (recorded on this tape alone)
+                        light.append(((vid,), (oid,), None, None, None))
+                        return
     if st._debug_hook is None:  # (tapes may record along templates)
         following = [tp for tp in tapes if tp.tpl is not None]
         if following:
