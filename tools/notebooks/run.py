@@ -97,6 +97,7 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
                   ("steps_per_octave=100,", "steps_per_octave=2,")],
     "actor_critic": [("max_episodes = 10000", "max_episodes = 20")],  # nb11: stand-in gym CartPole-v1
     "integrated_gradients": [("m_steps=240", "m_steps=48")],  # nb11: MobileNetV2 input gradients on CPU
+    "cyclegan": [("EPOCHS = 10", "EPOCHS = 1"), ("test_horses.take(5)", "test_horses.take(1)")],  # nb11: 2 steps
     "fault_tolerance": [  # nb11: the custom loop's full-batch steps on 4096 of the 60000 images
         ("logits = model(x_train, training=True)\n      loss_value = loss_fn(y_train, logits)",
          "logits = model(x_train[:4096], training=True)\n      loss_value = loss_fn(y_train[:4096], logits)")],

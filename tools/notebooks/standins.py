@@ -18,6 +18,8 @@ inputs under TensorFlow and under tapeflow. What each stand-in is:
   ``flower_photos.tgz`` (200 JPEGs in 5 class folders), ``facades.tar.gz`` (pix2pix's 400/106/100 pairs) and the
   sunflower photo, ``tfds.load('tf_flowers')`` (200 images of varied sizes, tfds's labels and ``ClassLabel``).
 - ``tensorflow_hub.KerasLayer`` of an ImageNet classifier: Keras's MobileNetV2 with stand-in weights (1001 logits).
+- ``tensorflow_examples.models.pix2pix`` (U-Net generator, PatchGAN discriminator, instance normalisation) and
+  ``tfds.load('cycle_gan/horse2zebra')`` (2 + 2 training, 1 + 1 test 256x256 photos).
 """
 
 from __future__ import annotations
@@ -316,6 +318,8 @@ def _tfds_load(name, split=None, batch_size=None, as_supervised=False, with_info
         return _tfds_load_flowers(name, split, batch_size, as_supervised, with_info, **kwargs)
     if name.startswith("oxford_iiit_pet"):
         return _tfds_load_pets(split, with_info)
+    if name.startswith("cycle_gan"):
+        return _tfds_load_horse2zebra(split, as_supervised, with_info)
     if name.startswith("mnist"):
         (xa, ya), (xb, yb) = fashion_mnist_load_data()
         parts = {"train": (xa[..., None], ya.astype(np.int64)), "test": (xb[..., None], yb.astype(np.int64))}
@@ -473,6 +477,7 @@ def install(backend_tf) -> None:
     install_text11_nmt(backend_tf)
     install_nb11_rl()
     install_nb11_hub(backend_tf)
+    install_nb11_cyclegan(backend_tf)
 
 
 # --- img11: the image tutorials (CIFAR-10, flower_photos, tf_flowers, facades) --------------------------------
@@ -1624,3 +1629,128 @@ def _hub_keras_layer(backend_tf):
 
 def install_nb11_hub(backend_tf) -> None:
     _module("tensorflow_hub", KerasLayer=_hub_keras_layer(backend_tf), __version__="stand-in")
+
+
+# --- nb11 (2026-12-07): generative/cyclegan's tensorflow_examples pix2pix models and tfds horse2zebra -------------
+
+
+def _pix2pix_module(backend_tf) -> types.ModuleType:
+    """``tensorflow_examples.models.pix2pix.pix2pix``: the pix2pix tutorial's U-Net generator and PatchGAN
+    discriminator (Conv2D/Conv2DTranspose of N(0, 0.02) kernels, batch or instance normalisation), built with the
+    backend's Keras."""
+    tf = backend_tf
+    keras = tf.keras
+
+    class InstanceNormalization(keras.layers.Layer):
+        """Normalises each sample's channels over height and width; a learned scale and offset per channel."""
+
+        def __init__(self, epsilon=1e-5):
+            super().__init__()
+            self.epsilon = epsilon
+
+        def build(self, input_shape):
+            self.scale = self.add_weight(name="scale", shape=input_shape[-1:],
+                                         initializer=tf.random_normal_initializer(1.0, 0.02), trainable=True)
+            self.offset = self.add_weight(name="offset", shape=input_shape[-1:], initializer="zeros", trainable=True)
+
+        def call(self, x):
+            mean, variance = tf.nn.moments(x, axes=[1, 2], keepdims=True)
+            return self.scale * (x - mean) * tf.math.rsqrt(variance + self.epsilon) + self.offset
+
+    def _norm(norm_type):
+        if norm_type.lower() == "batchnorm":
+            return keras.layers.BatchNormalization()
+        return InstanceNormalization()
+
+    def downsample(filters, size, norm_type="batchnorm", apply_norm=True):
+        block = keras.Sequential()
+        block.add(keras.layers.Conv2D(filters, size, strides=2, padding="same", use_bias=False,
+                                      kernel_initializer=tf.random_normal_initializer(0.0, 0.02)))
+        if apply_norm:
+            block.add(_norm(norm_type))
+        block.add(keras.layers.LeakyReLU())
+        return block
+
+    def upsample(filters, size, norm_type="batchnorm", apply_dropout=False):
+        block = keras.Sequential()
+        block.add(keras.layers.Conv2DTranspose(filters, size, strides=2, padding="same", use_bias=False,
+                                               kernel_initializer=tf.random_normal_initializer(0.0, 0.02)))
+        block.add(_norm(norm_type))
+        if apply_dropout:
+            block.add(keras.layers.Dropout(0.5))
+        block.add(keras.layers.ReLU())
+        return block
+
+    def unet_generator(output_channels, norm_type="batchnorm"):
+        downs = [downsample(64, 4, norm_type, apply_norm=False)] + [
+            downsample(f, 4, norm_type) for f in (128, 256, 512, 512, 512, 512, 512)]
+        ups = [upsample(512, 4, norm_type, apply_dropout=True) for _ in range(3)] + [
+            upsample(f, 4, norm_type) for f in (512, 256, 128, 64)]
+        last = keras.layers.Conv2DTranspose(output_channels, 4, strides=2, padding="same", activation="tanh",
+                                            kernel_initializer=tf.random_normal_initializer(0.0, 0.02))
+        inputs = keras.layers.Input(shape=[None, None, 3])
+        x, skips = inputs, []
+        for down in downs:
+            x = down(x)
+            skips.append(x)
+        for up, skip in zip(ups, reversed(skips[:-1])):
+            x = keras.layers.Concatenate()([up(x), skip])
+        return keras.Model(inputs=inputs, outputs=last(x))
+
+    def discriminator(norm_type="batchnorm", target=True):
+        init = tf.random_normal_initializer(0.0, 0.02)
+        inp = keras.layers.Input(shape=[None, None, 3], name="input_image")
+        x = inp
+        if target:
+            tar = keras.layers.Input(shape=[None, None, 3], name="target_image")
+            x = keras.layers.concatenate([inp, tar])
+        x = downsample(64, 4, norm_type, False)(x)
+        x = downsample(128, 4, norm_type)(x)
+        x = downsample(256, 4, norm_type)(x)
+        x = keras.layers.ZeroPadding2D()(x)
+        x = keras.layers.Conv2D(512, 4, strides=1, kernel_initializer=init, use_bias=False)(x)
+        x = keras.layers.LeakyReLU()(_norm(norm_type)(x))
+        x = keras.layers.ZeroPadding2D()(x)
+        last = keras.layers.Conv2D(1, 4, strides=1, kernel_initializer=init)(x)
+        return keras.Model(inputs=[inp, tar] if target else inp, outputs=last)
+
+    return _module("tensorflow_examples.models.pix2pix.pix2pix", InstanceNormalization=InstanceNormalization,
+                   downsample=downsample, upsample=upsample, unet_generator=unet_generator,
+                   discriminator=discriminator)
+
+
+def _tfds_load_horse2zebra(split=None, as_supervised=False, with_info=False, per_split=(2, 2, 1, 1)):
+    """``tfds.load('cycle_gan/horse2zebra')``: ``trainA``/``trainB``/``testA``/``testB`` of 256x256 uint8 photos
+    (horses brown, zebras striped; the real splits have 1067/1334/120/140) with label 0 (A) or 1 (B)."""
+    import tensorflow as tf
+    rng = np.random.default_rng(27)
+    parts = {}
+    for (name, n) in zip(("trainA", "trainB", "testA", "testB"), per_split):
+        yy, xx = np.mgrid[0:256, 0:256]
+        imgs = []
+        for _ in range(n):
+            base = rng.integers(60, 200, 3)
+            if name.endswith("B"):
+                stripes = ((xx + yy * rng.uniform(0.2, 0.8)) // rng.integers(8, 16) % 2)[..., None]
+                img = np.where(stripes, 235, 25) + rng.normal(0, 12, (256, 256, 3))
+            else:
+                shade = 0.7 + 0.3 * np.sin(xx / 40.0 + rng.uniform(0, 6))
+                img = base * shade[..., None] + rng.normal(0, 12, (256, 256, 3))
+            imgs.append(np.clip(img, 0, 255).astype(np.uint8))
+        parts[name] = (np.stack(imgs), np.full((n,), 0 if name.endswith("A") else 1, np.int64))
+    info = _Info("cycle_gan", {k: len(v[1]) for k, v in parts.items()})
+
+    def make(spec):
+        x, y = parts[spec]
+        return tf.data.Dataset.from_tensor_slices((x, y) if as_supervised else {"image": x, "label": y})
+
+    out = ({k: make(k) for k in parts} if split is None else
+           [make(s) for s in split] if isinstance(split, (list, tuple)) else make(split))
+    return (out, info) if with_info else out
+
+
+def install_nb11_cyclegan(backend_tf) -> None:
+    p2p = _pix2pix_module(backend_tf)
+    pkg = _module("tensorflow_examples.models.pix2pix", pix2pix=p2p, __path__=[])
+    models = _module("tensorflow_examples.models", pix2pix=pkg, __path__=[])
+    _module("tensorflow_examples", models=models, __path__=[])

@@ -471,6 +471,12 @@ class Layer(Module):
             for leaf in nest.flatten(value) if isinstance(value, (list, tuple, dict)) else [value]:
                 if isinstance(leaf, Layer) and leaf is not self and not any(leaf is x for x in layers):
                     layers.append(leaf)
+                elif isinstance(leaf, Variable) and "path" in leaf.__dict__:
+                    # a keras.Variable set as an attribute is the layer's weight, as Keras's tracker
+                    # (a plain tf.Variable is not)
+                    own = self._own_trainable if leaf.trainable else self._own_non_trainable
+                    if not any(leaf is w for w in self._own_trainable + self._own_non_trainable):
+                        own.append(leaf)
         object.__setattr__(self, name, value)
 
     # -- names, dtypes, flags ------------------------------------------------

