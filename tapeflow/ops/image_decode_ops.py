@@ -3,9 +3,11 @@
 
 One kernel serves them all, as TF's ``DecodeImageV2Op`` does: the format comes from the file's first
 bytes, the channel conversions are TF's (PNG to grayscale with libpng's ``(9797 R + 19234 G + 3737 B) >> 15``,
-alpha stripped or set to 255, grey replicated), 16-bit PNGs keep their depth for ``uint16`` and give their
-high byte for ``uint8``, and ``float32`` is the ``uint16`` image times ``1 / 65535`` in float32, as TF.
-Files are read with Pillow. JPEG decoding is TF's only with ``simplejpeg`` installed (libjpeg-turbo's fast
+alpha stripped or set to 255, grey replicated; rounded for 16-bit samples), 16-bit PNGs keep their depth for
+``uint16`` and give their high byte for ``uint8``, and ``float32`` is the ``uint16`` image times ``1 / 65535`` in
+float32, as TF. Files are read with Pillow, except 16-bit PNGs (Pillow reads 16-bit colour as 8 bits), which are
+decoded here: zlib, PNG's five row filters and Adam7 interlacing.
+JPEG decoding is TF's only with ``simplejpeg`` installed (libjpeg-turbo's fast
 integer IDCT, TF's default ``dct_method``); Pillow's libjpeg decodes with the accurate IDCT, whose pixels can
 differ from TF's by a few levels.
 """
@@ -92,8 +94,96 @@ def _jpeg(op: str, data: bytes, channels: int) -> np.ndarray:
     return a[..., None] if a.ndim == 2 else a
 
 
+# -- 16-bit PNGs: Pillow reads 16-bit colour PNGs as 8 bits, so these are decoded here (zlib + PNG's filters)
+_ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
+_PNG_CHANNELS = {0: 1, 2: 3, 4: 2, 6: 4}
+
+
+def _png_chunks(data: bytes) -> tuple:
+    import struct
+
+    pos, header, idat = 8, None, []
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body[:13])
+        elif kind == b"IDAT":
+            idat.append(body)
+        elif kind == b"IEND":
+            break
+        pos += 12 + length
+    return header, b"".join(idat)
+
+
+def _unfilter(raw: np.ndarray, height: int, stride: int, bpp: int) -> np.ndarray:
+    """PNG's five scanline filters undone (None, Sub, Up, Average, Paeth), row by row."""
+    rows = raw[: height * (stride + 1)].reshape(height, stride + 1)
+    out = np.zeros((height, stride), np.uint8)
+    prev = np.zeros(stride, np.int64)
+    for y in range(height):
+        kind, line = int(rows[y, 0]), rows[y, 1:].astype(np.int64)
+        if kind in (0, 2):
+            cur = (line + (prev if kind == 2 else 0)) % 256
+        elif kind == 1:
+            cur = (np.cumsum(line.reshape(-1, bpp), axis=0) % 256).reshape(-1)
+        else:
+            cur = line.copy()
+            for x in range(0, stride, bpp):
+                left = cur[x - bpp:x] if x else np.zeros(bpp, np.int64)
+                up = prev[x:x + bpp]
+                if kind == 3:
+                    cur[x:x + bpp] = (cur[x:x + bpp] + (left + up) // 2) % 256
+                else:
+                    ul = prev[x - bpp:x] if x else np.zeros(bpp, np.int64)
+                    p = left + up - ul
+                    pa, pb, pc = np.abs(p - left), np.abs(p - up), np.abs(p - ul)
+                    pred = np.where((pa <= pb) & (pa <= pc), left, np.where(pb <= pc, up, ul))
+                    cur[x:x + bpp] = (cur[x:x + bpp] + pred) % 256
+        out[y] = cur
+        prev = cur
+    return out
+
+
+def _png16(op: str, data: bytes) -> np.ndarray | None:
+    """A 16-bit PNG's ``[h, w, c]`` uint16 pixels (None for other PNGs, which Pillow reads exactly)."""
+    import zlib
+
+    header, idat = _png_chunks(data)
+    if header is None:
+        return None
+    width, height, depth, color, _, _, interlace = header
+    if depth != 16 or color not in _PNG_CHANNELS:
+        return None
+    c = _PNG_CHANNELS[color]
+    try:
+        raw = np.frombuffer(zlib.decompress(idat), np.uint8)
+    except zlib.error as e:
+        raise _error(op, f"Invalid PNG data, size {len(data)}") from e
+    bpp = 2 * c
+    out = np.zeros((height, width, c), np.uint16)
+    passes = _ADAM7 if interlace else ((0, 0, 1, 1),)
+    pos = 0
+    for x0, y0, dx, dy in passes:
+        w, h = (width - x0 + dx - 1) // dx, (height - y0 + dy - 1) // dy
+        if w <= 0 or h <= 0:
+            continue
+        n = h * (w * bpp + 1)
+        if raw.size < pos + n:
+            raise _error(op, f"Invalid PNG data, size {len(data)}")
+        rows = _unfilter(raw[pos:pos + n], h, w * bpp, bpp)
+        pos += n
+        pairs = rows.reshape(h, w, c, 2).astype(np.uint16)
+        out[y0::dy, x0::dx] = (pairs[..., 0] << 8) | pairs[..., 1]  # big-endian samples
+    return out
+
+
 def _native(op: str, data: bytes, fmt: str) -> np.ndarray:
     """The image's own channels (1-4) and depth (uint8, or uint16 for 16-bit PNGs)."""
+    if fmt == "png":
+        deep = _png16(op, data)
+        if deep is not None:
+            return deep
     img = _pil(op, data, fmt)
     mode = img.mode
     if mode in ("I;16", "I;16B", "I;16L", "I"):
@@ -118,7 +208,9 @@ def _convert_channels(a: np.ndarray, channels: int) -> np.ndarray:
         if c <= 2:
             return a[..., :1]
         rgb = color.astype(np.int64)
-        gray = (9797 * rgb[..., 0] + 19234 * rgb[..., 1] + 3737 * rgb[..., 2]) >> 15  # libpng's rgb_to_gray
+        # libpng's rgb_to_gray: truncated for 8-bit samples, rounded for 16-bit ones
+        half = 16384 if a.dtype == np.uint16 else 0
+        gray = (9797 * rgb[..., 0] + 19234 * rgb[..., 1] + 3737 * rgb[..., 2] + half) >> 15
         return gray.astype(a.dtype)[..., None]
     if channels == 3:
         return color
