@@ -17,6 +17,10 @@ from tapeflow.ops.image_ops import (
     stateless_random_brightness, stateless_random_contrast, stateless_random_crop, stateless_random_flip_left_right,
     stateless_random_flip_up_down, stateless_random_hue, stateless_random_saturation, transpose,
     total_variation, image_gradients, sobel_edges, rgb_to_yuv, yuv_to_rgb, rgb_to_yiq, yiq_to_rgb, psnr, ssim,
+    ssim_multiscale,
+)
+from tapeflow.ops.image_sample_ops import (
+    extract_glimpse, sample_distorted_bounding_box, stateless_sample_distorted_bounding_box,
 )
 from tapeflow.ops.image_transform_ops import resize
 
@@ -32,7 +36,8 @@ __all__ = ["decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_pn
            "yiq_to_rgb", "psnr", "ssim", "ResizeMethod", "combined_non_max_suppression", "crop_and_resize",
            "non_max_suppression", "non_max_suppression_overlaps", "non_max_suppression_padded",
            "non_max_suppression_with_scores", "draw_bounding_boxes", "extract_patches", "resize_with_pad",
-           "encode_jpeg", "encode_png", "hsv_to_rgb", "rgb_to_hsv"]
+           "encode_jpeg", "encode_png", "hsv_to_rgb", "rgb_to_hsv", "sample_distorted_bounding_box",
+           "stateless_sample_distorted_bounding_box", "extract_glimpse", "ssim_multiscale"]
 
 
 class ResizeMethod:

@@ -702,3 +702,41 @@ def ssim(img1: Any, img2: Any, max_val: Any, filter_size: int = 11, filter_sigma
     img1, img2 = convert_image_dtype(img1, dtypes.float32), convert_image_dtype(img2, dtypes.float32)
     per_channel, _ = _ssim_per_channel(img1, img2, max_val, int(filter_size), filter_sigma, k1, k2, return_index_map)
     return math_ops.reduce_mean(per_channel, [-1])
+
+
+_MSSSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
+
+
+def ssim_multiscale(img1: Any, img2: Any, max_val: Any, power_factors: Any = _MSSSIM_WEIGHTS, filter_size: int = 11,
+                    filter_sigma: float = 1.5, k1: float = 0.01, k2: float = 0.03) -> Tensor:
+    """Multi-scale structural similarity (``tf.image.ssim_multiscale``): the contrast-structure terms of
+    ``len(power_factors)`` scales (each a 2x2 average pool of the last, odd sizes padded symmetrically first) and
+    the last scale's SSIM, relu'd, raised to ``power_factors`` and multiplied; one value per image. The images
+    must be at least ``filter_size * 2 ** (len(power_factors) - 1)`` pixels high and wide (176 by default)."""
+    from tapeflow.ops import indexing_ops
+    from tapeflow.ops.math_ops import relu
+    from tapeflow.ops.nn.pooling import avg_pool
+
+    img1, img2 = convert_to_tensor(img1), convert_to_tensor(img2)
+    _check_compatible(img1, img2)
+    max_val = convert_image_dtype(cast(max_val, img1.dtype), dtypes.float32)
+    imgs = [convert_image_dtype(img1, dtypes.float32), convert_image_dtype(img2, dtypes.float32)]
+    heads = [x.shape.as_list()[:-3] for x in imgs]
+    mcs = []
+    for k in range(len(power_factors)):
+        if k > 0:
+            tail = imgs[0].shape.as_list()[-3:]
+            flat = [ao.reshape(x, [-1] + x.shape.as_list()[-3:]) for x in imgs]
+            rem_h, rem_w = tail[0] % 2, tail[1] % 2
+            if rem_h or rem_w:
+                flat = [indexing_ops.pad(x, [[0, 0], [0, rem_h], [0, rem_w], [0, 0]], mode="SYMMETRIC") for x in flat]
+            down = [avg_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID") for x in flat]
+            imgs = [ao.reshape(x, h + x.shape.as_list()[1:]) for x, h in zip(down, heads)]
+        ssim_per_channel, cs = _ssim_per_channel(imgs[0], imgs[1], max_val, int(filter_size), filter_sigma, k1, k2,
+                                                 False)
+        mcs.append(relu(cs))
+    mcs.pop()  # the last scale contributes its SSIM, l * cs
+    stacked = ao.stack(mcs + [relu(ssim_per_channel)], axis=-1)
+    weights = convert_to_tensor(np.asarray(power_factors, np.float32))
+    ms_ssim = math_ops.reduce_prod(math_ops.pow(stacked, weights), [-1])
+    return math_ops.reduce_mean(ms_ssim, [-1])
