@@ -17,6 +17,7 @@ from tapeflow.ops import array_ops, threads
 from tapeflow.ops._helpers import as_int_tuple, t
 from tapeflow.ops.math_ops import reduce_sum
 from tapeflow.ops.nn import _exact_conv as exact
+from tapeflow.ops.nn import _winograd as winograd
 from tapeflow.ops.nn._common import _dims, _err
 from tapeflow.ops.nn._geometry import (
     _NARROW_CHANNELS, _check_out, _check_rank, _compute_dtype, _conv_inputs, _crop_nd, _geometry, _geometry_nd, _im2col,
@@ -93,6 +94,12 @@ def _conv2d_kernel(x, w, strides, dilations, padding, bias=None):
     if (kh, kw) == (1, 1) and strides == (1, 1) and pads == ((0, 0), (0, 0)):
         out = x.reshape(-1, ci).astype(cdt, copy=False) @ w.reshape(ci, co).astype(cdt, copy=False)
         return _bias_relu(out.reshape(n, out_hw[0], out_hw[1], co).astype(x.dtype, copy=False), bias)
+    if winograd.applies((kh, kw), strides, dilations, ci, co, 9.0 * n * out_hw[0] * out_hw[1] * ci * co):
+        after = None if bias is None else (lambda y: _bias_relu(y, bias))
+        out, finite = winograd.conv(x, winograd.filter_transform(w.astype(cdt, copy=False)), out_hw, pads, cdt,
+                                    after)
+        if finite:  # (else the direct product below: a non-finite input stays in the windows that read it)
+            return out.astype(x.dtype, copy=False)
     wm = w.reshape(kh * kw * ci, co).astype(cdt, copy=False)
     rows = out_hw[0] * out_hw[1]
     out = np.empty((n * rows, co), dtype=cdt)
@@ -170,6 +177,13 @@ def _conv2d_backprop_input_kernel(w, dy, input_sizes, strides, dilations, paddin
         return np.zeros(in_shape, dtype=dy.dtype)
     if exact.needs_exact(w):
         return exact.conv_backprop_input(w, dy, in_shape, strides, dilations, pads, cdt).astype(dy.dtype, copy=False)
+    if max(pads[0] + pads[1]) <= 2 and winograd.applies((kh, kw), strides, dilations, co, ci, 9.0 * dy.size * ci):
+        # the correlation of dy, padded by 2 less the forward's padding, with the flipped filter (Ci and Co swapped)
+        u = winograd.filter_transform(w[::-1, ::-1].transpose(0, 1, 3, 2).astype(cdt))
+        flipped_pads = tuple((2 - p[0], 2 - p[1]) for p in pads)
+        dx, finite = winograd.conv(dy, u, in_shape[1:3], flipped_pads, cdt)
+        if finite:
+            return dx.astype(dy.dtype, copy=False)
     # One product gives every tap's contribution (N*OH*OW, KH*KW*Ci); each tap's block is then added
     # where it came from (clipped to the real input: no padded buffer, no crop). Faster than the
     # flipped-filter correlation of the padded dy, whose im2col matrix is KH*KW*Co wide.
@@ -284,6 +298,10 @@ def _conv2d_backprop_filter_kernel(x, dy, filter_sizes, strides, dilations, padd
     cdt = _compute_dtype(x.dtype)
     if x.shape[0] == 0 or min(out_hw) <= 0:
         return np.zeros(filter_sizes, dtype=x.dtype)
+    if winograd.applies((kh, kw), strides, dilations, ci, co, 9.0 * dy.size * ci):
+        dw, finite = winograd.filter_grad(x, dy, pads, cdt)
+        if finite:
+            return dw.astype(x.dtype, copy=False)
     if ci <= _NARROW_CHANNELS:  # (one product over the whole batch: its sum is not split)
         threads.before_blas(0.0)
         dw = _im2col_t(_pad_hw(x, pads), (kh, kw), out_hw, strides, dilations, cdt) @ \
