@@ -125,3 +125,22 @@ def test_winograd_leaves_non_finite_inputs_to_the_direct_product(winograd_always
 @pytest.mark.parametrize("spec", [s for s in gradient_check.SPECS if s.op.startswith("Conv2D")], ids=lambda s: s.id)
 def test_winograd_passes_the_conv_ops_gradient_checks(winograd_always, spec):
     gradient_check.test_gradient(spec)  # (first and second order, as the registry-wide check)
+
+
+def test_the_filter_gradient_takes_the_forwards_input_transform_once_with_the_same_bits(winograd_always):
+    x = rng.standard_normal((3, 6, 5, 4)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 4, 5)).astype(np.float32)
+    dy = rng.standard_normal((3, 6, 5, 5)).astype(np.float32)
+    geo = dict(strides=(1, 1), dilations=(1, 1), padding="SAME")
+    fresh = conv._conv2d_backprop_filter_kernel(x, dy, filter_sizes=w.shape, **geo)
+    winograd._KEPT.clear()
+    conv._conv2d_kernel(x, w, **geo)
+    assert len(winograd._KEPT) == 1 and winograd._KEPT[0][0] is x
+    x_copy = x.copy()
+    conv._conv2d_kernel(x_copy, w, **geo)  # an equal array is another input: no sharing
+    np.testing.assert_array_equal(conv._conv2d_backprop_filter_kernel(x, dy, filter_sizes=w.shape, **geo), fresh)
+    assert [e[0] is x_copy for e in winograd._KEPT] == [True]  # x's was taken
+    conv._conv2d_bias_relu_pool_kernel(x, w, np.zeros(5, np.float32), padding="SAME", strides=(1, 1),
+                                       dilations=(1, 1), pool_ksize=(2, 2), pool_strides=(2, 2), pool_padding="VALID")
+    assert len(winograd._KEPT) == 1  # a forward-only graph's conv keeps nothing
+    winograd._KEPT.clear()

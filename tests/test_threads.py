@@ -128,10 +128,14 @@ def test_kernels_are_wrapped_once_and_keep_their_results():
     assert not hasattr(k.__wrapped__, "__wrapped__")
 
 
-def test_big_convolutions_run_their_chunks_on_the_pool_with_the_same_values(blas, monkeypatch):
-    from tapeflow.ops.nn import conv
+@pytest.mark.parametrize("winograd", [False, True])
+def test_big_convolutions_run_their_chunks_on_the_pool_with_the_same_values(blas, monkeypatch, winograd):
+    from tapeflow.ops.nn import _winograd, conv
 
     monkeypatch.setattr(conv, "_CHUNK_BYTES", 1)  # one image a chunk: 6 chunks
+    monkeypatch.setattr(_winograd, "_CHUNK_BYTES", 1)
+    monkeypatch.setattr(_winograd, "MIN_WORK", 0 if winograd else float("inf"))
+    monkeypatch.setattr(_winograd, "CHANNEL_RATIO", 0)
     rng = np.random.default_rng(0)
     x = tf.constant(rng.standard_normal((6, 16, 16, 16)).astype(np.float32))
     w = tf.constant(rng.standard_normal((3, 3, 16, 32)).astype(np.float32))

@@ -17,6 +17,8 @@ number of intra-op threads.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from tapeflow.ops import threads
@@ -97,33 +99,71 @@ def _output_transform(m, nb, th, tw, out):
         np.copyto(out, y[:, :oh, :ow])
 
 
-def conv(x: np.ndarray, u: np.ndarray, out_hw, pads, dtype, after=None) -> tuple[np.ndarray, bool]:
-    """The (N, OH, OW, Co) stride-1 correlation of x (N, H, W, Ci) with the filter whose transform is
-    ``u`` (filter_transform), the padding ``pads`` ((top, bottom), (left, right)), computed in ``dtype``;
-    ``after(chunk)`` runs on each chunk of images' outputs while they are in cache. Also returns
-    whether every output is finite (a non-finite input spreads over its whole tile here, where the
-    direct convolution keeps it to the windows that read it: the caller then takes the direct one)."""
-    n = x.shape[0]
-    ci, co = u.shape[1:]
-    oh, ow = out_hw
+def _plan(n, oh, ow, ci, co, dtype):
+    """(th, tw, image chunks) of a convolution: the chunks depend on the shapes only, the same for the
+    forward and the filter gradient of one convolution (which may then share the input's transform)."""
     th, tw = -(-oh // 2), -(-ow // 2)
-    out = np.empty((n, oh, ow, co), dtype)
     per_image = 16 * th * tw * (ci + co) * np.dtype(dtype).itemsize
     step = max(1, _CHUNK_BYTES // per_image)
-    bounds = [(a, min(n, a + step)) for a in range(0, n, step)]
+    return th, tw, tuple((a, min(n, a + step)) for a in range(0, n, step))
+
+
+# The input transforms of the last few forward convolutions, for their filter gradients: a training step's
+# Conv2DBackpropFilter reads the very array its Conv2D read (the same object: tensors are immutable), so
+# its tiles' transform is the forward's; taken once (a second gradient recomputes it). Entries hold their
+# input, so an id is never reused while cached.
+_KEPT: list = []  # [(x, key, [transform of each chunk])], the most recent last
+_KEPT_MAX, _KEPT_MAX_BYTES = 4, 64 << 20
+_KEPT_LOCK = threading.Lock()
+
+
+def _keep(x, key, vs) -> None:
+    size = sum(v.nbytes for v in vs)
+    with _KEPT_LOCK:
+        _KEPT[:] = [e for e in _KEPT if e[0] is not x][-(_KEPT_MAX - 1):]
+        while _KEPT and size + sum(sum(v.nbytes for v in e[2]) for e in _KEPT) > _KEPT_MAX_BYTES:
+            _KEPT.pop(0)
+        if size <= _KEPT_MAX_BYTES:
+            _KEPT.append((x, key, vs))
+
+
+def _kept(x, key):
+    with _KEPT_LOCK:
+        for i, e in enumerate(_KEPT):
+            if e[0] is x and e[1] == key:
+                del _KEPT[i]
+                return e[2]
+    return None
+
+
+def conv(x: np.ndarray, u: np.ndarray, out_hw, pads, dtype, after=None, keep: bool = False
+         ) -> tuple[np.ndarray, bool]:
+    """The (N, OH, OW, Co) stride-1 correlation of x (N, H, W, Ci) with the filter whose transform is
+    ``u`` (filter_transform), the padding ``pads`` ((top, bottom), (left, right)), computed in ``dtype``;
+    ``after(chunk)`` runs on each chunk of images' outputs while they are in cache; ``keep``: x's
+    transform is kept for filter_grad. Also returns whether every output is finite (a non-finite input
+    spreads over its whole tile here, where the direct convolution keeps it to the windows that read
+    it: the caller then takes the direct one)."""
+    n = x.shape[0]
+    ci, co = u.shape[1:]
+    th, tw, bounds = _plan(n, out_hw[0], out_hw[1], ci, co, dtype)
+    out = np.empty((n,) + tuple(out_hw) + (co,), dtype)
     finite = [True] * len(bounds)
+    vs: list = [None] * len(bounds)
 
     def chunk(k):
         a, b = bounds[k]
         with np.errstate(invalid="ignore", over="ignore"):  # (a non-finite input: see the return value)
-            v = _input_transform(x[a:b], pads, th, tw, dtype)
+            v = vs[k] = _input_transform(x[a:b], pads, th, tw, dtype)
             m = np.matmul(v, u)
             _output_transform(m, b - a, th, tw, out[a:b])
             finite[k] = bool(np.isfinite(np.add.reduce(out[a:b], axis=None)))
         if after is not None and finite[k]:
             after(out[a:b])
 
-    threads.parallel_for(len(bounds), chunk, 16.0 * th * tw * n * ci * co)
+    threads.parallel_for(len(bounds), chunk, 36.0 * th * tw * n * ci * co)  # (the direct product's work)
+    if keep and all(finite):
+        _keep(x, (tuple(out_hw), pads, co, np.dtype(dtype), bounds), vs)
     return out, all(finite)
 
 
@@ -164,20 +204,18 @@ def filter_grad(x: np.ndarray, dy: np.ndarray, pads, dtype) -> tuple[np.ndarray,
     direct product, whose NaN/inf follow the windows)."""
     n, _, _, ci = x.shape
     oh, ow, co = dy.shape[1:]
-    th, tw = -(-oh // 2), -(-ow // 2)
-    per_image = 16 * th * tw * (ci + co) * np.dtype(dtype).itemsize
-    step = max(1, _CHUNK_BYTES // per_image)
-    bounds = [(a, min(n, a + step)) for a in range(0, n, step)]
+    th, tw, bounds = _plan(n, oh, ow, ci, co, dtype)
     parts: list = [None] * len(bounds)
+    vs = _kept(x, ((oh, ow), pads, co, np.dtype(dtype), bounds))
 
     def chunk(k):
         a, b = bounds[k]
         with np.errstate(invalid="ignore", over="ignore"):
-            v = _input_transform(x[a:b], pads, th, tw, dtype)
+            v = _input_transform(x[a:b], pads, th, tw, dtype) if vs is None else vs[k]
             d = _dy_transform(dy[a:b], th, tw, dtype)
             parts[k] = np.matmul(v.transpose(0, 2, 1), d)
 
-    threads.parallel_for(len(bounds), chunk, 16.0 * th * tw * n * ci * co)
+    threads.parallel_for(len(bounds), chunk, 36.0 * th * tw * n * ci * co)  # (the direct product's work)
     g = _G_FLIPPED.astype(dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         du = parts[0]

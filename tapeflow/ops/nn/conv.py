@@ -82,7 +82,7 @@ def _conv_attrs_geom(x_shape, w_shape, strides, dilations, padding):
     return _geometry(x_shape[1:3], w_shape[:2], strides, dilations, padding)
 
 
-def _conv2d_kernel(x, w, strides, dilations, padding, bias=None):
+def _conv2d_kernel(x, w, strides, dilations, padding, bias=None, keep=True):
     out_hw, pads = _conv_attrs_geom(x.shape, w.shape, strides, dilations, padding)
     cdt = _compute_dtype(x.dtype)
     n = x.shape[0]
@@ -97,7 +97,7 @@ def _conv2d_kernel(x, w, strides, dilations, padding, bias=None):
     if winograd.applies((kh, kw), strides, dilations, ci, co, 9.0 * n * out_hw[0] * out_hw[1] * ci * co):
         after = None if bias is None else (lambda y: _bias_relu(y, bias))
         out, finite = winograd.conv(x, winograd.filter_transform(w.astype(cdt, copy=False)), out_hw, pads, cdt,
-                                    after)
+                                    after, keep)  # (keep: the transform of x, for the filter gradient)
         if finite:  # (else the direct product below: a non-finite input stays in the windows that read it)
             return out.astype(x.dtype, copy=False)
     wm = w.reshape(kh * kw * ci, co).astype(cdt, copy=False)
@@ -148,7 +148,7 @@ def _conv2d_bias_relu_pool_kernel(x, w, bias, strides, dilations, padding, pool_
     apply), or a non-finite bias, takes the three ops in order."""
     from tapeflow.ops.nn.pooling import _max_pool_kernel
 
-    conv = _conv2d_kernel(x, w, strides, dilations, padding)
+    conv = _conv2d_kernel(x, w, strides, dilations, padding, keep=False)  # (forward-only graphs)
     pooled = _max_pool_kernel(conv, pool_ksize, pool_strides, pool_padding)
     if pooled.size and not (pooled.min() > np.finfo(pooled.dtype).min and np.isfinite(bias).all()):
         return _max_pool_kernel(_bias_relu(conv, bias), pool_ksize, pool_strides, pool_padding)
