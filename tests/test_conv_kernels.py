@@ -139,8 +139,31 @@ def test_the_filter_gradient_takes_the_forwards_input_transform_once_with_the_sa
     x_copy = x.copy()
     conv._conv2d_kernel(x_copy, w, **geo)  # an equal array is another input: no sharing
     np.testing.assert_array_equal(conv._conv2d_backprop_filter_kernel(x, dy, filter_sizes=w.shape, **geo), fresh)
-    assert [e[0] is x_copy for e in winograd._KEPT] == [True]  # x's was taken
+    assert [e[0] is x_copy or e[0] is dy for e in winograd._KEPT] == [True, True]  # x's was taken, dy's kept
+    winograd._KEPT.clear()
     conv._conv2d_bias_relu_pool_kernel(x, w, np.zeros(5, np.float32), padding="SAME", strides=(1, 1),
                                        dilations=(1, 1), pool_ksize=(2, 2), pool_strides=(2, 2), pool_padding="VALID")
-    assert len(winograd._KEPT) == 1  # a forward-only graph's conv keeps nothing
+    assert not winograd._KEPT  # a forward-only graph's conv keeps nothing
+
+
+@pytest.mark.parametrize("first", ["input", "filter"])
+def test_the_two_gradients_share_the_output_gradients_transform_with_the_same_bits(winograd_always, first):
+    x = rng.standard_normal((3, 7, 6, 4)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 4, 5)).astype(np.float32)
+    dy = rng.standard_normal((3, 7, 6, 5)).astype(np.float32)
+    geo = dict(strides=(1, 1), dilations=(1, 1), padding="SAME")
+
+    def grads(order):
+        out = {}
+        for g in order:
+            out[g] = (conv._conv2d_backprop_input_kernel(w, dy, input_sizes=x.shape, **geo) if g == "input" else
+                      conv._conv2d_backprop_filter_kernel(x, dy, filter_sizes=w.shape, **geo))
+        return out
+
     winograd._KEPT.clear()
+    alone = {**grads(["input"]), **(winograd._KEPT.clear() or grads(["filter"]))}
+    winograd._KEPT.clear()
+    shared = grads([first, "filter" if first == "input" else "input"])
+    assert not winograd._KEPT  # the second took what the first kept
+    for g in alone:
+        np.testing.assert_array_equal(shared[g], alone[g])

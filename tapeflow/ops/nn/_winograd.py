@@ -105,6 +105,7 @@ def _plan(n, oh, ow, ci, co, dtype):
     th, tw = -(-oh // 2), -(-ow // 2)
     per_image = 16 * th * tw * (ci + co) * np.dtype(dtype).itemsize
     step = max(1, _CHUNK_BYTES // per_image)
+    step = -(-n // -(-n // step))  # as many chunks, of even sizes (32 images: 4 of 8, not 9, 9, 9 and 5)
     return th, tw, tuple((a, min(n, a + step)) for a in range(0, n, step))
 
 
@@ -177,7 +178,7 @@ def _dy_transform(dy, th, tw, dtype):
         padded = np.zeros((nb, 2 * th, 2 * tw, co), dtype)
         padded[:, :oh, :ow] = dy
         dy = padded
-    y = dy.transpose(1, 2, 0, 3).reshape(th, 2, tw, 2, nb, co)  # (a copy, H-major as the tiles)
+    y = dy.transpose(1, 2, 0, 3).reshape(th, 2, tw, 2, nb, co)  # (H-major, as the tiles)
     e = np.empty((4, th, tw, 2, nb, co), dtype)
     np.copyto(e[0], y[:, 0], casting="unsafe")
     np.add(y[:, 0], y[:, 1], out=e[1])
@@ -207,15 +208,20 @@ def filter_grad(x: np.ndarray, dy: np.ndarray, pads, dtype) -> tuple[np.ndarray,
     th, tw, bounds = _plan(n, oh, ow, ci, co, dtype)
     parts: list = [None] * len(bounds)
     vs = _kept(x, ((oh, ow), pads, co, np.dtype(dtype), bounds))
+    dkey = ("dy", ci, np.dtype(dtype), bounds)
+    ds = _kept(dy, dkey)  # (taken from input_grad, or kept for it)
+    dms: list = [None] * len(bounds)
 
     def chunk(k):
         a, b = bounds[k]
         with np.errstate(invalid="ignore", over="ignore"):
             v = _input_transform(x[a:b], pads, th, tw, dtype) if vs is None else vs[k]
-            d = _dy_transform(dy[a:b], th, tw, dtype)
+            d = dms[k] = _dy_transform(dy[a:b], th, tw, dtype) if ds is None else ds[k]
             parts[k] = np.matmul(v.transpose(0, 2, 1), d)
 
     threads.parallel_for(len(bounds), chunk, 36.0 * th * tw * n * ci * co)  # (the direct product's work)
+    if ds is None:
+        _keep(dy, dkey, dms)
     g = _G_FLIPPED.astype(dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         du = parts[0]
@@ -223,3 +229,70 @@ def filter_grad(x: np.ndarray, dy: np.ndarray, pads, dtype) -> tuple[np.ndarray,
             du += part
         dw = np.tensordot(g, np.tensordot(g, du.reshape(4, 4, ci, co), axes=([0], [1])), axes=([0], [1]))
     return dw, bool(np.isfinite(dw).all())
+
+
+_SIGNS = np.array([1.0, 1.0, 1.0, -1.0])
+_SIGNS16 = np.outer(_SIGNS, _SIGNS).reshape(16, 1, 1)  # the signs _dy_transform left out, per point
+
+
+def _input_transform_adjoint(v, pads, th, tw, out):
+    """The adjoint of _input_transform: the (16, th*tw*nb, C) tile gradients added back where their tiles
+    overlap (each padded row and column but the outer ones belongs to two tiles), cropped to out
+    (nb, H, W, C)."""
+    nb, h, wd, c = out.shape
+    (pt, _), (pl, _) = pads
+    v = v.reshape(4, 4, th, tw, nb * c)
+    rows = np.empty((4, th, 2 * tw + 2, nb * c), v.dtype)
+    even, odd = rows[:, :, 0::2], rows[:, :, 1::2]  # (4, th, tw + 1, L)
+    v0, v1, v2, v3 = v[:, 0], v[:, 1], v[:, 2], v[:, 3]
+    np.copyto(even[:, :, :tw], v0)  # column 2t: q0 of tile t and q2 of tile t - 1
+    even[:, :, tw] = 0
+    t = np.add(v1, v2)
+    t -= v0
+    even[:, :, 1:] += t
+    np.subtract(v1, v2, out=odd[:, :, :tw])  # column 2t + 1: q1 of tile t and q3 of tile t - 1
+    odd[:, :, :tw] += v3
+    odd[:, :, tw] = 0
+    odd[:, :, 1:] -= v3
+    xp = np.empty((2 * th + 2, 2 * tw + 2, nb * c), v.dtype)
+    even, odd = xp[0::2], xp[1::2]  # (th + 1, W + 2, L)
+    r0, r1, r2, r3 = rows
+    np.copyto(even[:th], r0)
+    even[th] = 0
+    t = np.add(r1, r2)
+    t -= r0
+    even[1:] += t
+    np.subtract(r1, r2, out=odd[:th])
+    odd[:th] += r3
+    odd[th] = 0
+    odd[1:] -= r3
+    np.copyto(out, xp.reshape(2 * th + 2, 2 * tw + 2, nb, c)[pt:pt + h, pl:pl + wd].transpose(2, 0, 1, 3),
+              casting="unsafe")
+
+
+def input_grad(dy: np.ndarray, u: np.ndarray, in_hw, pads, dtype) -> tuple[np.ndarray, bool]:
+    """The (N, H, W, Ci) input gradient of a stride-1 3x3 convolution, padding ``pads``, of the filter whose
+    transform is ``u`` (filter_transform), from dy (N, OH, OW, Co): the adjoint of conv, ``B [(A dy A^T)
+    (G g G^T)] B^T`` added back over the overlapping tiles. ``A dy A^T`` is filter_grad's (whichever of the
+    two runs first keeps it for the other). Also returns whether every value is finite."""
+    n, oh, ow, co = dy.shape
+    ci = u.shape[1]
+    th, tw, bounds = _plan(n, oh, ow, ci, co, dtype)
+    ut = np.ascontiguousarray((u * _SIGNS16.astype(dtype)).transpose(0, 2, 1))  # (16, Co, Ci)
+    dkey = ("dy", ci, np.dtype(dtype), bounds)
+    ds = _kept(dy, dkey)
+    dms: list = [None] * len(bounds)
+    dx = np.empty((n,) + tuple(in_hw) + (ci,), dtype)
+    finite = [True] * len(bounds)
+
+    def chunk(k):
+        a, b = bounds[k]
+        with np.errstate(invalid="ignore", over="ignore"):
+            d = dms[k] = _dy_transform(dy[a:b], th, tw, dtype) if ds is None else ds[k]
+            _input_transform_adjoint(np.matmul(d, ut), pads, th, tw, dx[a:b])
+            finite[k] = bool(np.isfinite(np.add.reduce(dx[a:b], axis=None)))
+
+    threads.parallel_for(len(bounds), chunk, 36.0 * th * tw * n * ci * co)  # (the direct product's work)
+    if ds is None and all(finite):
+        _keep(dy, dkey, dms)
+    return dx, all(finite)

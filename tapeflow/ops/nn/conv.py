@@ -177,11 +177,9 @@ def _conv2d_backprop_input_kernel(w, dy, input_sizes, strides, dilations, paddin
         return np.zeros(in_shape, dtype=dy.dtype)
     if exact.needs_exact(w):
         return exact.conv_backprop_input(w, dy, in_shape, strides, dilations, pads, cdt).astype(dy.dtype, copy=False)
-    if max(pads[0] + pads[1]) <= 2 and winograd.applies((kh, kw), strides, dilations, co, ci, 9.0 * dy.size * ci):
-        # the correlation of dy, padded by 2 less the forward's padding, with the flipped filter (Ci and Co swapped)
-        u = winograd.filter_transform(w[::-1, ::-1].transpose(0, 1, 3, 2).astype(cdt))
-        flipped_pads = tuple((2 - p[0], 2 - p[1]) for p in pads)
-        dx, finite = winograd.conv(dy, u, in_shape[1:3], flipped_pads, cdt)
+    if winograd.applies((kh, kw), strides, dilations, ci, co, 9.0 * dy.size * ci):
+        dx, finite = winograd.input_grad(dy, winograd.filter_transform(w.astype(cdt, copy=False)), in_shape[1:3],
+                                         pads, cdt)
         if finite:
             return dx.astype(dy.dtype, copy=False)
     # One product gives every tap's contribution (N*OH*OW, KH*KW*Ci); each tap's block is then added
