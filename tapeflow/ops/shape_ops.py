@@ -230,6 +230,8 @@ def partial_value(x: Tensor, depth: int = 0) -> Any:
         v = partial_value(op.inputs[0], depth + 1)
         if kind == "Reshape" and isinstance(v, tuple):
             return v[0] if x._shape_tuple() == () and len(v) == 1 else v
+        if kind == "Reshape" and isinstance(v, int) and x._shape_tuple() == (1,):
+            return (v,)  # a scalar reshaped to [1] (tf.reshape(n, [1]) as a shape)
         return v
     if kind == "StridedSlice":
         v = partial_value(op.inputs[0], depth + 1)

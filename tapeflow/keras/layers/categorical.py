@@ -173,8 +173,6 @@ class Hashing(Layer):
                 '`sparse` may only be true if `output_mode` is `"one_hot"`, `"multi_hot"`, or `"count"`. '
                 f"Received: sparse={sparse} and output_mode={output_mode}"
             )
-        if sparse:
-            raise NotImplementedError("Hashing(sparse=True) (SparseTensor outputs) in tapeflow")
         self.num_bins = num_bins
         self.mask_value = mask_value
         self.strong_hash = salt is not None
@@ -202,7 +200,7 @@ class Hashing(Layer):
     def _symbolic_outputs(self, args: tuple, kwargs: dict) -> Any:
         self.built = True
         out = KerasTensor(self.compute_output_shape(args[0].shape), self.compute_dtype)
-        out.sparse = bool(self.sparse)
+        out.sparse = False  # as Keras 3.15: Hashing's output spec says dense even with sparse=True
         return out
 
     def _hash_values_to_bins(self, values: Tensor) -> Tensor:
@@ -236,8 +234,28 @@ class Hashing(Layer):
             indices = inputs.with_flat_values(self._hash_values_to_bins(inputs.flat_values))
         else:
             indices = self._hash_values_to_bins(inputs)
+        if self.sparse and not hasattr(indices, "flat_values"):
+            return self._sparse_encode(indices)
         out = encode_categorical(indices, self.output_mode, self.num_bins, self.compute_dtype)
         return out if hasattr(out, "flat_values") else math_ops.cast(out, self.compute_dtype)
+
+    def _sparse_encode(self, ids: Tensor) -> Any:
+        """``sparse=True``, as Keras's TF path: a sparse one-hot per id, or ``tf.sparse.bincount`` over the last
+        axis (``num_bins`` wide) for ``multi_hot``/``count``; a scalar is one sample."""
+        from tapeflow.keras.layers.hashed_crossing import sparse_one_hot
+        from tapeflow.ops import array_ops, math_ops
+        from tapeflow.ops import sparse as sparse_ops
+
+        if ids.shape.rank == 0:
+            ids = array_ops.reshape(ids, [1])
+        if self.output_mode == "one_hot":
+            return sparse_one_hot(ids, self.num_bins, self.compute_dtype)
+        if ids.shape.rank > 2:
+            raise NotImplementedError("Hashing(sparse=True) of inputs of rank > 2 in tapeflow")
+        counts = sparse_ops.bincount(ids, minlength=self.num_bins, maxlength=self.num_bins, axis=-1,
+                                     binary_output=self.output_mode == "multi_hot")
+        return sparse_ops.SparseTensor(counts.indices, math_ops.cast(counts.values, self.compute_dtype),
+                                       counts.dense_shape)
 
     def get_config(self) -> dict:
         return {

@@ -237,8 +237,6 @@ class _ConvLSTM(Layer):
                  return_sequences: bool = False, return_state: bool = False, go_backwards: bool = False,
                  stateful: bool = False, unroll: bool = False, zero_output_for_mask: bool = False,
                  **kwargs: Any) -> None:
-        if unroll:
-            raise ValueError("`unroll=True` is not supported by ConvLSTM layers (Keras 3 does not unroll them)")
         cell = ConvLSTMCell(rank=self.rank, filters=filters, kernel_size=kernel_size, strides=strides,
                             padding=padding, data_format=data_format, dilation_rate=dilation_rate,
                             activation=activation, recurrent_activation=recurrent_activation, use_bias=use_bias,
@@ -253,7 +251,8 @@ class _ConvLSTM(Layer):
         self.cell = cell
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
         self.go_backwards, self.stateful = bool(go_backwards), bool(stateful)
-        self.unroll, self.zero_output_for_mask = False, bool(zero_output_for_mask)
+        # unroll: kept in the config as Keras; the steps run the same either way (one op per step eagerly)
+        self.unroll, self.zero_output_for_mask = bool(unroll), bool(zero_output_for_mask)
         self.states = None
 
     def __getattr__(self, name: str) -> Any:

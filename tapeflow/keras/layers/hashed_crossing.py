@@ -9,7 +9,24 @@ from tapeflow.keras.layers.base import Layer
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
 
-__all__ = ["HashedCrossing"]
+__all__ = ["HashedCrossing", "sparse_one_hot"]
+
+
+def sparse_one_hot(ids: Tensor, depth: int, dtype: Any) -> Any:
+    """Keras's TF-backend ``ops.one_hot(ids, depth, sparse=True)``: a ``SparseTensor`` with one entry per id
+    (``1``, or an explicit ``0`` at class 0 for a negative id), the classes as a new last axis."""
+    from tapeflow.ops import indexing_ops
+    from tapeflow.ops.sparse import SparseTensor
+
+    ids = mo.cast(ids, "int64")
+    shape = list(ids._shape_tuple())
+    if any(d is None for d in shape):
+        shape = [ao.shape(ids, out_type="int64")[i] for i in range(len(shape))]
+    values = mo.cast(ao.reshape(ids, [-1]) >= 0, dtype)
+    grids = indexing_ops.meshgrid(*[ao.range_(0, d, 1, dtype="int64") for d in shape], indexing="ij")
+    columns = [ao.reshape(g, [-1, 1]) for g in grids] + [ao.reshape(mo.maximum(ids, 0), [-1, 1])]
+    return SparseTensor(ao.concat(columns, axis=1), values, ao.stack([mo.cast(d, "int64") for d in shape]
+                                                                     + [mo.cast(depth, "int64")]))
 
 
 class HashedCrossing(Layer):
@@ -22,7 +39,7 @@ class HashedCrossing(Layer):
     array([2, 3, 1, 0])
 
     ``output_mode="int"`` gives the bin ids (int64), ``"one_hot"`` their one-hot encoding (the layer's float
-    dtype). ``sparse=True`` is not implemented.
+    dtype), a ``tf.SparseTensor`` with ``sparse=True``.
     """
 
     _allow_non_tensor_positional_args = True
@@ -37,8 +54,6 @@ class HashedCrossing(Layer):
         if output_mode not in ("int", "one_hot"):
             raise ValueError("The `output_mode` argument of HashedCrossing should be one of 'int', 'one_hot'. "
                              f"Received: output_mode={output_mode}")
-        if sparse:
-            raise NotImplementedError("HashedCrossing(sparse=True) is not implemented in tapeflow")
         self.num_bins, self.output_mode, self.sparse = num_bins, output_mode, sparse
 
     def _convert(self, x: Any) -> Any:
@@ -73,10 +88,23 @@ class HashedCrossing(Layer):
         if self.output_mode == "one_hot":
             from tapeflow.ops.indexing_ops import one_hot
 
-            if rank == 2:  # Keras's encode_categorical_inputs drops the last axis of 1
+            if rank == 0:  # Keras's encode_categorical_inputs upranks a scalar to one sample
+                outputs = ao.reshape(outputs, [1])
+            if rank == 2:  # ... and drops the last axis of 1
                 outputs = ao.squeeze(outputs, [-1])
+            if self.sparse:
+                return sparse_one_hot(outputs, self.num_bins, self.compute_dtype)
             return one_hot(outputs, self.num_bins, dtype=self.compute_dtype)
         return mo.cast(outputs, self.dtype)
+
+    def _symbolic_outputs(self, args: tuple, kwargs: dict) -> Any:
+        if not (self.sparse and self.output_mode == "one_hot"):
+            return super()._symbolic_outputs(args, kwargs)
+        from tapeflow.keras.layers.base import KerasTensor
+
+        self.built = True  # as Keras: the output spec of compute_output_shape (Keras marks it dense)
+        shapes = tuple(tuple(x.shape) for x in args[0])
+        return KerasTensor(self.compute_output_shape(shapes), self.compute_dtype)
 
     def compute_output_shape(self, input_shape: Any) -> Any:
         if (len(input_shape) != 2 or not isinstance(input_shape[0], tuple)
