@@ -26,7 +26,7 @@ from tapeflow.keras.layers.merge import (
 from tapeflow.keras.layers.normalization import BatchNormalization, LayerNormalization
 from tapeflow.keras.layers.normalization_more import (
     AlphaDropout, AveragePooling3D, CenterCrop, GlobalAveragePooling3D, GlobalMaxPooling3D, GroupNormalization,
-    MaxPooling3D, RMSNormalization,
+    MaxPooling3D, RMSNormalization, ThresholdedReLU,
 )
 from tapeflow.keras.layers.rnn import (
     GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells, TimeDistributed,
@@ -74,7 +74,7 @@ Convolution1DTranspose, Convolution2DTranspose, Convolution3DTranspose = (
 SeparableConvolution1D, SeparableConvolution2D = SeparableConv1D, SeparableConv2D
 
 __all__ = [
-    "AlphaDropout", "CenterCrop", "MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AvgPool3D",
+    "AlphaDropout", "ThresholdedReLU", "CenterCrop", "MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AvgPool3D",
     "GroupNormalization", "RMSNormalization", "GlobalAveragePooling3D",
     "GlobalMaxPooling3D", "GlobalAvgPool3D",
     "GlobalMaxPool3D", "GlobalMaxPool2D",

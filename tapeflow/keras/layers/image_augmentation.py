@@ -532,6 +532,8 @@ class _RandomSize(Layer):
     """Keras 3's legacy ``RandomHeight``/``RandomWidth``: when training, resizes the images' height (or
     width) by a random factor in ``[1 + lower, 1 + upper]`` (one draw per call), with ``tf.image.resize``."""
 
+    _keras_module = "keras._legacy.layers"  # where Keras 3.15 keeps them (its .keras files name this module)
+
     _axis = -3
     _word = "height"
 

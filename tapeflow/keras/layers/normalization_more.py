@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tapeflow.framework import dtypes
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow import nn
 from tapeflow.keras import constraints, initializers, regularizers
 from tapeflow.keras.layers.base import Layer
@@ -160,6 +160,7 @@ class AlphaDropout(Layer):
     As tf.keras's (Keras 3.15's legacy layer): ``rate`` is not validated, the config holds ``rate`` and ``seed``."""
 
     _keras_built_at_init = True  # Keras writes no build_config for it
+    _keras_module = "keras._legacy.layers"
     _supports_masking = True
 
     def __init__(self, rate: float, noise_shape: Any = None, seed: int | None = None, **kwargs: Any) -> None:
@@ -187,6 +188,33 @@ class AlphaDropout(Layer):
         from tapeflow.keras.saving.serialization import base_config
 
         return {**base_config(self), "rate": self.rate, "seed": self.seed}
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        return input_shape
+
+
+class ThresholdedReLU(Layer):
+    """``x`` where ``x > theta``, else 0 (tf.keras's legacy layer, as Keras 3.15 keeps it: ``theta`` is a
+    tensor of the compute dtype, the config holds it as a float)."""
+
+    _keras_module = "keras._legacy.layers"
+    _supports_masking = True
+
+    def __init__(self, theta: float = 1.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if theta is None:
+            raise ValueError(f"Theta of a Thresholded ReLU layer cannot be None, expecting a float. Received: {theta}")
+        if theta < 0:
+            raise ValueError(f"The theta value of a Thresholded ReLU layer should be >=0. Received: {theta}")
+        self.theta = convert_to_tensor(theta, dtype=self.compute_dtype)
+
+    def call(self, inputs: Tensor) -> Tensor:
+        return inputs * mo.cast(mo.greater(inputs, self.theta), self.compute_dtype)
+
+    def get_config(self) -> dict:
+        from tapeflow.keras.saving.serialization import base_config
+
+        return {**base_config(self), "theta": float(self.theta)}
 
     def compute_output_shape(self, input_shape: Any) -> Any:
         return input_shape

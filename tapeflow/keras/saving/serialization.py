@@ -214,6 +214,8 @@ def _keras_module(cls: type) -> str | None:
         return cls.__dict__["_keras_module_name"]
     if not mod.startswith("tapeflow."):
         return None if mod == "__main__" else mod
+    if getattr(cls, "_keras_module", None):  # (Keras's legacy layers live in keras._legacy.layers)
+        return cls._keras_module
     if cls.__name__ == "Functional":
         return "keras.src.models.functional"
     if cls.__name__ in ("Sequential", "Model") or (cls.__name__ == "Layer" and mod == "tapeflow.keras.layers.base"):
