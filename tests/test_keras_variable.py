@@ -55,3 +55,17 @@ def test_layer_weights_are_keras_variables_and_attributes_are_tracked():
     layer(np.ones((1, 2), "float32"))
     assert [w.path for w in layer.weights] == ["inlist", "l/w", "kv"]  # trainable first, in tracking order
     assert (len(layer.trainable_weights), len(layer.non_trainable_weights)) == (2, 1)
+
+
+def test_name_scope_at_build_time_checks_its_name_and_device_places_on_the_cpu():
+    with K.name_scope("outer"):
+        layer, later = K.layers.Dense(2, name="d"), K.layers.Dense(2, name="e")
+        layer.build((None, 3))
+        assert layer.kernel.path == "outer/d/kernel"
+    later.build((None, 3))  # the scope at build time counts, as Keras
+    assert later.kernel.path == "e/kernel"
+    for bad in ("a/b", 3):
+        with pytest.raises(ValueError, match="Argument `name` must be a string and cannot contain character `/`"):
+            K.name_scope(bad)
+    with K.device("cpu"):
+        assert tf.constant(1.0).device == "/job:localhost/replica:0/task:0/device:CPU:0"

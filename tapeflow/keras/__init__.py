@@ -18,7 +18,7 @@ __all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metr
            "regularizers", "constraints", "utils", "backend", "saving", "mixed_precision", "datasets",
            "preprocessing", "ops", "config", "tree", "dtype_policies", "applications", "random", "Input", "Layer",
            "Model", "Sequential", "KerasTensor", "InputSpec", "Loss", "Metric", "Optimizer", "Initializer",
-           "Regularizer", "DTypePolicy", "FloatDTypePolicy", "Variable", "name_scope", "version"]
+           "Regularizer", "DTypePolicy", "FloatDTypePolicy", "Variable", "name_scope", "device", "version"]
 
 
 __version__ = "3.15.1"  # the Keras whose behaviour this follows (libraries test `keras.version()` for Keras 3)
@@ -55,7 +55,7 @@ _CLASSES = {
     "Metric": ("metrics", "Metric"), "Optimizer": ("optimizers", "Optimizer"),
     "Initializer": ("initializers", "Initializer"), "Regularizer": ("regularizers", "Regularizer"),
     "DTypePolicy": ("mixed_precision", "DTypePolicy"), "FloatDTypePolicy": ("dtype_policies", "FloatDTypePolicy"),
-    "Variable": ("variables", "Variable"), "name_scope": ("variables", "name_scope"),
+    "Variable": ("variables", "Variable"), "name_scope": ("variables", "name_scope"), "device": ("variables", "device"),
 }
 
 # Keras namespaces tapeflow lacks: NotImplementedError naming them (also an AttributeError, for hasattr)

@@ -6,14 +6,15 @@ holds; a plain ``tf.Variable`` is not a Keras variable, as in Keras.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from tapeflow.framework import dtypes
+from tapeflow.framework import namespaces as _namespaces
 from tapeflow.framework.tensor import convert_to_tensor
 from tapeflow.framework.variables import Variable as _TFVariable
+from tapeflow.keras.layers import base as _base
 
-__all__ = ["Variable", "name_scope"]
+__all__ = ["Variable", "device", "name_scope"]
 
 
 class _KerasVariableType(type):
@@ -30,9 +31,8 @@ class Variable(metaclass=_KerasVariableType):
                 autocast: bool = True, aggregation: str = "none", synchronization: str = "auto",
                 name: str | None = None) -> Any:
         from tapeflow.keras import config, initializers
-        from tapeflow.keras.layers.base import current_path, unique_name
 
-        name = name or unique_name("variable")
+        name = name or _base.unique_name("variable")
         if not isinstance(name, str) or "/" in name:
             raise ValueError(f"Argument `name` must be a string and cannot contain character `/`. Received: "
                              f"name={name}")
@@ -47,19 +47,16 @@ class Variable(metaclass=_KerasVariableType):
             if shape is not None and tuple(value.shape.as_list()) != tuple(shape):
                 raise ValueError(f"Initial value has shape {tuple(value.shape.as_list())} but the variable has "
                                  f"shape {tuple(shape)}.")
-        var = _TFVariable(value, trainable=trainable, name=name)
-        var._keras_name = var._name = name
-        parent = current_path()
-        var.path = f"{parent}/{name}" if parent else name
-        if autocast and var.dtype.is_floating:
-            var._autocast = True
-        return var
+        return _base.keras_variable(value, name, trainable, dtypes.as_dtype(value.dtype), autocast)
 
 
-@contextlib.contextmanager
 def name_scope(name: str, caller: Any = None) -> Any:
     """``keras.name_scope``: the scope Keras variables made inside it carry in their ``path``."""
-    from tapeflow.keras.layers.base import name_scope as _scope
+    if not isinstance(name, str) or "/" in name:
+        raise ValueError(f"Argument `name` must be a string and cannot contain character `/`. Received: name={name}")
+    return _base.name_scope(name, caller)
 
-    with _scope(name, caller):
-        yield
+
+def device(device_name: str) -> Any:
+    """``keras.device``: ``tf.device`` (tapeflow places every op on the CPU)."""
+    return _namespaces.get("tapeflow").device(device_name)

@@ -147,6 +147,20 @@ def current_path() -> str:
     return "/".join(parts)
 
 
+def keras_variable(value: Any, name: str, trainable: bool, dtype: Any, autocast: bool = True,
+                   constraint: Any = None, tf_name: str | None = None) -> Variable:
+    """A Keras 3 variable: a ``tf.Variable`` named ``name`` ("kernel", ...) whose ``path`` is the current
+    Keras name scope's plus the name, cast to a layer's compute dtype inside its call when ``autocast``."""
+    var = Variable(value, trainable=trainable, name=tf_name or f"{name}:0", dtype=dtype, constraint=constraint)
+    var._keras_name = name
+    var._name = name  # Keras 3 names weights "kernel", "bias" ...; the full path is .path
+    parent = current_path()
+    var.path = f"{parent}/{name}" if parent else name
+    if autocast and var.dtype.is_floating:
+        var._autocast = True
+    return var
+
+
 @contextlib.contextmanager
 def name_scope(name: str, caller: Any = None) -> Any:
     """Keras 3's ``name_scope``: re-entering the scope of the same caller adds nothing, and a layer that
@@ -561,15 +575,8 @@ class Layer(Module):
         init = _init.get(initializer)
         value = init(shape, dtype=dtype)
         name = name or unique_name("variable")  # Keras 3 auto-names an unnamed weight: variable, variable_1 ...
-        var = Variable(value, trainable=trainable, name=f"{self._name}/{name}:0", dtype=dtype,
-                       constraint=constraint)
-        var._keras_name = name
-        var._name = var._keras_name  # Keras 3 names weights "kernel", "bias" ...; the full path is .path
         with name_scope(self._name, self):
-            parent = current_path()
-            var.path = f"{parent}/{var._keras_name}" if parent else var._keras_name
-        if autocast and dtype.is_floating:
-            var._autocast = True
+            var = keras_variable(value, name, trainable, dtype, autocast, constraint, f"{self._name}/{name}:0")
         (self._own_trainable if trainable else self._own_non_trainable).append(var)
         if regularizer is not None:
             from tapeflow.keras import regularizers
