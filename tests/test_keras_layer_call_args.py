@@ -98,3 +98,48 @@ def test_mask_keras_tensors_are_named_and_passed_on_as_keras_3():
     y = PassMask()(x)
     assert y._keras_mask is mask and mask.name == "keras_tensor_7"  # TF 2.21: the same mask KerasTensor
     assert tf.keras.Input(shape=()).name == "keras_tensor_9"
+
+
+_MASKED_SUMMARY = """\
+Model: "functional"
+┏━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┓
+┃ Layer (type)        ┃ Output Shape      ┃    Param # ┃ Connected to      ┃
+┡━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━┩
+│ input_layer         │ (None, None)      │          0 │ -                 │
+│ (InputLayer)        │                   │            │                   │
+├─────────────────────┼───────────────────┼────────────┼───────────────────┤
+│ embedding           │ (None, None, 4)   │         80 │ input_layer[0][0] │
+│ (Embedding)         │                   │            │                   │
+├─────────────────────┼───────────────────┼────────────┼───────────────────┤
+│ not_equal           │ (None, None)      │          0 │ input_layer[0][0] │
+│ (NotEqual)          │                   │            │                   │
+├─────────────────────┼───────────────────┼────────────┼───────────────────┤
+│ lstm (LSTM)         │ (None, 3)         │         96 │ embedding[0][0],  │
+│                     │                   │            │ not_equal[0][0]   │
+├─────────────────────┼───────────────────┼────────────┼───────────────────┤
+│ dense (Dense)       │ (None, 1)         │          4 │ lstm[0][0]        │
+└─────────────────────┴───────────────────┴────────────┴───────────────────┘
+ Total params: 180 (720.00 B)
+ Trainable params: 180 (720.00 B)
+ Non-trainable params: 0 (0.00 B)
+"""
+
+
+def test_a_mask_zero_embeddings_mask_is_a_not_equal_node_passed_as_mask(capsys, tmp_path):
+    # Keras 3.15.1: Embedding.compute_mask's ops.not_equal on the KerasTensor is a node of the model, and the LSTM's
+    # node gets it as mask= (summary's "Connected to", the config's inbound_nodes); the model runs as before
+    tf.keras.backend.clear_session()
+    inp = tf.keras.Input((None,), dtype="int32")
+    x = tf.keras.layers.Embedding(20, 4, mask_zero=True)(inp)
+    m = tf.keras.Model(inp, tf.keras.layers.Dense(1)(tf.keras.layers.LSTM(3)(x)))
+    m.summary()
+    assert capsys.readouterr().out == _MASKED_SUMMARY
+    assert [layer.name for layer in m.layers] == ["input_layer", "embedding", "lstm", "dense"]
+    c = m.get_config()
+    assert [entry["name"] for entry in c["layers"]][2] == "not_equal"
+    mask_ref = c["layers"][3]["inbound_nodes"][0]["kwargs"]["mask"]
+    assert mask_ref["config"]["keras_history"] == ["not_equal", 0, 0] and mask_ref["config"]["dtype"] == "bool"
+    x = np.array([[1, 2, 0, 0], [3, 0, 0, 0]])
+    m.save(str(tmp_path / "m.keras"))
+    np.testing.assert_allclose(tf.keras.models.load_model(str(tmp_path / "m.keras")).predict(x, verbose=0),
+                               m.predict(x, verbose=0), rtol=1e-6)

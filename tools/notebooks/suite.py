@@ -78,6 +78,7 @@ NOTEBOOKS = [
     "prog:graph_features",  # AutoGraph loops, TensorArray, custom_gradient, tf.Module SavedModel, sliced assign
     "prog:keras_misc",  # Normalization.adapt, LR scheduler, PyDataset, train_on_batch, freezing, keras.ops, utils
     "prog:tensor_printing",  # reprs of many dtypes/sizes, tf.print, strings, lookup tables, math edge cases, seeds
+    "prog:transformer_block",  # MultiHeadAttention masks, custom masking layers, weights files, stateful RNN
     "tutorials/generative/cyclegan",  # nb11: pix2pix stand-in models (instance norm), 2 train steps of 4 U-Nets
     "tutorials/structured_data/feature_columns",  # nb11: petfinder columns (DenseFeatures is gone in TF too)
     "tutorials/interpretability/integrated_gradients",  # nb11: hub.KerasLayer stand-in (MobileNetV2), input grads

@@ -337,6 +337,39 @@ class _OpLayer:  # replaced below, once Layer exists
     pass
 
 
+# compute_mask methods written with keras.ops, so that on KerasTensors they add Keras's mask nodes (filled below)
+_GRAPH_MASKS: set = set()
+
+
+def _graph_masks(value: Any) -> Any:
+    """The KerasTensors' masks in ``value``'s structure, or None unless each is a node's output."""
+    masks = [x.__dict__.get("_keras_mask") if isinstance(x, KerasTensor) else None for x in nest.flatten(value)]
+    if not any(m is not None for m in masks) or any(
+            m is not None and m.__dict__.get("_keras_history") is None for m in masks):
+        return None
+    return nest.pack_sequence_as(value, masks) if isinstance(value, (list, tuple, dict)) else masks[0]
+
+
+def _populate_masks(layer: Any, args: tuple, kwargs: dict) -> dict:
+    """Keras 3's step "populate mask argument(s)" of a symbolic call: one tensor argument gives its mask(s) as
+    ``mask=`` where ``call`` takes it, so the mask's node is an input of this node (``Connected to`` in
+    ``summary()``, ``inbound_nodes`` in ``get_config``). Masks are graph nodes where Keras's compute_mask is
+    written with ``keras.ops`` here too (``Embedding``, users' layers)."""
+    try:
+        params = inspect.signature(layer.call).parameters
+        bound = inspect.signature(layer.call).bind_partial(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return kwargs
+    tensor_args = {k: v for k, v in bound.items() if _has_keras_tensor(v)}
+    if len(tensor_args) == 1:
+        if "mask" in params and bound.get("mask") is None:
+            masks = _graph_masks(next(iter(tensor_args.values())))
+            if masks is not None:
+                kwargs = {**kwargs, "mask": masks}
+    # (Keras's ``<argument>_mask=`` for several tensor arguments: MultiHeadAttention's nodes keep none of them)
+    return kwargs
+
+
 class Node:
     """One symbolic layer call: the layer, its arguments and its outputs."""
 
@@ -918,6 +951,11 @@ class Layer(Module):
             _ctx.unknown_batch = saved_batch
             state.update_recording()
 
+        mask_fn = type(self).compute_mask
+        graph_mask = first is not None and not passes_mask and (
+            mask_fn in _GRAPH_MASKS or not getattr(mask_fn, "__module__", "tapeflow.").startswith("tapeflow."))
+        masked: list = []
+
         def spec(t):
             shape = tuple(t._shape_tuple())
             if unknown_batch and shape:
@@ -925,11 +963,24 @@ class Layer(Module):
             kt = KerasTensor(shape, t.dtype)
             mask = _masking.get_mask(t)
             if mask is not None:  # Keras's symbolic _keras_mask: here the output's leading dims
-                kt._keras_mask = first_mask if passes_mask and tuple(first_mask.shape) == shape[:len(
-                    mask._shape_tuple())] else KerasTensor(shape[:len(mask._shape_tuple())], "bool")
+                mask_shape = shape[:len(mask._shape_tuple())]
+                if graph_mask:
+                    masked.append((kt, mask_shape))
+                else:
+                    kt._keras_mask = first_mask if passes_mask and tuple(first_mask.shape) == mask_shape \
+                        else KerasTensor(mask_shape, "bool")
             return kt
 
-        return nest.map_structure(spec, out)
+        outputs = nest.map_structure(spec, out)
+        if masked:  # as Keras, after the outputs: compute_mask on the KerasTensors, its ops nodes of the model
+            try:
+                symbolic = self.compute_mask(first, first_mask)
+            except Exception:  # noqa: BLE001 - a user's compute_mask of TF ops (Keras raises): no mask node
+                symbolic = None
+            for kt, mask_shape in masked:
+                kt._keras_mask = symbolic if isinstance(symbolic, KerasTensor) and tuple(symbolic.shape) == \
+                    mask_shape else KerasTensor(mask_shape, "bool")
+        return outputs
 
     def _prerun(self, args: tuple, kwargs: dict) -> None:
         """Keras's ``compute_output_spec(self.call, ...)`` before a first call: ``call`` runs in a scratch graph
@@ -997,6 +1048,7 @@ class Layer(Module):
 
     def _symbolic_call(self, args: tuple, kwargs: dict) -> Any:
         kwargs = {k: v for k, v in kwargs.items() if k != "training" or v is not None}
+        kwargs = _populate_masks(self, args, kwargs)
         _ctx.inferring += 1
         try:
             outputs = self._symbolic_outputs(args, kwargs)

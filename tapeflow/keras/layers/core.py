@@ -12,7 +12,7 @@ import numpy as np
 from tapeflow.framework import dtypes
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.keras import activations, constraints, initializers, regularizers
-from tapeflow.keras.layers.base import Layer
+from tapeflow.keras.layers.base import KerasTensor, Layer
 from tapeflow.keras.saving.serialization import base_config, serialize_keras_object
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import math_ops as mo
@@ -334,7 +334,13 @@ class Embedding(Layer):
         return ao.gather(self.embeddings, inputs)
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
-        return mo.not_equal(inputs, 0) if self.mask_zero else None
+        if not self.mask_zero:
+            return None
+        if isinstance(inputs, KerasTensor):  # Keras's ops.not_equal: in a functional model, a NotEqual node
+            from tapeflow.keras import ops
+
+            return ops.not_equal(inputs, 0)
+        return mo.not_equal(inputs, 0)
 
 
 def _parameters(fn: Any) -> tuple:
@@ -404,3 +410,8 @@ class Lambda(Layer):
         if "training" in params:
             kwargs["training"] = training
         return self.function(inputs, **kwargs)
+
+
+from tapeflow.keras.layers import base as _base  # noqa: E402
+
+_base._GRAPH_MASKS.add(Embedding.compute_mask)
