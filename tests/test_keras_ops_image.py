@@ -99,3 +99,41 @@ def test_rgb_to_hsv_errors_and_functional_model(tmp_path):
     model.save(path)
     again = tf.keras.models.load_model(path)
     np.testing.assert_allclose(again.predict(_HSV_X[None], verbose=0)[0], _HSV_X, atol=1e-6)
+
+
+_MC_X = np.arange(20, dtype="float32").reshape(4, 5)
+_MC_C = np.array([[[0.5, 3.7, -1.2], [2.0, 4.5, 1.1]], [[1.5, 0.2, 4.8], [-0.7, 2.5, 3.3]]], "float32")
+
+
+@pytest.mark.parametrize("mode, order, expected", [  # Keras 3.15 (TF backend), fill_value=-1
+    ("constant", 1, [[4.0, 3.859999418258667, -1.0], [2.299999952316284, -1.0, 8.80000114440918]]),
+    ("constant", 0, [[2.0, -1.0, -1.0], [-1.0, -1.0, 8.0]]),
+    ("reflect", 1, [[4.0, 15.200000762939453, 10.0], [10.699999809265137, 15.0, 8.80000114440918]]),
+    ("nearest", 1, [[4.0, 15.200000762939453, 4.0], [10.0, 17.5, 8.80000114440918]]),
+    ("wrap", 0, [[2.0, 0.0, 15.0], [14.0, 2.0, 8.0]]),
+])
+def test_map_coordinates_is_keras(mode, order, expected):
+    out = ops.image.map_coordinates(_MC_X, _MC_C, order, fill_mode=mode, fill_value=-1.0)
+    assert out.numpy().tolist() == expected
+
+
+def test_map_coordinates_ints_gradients_errors_and_gaussian_blur():
+    assert ops.image.map_coordinates(_MC_X.astype("int32"), _MC_C, 1).numpy().tolist() == [[4, 5, 0], [3, 0, 9]]
+    x, c = tf.constant(_MC_X), tf.constant(_MC_C)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([x, c])
+        y = tf.reduce_sum(ops.image.map_coordinates(x, c, 1, fill_mode="nearest"))
+    assert float(tf.reduce_sum(tape.gradient(y, x))) == 6.0  # each sample's weights sum to one
+    assert tape.gradient(y, c).shape == (2, 2, 3)
+    with pytest.raises(ValueError, match=r"First dim of `coordinates` must be the same as the rank of `inputs`"):
+        ops.image.map_coordinates(_MC_X, _MC_C[:1], 1)
+    with pytest.raises(NotImplementedError, match="map_coordinates currently requires order<=1"):
+        ops.image.map_coordinates(_MC_X, _MC_C, 2)
+    img = np.random.RandomState(0).rand(2, 6, 5, 3).astype("float32")
+    blurred = ops.image.gaussian_blur(img, (3, 5), (0.8, 1.3))  # Keras: sum 63.57496535778046
+    np.testing.assert_allclose(blurred.numpy().ravel()[:4], [0.22055180370807648, 0.2604513466358185,
+                                                             0.2950857877731323, 0.2571399509906769], rtol=1e-6)
+    np.testing.assert_allclose(float(np.sum(blurred.numpy(), dtype=np.float64)), 63.57496535778046, rtol=1e-6)
+    assert ops.image.gaussian_blur(np.transpose(img[0], (2, 0, 1)), (5, 3), data_format="channels_first").shape == (
+        3, 6, 5)
+    assert ops.image.gaussian_blur(tf.keras.Input((6, 5, 3))).shape == (None, 6, 5, 3)

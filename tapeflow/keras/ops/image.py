@@ -1,6 +1,6 @@
 """``keras.ops.image``: Keras 3's image functions (TF backend's arithmetic): ``resize``, ``extract_patches``
-(2-D), ``rgb_to_grayscale``, ``rgb_to_hsv`` and ``hsv_to_rgb``; the others raise ``NotImplementedError``
-naming themselves."""
+(2-D), ``rgb_to_grayscale``, ``rgb_to_hsv``, ``hsv_to_rgb``, ``map_coordinates`` and ``gaussian_blur``; the
+others raise ``NotImplementedError`` naming themselves."""
 
 from __future__ import annotations
 
@@ -153,8 +153,48 @@ def hsv_to_rgb(images: Any, data_format: str | None = None) -> Any:
 hsv_to_rgb = _symbolic_hsv_checks(hsv_to_rgb)
 
 
+@keras_op("MapCoordinates", "image", tensors=2)
+def map_coordinates(inputs: Any, coordinates: Any, order: int, fill_mode: str = "constant",
+                    fill_value: Any = 0) -> Any:
+    """``inputs`` sampled at ``coordinates`` (one row of coordinates per input axis) by nearest (``order=0``)
+    or linear (``order=1``) interpolation, out-of-range points by ``fill_mode`` (``keras.ops.image.
+    map_coordinates``: Keras's TF backend, with its gradients with respect to both)."""
+    from tapeflow.keras.layers.augmentation_elastic import MAP_COORDINATES_FILL_MODES, map_coordinates_nd
+
+    inputs, coordinates = convert(inputs), convert(coordinates)
+    cshape = tuple(coordinates.shape)
+    if cshape[0] != len(inputs.shape):
+        raise ValueError("First dim of `coordinates` must be the same as the rank of `inputs`. Received inputs "
+                         f"with shape: {inputs.shape} and coordinate leading dim of {cshape[0]}")
+    if len(cshape) < 2:
+        raise ValueError(f"Invalid coordinates rank: expected at least rank 2. Received input with shape: {cshape}")
+    if fill_mode not in MAP_COORDINATES_FILL_MODES:
+        raise ValueError(f"Invalid value for argument `fill_mode`. Expected one of {set(MAP_COORDINATES_FILL_MODES)}. "
+                         f"Received: fill_mode={fill_mode}")
+    if order not in (0, 1):
+        raise NotImplementedError("map_coordinates currently requires order<=1")
+    sizes = [d if d is not None else tf().shape(inputs)[i] for i, d in enumerate(inputs.shape)]
+    return map_coordinates_nd(inputs, tf().unstack(coordinates, axis=0), sizes, order, fill_mode, fill_value)
+
+
+@keras_op("GaussianBlur", "image")
+def gaussian_blur(images: Any, kernel_size: Any = (3, 3), sigma: Any = (1.0, 1.0),
+                  data_format: str | None = None) -> Any:
+    """Each channel convolved with a separable Gaussian (``kernel_size`` and ``sigma`` per axis, ``SAME``
+    padding): ``keras.ops.image.gaussian_blur``, Keras's TF-backend kernel."""
+    from tapeflow.keras.layers.augmentation_regions import gaussian_blur as blur
+
+    images = convert(images)
+    _rank_check(images)
+    single = len(images.shape) == 3
+    if single:
+        images = tf().expand_dims(images, 0)
+    out = blur(images, tuple(int(k) for k in kernel_size), sigma, _backend.standardize_data_format(data_format))
+    return tf().squeeze(out, [0]) if single else out
+
+
 _UNSUPPORTED = frozenset(("affine_transform", "crop_images", "elastic_transform", "extract_patches_3d",
-                          "gaussian_blur", "map_coordinates", "pad_images", "perspective_transform",
+                          "pad_images", "perspective_transform",
                           "scale_and_translate", "sobel_edges", "ssim"))
 
 
