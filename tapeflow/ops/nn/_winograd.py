@@ -130,11 +130,57 @@ def _keep(x, key, vs) -> None:
 
 def _kept(x, key):
     with _KEPT_LOCK:
-        for i, e in enumerate(_KEPT):
-            if e[0] is x and e[1] == key:
-                del _KEPT[i]
-                return e[2]
+        return _take(x, key)
+
+
+def _take(x, key):
+    for i, e in enumerate(_KEPT):
+        if e[0] is x and e[1] == key:
+            del _KEPT[i]
+            return e[2]
     return None
+
+
+_PENDING: list = []  # [(dy, key, threading.Event)]: a transform of dy under way
+
+
+def _dy_transforms(dy, th, tw, bounds, ci, dtype) -> list:
+    """``A dy A^T`` of each chunk, computed once for the two gradients of one convolution: the first to
+    ask computes and keeps it, the second takes it, waiting if it is under way (a compiled step may run
+    the filter gradient on the inter-op thread beside the input gradient)."""
+    key = ("dy", ci, np.dtype(dtype), bounds)
+    with _KEPT_LOCK:
+        found = _take(dy, key)
+        if found is not None:
+            return found
+        pending = next((p for p in _PENDING if p[0] is dy and p[1] == key), None)
+        if pending is None:
+            pending = (dy, key, threading.Event())
+            _PENDING.append(pending)
+            mine = True
+        else:
+            mine = False
+    if not mine:
+        pending[2].wait()
+        found = _kept(dy, key)
+    dms: list = [None] * len(bounds)
+
+    def chunk(k):
+        a, b = bounds[k]
+        with np.errstate(invalid="ignore", over="ignore"):
+            dms[k] = _dy_transform(dy[a:b], th, tw, dtype)
+
+    try:
+        if mine or found is None:
+            threads.parallel_for(len(bounds), chunk, 16.0 * dy.size)
+    finally:
+        if mine:
+            with _KEPT_LOCK:
+                _PENDING.remove(pending)
+            if all(d is not None for d in dms):
+                _keep(dy, key, dms)
+            pending[2].set()
+    return dms if found is None else found
 
 
 def conv(x: np.ndarray, u: np.ndarray, out_hw, pads, dtype, after=None, keep: bool = False
@@ -208,20 +254,15 @@ def filter_grad(x: np.ndarray, dy: np.ndarray, pads, dtype) -> tuple[np.ndarray,
     th, tw, bounds = _plan(n, oh, ow, ci, co, dtype)
     parts: list = [None] * len(bounds)
     vs = _kept(x, ((oh, ow), pads, co, np.dtype(dtype), bounds))
-    dkey = ("dy", ci, np.dtype(dtype), bounds)
-    ds = _kept(dy, dkey)  # (taken from input_grad, or kept for it)
-    dms: list = [None] * len(bounds)
+    ds = _dy_transforms(dy, th, tw, bounds, ci, dtype)
 
     def chunk(k):
         a, b = bounds[k]
         with np.errstate(invalid="ignore", over="ignore"):
             v = _input_transform(x[a:b], pads, th, tw, dtype) if vs is None else vs[k]
-            d = dms[k] = _dy_transform(dy[a:b], th, tw, dtype) if ds is None else ds[k]
-            parts[k] = np.matmul(v.transpose(0, 2, 1), d)
+            parts[k] = np.matmul(v.transpose(0, 2, 1), ds[k])
 
     threads.parallel_for(len(bounds), chunk, 36.0 * th * tw * n * ci * co)  # (the direct product's work)
-    if ds is None:
-        _keep(dy, dkey, dms)
     g = _G_FLIPPED.astype(dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         du = parts[0]
@@ -279,20 +320,15 @@ def input_grad(dy: np.ndarray, u: np.ndarray, in_hw, pads, dtype) -> tuple[np.nd
     ci = u.shape[1]
     th, tw, bounds = _plan(n, oh, ow, ci, co, dtype)
     ut = np.ascontiguousarray((u * _SIGNS16.astype(dtype)).transpose(0, 2, 1))  # (16, Co, Ci)
-    dkey = ("dy", ci, np.dtype(dtype), bounds)
-    ds = _kept(dy, dkey)
-    dms: list = [None] * len(bounds)
+    ds = _dy_transforms(dy, th, tw, bounds, ci, dtype)
     dx = np.empty((n,) + tuple(in_hw) + (ci,), dtype)
     finite = [True] * len(bounds)
 
     def chunk(k):
         a, b = bounds[k]
         with np.errstate(invalid="ignore", over="ignore"):
-            d = dms[k] = _dy_transform(dy[a:b], th, tw, dtype) if ds is None else ds[k]
-            _input_transform_adjoint(np.matmul(d, ut), pads, th, tw, dx[a:b])
+            _input_transform_adjoint(np.matmul(ds[k], ut), pads, th, tw, dx[a:b])
             finite[k] = bool(np.isfinite(np.add.reduce(dx[a:b], axis=None)))
 
     threads.parallel_for(len(bounds), chunk, 36.0 * th * tw * n * ci * co)  # (the direct product's work)
-    if ds is None and all(finite):
-        _keep(dy, dkey, dms)
     return dx, all(finite)
