@@ -495,6 +495,15 @@ def followed(fresh, monkeypatch, request):
         return r
 
     monkeypatch.setattr(replay, "template_gradient", counting_one)
+    orig_list = replay.template_gradients
+
+    def counting_list(*a):  # (one target and a list of sources: the same)
+        r = orig_list(*a)
+        if r is not replay.backprop._NOT_FOUND:
+            calls.append(True)
+        return r
+
+    monkeypatch.setattr(replay, "template_gradients", counting_list)
     return calls
 
 
@@ -1084,3 +1093,52 @@ def test_variable_reads_along_a_template_and_their_departures(followed):
     for _ in range(3):  # watch_accessed_variables=False: only the watched variable
         check(f(w1, w2, watch_accessed=False), want(w1, w2, db=False))
         check(f(w1, w2), want(w1, w2))
+
+
+def test_a_followed_tape_asked_for_a_list_of_sources_gets_the_general_paths_answers(followed):
+    # gradient(tensor, [variables and tensors]) on a followed tape calls its compiled replay at once; the
+    # same list asked otherwise (an unwatched or unused source, one twice, the target itself, a structure
+    # change mid-loop) gives what the general path gives.
+    x = tf.constant([[0.3, -0.2], [0.5, 0.1]])
+    w = tf.Variable([[1.0, 2.0], [0.5, -1.0]])
+    b = tf.Variable([0.25, -0.5])
+    unused = tf.Variable([1.0, 2.0])
+    c = tf.constant([2.0, 3.0])
+
+    def f(sources, scale=1.0, extra=False):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            h = tf.tanh(tf.matmul(x, w) + b)
+            if extra:
+                h = h * 2.0
+            y = tf.reduce_sum(h * c) * scale
+        srcs = [y if isinstance(s, str) else s for s in sources(x)]
+        return t.gradient(y, srcs)
+
+    def want(extra=False, scale=1.0):
+        xv, wv, bv, cv = x.numpy(), w.numpy(), b.numpy(), c.numpy()
+        g = (1 - np.tanh(xv @ wv + bv) ** 2) * cv * (2.0 if extra else 1.0) * scale
+        return {"w": xv.T @ g, "b": g.sum(0), "x": g @ wv.T}
+
+    def check(got, names, **kw):
+        exp = want(**kw)
+        assert len(got) == len(names)
+        for g, n in zip(got, names):
+            if n is None:
+                assert g is None
+            elif n == "one":
+                np.testing.assert_allclose(g.numpy(), 1.0)
+            else:
+                np.testing.assert_allclose(g.numpy(), exp[n], rtol=1e-5)
+
+    for _ in range(4):
+        check(f(lambda x: [w, b]), ["w", "b"])
+    assert followed[-2:] == [True, True]
+    for _ in range(3):
+        check(f(lambda x: [w, b]), ["w", "b"])
+        check(f(lambda x: [b, w, x]), ["b", "w", "x"])  # another use of the same structure
+        check(f(lambda x: [w, unused, c, b]), ["w", None, None, "b"])  # unused and unwatched sources
+        check(f(lambda x: [w, w, b]), ["w", "w", "b"])  # one source twice
+        check(f(lambda x: [w, "y"]), ["w", "one"])  # the target itself
+        check(f(lambda x: [w, b], extra=True), ["w", "b"], extra=True)  # another structure
+        check(f(lambda x: [w, b], scale=3.0), ["w", "b"], scale=3.0)

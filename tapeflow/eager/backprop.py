@@ -1535,6 +1535,32 @@ class GradientTape:
                     self._used = True
                     tp.records = []
                     return found
+        elif (
+            tpl is not None
+            and tpl is not _UNDECIDED
+            and type(target) is Tensor
+            and type(sources) is list
+            and output_gradients is None
+            and unconnected is UnconnectedGradients.NONE
+            and _PLAIN_SOURCES.issuperset(map(type, sources))
+        ):
+            # ... or a flat list of variables and tensors (a training step's): the same, for all of them.
+            st = state
+            rp = replay
+            if (
+                st._graph is None
+                and st._debug_hook is None
+                and debug_op_gradients is None
+                and rp is not None
+                and rp.enabled
+            ):
+                found = rp.template_gradients(tp, target, sources, st.plain)
+                if found is not _NOT_FOUND:
+                    self._consumed_variables = tp.variables
+                    self._tape = None
+                    self._used = True
+                    tp.records = []
+                    return found
         try:
             result = _gradient(tp, target, sources, output_gradients, unconnected, release=not self._persistent)
         finally:
