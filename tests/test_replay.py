@@ -1142,3 +1142,63 @@ def test_a_followed_tape_asked_for_a_list_of_sources_gets_the_general_paths_answ
         check(f(lambda x: [w, "y"]), ["w", "one"])  # the target itself
         check(f(lambda x: [w, b], extra=True), ["w", "b"], extra=True)  # another structure
         check(f(lambda x: [w, b], scale=3.0), ["w", "b"], scale=3.0)
+
+
+def test_nested_tapes_in_step_record_together_and_depart_together(followed):
+    # Nested tapes in step take each op with one check; their saved tensors, a departure of the op (its
+    # shape, an attr) or of one tape (an input only the inner tape watches) give the walk's derivatives.
+    rng = np.random.default_rng(3)
+    wn = rng.standard_normal((5, 5)) / 3
+    w = tf.constant(wn)
+
+    def hvp(x, v, extra=None, axis=None):
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                u = tf.tanh(tf.linalg.matvec(w, x))
+                if extra is not None:
+                    inner.watch(extra)
+                    u = u * extra
+                y = tf.reduce_sum(tf.square(u) * tf.sin(x), axis=axis)
+            g = inner.gradient(y, x)
+        return outer.gradient(g, x, output_gradients=v)
+
+    def want(x, v, e=1.0):
+        xv, vv = x.numpy(), v.numpy()
+        eps = 1e-6
+
+        def grad(z):
+            t = np.tanh(wn @ z)
+            u = t * e
+            return wn.T @ (2 * u * e * (1 - t * t) * np.sin(z)) + u * u * np.cos(z)
+
+        return (grad(xv + eps * vv) - grad(xv - eps * vv)) / (2 * eps)
+
+    x, v = tf.constant(rng.standard_normal(5)), tf.constant(rng.standard_normal(5))
+    for _ in range(4):
+        np.testing.assert_allclose(hvp(x, v).numpy(), want(x, v), rtol=1e-6, atol=1e-8)
+    assert followed[-1] is True
+    x2 = tf.constant(rng.standard_normal(5))
+    e = tf.constant(np.full(5, 0.5))
+    for _ in range(3):
+        np.testing.assert_allclose(hvp(x2, v).numpy(), want(x2, v), rtol=1e-6, atol=1e-8)  # new values
+        np.testing.assert_allclose(hvp(x, v, extra=e).numpy(), want(x, v, 0.5), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(hvp(x, v, axis=0).numpy(), want(x, v), rtol=1e-6, atol=1e-8)  # an attr
+        np.testing.assert_allclose(hvp(x, v).numpy(), want(x, v), rtol=1e-6, atol=1e-8)
+    x3, v3 = tf.constant(rng.standard_normal((5,))[:4]), tf.constant(rng.standard_normal(4))
+    w4 = tf.constant(wn[:, :4])
+
+    def hvp4(x, v):
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = tf.reduce_sum(tf.square(tf.tanh(tf.linalg.matvec(w4, x))))
+            g = inner.gradient(y, x)
+        return outer.gradient(g, x, output_gradients=v)
+
+    for _ in range(3):  # another shape
+        t = np.tanh(wn[:, :4] @ x3.numpy())
+        d = 2 * (1 - t * t) * (1 - 3 * t * t)
+        np.testing.assert_allclose(hvp4(x3, v3).numpy(), wn[:, :4].T @ (d * (wn[:, :4] @ v3.numpy())), rtol=1e-6)
