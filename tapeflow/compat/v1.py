@@ -204,6 +204,22 @@ def __getattr__(name: str):
         import tapeflow.feature_column
 
         return tapeflow.feature_column
+    if name in ("ConfigProto", "GPUOptions", "GraphOptions", "OptimizerOptions", "RunOptions"):
+        from tapeflow.compat import config_protos
+
+        return getattr(config_protos, name)
+    if name == "distribute":
+        from tapeflow.compat import v1_distribute
+
+        return v1_distribute
+    if name == "saved_model":
+        from tapeflow.compat import v1_saved_model
+
+        return v1_saved_model
+    if name == "CriticalSection":
+        from tapeflow.ops.critical_section_ops import CriticalSection
+
+        return CriticalSection
     if name == "estimator":  # TF 2.16 removed it: TF 2.21 raises this AttributeError too
         raise AttributeError("module 'tensorflow.compat.v1' has no attribute 'estimator' (TensorFlow 2.16 "
                              "removed tf.estimator; use tf.keras)")

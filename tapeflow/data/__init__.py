@@ -8,7 +8,9 @@ from tapeflow.data import iterator_ops as _iterator_ops  # noqa: F401 - register
 from tapeflow.data.dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from tapeflow.data.nested import DatasetSpec
 from tapeflow.data.options import AutoShardPolicy, ExternalStatePolicy, Options, ThreadingOptions
-from tapeflow.data.readers import CsvDataset, TextLineDataset, TFRecordDataset, make_csv_dataset
+from tapeflow.data.readers import (
+    CsvDataset, FixedLengthRecordDataset, TextLineDataset, TFRecordDataset, make_csv_dataset,
+)
 
 
 def _cardinality(dataset: Dataset):
@@ -50,5 +52,5 @@ experimental = SimpleNamespace(
 )
 
 __all__ = ["Dataset", "DatasetSpec", "Options", "ThreadingOptions",
-           "TextLineDataset", "TFRecordDataset", "AUTOTUNE", "INFINITE_CARDINALITY",
+           "TextLineDataset", "TFRecordDataset", "FixedLengthRecordDataset", "AUTOTUNE", "INFINITE_CARDINALITY",
            "UNKNOWN_CARDINALITY", "experimental"]

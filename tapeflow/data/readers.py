@@ -133,6 +133,41 @@ class TFRecordDataset(_RecordFileDataset):
         return read_tfrecords(f, path)
 
 
+class FixedLengthRecordDataset(_RecordFileDataset):
+    """The fixed-length records of binary files as scalar strings (``record_bytes`` each, after
+    ``header_bytes`` and before ``footer_bytes`` of each file), e.g. the CIFAR-10 binary batches; decode them with
+    ``tf.io.decode_raw``. A file whose body is not a whole number of records raises TF's error when reached."""
+
+    _tf_name = "FixedLengthRecordDatasetV2"
+
+    def __init__(self, filenames: Any, record_bytes: int, header_bytes: int | None = None,
+                 footer_bytes: int | None = None, buffer_size: int | None = None, compression_type: str | None = None,
+                 num_parallel_reads: int | None = None, name: str | None = None) -> None:
+        self._record_bytes = int(record_bytes)
+        self._header = int(header_bytes or 0)
+        self._footer = int(footer_bytes or 0)
+        super().__init__(filenames, compression_type, buffer_size, None, name)
+        if num_parallel_reads is not None:  # TF interleaves the files then
+            sizes = (self._record_bytes, self._header, self._footer)
+            self._inner = Dataset.from_tensor_slices(self._files).interleave(
+                lambda f: FixedLengthRecordDataset(f, *sizes, compression_type=compression_type),
+                cycle_length=int(num_parallel_reads))
+
+    def _records(self, f: Any, path: str) -> Iterator:
+        size = self._record_bytes
+        if size <= 0:
+            raise errors.InvalidArgumentError(None, None, "`record_bytes` must be > 0 [Op:IteratorGetNext]")
+        data = f.read()
+        body = len(data) - self._header - self._footer
+        if body < 0 or body % size:
+            kind = errors.DataLossError if self._compression else errors.InvalidArgumentError
+            raise kind(None, None, f"Excluding the header ({self._header} bytes) and footer ({self._footer} bytes), "
+                       f"input file \"{path}\" has body length {max(body, 0)} bytes, which is not an exact multiple "
+                       f"of the record length ({size} bytes). [Op:IteratorGetNext]")
+        for start in range(self._header, self._header + body, size):
+            yield data[start:start + size]
+
+
 # -- CSV ---------------------------------------------------------------------------
 _CSV_TYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.string)
 

@@ -631,7 +631,9 @@ def _swap_replica(ctx: ReplicaContext | None) -> ReplicaContext | None:
 
 
 def in_cross_replica_context() -> bool:
-    return getattr(_local, "replica", None) is None
+    """True inside a strategy's ``scope()`` but outside its ``run`` (as TF: False with no strategy, where the
+    default replica context is current)."""
+    return getattr(_local, "replica", None) is None and has_strategy()
 
 
 def get_replica_context() -> ReplicaContext | None:

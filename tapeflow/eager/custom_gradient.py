@@ -24,7 +24,7 @@ from tapeflow.framework import nest
 from tapeflow.framework.context import state
 from tapeflow.framework.tensor import convert_to_tensor
 
-__all__ = ["custom_gradient", "recompute_grad"]
+__all__ = ["custom_gradient", "grad_pass_through", "recompute_grad"]
 
 _graph_warned: set[str] = set()
 
@@ -279,3 +279,26 @@ def recompute_grad(f: Callable) -> Callable:
 
     inner.__name__ = inner.__qualname__ = _name(f)  # errors and warnings name the user's function
     return functools.wraps(f)(custom_gradient(inner))
+
+
+def grad_pass_through(f: Callable) -> Callable:
+    """``tf.grad_pass_through``: ``f`` forwards, and the gradient passes through it unchanged (to its inputs;
+    variables it reads get none), e.g. a straight-through estimator of ``tf.round``.
+
+    >>> x = tf.Variable(2.0)
+    >>> with tf.GradientTape() as tape:
+    ...     y = tf.grad_pass_through(tf.round)(x * 1.7)
+    >>> tape.gradient(y, x).numpy()
+    1.7
+    """
+
+    @custom_gradient
+    def _grad_pass_through_op(*args: Any, **kwargs: Any) -> Any:
+        def grad(*dys: Any, variables: Any = None) -> Any:
+            if variables is not None:
+                return dys, [None] * len(variables)
+            return dys
+
+        return f(*args, **kwargs), grad
+
+    return functools.wraps(f)(_grad_pass_through_op)

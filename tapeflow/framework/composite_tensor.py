@@ -264,3 +264,25 @@ def _on_namespace(name: str, module: Any) -> None:
 
 
 namespaces.on_register(_on_namespace)
+
+
+def type_spec_from_value(value: Any) -> TypeSpec:
+    """``tf.type_spec_from_value``: a tensor's (or a NumPy / Python value's) ``TensorSpec``, a composite's spec
+    (``RaggedTensorSpec``, ``SparseTensorSpec`` ...)."""
+    from tapeflow.framework.tensor import Tensor, convert_to_tensor
+    from tapeflow.framework.tensor_spec import TensorSpec
+
+    if isinstance(value, CompositeTensor):
+        return value._type_spec
+    if value is None:
+        raise NotImplementedError("tf.type_spec_from_value(None) (TF's NoneTensorSpec) is not implemented in "
+                                  "tapeflow")
+    if hasattr(value, "assign") and hasattr(value, "read_value"):
+        raise NotImplementedError("tf.type_spec_from_value of a tf.Variable (TF's VariableSpec) is not implemented "
+                                  "in tapeflow")
+    if not isinstance(value, Tensor):
+        try:
+            value = convert_to_tensor(value)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"Could not build a TypeSpec for {value!r} of unsupported type {type(value)}.") from e
+    return TensorSpec(value.shape, value.dtype)

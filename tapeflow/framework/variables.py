@@ -8,8 +8,10 @@ is replaced, never mutated, so values a tape saved stay intact.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import sys
+import threading
 from typing import Any
 from collections.abc import Callable
 
@@ -52,7 +54,68 @@ class VariableAggregation(enum.Enum):
     ONLY_FIRST_REPLICA = 3
 
 
-class Variable:
+class _CreatorStack(threading.local):
+    def __init__(self) -> None:
+        self.creators: list = []
+
+
+_CREATORS = _CreatorStack()  # tf.variable_creator_scope's creators, innermost last (per thread)
+
+
+@contextlib.contextmanager
+def variable_creator_scope(variable_creator: Callable) -> Any:
+    """``tf.variable_creator_scope``: inside it, ``tf.Variable(...)`` calls
+    ``variable_creator(next_creator, **kwargs)`` (innermost scope first) with TF's thirteen keyword arguments
+    (``initial_value``, ``trainable``, ``name``, ``dtype``, ``shape``, ...); ``next_creator(**kwargs)`` makes the
+    variable (or calls the next creator out).
+
+    >>> def frozen(next_creator, **kwargs):
+    ...     kwargs["trainable"] = False
+    ...     return next_creator(**kwargs)
+    >>> with tf.variable_creator_scope(frozen):
+    ...     v = tf.Variable(1.0)
+    >>> v.trainable
+    False
+    """
+    _CREATORS.creators.append(variable_creator)
+    try:
+        yield
+    finally:
+        _CREATORS.creators.pop()
+
+
+class _VariableMeta(type):
+    """``tf.Variable(...)`` goes through the creator scopes (as TF's ``VariableMetaclass``); subclasses do not."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls is not Variable or not _CREATORS.creators:
+            return super().__call__(*args, **kwargs)
+        return _through_creators(*args, **kwargs)
+
+
+def _through_creators(initial_value: Any = None, trainable: Any = None, validate_shape: bool = True,
+                      caching_device: Any = None, name: Any = None, variable_def: Any = None, dtype: Any = None,
+                      import_scope: Any = None, constraint: Any = None, synchronization: Any = None,
+                      aggregation: Any = None, shape: Any = None,
+                      experimental_enable_variable_lifting: Any = None) -> Any:
+    def make(**kw: Any) -> Variable:
+        if kw.get("experimental_enable_variable_lifting") is None:
+            kw["experimental_enable_variable_lifting"] = True
+        return type.__call__(Variable, **kw)
+
+    creator = make
+    for outer in _CREATORS.creators:
+        creator = (lambda c, nxt: lambda **kw: c(nxt, **kw))(outer, creator)
+    return creator(
+        initial_value=initial_value, trainable=trainable, validate_shape=validate_shape,
+        caching_device=caching_device, name=name, variable_def=variable_def, dtype=dtype, import_scope=import_scope,
+        constraint=constraint,
+        synchronization=VariableSynchronization.AUTO if synchronization is None else synchronization,
+        aggregation=VariableAggregation.NONE if aggregation is None else aggregation, shape=shape,
+        experimental_enable_variable_lifting=experimental_enable_variable_lifting)
+
+
+class Variable(metaclass=_VariableMeta):
     """A tensor-valued variable, as ``tf.Variable``.
 
     >>> v = tf.Variable([1.0, 2.0])

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from tapeflow.framework import dtypes
+from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.framework.tensor_shape import TensorShape
@@ -341,3 +342,83 @@ def timestamp(name: str | None = None) -> Tensor:
 TIMESTAMP = defop("Timestamp", lambda: np.float64(time.time()), shape=lambda specs: [((), np.dtype(np.float64))])
 TIMESTAMP.extra["stateful"] = True
 NotDifferentiable("Timestamp")
+
+
+# -- Bitcast, GuaranteeConst, parallel_stack -------------------------------------------------------------------
+
+_BITCAST_TYPES = ("bfloat16", "float16", "float32", "float64", "int64", "int32", "uint8", "uint16", "uint32",
+                  "uint64", "int8", "int16", "complex64", "complex128")
+_BITCAST_NAMES = ("bfloat16, half, float, double, int64, int32, uint8, uint16, uint32, uint64, int8, int16, "
+                  "complex64, complex128, qint8, quint8, qint16, quint16, qint32")
+
+
+def _dtype_enum(d: dtypes.DType) -> int:
+    return {v: k for k, v in dtypes._ENUM_NAMES.items()}[d.name]
+
+
+def _bitcast_kernel(x, type):  # noqa: A002 - TF's attr name
+    out = np.dtype(type)
+    a = np.require(x, requirements="C")
+    src, dst = a.dtype.itemsize, out.itemsize
+    if src == dst:
+        return a.view(out).reshape(a.shape)
+    if src > dst:
+        return a.reshape(a.shape + (1,)).view(out).reshape(a.shape + (src // dst,))
+    if a.ndim == 0 or a.shape[-1] != dst // src:
+        raise _err("Bitcast", f"Cannot bitcast from {_dtype_enum(dtypes.as_dtype(a.dtype))} to "
+                   f"{_dtype_enum(dtypes.as_dtype(out))}")
+    return a.view(out).reshape(a.shape[:-1])
+
+
+def _bitcast_shape(specs, type):  # noqa: A002
+    s, d = specs[0]
+    out = np.dtype(type)
+    if s is None:
+        return [(None, out)]
+    if d.itemsize > out.itemsize:
+        return [(tuple(s) + (d.itemsize // out.itemsize,), out)]
+    if d.itemsize < out.itemsize:
+        return [(tuple(s[:-1]), out)]
+    return [(tuple(s), out)]
+
+
+BITCAST = defop("Bitcast", _bitcast_kernel, shape=_bitcast_shape)
+NoGradientRegistered("Bitcast")  # TF: LookupError
+
+
+def bitcast(input: Any, type: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's names
+    """``tf.bitcast``: the same bytes read as ``type``: a wider type eats the last dimension (which must be the
+    width ratio), a narrower one adds it; no copy of the values, no gradient (TF's ``LookupError``)."""
+    x = t(input)
+    out = dtypes.as_dtype(type)
+    for d, attr in ((x.dtype, "T"), (out, "type")):
+        if d.name not in _BITCAST_TYPES:
+            raise InvalidArgumentError(None, None, f"Value for attr '{attr}' of {d.name} is not in the list of "
+                                       f"allowed values: {_BITCAST_NAMES}\n\t; NodeDef: {{{{node Bitcast}}}} "
+                                       "[Op:Bitcast]")
+    s = x._shape_tuple()
+    if out.size > x.dtype.size and s is not None and (not s or (s[-1] is not None
+                                                                  and s[-1] != out.size // x.dtype.size)):
+        raise InvalidArgumentError(None, None, f"Cannot bitcast from {_dtype_enum(x.dtype)} to {_dtype_enum(out)} "
+                                   "[Op:Bitcast]")
+    return execute(BITCAST, (x,), {"type": np.dtype(out._np)})
+
+
+GUARANTEE_CONST = defop("GuaranteeConst", lambda x: np.array(x, copy=True), shape=lambda specs: [specs[0]])
+NoGradientRegistered("GuaranteeConst")  # TF: LookupError
+
+
+def guarantee_const(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """``tf.guarantee_const`` (deprecated in TF, "not for public use"): ``input``, promised constant; no
+    gradient (TF's ``LookupError``)."""
+    return execute(GUARANTEE_CONST, (t(input),))
+
+
+def parallel_stack(values: Any, name: str = "parallel_stack") -> Tensor:
+    """``tf.parallel_stack``: ``tf.stack(values)`` inside ``tf.function`` (TF copies the inputs in parallel);
+    eagerly TF's ``RuntimeError``."""
+    from tapeflow.framework.context import executing_eagerly
+
+    if executing_eagerly():
+        raise RuntimeError("tf.parallel_stack() is not compatible with eager execution.")
+    return array_ops.stack([t(v) for v in values])

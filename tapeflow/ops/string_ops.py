@@ -986,3 +986,46 @@ def ngrams(data: Any, ngram_width: Any, separator: str = " ", pad_values: Any = 
     if lead.count(None) > 1:
         raise NotImplementedError("tf.strings.ngrams of a dense tensor with several unknown dimensions in tapeflow")
     return array_ops.reshape(values, [-1 if d is None else d for d in lead] + [per_row])
+
+
+def _segment_join_kernel(inputs, segment_ids, num_segments, separator):
+    ids = np.asarray(segment_ids).astype(np.int64)
+    a = np.asarray(inputs, dtype=object)
+    n = int(np.asarray(num_segments))
+    if a.shape[:ids.ndim] != ids.shape:
+        raise InvalidArgumentError(None, None, f"segment_ids.shape = {list(ids.shape)} does not start with "
+                                   f"inputs.shape = {list(a.shape)} [Op:UnsortedSegmentJoin]")
+    inner = a.shape[ids.ndim:]
+    rows, flat_ids = a.reshape((-1,) + inner), ids.reshape(-1)
+    if flat_ids.size and (flat_ids.min() < 0 or flat_ids.max() >= n):
+        raise InvalidArgumentError(None, None, "segment_ids are not allowed to exceed num_segments or to have "
+                                   "negative values. [Op:UnsortedSegmentJoin]")
+    out = np.empty((n,) + inner, dtype=object)
+    for seg in range(n):
+        picked = rows[flat_ids == seg]
+        for pos in np.ndindex(*inner):
+            out[(seg,) + pos] = separator.join(picked[(slice(None),) + pos].tolist())
+    return out
+
+
+def _segment_join_shape(specs, separator):
+    s, si = specs[0][0], specs[1][0]
+    return [(None if s is None or si is None else (None,) + tuple(s[len(si):]), _OBJ)]
+
+
+UNSORTED_SEGMENT_JOIN = defop("UnsortedSegmentJoin", _segment_join_kernel, shape=_segment_join_shape)
+NotDifferentiable("UnsortedSegmentJoin")
+
+
+def unsorted_segment_join(inputs: Any, segment_ids: Any, num_segments: Any, separator: str = "",
+                          name: Any = None) -> Tensor:
+    """``tf.strings.unsorted_segment_join``: the strings of each segment joined with ``separator`` in their order
+    (an empty segment gives ``""``), ``num_segments`` rows; ids must be in ``[0, num_segments)``.
+
+    >>> tf.strings.unsorted_segment_join(["this", "is", "a", "test"], [0, 0, 1, 1], 2, separator=":").numpy()
+    array([b'this:is', b'a:test'], dtype=object)
+    """
+    t = _strings(inputs, "UnsortedSegmentJoin")
+    ids = segment_ids if isinstance(segment_ids, Tensor) else convert_to_tensor(segment_ids)
+    n = num_segments if isinstance(num_segments, Tensor) else convert_to_tensor(num_segments)
+    return execute(UNSORTED_SEGMENT_JOIN, (t, ids, n), {"separator": _b(separator)})

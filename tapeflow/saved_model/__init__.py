@@ -36,6 +36,12 @@ CLASSIFY_METHOD_NAME = "tensorflow/serving/classify"
 PREDICT_INPUTS, PREDICT_OUTPUTS, PREDICT_METHOD_NAME = "inputs", "outputs", "tensorflow/serving/predict"
 REGRESS_INPUTS, REGRESS_OUTPUTS, REGRESS_METHOD_NAME = "inputs", "outputs", "tensorflow/serving/regress"
 SERVING, TRAINING, GPU, TPU = "serve", "train", "gpu", "tpu"
+# TF's file-name constants (tf.saved_model.*): the names of a TF SavedModel's files (tapeflow's own format
+# writes its graph to saved_model.tapeflow)
+ASSETS_DIRECTORY, ASSETS_KEY, DEBUG_DIRECTORY = "assets", "saved_model_assets", "debug"
+DEBUG_INFO_FILENAME_PB, SAVED_MODEL_FILENAME_PB, SAVED_MODEL_FILENAME_PBTXT = (
+    "saved_model_debug_info.pb", "saved_model.pb", "saved_model.pbtxt")
+SAVED_MODEL_SCHEMA_VERSION, VARIABLES_DIRECTORY, VARIABLES_FILENAME = 1, "variables", "variables"
 
 _GRAPH_FILE = "saved_model.tapeflow"
 _VARIABLES = os.path.join("variables", "variables.safetensors")

@@ -32,7 +32,7 @@ from tapeflow.ops.nn.pooling import (
     pool,
 )
 from tapeflow.ops.nn.dropout import dropout, stateless_dropout
-from tapeflow.ops.nn.embedding import embedding_lookup
+from tapeflow.ops.nn.embedding import embedding_lookup, embedding_lookup_sparse, safe_embedding_lookup_sparse
 from tapeflow.ops.nn.space_depth import depth_to_space, space_to_depth
 from tapeflow.ops.nn import ctc_ops  # noqa: F401 - registers the CTC ops (tf.nn.ctc_loss and the decoders)
 from tapeflow.ops.nn import sampled_losses  # noqa: F401 - registers ComputeAccidentalHits
@@ -42,7 +42,8 @@ __all__ = [
     "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits",
     "sigmoid_cross_entropy_with_logits", "l2_loss", "l2_normalize", "moments", "batch_normalization", "bias_add",
     "conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d", "max_pool", "avg_pool", "max_pool1d", "avg_pool1d",
-    "max_pool2d", "avg_pool2d", "dropout", "stateless_dropout", "embedding_lookup", "convolution", "atrous_conv2d",
+    "max_pool2d", "avg_pool2d", "dropout", "stateless_dropout", "embedding_lookup",
+    "embedding_lookup_sparse", "safe_embedding_lookup_sparse", "convolution", "atrous_conv2d",
     "separable_conv2d",
     "pool", "crelu", "weighted_cross_entropy_with_logits", "log_poisson_loss", "sufficient_statistics",
     "normalize_moments", "weighted_moments", "zero_fraction", "compute_average_loss", "scale_regularization_loss",

@@ -340,7 +340,9 @@ def ctc_loss(labels: Any, logits: Any, label_length: Any, logit_length: Any, log
                            "ignore_longer_outputs_than_inputs": False})
         return mo.cast(loss, orig) if orig != logits.dtype else loss
     if unique is not None:
-        raise NotImplementedError("tf.nn.ctc_loss(unique=...) (TF's TPU path) is not implemented in tapeflow")
+        # TF's faster path for TPUs sums the states' posteriors by the unique labels instead of by label: the same
+        # loss and gradient (up to rounding), which tapeflow's kernel computes by label.
+        unique_y, unique_idx = unique
     blank_index = 0 if blank_index is None else blank_index
     labels = _to_int32(labels)
     orig = logits.dtype
