@@ -222,6 +222,13 @@ _UNSUPPORTED = frozenset({
     "raw_ops", "xla", "tpu", "queue",
     "quantization", "sets", "Session", "dtensor", "mlir",
     "profiler", "sysconfig",
+    # TF's top-level names tapeflow does not build (README: known differences)
+    "IndexedSlicesSpec", "NoneTensorSpec", "OptionalSpec", "TensorArraySpec", "approx_top_k", "bfloat16",
+    "check_pinned", "conv", "conv2d_backprop_filter_v2", "conv2d_backprop_input_v2", "eig", "eigvals",
+    "extract_volume_patches", "fftnd", "graph_util", "ifftnd", "import_graph_def", "irfftnd", "load_library",
+    "load_op_library", "matrix_square_root", "nondifferentiable_batch_function", "qint16", "qint32", "qint8",
+    "quint16", "quint8", "ragged_fill_empty_rows", "ragged_fill_empty_rows_grad", "random_index_shuffle",
+    "required_space_to_batch_paddings", "resource", "rfftnd", "security", "tools", "variant",
 })
 _INITIALIZERS = {
     "zeros_initializer": "Zeros", "ones_initializer": "Ones", "constant_initializer": "Constant",

@@ -183,3 +183,21 @@ class optimizer:  # noqa: N801 - TF's namespace name
     @staticmethod
     def set_jit(enabled: bool | str) -> None:
         optimizer._jit = bool(enabled)
+
+
+def experimental_run_functions_eagerly(run_eagerly: bool) -> None:
+    """Deprecated alias of :func:`run_functions_eagerly` (TF 2.21 logs "Use tf.config.run_functions_eagerly
+    instead of the experimental version.")."""
+    import logging
+
+    logging.getLogger("tensorflow").warning("From %s: experimental_run_functions_eagerly (from "
+                                            "tensorflow.python.eager.polymorphic_function.polymorphic_function) is "
+                                            "deprecated and will be removed in a future version.\nInstructions for "
+                                            "updating:\nUse `tf.config.run_functions_eagerly` instead of the "
+                                            "experimental version.", __name__)
+    run_functions_eagerly(run_eagerly)
+
+
+def experimental_functions_run_eagerly() -> bool:
+    """Deprecated alias of :func:`functions_run_eagerly`."""
+    return functions_run_eagerly()

@@ -8,6 +8,7 @@ from tapeflow.ops.nn import (  # noqa: F401
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,
+    batch_norm_with_global_normalization,
     batch_normalization,
     bias_add,
     compute_average_loss,
@@ -80,3 +81,21 @@ try:  # tf.nn.top_k is tf.math.top_k (tapeflow/ops/special_ops.py)
     from tapeflow.ops.special_ops import top_k  # noqa: F401
 except ImportError:  # pragma: no cover - the math family is optional here
     pass
+
+
+# TF's tf.nn names tapeflow does not build: looking one up says so.
+_NOT_BUILT = frozenset({
+    "RNNCellDeviceWrapper", "RNNCellDropoutWrapper", "RNNCellResidualWrapper", "all_candidate_sampler",
+    "approx_max_k", "approx_min_k", "atrous_conv2d_transpose", "conv3d_transpose", "depthwise_conv2d_backprop_filter",
+    "depthwise_conv2d_backprop_input", "dilation2d", "erosion2d", "fixed_unigram_candidate_sampler",
+    "fractional_avg_pool", "fractional_max_pool", "isotonic_regression", "learned_unigram_candidate_sampler",
+    "with_space_to_batch",
+})
+
+
+def __getattr__(name: str):
+    if name in _NOT_BUILT:
+        from tapeflow.framework.errors import NotImplementedInTapeflowError
+
+        raise NotImplementedInTapeflowError(f"tf.nn.{name} is not implemented in tapeflow")
+    raise AttributeError(f"module 'tapeflow.nn' has no attribute '{name}'")

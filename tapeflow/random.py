@@ -13,8 +13,10 @@ and draws in its kernel from ``random_ops.stream(seed, seed2, instance)``.
 """
 
 from tapeflow.ops.random_ops import (  # noqa: F401
-    DEFAULT_GRAPH_SEED, Generator, _generator_for, categorical, fold_in, get_global_generator, get_seed, normal,
+    DEFAULT_GRAPH_SEED, Generator, _generator_for, categorical, fold_in, gamma, get_global_generator, get_seed, normal,
+    poisson,
     set_global_generator, set_seed, shuffle, split, stateless_binomial, stateless_categorical, stateless_gamma,
+    stateless_poisson,
     stateless_normal,
     stateless_truncated_normal, stateless_uniform, stream, truncated_normal, uniform,
 )

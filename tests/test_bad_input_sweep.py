@@ -33,6 +33,8 @@ SKIP = {
     "vectorized_map", "case", "group", "control_dependencies", "init_scope", "name_scope", "device",
     "register_tensor_conversion_function", "set_seed", "set_global_generator", "get_global_generator",
     "get_seed", "stream", "gradients", "hessians", "ensure_shape", "identity_n", "tuple",
+    "parallel_stack",  # graph-only: TF's RuntimeError eagerly
+    "grad_pass_through", "variable_creator_scope",
 }
 
 # Messages that are NumPy's or Python's own, not an op's.

@@ -5,7 +5,10 @@ from typing import Any
 from collections.abc import Callable
 
 from tapeflow.data import iterator_ops as _iterator_ops  # noqa: F401 - registers the in-graph iterator ops
-from tapeflow.data.dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from tapeflow.data.dataset import (
+    AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, NumpyIterator,
+)
+from tapeflow.data.dataset import DatasetIterator as Iterator  # tf.data.Iterator
 from tapeflow.data.nested import DatasetSpec
 from tapeflow.data.options import AutoShardPolicy, ExternalStatePolicy, Options, ThreadingOptions
 from tapeflow.data.readers import (
@@ -52,5 +55,6 @@ experimental = SimpleNamespace(
 )
 
 __all__ = ["Dataset", "DatasetSpec", "Options", "ThreadingOptions",
-           "TextLineDataset", "TFRecordDataset", "FixedLengthRecordDataset", "AUTOTUNE", "INFINITE_CARDINALITY",
+           "TextLineDataset", "TFRecordDataset", "FixedLengthRecordDataset",
+           "Iterator", "NumpyIterator", "AUTOTUNE", "INFINITE_CARDINALITY",
            "UNKNOWN_CARDINALITY", "experimental"]

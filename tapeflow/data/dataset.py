@@ -662,7 +662,22 @@ _TF_CLASS_NAMES = {
 }
 
 
-class OwnedIterator:
+class DatasetIterator:
+    """``tf.data.Iterator``: the base of the iterators ``iter(dataset)`` returns (``isinstance`` checks);
+    ``element_spec``, ``get_next()`` and ``get_next_as_optional()``."""
+
+    @property
+    def element_spec(self) -> Any:
+        raise NotImplementedError("Iterator.element_spec")
+
+    def get_next(self) -> Any:
+        raise NotImplementedError("Iterator.get_next")
+
+    def get_next_as_optional(self) -> Any:
+        raise NotImplementedError("Iterator.get_next_as_optional")
+
+
+class OwnedIterator(DatasetIterator):
     """What ``iter(dataset)`` returns: the elements in order, as tensors. ``tf.train.Checkpoint``
     tracks its position (as TF tracks an iterator's state); a restore replays the dataset up to the
     saved position, so the next element is the one that followed the save (for a dataset whose

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from typing import Any
 
 from tapeflow.debugging import numerics as _numerics  # noqa: F401 - plugs its checks into the registry
 from tapeflow.debugging._instrument import REGISTRY as _REG
@@ -61,7 +62,8 @@ __all__ = [
     "enable_check_numerics",
     "enable_retrace_logging", "enable_strict_gradients", "enable_tape_growth_warning", "explain_gradient",
     "graph_to_dot", "is_numeric_tensor", "is_source_tracking_enabled", "render_dot", "set_log_device_placement",
-    "set_source_tracking",
+    "set_source_tracking", "assert_same_float_dtype", "assert_proper_iterable", "enable_traceback_filtering",
+    "disable_traceback_filtering", "is_traceback_filtering_enabled", "get_log_device_placement",
     "source_tracking", "strict_gradients", "tape_stats", "tape_to_dot",
 ]
 
@@ -227,3 +229,66 @@ def __getattr__(name: str):
 
 if os.environ.get("TAPEFLOW_DEBUG", "").strip().lower() not in ("", "0", "false", "no", "off"):
     set_source_tracking(True)
+
+
+def assert_same_float_dtype(tensors: Any = None, dtype: Any = None) -> Any:
+    """``tf.debugging.assert_same_float_dtype``: the floating dtype all ``tensors`` (and ``dtype``) share; float32
+    when there are none; TF's ``ValueError`` otherwise."""
+    from tapeflow.framework import dtypes
+
+    expected = None if dtype is None else dtypes.as_dtype(dtype)
+    if tensors:
+        original, first = expected, None
+        for item in tensors:
+            if item is None:
+                continue
+            item_type = dtypes.as_dtype(item.dtype)
+            if expected is None:
+                expected, first = item_type, str(item)
+            elif expected != item_type:
+                raise ValueError(f"{item!s}, type=<dtype: '{item_type.name}'>, must be of the same type (<dtype: "
+                                 f"'{expected.name}'>){f' as {first}' if original is None and first else ''}.")
+    if expected is None:
+        return dtypes.float32
+    if not expected.is_floating:
+        raise ValueError(f"Expected floating point type, got <dtype: '{expected.name}'>.")
+    return expected
+
+
+def assert_proper_iterable(values: Any) -> None:
+    """``tf.debugging.assert_proper_iterable``: a ``TypeError`` for a tensor, ``SparseTensor``, NumPy array,
+    string or bytes (iterable, but not meant as a sequence of values) or a non-iterable."""
+    import numpy as np
+
+    from tapeflow.framework.sparse_tensor import SparseTensor
+    from tapeflow.framework.tensor import Tensor
+
+    if isinstance(values, (Tensor, SparseTensor, np.ndarray, bytes, str)):
+        raise TypeError(f'Expected argument "values" to be a "proper" iterable.  Found: {type(values)}')
+    if not hasattr(values, "__iter__"):
+        raise TypeError(f'Expected argument "values" to be iterable.  Found: {type(values)}')
+
+
+_TRACEBACK_FILTERING = [True]
+
+
+def enable_traceback_filtering() -> None:
+    """``tf.debugging.enable_traceback_filtering`` (the default): kept as a flag; tapeflow's tracebacks are its
+    own frames either way."""
+    _TRACEBACK_FILTERING[0] = True
+
+
+def disable_traceback_filtering() -> None:
+    """``tf.debugging.disable_traceback_filtering``: see :func:`enable_traceback_filtering`."""
+    _TRACEBACK_FILTERING[0] = False
+
+
+def is_traceback_filtering_enabled() -> bool:
+    return _TRACEBACK_FILTERING[0]
+
+
+def get_log_device_placement() -> bool:
+    """Whether :func:`set_log_device_placement` turned device-placement logging on."""
+    from tapeflow.framework import context
+
+    return bool(context.log_device_placement)

@@ -140,3 +140,8 @@ class NotImplementedInTapeflowError(AttributeError, NotImplementedError):
     """A TensorFlow name tapeflow does not implement. Both a NotImplementedError
     (it says what is missing) and an AttributeError (so ``hasattr`` and
     ``getattr(module, name, default)`` keep working)."""
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """``tf.errors.OperatorNotAllowedInGraphError``: Python-level use (``bool``, iteration) of a symbolic tensor
+    inside ``tf.function`` (a ``TypeError``, as TF's)."""

@@ -35,8 +35,7 @@ __all__ = [
 ]
 
 
-class OperatorNotAllowedInGraphError(TypeError):
-    """Raised for Python-level use (``bool``, iteration) of a symbolic tensor."""
+from tapeflow.framework.errors import OperatorNotAllowedInGraphError  # noqa: E402 - raised here, TF's tf.errors one
 
 
 class SymbolicTensor(Tensor):

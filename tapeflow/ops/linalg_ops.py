@@ -1260,3 +1260,33 @@ def clip_by_average_norm(t_: Any, clip_norm: Any, name: str | None = None) -> Te
     one = convert_to_tensor(1.0, dtype=x.dtype)
     factor = math_ops.minimum(math_ops.multiply(l2norm_inv, float(size)), math_ops.divide_(one, cn))
     return math_ops.multiply(math_ops.multiply(x, cn), factor)
+
+
+def tensor_diag(diagonal: Any, name: str | None = None) -> Tensor:
+    """``tf.linalg.tensor_diag`` (TF's ``Diag``): a rank-2k tensor, ``diagonal[i1..ik]`` at
+    ``[i1..ik, i1..ik]``, zeros elsewhere."""
+    d = convert_to_tensor(diagonal)
+    shape = d._shape_tuple()
+    if not shape:
+        raise InvalidArgumentError(None, None, "Input must be at least rank 1, got 0 [Op:Diag]")
+    n = int(np.prod(shape))
+    flat = array_ops.reshape(d, [n])
+    return array_ops.reshape(diag(flat), list(shape) + list(shape))
+
+
+def tensor_diag_part(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
+    """``tf.linalg.tensor_diag_part`` (TF's ``DiagPart``): of a rank-2k tensor of shape ``s + s``, the values at
+    ``[i1..ik, i1..ik]`` (shape ``s``)."""
+    x = convert_to_tensor(input)
+    shape = x._shape_tuple()
+    k = len(shape) // 2
+    dims = ",".join(str(d) for d in shape)
+    if len(shape) % 2 or not shape:
+        raise InvalidArgumentError(None, None, "The rank of the tensor should be                                  "
+                                   f"        even and positive, got shape [{dims}] [Op:DiagPart]")
+    for i in range(k):
+        if shape[i] != shape[i + k]:
+            raise InvalidArgumentError(None, None, f"Invalid shape [{dims}]: dimensions {i} and {i + k} do not "
+                                       "match. [Op:DiagPart]")
+    n = int(np.prod(shape[:k]))
+    return array_ops.reshape(diag_part(array_ops.reshape(x, [n, n])), list(shape[:k]))

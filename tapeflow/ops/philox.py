@@ -531,3 +531,80 @@ def binomial(counter: int, key: int, counts: np.ndarray, probs: np.ndarray, samp
     out = np.empty(n, np.float64)
     out[(index % samples_per_batch) * num + index // samples_per_batch] = res
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _libm_f64() -> dict:
+    """The C library's double ``exp``/``log``/``lgamma`` (TF's Poisson kernel calls them; Python's ``lgamma`` is
+    its own), or {} without one."""
+    from tapeflow.ops._libm import libm
+
+    lib = libm()
+    if lib is None:
+        return {}
+    fns = {}
+    for name in ("exp", "log", "lgamma"):
+        f = getattr(lib, name, None)
+        if f is not None:
+            f.restype, f.argtypes = ctypes.c_double, [ctypes.c_double]
+            fns[name] = f
+    return fns
+
+
+def poisson(counter: int, key: int, rate: np.ndarray, samples_per_rate: int) -> np.ndarray:
+    """TF's CPU ``RandomPoissonV2`` kernel (in double, its compute type): output ``i`` (rate
+    ``i // samples_per_rate``) reads its own stream from ``counter + 256 * i``, two uniform doubles per Philox call
+    taken last first; Knuth's product of uniforms below a rate of 10, else Hormann's transformed rejection. The
+    result is laid out ``[samples_per_rate, num_rates]``."""
+    libm = _libm_f64()
+    exp = libm.get("exp", math.exp)
+    log = libm.get("log", math.log)
+    lgamma = libm.get("lgamma", math.lgamma)
+    rates = np.asarray(rate, np.float64).reshape(-1).tolist()
+    num = len(rates)
+    n = num * samples_per_rate
+    out = np.empty(n, np.float64)
+    for i in range(n):
+        r = rates[i // samples_per_rate]
+        ctr = (counter + 256 * i) & _MASK128
+        batch: list = []
+
+        def uniform() -> float:
+            nonlocal ctr, batch
+            if not batch:
+                w = words(ctr, key, 1)[0]
+                ctr = (ctr + 1) & _MASK128
+                batch = _uint64_to_double(w[[0, 2]], w[[1, 3]]).tolist()
+            return batch.pop()
+
+        if r < 10:
+            exp_neg = exp(-r)
+            prod, x = 1.0, 0.0
+            while True:
+                prod *= uniform()
+                if prod <= exp_neg:
+                    break
+                x += 1
+            value = x
+        else:
+            log_rate = log(r)
+            b = 0.931 + 2.53 * math.sqrt(r)
+            a = -0.059 + 0.02483 * b
+            inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+            while True:
+                u = uniform() - 0.5
+                v = uniform()
+                us = 0.5 - abs(u)
+                k = math.floor((2 * a / us + b) * u + r + 0.43)
+                if us >= 0.07 and v <= 0.9277 - 3.6224 / (b - 2):
+                    value = k
+                    break
+                if k < 0 or (us < 0.013 and v > us):
+                    continue
+                s = log(v * inv_alpha / (a / (us * us) + b))
+                t = -r + k * log_rate - lgamma(k + 1)
+                if s <= t:
+                    value = k
+                    break
+        out[(i % samples_per_rate) * num + i // samples_per_rate] = value
+    return out

@@ -663,6 +663,121 @@ def stateless_gamma(shape: Any, seed: Any, alpha: Any, beta: Any = None, dtype: 
                             math_ops.divide(rnd, beta))
 
 
+def _random_gamma_kernel(alpha, *, seed, seed2, instance, shape, dtype):
+    num = alpha.size
+    samples = int(np.prod(shape, dtype=np.int64))
+    n = samples * num
+    # TF's RandomGamma reserves 256 Philox calls per output from its kernel's stream (GuardedPhiloxRandom)
+    counter, key = _philox_take(("RandomGamma", alpha.dtype.name), seed, seed2, instance, n)
+    out_shape = tuple(shape) + alpha.shape
+    if n == 0:
+        return np.zeros(out_shape, dtype)
+    return philox.gamma(counter, key, alpha, samples).astype(dtype).reshape(out_shape)
+
+
+def _random_gamma_shape(specs, shape, dtype, **attrs):
+    a = specs[0][0]
+    return [(None if shape is None or a is None else tuple(shape) + tuple(a), np.dtype(dtype))]
+
+
+RANDOM_GAMMA = defop("RandomGamma", _dynamic_shape(_random_gamma_kernel), shape=_random_gamma_shape)
+RANDOM_GAMMA.extra["stateful"] = True
+GradientNotImplemented("RandomGamma", "the gradient of tf.random.gamma with respect to alpha (TF's RandomGammaGrad, "
+                       "implicit reparameterization)")
+
+
+def gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32, seed: Any = None,
+          name: str | None = None) -> Tensor:
+    """Gamma(alpha, beta) samples of shape ``shape + broadcast(alpha, beta).shape`` (``tf.random.gamma``; TF's
+    CPU kernel: Marsaglia-Tsang rejection on the op's Philox stream, so seeded draws are TF's). ``beta`` is the
+    inverse scale (default 1).
+
+    >>> tf.random.gamma([10], alpha=[0.5, 1.5]).shape
+    TensorShape([10, 2])
+    """
+    from tapeflow.ops import array_ops
+    from tapeflow.ops.array_extras import broadcast_dynamic_shape
+
+    d = dtypes.as_dtype(dtype)
+    alpha = convert_to_tensor(alpha, dtype=d)
+    beta = convert_to_tensor(1 if beta is None else beta, dtype=d)
+    if d.name not in ("float16", "float32", "float64"):
+        raise InvalidArgumentError(None, None, f"Value for attr 'T' of {d.name} is not in the list of allowed values: "
+                                   "half, float, double [Op:RandomGamma]")
+    both = broadcast_dynamic_shape(array_ops.shape(alpha), array_ops.shape(beta))
+    rnd = _run_sized(RANDOM_GAMMA, (array_ops.broadcast_to(alpha, both),), shape, {"dtype": d._np,
+                                                                                  **seed_attrs(seed)})
+    return math_ops.maximum(np.finfo(d._np).tiny if d.name != "bfloat16" else 1.1754944e-38,
+                            math_ops.divide(rnd, beta))
+
+
+def _random_poisson_kernel(rate, *, seed, seed2, instance, shape, dtype):
+    num = rate.size
+    samples = int(np.prod(shape, dtype=np.int64))
+    out_shape = tuple(shape) + rate.shape
+    if samples == 0:
+        return np.zeros(out_shape, dtype)
+    if num == 0:
+        raise InvalidArgumentError(None, None, "Input rate should have non-zero element count, got: 0 "
+                                   "[Op:RandomPoissonV2]")
+    n = samples * num
+    counter, key = _philox_take(("RandomPoissonV2", rate.dtype.name, np.dtype(dtype).name), seed, seed2, instance, n)
+    return philox.poisson(counter, key, rate, samples).astype(dtype).reshape(out_shape)
+
+
+RANDOM_POISSON = defop("RandomPoissonV2", _dynamic_shape(_random_poisson_kernel), shape=_random_gamma_shape)
+RANDOM_POISSON.extra["stateful"] = True
+NotDifferentiable("RandomPoissonV2")  # as TF
+
+
+def _poisson_dtype(dtype: Any, op: str) -> dtypes.DType:
+    d = dtypes.as_dtype(dtype)
+    if d.name not in ("float16", "float32", "float64", "int32", "int64"):
+        raise InvalidArgumentError(None, None, f"Value for attr 'dtype' of {d.name} is not in the list of allowed "
+                                   f"values: half, float, double, int32, int64 [Op:{op}]")
+    return d
+
+
+def _stateless_poisson_kernel(seed, rate, shape, dtype):
+    _ends_with(shape, rate.shape, "StatelessRandomPoisson")
+    n = int(np.prod(shape, dtype=np.int64))
+    if n == 0:
+        return np.zeros(shape, dtype)
+    s = np.asarray(seed).reshape(-1)
+    key, counter = philox.stateless_key_counter(int(s[0]), int(s[1]))
+    return philox.poisson(counter, key, rate, n // max(rate.size, 1)).astype(dtype).reshape(shape)
+
+
+STATELESS_POISSON = defop("StatelessRandomPoisson", _dynamic_shape(_stateless_poisson_kernel),
+                          shape=_stateless_shape)
+NotDifferentiable("StatelessRandomPoisson")  # as TF
+
+
+def stateless_poisson(shape: Any, seed: Any, lam: Any, dtype: Any = dtypes.int32, name: str | None = None) -> Tensor:
+    """Deterministic Poisson(lam) samples (TF's CPU kernel on the seed's Philox stream): the same ``seed`` gives
+    the same numbers; ``shape`` must end with ``lam``'s shape."""
+    d = _poisson_dtype(dtype, "StatelessRandomPoisson")
+    s = _seed_tensor(seed, "StatelessRandomPoisson")
+    rate = lam if isinstance(lam, Tensor) else convert_to_tensor(lam, dtype_hint=dtypes.float32)
+    return _run_sized(STATELESS_POISSON, (s, rate), shape, {"dtype": d._np})
+
+
+def poisson(shape: Any, lam: Any, dtype: Any = dtypes.float32, seed: Any = None, name: str | None = None) -> Tensor:
+    """Poisson(lam) samples of shape ``shape + lam.shape`` in ``dtype`` (``tf.random.poisson``; TF's CPU kernel:
+    Knuth's algorithm below a rate of 10, Hormann's transformed rejection above, on the op's Philox stream, so
+    seeded draws are TF's).
+
+    >>> tf.random.poisson([10], [0.5, 1.5]).shape
+    TensorShape([10, 2])
+    """
+    d = _poisson_dtype(dtype, "RandomPoissonV2")
+    rate = lam if isinstance(lam, Tensor) else convert_to_tensor(lam, dtype_hint=dtypes.float32)
+    if rate.dtype.name not in ("float16", "float32", "float64", "int32", "int64"):
+        raise TypeError(f"Value passed to parameter 'rate' has DataType {rate.dtype.name} not in list of allowed "
+                        "values: half, float32, float64, int32, int64")
+    return _run_sized(RANDOM_POISSON, (rate,), shape, {"dtype": d._np, **seed_attrs(seed)})
+
+
 def stateless_binomial(shape: Any, seed: Any, counts: Any, probs: Any, output_dtype: Any = dtypes.int32,
                        name: str | None = None) -> Tensor:
     """Deterministic Binomial(counts, probs) samples (TF's CPU kernel: inversion below a mean of 10, else

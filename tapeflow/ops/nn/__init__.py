@@ -20,7 +20,8 @@ from tapeflow.ops.nn.losses import (
     weighted_cross_entropy_with_logits,
 )
 from tapeflow.ops.nn.normalization import (
-    batch_normalization, l2_normalize, local_response_normalization, lrn, moments, normalize_moments,
+    batch_norm_with_global_normalization, batch_normalization, l2_normalize, local_response_normalization, lrn,
+    moments, normalize_moments,
     sufficient_statistics, weighted_moments,
 )
 from tapeflow.ops.nn.conv import (
@@ -40,7 +41,8 @@ from tapeflow.ops.nn import sampled_losses  # noqa: F401 - registers ComputeAcci
 __all__ = [
     "relu6", "leaky_relu", "elu", "selu", "softsign", "gelu", "silu", "swish", "log_sigmoid", "softmax", "log_softmax",
     "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits",
-    "sigmoid_cross_entropy_with_logits", "l2_loss", "l2_normalize", "moments", "batch_normalization", "bias_add",
+    "sigmoid_cross_entropy_with_logits", "l2_loss", "l2_normalize", "moments", "batch_normalization",
+    "batch_norm_with_global_normalization", "bias_add",
     "conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d", "max_pool", "avg_pool", "max_pool1d", "avg_pool1d",
     "max_pool2d", "avg_pool2d", "dropout", "stateless_dropout", "embedding_lookup",
     "embedding_lookup_sparse", "safe_embedding_lookup_sparse", "convolution", "atrous_conv2d",

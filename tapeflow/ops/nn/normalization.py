@@ -138,3 +138,12 @@ def weighted_moments(x: Any, axes: Any, frequency_weights: Any, keepdims: bool =
     if half:
         return cast(mean, dtypes.float16), cast(variance, dtypes.float16)
     return mean, variance
+
+
+def batch_norm_with_global_normalization(input: Any, mean: Any, variance: Any, beta: Any, gamma: Any,  # noqa: A002
+                                         variance_epsilon: Any, scale_after_normalization: bool,
+                                         name: str | None = None) -> Tensor:
+    """``tf.nn.batch_norm_with_global_normalization`` (deprecated in TF): :func:`batch_normalization` with
+    ``offset=beta`` and ``scale=gamma`` when ``scale_after_normalization``."""
+    return batch_normalization(input, mean, variance, beta, gamma if scale_after_normalization else None,
+                               variance_epsilon)
