@@ -143,3 +143,29 @@ def test_a_mask_zero_embeddings_mask_is_a_not_equal_node_passed_as_mask(capsys, 
     m.save(str(tmp_path / "m.keras"))
     np.testing.assert_allclose(tf.keras.models.load_model(str(tmp_path / "m.keras")).predict(x, verbose=0),
                                m.predict(x, verbose=0), rtol=1e-6)
+
+
+def test_masks_of_masking_and_of_rnns_are_graph_nodes_as_keras(capsys):
+    # Keras 3.15.1: Masking's compute_mask (ops.any of ops.not_equal) adds NotEqual and Any nodes; RNNs with
+    # return_sequences and Bidirectional pass the mask node on, so each next RNN's node takes it as mask=
+    tf.keras.backend.clear_session()
+    inp = tf.keras.Input((5, 2))
+    x = tf.keras.layers.Masking(mask_value=0.0)(inp)
+    m = tf.keras.Model(inp, tf.keras.layers.GRU(3, kernel_initializer="ones", recurrent_initializer="zeros")(x))
+    assert [entry["name"] for entry in m.get_config()["layers"]] == ["input_layer", "not_equal", "masking", "any",
+                                                                      "gru"]
+    out = m.predict(np.array([[[1., 1.], [0., 0.], [2., 0.], [0., 0.], [0., 0.]]]), verbose=0)
+    np.testing.assert_allclose(out, [[0.2161, 0.2161, 0.2161]], atol=1e-4)
+    tf.keras.backend.clear_session()
+    inp = tf.keras.Input((None,), dtype="int32")
+    x = tf.keras.layers.Embedding(30, 4, mask_zero=True)(inp)
+    x = tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(3, return_sequences=True))(x)
+    x = tf.keras.layers.GRU(2, return_sequences=True)(x)
+    x = tf.keras.layers.LSTM(2)(x)
+    m = tf.keras.Model(inp, tf.keras.layers.Dense(1)(x))
+    inbound = {e["name"]: e["inbound_nodes"] for e in m.get_config()["layers"]}
+    for name in ("bidirectional", "gru", "lstm_1"):
+        assert inbound[name][0]["kwargs"]["mask"]["config"]["keras_history"] == ["not_equal", 0, 0]
+    assert "mask" not in inbound["dense"][0]["kwargs"]
+    m.summary()
+    assert "│ lstm_1 (LSTM)       │ (None, 2)         │         40 │ gru[0][0],        │" in capsys.readouterr().out

@@ -11,7 +11,7 @@ import numpy as np
 from tapeflow import nn
 from tapeflow.framework.tensor import Tensor
 from tapeflow.keras import constraints, initializers, regularizers
-from tapeflow.keras.layers.base import Layer
+from tapeflow.keras.layers.base import KerasTensor, Layer
 from tapeflow.keras.layers.conv_nd import check_ndim, serialize
 from tapeflow.keras.saving.serialization import base_config as _base_config
 from tapeflow.ops import math_ops as mo
@@ -47,6 +47,10 @@ class Masking(Layer):
         self.mask_value = mask_value
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Tensor:
+        if isinstance(inputs, KerasTensor):  # Keras's ops: in a functional model, NotEqual and Any nodes
+            from tapeflow.keras import ops
+
+            return ops.any(ops.not_equal(inputs, self.mask_value), axis=-1)
         return mo.reduce_any(mo.not_equal(inputs, self.mask_value), axis=-1)
 
     def call(self, inputs: Tensor) -> Tensor:
@@ -390,3 +394,8 @@ class PReLU(Layer):
             "alpha_constraint": serialize(self.alpha_constraint),
             "shared_axes": self.shared_axes,
         }
+
+
+from tapeflow.keras.layers import base as _base  # noqa: E402
+
+_base._GRAPH_MASKS.add(Masking.compute_mask)

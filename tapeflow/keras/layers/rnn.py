@@ -1133,3 +1133,8 @@ def _sequence_grad_grad(composite: Any, n_primal: int, n_saved: int, n_cot: int)
 defgrad("LSTMSequenceGrad", inputs=True)(_sequence_grad_grad(rnn_ops.lstm_sequence_composite, 4, 4, 4))
 defgrad("GRUSequenceGrad", inputs=True)(_sequence_grad_grad(rnn_ops.gru_sequence_composite, 4, 3, 3))
 defgrad("SimpleRNNSequenceGrad", inputs=True)(_sequence_grad_grad(rnn_ops.simple_rnn_sequence_composite, 3, 2, 3))
+
+
+from tapeflow.keras.layers import base as _base  # noqa: E402
+
+_base._GRAPH_MASKS.update((RNN.compute_mask, Bidirectional.compute_mask))  # they pass the mask object on
