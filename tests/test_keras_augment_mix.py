@@ -2,8 +2,8 @@
 draws the same permutations, weights, layer choices and fields, so the pixels and labels of two training calls in
 a row (and of a ``training=False`` call) equal Keras's, pinned in tests/fixtures/keras/mix/ by
 tools/keras_augment_mix/make_fixture.py; configs as Keras serializes them. RandAugment and AugMix pass through
-RandomRotation and RandomSharpness, whose float32 rounding differs from TF's in the last bits (sin/cos, the
-depthwise convolution's sums): their pixels are compared to 1e-6 of the value range."""
+RandomRotation, whose float32 rounding differs from TF's in the last bits (NumPy's sin/cos): their pixels are
+compared to 1e-6 of the value range."""
 
 import json
 import os
@@ -45,7 +45,7 @@ CASES = {
     "elastic_single": lambda: L.RandomElasticTransform(fill_mode="nearest", seed=12),
     "elastic_default": lambda: L.RandomElasticTransform(),
 }
-ROUNDED = ("randaugment", "augmix")  # through RandomRotation / RandomSharpness: last-bit float32 differences
+ROUNDED = ("randaugment", "augmix")  # through RandomRotation: last-bit float32 differences
 
 
 def _fixture(name):

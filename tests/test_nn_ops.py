@@ -936,3 +936,14 @@ def test_relu_then_max_pool_gradient_of_finite_inputs_with_ties_and_uncovered_ro
 
         xs = tf.constant(x)
         np.testing.assert_array_equal(tf.function(grads)(xs).numpy(), grads(xs).numpy())
+
+
+def test_depthwise_conv2d_float32_is_tfs_fused_multiply_adds():
+    # TF 2.21's CPU kernel: acc = fma(x, w, acc) over the taps in filter order (Keras's RandomSharpness kernel)
+    x = (np.arange(2 * 4 * 5 * 2, dtype=np.float32).reshape(2, 4, 5, 2) * 0.37) % 7.3
+    a, b = 1 / 13.0, 5 / 13.0
+    k = np.tile(np.array([[a, a, a], [a, b, a], [a, a, a]], np.float32).reshape(3, 3, 1, 1), [1, 1, 2, 1])
+    out = tf.nn.depthwise_conv2d(x, k, [1, 1, 1, 1], "SAME").numpy().ravel()
+    # TF's values where separately rounded products and sums differ (e.g. 1.42307710647583 at 2)
+    assert out[[2, 3, 6, 13, 14, 18]].tolist() == [1.4230769872665405, 1.7076925039291382, 2.5615384578704834,
+                                                   3.125384569168091, 3.495384931564331, 3.829230785369873]

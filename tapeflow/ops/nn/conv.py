@@ -541,9 +541,18 @@ def _depthwise_kernel(x, w, strides, dilations, padding):
     wc = w.astype(cdt, copy=False)
     out = np.zeros((m, n, out_hw[0], out_hw[1], c), dtype=cdt)
     tmp = np.empty(out.shape[1:], dtype=cdt)
+    # float32: TF's CPU kernel accumulates the taps in filter order with fused multiply-adds; the exact
+    # float32 product plus the sum, rounded once (in float64, then to float32), gives its bits
+    fused = np.dtype(cdt) == np.float32
+    wide = np.empty(out.shape[1:], dtype=np.float64) if fused else None
     for i, j, sl in _offset_slices((kh, kw), out_hw, strides, dilations):
         window = xp[sl]
         for k in range(m):
+            if fused:
+                np.multiply(window, wc[i, j, :, k].astype(np.float64), out=wide)
+                wide += out[k]
+                out[k] = wide
+                continue
             np.multiply(window, wc[i, j, :, k], out=tmp)
             out[k] += tmp
     out = np.moveaxis(out, 0, -1) if m > 1 else out[0][..., None]
