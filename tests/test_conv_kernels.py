@@ -167,3 +167,18 @@ def test_the_two_gradients_share_the_output_gradients_transform_with_the_same_bi
     assert not winograd._KEPT  # the second took what the first kept
     for g in alone:
         np.testing.assert_array_equal(shared[g], alone[g])
+
+
+def test_input_gradient_of_an_output_larger_than_its_input():
+    # explicit padding of 3 rows in all: a 9-row output of an 8-row input (TF: dx of the input's shape)
+    x = rng.standard_normal((2, 8, 8, 4))
+    w = rng.standard_normal((3, 3, 4, 5))
+    pads = ((2, 1), (0, 2))
+    dy = rng.standard_normal((2, 9, 8, 5))
+    dx = conv._conv2d_backprop_input_kernel(w, dy, input_sizes=x.shape, strides=(1, 1), dilations=(1, 1),
+                                            padding=pads)
+    e = np.zeros_like(x)
+    for i in [(0, 0, 0, 0), (1, 7, 7, 3), (0, 3, 5, 1), (1, 0, 7, 2)]:
+        e[i] = 1
+        assert abs(dx[i] - np.sum(_direct(e, w, pads) * dy)) < 1e-12
+        e[i] = 0

@@ -264,8 +264,8 @@ def _flat_shift_taps(w9, dy, plan, k_shape, grid, dx):
 
 def _tap_plan(k_hw, in_shape, out_hw, strides, dilations, pads):
     """(first, taps) for _add_taps: per filter tap, the output and input slices where it meets real
-    input; ``first`` is a tap that reads every input position once (the centre of a SAME stride-1
-    filter), or None."""
+    input; ``first`` is (tap, output slices) of a tap that reads every input position once (the centre
+    of a SAME stride-1 filter), or None."""
     taps = []
     for i in range(k_hw[0]):
         for j in range(k_hw[1]):
@@ -275,7 +275,8 @@ def _tap_plan(k_hw, in_shape, out_hw, strides, dilations, pads):
     whole = (slice(None), slice(0, in_shape[1], 1), slice(0, in_shape[2], 1))
     first = next((k for k, (_, (o_sl, i_sl)) in enumerate(taps) if i_sl == whole
                   and o_sl[1] == slice(0, in_shape[1]) and o_sl[2] == slice(0, in_shape[2])), None)
-    return (None if first is None else taps[first][0]), [t for k, t in enumerate(taps) if k != first]
+    return (None if first is None else (taps[first][0], taps[first][1][0])), [t for k, t in enumerate(taps)
+                                                                                 if k != first]
 
 
 def _add_taps(colg, plan, dx):
@@ -284,8 +285,9 @@ def _add_taps(colg, plan, dx):
     first, taps = plan
     if first is None:
         dx.fill(0)
-    else:
-        np.copyto(dx, colg[:, :, :, first[0], first[1], :])
+    else:  # (its output rows and columns only: an output larger than the input has more)
+        (i, j), o_sl = first
+        np.copyto(dx, colg[o_sl + (i, j)])
     for (i, j), (o_sl, i_sl) in taps:
         dx[i_sl] += colg[o_sl + (i, j)]
 
