@@ -6,19 +6,23 @@ import numpy as np
 import tapeflow as tf
 from tapeflow.ops import math_ops
 
-SPEC = tf.TensorSpec([3, 4], tf.float32)
+SPEC = tf.TensorSpec([64, 64], tf.float32)  # (16 KiB: from this size on a temporary is reused)
 
 
-def _compiled(fn):
-    return tf.function(fn).get_concrete_function(SPEC, SPEC)._gf.compiled()
+def _compiled(fn, spec=SPEC):
+    return tf.function(fn).get_concrete_function(spec, spec)._gf.compiled()
+
+
+def _kernels(c) -> str:
+    return repr([c.fn.__globals__[k] for k in c.fn.__globals__ if k.startswith("k_")])
 
 
 def test_a_dying_temporary_is_written_in_place_and_inputs_never_are():
-    a = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
-    b = np.full((3, 4), 0.5, np.float32)
+    a = np.arange(64 * 64, dtype=np.float32).reshape(64, 64) / 100 - 5
+    b = np.full((64, 64), 0.5, np.float32)
     a0, b0 = a.copy(), b.copy()
     c = _compiled(lambda x, y: tf.nn.relu(x * 2.0) * y)
-    assert "_binary_inplace" in repr([c.fn.__globals__[k] for k in c.fn.__globals__ if k.startswith("k_")])
+    assert "_binary_inplace" in _kernels(c)
     (out,) = c(a, b)
     np.testing.assert_array_equal(out, np.maximum(a0 * 2, 0) * b0)
     np.testing.assert_array_equal(a, a0)  # graph inputs are the caller's
@@ -26,6 +30,22 @@ def test_a_dying_temporary_is_written_in_place_and_inputs_never_are():
     o1, o2 = _compiled(lambda x, y: ((x * 2.0) * y, x * 2.0))(a, b)  # a temporary that is an output too
     np.testing.assert_array_equal(o2, a0 * 2)
     np.testing.assert_array_equal(o1, a0 * 2 * b0)
+
+
+def test_small_temporaries_take_the_plain_kernels():
+    # Below INPLACE_MIN_BYTES the in-place kernel's checks cost more than a new buffer; shapes unknown
+    # until the call keep the in-place kernel (it checks the array it gets).
+    from tapeflow.graph import compiler
+
+    small = tf.TensorSpec([3, 4], tf.float32)
+    c = _compiled(lambda x, y: tf.nn.relu(x * 2.0) * y, small)
+    assert "_binary_inplace" not in _kernels(c)
+    a, b = np.arange(12, dtype=np.float32).reshape(3, 4) - 5, np.full((3, 4), 0.5, np.float32)
+    np.testing.assert_array_equal(c(a, b)[0], np.maximum(a * 2, 0) * b)
+    assert compiler.INPLACE_MIN_BYTES == 1 << 14
+    c = _compiled(lambda x, y: tf.nn.relu(x * 2.0) * y, tf.TensorSpec([None, 4], tf.float32))
+    assert "_binary_inplace" in _kernels(c)
+    np.testing.assert_array_equal(c(a, b)[0], np.maximum(a * 2, 0) * b)
 
 
 def test_inplace_kernels_leave_arrays_others_hold():

@@ -266,7 +266,7 @@ class Variable(metaclass=_VariableMeta):
             v, d = self._value, delta._value
             if type(v) is np.ndarray and type(d) is np.ndarray and d.dtype == v.dtype and d.shape == v.shape \
                     and sys.getrefcount(v) <= _SOLE_OWNER and v.flags.writeable:
-                np.subtract(v, d, out=v)
+                np.subtract(v, d, v)  # (out= by position: no keyword parsing)
                 return self._maybe_return(read_value)
         d = self._check_value(delta, "assign_sub")
         if state.graph is not None:
