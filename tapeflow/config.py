@@ -92,6 +92,71 @@ class experimental:  # noqa: N801 - TF's namespace name
         """A no-op: tapeflow's kernels are deterministic."""
 
     VirtualDeviceConfiguration = LogicalDeviceConfiguration
+    list_physical_devices = staticmethod(list_physical_devices)
+    list_logical_devices = staticmethod(list_logical_devices)
+    get_visible_devices = staticmethod(get_visible_devices)
+    set_visible_devices = staticmethod(set_visible_devices)
+    _tf32 = [True]
+    _policy = ["silent"]
+    _synchronous = [True]
+
+    @staticmethod
+    def get_memory_growth(device) -> bool:
+        """TF's ``KeyError``: memory growth is a GPU setting, and tapeflow has only the CPU."""
+        raise KeyError(device)
+
+    @staticmethod
+    def get_memory_info(device) -> dict:
+        """TF's answer for the CPU: ``{'current': 0, 'peak': 0}`` (no accelerator memory is tracked)."""
+        return {"current": 0, "peak": 0}
+
+    @staticmethod
+    def get_memory_usage(device) -> int:
+        return 0
+
+    @staticmethod
+    def reset_memory_stats(device) -> None:
+        """A no-op, as TF's for the CPU."""
+
+    @staticmethod
+    def get_device_details(device) -> dict:
+        return {}
+
+    @staticmethod
+    def enable_tensor_float_32_execution(enabled: bool) -> None:
+        """Kept as a flag (TensorFloat-32 is an NVIDIA GPU mode: tapeflow's float32 matmuls are full float32)."""
+        experimental._tf32[0] = bool(enabled)
+
+    @staticmethod
+    def tensor_float_32_execution_enabled() -> bool:
+        return experimental._tf32[0]
+
+    @staticmethod
+    def get_device_policy() -> str:
+        return experimental._policy[0]
+
+    @staticmethod
+    def set_device_policy(device_policy: str | None) -> None:
+        if device_policy not in (None, "silent", "silent_for_int32", "warn", "explicit"):
+            raise ValueError(f"Not a valid device policy: {device_policy!r}")
+        experimental._policy[0] = "silent" if device_policy is None else device_policy
+
+    @staticmethod
+    def get_synchronous_execution() -> bool:
+        return experimental._synchronous[0]
+
+    @staticmethod
+    def set_synchronous_execution(enable: bool) -> None:
+        """Kept as a flag: tapeflow's eager ops always run synchronously."""
+        experimental._synchronous[0] = bool(enable)
+
+    @staticmethod
+    def enable_mlir_bridge() -> None:
+        """A no-op: tapeflow has no MLIR bridge."""
+
+    @staticmethod
+    def disable_mlir_bridge() -> None:
+        """A no-op: tapeflow has no MLIR bridge."""
     set_virtual_device_configuration = staticmethod(set_logical_device_configuration)
     get_virtual_device_configuration = staticmethod(get_logical_device_configuration)
 
@@ -201,3 +266,18 @@ def experimental_run_functions_eagerly(run_eagerly: bool) -> None:
 def experimental_functions_run_eagerly() -> bool:
     """Deprecated alias of :func:`functions_run_eagerly`."""
     return functions_run_eagerly()
+
+
+def experimental_connect_to_cluster(*args, **kwargs) -> None:
+    """Remote (TF server) clusters are not implemented in tapeflow: multi-process training runs on MPI."""
+    from tapeflow.framework.errors import NotImplementedInTapeflowError
+
+    raise NotImplementedInTapeflowError("tf.config.experimental_connect_to_cluster is not implemented in tapeflow "
+                                        "(tf.distribute.MultiWorkerMirroredStrategy runs on MPI)")
+
+
+def experimental_connect_to_host(*args, **kwargs) -> None:
+    """See :func:`experimental_connect_to_cluster`."""
+    from tapeflow.framework.errors import NotImplementedInTapeflowError
+
+    raise NotImplementedInTapeflowError("tf.config.experimental_connect_to_host is not implemented in tapeflow")

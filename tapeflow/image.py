@@ -8,7 +8,10 @@ from tapeflow.ops.image_box_ops import (
 from tapeflow.ops.image_encode_ops import encode_jpeg, encode_png
 from tapeflow.ops.image_extra_ops import extract_patches, resize_with_pad
 from tapeflow.ops.image_hsv_ops import hsv_to_rgb, rgb_to_hsv
-from tapeflow.ops.image_decode_ops import decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png
+from tapeflow.ops.image_decode_ops import (
+    decode_and_crop_jpeg, decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png, extract_jpeg_shape,
+)
+from tapeflow.ops.io_ops import is_jpeg
 from tapeflow.ops.image_ops import (
     adjust_brightness, adjust_contrast, adjust_gamma, adjust_hue, adjust_saturation, central_crop,
     convert_image_dtype, crop_to_bounding_box, flip_left_right, flip_up_down, grayscale_to_rgb, pad_to_bounding_box,
@@ -37,7 +40,8 @@ __all__ = ["decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_pn
            "non_max_suppression", "non_max_suppression_overlaps", "non_max_suppression_padded",
            "non_max_suppression_with_scores", "draw_bounding_boxes", "extract_patches", "resize_with_pad",
            "encode_jpeg", "encode_png", "hsv_to_rgb", "rgb_to_hsv", "sample_distorted_bounding_box",
-           "stateless_sample_distorted_bounding_box", "extract_glimpse", "ssim_multiscale"]
+           "stateless_sample_distorted_bounding_box", "extract_glimpse", "ssim_multiscale", "is_jpeg",
+           "decode_and_crop_jpeg", "extract_jpeg_shape"]
 
 
 class ResizeMethod:

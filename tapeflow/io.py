@@ -9,15 +9,22 @@ from types import SimpleNamespace as _Namespace
 from typing import Any
 
 from tapeflow.framework.errors import NotFoundError as _NotFound
-from tapeflow.ops.image_decode_ops import decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png
+from tapeflow.ops.image_decode_ops import (
+    decode_and_crop_jpeg, decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png, extract_jpeg_shape,
+)
 from tapeflow.ops.image_encode_ops import encode_jpeg, encode_png
-from tapeflow.ops.io_ops import decode_csv, decode_raw, parse_tensor, read_file, serialize_tensor, write_file
+from tapeflow.ops.io_ops import (
+    decode_base64, decode_compressed, decode_csv, decode_raw, encode_base64, is_jpeg, matching_files, parse_tensor,
+    read_file, serialize_tensor, write_file,
+)
 
 __all__ = ["encode_jpeg", "encode_png",
            "decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png", "decode_csv", "decode_raw",
            "read_file", "write_file", "serialize_tensor", "parse_tensor", "gfile",
            "TFRecordWriter", "TFRecordOptions", "FixedLenFeature", "VarLenFeature", "RaggedFeature", "parse_example",
-           "parse_single_example"]
+           "parse_single_example", "decode_base64", "encode_base64", "decode_compressed", "is_jpeg",
+           "decode_and_crop_jpeg", "extract_jpeg_shape",
+           "matching_files"]
 
 
 # -- TFRecord files and tf.train.Example parsing ---------------------------------------------
@@ -319,14 +326,26 @@ def walk(top: Any, topdown: bool = True, onerror: Any = None):
     yield from _os.walk(_p(top), topdown=topdown, onerror=onerror)
 
 
-gfile = _Namespace(GFile=GFile, Open=GFile, exists=exists, isdir=isdir, makedirs=makedirs, mkdir=mkdir, listdir=listdir,
+def _gfile_join(path: Any, *paths: Any) -> str:
+    """``tf.io.gfile.join``: ``os.path.join`` for local paths."""
+    return _os.path.join(path, *paths)
+
+
+def _registered_schemes() -> list:
+    """The filesystem URL schemes tapeflow reads: local files only (``""`` and ``file``)."""
+    return ["file", ""]
+
+
+gfile = _Namespace(GFile=GFile, Open=GFile, join=_gfile_join, get_registered_schemes=_registered_schemes,
+            exists=exists, isdir=isdir, makedirs=makedirs, mkdir=mkdir, listdir=listdir,
             glob=glob, remove=remove, rmtree=rmtree, rename=rename, copy=copy, stat=stat, walk=walk)
 gfile.__doc__ = "``tf.io.gfile``: local-filesystem file functions with TF's names and errors."
 
 
 def __getattr__(name: str):
     if name in ("FixedLenSequenceFeature", "SparseFeature", "parse_sequence_example",
-                "parse_single_sequence_example", "decode_json_example", "encode_base64",
-                "decode_base64"):
+                "parse_single_sequence_example", "decode_json_example", "decode_jxl",
+                "decode_proto", "decode_webp", "deserialize_many_sparse", "encode_proto",
+                "match_filenames_once", "serialize_many_sparse", "serialize_sparse", "write_graph"):
         raise NotImplementedError(f"tf.io.{name} is not implemented in tapeflow")
     raise AttributeError(f"module 'tapeflow.io' has no attribute '{name}'")

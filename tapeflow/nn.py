@@ -17,6 +17,7 @@ from tapeflow.ops.nn import (  # noqa: F401
     conv2d,
     conv2d_transpose,
     conv3d,
+    conv3d_transpose,
     conv_transpose,
     convolution,
     crelu,
@@ -86,7 +87,7 @@ except ImportError:  # pragma: no cover - the math family is optional here
 # TF's tf.nn names tapeflow does not build: looking one up says so.
 _NOT_BUILT = frozenset({
     "RNNCellDeviceWrapper", "RNNCellDropoutWrapper", "RNNCellResidualWrapper", "all_candidate_sampler",
-    "approx_max_k", "approx_min_k", "atrous_conv2d_transpose", "conv3d_transpose", "depthwise_conv2d_backprop_filter",
+    "approx_max_k", "approx_min_k", "atrous_conv2d_transpose", "depthwise_conv2d_backprop_filter",
     "depthwise_conv2d_backprop_input", "dilation2d", "erosion2d", "fixed_unigram_candidate_sampler",
     "fractional_avg_pool", "fractional_max_pool", "isotonic_regression", "learned_unigram_candidate_sampler",
     "with_space_to_batch",

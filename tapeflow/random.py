@@ -12,6 +12,8 @@ A new random *op* (one that must also draw fresh numbers on every call of a
 and draws in its kernel from ``random_ops.stream(seed, seed2, instance)``.
 """
 
+from typing import Any
+
 from tapeflow.ops.random_ops import (  # noqa: F401
     DEFAULT_GRAPH_SEED, Generator, _generator_for, categorical, fold_in, gamma, get_global_generator, get_seed, normal,
     poisson,
@@ -31,10 +33,37 @@ class Algorithm:
     AUTO_SELECT = 3
 
 
+def create_rng_state(seed: Any, alg: Any) -> Any:
+    """``tf.random.create_rng_state``: the int64 state a ``tf.random.Generator`` of algorithm ``alg`` starts from
+    (Philox: 3 words, ThreeFry: 2): an int is cut into 64-bit words, lowest first; a vector is cut to the state
+    size or left-padded with zeros."""
+    import numpy as np
+
+    from tapeflow.framework.tensor import Tensor, convert_to_tensor
+
+    names = {"philox": 1, "threefry": 2, "auto_select": 3}
+    a = names.get(alg.lower(), alg) if isinstance(alg, str) else int(getattr(alg, "value", alg))
+    if a not in (1, 2, 3):
+        raise ValueError(f"Unsupported algorithm id: {alg}")
+    size = 2 if a == 2 else 3
+    if isinstance(seed, Tensor):
+        seed = seed.numpy()
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        seed, words = int(seed), []
+        for _ in range(size):
+            words.append(seed & ((1 << 64) - 1))
+            seed >>= 64
+    else:
+        words = [int(x) & ((1 << 64) - 1) for x in np.asarray(seed).reshape(-1)[:size]]
+        words = [0] * (size - len(words)) + words
+    return convert_to_tensor(np.asarray(words, dtype=np.uint64).view(np.int64))
+
+
 class experimental:  # noqa: N801 - TF's namespace name
     """``tf.random.experimental``: the stateless seed helpers and Generator under their experimental names."""
 
     stateless_split = staticmethod(split)
+    create_rng_state = staticmethod(create_rng_state)
     stateless_fold_in = staticmethod(fold_in)
     Generator = Generator
     get_global_generator = staticmethod(get_global_generator)

@@ -224,6 +224,11 @@ def __getattr__(name: str):
         from tapeflow.debugging import doctor
 
         return getattr(doctor, name)
+    if name == "experimental":  # TF's enable_dump_debug_info / disable_dump_debug_info
+        from tapeflow.framework.errors import NotImplementedInTapeflowError
+
+        raise NotImplementedInTapeflowError("tf.debugging.experimental (the debugger V2 dumps) is not implemented in "
+                                            "tapeflow")
     raise AttributeError(f"module 'tapeflow.debugging' has no attribute '{name}'")
 
 

@@ -25,7 +25,8 @@ from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.ops.registry import NotDifferentiable, defop
 
-__all__ = ["decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png"]
+__all__ = ["decode_and_crop_jpeg", "decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png",
+           "extract_jpeg_shape"]
 
 _FORMATS = "JPEG, JPEG XL, PNG, GIF, BMP, WebP"
 _WRONG_OP_HINT = {
@@ -382,3 +383,56 @@ def decode_gif(contents: Any, name: Any = None) -> Tensor:
 def decode_bmp(contents: Any, channels: int = 0, name: Any = None) -> Tensor:
     """``tf.io.decode_bmp``: a uint8 ``[h, w, c]`` image (``channels`` 0, 3 or 4)."""
     return _decode("DecodeBmp", contents, channels, dtypes.uint8, False)
+
+
+def _crop_kernel(contents, crop_window, *, channels):
+    op = "DecodeAndCropJpeg"
+    w = np.asarray(crop_window).reshape(-1)
+    if w.shape[0] != 4:
+        raise _error(op, f"crop_window must be shape [4], got shape [{w.shape[0]}]")
+    image = _decode_kernel(contents, op="DecodeJpeg", channels=channels, dtype=dtypes.uint8, expand_animations=False)
+    y, x, h, wd = (int(v) for v in w)
+    if y < 0 or x < 0 or h <= 0 or wd <= 0 or y + h > image.shape[0] or x + wd > image.shape[1]:
+        raise _error(op, "jpeg::Uncompress failed. Invalid JPEG data or crop window.")
+    return np.ascontiguousarray(image[y:y + h, x:x + wd])
+
+
+DECODE_AND_CROP = defop("DecodeAndCropJpeg", _crop_kernel, shape=lambda specs, channels: [
+    ((None, None, channels or None), np.dtype(np.uint8))])
+NotDifferentiable("DecodeAndCropJpeg")
+
+
+def decode_and_crop_jpeg(contents: Any, crop_window: Any, channels: int = 0, ratio: int = 1,
+                         fancy_upscaling: bool = True, try_recover_truncated: bool = False,
+                         acceptable_fraction: float = 1, dct_method: str = "", name: Any = None) -> Tensor:
+    """``tf.io.decode_and_crop_jpeg``: the ``crop_window`` (``[y, x, height, width]``) of a JPEG, as
+    ``decode_jpeg(...)[y:y + height, x:x + width]`` (TF decodes only the window; the pixels are the same)."""
+    if ratio != 1 or not fancy_upscaling or try_recover_truncated or acceptable_fraction != 1 or dct_method not in (
+            "", "INTEGER_FAST"):
+        raise NotImplementedError("tf.io.decode_and_crop_jpeg: ratio, fancy_upscaling=False, try_recover_truncated, "
+                                  "acceptable_fraction and dct_method='INTEGER_ACCURATE' are not implemented in "
+                                  "tapeflow")
+    t = contents if isinstance(contents, Tensor) else convert_to_tensor(contents, dtype=dtypes.string)
+    win = crop_window if isinstance(crop_window, Tensor) else convert_to_tensor(crop_window, dtype=dtypes.int32)
+    return execute(DECODE_AND_CROP, (t, win), {"channels": int(channels or 0)})
+
+
+def _jpeg_shape_kernel(contents, *, output_type):
+    v = np.asarray(contents)[()]
+    data = v.encode("utf-8") if isinstance(v, str) else bytes(v)
+    if _format(data) != "jpeg":
+        raise _error("ExtractJpegShape", f"Invalid JPEG data, size {len(data)}")
+    img = _pil("ExtractJpegShape", data, "jpeg")
+    width, height = img.size
+    return np.asarray([height, width, len(img.getbands())], dtype=output_type)
+
+
+EXTRACT_JPEG_SHAPE = defop("ExtractJpegShape", _jpeg_shape_kernel, shape=lambda specs, output_type: [
+    ((3,), np.dtype(output_type))])
+NotDifferentiable("ExtractJpegShape")
+
+
+def extract_jpeg_shape(contents: Any, output_type: Any = dtypes.int32, name: Any = None) -> Tensor:
+    """``tf.io.extract_jpeg_shape``: ``[height, width, channels]`` of a JPEG, from its header."""
+    t = contents if isinstance(contents, Tensor) else convert_to_tensor(contents, dtype=dtypes.string)
+    return execute(EXTRACT_JPEG_SHAPE, (t,), {"output_type": np.dtype(dtypes.as_dtype(output_type)._np)})

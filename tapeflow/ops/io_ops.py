@@ -526,3 +526,114 @@ def parse_example_op(serialized: Any, features: dict, single: bool) -> dict:
         else:
             result[k] = next(outs)
     return result
+
+
+# -- base64, DecodeCompressed, IsJpeg, MatchingFiles -----------------------------------------------------------
+
+_B64 = re.compile(rb"^[A-Za-z0-9_-]*={0,2}$")
+
+
+def _b64_encode_kernel(a, pad):
+    out = np.empty(np.shape(a), dtype=_OBJ)
+    for i, v in np.ndenumerate(np.asarray(a, dtype=_OBJ)):
+        e = base64.urlsafe_b64encode(v if isinstance(v, bytes) else str(v).encode())
+        out[i] = e if pad else e.rstrip(b"=")
+    return out
+
+
+def _b64_decode_kernel(a):
+    out = np.empty(np.shape(a), dtype=_OBJ)
+    for i, v in np.ndenumerate(np.asarray(a, dtype=_OBJ)):
+        v = v if isinstance(v, bytes) else str(v).encode()
+        if not _B64.match(v) or (b"=" in v and len(v) % 4):
+            raise InvalidArgumentError(None, None, "Invalid character found in base64. [Op:DecodeBase64]")
+        body = v.rstrip(b"=")
+        if len(body) % 4 == 1:
+            raise InvalidArgumentError(None, None, "Base64 string length cannot be 1 modulo 4. [Op:DecodeBase64]")
+        out[i] = base64.urlsafe_b64decode(body + b"=" * (-len(body) % 4))
+    return out
+
+
+ENCODE_BASE64 = defop("EncodeBase64", _b64_encode_kernel, shape=lambda specs, pad: [(specs[0][0], _OBJ)])
+NotDifferentiable("EncodeBase64")
+DECODE_BASE64 = defop("DecodeBase64", _b64_decode_kernel, shape=lambda specs: [(specs[0][0], _OBJ)])
+NotDifferentiable("DecodeBase64")
+
+
+def encode_base64(input: Any, pad: bool = False, name: Any = None) -> Tensor:  # noqa: A002 - TF's name
+    """``tf.io.encode_base64``: web-safe base64 (``-`` and ``_`` for ``+`` and ``/``), padded with ``=`` only
+    with ``pad=True``."""
+    return execute(ENCODE_BASE64, (convert_to_tensor(input, dtype=dtypes.string),), {"pad": bool(pad)})
+
+
+def decode_base64(input: Any, name: Any = None) -> Tensor:  # noqa: A002
+    """``tf.io.decode_base64``: the bytes of web-safe base64 strings (padded or not)."""
+    return execute(DECODE_BASE64, (convert_to_tensor(input, dtype=dtypes.string),))
+
+
+def _decompress_kernel(a, compression_type):
+    import gzip
+    import zlib
+
+    kind = compression_type.upper()
+    if kind not in ("", "ZLIB", "GZIP"):
+        raise InvalidArgumentError(None, None, "Only ZLIB, ZSTD, GZIP or NONE are supported compressions "
+                                   "[Op:DecodeCompressed]")
+    out = np.empty(np.shape(a), dtype=_OBJ)
+    for i, v in np.ndenumerate(np.asarray(a, dtype=_OBJ)):
+        v = v if isinstance(v, bytes) else str(v).encode()
+        try:
+            out[i] = v if kind == "" else (zlib.decompress(v) if kind == "ZLIB" else gzip.decompress(v))
+        except (zlib.error, OSError, EOFError) as e:
+            from tapeflow.framework.errors import DataLossError
+
+            m = re.match(r"Error (-?\d+) while decompressing data: (.*)", str(e))
+            text = f"inflate() failed with error {m.group(1)}: {m.group(2)}" if m else f"inflate() failed: {e}"
+            raise DataLossError(None, None, f"{text} [Op:DecodeCompressed]") from None
+    return out
+
+
+DECODE_COMPRESSED = defop("DecodeCompressed", _decompress_kernel,
+                          shape=lambda specs, compression_type: [(specs[0][0], _OBJ)])
+NotDifferentiable("DecodeCompressed")
+
+
+def decode_compressed(bytes: Any, compression_type: str = "", name: Any = None) -> Tensor:  # noqa: A002
+    """``tf.io.decode_compressed``: each string decompressed (``"ZLIB"``, ``"GZIP"``, or ``""`` for none)."""
+    return execute(DECODE_COMPRESSED, (convert_to_tensor(bytes, dtype=dtypes.string),),
+                   {"compression_type": str(compression_type)})
+
+
+def _is_jpeg_kernel(a):
+    v = np.asarray(a, dtype=_OBJ)[()]
+    v = v if isinstance(v, bytes) else str(v).encode()
+    return np.asarray(v[:3] == b"\xff\xd8\xff")
+
+
+IS_JPEG = defop("IsJpeg", _is_jpeg_kernel, shape=lambda specs: [((), np.dtype(np.bool_))])
+NotDifferentiable("IsJpeg")
+
+
+def is_jpeg(contents: Any, name: Any = None) -> Tensor:
+    """``tf.io.is_jpeg`` / ``tf.image.is_jpeg``: whether the scalar string starts like a JPEG file."""
+    return execute(IS_JPEG, (convert_to_tensor(contents, dtype=dtypes.string),))
+
+
+def _matching_kernel(patterns):
+    import glob
+
+    found = []
+    for p in np.asarray(patterns, dtype=_OBJ).reshape(-1):
+        found.extend(sorted(glob.glob(p.decode() if isinstance(p, bytes) else str(p))))
+    return np.asarray([f.encode() for f in found], dtype=_OBJ).reshape(-1)
+
+
+MATCHING_FILES = defop("MatchingFiles", _matching_kernel, shape=lambda specs: [((None,), _OBJ)])
+MATCHING_FILES.extra["stateful"] = True
+NotDifferentiable("MatchingFiles")
+
+
+def matching_files(pattern: Any, name: Any = None) -> Tensor:
+    """``tf.io.matching_files``: the sorted paths matching a glob pattern (or each of a list), as a 1-D string
+    tensor (empty when none match)."""
+    return execute(MATCHING_FILES, (convert_to_tensor(pattern, dtype=dtypes.string),))

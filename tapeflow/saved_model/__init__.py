@@ -600,3 +600,8 @@ class _PeekUnpickler(pickle.Unpickler):
 def _peek_variables(data: bytes) -> dict:
     """The ``{key: (name, trainable)}`` table of a graph file (read before the variables exist)."""
     return _PeekUnpickler(io.BytesIO(data)).load()["variables"]
+
+
+from tapeflow.framework.missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("tf.saved_model", frozenset({"Asset", "experimental"}))

@@ -16,7 +16,7 @@ from tapeflow.framework.missing import module_getattr as _module_getattr  # noqa
 
 _missing_getattr = _module_getattr("tf.train", frozenset((
     "Saver ExponentialMovingAverage Server Coordinator MonitoredTrainingSession checkpoints_iterator "
-    "summary_iterator CheckpointOptions CheckpointView TrackableView"
+    "summary_iterator CheckpointOptions CheckpointView TrackableView ClusterDef JobDef ServerDef experimental"
 ).split()))
 _EXAMPLE_MESSAGES = frozenset(("BytesList", "FloatList", "Int64List", "Feature", "Features", "FeatureList",
                                "FeatureLists", "Example", "SequenceExample"))

@@ -25,7 +25,8 @@ from tapeflow.ops.nn.normalization import (
     sufficient_statistics, weighted_moments,
 )
 from tapeflow.ops.nn.conv import (
-    atrous_conv2d, bias_add, conv1d, conv1d_transpose, conv2d, conv2d_transpose, conv3d, conv_transpose, convolution,
+    atrous_conv2d, bias_add, conv1d, conv1d_transpose, conv2d, conv2d_transpose, conv3d, conv3d_transpose,
+    conv_transpose, convolution,
     depthwise_conv2d, separable_conv2d,
 )
 from tapeflow.ops.nn.pooling import (
@@ -49,6 +50,7 @@ __all__ = [
     "separable_conv2d",
     "pool", "crelu", "weighted_cross_entropy_with_logits", "log_poisson_loss", "sufficient_statistics",
     "normalize_moments", "weighted_moments", "zero_fraction", "compute_average_loss", "scale_regularization_loss",
-    "in_top_k", "conv3d", "max_pool3d", "avg_pool3d", "max_pool_with_argmax", "local_response_normalization", "lrn",
+    "in_top_k", "conv3d", "conv3d_transpose",
+    "max_pool3d", "avg_pool3d", "max_pool_with_argmax", "local_response_normalization", "lrn",
     "conv1d_transpose", "conv_transpose", "depth_to_space", "space_to_depth",
 ]

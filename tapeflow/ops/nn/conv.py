@@ -709,8 +709,9 @@ def conv_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, pa
         return conv1d_transpose(input, filters, output_shape, strides, padding, data_format or "NWC", dilations)
     if nd == 4:
         return conv2d_transpose(input, filters, output_shape, strides, padding, data_format or "NHWC", dilations)
-    raise NotImplementedError("tf.nn.conv_transpose of 5-D inputs (conv3d_transpose) is not implemented in "
-                              "tapeflow yet.")
+    if nd == 5:
+        return conv3d_transpose(input, filters, output_shape, strides, padding, data_format or "NDHWC", dilations)
+    raise ValueError(f"`input` must be 3-, 4- or 5-D (conv1d/2d/3d_transpose), got rank {nd}")
 
 
 def _conv3d_kernel(x, w, strides, dilations, padding):
@@ -883,6 +884,48 @@ def conv3d(input: Any, filters: Any, strides: Any, padding: Any, data_format: st
     out_sp, _ = _geometry_nd(sx[1:4], sw[:3], st, dl, pad)
     _check_out("Conv3D", out_sp, sx, sw, padding)
     y = execute(CONV3D, (x, w), {"strides": st, "dilations": dl, "padding": pad})
+    return array_ops.transpose(y, (0, 4, 1, 2, 3)) if data_format == "NCDHW" else y
+
+
+def conv3d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, padding: Any = "SAME",  # noqa: A002
+                     data_format: str = "NDHWC", dilations: Any = None, name: str | None = None) -> Tensor:
+    """The transpose (gradient) of conv3d: ``filters`` is [d, h, w, out_channels, in_channels] and
+    ``output_shape`` the shape of the result (TF's ``Conv3DBackpropInputV2``, with its gradients)."""
+    x, w = _conv_inputs(input, filters, "Conv3DBackpropInputV2")
+    data_format = data_format or "NDHWC"
+    if data_format not in ("NDHWC", "NCDHW"):
+        raise ValueError(f"data_format must be 'NDHWC' or 'NCDHW', got {data_format!r}")
+    sx = _check_rank(x, 5, "Conv3DBackpropInputV2")
+    sw = _check_rank(w, 5, "Conv3DBackpropInputV2", "filter")
+    try:
+        out_shape = tuple(int(a) for a in np.asarray(
+            output_shape.numpy() if isinstance(output_shape, Tensor) else output_shape).reshape(-1))
+    except (AttributeError, NotImplementedError, TypeError):
+        raise NotImplementedError("tf.nn.conv3d_transpose with an output_shape known only at run time is not "
+                                  "implemented in tapeflow") from None
+    if len(out_shape) != 5:
+        raise ValueError(f"output_shape must have shape (5,), got {list(out_shape)}")
+    st = _spatial(strides, 3, "strides", "Conv3DBackpropInputV2", data_format)
+    dl = _spatial(1 if dilations is None else dilations, 3, "dilations", "Conv3DBackpropInputV2", data_format)
+    pad = _padding(padding, 3, "Conv3DBackpropInputV2", data_format)
+    if data_format == "NCDHW":
+        x = array_ops.transpose(x, (0, 2, 3, 4, 1))
+        sx = x._shape_tuple()
+        out_shape = (out_shape[0],) + tuple(out_shape[2:]) + (out_shape[1],)
+    if sw[3] is not None and out_shape[4] != sw[3]:
+        raise ValueError(f"output_shape's channel dimension {out_shape[4]} must equal the filter's fourth dimension "
+                         f"{sw[3]} (filter {list(sw)})")
+    if sx[4] is not None and sx[4] != sw[4]:
+        raise ValueError(f"input channels {sx[4]} must equal the filter's last dimension {sw[4]} (input {list(sx)}, "
+                         f"filter {list(sw)})")
+    out_sp, _ = _geometry_nd(out_shape[1:4], sw[:3], st, dl, pad)
+    if any(a is not None and b is not None and a != b for a, b in zip(out_sp, sx[1:4])) or (
+            None not in (sx[0], out_shape[0]) and sx[0] != out_shape[0]):
+        raise _err("Conv3DBackpropInputV2",
+                   f"Conv3DBackpropInputOp: Size of out_backprop doesn't match computed: actual = {list(sx[1:4])}, "
+                   f"computed = {list(out_sp)} (output_shape {list(out_shape)}, filter {list(sw)}, strides "
+                   f"{list(st)}, padding {padding!r})")
+    y = _c3_bi(out_shape, w, x, {"strides": st, "dilations": dl, "padding": pad})
     return array_ops.transpose(y, (0, 4, 1, 2, 3)) if data_format == "NCDHW" else y
 
 
