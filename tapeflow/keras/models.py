@@ -129,7 +129,15 @@ class Model(Trainer, Layer):
     def input_shape(self) -> Any:
         if self._functional is None:
             raise AttributeError(f"Model {self.name} has no defined input shape: only a functional model has one.")
-        return nest.map_structure(lambda k: k.shape, self._inputs_struct)
+        shapes = [k.shape for k in nest.flatten(self._inputs_struct)]  # Keras's: flat, one input unwrapped
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
+    def output_shape(self) -> Any:
+        if self._functional is None:
+            return Layer.output_shape.fget(self)
+        shapes = [k.shape for k in nest.flatten(self._outputs_struct)]
+        return shapes[0] if len(shapes) == 1 else shapes
 
     @property
     def layers(self) -> list:

@@ -1,6 +1,9 @@
-"""Writes tests/fixtures/keras/applications_keras315.npz with real Keras 3:
+"""Writes tests/fixtures/keras/applications_keras315.npz (and, with ``more``, applications_more_keras315.npz:
+the later families, without the input batches, which ``batch`` remakes) with real Keras 3:
 
-    /opt/tfvenv/bin/python tools/keras_applications/make_fixture.py tests/fixtures/keras/applications_keras315.npz
+    cd tools/keras_applications; F=../../tests/fixtures/keras
+    /opt/tfvenv/bin/python make_fixture.py $F/applications_keras315.npz
+    /opt/tfvenv/bin/python make_fixture.py $F/applications_more_keras315.npz more
 
 Small configurations of each application model, every weight set to a deterministic pattern of its
 shape (moving variances positive), with the layer names, weight shapes and the predictions on a fixed
@@ -25,6 +28,19 @@ CONFIGS = {
     "efficientnetb3_notop": ("EfficientNetB3", dict(input_shape=(32, 32, 3), include_top=False, weights=None,
                                                     pooling="avg")),
     "densenet121": ("DenseNet121", dict(input_shape=(32, 32, 3), include_top=False, weights=None, pooling="max")),
+}
+MORE_CONFIGS = {
+    "mobilenet_v3_small": ("MobileNetV3Small", dict(input_shape=(32, 32, 3), alpha=0.75, weights=None, classes=10)),
+    "mobilenet_v3_large_min": ("MobileNetV3Large", dict(input_shape=(40, 32, 3), minimalistic=True,
+                                                        include_top=False, weights=None, pooling="avg")),
+    "mobilenet_v3_large": ("MobileNetV3Large", dict(input_shape=(32, 32, 3), alpha=1.25, weights=None, classes=5,
+                                                    include_preprocessing=False, dropout_rate=0.0,
+                                                    classifier_activation=None)),
+    "efficientnetv2b0": ("EfficientNetV2B0", dict(input_shape=(32, 32, 3), weights=None, classes=4)),
+    "efficientnetv2b3_notop": ("EfficientNetV2B3", dict(input_shape=(32, 32, 3), include_top=False, weights=None,
+                                                        pooling="max", include_preprocessing=False)),
+    "efficientnetv2s_notop": ("EfficientNetV2S", dict(input_shape=(32, 32, 3), include_top=False, weights=None,
+                                                      pooling="avg")),
 }
 
 
@@ -55,14 +71,16 @@ def batch(shape):
 def main():
     import keras
 
+    more = sys.argv[2:] == ["more"]
     out = {}
     meta = {}
-    for key, (cls, kwargs) in CONFIGS.items():
+    for key, (cls, kwargs) in (MORE_CONFIGS if more else CONFIGS).items():
         keras.backend.clear_session()
         model = getattr(keras.applications, cls)(**kwargs)
         fill(model)
         x = batch(kwargs["input_shape"])
-        out[f"{key}_x"] = x
+        if not more:
+            out[f"{key}_x"] = x
         out[f"{key}_y"] = model.predict(x, verbose=0)
         meta[key] = {"cls": cls, "kwargs": {k: v for k, v in kwargs.items()}, "name": model.name,
                      "layers": [[layer.name, [list(w.shape) for w in layer.weights]] for layer in model.layers],
