@@ -75,8 +75,6 @@ def test_argument_checks_and_missing_models_say_so():
         K.applications.MobileNetV2(weights=None, include_top=False, input_shape=(16, 16, 3))
     with pytest.raises(ValueError, match="should be either `None`"):
         K.applications.VGG19(weights="no/such/file.h5")
-    with pytest.raises(NotImplementedError, match="tf.keras.applications.NASNetMobile is not implemented"):
-        K.applications.NASNetMobile
     with pytest.raises(ValueError, match="decode_predictions` expects a batch of predictions"):
         K.applications.mobilenet_v2.decode_predictions(np.zeros((2, 10)))
 

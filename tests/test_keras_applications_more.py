@@ -71,8 +71,6 @@ def test_argument_errors_word_for_word_as_keras():
     x = np.array([[[[0.0, 127.5, 255.0]]]], "float32")
     for mod in (A.mobilenet_v3, A.efficientnet_v2):
         assert mod.preprocess_input(x) is x  # the models rescale their inputs themselves
-    with pytest.raises(NotImplementedError, match="tf.keras.applications.NASNetMobile is not implemented"):
-        A.NASNetMobile
 
 
 def test_defaults_and_input_tensor_as_keras():
@@ -113,3 +111,50 @@ def test_imagenet_weight_files_are_keras_own(monkeypatch, tmp_path):
          "675e7b876c45c57e9e63e6d90a36599c"),
         ("efficientnetv2-b0_notop.h5", base + "efficientnet_v2/efficientnetv2-b0_notop.h5", "models",
          "893217f2bb855e2983157299931e43ff")]
+
+
+def test_convnext_inception_resnet_nasnet_errors_as_keras():
+    A = K.applications
+    loaded = r"^The `weights` argument should be either `None` \(random initialization\), `imagenet` " \
+             r"\(pre-training on ImageNet\), or the path to the weights file to be loaded.$"
+    for build in (A.ConvNeXtTiny, A.InceptionResNetV2, A.NASNetMobile):
+        with pytest.raises(ValueError, match=loaded):
+            build(weights="WW")
+    for build in (A.ConvNeXtTiny, A.InceptionResNetV2):
+        with pytest.raises(ValueError, match=r"^If using `weights=\"imagenet\"` with `include_top=True`, `classes` "
+                                             r"should be 1000. Received classes=10$"):
+            build(classes=10)
+    with pytest.raises(ValueError, match=r"^If using `weights` as `\"imagenet\"` with `include_top` as true, "
+                                         r"`classes` should be 1000$"):
+        A.NASNetMobile(classes=10)
+    with pytest.raises(ValueError, match=r"^Model name \"mine\" does not match weights variant \"convnext_small\". "
+                                         r"When using imagenet weights, model name must contain the weights variant "
+                                         r"\(e.g., \"convnext_small\"\).$"):
+        A.ConvNeXtSmall(name="mine", include_top=False, input_shape=(32, 32, 3))
+    with pytest.raises(ValueError, match=r"^Input size must be at least 75x75; Received: input_shape=\(74, 74, 3\)$"):
+        A.InceptionResNetV2(weights=None, include_top=False, input_shape=(74, 74, 3))
+    with pytest.raises(ValueError, match=r"^When specifying the input shape of a NASNet and loading `ImageNet` "
+                                         r"weights, the input_shape argument must be static \(no None entries\). "
+                                         r"Got: `input_shape=\(None, None, 3\)`.$"):
+        A.NASNetLarge(input_shape=(None, None, 3), include_top=False)
+    with pytest.raises(ValueError, match=r"the `penultimate_filters` must be a multiple of 24 \* "
+                                         r"\(`filter_multiplier` \*\* 2\). Current value: 100$"):
+        A.nasnet.NASNet(penultimate_filters=100, weights=None)
+    x = np.array([[[[0.0, 127.5, 255.0]]]], "float32")
+    for mod in (A.inception_resnet_v2, A.nasnet):
+        np.testing.assert_allclose(mod.preprocess_input(x.copy()), [[[[-1.0, 0.0, 1.0]]]])
+    assert A.convnext.preprocess_input(x) is x
+
+
+def test_convnext_blocks_are_keras_own_layers():
+    # the stem and downsampling blocks are nested Sequential models; LayerScale's weight is "variable", as Keras's
+    K.backend.clear_session()
+    m = K.applications.ConvNeXtTiny(weights=None, include_top=False, input_shape=(32, 32, 3), pooling="avg")
+    stem, scale = m.get_layer("convnext_tiny_stem"), m.get_layer("convnext_tiny_stage_0_block_0_layer_scale")
+    assert isinstance(stem, K.Sequential) and [w.path for w in stem.weights] == [
+        "convnext_tiny_stem/convnext_tiny_stem_conv/kernel", "convnext_tiny_stem/convnext_tiny_stem_conv/bias",
+        "convnext_tiny_stem/convnext_tiny_stem_layernorm/gamma", "convnext_tiny_stem/convnext_tiny_stem_layernorm/beta"]
+    assert [w.path for w in scale.weights] == ["convnext_tiny_stage_0_block_0_layer_scale/variable"]
+    np.testing.assert_allclose(scale.weights[0].numpy(), np.full(96, 1e-6, np.float32))
+    assert scale.get_config()["init_values"] == 1e-6 and [x.name for x in m.layers[-2:]] == [
+        "global_average_pooling2d", "layer_normalization"]

@@ -41,6 +41,11 @@ MORE_CONFIGS = {
                                                         pooling="max", include_preprocessing=False)),
     "efficientnetv2s_notop": ("EfficientNetV2S", dict(input_shape=(32, 32, 3), include_top=False, weights=None,
                                                       pooling="avg")),
+    "convnext_tiny": ("ConvNeXtTiny", dict(input_shape=(32, 32, 3), weights=None, classes=3)),
+    "inception_resnet_v2_notop": ("InceptionResNetV2", dict(input_shape=(75, 75, 3), include_top=False,
+                                                            weights=None, pooling="avg")),
+    "nasnet_mobile_notop": ("NASNetMobile", dict(input_shape=(32, 32, 3), include_top=False, weights=None,
+                                                 pooling="max")),
 }
 
 

@@ -2,6 +2,7 @@
 that Keras's pretrained weight files load (``weights="imagenet"`` downloads them once, as Keras does):
 MobileNet, MobileNetV2, VGG16, VGG19, ResNet50/101/152, ResNet50V2/101V2/152V2, InceptionV3,
 Xception, DenseNet121/169/201, EfficientNetB0-B7, MobileNetV3Small/Large, EfficientNetV2B0-B3/S/M/L,
+ConvNeXtTiny/Small/Base/Large/XLarge, InceptionResNetV2, NASNetMobile/Large,
 with their ``preprocess_input`` / ``decode_predictions``.
 
 >>> base = tf.keras.applications.MobileNetV2(input_shape=(160, 160, 3), include_top=False, weights=None)
@@ -12,8 +13,11 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from tapeflow.keras.applications import (densenet, efficientnet, efficientnet_v2, imagenet_utils, inception_v3,
-                                         mobilenet, mobilenet_v2, mobilenet_v3, resnet, vgg, xception)
+from tapeflow.keras.applications import (convnext, densenet, efficientnet, efficientnet_v2, imagenet_utils,
+                                         inception_resnet_v2, inception_v3, mobilenet, mobilenet_v2, mobilenet_v3,
+                                         nasnet, resnet, vgg, xception)
+from tapeflow.keras.applications.convnext import (ConvNeXtBase, ConvNeXtLarge, ConvNeXtSmall, ConvNeXtTiny,
+                                                 ConvNeXtXLarge)
 from tapeflow.keras.applications.densenet import DenseNet121, DenseNet169, DenseNet201
 from tapeflow.keras.applications.efficientnet import (EfficientNetB0, EfficientNetB1, EfficientNetB2,
                                                      EfficientNetB3, EfficientNetB4, EfficientNetB5,
@@ -21,10 +25,12 @@ from tapeflow.keras.applications.efficientnet import (EfficientNetB0, EfficientN
 from tapeflow.keras.applications.efficientnet_v2 import (EfficientNetV2B0, EfficientNetV2B1, EfficientNetV2B2,
                                                         EfficientNetV2B3, EfficientNetV2L, EfficientNetV2M,
                                                         EfficientNetV2S)
+from tapeflow.keras.applications.inception_resnet_v2 import InceptionResNetV2
 from tapeflow.keras.applications.inception_v3 import InceptionV3
 from tapeflow.keras.applications.mobilenet import MobileNet
 from tapeflow.keras.applications.mobilenet_v2 import MobileNetV2
 from tapeflow.keras.applications.mobilenet_v3 import MobileNetV3Large, MobileNetV3Small
+from tapeflow.keras.applications.nasnet import NASNetLarge, NASNetMobile
 from tapeflow.keras.applications.resnet import (ResNet50, ResNet50V2, ResNet101, ResNet101V2, ResNet152,
                                                ResNet152V2)
 from tapeflow.keras.applications.vgg import VGG16, VGG19
@@ -53,23 +59,8 @@ __all__ = ["MobileNet", "MobileNetV2", "ResNet50", "ResNet101", "ResNet152", "VG
            "EfficientNetB0", "EfficientNetB1", "EfficientNetB2", "EfficientNetB3", "EfficientNetB4", "EfficientNetB5",
            "EfficientNetB6", "EfficientNetB7", "MobileNetV3Small", "MobileNetV3Large", "EfficientNetV2B0",
            "EfficientNetV2B1", "EfficientNetV2B2", "EfficientNetV2B3", "EfficientNetV2S", "EfficientNetV2M",
-           "EfficientNetV2L", "densenet", "efficientnet", "efficientnet_v2", "imagenet_utils", "inception_v3",
-           "mobilenet", "mobilenet_v2", "mobilenet_v3", "resnet", "resnet50",
+           "EfficientNetV2L", "ConvNeXtTiny", "ConvNeXtSmall", "ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtXLarge",
+           "InceptionResNetV2", "NASNetMobile", "NASNetLarge", "convnext", "densenet", "efficientnet",
+           "efficientnet_v2", "imagenet_utils", "inception_resnet_v2", "inception_v3", "mobilenet", "mobilenet_v2",
+           "mobilenet_v3", "nasnet", "resnet", "resnet50",
            "resnet_v2", "vgg16", "vgg19", "xception"]
-
-# Keras 3.15's other models and their namespaces: NotImplementedError naming them
-_UNSUPPORTED = frozenset((
-    "ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtSmall", "ConvNeXtTiny", "ConvNeXtXLarge", "InceptionResNetV2",
-    "NASNetLarge", "NASNetMobile", "convnext", "inception_resnet_v2", "nasnet",
-))
-
-
-def __getattr__(name: str) -> Any:
-    if name in _UNSUPPORTED:
-        from tapeflow.framework.errors import NotImplementedInTapeflowError
-
-        raise NotImplementedInTapeflowError(
-            f"tf.keras.applications.{name} is not implemented in tapeflow (it has {', '.join(__all__[:6])})")
-    raise AttributeError(f"module 'tapeflow.keras.applications' has no attribute '{name}'")
-
-

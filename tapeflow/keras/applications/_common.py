@@ -32,7 +32,13 @@ _ERRORS = {
     "mobilenet_v3": (_W + ".  Received weights={weights}",
                      'If using `weights="imagenet"` with `include_top` as true, `classes` should be 1000.  '
                      "Received classes={classes}"),
+    "efficientnet_v2": (_W + ".Received: weights={weights}",
+                        'If using `weights="imagenet"` with `include_top` as true, `classes` should be 1000'),
+    "inception_resnet_v2": (_W + ".", 'If using `weights="imagenet"` with `include_top=True`, `classes` should be '
+                                     "1000. Received classes={classes}"),
+    "nasnet": (_W + ".", 'If using `weights` as `"imagenet"` with `include_top` as true, `classes` should be 1000'),
 }
+_ERRORS["convnext"] = _ERRORS["inception_resnet_v2"]
 _QUOTE = {"resnet": "'", "xception": "'"}
 
 

@@ -141,12 +141,7 @@ def _efficientnet_v2(key: str, include_top: bool, weights: Any, input_tensor: An
 
     width, depth, default_size = _CONFIGS[key]
     blocks_args = DEFAULT_BLOCKS_ARGS["efficientnetv2" + (key if key.startswith("-") else "-" + key)]
-    if not (weights in {"imagenet", None} or _exists(weights)):
-        raise ValueError("The `weights` argument should be either `None` (random initialization), `imagenet` "
-                         "(pre-training on ImageNet), or the path to the weights file to be loaded."
-                         f"Received: weights={weights}")
-    if weights == "imagenet" and include_top and classes != 1000:
-        raise ValueError('If using `weights="imagenet"` with `include_top` as true, `classes` should be 1000')
+    _common.check_weights(weights, include_top, classes, "efficientnet_v2")
     input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=default_size, min_size=32,
                                                     data_format=_backend.image_data_format(),
                                                     require_flatten=include_top, weights=weights)
@@ -195,12 +190,6 @@ def _efficientnet_v2(key: str, include_top: bool, weights: Any, input_tensor: An
     file_name = name + (".h5" if include_top else "_notop.h5")
     return _common.load(model, weights, file_name, BASE_WEIGHTS_PATH + file_name,
                         WEIGHTS_HASHES[key][0 if include_top else 1])
-
-
-def _exists(path: Any) -> bool:
-    import os
-
-    return os.path.exists(str(path))
 
 
 def _variant(key: str, title: str) -> Any:
