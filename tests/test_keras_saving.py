@@ -828,3 +828,17 @@ def test_functional_config_keeps_the_structure_of_inputs_and_outputs(tmp_path):
     assert isinstance(out, dict) and sorted(out) == ["y", "z"]
     np.testing.assert_allclose(out["z"], m.predict(x, verbose=0)["z"], rtol=1e-6)
     assert loaded.get_config()["output_layers"] == {"y": ["y", 0, 0], "z": ["z", 0, 0]}
+
+
+def test_an_explicit_training_argument_is_saved_in_the_node_as_keras(tmp_path):
+    # Keras 3.15.1 keeps `training=` in inbound_nodes' kwargs: Monte-Carlo dropout (Dropout(...)(x, training=True))
+    # stays on after load_model when the model is called without `training`; predict still runs inference
+    i = K.Input((100,))
+    base = K.Sequential([K.Input((100,)), L.Dense(100, kernel_initializer="identity")], name="base")
+    m = K.Model(i, L.Dropout(0.5)(base(i, training=False), training=True))
+    kwargs = {e["name"]: [n["kwargs"] for n in e["inbound_nodes"]] for e in m.get_config()["layers"]}
+    assert kwargs["base"] == [{"training": False}] and kwargs["dropout"] == [{"training": True}]
+    m.save(str(tmp_path / "mc.keras"))
+    back = K.models.load_model(str(tmp_path / "mc.keras"))
+    x = np.ones((1, 100), "float32")
+    assert int((back(x).numpy() == 0).sum()) > 10 and int((back.predict(x, verbose=0) == 0).sum()) == 0

@@ -79,6 +79,7 @@ NOTEBOOKS = [
     "prog:keras_misc",  # Normalization.adapt, LR scheduler, PyDataset, train_on_batch, freezing, keras.ops, utils
     "prog:tensor_printing",  # reprs of many dtypes/sizes, tf.print, strings, lookup tables, math edge cases, seeds
     "prog:transformer_block",  # MultiHeadAttention masks, custom masking layers, weights files, stateful RNN
+    "prog:image_pipeline",  # PNGs on disk, image_dataset_from_directory, tf.image ops, augmentation, a small CNN
     "tutorials/generative/cyclegan",  # nb11: pix2pix stand-in models (instance norm), 2 train steps of 4 U-Nets
     "tutorials/structured_data/feature_columns",  # nb11: petfinder columns (DenseFeatures is gone in TF too)
     "tutorials/interpretability/integrated_gradients",  # nb11: hub.KerasLayer stand-in (MobileNetV2), input grads

@@ -86,7 +86,7 @@ def functional_config(model: Any) -> dict:
             for node in layer._inbound_nodes:
                 if not any(node is m for m in model._nodes):
                     continue
-                kwargs = {k: v for k, v in node.kwargs.items() if k != "training"}
+                kwargs = dict(node.kwargs)  # an explicit training= stays, as Keras (MC dropout keeps it on)
                 nodes.append(
                     {
                         "args": tuple(nest.map_structure(tensor, a) for a in node.args),
