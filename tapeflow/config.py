@@ -82,6 +82,9 @@ def set_visible_devices(devices, device_type: str | None = None) -> None:
             raise ValueError(f"Cannot set visible devices to {d}: tapeflow only has the CPU.")
 
 
+from tapeflow.framework.missing import NotBuilt as _NotBuilt  # noqa: E402
+
+
 class experimental:  # noqa: N801 - TF's namespace name
     @staticmethod
     def set_memory_growth(device, enable: bool) -> None:
@@ -92,6 +95,7 @@ class experimental:  # noqa: N801 - TF's namespace name
         """A no-op: tapeflow's kernels are deterministic."""
 
     VirtualDeviceConfiguration = LogicalDeviceConfiguration
+    ClusterDeviceFilters = _NotBuilt("tf.config.experimental.ClusterDeviceFilters")
     list_physical_devices = staticmethod(list_physical_devices)
     list_logical_devices = staticmethod(list_logical_devices)
     get_visible_devices = staticmethod(get_visible_devices)

@@ -33,6 +33,15 @@ class Algorithm:
     AUTO_SELECT = 3
 
 
+from tapeflow.framework.missing import NotBuilt as _NotBuilt  # noqa: E402
+from tapeflow.framework.missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("tf.random", frozenset({
+    "all_candidate_sampler", "fixed_unigram_candidate_sampler", "learned_unigram_candidate_sampler",
+    "stateless_parameterized_truncated_normal",
+}))
+
+
 def create_rng_state(seed: Any, alg: Any) -> Any:
     """``tf.random.create_rng_state``: the int64 state a ``tf.random.Generator`` of algorithm ``alg`` starts from
     (Philox: 3 words, ThreeFry: 2): an int is cut into 64-bit words, lowest first; a vector is cut to the state
@@ -64,6 +73,8 @@ class experimental:  # noqa: N801 - TF's namespace name
 
     stateless_split = staticmethod(split)
     create_rng_state = staticmethod(create_rng_state)
+    index_shuffle = _NotBuilt("tf.random.experimental.index_shuffle")
+    stateless_shuffle = _NotBuilt("tf.random.experimental.stateless_shuffle")
     stateless_fold_in = staticmethod(fold_in)
     Generator = Generator
     get_global_generator = staticmethod(get_global_generator)

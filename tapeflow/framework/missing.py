@@ -17,3 +17,14 @@ def module_getattr(module: str, missing: frozenset) -> Callable:
         raise AttributeError(f"module '{module}' has no attribute '{name}'")
 
     return module_getattr_
+
+
+class NotBuilt:
+    """A class attribute that raises the same error: a name of a TF namespace class (``tf.random.experimental``,
+    ``tf.config.experimental``) that tapeflow does not build."""
+
+    def __init__(self, qualname: str) -> None:
+        self._qualname = qualname
+
+    def __get__(self, obj: object, owner: type) -> None:
+        raise NotImplementedInTapeflowError(f"{self._qualname} is not implemented in tapeflow")
