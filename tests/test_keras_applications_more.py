@@ -158,3 +158,42 @@ def test_convnext_blocks_are_keras_own_layers():
     np.testing.assert_allclose(scale.weights[0].numpy(), np.full(96, 1e-6, np.float32))
     assert scale.get_config()["init_values"] == 1e-6 and [x.name for x in m.layers[-2:]] == [
         "global_average_pooling2d", "layer_normalization"]
+
+
+def test_keras2_weight_files_with_nested_models_load(tmp_path):
+    # Keras's ImageNet files are Keras 2 weight files; a nested Sequential (ConvNeXt's stem) is one group whose
+    # weight_names are its variables' paths, as real Keras 3.15 writes them (legacy_h5_format)
+    h5py = pytest.importorskip("h5py")
+
+    def small(weights):
+        K.backend.clear_session()
+        return K.applications.convnext.ConvNeXt(depths=[1, 1, 1, 1], projection_dims=[8, 16, 24, 32], weights=weights,
+                                                include_top=False, input_shape=(32, 32, 3), name="convnext_small")
+
+    model = small(None)
+    FIXTURE.fill(model)
+    path = str(tmp_path / "convnext_small_notop.h5")
+    with h5py.File(path, "w") as f:
+        f.attrs["layer_names"] = np.array([layer.name.encode() for layer in model.layers])
+        f.attrs["backend"], f.attrs["keras_version"] = b"tensorflow", b"3.15.1"
+        for layer in model.layers:
+            g = f.create_group(layer.name)
+            g.attrs["weight_names"] = np.array([w.path.encode() for w in layer.weights])
+            for w in layer.weights:
+                g.create_dataset(w.path, data=w.numpy())
+    assert [n.decode() for n in h5py.File(path)["convnext_small_stem"].attrs["weight_names"]][:2] == [
+        "convnext_small_stem/convnext_small_stem_conv/kernel", "convnext_small_stem/convnext_small_stem_conv/bias"]
+    x = FIXTURE.batch((32, 32, 3))
+    np.testing.assert_array_equal(small(path).predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+@pytest.mark.parametrize("cls, kwargs, name, layers, params, out", [
+    # pinned from Keras 3.15.1 (the fixture's configurations cover the smallest of each family)
+    ("NASNetMobile", {}, "nasnet_mobile", 771, 5326716, (None, 1000)),
+    ("MobileNetV3Small", dict(input_shape=(48, 48, 3), minimalistic=True, alpha=1.5), "MobileNetV3Small", 110,
+     3843696, (None, 1000)),
+])
+def test_other_variants_match_keras(cls, kwargs, name, layers, params, out):
+    K.backend.clear_session()
+    model = getattr(K.applications, cls)(weights=None, **kwargs)
+    assert (model.name, len(model.layers), model.count_params(), model.output_shape) == (name, layers, params, out)
