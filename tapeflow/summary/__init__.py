@@ -398,3 +398,11 @@ def trace_export(name: str, step: Any = None, profiler_outdir: str | None = None
     if writer is None or writer._noop:
         return
     writer._write_run_metadata(_tag(name), graphs, _step_value(_default_step(step)))
+
+
+def __getattr__(name: str):
+    if name == "audio":
+        from tapeflow.framework.errors import NotImplementedInTapeflowError
+
+        raise NotImplementedInTapeflowError("tf.summary.audio is not implemented in tapeflow")
+    raise AttributeError(f"module 'tapeflow.summary' has no attribute '{name}'")
