@@ -137,3 +137,17 @@ def test_map_coordinates_ints_gradients_errors_and_gaussian_blur():
     assert ops.image.gaussian_blur(np.transpose(img[0], (2, 0, 1)), (5, 3), data_format="channels_first").shape == (
         3, 6, 5)
     assert ops.image.gaussian_blur(tf.keras.Input((6, 5, 3))).shape == (None, 6, 5, 3)
+
+
+def test_elastic_transform_is_keras():
+    img = (np.random.RandomState(3).rand(2, 9, 8, 2) * 255).astype("float32")
+    out = ops.image.elastic_transform(img, alpha=3.0, sigma=1.5, seed=7).numpy()  # Keras 3.15, TF backend
+    assert float(out.astype("float64").sum()) == 37489.99928855896
+    assert out.ravel()[:4].tolist() == [68.35113525390625, 105.36058044433594, 95.72581481933594, 126.45846557617188]
+    one = ops.image.elastic_transform(img[0], alpha=2.0, sigma=1.0, interpolation="nearest", fill_mode="constant",
+                                      fill_value=5.0, seed=3).numpy()
+    assert one.shape == (9, 8, 2) and float(one.astype("float64").sum()) == 17189.721384048462
+    with pytest.raises(ValueError, match=r"Expected of one \('nearest', 'bilinear'\). Received: interpolation=cubic"):
+        ops.image.elastic_transform(img, interpolation="cubic")
+    with pytest.raises(ValueError, match=r"Received: fill_mode=bad"):
+        ops.image.elastic_transform(img, fill_mode="bad")

@@ -1,6 +1,6 @@
 """``keras.ops.image``: Keras 3's image functions (TF backend's arithmetic): ``resize``, ``extract_patches``
-(2-D), ``rgb_to_grayscale``, ``rgb_to_hsv``, ``hsv_to_rgb``, ``map_coordinates`` and ``gaussian_blur``; the
-others raise ``NotImplementedError`` naming themselves."""
+(2-D), ``rgb_to_grayscale``, ``rgb_to_hsv``, ``hsv_to_rgb``, ``map_coordinates``, ``gaussian_blur`` and
+``elastic_transform``; the others raise ``NotImplementedError`` naming themselves."""
 
 from __future__ import annotations
 
@@ -193,7 +193,29 @@ def gaussian_blur(images: Any, kernel_size: Any = (3, 3), sigma: Any = (1.0, 1.0
     return tf().squeeze(out, [0]) if single else out
 
 
-_UNSUPPORTED = frozenset(("affine_transform", "crop_images", "elastic_transform", "extract_patches_3d",
+@keras_op("ElasticTransform", "image")
+def elastic_transform(images: Any, alpha: float = 20.0, sigma: float = 5.0, interpolation: str = "bilinear",
+                      fill_mode: str = "reflect", fill_value: float = 0.0, seed: Any = None,
+                      data_format: str | None = None) -> Any:
+    """Each image resampled along a random displacement field (a normal draw of ``seed``, smoothed by a
+    Gaussian of ``sigma``, scaled by ``alpha``): ``keras.ops.image.elastic_transform``, Keras's TF backend
+    (the same field for x and y, as Keras's)."""
+    from tapeflow.keras import random as krandom
+    from tapeflow.keras.layers.augmentation_elastic import elastic_transform as transform
+
+    if interpolation not in ("nearest", "bilinear"):
+        raise ValueError("Invalid value for argument `interpolation`. Expected of one ('nearest', 'bilinear'). "
+                         f"Received: interpolation={interpolation}")
+    if fill_mode not in ("constant", "nearest", "wrap", "reflect"):
+        raise ValueError("Invalid value for argument `fill_mode`. Expected of one ('constant', 'nearest', 'wrap', "
+                         f"'reflect'). Received: fill_mode={fill_mode}")
+    images = convert(images)
+    _rank_check(images)
+    return transform(images, alpha, sigma, interpolation, fill_mode, fill_value, krandom.draw_seed(seed),
+                     _backend.standardize_data_format(data_format))
+
+
+_UNSUPPORTED = frozenset(("affine_transform", "crop_images", "extract_patches_3d",
                           "pad_images", "perspective_transform",
                           "scale_and_translate", "sobel_edges", "ssim"))
 
