@@ -350,6 +350,46 @@ def test_ema_and_loss_scale_and_accumulation():
     assert float(u.numpy()) == -2.0
 
 
+
+def _ema_fit(callbacks=(), validation=False, **kw):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 3)).astype("float32")
+    y = (x @ np.array([[1.0], [2.0], [-1.0]], "float32")).astype("float32")
+    m = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1, kernel_initializer="ones")])
+    opt = K.SGD(0.05, use_ema=True, **kw)
+    m.compile(opt, "mse")
+    h = m.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False, callbacks=list(callbacks),
+              validation_data=(x[:8], y[:8]) if validation else None)
+    return h, m.layers[0].kernel.numpy().ravel().tolist(), opt
+
+
+@pytest.mark.parametrize("kw, loss, kernel", [
+    ({}, [3.237202, 1.60403], [0.9648609757423401, 1.0663540363311768, 0.8330410122871399]),
+    ({"ema_overwrite_frequency": 3}, [3.536313, 2.956435],
+     [0.9654080271720886, 1.0565969944000244, 0.8514479994773865]),
+    ({"ema_momentum": 0.5}, [3.237202, 1.60403], [0.9251350164413452, 1.3877010345458984, 0.09539099782705307]),
+])
+def test_ema_in_fit_as_keras(kw, loss, kernel):
+    # the averages update inside the compiled step, and fit ends with finalize_variable_values (values from TF 2.21)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback to an eager step
+        h, k, opt = _ema_fit(**kw)
+    assert np.round(h.history["loss"], 6).tolist() == loss
+    np.testing.assert_allclose(k, kernel, atol=1e-6)  # (TF's printed to 6 decimals)
+    np.testing.assert_array_equal(k, opt._model_variables_moving_average[0].numpy().ravel())
+
+
+def test_swap_ema_weights_callback_as_keras():
+    h, k, _ = _ema_fit([tf.keras.callbacks.SwapEMAWeights(swap_on_epoch=True)], validation=True)
+    assert np.round(h.history["val_loss"], 6).tolist() == [1.998857, 1.94163]  # evaluated on the averages
+    np.testing.assert_allclose(k, [0.9648609757423401, 1.0663540363311768, 0.8330410122871399], atol=1e-6)
+    m = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1)])
+    m.compile(K.SGD(), "mse")
+    m.fit(np.ones((2, 1)), np.ones((2, 1)), verbose=0)
+    with pytest.raises(ValueError, match="SwapEMAWeights must be used when `use_ema=True` is set on the optimizer. "
+                                         "Received: use_ema=False"):
+        m.evaluate(np.ones((2, 1)), np.ones((2, 1)), verbose=0, callbacks=[tf.keras.callbacks.SwapEMAWeights()])
+
 def test_user_subclass_gets_tensors():
     class Sign(K.Optimizer):
         def __init__(self):

@@ -364,6 +364,64 @@ class ProgbarLogger(Callback):
         self._finalize(logs)
 
 
+class SwapEMAWeights(Callback):
+    """Puts the optimizer's moving averages (``use_ema=True``) into the model for evaluation and prediction,
+    and the trained weights back after (also around each epoch's end with ``swap_on_epoch``), as Keras 3.15:
+    in place, by TF's add-and-subtract swap."""
+
+    def __init__(self, swap_on_epoch: bool = False) -> None:
+        super().__init__()
+        self.swap_on_epoch = swap_on_epoch
+        self._ema_weights_in_model = False
+
+    def _optimizers(self) -> list:
+        opt = getattr(self.model.optimizer, "inner_optimizer", self.model.optimizer)
+        if not hasattr(opt, "_model_variables_moving_average"):
+            raise ValueError(f"SwapEMAWeights must be used when `use_ema=True` is set on the optimizer. Received: "
+                             f"use_ema={opt.use_ema}")
+        return [opt]
+
+    def _swap_variables(self) -> None:
+        for opt in self._optimizers():
+            for var, avg in zip(opt._trainable_variables, opt._model_variables_moving_average):
+                var.assign_add(avg)  # (TF's swap: its float rounding included)
+                avg.assign(var - avg)
+                var.assign(var - avg)
+
+    def _finalize_ema_values(self) -> None:
+        for opt in self._optimizers():
+            for var, avg in zip(opt._trainable_variables, opt._model_variables_moving_average):
+                avg.assign(var)
+
+    def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
+        if self.swap_on_epoch and self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = False
+
+    def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+        if self.swap_on_epoch and not self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = True
+            if epoch == self.params["epochs"] - 1:  # fit's finalize_variable_values then keeps these weights
+                self._finalize_ema_values()
+
+    def on_test_begin(self, logs: Any = None) -> None:
+        if not self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = True
+
+    def on_test_end(self, logs: Any = None) -> None:
+        if self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = False
+
+    on_predict_begin = on_test_begin
+
+    def on_predict_end(self, logs: Any = None) -> None:
+        if not self._ema_weights_in_model:  # (Keras 3.15's test: the averages stay in the model after predict)
+            self._swap_variables()
+            self._ema_weights_in_model = False
+
 from tapeflow.keras.tensorboard import TensorBoard  # noqa: E402 - subclasses Callback above
 from tapeflow.keras.saving.callbacks import BackupAndRestore, CSVLogger, ModelCheckpoint  # noqa: E402, F401
 
@@ -371,7 +429,7 @@ from tapeflow.keras.saving.callbacks import BackupAndRestore, CSVLogger, ModelCh
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
 _missing_getattr = _module_getattr("tf.keras.callbacks", frozenset((
-    "RemoteMonitor SwapEMAWeights "
+    "RemoteMonitor "
 ).split()))
 
 

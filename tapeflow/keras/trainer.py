@@ -1068,6 +1068,8 @@ class Trainer:
             training_logs = epoch_logs
             if self.stop_training:
                 break
+        if epochs > 0 and hasattr(self.optimizer, "finalize_variable_values"):  # with use_ema: the averages
+            self.optimizer.finalize_variable_values(self.trainable_weights)
         callbacks_.on_train_end(training_logs)
         self.history = history
         return history

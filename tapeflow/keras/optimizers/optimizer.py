@@ -939,16 +939,33 @@ class Optimizer:
 
     # -- EMA --------------------------------------------------------------------
     def _update_ema(self, K) -> None:
-        it = int(self._iterations._value) if state.graph is None else None
-        if it is not None and self.gradient_accumulation_steps:
+        if state.graph is not None:
+            return self._update_ema_traced()
+        it = int(self._iterations._value)
+        if self.gradient_accumulation_steps:
             it //= self.gradient_accumulation_steps  # Keras reads ``self.iterations``
-        if it is None:
-            raise NotImplementedError("use_ema inside tf.function is not supported yet; run the step eagerly.")
         for var, avg in zip(self._trainable_variables, self._model_variables_moving_average):
             m = K.const(self.ema_momentum if it != 0 else 0.0, var.dtype)
             self.assign(avg, m * K.read(avg) + (1 - m) * K.read(var))
         if self.ema_overwrite_frequency and (it + 1) % self.ema_overwrite_frequency == 0:
             self.finalize_variable_values(self._trainable_variables)
+
+    def _update_ema_traced(self) -> None:
+        """The same inside a traced step: the first step's momentum 0 and the overwrite every
+        ``ema_overwrite_frequency`` steps chosen at run time (Keras's ``ops.cond``, as a select)."""
+        from tapeflow.ops import math_ops
+
+        it = self._iterations.value()
+        if self.gradient_accumulation_steps:
+            it = math_ops.floordiv(it, self.gradient_accumulation_steps)
+        later = math_ops.not_equal(it, 0)
+        for var, avg in zip(self._trainable_variables, self._model_variables_moving_average):
+            m = math_ops.cast(later, var.dtype) * convert_to_tensor(self.ema_momentum, dtype=var.dtype)
+            avg.assign(m * avg.value() + (1 - m) * var.value())
+        if self.ema_overwrite_frequency:
+            now = math_ops.equal(math_ops.floormod(it + 1, self.ema_overwrite_frequency), 0)
+            for var, avg in zip(self._trainable_variables, self._model_variables_moving_average):
+                var.assign(math_ops.where(now, avg.value(), var.value()))
 
     def finalize_variable_values(self, var_list: list) -> None:
         """With ``use_ema``, overwrites ``var_list`` with their moving averages."""
