@@ -616,3 +616,11 @@ def test_slices_with_run_time_bounds_and_dynamic_pad():
     expect[:, 2:, 0] += 1
     expect[..., 0] += 1
     np.testing.assert_array_equal(g, expect)
+
+
+def test_reshape_of_a_tensor_of_unknown_rank_inside_tf_function():
+    scalar = tf.function(lambda: tf.reshape(tf.numpy_function(lambda: np.float32(2.0), [], tf.float32), ()))
+    assert float(scalar()) == 2.0 and scalar.get_concrete_function().structured_outputs.shape.as_list() == []
+    mat = tf.function(lambda: tf.reshape(tf.numpy_function(lambda: np.ones((2, 3), np.float32), [], tf.float32),
+                                         (3, -1)))
+    assert mat().shape == (3, 2) and mat.get_concrete_function().structured_outputs.shape.as_list() == [3, None]

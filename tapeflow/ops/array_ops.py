@@ -102,7 +102,7 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
     in_shape = x._shape_tuple()
     if shape.count(-1) > 1:
         raise _err("Reshape", f"only one input size may be -1, not both in shape {list(shape)}")
-    if None not in in_shape:
+    if in_shape is not None and None not in in_shape:  # (None: a graph tensor of unknown rank)
         total = int(np.prod(in_shape, dtype=np.int64))
         if -1 in shape:
             shape = _infer_minus_one(in_shape, shape)
