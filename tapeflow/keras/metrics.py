@@ -706,14 +706,20 @@ class AUC(Metric):
         self.false_negatives.assign_add(fn)
 
     def result(self) -> Tensor:
-        if state.graph is not None:
-            raise NotImplementedError("AUC.result() inside tf.function is not implemented in tapeflow; update the "
-                                      "metric in the function and read result() outside it.")
-        tp, fp, tn, fn = (np.asarray(v.numpy()) for v in (self.true_positives, self.false_positives,
-                                                            self.true_negatives, self.false_negatives))
+        states = [self.true_positives, self.false_positives, self.true_negatives, self.false_negatives]
+        if self.multi_label and self.label_weights is not None:
+            states.append(self.label_weights)
+        if state.graph is not None:  # inside a traced step: the same NumPy, on the states' values at run time
+            from tapeflow.graph.functional_ops import numpy_function
+
+            return ao.reshape(numpy_function(self._area, states, Tout=dtypes.float32, stateful=False), ())
+        return constant(self._area(*(np.asarray(v.numpy()) for v in states)))
+
+    def _area(self, tp: np.ndarray, fp: np.ndarray, tn: np.ndarray, fn: np.ndarray,
+              label_weights: np.ndarray | None = None) -> np.float32:
         n = self.num_thresholds
         if self.curve == "PR" and self.summation_method == "interpolation":
-            return constant(self._by_label(self._pr_interpolation()))
+            return self._by_label(self._pr_interpolation(tp, fp, fn), label_weights)
         recall = _div(tp, tp + fn)
         if self.curve == "ROC":
             x, y = _div(fp, fp + tn), recall
@@ -725,23 +731,21 @@ class AUC(Metric):
             heights = np.minimum(y[: n - 1], y[1:])
         else:
             heights = np.maximum(y[: n - 1], y[1:])
-        return constant(self._by_label((x[: n - 1] - x[1:]) * heights))
+        return self._by_label((x[: n - 1] - x[1:]) * heights, label_weights)
 
-    def _by_label(self, terms: np.ndarray) -> np.float32:
+    def _by_label(self, terms: np.ndarray, label_weights: np.ndarray | None) -> np.float32:
         """The sum of the area's terms; with multi_label, each label's area, then their mean (weighted by
         ``label_weights``, as Keras)."""
         if not self.multi_label:
             return _F(np.sum(terms, dtype=_F))
         by_label = np.sum(terms, axis=0, dtype=_F)
-        if self.label_weights is None:
+        if label_weights is None:
             return _F(np.mean(by_label, dtype=_F))
-        w = np.asarray(self.label_weights.numpy(), _F)
+        w = np.asarray(label_weights, _F)
         return _F(_div(np.sum(by_label * w, dtype=_F), np.sum(w, dtype=_F)))
 
-    def _pr_interpolation(self) -> np.ndarray:
+    def _pr_interpolation(self, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
         # Davis & Goadrich interpolation between consecutive thresholds (Keras' PR "interpolation").
-        tp, fp, fn = (np.asarray(v.numpy()) for v in (self.true_positives, self.false_positives,
-                                                      self.false_negatives))
         n = self.num_thresholds
         dtp = tp[: n - 1] - tp[1:]
         p = tp + fp
