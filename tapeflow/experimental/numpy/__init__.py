@@ -487,25 +487,4 @@ def flatten(a: Any, order: str = "C") -> Tensor:
     return reshape(a, [-1], order)
 
 
-# TF's tf.experimental.numpy names tapeflow does not build: looking one up says so.
-_NOT_BUILT = frozenset({
-    "angle", "append", "arccosh", "arcsinh", "arctanh", "argsort", "array_equal", "asanyarray",
-    "ascontiguousarray", "atleast_1d", "atleast_2d", "atleast_3d", "average", "bitwise_and", "bitwise_not",
-    "bitwise_or", "bitwise_xor", "broadcast_arrays", "cbrt", "compress", "conj", "conjugate", "count_nonzero",
-    "cross", "deg2rad", "diag", "diag_indices", "diagflat", "diagonal", "diff", "divmod", "dsplit", "dstack",
-    "einsum", "exp2", "fabs", "finfo", "fix", "flip", "fliplr", "flipud", "float_power", "gcd", "geomspace",
-    "heaviside", "hsplit", "hstack", "hypot", "imag", "inner", "iscomplex", "iscomplexobj", "isfinite", "isinf",
-    "isnan", "isneginf", "isposinf", "isreal", "isrealobj", "ix_", "kron", "lcm", "log10", "log2", "logaddexp",
-    "logaddexp2", "logical_not", "logical_xor", "logspace", "meshgrid", "moveaxis", "nanmean", "nanprod", "nansum",
-    "nextafter", "outer", "pad", "polyval", "positive", "promote_types", "ptp", "rad2deg", "real", "repeat",
-    "roll", "rot90", "select", "signbit", "sinc", "sort", "split", "take_along_axis", "tensordot", "tile", "trace",
-    "tri", "tril", "triu", "vander", "vdot", "vsplit", "vstack",
-})
-
-
-def __getattr__(name: str):
-    if name in _NOT_BUILT:
-        from tapeflow.framework.errors import NotImplementedInTapeflowError
-
-        raise NotImplementedInTapeflowError(f"tf.experimental.numpy.{name} is not implemented in tapeflow")
-    raise AttributeError(f"module 'tapeflow.experimental.numpy' has no attribute '{name}'")
+from tapeflow.experimental.numpy._more import *  # noqa: E402, F403 - the rest of TF's tnp names
