@@ -16,8 +16,8 @@ from tapeflow.keras.models import Model, Sequential
 
 __all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metrics", "optimizers", "models",
            "regularizers", "constraints", "utils", "backend", "saving", "mixed_precision", "datasets",
-           "preprocessing", "ops", "config", "tree", "dtype_policies", "applications", "random", "Input", "Layer",
-           "Model", "Sequential", "KerasTensor", "InputSpec", "Loss", "Metric", "Optimizer", "Initializer",
+           "preprocessing", "ops", "config", "tree", "dtype_policies", "applications", "random", "export", "Input",
+           "Layer", "Model", "Sequential", "KerasTensor", "InputSpec", "Loss", "Metric", "Optimizer", "Initializer",
            "Regularizer", "DTypePolicy", "FloatDTypePolicy", "Variable", "name_scope", "device", "version"]
 
 
@@ -33,7 +33,7 @@ def __getattr__(name: str):
     # optimizers (another package) and the small utility namespaces load on first use
     if name in ("optimizers", "models", "utils", "backend", "trainer", "saving", "mixed_precision", "datasets",
                 "constraints", "preprocessing", "ops", "config", "applications", "random", "tree",
-                "dtype_policies"):
+                "dtype_policies", "export"):
         mod = _importlib.import_module(f"tapeflow.keras.{name}")
         globals()[name] = mod
         return mod
@@ -60,4 +60,4 @@ _CLASSES = {
 
 # Keras namespaces tapeflow lacks: NotImplementedError naming them (also an AttributeError, for hasattr)
 _MISSING = frozenset(("quantizers", "visualization",
-                      "wrappers", "distribution", "export"))
+                      "wrappers", "distribution"))

@@ -1203,6 +1203,20 @@ class Trainer:
             raise ValueError(f"The filename must end in `.weights.h5`. Received: filepath={filepath} "
                              f"(tapeflow also writes `.safetensors`)")
 
+    def export(self, filepath: Any, format: str = "tf_saved_model", verbose: bool | None = None,  # noqa: A002
+               input_signature: Any = None, **kwargs: Any) -> None:
+        """Keras 3's ``model.export``: a SavedModel (tapeflow's format) with the forward pass as its ``serve``
+        endpoint and ``serving_default`` signature, reloadable by ``tf.saved_model.load`` without this code."""
+        if format in ("tf_saved_model", "tf"):
+            from tapeflow.keras.export import export_saved_model
+
+            return export_saved_model(self, filepath, verbose=verbose, input_signature=input_signature, **kwargs)
+        if format in ("onnx", "openvino", "litert", "tflite"):
+            raise NotImplementedError(f"Model.export(format='{format}') is not implemented in tapeflow; "
+                                      "format='tf_saved_model' is")
+        raise ValueError("Unrecognized format=" + str(format) + ". Supported formats are: 'tf_saved_model', "
+                         "'onnx', 'openvino', 'litert'.")
+
     def save(self, filepath: str, overwrite: bool = True, zipped: bool | None = None, **kwargs: Any) -> None:
         """Saves architecture, weights, compile state and optimizer variables to a ``.keras`` file
         (Keras 3's zip archive; ``tf.keras.models.load_model`` reads it, and so does real Keras)."""

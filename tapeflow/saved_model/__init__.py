@@ -518,16 +518,23 @@ class _Restored:
         return dict(self._children)
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(getattr(type(self), name, None), property):  # a saved attribute of that name (Keras's
+            self._children[name] = value  # export archives save `variables` lists): the property returns it
+            return
         object.__setattr__(self, name, value)
 
     @property
-    def variables(self) -> tuple:
+    def variables(self) -> Any:
+        if "variables" in self._children:
+            return self._children["variables"]
         from tapeflow.train import checkpoint
 
         return tuple(checkpoint._walk(self)[0].values())
 
     @property
-    def trainable_variables(self) -> tuple:
+    def trainable_variables(self) -> Any:
+        if "trainable_variables" in self._children:
+            return self._children["trainable_variables"]
         return tuple(v for v in self.variables if v.trainable)
 
 
