@@ -60,3 +60,23 @@ def test_export_archive_endpoints_and_variable_collections(tmp_path):
         tf.keras.export.ExportArchive().track(tf.keras.layers.Dense(2))
     with pytest.raises(NotImplementedError, match="format='onnx'"):
         m.export(tmp_path / "o", format="onnx")
+
+
+def test_tfsm_layer_calls_an_exported_model(tmp_path):
+    _model().export(tmp_path / "m", verbose=False)
+    layer = tf.keras.layers.TFSMLayer(str(tmp_path / "m"))
+    assert layer(X).numpy().tolist() == [[4.0, 4.0], [13.0, 13.0]]
+    assert len(layer.weights) == len(layer.trainable_weights) == 2
+    assert sorted(layer.get_config()) == ["call_endpoint", "call_training_endpoint", "dtype", "filepath", "name",
+                                          "trainable"]
+    assert list(tf.keras.layers.TFSMLayer(str(tmp_path / "m"), call_endpoint="serving_default")(X)) == ["output_0"]
+    inp = tf.keras.Input((3,))
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(1)(layer(inp)))
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(model(X))
+    grads = tape.gradient(loss, layer.trainable_weights)
+    assert all(g is not None for g in grads)
+    with pytest.raises(ValueError, match=r"The endpoint 'nope' is neither an attribute of the reloaded SavedModel, "
+                                         r"nor an entry in the `signatures` field .* Available endpoints for this "
+                                         r"SavedModel: \['serve', 'serving_default'\]"):
+        tf.keras.layers.TFSMLayer(str(tmp_path / "m"), call_endpoint="nope")

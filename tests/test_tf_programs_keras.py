@@ -99,9 +99,9 @@ def test_dataset_methods_tapeflow_lacks_raise_not_implemented():
 
 
 def test_keras_names_tapeflow_lacks_raise_not_implemented_and_hasattr_is_false():
-    assert not hasattr(tf.keras.layers, "TFSMLayer")
-    with pytest.raises(NotImplementedError, match="TFSMLayer"):
-        tf.keras.layers.TFSMLayer("model_dir")
+    assert not hasattr(tf.keras.layers, "Flatten3D")
+    with pytest.raises(NotImplementedError, match="Flatten3D"):
+        tf.keras.layers.Flatten3D()
     with pytest.raises(NotImplementedError, match="Circle"):
         tf.keras.losses.Circle()
     with pytest.raises(AttributeError):

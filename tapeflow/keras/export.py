@@ -188,3 +188,47 @@ def export_saved_model(model: Any, filepath: Any, verbose: bool | None = None, i
         input_signature = get_input_signature(model)
     archive.track_and_add_endpoint(DEFAULT_ENDPOINT_NAME, model, input_signature, **kwargs)
     archive.write_out(filepath, verbose=True if verbose is None else verbose)
+
+
+from tapeflow.keras.layers.base import Layer  # noqa: E402 - after the archive: layers import nothing from here
+
+
+class TFSMLayer(Layer):
+    """A layer that calls an exported SavedModel's endpoint (``call_endpoint``, an attribute of the reloaded
+    object or one of its ``signatures``; ``call_training_endpoint`` when training); its weights are the
+    reloaded variables, trainable as they were saved (Keras 3.15's, TF backend)."""
+
+    def __init__(self, filepath: Any, call_endpoint: str = "serve", call_training_endpoint: str | None = None,
+                 trainable: bool = True, name: str | None = None, dtype: Any = None) -> None:
+        super().__init__(trainable=trainable, name=name, dtype=dtype)
+        self._reloaded_obj = _tf().saved_model.load(str(filepath))
+        self.filepath = filepath
+        self.call_endpoint = call_endpoint
+        self.call_training_endpoint = call_training_endpoint
+        self.call_endpoint_fn = self._endpoint(call_endpoint, True)
+        if call_training_endpoint:
+            self.call_training_endpoint_fn = self._endpoint(call_training_endpoint, False)
+        for v in self._reloaded_obj.variables:
+            (self._own_trainable if v.trainable else self._own_non_trainable).append(v)
+        self.built = True
+
+    def _endpoint(self, name: str, hint: bool) -> Any:
+        if hasattr(self._reloaded_obj, name):
+            return getattr(self._reloaded_obj, name)
+        if name in self._reloaded_obj.signatures:
+            return self._reloaded_obj.signatures[name]
+        select = "Select another endpoint via the `call_endpoint` argument. " if hint else ""
+        raise ValueError(f"The endpoint '{name}' is neither an attribute of the reloaded SavedModel, nor an entry in "
+                         f"the `signatures` field of the reloaded SavedModel. {select}Available endpoints for this "
+                         f"SavedModel: {list(self._reloaded_obj.signatures.keys())}")
+
+    def call(self, inputs: Any, training: Any = False, **kwargs: Any) -> Any:
+        if training and self.call_training_endpoint:
+            return self.call_training_endpoint_fn(inputs, **kwargs)
+        return self.call_endpoint_fn(inputs, **kwargs)
+
+    def get_config(self) -> dict:
+        from tapeflow.keras.saving.serialization import base_config
+
+        return {**base_config(self), "filepath": self.filepath, "call_endpoint": self.call_endpoint,
+                "call_training_endpoint": self.call_training_endpoint}

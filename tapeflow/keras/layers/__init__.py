@@ -130,7 +130,14 @@ __all__ += ["serialize", "deserialize"]
 # Keras names tapeflow lacks: NotImplementedError (also an AttributeError, for hasattr)
 from tapeflow.keras._missing import module_getattr as _module_getattr  # noqa: E402
 
-__getattr__ = _module_getattr("tf.keras.layers", frozenset((
-    "ThresholdedReLU "
-    "Flatten3D TFSMLayer "
+_missing_getattr = _module_getattr("tf.keras.layers", frozenset((
+    "Flatten3D "
 ).split()))
+
+
+def __getattr__(name: str):
+    if name == "TFSMLayer":  # (with the export archive, on first use)
+        from tapeflow.keras.export import TFSMLayer
+
+        return TFSMLayer
+    return _missing_getattr(name)
