@@ -316,19 +316,83 @@ def _resize_nearest_grad_grad(op, grad):
     return [g, None]
 
 
-_METHODS = ("bilinear", "nearest")
+_METHODS = ("bilinear", "nearest", "bicubic")
+
+
+# --- bicubic (TF 2's ResizeBicubic with half-pixel centres: Keys' cubic, a = -0.5) ----------------------------
+_TABLE_SIZE = 1024
+_KEYS_TABLE: list = []
+
+
+def _keys_table() -> np.ndarray:
+    """TF's table of Keys-cubic coefficients at 1/1024 steps (float32, as its kernel computes them)."""
+    if not _KEYS_TABLE:
+        a = _F(-0.5)
+        x = (np.arange(_TABLE_SIZE + 1) / _TABLE_SIZE).astype(_F)
+        near = ((a + _F(2)) * x - (a + _F(3))) * x * x + _F(1)
+        x1 = x + _F(1)
+        far = ((a * x1 - _F(5) * a) * x1 + _F(8) * a) * x1 - _F(4) * a
+        table = np.empty(2 * (_TABLE_SIZE + 1), _F)
+        table[0::2], table[1::2] = near, far
+        _KEYS_TABLE.append(table)
+    return _KEYS_TABLE[0]
+
+
+def _bicubic_taps(in_size: int, out_size: int) -> tuple:
+    """For each output position, its 4 input indices (clamped) and weights (0 for taps outside the image,
+    then renormalized to sum 1), TF's float32 arithmetic."""
+    table = _keys_table()
+    scale = _F(in_size) / _F(out_size)
+    loc = (np.arange(out_size).astype(_F) + _F(0.5)) * scale - _F(0.5)
+    base = np.floor(loc)
+    offset = np.rint((loc - base) * _F(_TABLE_SIZE)).astype(np.int64)
+    base = base.astype(np.int64)
+    coeff = [table[offset * 2 + 1], table[offset * 2], table[(_TABLE_SIZE - offset) * 2],
+             table[(_TABLE_SIZE - offset) * 2 + 1]]
+    idx, w = [], []
+    for k in range(4):
+        raw = base - 1 + k
+        clamped = np.clip(raw, 0, in_size - 1)
+        idx.append(clamped)
+        w.append(np.where(clamped == raw, coeff[k], _F(0)).astype(_F))
+    total = ((w[0] + w[1]) + w[2]) + w[3]
+    ok = np.abs(total) >= _F(1000) * np.finfo(_F).tiny
+    inv = np.where(ok, _F(1) / np.where(ok, total, _F(1)), _F(1)).astype(_F)
+    return idx, [np.where(ok, wk * inv, wk).astype(_F) for wk in w]
+
+
+def _resize_bicubic(x: Tensor, out_h: int, out_w: int) -> Tensor:
+    """Rows first (each needed column of the 4 input rows), then columns, in TF's order of float32 sums;
+    composed of gathers and products, so its gradients (any order) are theirs."""
+    from tapeflow.ops import array_ops as ao
+    from tapeflow.ops import math_ops as mo
+
+    in_h, in_w = x.shape.as_list()[1:3]
+    x = mo.cast(x, dtypes.float32) if x.dtype != dtypes.float32 else x
+    out = x
+    for axis, n_in, n_out in ((1, in_h, out_h), (2, in_w, out_w)):
+        idx, w = _bicubic_taps(n_in, n_out)
+        shape = [1, 1, 1, 1]
+        shape[axis] = n_out
+        acc = None
+        for k in range(4):
+            term = mo.multiply(convert_to_tensor(w[k].reshape(shape)), ao.gather(out, convert_to_tensor(idx[k]),
+                                                                                 axis=axis))
+            acc = term if acc is None else mo.add_op(acc, term)
+        out = acc
+    return out
 
 
 def resize(images: Any, size: Any, method: str = "bilinear", preserve_aspect_ratio: bool = False,
            antialias: bool = False, name: Any = None) -> Tensor:
-    """``tf.image.resize`` (``bilinear`` and ``nearest``, half-pixel centres as TF 2): ``[h, w, c]`` or
-    ``[batch, h, w, c]`` images to ``size = [new_height, new_width]``; bilinear gives float32, nearest keeps
-    the dtype. Other methods, ``antialias=True`` and ``preserve_aspect_ratio=True`` raise
+    """``tf.image.resize`` (``bilinear``, ``nearest`` and ``bicubic``, half-pixel centres as TF 2): ``[h, w, c]``
+    or ``[batch, h, w, c]`` images to ``size = [new_height, new_width]``; bilinear and bicubic give float32,
+    nearest keeps the dtype. Other methods, ``antialias=True`` and ``preserve_aspect_ratio=True`` raise
     ``NotImplementedError``."""
     method = getattr(method, "value", method)
     if method not in _METHODS:
         raise NotImplementedError(f"tf.image.resize(method={method!r}) is not implemented in tapeflow "
-                                  "(bilinear and nearest are)")
+                                  "(bilinear, nearest and bicubic are)")
     if antialias or preserve_aspect_ratio:
         raise NotImplementedError("tf.image.resize with antialias=True or preserve_aspect_ratio=True is not "
                                   "implemented in tapeflow")
@@ -345,6 +409,14 @@ def resize(images: Any, size: Any, method: str = "bilinear", preserve_aspect_rat
     from tapeflow.ops import array_ops as ao
 
     x = ao.expand_dims(images, 0) if rank == 3 else images
+    if method == "bicubic":
+        if static is None or None in x.shape.as_list()[1:3]:
+            raise NotImplementedError("tf.image.resize(method='bicubic') with sizes known only at run time is not "
+                                      "implemented in tapeflow; give the images' and the target size statically")
+        if min(static) <= 0:
+            raise InvalidArgumentError(None, None, "output dimensions must be positive [Op:ResizeBicubic]")
+        out = _resize_bicubic(x, *static)
+        return ao.squeeze(out, [0]) if rank == 3 else out
     attrs = {"align_corners": False, "half_pixel_centers": True, "static_shape": static}
     out = execute(RESIZE_BILINEAR if method == "bilinear" else RESIZE_NEAREST, (x, size_t), attrs)
     return ao.squeeze(out, [0]) if rank == 3 else out

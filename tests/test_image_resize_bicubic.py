@@ -1,0 +1,42 @@
+"""tf.image.resize(method="bicubic"): TF 2.21's ResizeBicubic with half-pixel centres (Keys' cubic with a=-0.5
+from its 1024-step table, out-of-image taps dropped and the weights renormalized), values and gradients pinned
+from TF (equal to float32 rounding), inside tf.function too."""
+
+import logging
+
+import numpy as np
+
+import tapeflow as tf
+
+X = np.arange(1, 13, dtype="float32").reshape(1, 3, 4, 1)
+
+
+def test_bicubic_values_and_gradient_as_tf():
+    x = tf.constant(X)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.image.resize(x, (5, 3), method="bicubic")
+        loss = tf.reduce_sum(y * tf.constant(np.arange(15, dtype="float32").reshape(1, 5, 3, 1)))
+    np.testing.assert_allclose(y.numpy().ravel(), [
+        0.8009793758392334, 2.197897434234619, 3.594815492630005, 2.3285341262817383, 3.725452184677124,
+        5.122370719909668, 5.103081226348877, 6.5, 7.896917819976807, 7.877629280090332, 9.274547576904297,
+        10.671465873718262, 9.405182838439941, 10.802101135253906, 12.199020385742188], rtol=1e-6)
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy().ravel(), [
+        1.165505051612854, 1.9516923427581787, 2.408573627471924, 4.141361236572266, 8.005104064941406,
+        7.548521041870117, 7.994936466217041, 10.912788391113281, 15.220076560974121, 13.499311447143555,
+        13.956193923950195, 18.195932388305664], rtol=1e-6)
+    ones = tf.image.resize(np.ones((4, 4, 2), "float32"), (2, 6), method="bicubic").numpy()[0, :, 0]
+    assert ones.tolist() == [0.9999999403953552, 1.0, 1.0, 1.0, 1.0, 0.9999999403953552]  # TF's rounding
+
+
+def test_bicubic_inside_tf_function(caplog):
+    x = np.random.default_rng(0).random((2, 4, 4, 3)).astype("float32")
+    eager = tf.image.resize(x, (8, 8), method="bicubic").numpy()
+    traced = tf.function(lambda a: tf.image.resize(a, (8, 8), method="bicubic"))(tf.constant(x))
+    np.testing.assert_array_equal(traced.numpy(), eager)
+    # with run-time image sizes tf.function falls back to one trace per shape (and logs why)
+    f = tf.function(lambda a: tf.image.resize(a, (8, 8), method="bicubic"),
+                    input_signature=[tf.TensorSpec((None, None, None, 3))])
+    with caplog.at_level(logging.WARNING):
+        np.testing.assert_array_equal(f(tf.constant(x)).numpy(), eager)
+    assert "sizes known only at run time" in caplog.text
