@@ -1,10 +1,11 @@
-"""tf.image.resize(method="bicubic"): TF 2.21's ResizeBicubic with half-pixel centres (Keys' cubic with a=-0.5
-from its 1024-step table, out-of-image taps dropped and the weights renormalized), values and gradients pinned
-from TF (equal to float32 rounding), inside tf.function too."""
+"""tf.image.resize(method="bicubic" and "area"). Bicubic is TF 2.21's ResizeBicubic with half-pixel centres
+(Keys' cubic with a=-0.5 from its 1024-step table, out-of-image taps dropped, the weights renormalized); area
+is ResizeArea (no gradient, as TF). Values and gradients pinned from TF (equal to float32 rounding)."""
 
 import logging
 
 import numpy as np
+import pytest
 
 import tapeflow as tf
 
@@ -40,3 +41,22 @@ def test_bicubic_inside_tf_function(caplog):
     with caplog.at_level(logging.WARNING):
         np.testing.assert_array_equal(f(tf.constant(x)).numpy(), eager)
     assert "sizes known only at run time" in caplog.text
+
+
+def test_area_values_as_tf_and_no_gradient_as_tf():
+    x = tf.constant(X)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.image.resize(x, (2, 3), method="area")
+        loss = tf.reduce_sum(y)
+    assert y.dtype == tf.float32 and y.numpy().ravel().tolist() == [
+        2.5833334922790527, 3.8333334922790527, 5.0833330154418945, 7.9166669845581055, 9.166666984558105,
+        10.416666030883789]  # TF 2.21's
+    with pytest.raises(LookupError, match="gradient registry has no entry for: ResizeArea"):
+        tape.gradient(loss, x)
+    traced = tf.function(lambda a: tf.image.resize(a, (2, 3), method="area"))(x)
+    np.testing.assert_array_equal(traced.numpy(), y.numpy())
+    u8 = np.arange(30, dtype=np.uint8).reshape(5, 6, 1)
+    assert tf.image.resize(u8, (2, 3), method="area").dtype == tf.float32
+    with pytest.raises(NotImplementedError, match="lanczos3"):
+        tf.image.resize(u8, (2, 3), method="lanczos3")

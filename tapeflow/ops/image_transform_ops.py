@@ -17,7 +17,7 @@ from tapeflow.framework import dtypes
 from tapeflow.framework.errors import InvalidArgumentError
 from tapeflow.framework.execute import execute
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
-from tapeflow.ops.registry import defgrad, defop
+from tapeflow.ops.registry import NoGradientRegistered, defgrad, defop
 
 __all__ = ["image_projective_transform_v3", "resize"]
 
@@ -316,7 +316,7 @@ def _resize_nearest_grad_grad(op, grad):
     return [g, None]
 
 
-_METHODS = ("bilinear", "nearest", "bicubic")
+_METHODS = ("bilinear", "nearest", "bicubic", "area")
 
 
 # --- bicubic (TF 2's ResizeBicubic with half-pixel centres: Keys' cubic, a = -0.5) ----------------------------
@@ -361,6 +361,32 @@ def _bicubic_taps(in_size: int, out_size: int) -> tuple:
     return idx, [np.where(ok, wk * inv, wk).astype(_F) for wk in w]
 
 
+def _area_weights(in_size: int, out_size: int) -> np.ndarray:
+    """[out, in]: how much of input cell i output cell o covers (TF's ResizeArea: cells past the edge count as
+    the last one)."""
+    scale = _F(in_size) / _F(out_size)
+    w = np.zeros((out_size, in_size), _F)
+    for o in range(out_size):
+        lo, hi = _F(o) * scale, _F(o + 1) * scale
+        for i in range(int(np.floor(lo)), int(np.ceil(hi))):
+            w[o, min(i, in_size - 1)] += _F(min(_F(i + 1), hi) - max(_F(i), lo))
+    return w
+
+
+def _resize_area_kernel(images, size, align_corners=False, half_pixel_centers=False, static_shape=None):
+    """The mean over each output cell's area of the input (TF's ResizeArea), as two weighted sums: equal to
+    TF's to float32 rounding."""
+    oh, ow = _check_resize(images, size, "ResizeArea")
+    _, h, w, _ = images.shape
+    x = images.astype(_F, copy=False)
+    out = np.einsum("xj,byjc->byxc", _area_weights(w, ow), np.einsum("yi,bijc->byjc", _area_weights(h, oh), x))
+    return (out * (_F(1.0) / ((_F(h) / _F(oh)) * (_F(w) / _F(ow))))).astype(_F)
+
+
+RESIZE_AREA = defop("ResizeArea", _resize_area_kernel, shape=_resize_shape(np.dtype(np.float32)))
+NoGradientRegistered("ResizeArea")  # TF registers none: differentiating it is TF's LookupError
+
+
 def _resize_bicubic(x: Tensor, out_h: int, out_w: int) -> Tensor:
     """Rows first (each needed column of the 4 input rows), then columns, in TF's order of float32 sums;
     composed of gathers and products, so its gradients (any order) are theirs."""
@@ -385,14 +411,14 @@ def _resize_bicubic(x: Tensor, out_h: int, out_w: int) -> Tensor:
 
 def resize(images: Any, size: Any, method: str = "bilinear", preserve_aspect_ratio: bool = False,
            antialias: bool = False, name: Any = None) -> Tensor:
-    """``tf.image.resize`` (``bilinear``, ``nearest`` and ``bicubic``, half-pixel centres as TF 2): ``[h, w, c]``
-    or ``[batch, h, w, c]`` images to ``size = [new_height, new_width]``; bilinear and bicubic give float32,
-    nearest keeps the dtype. Other methods, ``antialias=True`` and ``preserve_aspect_ratio=True`` raise
+    """``tf.image.resize`` (``bilinear``, ``nearest``, ``bicubic`` and ``area``, as TF 2): ``[h, w, c]`` or
+    ``[batch, h, w, c]`` images to ``size = [new_height, new_width]``; nearest keeps the dtype, the others give
+    float32. Other methods, ``antialias=True`` and ``preserve_aspect_ratio=True`` raise
     ``NotImplementedError``."""
     method = getattr(method, "value", method)
     if method not in _METHODS:
         raise NotImplementedError(f"tf.image.resize(method={method!r}) is not implemented in tapeflow "
-                                  "(bilinear, nearest and bicubic are)")
+                                  "(bilinear, nearest, bicubic and area are)")
     if antialias or preserve_aspect_ratio:
         raise NotImplementedError("tf.image.resize with antialias=True or preserve_aspect_ratio=True is not "
                                   "implemented in tapeflow")
@@ -418,5 +444,8 @@ def resize(images: Any, size: Any, method: str = "bilinear", preserve_aspect_rat
         out = _resize_bicubic(x, *static)
         return ao.squeeze(out, [0]) if rank == 3 else out
     attrs = {"align_corners": False, "half_pixel_centers": True, "static_shape": static}
+    if method == "area":
+        out = execute(RESIZE_AREA, (x, size_t), {"align_corners": False, "static_shape": static})
+        return ao.squeeze(out, [0]) if rank == 3 else out
     out = execute(RESIZE_BILINEAR if method == "bilinear" else RESIZE_NEAREST, (x, size_t), attrs)
     return ao.squeeze(out, [0]) if rank == 3 else out
