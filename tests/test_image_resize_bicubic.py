@@ -58,5 +58,22 @@ def test_area_values_as_tf_and_no_gradient_as_tf():
     np.testing.assert_array_equal(traced.numpy(), y.numpy())
     u8 = np.arange(30, dtype=np.uint8).reshape(5, 6, 1)
     assert tf.image.resize(u8, (2, 3), method="area").dtype == tf.float32
-    with pytest.raises(NotImplementedError, match="lanczos3"):
-        tf.image.resize(u8, (2, 3), method="lanczos3")
+
+
+def test_kernel_filter_resizes_and_antialias_as_tf():
+    x = tf.constant(np.arange(1, 13, dtype="float32").reshape(1, 3, 4, 1))
+    want = {  # TF 2.21's (ScaleAndTranslate), to float32 rounding
+        ("lanczos3", False): [1.4125678539276123, 1.722689151763916, 2.402404546737671],
+        ("mitchellcubic", False): [1.8638265132904053, 2.1974568367004395, 2.8110649585723877],
+        ("bilinear", True): [2.5, 2.8571431636810303, 3.428571939468384],
+        ("lanczos5", True): [1.9088470935821533, 2.331634283065796, 2.9565389156341553]}
+    for (method, aa), first in want.items():
+        y = tf.image.resize(x, (2, 7), method=method, antialias=aa)
+        assert y.dtype == tf.float32 and y.shape == (1, 2, 7, 1)
+        np.testing.assert_allclose(y.numpy()[0, 0, :3, 0], first, rtol=2e-6, err_msg=method)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        loss = tf.reduce_sum(tf.image.resize(x, (2, 7), method="lanczos3", antialias=True))
+    assert tape.gradient(loss, x).shape == (1, 3, 4, 1)
+    with pytest.raises(NotImplementedError, match="preserve_aspect_ratio"):
+        tf.image.resize(x, (2, 7), preserve_aspect_ratio=True)

@@ -316,7 +316,7 @@ def _resize_nearest_grad_grad(op, grad):
     return [g, None]
 
 
-_METHODS = ("bilinear", "nearest", "bicubic", "area")
+_METHODS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5", "gaussian", "mitchellcubic")
 
 
 # --- bicubic (TF 2's ResizeBicubic with half-pixel centres: Keys' cubic, a = -0.5) ----------------------------
@@ -387,6 +387,76 @@ RESIZE_AREA = defop("ResizeArea", _resize_area_kernel, shape=_resize_shape(np.dt
 NoGradientRegistered("ResizeArea")  # TF registers none: differentiating it is TF's LookupError
 
 
+# --- ScaleAndTranslate: the kernel-filter resizes (lanczos, gaussian, mitchellcubic; antialias=True) ---------
+def _k_triangle(x):
+    return np.where(x < _F(1), _F(1) - x, _F(0))
+
+
+def _k_keyscubic(x):
+    far = ((_F(-0.5) * x + _F(2.5)) * x - _F(4)) * x + _F(2)
+    return np.where(x >= _F(2), _F(0), np.where(x >= _F(1), far, ((_F(1.5) * x - _F(2.5)) * x) * x + _F(1)))
+
+
+def _k_mitchell(x):
+    far = (((_F(-7.0 / 18.0)) * x + _F(2)) * x - _F(10.0 / 3.0)) * x + _F(16.0 / 9.0)
+    near = (((_F(7.0 / 6.0)) * x - _F(2)) * x) * x + _F(8.0 / 9.0)
+    return np.where(x >= _F(2), _F(0), np.where(x >= _F(1), far, near))
+
+
+def _k_lanczos(radius):
+    def k(x):
+        pi = _F(3.14159265359)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = _F(radius) * np.sin(pi * x) * np.sin(pi * x / _F(radius)) / (pi * pi * x * x)
+        return np.where(x > _F(radius), _F(0), np.where(x <= _F(1e-3), _F(1), v)).astype(_F)
+    return k
+
+
+def _k_gaussian(x):
+    radius, sigma = _F(1.5), _F(1.5) / _F(3)
+    return np.where(x >= radius, _F(0), np.exp(-x * x / (_F(2) * sigma * sigma))).astype(_F)
+
+
+_FILTERS = {"triangle": (_k_triangle, 1.0), "keyscubic": (_k_keyscubic, 2.0), "mitchellcubic": (_k_mitchell, 2.0),
+            "lanczos3": (_k_lanczos(3), 3.0), "lanczos5": (_k_lanczos(5), 5.0), "gaussian": (_k_gaussian, 1.5)}
+
+
+def _filter_weights(kernel: str, in_size: int, out_size: int, antialias: bool) -> np.ndarray:
+    """[out, in] weights of TF's ScaleAndTranslate spans (scale out/in, no translation): the kernel centred on
+    each output's sampling point, widened by 1/scale when ``antialias`` and downsampling, normalized."""
+    fn, radius = _FILTERS[kernel]
+    scale = _F(out_size) / _F(in_size)
+    inv = _F(1.0) / scale
+    kscale = max(inv, _F(1.0)) if antialias else _F(1.0)
+    w = np.zeros((out_size, in_size), _F)
+    for o in range(out_size):
+        sample = (_F(o) + _F(0.5)) * inv
+        if sample < 0 or sample > in_size:
+            continue
+        lo = int(np.clip(np.ceil(sample - _F(radius) * kscale - _F(0.5)), 0, in_size - 1))
+        hi = int(np.clip(np.floor(sample + _F(radius) * kscale - _F(0.5)), 0, in_size - 1)) + 1
+        src = np.arange(lo, hi).astype(_F)
+        taps = fn(np.abs((src + _F(0.5) - sample) / kscale).astype(_F)).astype(_F)
+        total = _F(0)
+        for t in taps:  # (sequentially, as TF's)
+            total = _F(total + t)
+        if abs(total) >= _F(1000) * np.finfo(_F).tiny:
+            w[o, lo:hi] = taps * (_F(1) / total)
+    return w
+
+
+def _resize_filtered(x: Tensor, out_h: int, out_w: int, kernel: str, antialias: bool) -> Tensor:
+    """TF's ScaleAndTranslate resize as two weighted sums (equal to TF's to float32 rounding); differentiable
+    to the images, as TF's ScaleAndTranslateGrad."""
+    from tapeflow.ops import indexing_ops, math_ops as mo
+
+    in_h, in_w = x.shape.as_list()[1:3]
+    x = mo.cast(x, dtypes.float32) if x.dtype != dtypes.float32 else x
+    wy, wx = _filter_weights(kernel, in_h, out_h, antialias), _filter_weights(kernel, in_w, out_w, antialias)
+    rows = indexing_ops.einsum("yi,bijc->byjc", convert_to_tensor(wy), x)
+    return indexing_ops.einsum("xj,byjc->byxc", convert_to_tensor(wx), rows)
+
+
 def _resize_bicubic(x: Tensor, out_h: int, out_w: int) -> Tensor:
     """Rows first (each needed column of the 4 input rows), then columns, in TF's order of float32 sums;
     composed of gathers and products, so its gradients (any order) are theirs."""
@@ -418,10 +488,10 @@ def resize(images: Any, size: Any, method: str = "bilinear", preserve_aspect_rat
     method = getattr(method, "value", method)
     if method not in _METHODS:
         raise NotImplementedError(f"tf.image.resize(method={method!r}) is not implemented in tapeflow "
-                                  "(bilinear, nearest, bicubic and area are)")
-    if antialias or preserve_aspect_ratio:
-        raise NotImplementedError("tf.image.resize with antialias=True or preserve_aspect_ratio=True is not "
-                                  "implemented in tapeflow")
+                                  "(bilinear, nearest, bicubic, area, lanczos3, lanczos5, gaussian and mitchellcubic "
+                                  "are)")
+    if preserve_aspect_ratio:
+        raise NotImplementedError("tf.image.resize with preserve_aspect_ratio=True is not implemented in tapeflow")
     images = images if isinstance(images, Tensor) else convert_to_tensor(images)
     rank = images.shape.rank
     if rank not in (3, 4):
@@ -435,13 +505,17 @@ def resize(images: Any, size: Any, method: str = "bilinear", preserve_aspect_rat
     from tapeflow.ops import array_ops as ao
 
     x = ao.expand_dims(images, 0) if rank == 3 else images
-    if method == "bicubic":
+    kernel = {"lanczos3": "lanczos3", "lanczos5": "lanczos5", "gaussian": "gaussian",
+              "mitchellcubic": "mitchellcubic"}.get(method)
+    if antialias and method in ("bilinear", "bicubic"):  # TF: these become filters of their own kernel
+        kernel = "triangle" if method == "bilinear" else "keyscubic"
+    if method == "bicubic" or kernel is not None:
         if static is None or None in x.shape.as_list()[1:3]:
-            raise NotImplementedError("tf.image.resize(method='bicubic') with sizes known only at run time is not "
-                                      "implemented in tapeflow; give the images' and the target size statically")
+            raise NotImplementedError(f"tf.image.resize(method='{method}') with sizes known only at run time is "
+                                      "not implemented in tapeflow; give the images' and the target size statically")
         if min(static) <= 0:
-            raise InvalidArgumentError(None, None, "output dimensions must be positive [Op:ResizeBicubic]")
-        out = _resize_bicubic(x, *static)
+            raise InvalidArgumentError(None, None, "output dimensions must be positive")
+        out = _resize_bicubic(x, *static) if kernel is None else _resize_filtered(x, *static, kernel, antialias)
         return ao.squeeze(out, [0]) if rank == 3 else out
     attrs = {"align_corners": False, "half_pixel_centers": True, "static_shape": static}
     if method == "area":
