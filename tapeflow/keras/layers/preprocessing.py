@@ -239,9 +239,8 @@ class Resizing(Layer):
 
     As Keras 3 (TF backend): float inputs take the layer's compute dtype, integer images keep theirs
     (rounded, saturating); ``crop_to_aspect_ratio`` first crops the largest central window of the target's
-    aspect ratio, ``pad_to_aspect_ratio`` pads the short side evenly with ``fill_value``. ``"bilinear"`` and
-    ``"nearest"`` are implemented (the other interpolations and ``antialias=True`` raise
-    ``NotImplementedError``, from ``tf.image.resize``).
+    aspect ratio, ``pad_to_aspect_ratio`` pads the short side evenly with ``fill_value``. Every
+    ``tf.image.resize`` interpolation and ``antialias`` work (the kernel-filter ones need static image sizes).
 
     >>> tf.keras.layers.Resizing(2, 3)(tf.ones((4, 5, 1))).shape
     TensorShape([2, 3, 1])
