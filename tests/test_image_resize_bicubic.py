@@ -75,5 +75,5 @@ def test_kernel_filter_resizes_and_antialias_as_tf():
         tape.watch(x)
         loss = tf.reduce_sum(tf.image.resize(x, (2, 7), method="lanczos3", antialias=True))
     assert tape.gradient(loss, x).shape == (1, 3, 4, 1)
-    with pytest.raises(NotImplementedError, match="preserve_aspect_ratio"):
-        tf.image.resize(x, (2, 7), preserve_aspect_ratio=True)
+    assert tf.image.resize(x, (10, 10), preserve_aspect_ratio=True).shape == (1, 8, 10, 1)  # as TF (3x4 -> 7.5x10)
+    assert tf.image.resize(np.ones((5, 7, 1), "float32"), (3, 100), "nearest", True).shape == (3, 4, 1)

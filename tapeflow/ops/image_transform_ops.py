@@ -481,17 +481,15 @@ def _resize_bicubic(x: Tensor, out_h: int, out_w: int) -> Tensor:
 
 def resize(images: Any, size: Any, method: str = "bilinear", preserve_aspect_ratio: bool = False,
            antialias: bool = False, name: Any = None) -> Tensor:
-    """``tf.image.resize`` (``bilinear``, ``nearest``, ``bicubic`` and ``area``, as TF 2): ``[h, w, c]`` or
-    ``[batch, h, w, c]`` images to ``size = [new_height, new_width]``; nearest keeps the dtype, the others give
-    float32. Other methods, ``antialias=True`` and ``preserve_aspect_ratio=True`` raise
-    ``NotImplementedError``."""
+    """``tf.image.resize`` (every TF 2 method: ``bilinear``, ``nearest``, ``bicubic``, ``area``, ``lanczos3``/``5``,
+    ``gaussian``, ``mitchellcubic``): ``[h, w, c]`` or ``[batch, h, w, c]`` images to ``size = [new_height,
+    new_width]``; nearest keeps the dtype, the others give float32. ``antialias`` filters when downsampling
+    (TF's ScaleAndTranslate); ``preserve_aspect_ratio`` fits the image inside ``size``."""
     method = getattr(method, "value", method)
     if method not in _METHODS:
         raise NotImplementedError(f"tf.image.resize(method={method!r}) is not implemented in tapeflow "
                                   "(bilinear, nearest, bicubic, area, lanczos3, lanczos5, gaussian and mitchellcubic "
                                   "are)")
-    if preserve_aspect_ratio:
-        raise NotImplementedError("tf.image.resize with preserve_aspect_ratio=True is not implemented in tapeflow")
     images = images if isinstance(images, Tensor) else convert_to_tensor(images)
     rank = images.shape.rank
     if rank not in (3, 4):
@@ -501,6 +499,14 @@ def resize(images: Any, size: Any, method: str = "bilinear", preserve_aspect_rat
         static = tuple(int(v) for v in np.asarray(size).reshape(-1))
         if len(static) != 2:
             raise ValueError("'size' must be a 1-D Tensor of 2 elements: new_height, new_width")
+    if preserve_aspect_ratio:  # the largest size within ``size`` keeping the image's aspect ratio (TF's rounding)
+        hw = images.shape.as_list()[rank - 3:rank - 1]
+        if static is None or None in hw:
+            raise NotImplementedError("tf.image.resize(preserve_aspect_ratio=True) with sizes known only at run "
+                                      "time is not implemented in tapeflow")
+        factor = min(_F(static[0]) / _F(hw[0]), _F(static[1]) / _F(hw[1]))
+        static = tuple(int(np.round(_F(factor * _F(d)))) for d in hw)
+        size = static
     size_t = convert_to_tensor(size, dtype=dtypes.int32)
     from tapeflow.ops import array_ops as ao
 
