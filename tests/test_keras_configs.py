@@ -227,8 +227,10 @@ def test_upsampling2d_bilinear_is_keras_resize():
         [9.0, 9.0, 9.33333, 9.66667, 10.0, 10.33333, 10.66667, 11.0, 11.0]], atol=1e-5)
     m = K.Sequential([K.Input((None, None, 1)), K.layers.UpSampling2D(interpolation="bilinear")])
     assert m.predict(x, verbose=0).shape == (2, 4, 6, 1)
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        K.layers.UpSampling2D(interpolation="bicubic")
+    up = K.layers.UpSampling2D(interpolation="bicubic")(np.arange(8, dtype="float32").reshape(1, 2, 2, 2))
+    np.testing.assert_allclose(up.numpy()[0, 0, :, 0], [-0.5294, 0.0613, 1.2328, 1.8235], atol=1e-4)  # TF's
+    with pytest.raises(ValueError, match="Invalid value for argument `interpolation`"):
+        K.layers.UpSampling2D(interpolation="foo")(np.ones((1, 2, 2, 1), "float32"))
 
 
 def test_unnamed_metrics_take_unique_names_as_keras():

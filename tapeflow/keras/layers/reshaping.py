@@ -105,17 +105,14 @@ class Cropping2D(Layer):
 
 
 class UpSampling2D(Layer):
-    """Repeats rows and columns of NHWC images ``size`` times (``interpolation="nearest"``)."""
+    """Repeats rows and columns of NHWC images ``size`` times (``interpolation="nearest"``), or resizes them to
+    ``size`` times their size with ``tf.image.resize`` (``"bilinear"``, ``"bicubic"``, ``"lanczos3"``, ...)."""
 
     def __init__(self, size: Any = (2, 2), data_format: Any = None, interpolation: str = "nearest",
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         _channels_last(data_format)
-        interpolation = interpolation.lower()
-        if interpolation not in ("nearest", "bilinear"):
-            raise NotImplementedError(f"UpSampling2D: interpolation={interpolation!r} is not implemented in "
-                                      f"tapeflow (only 'nearest' and 'bilinear')")
-        self.size, self.interpolation = _pair(size, "size"), interpolation
+        self.size, self.interpolation = _pair(size, "size"), interpolation.lower()
 
     def get_config(self) -> dict:
         return {**base_config(self), "size": self.size, "data_format": "channels_last",
@@ -124,13 +121,17 @@ class UpSampling2D(Layer):
     def call(self, inputs: Tensor) -> Tensor:
         from tapeflow.ops.indexing_ops import repeat
 
-        if self.interpolation == "bilinear":  # Keras: tf.image.resize to size times the image (no antialias)
+        if self.interpolation != "nearest":  # Keras: tf.image.resize to size times the image (no antialias)
+            from tapeflow.keras.layers.preprocessing import _RESIZE_INTERPOLATIONS
             from tapeflow.ops import image_transform_ops, shape_ops
 
+            if self.interpolation not in _RESIZE_INTERPOLATIONS:
+                raise ValueError(f"Invalid value for argument `interpolation`. Expected of one "
+                                 f"{_RESIZE_INTERPOLATIONS}. Received: interpolation={self.interpolation}")
             h, w = inputs._shape_tuple()[1:3]
             size = ((h * self.size[0], w * self.size[1]) if None not in (h, w)
                     else shape_ops.shape_of(inputs)[1:3] * np.array(self.size, np.int32))
-            return mo.cast(image_transform_ops.resize(inputs, size, method="bilinear"), inputs.dtype)
+            return mo.cast(image_transform_ops.resize(inputs, size, method=self.interpolation), inputs.dtype)
         return repeat(repeat(inputs, self.size[0], axis=1), self.size[1], axis=2)
 
 
