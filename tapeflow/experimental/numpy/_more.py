@@ -234,9 +234,9 @@ def hypot(x1: Any, x2: Any) -> Tensor:
 
 def heaviside(x1: Any, x2: Any) -> Tensor:
     a, b = _promote_binary(x1, x2)
-    y = _mo.where(_mo.less(a, _const(0, a)), _mo.zeros_like_(_ao.broadcast_to(b, _broadcast_shape(a, b))),
-                  _mo.where(_mo.greater(a, _const(0, a)), _mo.ones_like_(_ao.broadcast_to(b, _broadcast_shape(a, b))),
-                            _ao.broadcast_to(b, _broadcast_shape(a, b))))
+    b = _ao.broadcast_to(b, _broadcast_shape(a, b))
+    y = _mo.where(_mo.less(a, _const(0, a)), _mo.zeros_like_(b),
+                  _mo.where(_mo.greater(a, _const(0, a)), _mo.ones_like_(b), b))
     return y if y.dtype.is_floating else _mo.cast(y, default_float_type())
 
 
@@ -663,25 +663,22 @@ def tile(a: Any, reps: Any) -> Tensor:
     return _ao.tile(a, reps)
 
 
-def sort(a: Any, axis: int | None = -1, kind: str = "quicksort", order: Any = None) -> Tensor:
+def _sort_input(a: Any, axis: Any, kind: str, order: Any) -> tuple:
     if kind not in ("quicksort", "stable"):
         raise ValueError("Only 'quicksort' and 'stable' arguments are supported.")
     if order is not None:
         raise ValueError("'order' argument to sort is not supported.")
     a = asarray(a)
-    if axis is None:
-        a, axis = _tnp().ravel(a), -1
+    return (_tnp().ravel(a), -1) if axis is None else (a, axis)
+
+
+def sort(a: Any, axis: int | None = -1, kind: str = "quicksort", order: Any = None) -> Tensor:
+    a, axis = _sort_input(a, axis, kind, order)
     return _so.sort(a, axis=axis)
 
 
 def argsort(a: Any, axis: int = -1, kind: str = "quicksort", order: Any = None) -> Tensor:
-    if kind not in ("quicksort", "stable"):
-        raise ValueError("Only 'quicksort' and 'stable' arguments are supported.")
-    if order is not None:
-        raise ValueError("'order' argument to sort is not supported.")
-    a = asarray(a)
-    if axis is None:
-        a, axis = _tnp().ravel(a), -1
+    a, axis = _sort_input(a, axis, kind, order)
     return _mo.cast(_so.argsort(a, axis=axis, stable=True), _dtypes.int64)
 
 
@@ -704,13 +701,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int) -> Tensor:
 
 # -- products and polynomials ---------------------------------------------------------------------------------
 def einsum(subscripts: str, *operands: Any, **kwargs: Any) -> Tensor:
-    xs = _core_promote(*operands)
-    return _io.einsum(subscripts, *xs)
-
-
-def _core_promote(*xs: Any) -> list:
-    dtype = result_type(*xs)
-    return [asarray(x, dtype=dtype) for x in xs]
+    return _io.einsum(subscripts, *_tnp()._promote_all(*operands))
 
 
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Tensor:
