@@ -881,9 +881,7 @@ def spatial_3d_padding(x: Any, padding: tuple = ((1, 1), (1, 1), (1, 1)), data_f
     return _tf.pad(x, [[0, 0], [0, 0], *pads] if data_format == "channels_first" else [[0, 0], *pads, [0, 0]])
 
 
-_RESIZE_METHODS = {"area": "area", "bicubic": "bicubic", "bilinear": "bilinear", "gaussian": "gaussian",
-                   "lanczos3": "lanczos3", "lanczos5": "lanczos5", "mitchellcubic": "mitchellcubic",
-                   "nearest": "nearest"}
+_RESIZE_METHODS = ("area", "bicubic", "bilinear", "gaussian", "lanczos3", "lanczos5", "mitchellcubic", "nearest")
 
 
 def resize_images(x: Any, height_factor: int, width_factor: int, data_format: str,
@@ -900,7 +898,7 @@ def resize_images(x: Any, height_factor: int, width_factor: int, data_format: st
     size = size * _tf.constant(np.array([height_factor, width_factor], dtype="int32"))
     if data_format == "channels_first":
         x = _tf.transpose(x, [0, 2, 3, 1])
-    y = _tf.image.resize(x, size, method=_RESIZE_METHODS[interpolation])
+    y = _tf.image.resize(x, size, method=interpolation)
     return _tf.transpose(y, [0, 3, 1, 2]) if data_format == "channels_first" else y
 
 
