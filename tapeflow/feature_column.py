@@ -50,6 +50,24 @@ def _var_len(dtype: Any) -> Any:
     return VarLenFeature(dtype)
 
 
+class _KeyedCategorical(CategoricalColumn):
+    """A categorical column of one raw feature ``key``: named after it, parsed as a VarLenFeature of its dtype."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        return self.key
+
+    @property
+    def parse_example_spec(self) -> dict:
+        return {self.key: _var_len(self._parse_dtype)}
+
+    @property
+    def _parse_dtype(self) -> Any:
+        return self.dtype
+
+
 class NumericColumn(DenseColumn, collections.namedtuple("NumericColumn",
                                                         ("key", "shape", "default_value", "dtype", "normalizer_fn"))):
     """A dense numeric feature ``key`` of a fixed ``shape`` (as TF's)."""
@@ -130,51 +148,29 @@ class BucketizedColumn(DenseColumn, CategoricalColumn,
         return (len(self.boundaries) + 1) * self.source_column.shape[0]
 
 
-class HashedCategoricalColumn(CategoricalColumn, collections.namedtuple(
+class HashedCategoricalColumn(_KeyedCategorical, collections.namedtuple(
         "HashedCategoricalColumn", ("key", "hash_bucket_size", "dtype"))):
     """Strings or integers hashed into ``hash_bucket_size`` buckets."""
-
-    @property
-    def name(self) -> str:
-        return self.key
-
-    @property
-    def parse_example_spec(self) -> dict:
-        return {self.key: _var_len(self.dtype)}
 
     @property
     def num_buckets(self) -> int:
         return self.hash_bucket_size
 
 
-class VocabularyListCategoricalColumn(CategoricalColumn, collections.namedtuple(
+class VocabularyListCategoricalColumn(_KeyedCategorical, collections.namedtuple(
         "VocabularyListCategoricalColumn", ("key", "vocabulary_list", "dtype", "default_value", "num_oov_buckets"))):
     """Strings or integers looked up in an in-memory vocabulary."""
-
-    @property
-    def name(self) -> str:
-        return self.key
-
-    @property
-    def parse_example_spec(self) -> dict:
-        return {self.key: _var_len(self.dtype)}
 
     @property
     def num_buckets(self) -> int:
         return len(self.vocabulary_list) + self.num_oov_buckets
 
 
-class IdentityCategoricalColumn(CategoricalColumn, collections.namedtuple(
+class IdentityCategoricalColumn(_KeyedCategorical, collections.namedtuple(
         "IdentityCategoricalColumn", ("key", "number_buckets", "default_value"))):
     """Integer ids used as they are, in ``[0, num_buckets)``."""
 
-    @property
-    def name(self) -> str:
-        return self.key
-
-    @property
-    def parse_example_spec(self) -> dict:
-        return {self.key: _var_len(dtypes.int64)}
+    _parse_dtype = dtypes.int64  # (its ids are parsed as int64, as TF)
 
     @property
     def num_buckets(self) -> int:
