@@ -80,3 +80,23 @@ def test_tfsm_layer_calls_an_exported_model(tmp_path):
                                          r"nor an entry in the `signatures` field .* Available endpoints for this "
                                          r"SavedModel: \['serve', 'serving_default'\]"):
         tf.keras.layers.TFSMLayer(str(tmp_path / "m"), call_endpoint="nope")
+
+
+def test_a_built_subclassed_model_exports_for_any_batch_size(tmp_path):
+    class M(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = tf.keras.layers.Dense(2)
+
+        def call(self, x):
+            return self.d(x)
+
+    m = M()
+    m(np.ones((1, 3), "float32"))
+    m.export(tmp_path / "s", verbose=False)
+    r = tf.saved_model.load(str(tmp_path / "s"))
+    assert r.serve(np.ones((4, 3), "float32")).shape == (4, 2)
+    args, kwargs = r.signatures["serving_default"].structured_input_signature
+    assert args == () and list(kwargs) == ["args_0"] and kwargs["args_0"].shape.as_list() == [None, 3]  # as TF
+    with pytest.raises(ValueError, match="has not yet been built"):
+        M().export(tmp_path / "u")

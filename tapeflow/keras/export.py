@@ -152,13 +152,14 @@ class ExportArchive:
 def _to_spec(x: Any) -> Any:
     """A ``tf.TensorSpec`` for a ``keras.InputSpec``, ``KerasTensor`` or tensor (specs pass through)."""
     tf = _tf()
+    from tapeflow.keras.layers import InputSpec
     from tapeflow.keras.layers.base import KerasTensor
 
     if isinstance(x, tf.TensorSpec):
         return x
     if isinstance(x, KerasTensor):
         return tf.TensorSpec(x.shape, x.dtype, name=x.name)
-    if type(x).__name__ == "InputSpec":
+    if isinstance(x, InputSpec):
         return tf.TensorSpec(x.shape, x.dtype or "float32", name=getattr(x, "name", None))
     if isinstance(x, tf.Tensor):
         return tf.TensorSpec(x.shape, x.dtype)
@@ -174,10 +175,10 @@ def get_input_signature(model: Any) -> list:
         inputs = model.inputs if len(model.inputs) > 1 else model.inputs[0]
     if inputs is not None:
         return [_tf().nest.map_structure(_to_spec, inputs)]
-    shape = getattr(model, "_build_shapes_dict", None) or getattr(model, "_build_input_shape", None)
+    shape = getattr(model, "_build_input_shape", None)  # a subclassed model: the shape it was built with
     if shape is None:
         raise ValueError("Unable to infer the model's input signature: pass `input_signature` to `export()`.")
-    return [_tf().TensorSpec(tuple(shape), "float32")]
+    return [_tf().TensorSpec((None,) + tuple(shape)[1:], "float32", name="args_0")]  # any batch size, as Keras
 
 
 def export_saved_model(model: Any, filepath: Any, verbose: bool | None = None, input_signature: Any = None,
