@@ -227,7 +227,7 @@ _LAZY = {"load_img": "tapeflow.keras.preprocessing.image", "save_img": "tapeflow
          "img_to_array": "tapeflow.keras.preprocessing.image", "array_to_img": "tapeflow.keras.preprocessing.image",
          "PyDataset": "tapeflow.keras.py_dataset", "Sequence": "tapeflow.keras.py_dataset",
          "image_dataset_from_directory": "tapeflow.keras.preprocessing.image_dataset",
-         "FeatureSpace": "tapeflow.keras.layers.feature_space"}
+         "FeatureSpace": "tapeflow.keras.layers.feature_space", "Config": "tapeflow.keras.utils_config"}
 
 
 def __getattr__(name: str):
