@@ -472,6 +472,29 @@ def _run_time_output_shape(output_shape: Any) -> tuple:
     return tuple(known)
 
 
+def _check_channels(out_shape: tuple, sx: tuple, sw: tuple) -> None:
+    """A transposed convolution's channels: the result's must be the filter's out-channels (its second-to-last
+    dimension), the input's its in-channels (its last)."""
+    nth = {4: "third", 5: "fourth"}[len(sw)]
+    if sw[-2] is not None and out_shape[-1] != sw[-2]:
+        raise ValueError(f"output_shape's channel dimension {out_shape[-1]} must equal the filter's {nth} dimension "
+                         f"{sw[-2]} (filter {list(sw)})")
+    if sx[-1] is not None and sx[-1] != sw[-1]:
+        raise ValueError(f"input channels {sx[-1]} must equal the filter's last dimension {sw[-1]} (input "
+                         f"{list(sx)}, filter {list(sw)})")
+
+
+def _check_transpose_size(out_shape: tuple, sx: tuple, sw: tuple, computed: tuple, st: Any, padding: Any, op: str,
+                          kernel: str) -> None:
+    """The input must have the size a convolution of ``output_shape`` gives (TF's message of ``kernel``)."""
+    actual = list(sx[1:-1])
+    if any(a is not None and b is not None and a != b for a, b in zip(computed, actual)) or (
+            None not in (sx[0], out_shape[0]) and sx[0] != out_shape[0]):
+        raise _err(op, f"{kernel}: Size of out_backprop doesn't match computed: actual = {actual}, computed = "
+                       f"{list(computed)} (output_shape {list(out_shape)}, filter {list(sw)}, strides {list(st)}, "
+                       f"padding {padding!r})")
+
+
 def conv2d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, padding: Any = "SAME",  # noqa: A002
                      data_format: str = "NHWC", dilations: Any = None, name: str | None = None) -> Tensor:
     """The transpose (gradient) of conv2d: ``filters`` is [h, w, out_channels,
@@ -496,19 +519,9 @@ def conv2d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, 
         x = _nchw_to_nhwc(x)
         sx = x._shape_tuple()
         out_shape = (out_shape[0], out_shape[2], out_shape[3], out_shape[1])
-    if sw[2] is not None and out_shape[3] != sw[2]:
-        raise ValueError(f"output_shape's channel dimension {out_shape[3]} must equal the filter's third dimension "
-                         f"{sw[2]} (filter {list(sw)})")
-    if sx[3] is not None and sx[3] != sw[3]:
-        raise ValueError(f"input channels {sx[3]} must equal the filter's last dimension {sw[3]} (input {list(sx)}, "
-                         f"filter {list(sw)})")
+    _check_channels(out_shape, sx, sw)
     out_hw, _ = _geometry(out_shape[1:3], sw[:2], st, dl, pad)
-    if any(a is not None and b is not None and a != b for a, b in zip(out_hw, sx[1:3])) or (
-            None not in (sx[0], out_shape[0]) and sx[0] != out_shape[0]):
-        raise _err("Conv2DBackpropInput",
-                   f"Conv2DCustomBackpropInput: Size of out_backprop doesn't match computed: actual = "
-                   f"{list(sx[1:3])}, computed = {list(out_hw)} (output_shape {list(out_shape)}, filter {list(sw)}, "
-                   f"strides {list(st)}, padding {padding!r})")
+    _check_transpose_size(out_shape, sx, sw, out_hw, st, padding, "Conv2DBackpropInput", "Conv2DCustomBackpropInput")
     y = _conv2d_backprop_input(out_shape, w, x, {"strides": st, "dilations": dl, "padding": pad})
     return _nhwc_to_nchw(y) if data_format == "NCHW" else y
 
@@ -912,19 +925,9 @@ def conv3d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, 
         x = array_ops.transpose(x, (0, 2, 3, 4, 1))
         sx = x._shape_tuple()
         out_shape = (out_shape[0],) + tuple(out_shape[2:]) + (out_shape[1],)
-    if sw[3] is not None and out_shape[4] != sw[3]:
-        raise ValueError(f"output_shape's channel dimension {out_shape[4]} must equal the filter's fourth dimension "
-                         f"{sw[3]} (filter {list(sw)})")
-    if sx[4] is not None and sx[4] != sw[4]:
-        raise ValueError(f"input channels {sx[4]} must equal the filter's last dimension {sw[4]} (input {list(sx)}, "
-                         f"filter {list(sw)})")
+    _check_channels(out_shape, sx, sw)
     out_sp, _ = _geometry_nd(out_shape[1:4], sw[:3], st, dl, pad)
-    if any(a is not None and b is not None and a != b for a, b in zip(out_sp, sx[1:4])) or (
-            None not in (sx[0], out_shape[0]) and sx[0] != out_shape[0]):
-        raise _err("Conv3DBackpropInputV2",
-                   f"Conv3DBackpropInputOp: Size of out_backprop doesn't match computed: actual = {list(sx[1:4])}, "
-                   f"computed = {list(out_sp)} (output_shape {list(out_shape)}, filter {list(sw)}, strides "
-                   f"{list(st)}, padding {padding!r})")
+    _check_transpose_size(out_shape, sx, sw, out_sp, st, padding, "Conv3DBackpropInputV2", "Conv3DBackpropInputOp")
     y = _c3_bi(out_shape, w, x, {"strides": st, "dilations": dl, "padding": pad})
     return array_ops.transpose(y, (0, 4, 1, 2, 3)) if data_format == "NCDHW" else y
 
