@@ -6,6 +6,8 @@ real TF by tools/tf_api/record.py, replayed by tests/test_tf_cases.py (a Python 
 
 import numpy as np
 
+from tests.tf_cases import raises as _err
+
 
 def _config(tf):
     c = tf.compat.v1.ConfigProto(allow_soft_placement=True, log_device_placement=False)
@@ -21,16 +23,6 @@ def _jit(tf):
     c = tf.compat.v1.ConfigProto()
     c.graph_options.optimizer_options.global_jit_level = tf.compat.v1.OptimizerOptions.ON_1
     return c
-
-
-def _err(fn):
-    def case(tf):
-        try:
-            fn(tf)
-        except Exception as e:  # noqa: BLE001 - the case records the exception's type and text
-            return f"{type(e).__name__}: {e}"
-        return "no error"
-    return case
 
 
 def _creators(tf):

@@ -9,6 +9,8 @@ import zlib
 
 import numpy as np
 
+from tests.tf_cases import raises
+
 
 def _files(tf):
     d = tempfile.mkdtemp()
@@ -22,13 +24,7 @@ def _files(tf):
 
 
 def _err(fn):
-    def case(tf):
-        try:
-            fn(tf)
-        except Exception as e:  # noqa: BLE001 - the case records the exception's type and text
-            return f"{type(e).__name__}: {str(e)[str(e).find('}}') + 3 if '}}' in str(e) else 0:]}"
-        return "no error"
-    return case
+    return raises(fn, strip_node=True)
 
 
 CASES = {

@@ -4,6 +4,8 @@ tests/test_tf_cases.py."""
 
 import numpy as np
 
+from tests.tf_cases import raises as _err
+
 
 def _steps(decay=0.9, num_updates=None, dtype="float32", steps=(2.0, -1.0, 0.5)):
     def case(tf):
@@ -32,16 +34,6 @@ def _in_function(tf):
         return ema.average(v).read_value()
 
     return [step(tf.constant([3.0, 3.0])), step(tf.constant([0.0, 1.0]))]
-
-
-def _err(fn):
-    def case(tf):
-        try:
-            fn(tf)
-        except Exception as e:  # noqa: BLE001 - the case records the exception's type and text
-            return f"{type(e).__name__}: {e}"
-        return "no error"
-    return case
 
 
 CASES = {

@@ -4,15 +4,7 @@ repr)."""
 
 import numpy as np
 
-
-def _err(fn):
-    def case(tf):
-        try:
-            fn(tf)
-        except Exception as e:  # noqa: BLE001 - the case records the exception's type and text
-            return f"{type(e).__name__}: {e}"
-        return "no error"
-    return case
+from tests.tf_cases import raises as _err
 
 
 def _bool_in_graph(tf):
