@@ -13,6 +13,7 @@ from typing import Any
 from tapeflow.framework.tensor import Tensor, convert_to_tensor
 from tapeflow.keras import backend as _backend
 from tapeflow.keras.layers.augmentation_more import _factor, _ImagePreprocessing
+from tapeflow.keras.layers.augmentation_regions import box_masks
 from tapeflow.keras.layers.image_augmentation import _next_seed
 from tapeflow.ops import array_ops as ao
 from tapeflow.ops import indexing_ops
@@ -106,16 +107,10 @@ class CutMix(_ImagePreprocessing):
         ratio = mo.sqrt(1.0 - weight)
         x0, x1 = self._crop_bounds(batch, width, ratio)
         y0, y1 = self._crop_bounds(batch, height, ratio)
-        grid_y, grid_x = indexing_ops.meshgrid(mo.cast(ao.range_(0, height, 1), dtype),
-                                               mo.cast(ao.range_(0, width, 1), dtype), indexing="ij")
-        if self.data_format == "channels_last":
-            grid_y, grid_x = grid_y[None, :, :, None], grid_x[None, :, :, None]
-        else:
-            grid_y, grid_x = grid_y[None, None, :, :], grid_x[None, None, :, :]
-        x0, x1, y0, y1 = (ao.reshape(v, [-1, 1, 1, 1]) for v in (x0, x1, y0, y1))
-        masks = mo.logical_and(mo.logical_and(grid_x >= x0, grid_x < x1), mo.logical_and(grid_y >= y0, grid_y < y1))
+        masks = box_masks(height, width, x0, x1, y0, y1, dtype, self.data_format)
         channels = shape[self.channel_axis] if shape[self.channel_axis] is not None else dynamic[self.channel_axis]
         masks = indexing_ops.repeat(masks, channels, axis=self.channel_axis % 4)
+        x0, x1, y0, y1 = (ao.reshape(v, [-1, 1, 1, 1]) for v in (x0, x1, y0, y1))  # (the weight's shape: Keras's)
         weight = 1.0 - (x1 - x0) * (y1 - y0) / mo.cast(width * height, dtype)
         order = _shuffled_range(self, batch, "int32")
         return {"permutation_order": order, "batch_masks": masks, "mix_weight": weight}

@@ -48,6 +48,21 @@ def gaussian_blur(images: Tensor, kernel_size: tuple, sigma: Tensor, data_format
     return ao.transpose(out, (0, 3, 1, 2)) if data_format == "channels_first" else out
 
 
+def box_masks(height: Any, width: Any, x0: Tensor, x1: Tensor, y0: Tensor, y1: Tensor, dtype: Any,
+              data_format: str) -> Tensor:
+    """[batch, h, w, 1] (or [batch, 1, h, w]) booleans: where ``x0 <= x < x1`` and ``y0 <= y < y1``, one box per
+    image (RandomErasing's and CutMix's patches)."""
+    rows = ao.reshape(mo.cast(ao.range_(0, height, 1), dtype), [-1, 1])
+    cols = ao.reshape(mo.cast(ao.range_(0, width, 1), dtype), [1, -1])
+    grid_y, grid_x = rows + 0 * cols, cols + 0 * rows
+    if data_format == "channels_last":
+        grid_y, grid_x = grid_y[None, :, :, None], grid_x[None, :, :, None]
+    else:
+        grid_y, grid_x = grid_y[None, None, :, :], grid_x[None, None, :, :]
+    x0, x1, y0, y1 = (ao.reshape(v, [-1, 1, 1, 1]) for v in (x0, x1, y0, y1))
+    return mo.logical_and(mo.logical_and(grid_x >= x0, grid_x < x1), mo.logical_and(grid_y >= y0, grid_y < y1))
+
+
 class RandomGaussianBlur(_ImagePreprocessing):
     """Blurs each image, with a probability drawn in ``factor`` (a number ``a`` for ``[0, a]``), by a Gaussian
     kernel of ``kernel_size`` (odd) and a standard deviation drawn in ``sigma`` (one per axis, shared by the
@@ -154,15 +169,7 @@ class RandomErasing(_ImagePreprocessing):
         weight = mo.sqrt(self._uniform([batch, 2], self.scale[0], self.scale[1], dtype))
         x0, x1 = self._bounds(batch, width, weight[:, 0])
         y0, y1 = self._bounds(batch, height, weight[:, 1])
-        rows = ao.reshape(mo.cast(ao.range_(0, height, 1), dtype), [-1, 1])
-        cols = ao.reshape(mo.cast(ao.range_(0, width, 1), dtype), [1, -1])
-        grid_y, grid_x = rows + 0 * cols, cols + 0 * rows
-        if self.data_format == "channels_last":
-            grid_y, grid_x = grid_y[None, :, :, None], grid_x[None, :, :, None]
-        else:
-            grid_y, grid_x = grid_y[None, None, :, :], grid_x[None, None, :, :]
-        x0, x1, y0, y1 = (ao.reshape(v, [-1, 1, 1, 1]) for v in (x0, x1, y0, y1))
-        masks = mo.logical_and(mo.logical_and(grid_x >= x0, grid_x < x1), mo.logical_and(grid_y >= y0, grid_y < y1))
+        masks = box_masks(height, width, x0, x1, y0, y1, dtype, self.data_format)
         reps = [1, 1, 1, 1]
         reps[self.channel_axis] = shape[self.channel_axis]
         masks = ao.tile(masks, reps)
